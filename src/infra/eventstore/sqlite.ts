@@ -1,0 +1,210 @@
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { EventEmitter } from 'node:events'
+import { randomUUID } from 'node:crypto'
+import {
+  WrongExpectedRevisionError,
+  type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
+  type RecordedEvent, type SubscribeOptions, type Subscription
+} from './port.ts'
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position  INTEGER PRIMARY KEY AUTOINCREMENT,
+  id        TEXT NOT NULL UNIQUE,
+  stream    TEXT NOT NULL,
+  revision  INTEGER NOT NULL,
+  type      TEXT NOT NULL,
+  data      TEXT NOT NULL,
+  metadata  TEXT NOT NULL,
+  UNIQUE (stream, revision)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  name      TEXT PRIMARY KEY,
+  position  INTEGER NOT NULL
+);
+`
+
+interface Row { position: number, id: string, stream: string, revision: number, type: string, data: string, metadata: string }
+
+function toRecorded (row: Row): RecordedEvent {
+  return {
+    id: row.id,
+    stream: row.stream,
+    revision: Number(row.revision),
+    position: Number(row.position),
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: JSON.parse(row.metadata)
+  }
+}
+
+export interface SqliteEventStoreOptions {
+  /** How often (ms) to look for appends made by other processes on the same file. */
+  poll_interval_ms?: number
+  /** Events read per batch by subscriptions. */
+  batch_size?: number
+}
+
+/**
+ * Embedded event store on one SQLite file (`node:sqlite`, WAL). Appends run in a
+ * `BEGIN IMMEDIATE` transaction, so concurrent writers (other connections or other
+ * processes on the same file) are serialised and the expected-revision check is exact.
+ * Live subscriptions wake on appends in this process at once and on appends by other
+ * processes within `poll_interval_ms` (via `PRAGMA data_version`).
+ */
+export class SqliteEventStore implements EventStore {
+  readonly file: string
+  private readonly db: DatabaseSync
+  private readonly emitter = new EventEmitter()
+  private readonly pollMs: number
+  private readonly batchSize: number
+  private closed = false
+  private readonly st: {
+    head: StatementSync, streamRev: StatementSync, insert: StatementSync, readStream: StatementSync,
+    readAll: StatementSync, dataVersion: StatementSync, getCp: StatementSync, setCp: StatementSync
+  }
+  private poller: NodeJS.Timeout | null = null
+  private lastDataVersion = -1
+
+  constructor (file: string, options: SqliteEventStoreOptions = {}) {
+    this.file = file
+    this.pollMs = options.poll_interval_ms ?? 100
+    this.batchSize = options.batch_size ?? 500
+    this.db = new DatabaseSync(file, { timeout: 10_000 })
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON;')
+    this.db.exec(SCHEMA)
+    this.emitter.setMaxListeners(0)
+    this.st = {
+      head: this.db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events'),
+      streamRev: this.db.prepare('SELECT COALESCE(MAX(revision), -1) AS r FROM events WHERE stream = ?'),
+      insert: this.db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)'),
+      readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
+      readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      dataVersion: this.db.prepare('PRAGMA data_version'),
+      getCp: this.db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
+      setCp: this.db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position')
+    }
+  }
+
+  async append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
+    if (events.length === 0) throw new RangeError('append needs at least one event')
+    this.assertOpen()
+    const expected = options.expected_revision
+    this.db.exec('BEGIN IMMEDIATE')
+    let result: AppendResult
+    try {
+      const actual = Number((this.st.streamRev.get(stream) as { r: number }).r)
+      const ok = expected === 'any' ||
+        (expected === 'no_stream' && actual === -1) ||
+        (expected === 'stream_exists' && actual >= 0) ||
+        (typeof expected === 'number' && expected === actual)
+      if (!ok) throw new WrongExpectedRevisionError(stream, expected, actual)
+      let revision = actual
+      let position = 0
+      for (const e of events) {
+        revision += 1
+        const r = this.st.insert.run(e.id ?? randomUUID(), stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata))
+        position = Number(r.lastInsertRowid)
+      }
+      this.db.exec('COMMIT')
+      result = { next_expected_revision: revision, position }
+    } catch (err) {
+      this.db.exec('ROLLBACK')
+      throw err
+    }
+    this.emitter.emit('appended', result.position)
+    return result
+  }
+
+  async readStream (stream: string): Promise<RecordedEvent[]> {
+    this.assertOpen()
+    return (this.st.readStream.all(stream) as unknown as Row[]).map(toRecorded)
+  }
+
+  async readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]> {
+    this.assertOpen()
+    return (this.st.readAll.all(options.from_position, options.max_count) as unknown as Row[]).map(toRecorded)
+  }
+
+  async headPosition (): Promise<number> {
+    this.assertOpen()
+    return Number((this.st.head.get() as { p: number }).p)
+  }
+
+  /** Stored checkpoint of a named consumer (0 when none). Used by the relay. */
+  async getCheckpoint (name: string): Promise<number> {
+    const row = this.st.getCp.get(name) as { position: number } | undefined
+    return row ? Number(row.position) : 0
+  }
+
+  async setCheckpoint (name: string, position: number): Promise<void> {
+    if (this.closed) return
+    this.st.setCp.run(name, position)
+  }
+
+  subscribeToAll (options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
+    let position = options.from_position
+    let stopped = false
+    let wake: (() => void) | null = null
+    const types = options.event_types ? new Set(options.event_types) : null
+    const onAppend = (): void => { if (wake) { const w = wake; wake = null; w() } }
+    this.emitter.on('appended', onAppend)
+    this.startPolling()
+
+    const loop = async (): Promise<void> => {
+      let caughtUpReported = false
+      while (!stopped && !this.closed) {
+        const batch = (this.st.readAll.all(position, this.batchSize) as unknown as Row[]).map(toRecorded)
+        for (const event of batch) {
+          if (stopped) return
+          if (types === null || types.has(event.type)) await handler(event)
+          position = event.position
+          options.on_checkpoint?.(position)
+        }
+        if (batch.length === this.batchSize) continue
+        if (!caughtUpReported) { caughtUpReported = true; options.on_caught_up?.(position) }
+        await new Promise<void>(resolve => {
+          wake = resolve
+          // re-check: an append may have landed between the read and setting `wake`
+          if (Number((this.st.head.get() as { p: number }).p) > position) onAppend()
+        })
+      }
+    }
+    const done = loop().catch(err => {
+      if (!stopped && !this.closed) (onError ?? ((e: unknown) => { console.error('subscription failed', e) }))(err)
+    }).finally(() => { this.emitter.off('appended', onAppend) })
+    return {
+      stop: async () => {
+        stopped = true
+        onAppend()
+        await done
+      }
+    }
+  }
+
+  /** Wakes subscribers when another process commits to the same file. */
+  private startPolling (): void {
+    if (this.poller || this.pollMs <= 0) return
+    this.poller = setInterval(() => {
+      if (this.closed) return
+      const v = Number((this.st.dataVersion.get() as { data_version: number }).data_version)
+      if (v !== this.lastDataVersion) {
+        this.lastDataVersion = v
+        this.emitter.emit('appended', -1)
+      }
+    }, this.pollMs)
+    this.poller.unref()
+  }
+
+  private assertOpen (): void {
+    if (this.closed) throw new Error('event store is closed')
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    if (this.poller) clearInterval(this.poller)
+    this.emitter.emit('appended', -1)
+    this.db.close()
+  }
+}

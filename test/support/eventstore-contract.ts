@@ -1,0 +1,170 @@
+import type { Test } from 'tap'
+import { randomUUID } from 'node:crypto'
+import { WrongExpectedRevisionError, type EventStore, type NewEvent, type RecordedEvent } from '../../src/infra/eventstore/port.ts'
+
+/** Builds an event for contract tests. */
+export function ev (type: string, data: Record<string, unknown> = {}): NewEvent {
+  return { id: randomUUID(), type, data, metadata: { occurred_at: new Date().toISOString() } }
+}
+
+export interface EventStoreFactory {
+  /** A new store (a fresh database, or a fresh stream prefix on a shared server). */
+  open (): Promise<EventStore>
+  /** A second connection to the same database as `store`. */
+  reopen (store: EventStore): Promise<EventStore>
+}
+
+/**
+ * The contract every EventStore adapter passes (ARCHITECTURE.md "Ports and their adapters").
+ * Streams are prefixed with a random id so the suite can run against a shared server.
+ */
+export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
+  const p = (): string => `contract_${randomUUID().replaceAll('-', '')}`
+
+  t.test('append no_stream then exact revision; read back in order', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const s = `${p()}-1`
+    const r1 = await store.append(s, [ev('A', { n: 1 }), ev('B', { n: 2 })], { expected_revision: 'no_stream' })
+    t.equal(r1.next_expected_revision, 1)
+    const r2 = await store.append(s, [ev('C', { n: 3 })], { expected_revision: 1 })
+    t.equal(r2.next_expected_revision, 2)
+    t.ok(r2.position > r1.position, 'global position grows')
+    const events = await store.readStream(s)
+    t.same(events.map(e => [e.type, e.revision, e.data.n]), [['A', 0, 1], ['B', 1, 2], ['C', 2, 3]])
+    t.equal(events[0].stream, s)
+    t.type(events[0].metadata.occurred_at, 'string')
+  })
+
+  t.test('expected revision violations raise WrongExpectedRevisionError and append nothing', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const s = `${p()}-1`
+    await store.append(s, [ev('A')], { expected_revision: 'no_stream' })
+    await t.rejects(store.append(s, [ev('B')], { expected_revision: 'no_stream' }), WrongExpectedRevisionError)
+    await t.rejects(store.append(s, [ev('B')], { expected_revision: 5 }), WrongExpectedRevisionError)
+    await t.rejects(store.append(`${p()}-2`, [ev('B')], { expected_revision: 0 }), WrongExpectedRevisionError)
+    await t.rejects(store.append(`${p()}-3`, [ev('B')], { expected_revision: 'stream_exists' }), WrongExpectedRevisionError)
+    const err = await store.append(s, [ev('B')], { expected_revision: 3 }).catch(e => e)
+    t.equal(err.actual, 0, 'error reports the actual revision')
+    t.equal((await store.readStream(s)).length, 1)
+    await store.append(s, [ev('B')], { expected_revision: 'any' })
+    await store.append(s, [ev('C')], { expected_revision: 'stream_exists' })
+    t.equal((await store.readStream(s)).length, 3)
+  })
+
+  t.test('an unknown stream reads as empty', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    t.same(await store.readStream(`${p()}-none`), [])
+  })
+
+  t.test('event ids are kept', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const e = ev('A')
+    const s = `${p()}-1`
+    await store.append(s, [e], { expected_revision: 'any' })
+    t.equal((await store.readStream(s))[0].id, e.id)
+  })
+
+  t.test('concurrent appends to one stream from two connections: exactly one wins', async t => {
+    const a = await factory.open()
+    const b = await factory.reopen(a)
+    t.teardown(async () => { await a.close(); await b.close() })
+    for (let i = 0; i < 20; i++) {
+      const s = `${p()}-race`
+      const results = await Promise.allSettled([
+        a.append(s, [ev('X', { by: 'a' })], { expected_revision: 'no_stream' }),
+        b.append(s, [ev('X', { by: 'b' })], { expected_revision: 'no_stream' })
+      ])
+      const won = results.filter(r => r.status === 'fulfilled').length
+      const lost = results.filter(r => r.status === 'rejected' && r.reason instanceof WrongExpectedRevisionError).length
+      if (won !== 1 || lost !== 1) t.fail(`round ${i}: ${won} won, ${lost} lost`)
+      t.equal((await a.readStream(s)).length, 1)
+    }
+  })
+
+  t.test('readAll returns events in global order after an exclusive position', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const start = await store.headPosition()
+    const s1 = `${p()}-1`
+    const s2 = `${p()}-2`
+    await store.append(s1, [ev('A')], { expected_revision: 'no_stream' })
+    await store.append(s2, [ev('B')], { expected_revision: 'no_stream' })
+    await store.append(s1, [ev('C')], { expected_revision: 0 })
+    const all = (await store.readAll({ from_position: start, max_count: 1000 })).filter(e => e.stream === s1 || e.stream === s2)
+    t.same(all.map(e => e.type), ['A', 'B', 'C'])
+    const after = await store.readAll({ from_position: all[0].position, max_count: 1000 })
+    t.notOk(after.some(e => e.id === all[0].id), 'exclusive start')
+    t.equal(await store.headPosition(), all[2].position)
+  })
+
+  t.test('subscription catches up, then goes live, in order, with checkpoints', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const start = await store.headPosition()
+    const s = `${p()}-sub`
+    await store.append(s, [ev('A'), ev('B')], { expected_revision: 'no_stream' })
+    const seen: RecordedEvent[] = []
+    let caughtUp = -1
+    let lastCheckpoint = 0
+    const sub = store.subscribeToAll({
+      from_position: start,
+      event_types: ['A', 'C', 'D'],
+      on_caught_up: pos => { caughtUp = pos },
+      on_checkpoint: pos => { lastCheckpoint = pos }
+    }, e => { if (e.stream === s) seen.push(e) })
+    await waitUntil(() => caughtUp >= 0)
+    t.same(seen.map(e => e.type), ['A'], 'filtered catch-up')
+    await store.append(s, [ev('C')], { expected_revision: 1 })
+    await store.append(s, [ev('D')], { expected_revision: 2 })
+    await waitUntil(() => seen.length === 3)
+    t.same(seen.map(e => e.type), ['A', 'C', 'D'], 'live events follow in order')
+    t.equal(lastCheckpoint, seen[2].position)
+    await sub.stop()
+    await store.append(s, [ev('A')], { expected_revision: 3 })
+    await new Promise(resolve => setTimeout(resolve, 100))
+    t.equal(seen.length, 3, 'nothing after stop')
+  })
+
+  t.test('a live subscription sees appends made through another connection', async t => {
+    const a = await factory.open()
+    const b = await factory.reopen(a)
+    t.teardown(async () => { await a.close(); await b.close() })
+    const s = `${p()}-x`
+    const seen: string[] = []
+    const sub = a.subscribeToAll({ from_position: await a.headPosition() }, e => { if (e.stream === s) seen.push(e.type) })
+    await b.append(s, [ev('FromB')], { expected_revision: 'no_stream' })
+    await waitUntil(() => seen.length === 1)
+    t.same(seen, ['FromB'])
+    await sub.stop()
+  })
+
+  t.test('a throwing handler stops the subscription and reports the error', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const s = `${p()}-err`
+    let reported: unknown = null
+    let calls = 0
+    store.subscribeToAll({ from_position: await store.headPosition() }, e => {
+      if (e.stream !== s) return
+      calls++
+      throw new Error('boom')
+    }, err => { reported = err })
+    await store.append(s, [ev('A'), ev('B')], { expected_revision: 'no_stream' })
+    await waitUntil(() => reported !== null)
+    t.equal(calls, 1)
+    t.match(String(reported), /boom/)
+  })
+}
+
+/** Polls `cond` every 5 ms until it holds; fails after `ms`. */
+export async function waitUntil (cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise(resolve => setTimeout(resolve, 5))
+  }
+}
