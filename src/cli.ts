@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander'
+import { userInfo } from 'node:os'
+import { loadConfig } from './config.ts'
+import { openCore, startService } from './main.ts'
+import { grantTokens } from './commands/grant-tokens.ts'
+import { DomainError } from './domain/shared.ts'
+
+const positiveInt = (v: string): number => {
+  const n = Number(v)
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number')
+  return n
+}
+
+const program = new Command()
+program.name('svc').description('Email verification service').showHelpAfterError()
+
+program.command('serve')
+  .description('run the all-in-one service (API, projections, relay, workers) on the configured stores')
+  .action(async () => {
+    const service = await startService(loadConfig())
+    let stopping = false
+    const stop = async (signal: string): Promise<void> => {
+      if (stopping) return
+      stopping = true
+      console.error(`${signal}: shutting down`)
+      await service.close()
+      process.exit(0)
+    }
+    process.on('SIGINT', () => { void stop('SIGINT') })
+    process.on('SIGTERM', () => { void stop('SIGTERM') })
+  })
+
+const wallet = program.command('wallet').description('operator commands on wallets')
+wallet.command('grant')
+  .description('credit an account\'s wallet; appends an auditable TokensGranted event')
+  .requiredOption('--email <address>', 'account email')
+  .requiredOption('--tokens <n>', 'tokens to credit', positiveInt)
+  .requiredOption('--reason <text>', 'why (kept in the event for audit)')
+  .action(async (opts: { email: string, tokens: number, reason: string }) => {
+    const core = await openCore(loadConfig())
+    try {
+      const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: process.env.SVC_OPERATOR ?? userInfo().username })
+      console.log(JSON.stringify({ granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }))
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err
+      console.error(`error: ${err.message} (${err.code})`)
+      process.exitCode = 1
+    } finally {
+      await core.close()
+    }
+  })
+
+program.parseAsync().catch(err => {
+  console.error(err instanceof Error ? err.message : err)
+  process.exit(1)
+})

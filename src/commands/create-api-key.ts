@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto'
+import { DomainError } from '../domain/shared.ts'
+import * as apikey from '../domain/apikey/decider.ts'
+import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../domain/apikey/scopes.ts'
+import { CHECK_NAMES, isCheckName, type CheckName } from '../domain/checks.ts'
+import { FREE_PLAN } from '../domain/plans.ts'
+import { sha256Hex } from '../infra/crypto/hashing.ts'
+import type { ApiKeyDoc } from '../projections/api-keys.ts'
+import { handle, type CommandContext } from './context.ts'
+
+export interface CreatedKey { key_uuid: string, raw_key: string, position: number }
+
+/** A raw key: `svc_` (live) or `svc_test_` (test) and 32 random bytes, base64url. */
+export function newRawKey (environment: 'live' | 'test'): string {
+  return `${environment === 'test' ? 'svc_test_' : 'svc_'}${randomBytes(32).toString('base64url')}`
+}
+
+/**
+ * POST /api/keys: creates a key with the given name, environment, scopes and enabled
+ * checks (defaults when omitted); the plan seeds its rate limit. Only the key's SHA-256
+ * is stored; the raw key is returned once.
+ * @throws DomainError invalid `create_api_key.invalid_name|invalid_scopes|invalid_checks`;
+ *   forbidden `create_api_key.limit_reached`, `create_api_key.check_not_allowed`.
+ */
+export async function createApiKey (ctx: CommandContext, input: { user_uuid: string, name: string, environment: 'live' | 'test', scopes?: string[], enabled_checks?: string[] }): Promise<CreatedKey> {
+  const name = input.name.trim()
+  if (name.length < 1 || name.length > 100) throw new DomainError('invalid', 'create_api_key.invalid_name', 'name must be 1 to 100 characters')
+  const scopes = input.scopes ?? [...DEFAULT_KEY_SCOPES]
+  if (scopes.length === 0 || !scopes.every(isScope)) throw new DomainError('invalid', 'create_api_key.invalid_scopes', `scopes must be a non-empty list of known scopes`)
+  const checks = input.enabled_checks ?? [...CHECK_NAMES]
+  if (checks.length === 0 || !checks.every(isCheckName)) throw new DomainError('invalid', 'create_api_key.invalid_checks', `enabled_checks must be a non-empty list of: ${CHECK_NAMES.join(', ')}`)
+  const plan = FREE_PLAN
+  const notAllowed = checks.filter(c => !plan.allowed_checks.includes(c))
+  if (notAllowed.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
+
+  const existing = await ctx.reads.collection<ApiKeyDoc>('api_keys').find({ user_uuid: input.user_uuid, revoked_at: null })
+  const keyUuid = ctx.newId()
+  const raw = newRawKey(input.environment)
+  const r = await handle(ctx, `apikey-${keyUuid}`, apikey, {
+    type: 'CreateApiKey',
+    data: {
+      key_uuid: keyUuid,
+      user_uuid: input.user_uuid,
+      name,
+      environment: input.environment,
+      key_hash: sha256Hex(raw),
+      key_prefix: raw.slice(0, input.environment === 'test' ? 13 : 8),
+      scopes: [...new Set(scopes)] as Scope[],
+      enabled_checks: CHECK_NAMES.filter(c => checks.includes(c)) as CheckName[],
+      rate_limit_per_minute: plan.rate_limit_per_minute,
+      created_at: ctx.now().toISOString(),
+      existing_keys: existing.total,
+      max_keys: plan.max_api_keys
+    }
+  }, { actor: input.user_uuid })
+  return { key_uuid: keyUuid, raw_key: raw, position: r.position }
+}

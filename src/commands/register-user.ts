@@ -1,0 +1,77 @@
+import { DomainError } from '../domain/shared.ts'
+import { isLocale } from '../domain/locales.ts'
+import * as user from '../domain/user/decider.ts'
+import * as claim from '../domain/claim/decider.ts'
+import { hashPassword, hmacHex, sixDigitCode } from '../infra/crypto/hashing.ts'
+import { parseAddress } from '../verifier/syntax.ts'
+import { isDisposableDomain } from '../verifier/lists.ts'
+import { handle, load, type CommandContext } from './context.ts'
+import { emailClaimStream } from './email-index.ts'
+
+/** Lifetime of a confirmation code, seconds. */
+export const CONFIRMATION_CODE_TTL_S = 30 * 60
+/** Password length bounds (OWASP ASVS 5.0 §6.2: at least 8, at least 64 allowed). */
+export const PASSWORD_MIN = 8
+export const PASSWORD_MAX = 128
+
+/** HMAC of a confirmation code bound to its account, so a hash cannot be brute-forced offline. */
+export function confirmationCodeHash (ctx: CommandContext, userUuid: string, code: string): string {
+  return hmacHex(ctx.secrets.code_key, `confirm:${userUuid}:${code}`)
+}
+
+/**
+ * Checks the password policy.
+ * @throws DomainError invalid `<operation>.invalid_password`.
+ */
+export function assertPasswordPolicy (operation: string, password: string): void {
+  const length = [...password].length
+  if (length < PASSWORD_MIN || length > PASSWORD_MAX) {
+    throw new DomainError('invalid', `${operation}.invalid_password`, `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters long`)
+  }
+}
+
+/**
+ * POST /api/auth/register (interface "Authentication and sign-in"): validates the address,
+ * password and locale, claims the address (`user_email-<hmac>`, expected revision
+ * `no_stream`), appends UserRegistered with the address sealed and a ConfirmationCodeIssued
+ * that the mailer sends. When the address is already registered nothing is appended and
+ * the caller sees the same outcome (the password is hashed either way, for equal timing).
+ * @throws DomainError invalid `register_user.invalid_email`, `register_user.invalid_password`,
+ *   `register_user.invalid_locale`, `register_user.disposable_email`.
+ */
+export async function registerUser (ctx: CommandContext, input: { email: string, password: string, locale: string }): Promise<void> {
+  const parsed = parseAddress(input.email)
+  if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
+  assertPasswordPolicy('register_user', input.password)
+  if (!isLocale(input.locale)) throw new DomainError('invalid', 'register_user.invalid_locale', `unsupported locale "${input.locale}"`)
+  if (isDisposableDomain(parsed.ascii_domain)) throw new DomainError('invalid', 'register_user.disposable_email', 'disposable addresses cannot sign up')
+
+  const passwordHash = await hashPassword(input.password)
+  const now = ctx.now().toISOString()
+  const claimStream = emailClaimStream(ctx, parsed.normalized)
+  const candidate = ctx.newId()
+  const claimed = await handle(ctx, claimStream, claim, { type: 'ClaimValue', data: { owner_uuid: candidate, now } })
+  const owner = claimed.state.owner_uuid!
+  // The address belongs to an account that exists: say nothing, change nothing.
+  const existing = await load(ctx, `user-${owner}`, user)
+  if (existing.state.status !== 'none') return
+
+  // A new claim, or one left without its account by an interrupted registration.
+  const code = sixDigitCode()
+  const email = await ctx.sealer.seal(owner, parsed.normalized)
+  const codeSealed = await ctx.sealer.seal(owner, code)
+  const expiresAt = new Date(ctx.now().getTime() + CONFIRMATION_CODE_TTL_S * 1000).toISOString()
+  await handle(ctx, `user-${owner}`, {
+    initialState: user.initialState,
+    evolve: user.evolve,
+    decide: (_: null, state: user.UserState) => {
+      const registered = user.decide({ type: 'RegisterUser', data: { user_uuid: owner, email_sealed: email, password_hash: passwordHash, locale: input.locale, now } }, state)
+      const next = registered.reduce(user.evolve, state)
+      return [...registered, ...user.decide({ type: 'IssueConfirmationCode', data: { code_hash: confirmationCodeHash(ctx, owner, code), code_sealed: codeSealed, expires_at: expiresAt, now } }, next)]
+    }
+  }, null, { actor: owner }).catch(err => {
+    // A concurrent registration of the same address won the race: same silent outcome.
+    if (err instanceof DomainError && err.code === 'register_user.already_registered') return
+    throw err
+  })
+}

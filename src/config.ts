@@ -1,0 +1,91 @@
+import { hostname } from 'node:os'
+import { resolve } from 'node:path'
+import { z } from 'zod'
+
+const intFromEnv = (def: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(def)
+
+const dnsServer = z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')
+
+/**
+ * Configuration from the environment (ARCHITECTURE.md "Configuration"); every variable is
+ * optional for the embedded default. This is the only module that reads `process.env`.
+ */
+export const ConfigSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: intFromEnv(8080, 0, 65535),
+  DATA_DIR: z.string().min(1).default('./data'),
+  PUBLIC_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SMTP_URL: z.string().url().optional(),
+  MAIL_FROM: z.string().min(3).default('Email Verification <no-reply@localhost>'),
+  JWT_ISSUER: z.string().min(1).default('email-verification-service'),
+  ACCESS_TOKEN_TTL_S: intFromEnv(900, 60, 86_400),
+  REFRESH_TOKEN_TTL_S: intFromEnv(30 * 86_400, 300, 365 * 86_400),
+  VERIFIER_DNS_SERVERS: z.string().optional()
+    .transform(v => (v ?? '').split(',').map(s => s.trim()).filter(Boolean))
+    .pipe(z.array(dnsServer)),
+  VERIFIER_SMTP_PORT: intFromEnv(25, 1, 65535),
+  VERIFIER_HELO_NAME: z.string().min(1).optional(),
+  VERIFIER_MAIL_FROM: z.string().min(3).optional(),
+  VERIFIER_SMTP_TIMEOUT_MS: intFromEnv(10_000, 50, 600_000),
+  VERIFIER_DNS_TIMEOUT_MS: intFromEnv(5_000, 50, 60_000),
+  VERIFIER_CONCURRENCY: intFromEnv(16, 1, 1024)
+})
+
+export interface Config {
+  host: string
+  port: number
+  data_dir: string
+  public_url: string | null
+  log_level: string
+  smtp_url: string | null
+  mail_from: string
+  jwt_issuer: string
+  access_token_ttl_s: number
+  refresh_token_ttl_s: number
+  verifier: {
+    dns_servers: string[]
+    smtp_port: number
+    helo_name: string
+    mail_from: string
+    smtp_timeout_ms: number
+    dns_timeout_ms: number
+    concurrency: number
+  }
+}
+
+/**
+ * Parses the environment into a Config.
+ * @throws Error listing every invalid variable (the process should exit with it).
+ */
+export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map(i => `  ${i.path.join('.')}: ${i.message}`)
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`)
+  }
+  const c = parsed.data
+  const helo = c.VERIFIER_HELO_NAME ?? (hostname().includes('.') ? hostname() : `${hostname()}.localdomain`)
+  return {
+    host: c.HOST,
+    port: c.PORT,
+    data_dir: resolve(c.DATA_DIR),
+    public_url: c.PUBLIC_URL ?? null,
+    log_level: c.LOG_LEVEL,
+    smtp_url: c.SMTP_URL ?? null,
+    mail_from: c.MAIL_FROM,
+    jwt_issuer: c.JWT_ISSUER,
+    access_token_ttl_s: c.ACCESS_TOKEN_TTL_S,
+    refresh_token_ttl_s: c.REFRESH_TOKEN_TTL_S,
+    verifier: {
+      dns_servers: c.VERIFIER_DNS_SERVERS,
+      smtp_port: c.VERIFIER_SMTP_PORT,
+      helo_name: helo,
+      mail_from: c.VERIFIER_MAIL_FROM ?? `verify@${helo}`,
+      smtp_timeout_ms: c.VERIFIER_SMTP_TIMEOUT_MS,
+      dns_timeout_ms: c.VERIFIER_DNS_TIMEOUT_MS,
+      concurrency: c.VERIFIER_CONCURRENCY
+    }
+  }
+}

@@ -1,0 +1,10 @@
+import type { Event } from '../shared.ts'
+
+/**
+ * Uniqueness claim (ARCHITECTURE.md): appended with expected revision `no_stream` to a
+ * stream named after a blind index, e.g. `user_email-<hmac(email)>`; `owner_uuid` is the
+ * aggregate that holds the claimed value.
+ */
+export type ValueClaimed = Event<'ValueClaimed', { owner_uuid: string, claimed_at: string }>
+
+export type ClaimEvent = ValueClaimed

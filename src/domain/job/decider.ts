@@ -1,0 +1,58 @@
+import { DomainError } from '../shared.ts'
+import type { JobCompleted, JobEvent, JobQueued } from './events.ts'
+
+export type JobStatus = 'queued' | 'completed' | 'failed'
+
+export type JobState =
+  | { status: 'none' }
+  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', verdict: JobCompleted['data']['verdict'] | null, charge: number }
+
+export const initialState = (): JobState => ({ status: 'none' })
+
+export function evolve (state: JobState, event: JobEvent): JobState {
+  switch (event.type) {
+    case 'JobQueued':
+      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, verdict: null, charge: 0 }
+    case 'JobCompleted':
+      return state.status === 'none' ? state : { ...state, status: 'completed', verdict: event.data.verdict, charge: Math.min(state.cost, event.data.charge) }
+    case 'JobFailed':
+      return state.status === 'none' ? state : { ...state, status: 'failed' }
+    default: {
+      const _exhaustive: never = event
+      return state
+    }
+  }
+}
+
+export const isTerminal = (s: JobState): boolean => s.status === 'completed' || s.status === 'failed'
+
+export type JobCommand =
+  | { type: 'QueueJob', data: JobQueued['data'] }
+  | { type: 'CompleteJob', data: Omit<JobCompleted['data'], 'user_uuid'> }
+  | { type: 'FailJob', data: { job_uuid: string, error: string, failed_at: string } }
+
+/**
+ * The job decider. Completing or failing a terminal job is a no-op (workers may see a
+ * job twice); completing an unknown job is an error.
+ * @throws DomainError conflict `submit_job.exists` when queueing onto an existing stream.
+ * @throws DomainError not_found `job.not_found` when completing a job that was never queued.
+ */
+export function decide (command: JobCommand, state: JobState): JobEvent[] {
+  switch (command.type) {
+    case 'QueueJob':
+      if (state.status !== 'none') throw new DomainError('conflict', 'submit_job.exists', 'job already exists')
+      return [{ type: 'JobQueued', data: command.data }]
+    case 'CompleteJob':
+      if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
+      if (isTerminal(state)) return []
+      return [{ type: 'JobCompleted', data: { ...command.data, user_uuid: state.user_uuid } }]
+    case 'FailJob':
+      if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
+      if (isTerminal(state)) return []
+      return [{ type: 'JobFailed', data: { job_uuid: state.job_uuid, user_uuid: state.user_uuid, error: command.data.error, failed_at: command.data.failed_at } }]
+    default: {
+      const _exhaustive: never = command
+      return []
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import type { Event } from '../shared.ts'
+import type { CheckName } from '../checks.ts'
+
+/** `email` is sealed with the owner's data key. `cost` tokens were reserved (0 for test keys). */
+export type JobQueued = Event<'JobQueued', {
+  job_uuid: string
+  user_uuid: string
+  email: string
+  checks: CheckName[]
+  cost: number
+  environment: 'live' | 'test'
+  key_uuid: string | null
+  queued_at: string
+}>
+
+/**
+ * The engine's result. Personal data in `result` (`normalized`) is sealed like `email`.
+ */
+export type JobCompleted = Event<'JobCompleted', {
+  job_uuid: string
+  user_uuid: string
+  verdict: 'valid' | 'invalid' | 'risky' | 'unknown'
+  reason: string
+  score: number
+  /** Tokens to capture from the reservation: the cost of the checks that ran; 0 for `unknown`. */
+  charge: number
+  result: Record<string, unknown>
+  completed_at: string
+}>
+
+export type JobFailed = Event<'JobFailed', { job_uuid: string, user_uuid: string, error: string, failed_at: string }>
+
+export type JobEvent = JobQueued | JobCompleted | JobFailed
+
+export const JOB_EVENT_TYPES = ['JobQueued', 'JobCompleted', 'JobFailed'] as const

@@ -1,0 +1,63 @@
+import type { FastifyRequest } from 'fastify'
+import { SCOPES, type Scope } from '../../domain/apikey/scopes.ts'
+import { CHECK_NAMES } from '../../domain/checks.ts'
+import { sha256Hex } from '../../infra/crypto/hashing.ts'
+import { verifyAccessToken } from '../../infra/crypto/jwt.ts'
+import type { ApiKeyDoc } from '../../projections/api-keys.ts'
+import type { UserDoc } from '../../projections/users.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { HttpProblem } from '../problem.ts'
+
+/** The authenticated caller. */
+export interface Principal {
+  kind: 'session' | 'api_key'
+  user_uuid: string
+  environment: 'live' | 'test'
+  key_uuid: string | null
+  session_uuid: string | null
+  scopes: readonly Scope[]
+  enabled_checks: readonly string[]
+}
+
+/** Which credentials an operation accepts (interface section 4: J, A, key only). */
+export type AuthMode = 'jwt' | 'any' | 'api_key'
+
+const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'auth.unauthorized', detail)
+
+function bearer (request: FastifyRequest): string | null {
+  const h = request.headers.authorization
+  if (typeof h !== 'string') return null
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
+  return m ? m[1] : null
+}
+
+/**
+ * Authenticates a request (interface section 5): `Authorization: Bearer` with a JWT access
+ * token (EdDSA; issuer, audience, type and expiry checked) or an API key (`svc_…` /
+ * `svc_test_…`, looked up by SHA-256). The account must exist and be confirmed.
+ * @throws HttpProblem 401 `auth.unauthorized` for a missing, invalid or unaccepted credential.
+ */
+export async function authenticate (ctx: CommandContext, request: FastifyRequest, mode: AuthMode): Promise<Principal> {
+  const token = bearer(request)
+  if (!token) throw unauthorized('missing bearer credential')
+  const users = ctx.reads.collection<UserDoc>('users')
+  if (token.startsWith('svc_')) {
+    if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an API key')
+    const key = await ctx.reads.collection<ApiKeyDoc>('api_keys').findOne({ key_hash: sha256Hex(token) })
+    if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
+    const user = await users.get(key.user_uuid)
+    if (!user || user.status !== 'confirmed') throw unauthorized('the key\'s account is not active')
+    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
+  }
+  if (mode === 'api_key') throw unauthorized('this operation needs an API key')
+  const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
+  if (!claims) throw unauthorized('invalid or expired access token')
+  const user = await users.get(claims.user_uuid)
+  if (!user || user.status !== 'confirmed') throw unauthorized('the account is not active')
+  return { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, scopes: SCOPES, enabled_checks: CHECK_NAMES }
+}
+
+/** @throws HttpProblem 403 `auth.missing_scope` when the principal lacks `scope`. */
+export function requireScope (p: Principal, scope: Scope): void {
+  if (!p.scopes.includes(scope)) throw new HttpProblem(403, 'auth.missing_scope', `this credential lacks the scope ${scope}`)
+}

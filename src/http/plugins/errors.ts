@@ -1,0 +1,27 @@
+import type { FastifyInstance, FastifyError } from 'fastify'
+import { DomainError, type ErrorKind } from '../../domain/shared.ts'
+import { HttpProblem, problem, sendProblem } from '../problem.ts'
+
+const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
+  invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, locked: 429
+}
+
+/**
+ * The one error handler: domain errors and HTTP problems map to their status with their
+ * machine code; Fastify's own client errors (bad JSON, wrong content type, body too large)
+ * keep their 4xx; anything else is logged and answered 500 without details.
+ */
+export function registerErrorHandling (app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | Error, request, reply) => {
+    if (err instanceof HttpProblem) return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
+    if (err instanceof DomainError) return sendProblem(reply, problem(STATUS_OF[err.kind], err.code, err.message))
+    const status = (err as FastifyError).statusCode
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const code = status === 413 ? 'request.body_too_large' : status === 415 ? 'request.unsupported_media_type' : 'request.malformed_body'
+      return sendProblem(reply, problem(status, code, err.message))
+    }
+    request.log.error({ err }, 'unhandled error')
+    return sendProblem(reply, problem(500, 'internal_error', 'an unexpected error occurred; it has been logged'))
+  })
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, problem(404, 'route.not_found', `no route ${request.method} ${request.url.split('?')[0]}`)))
+}

@@ -1,0 +1,58 @@
+import type { FastifyReply } from 'fastify'
+import { z } from 'zod'
+
+/** RFC 9457 problem details with the machine `code` (ARCHITECTURE.md "HTTP conventions"). */
+export interface Problem {
+  type: string
+  title: string
+  status: number
+  detail: string
+  code: string
+  errors?: Array<{ path: string, message: string }>
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request', 401: 'Unauthorized', 402: 'Payment Required', 403: 'Forbidden', 404: 'Not Found',
+  405: 'Method Not Allowed', 406: 'Not Acceptable', 409: 'Conflict', 413: 'Content Too Large', 415: 'Unsupported Media Type',
+  429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable'
+}
+
+/** An error that the error handler turns into a problem+json answer as is. */
+export class HttpProblem extends Error {
+  readonly status: number
+  readonly code: string
+  readonly errors?: Problem['errors']
+  constructor (status: number, code: string, detail: string, errors?: Problem['errors']) {
+    super(detail)
+    this.status = status
+    this.code = code
+    this.errors = errors
+  }
+}
+
+export function problem (status: number, code: string, detail: string, errors?: Problem['errors']): Problem {
+  return { type: `/problems/${code}`, title: TITLES[status] ?? 'Error', status, detail, code, ...(errors ? { errors } : {}) }
+}
+
+export function sendProblem (reply: FastifyReply, p: Problem): FastifyReply {
+  return reply.code(p.status).type('application/problem+json').send(p)
+}
+
+/**
+ * Validates `value` with a zod schema.
+ * @throws HttpProblem 400 with `code` and one `errors` entry per invalid field.
+ */
+export function parseWith<S extends z.ZodType> (schema: S, value: unknown, code: string): z.infer<S> {
+  const r = schema.safeParse(value ?? undefined)
+  if (r.success) return r.data
+  const errors = r.error.issues.map(i => ({ path: i.path.join('.') || '(body)', message: i.message }))
+  throw new HttpProblem(400, code, `invalid request: ${errors.map(e => `${e.path}: ${e.message}`).join('; ')}`, errors)
+}
+
+/** A `{uuid}` path parameter. @throws HttpProblem 400 `request.invalid_uuid`. */
+export function parseUuid (value: unknown): string {
+  if (typeof value !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
+    throw new HttpProblem(400, 'request.invalid_uuid', 'the identifier in the path is not a UUID')
+  }
+  return value.toLowerCase()
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { z } from 'zod'
+import { registerUser } from '../../commands/register-user.ts'
+import { confirmAccount } from '../../commands/confirm-account.ts'
+import { login } from '../../commands/login.ts'
+import type { SignedIn } from '../../commands/start-session.ts'
+import { parseWith } from '../problem.ts'
+import type { HttpRuntime } from '../runtime.ts'
+
+const Email = z.string().trim().min(1).max(320)
+
+/** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
+export function setRefreshCookie (request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
+  const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
+  reply.setCookie('svc_refresh', s.refresh_token, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/api/auth', expires: s.refresh_expires_at })
+}
+
+function signedInBody (s: SignedIn): { access_token: string, token_type: 'Bearer', expires_in: number } {
+  return { access_token: s.access_token, token_type: s.token_type, expires_in: s.expires_in }
+}
+
+/** Authentication and sign-in (interface section 4). */
+export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+  app.post('/api/auth/register', async (request, reply) => {
+    const body = parseWith(z.object({ email: Email, password: z.string().max(4096), locale: z.string().max(35) }), request.body, 'register_user.invalid_request')
+    await registerUser(rt.ctx, body)
+    return reply.code(204).send()
+  })
+
+  app.post('/api/auth/confirm', async (request, reply) => {
+    const body = parseWith(z.object({ email: Email, code: z.string().trim().max(32) }), request.body, 'confirm_account.invalid_request')
+    const s = await confirmAccount(rt.ctx, body)
+    await rt.caughtUp(s.position)
+    setRefreshCookie(request, reply, s)
+    return reply.code(200).send(signedInBody(s))
+  })
+
+  app.post('/api/auth/login', async (request, reply) => {
+    const body = parseWith(z.object({ email: Email, password: z.string().max(4096) }), request.body, 'login.invalid_request')
+    const s = await login(rt.ctx, body)
+    setRefreshCookie(request, reply, s)
+    return reply.code(200).send(signedInBody(s))
+  })
+}

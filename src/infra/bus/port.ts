@@ -1,0 +1,33 @@
+import type { RecordedEvent } from '../eventstore/port.ts'
+
+/**
+ * Message handler of a bus consumer. Resolving acknowledges the message; throwing asks
+ * for redelivery later (NATS `nak` with delay). Handlers must be idempotent: a message
+ * can be delivered more than once.
+ */
+export type BusHandler = (event: RecordedEvent) => Promise<void>
+
+export interface ConsumerOptions {
+  /** Durable consumer name, one per service (`verifier`, `mailer`, `webhooks`). */
+  name: string
+  /** Event types this consumer receives. */
+  event_types: readonly string[]
+  /** Messages handled at once by this process. */
+  concurrency: number
+  /** Deliveries before a failing message is given up (NATS `term`). */
+  max_deliveries?: number
+}
+
+export interface Consumer { stop (): Promise<void> }
+
+/** Fan-out of committed events to services (ARCHITECTURE.md "Fan-out"). */
+export interface Bus {
+  /**
+   * Publishes one committed event. Resolves when the bus has taken responsibility for it:
+   * persisted (NATS JetStream) or handled by every consumer (in-process).
+   * Publishing an event id twice delivers it once (dedup by event id).
+   */
+  publish (event: RecordedEvent): Promise<void>
+  consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer>
+  close (): Promise<void>
+}

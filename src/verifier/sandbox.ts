@@ -1,0 +1,46 @@
+import type { CheckName } from '../domain/checks.ts'
+import { parseAddress } from './syntax.ts'
+import { scoreOf } from './score.ts'
+import { VERDICT_OF, type Reason, type VerificationResult } from './result.ts'
+
+// Magic local parts of test keys (VERIFICATION.md "Sandbox").
+const MAGIC: Readonly<Record<string, { reason: Reason, flags: string[] }>> = {
+  valid: { reason: 'accepted_email', flags: [] },
+  invalid: { reason: 'mailbox_not_found', flags: [] },
+  'accept-all': { reason: 'accept_all', flags: ['accept_all'] },
+  disposable: { reason: 'disposable', flags: ['disposable'] },
+  role: { reason: 'role_account', flags: ['role'] },
+  'mailbox-full': { reason: 'mailbox_full', flags: ['mailbox_full'] },
+  greylisted: { reason: 'greylisted', flags: [] },
+  timeout: { reason: 'timeout', flags: [] },
+  unknown: { reason: 'smtp_unavailable', flags: [] }
+}
+
+/**
+ * Simulated result for test keys (`svc_test_…`): no network, no wallet. The local part
+ * picks the branch (`valid@`, `invalid@`, `accept-all@`, `disposable@`, `role@`,
+ * `mailbox-full@`, `greylisted@`, `timeout@`, `unknown@`); any other syntactically valid
+ * address is valid; bad syntax is `invalid_syntax` as in live mode.
+ */
+export function simulate (email: string, checks: readonly CheckName[], now: Date): VerificationResult {
+  const parsed = parseAddress(email)
+  const magic = parsed.ok ? MAGIC[parsed.local.toLowerCase().split('+')[0]] ?? MAGIC.valid : { reason: 'invalid_syntax' as const, flags: [] }
+  const { score, breakdown } = scoreOf(magic.reason, magic.flags)
+  return {
+    email,
+    normalized: parsed.ok ? parsed.normalized : null,
+    verdict: VERDICT_OF[magic.reason],
+    reason: magic.reason,
+    score,
+    score_breakdown: breakdown,
+    flags: [...magic.flags],
+    did_you_mean: null,
+    mx: parsed.ok ? { host: `mx.${parsed.ascii_domain}`, preference: 10, provider: null } : null,
+    smtp: null,
+    checks: checks.map(name => ({ name, outcome: 'skipped' as const, duration_ms: 0, detail: 'sandbox: simulated result' })),
+    retryable: ['greylisted', 'timeout', 'smtp_unavailable'].includes(magic.reason),
+    checked_at: now.toISOString(),
+    cached: false,
+    sandbox: true
+  }
+}

@@ -1,0 +1,155 @@
+import { Socket, createConnection } from 'node:net'
+
+/** One SMTP reply (RFC 5321 §4.2) with its enhanced status code (RFC 3463) when present. */
+export interface SmtpReply {
+  code: number
+  /** `class.subject.detail`, e.g. `5.1.1`, or null. */
+  enhanced: string | null
+  /** Reply text, lines joined with a space, without codes. */
+  message: string
+}
+
+/** Why a session could not go on. */
+export class SmtpSessionError extends Error {
+  readonly kind: 'no_connect' | 'timeout' | 'closed'
+  constructor (kind: 'no_connect' | 'timeout' | 'closed', message: string) {
+    super(message)
+    this.name = 'SmtpSessionError'
+    this.kind = kind
+  }
+}
+
+const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
+const MAX_REPLY_BYTES = 64 * 1024
+
+/**
+ * A minimal SMTP client session for probing (never sends DATA): connect, read replies,
+ * send commands, each bounded by `timeout_ms`. Multi-line replies (`250-…` … `250 …`)
+ * are joined. A reply larger than 64 KiB ends the session (`closed`).
+ */
+export class SmtpSession {
+  private readonly socket: Socket
+  private buffer = ''
+  private lines: string[] = []
+  private waiting: { resolve: (r: SmtpReply) => void, reject: (e: Error) => void, timer: NodeJS.Timeout } | null = null
+  private ended: SmtpSessionError | null = null
+  private readonly replies: SmtpReply[] = []
+  private readonly timeoutMs: number
+
+  private constructor (socket: Socket, timeoutMs: number) {
+    this.socket = socket
+    this.timeoutMs = timeoutMs
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { this.onData(chunk) })
+    socket.on('error', err => { this.fail(new SmtpSessionError('closed', err.message)) })
+    socket.on('close', () => { this.fail(new SmtpSessionError('closed', 'connection closed by server')) })
+  }
+
+  /**
+   * Opens a TCP connection to `ip:port` within `timeout_ms`.
+   * @throws SmtpSessionError `no_connect` (refused, unreachable) or `timeout`.
+   */
+  static async connect (ip: string, port: number, timeoutMs: number): Promise<SmtpSession> {
+    return await new Promise<SmtpSession>((resolve, reject) => {
+      const socket = createConnection({ host: ip, port })
+      const timer = setTimeout(() => {
+        socket.destroy()
+        reject(new SmtpSessionError('timeout', `connect to ${ip}:${port} timed out after ${timeoutMs} ms`))
+      }, timeoutMs)
+      socket.once('connect', () => {
+        clearTimeout(timer)
+        socket.removeAllListeners('error')
+        resolve(new SmtpSession(socket, timeoutMs))
+      })
+      socket.once('error', err => {
+        clearTimeout(timer)
+        reject(new SmtpSessionError('no_connect', `${ip}:${port}: ${(err as NodeJS.ErrnoException).code ?? err.message}`))
+      })
+    })
+  }
+
+  private onData (chunk: string): void {
+    this.buffer += chunk
+    if (this.buffer.length > MAX_REPLY_BYTES) { this.fail(new SmtpSessionError('closed', 'reply too long')); this.socket.destroy(); return }
+    let nl: number
+    while ((nl = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, nl).replace(/\r$/, '')
+      this.buffer = this.buffer.slice(nl + 1)
+      this.lines.push(line)
+      if (/^\d{3}(?: |$)/.test(line)) this.completeReply()
+      else if (!/^\d{3}-/.test(line)) { this.fail(new SmtpSessionError('closed', `malformed reply line: ${line.slice(0, 80)}`)); this.socket.destroy(); return }
+    }
+  }
+
+  private completeReply (): void {
+    const lines = this.lines
+    this.lines = []
+    const code = Number(lines[lines.length - 1].slice(0, 3))
+    const texts = lines.map(l => l.slice(4))
+    const m = ENHANCED.exec(texts[0])
+    const enhanced = m && m[1] === String(code)[0] ? `${m[1]}.${m[2]}.${m[3]}` : null
+    const message = texts.map(t => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t.trim())).join(' ').trim()
+    const reply = { code, enhanced, message }
+    if (this.waiting) {
+      const w = this.waiting
+      this.waiting = null
+      clearTimeout(w.timer)
+      w.resolve(reply)
+    } else {
+      this.replies.push(reply)
+    }
+  }
+
+  private fail (err: SmtpSessionError): void {
+    if (this.ended) return
+    this.ended = err
+    if (this.waiting) {
+      const w = this.waiting
+      this.waiting = null
+      clearTimeout(w.timer)
+      w.reject(err)
+    }
+  }
+
+  /**
+   * The next reply (the banner right after connecting).
+   * @throws SmtpSessionError `timeout` after `timeout_ms`, `closed` when the server hung up.
+   */
+  async read (): Promise<SmtpReply> {
+    const queued = this.replies.shift()
+    if (queued) return queued
+    if (this.ended) throw this.ended
+    return await new Promise<SmtpReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting = null
+        const err = new SmtpSessionError('timeout', `no reply within ${this.timeoutMs} ms`)
+        this.fail(err)
+        this.socket.destroy()
+        reject(err)
+      }, this.timeoutMs)
+      this.waiting = { resolve, reject, timer }
+    })
+  }
+
+  /** Sends one command line (CRLF added) and reads its reply. */
+  async command (line: string): Promise<SmtpReply> {
+    if (/[\r\n]/.test(line)) throw new Error('command contains a line break')
+    if (this.ended) throw this.ended
+    this.socket.write(`${line}\r\n`)
+    return await this.read()
+  }
+
+  /** Sends QUIT without waiting long for the reply, then closes. */
+  async quit (): Promise<void> {
+    if (!this.ended) {
+      this.socket.write('QUIT\r\n')
+      await Promise.race([this.read().catch(() => undefined), new Promise(resolve => setTimeout(resolve, 200))])
+    }
+    this.close()
+  }
+
+  close (): void {
+    this.fail(new SmtpSessionError('closed', 'closed by client'))
+    this.socket.destroy()
+  }
+}

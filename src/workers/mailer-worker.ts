@@ -1,0 +1,26 @@
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { Bus, Consumer } from '../infra/bus/port.ts'
+import type { Mailer } from '../infra/mail/port.ts'
+import type { ConfirmationCodeIssued } from '../domain/user/events.ts'
+import * as user from '../domain/user/decider.ts'
+import { load, type CommandContext } from '../commands/context.ts'
+import { confirmationMail } from './mail-templates.ts'
+
+/**
+ * The mailer worker: sends the mail that an event calls for, in the account's locale.
+ * ConfirmationCodeIssued → the code, unsealed with the account's data key. The mail id is
+ * the event id, so a redelivered event re-sends the same message (same Message-ID, same
+ * outbox file). Nothing is sent for an erased account or a code that was superseded.
+ */
+export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer): Promise<Consumer> {
+  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+    const data = event.data as ConfirmationCodeIssued['data']
+    const { state } = await load(ctx, `user-${data.user_uuid}`, user)
+    if (state.status !== 'unconfirmed' || state.code?.hash !== data.code_hash) return
+    const [to, code] = await Promise.all([ctx.sealer.unseal(data.user_uuid, state.email), ctx.sealer.unseal(data.user_uuid, data.code)])
+    if (to === null || code === null) return
+    const minutes = Math.round((Date.parse(data.expires_at) - Date.parse(data.issued_at)) / 60_000)
+    const mail = confirmationMail(state.locale, code, minutes)
+    await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+  })
+}
