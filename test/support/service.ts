@@ -1,0 +1,72 @@
+import { readdirSync, readFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import { loadConfig, type Config } from '../../src/config.ts'
+import { startService, type Service } from '../../src/main.ts'
+import { waitUntil } from './eventstore-contract.ts'
+
+/** Config for a test service on a random port in `dataDir`, probing the given mail world. */
+export function testConfig (dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', VERIFIER_SMTP_TIMEOUT_MS: '1000', VERIFIER_DNS_TIMEOUT_MS: '1000', VERIFIER_HELO_NAME: 'verifier.test.example', ...env })
+}
+
+export async function startTestService (config: Config): Promise<Service> {
+  return await startService(config, { logger: pino({ level: 'silent' }) })
+}
+
+export interface Api {
+  (method: string, path: string, options?: { body?: unknown, token?: string, raw?: string, headers?: Record<string, string> }): Promise<{ status: number, body: any, headers: Headers }>
+}
+
+/** A small JSON client for the app under test. */
+export function client (baseUrl: string): Api {
+  return async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) }
+    if (options.token) headers.authorization = `Bearer ${options.token}`
+    let body: string | undefined
+    if (options.raw !== undefined) { body = options.raw; headers['content-type'] ??= 'application/json' } else if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] = 'application/json' }
+    const res = await fetch(baseUrl + path, { method, headers, body })
+    const text = await res.text()
+    let parsed: unknown = text
+    try { parsed = text.length > 0 ? JSON.parse(text) : null } catch {}
+    return { status: res.status, body: parsed, headers: res.headers }
+  }
+}
+
+/** Waits for the confirmation mail to `email` in `DATA_DIR/outbox` and returns its six-digit code. */
+export async function confirmationCode (dataDir: string, email: string): Promise<string> {
+  const dir = join(dataDir, 'outbox')
+  let code: string | null = null
+  await waitUntil(() => {
+    if (!existsSync(dir)) return false
+    for (const f of readdirSync(dir).filter(n => n.endsWith('.eml')).sort().reverse()) {
+      const text = readFileSync(join(dir, f), 'utf8')
+      if (!new RegExp(`^To: ${email.replace(/[.+]/g, '\\$&')}$`, 'mi').test(text)) continue
+      const m = /code is (\d{6})/.exec(text) ?? /code de confirmation est (\d{6})/.exec(text)
+      if (m) { code = m[1]; return true }
+    }
+    return false
+  })
+  return code!
+}
+
+/** Registers, confirms and returns an access token for a new account. */
+export async function signUp (api: Api, dataDir: string, email: string, password = 'correct horse battery staple'): Promise<string> {
+  const r = await api('POST', '/api/auth/register', { body: { email, password, locale: 'en' } })
+  if (r.status !== 204) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`)
+  const code = await confirmationCode(dataDir, email)
+  const c = await api('POST', '/api/auth/confirm', { body: { email, code } })
+  if (c.status !== 200) throw new Error(`confirm: ${c.status} ${JSON.stringify(c.body)}`)
+  return c.body.access_token
+}
+
+/** Polls a job until it leaves `queued`. */
+export async function settled (api: Api, token: string, uuid: string): Promise<any> {
+  let job: any
+  await waitUntil(async () => {
+    const r = await api('GET', `/api/verify/${uuid}`, { token })
+    job = r.body
+    return r.status === 200 && job.status !== 'queued'
+  }, 20_000)
+  return job
+}
