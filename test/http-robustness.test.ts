@@ -1,0 +1,92 @@
+import t from 'tap'
+import { SMTPServer } from 'smtp-server'
+import { client, startTestService, testConfig } from './support/service.ts'
+import { waitUntil } from './support/eventstore-contract.ts'
+
+// This file owns 127.0.31.0/24. A receiving SMTP server stands in for SMTP_URL.
+const received: Array<{ to: string, body: string }> = []
+const inbox = new SMTPServer({
+  authOptional: true,
+  disabledCommands: ['AUTH', 'STARTTLS'],
+  logger: false,
+  onData (stream, session, cb) {
+    let body = ''
+    stream.setEncoding('utf8')
+    stream.on('data', (c: string) => { body += c })
+    stream.on('end', () => { received.push({ to: session.envelope.rcptTo.map(r => r.address).join(','), body }); cb() })
+  }
+})
+await new Promise<void>(resolve => inbox.listen(2525, '127.0.31.1', () => resolve()))
+t.teardown(() => new Promise<void>(resolve => inbox.close(() => resolve())))
+
+const dataDir = t.testdir()
+const service = await startTestService(testConfig(dataDir, { SMTP_URL: 'smtp://127.0.31.1:2525', MAIL_FROM: 'Verify <no-reply@svc.example>' }))
+t.teardown(() => service.close())
+const api = client(service.url)
+
+t.test('with SMTP_URL the confirmation code goes out over SMTP, in the account\'s locale', async t => {
+  const r = await api('POST', '/api/auth/register', { body: { email: 'marie@example.fr', password: 'un mot de passe long', locale: 'fr' } })
+  t.equal(r.status, 204)
+  await waitUntil(() => received.some(m => m.to === 'marie@example.fr'))
+  const mail = received.find(m => m.to === 'marie@example.fr')!
+  t.match(mail.body, /Votre code de confirmation est \d{6}/)
+  t.match(mail.body, /^Message-ID: <[0-9a-f-]+@svc\.example>$/mi)
+  const code = /est (\d{6})/.exec(mail.body)![1]
+  const c = await api('POST', '/api/auth/confirm', { body: { email: 'marie@example.fr', code } })
+  t.equal(c.status, 200)
+  t.type(c.body.access_token, 'string')
+  t.equal(c.body.expires_in, 900)
+})
+
+t.test('bad input gets a 4xx problem, never a 500', async t => {
+  const token = await signUpViaSmtp()
+  const probes: Array<[string, string, { raw?: string, body?: unknown, headers?: Record<string, string> }]> = [
+    ['POST', '/api/verify', { raw: '[1,2,3]' }],
+    ['POST', '/api/verify', { raw: 'null' }],
+    ['POST', '/api/verify', { raw: '"just a string"' }],
+    ['POST', '/api/verify', { body: { email: 42 } }],
+    ['POST', '/api/verify', { body: { email: 'a'.repeat(5000) } }],
+    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: 'smtp' } }],
+    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: [] } }],
+    ['POST', '/api/verify', { raw: 'email=a@b.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    ['POST', '/api/verify', { raw: 'x', headers: { 'content-type': 'text/plain' } }],
+    ['POST', '/api/keys', { body: { name: '', environment: 'live' } }],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'prod' } }],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', rate_limit_per_minute: 1000 } }],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', scopes: ['root'] } }],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', enabled_checks: ['mind_reading'] } }],
+    ['GET', '/api/verify/00000000-0000-0000-0000-00000000000g', {}],
+    ['GET', '/api/verify/%00', {}]
+  ]
+  for (const [method, path, o] of probes) {
+    const r = await api(method, path, { token, ...o })
+    t.ok(r.status >= 400 && r.status < 500, `${method} ${path} ${JSON.stringify(o).slice(0, 80)} → ${r.status}`)
+    t.equal(r.headers.get('content-type')?.split(';')[0], 'application/problem+json')
+    t.type(r.body.code, 'string')
+  }
+  const unknownRoute = await api('GET', '/api/nothing-here')
+  t.equal(unknownRoute.status, 404)
+  t.equal(unknownRoute.body.code, 'route.not_found')
+  const w = await api('GET', '/api/wallet', { token })
+  t.equal(w.body.balance, 100, 'nothing was reserved by rejected requests')
+  t.equal((await api('GET', '/api/keys', { token })).body.length, 0, 'no key was created')
+})
+
+t.test('a job for an absurd but short address is accepted and completes invalid_syntax', async t => {
+  const token = await signUpViaSmtp('second@example.fr')
+  const r = await api('POST', '/api/verify', { token, body: { email: '"\\\u0000"@@@' } })
+  t.equal(r.status, 202)
+})
+
+t.test('health and readiness', async t => {
+  t.same((await api('GET', '/healthz')).body, { status: 'ok' })
+  t.same((await api('GET', '/readyz')).body, { status: 'ready' })
+})
+
+async function signUpViaSmtp (email = 'robust@example.fr'): Promise<string> {
+  const r = await api('POST', '/api/auth/register', { body: { email, password: 'a long enough password', locale: 'en' } })
+  if (r.status !== 204) throw new Error(String(r.status))
+  await waitUntil(() => received.some(m => m.to === email))
+  const code = /code is (\d{6})/.exec(received.find(m => m.to === email)!.body)![1]
+  return (await api('POST', '/api/auth/confirm', { body: { email, code } })).body.access_token
+}
