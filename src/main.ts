@@ -21,7 +21,7 @@ import { Relay } from './workers/relay.ts'
 import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
 import { VerificationEngine } from './verifier/engine.ts'
-import { DnsMailResolver } from './verifier/dns.ts'
+import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { buildApp } from './http/app.ts'
 
 export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection]
@@ -75,7 +75,7 @@ export async function startService (config: Config, options: { logger?: Logger }
     ? new SmtpMailer(config.smtp_url, config.mail_from)
     : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
   const engine = new VerificationEngine({
-    resolver: new DnsMailResolver({ servers: config.verifier.dns_servers, timeout_ms: config.verifier.dns_timeout_ms }),
+    resolver: new CachingMailResolver(new DnsClient({ servers: config.verifier.dns_servers, timeout_ms: config.verifier.dns_timeout_ms })),
     port: config.verifier.smtp_port,
     helo_name: config.verifier.helo_name,
     mail_from: config.verifier.mail_from,

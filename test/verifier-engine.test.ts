@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startMailWorld } from './support/mail-world.ts'
 import { VerificationEngine } from '../src/verifier/engine.ts'
-import { DnsMailResolver } from '../src/verifier/dns.ts'
+import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 
 // This file owns 127.0.20.0/24.
@@ -36,7 +36,7 @@ const world = await startMailWorld({
 t.teardown(() => world.close())
 
 const engine = new VerificationEngine({
-  resolver: new DnsMailResolver({ servers: [world.dns_server], timeout_ms: 1_000 }),
+  resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
   port: 25,
   helo_name: 'verifier.test.example',
   mail_from: 'probe@verifier.test.example',

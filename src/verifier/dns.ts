@@ -1,5 +1,8 @@
-import { Resolver } from 'node:dns/promises'
-import { isIP } from 'node:net'
+import { createSocket } from 'node:dgram'
+import { createConnection, isIP } from 'node:net'
+import { getServers } from 'node:dns'
+import { randomInt } from 'node:crypto'
+import * as packet from 'dns-packet'
 
 export interface MailHost { host: string, preference: number }
 
@@ -20,57 +23,206 @@ export interface MailResolver {
   addresses (host: string): Promise<string[]>
 }
 
-function dnsCode (err: unknown): string {
-  return (err as { code?: string }).code ?? 'EUNKNOWN'
+export interface DnsAnswer { rcode: string, answers: packet.Answer[], authorities: packet.Answer[] }
+
+export class DnsTimeoutError extends Error {
+  readonly code = 'ETIMEOUT'
+  constructor (name: string, type: string) { super(`DNS ${type} ${name}: no answer in time`); this.name = 'DnsTimeoutError' }
+}
+
+function parseServer (s: string): { host: string, port: number } {
+  const v6 = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(s)
+  if (v6) return { host: v6[1], port: Number(v6[2] ?? 53) }
+  if (isIP(s) === 6) return { host: s, port: 53 }
+  const [host, port] = s.split(':')
+  return { host, port: Number(port ?? 53) }
 }
 
 /**
- * MailResolver over `node:dns` with the configured servers (`VERIFIER_DNS_SERVERS`,
- * `ip[:port]`; system resolvers when empty). NXDOMAIN surfaces as ENOTFOUND, an empty
- * answer as ENODATA.
+ * A stub resolver over UDP (TCP when the answer is truncated, RFC 1035 §4.2) with
+ * dns-packet for the wire format. It returns TTLs and the response code, which
+ * `node:dns` hides, so answers can be cached for exactly as long as they are valid.
+ * Servers are tried in order, `tries` rounds, each query bounded by `timeout_ms`.
  */
-export class DnsMailResolver implements MailResolver {
-  private readonly resolver: Resolver
+export class DnsClient {
+  private readonly servers: Array<{ host: string, port: number }>
+  private readonly timeoutMs: number
+  private readonly tries: number
 
   constructor (options: { servers: string[], timeout_ms: number, tries?: number }) {
-    this.resolver = new Resolver({ timeout: options.timeout_ms, tries: options.tries ?? 2 })
-    if (options.servers.length > 0) this.resolver.setServers(options.servers)
+    const list = options.servers.length > 0 ? options.servers : getServers()
+    this.servers = list.map(parseServer)
+    this.timeoutMs = options.timeout_ms
+    this.tries = options.tries ?? 2
+  }
+
+  /** @throws DnsTimeoutError when no server answered. */
+  async query (name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer> {
+    let lastError: Error = new DnsTimeoutError(name, type)
+    for (let round = 0; round < this.tries; round++) {
+      for (const server of this.servers) {
+        try {
+          let res = await this.udp(server, name, type)
+          if (res.flag_tc) res = await this.tcp(server, name, type)
+          return { rcode: (res as unknown as { rcode: string }).rcode, answers: res.answers ?? [], authorities: res.authorities ?? [] }
+        } catch (err) {
+          lastError = err as Error
+        }
+      }
+    }
+    throw lastError
+  }
+
+  private request (name: string, type: string): packet.Packet {
+    return { type: 'query', id: randomInt(0, 65536), flags: packet.RECURSION_DESIRED, questions: [{ type: type as 'A', name }] }
+  }
+
+  private async udp (server: { host: string, port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
+    const q = this.request(name, type)
+    const socket = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4')
+    try {
+      return await new Promise<packet.DecodedPacket>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new DnsTimeoutError(name, type)), this.timeoutMs)
+        socket.on('error', err => { clearTimeout(timer); reject(err) })
+        socket.on('message', msg => {
+          let res: packet.DecodedPacket
+          try { res = packet.decode(msg) } catch { return }
+          if (res.id !== q.id) return
+          clearTimeout(timer)
+          resolve(res)
+        })
+        socket.send(packet.encode(q), server.port, server.host)
+      })
+    } finally {
+      socket.close()
+    }
+  }
+
+  private async tcp (server: { host: string, port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
+    const q = this.request(name, type)
+    return await new Promise<packet.DecodedPacket>((resolve, reject) => {
+      const socket = createConnection({ host: server.host, port: server.port })
+      let buf = Buffer.alloc(0)
+      const timer = setTimeout(() => { socket.destroy(); reject(new DnsTimeoutError(name, type)) }, this.timeoutMs)
+      socket.on('connect', () => socket.write(packet.streamEncode(q)))
+      socket.on('data', chunk => {
+        buf = Buffer.concat([buf, chunk as Buffer])
+        if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
+          clearTimeout(timer)
+          socket.destroy()
+          try { resolve(packet.streamDecode(buf) as packet.DecodedPacket) } catch (err) { reject(err) }
+        }
+      })
+      socket.on('error', err => { clearTimeout(timer); reject(err) })
+    })
+  }
+}
+
+interface Cached<T> { value: T, expires: number }
+
+/** Negative answers (NXDOMAIN, no data) are cached per the SOA (RFC 2308 §5), within these bounds (s). */
+const NEGATIVE_TTL = { default: 300, max: 3_600 }
+
+function negativeTtl (authorities: packet.Answer[]): number {
+  const soa = authorities.find(a => a.type === 'SOA') as (packet.Answer & { ttl?: number, data: { minimum?: number } }) | undefined
+  if (!soa) return NEGATIVE_TTL.default
+  return Math.min(NEGATIVE_TTL.max, soa.ttl ?? NEGATIVE_TTL.default, soa.data.minimum ?? NEGATIVE_TTL.default)
+}
+
+const minTtl = (answers: packet.Answer[]): number => Math.min(...answers.map(a => (a as { ttl?: number }).ttl ?? 300))
+
+/**
+ * MailResolver with a cache that respects each record's TTL (VERIFICATION.md check 4):
+ * MX routes and host addresses are kept until their TTL runs out, negative answers per
+ * RFC 2308, failures (SERVFAIL, timeout) not at all. Concurrent lookups of one name share
+ * one query. `cache: false` turns caching off (the benchmark's naive mode).
+ */
+export class CachingMailResolver implements MailResolver {
+  private readonly dns: DnsClient
+  private readonly routes = new Map<string, Cached<MailRoute>>()
+  private readonly addrs = new Map<string, Cached<string[]>>()
+  private readonly inflight = new Map<string, Promise<unknown>>()
+  private readonly now: () => number
+  private readonly enabled: boolean
+  /** Queries sent (for tests and the benchmark). */
+  queries = 0
+
+  constructor (dns: DnsClient, options: { cache?: boolean, now?: () => number } = {}) {
+    this.dns = dns
+    this.enabled = options.cache ?? true
+    this.now = options.now ?? Date.now
   }
 
   async route (domain: string): Promise<MailRoute> {
-    try {
-      const mx = await this.resolver.resolveMx(domain)
-      if (mx.length === 1 && (mx[0].exchange === '' || mx[0].exchange === '.')) return { kind: 'null_mx' }
-      const hosts = mx.filter(r => r.exchange !== '' && r.exchange !== '.')
-        .map(r => ({ host: r.exchange.toLowerCase().replace(/\.$/, ''), preference: r.priority }))
-        .sort((a, b) => a.preference - b.preference)
-      if (hosts.length > 0) return { kind: 'mx', hosts }
-    } catch (err) {
-      const code = dnsCode(err)
-      if (code === 'ENOTFOUND') return { kind: 'nxdomain' }
-      if (code !== 'ENODATA') return { kind: 'error', code }
-    }
-    // No MX: fall back to the domain's own address records.
-    const addrs = await this.addressesOrError(domain)
-    if (typeof addrs === 'string') return addrs === 'ENOTFOUND' ? { kind: 'nxdomain' } : { kind: 'error', code: addrs }
-    return addrs.length > 0 ? { kind: 'implicit', hosts: [{ host: domain, preference: 0 }] } : { kind: 'no_mail_server' }
+    return await this.cached(this.routes, `route:${domain}`, domain, () => this.lookupRoute(domain))
   }
 
   async addresses (host: string): Promise<string[]> {
     if (isIP(host)) return [host]
-    const r = await this.addressesOrError(host)
-    return typeof r === 'string' ? [] : r
+    return await this.cached(this.addrs, `addr:${host}`, host, async () => {
+      const r = await this.lookupAddresses(host)
+      return typeof r === 'string' ? { value: [], ttl: 0 } : r
+    })
   }
 
-  private async addressesOrError (host: string): Promise<string[] | string> {
-    const [v4, v6] = await Promise.allSettled([this.resolver.resolve4(host), this.resolver.resolve6(host)])
+  private async cached<T> (map: Map<string, Cached<T>>, key: string, name: string, load: () => Promise<{ value: T, ttl: number }>): Promise<T> {
+    const hit = map.get(name)
+    if (hit && hit.expires > this.now()) return hit.value
+    const pending = this.inflight.get(key) as Promise<T> | undefined
+    if (pending) return await pending
+    const p = load().then(({ value, ttl }) => {
+      if (this.enabled && ttl > 0) map.set(name, { value, expires: this.now() + ttl * 1000 })
+      return value
+    }).finally(() => this.inflight.delete(key))
+    this.inflight.set(key, p)
+    return await p
+  }
+
+  private async ask (name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer | string> {
+    this.queries++
+    try {
+      return await this.dns.query(name, type)
+    } catch (err) {
+      return (err as { code?: string }).code ?? 'EUNKNOWN'
+    }
+  }
+
+  private async lookupRoute (domain: string): Promise<{ value: MailRoute, ttl: number }> {
+    const mx = await this.ask(domain, 'MX')
+    if (typeof mx === 'string') return { value: { kind: 'error', code: mx }, ttl: 0 }
+    if (mx.rcode === 'NXDOMAIN') return { value: { kind: 'nxdomain' }, ttl: negativeTtl(mx.authorities) }
+    if (mx.rcode !== 'NOERROR') return { value: { kind: 'error', code: mx.rcode }, ttl: 0 }
+    const records = mx.answers.filter(a => a.type === 'MX') as Array<packet.Answer & { data: { preference: number, exchange: string } }>
+    if (records.length > 0) {
+      const ttl = minTtl(records)
+      if (records.length === 1 && (records[0].data.exchange === '' || records[0].data.exchange === '.')) return { value: { kind: 'null_mx' }, ttl }
+      const hosts = records.filter(r => r.data.exchange !== '' && r.data.exchange !== '.')
+        .map(r => ({ host: r.data.exchange.toLowerCase().replace(/\.$/, ''), preference: r.data.preference }))
+        .sort((a, b) => a.preference - b.preference || a.host.localeCompare(b.host))
+      return { value: { kind: 'mx', hosts }, ttl }
+    }
+    // No MX: the domain's own address is the implicit MX (RFC 5321 §5.1).
+    const a = await this.lookupAddresses(domain)
+    if (typeof a === 'string') return a === 'NXDOMAIN' ? { value: { kind: 'nxdomain' }, ttl: negativeTtl(mx.authorities) } : { value: { kind: 'error', code: a }, ttl: 0 }
+    if (a.value.length === 0) return { value: { kind: 'no_mail_server' }, ttl: negativeTtl(mx.authorities) }
+    if (this.enabled) this.addrs.set(domain, { value: a.value, expires: this.now() + a.ttl * 1000 })
+    return { value: { kind: 'implicit', hosts: [{ host: domain, preference: 0 }] }, ttl: a.ttl }
+  }
+
+  private async lookupAddresses (host: string): Promise<{ value: string[], ttl: number } | string> {
+    const [v4, v6] = await Promise.all([this.ask(host, 'A'), this.ask(host, 'AAAA')])
     const out: string[] = []
-    if (v4.status === 'fulfilled') out.push(...v4.value)
-    if (v6.status === 'fulfilled') out.push(...v6.value)
-    if (out.length > 0) return out
-    const codes = [v4, v6].map(r => r.status === 'rejected' ? dnsCode(r.reason) : 'ENODATA')
-    if (codes.includes('ENOTFOUND')) return 'ENOTFOUND'
-    const hard = codes.find(c => c !== 'ENODATA')
-    return hard ?? []
+    const ttls: number[] = []
+    for (const r of [v4, v6]) {
+      if (typeof r === 'string' || r.rcode !== 'NOERROR') continue
+      const recs = r.answers.filter(a => a.type === 'A' || a.type === 'AAAA')
+      for (const a of recs) out.push((a as { data: string }).data)
+      if (recs.length > 0) ttls.push(minTtl(recs))
+    }
+    if (out.length > 0) return { value: out, ttl: Math.min(...ttls) }
+    if (typeof v4 !== 'string' && v4.rcode === 'NXDOMAIN') return 'NXDOMAIN'
+    if (typeof v4 === 'string') return v4
+    if (v4.rcode !== 'NOERROR') return v4.rcode
+    return { value: [], ttl: negativeTtl(v4.authorities) }
   }
 }
