@@ -30,7 +30,14 @@ export const ConfigSchema = z.object({
   VERIFIER_MAIL_FROM: z.string().min(3).optional(),
   VERIFIER_SMTP_TIMEOUT_MS: intFromEnv(10_000, 50, 600_000),
   VERIFIER_DNS_TIMEOUT_MS: intFromEnv(5_000, 50, 60_000),
-  VERIFIER_CONCURRENCY: intFromEnv(16, 1, 1024)
+  VERIFIER_CONCURRENCY: intFromEnv(64, 1, 4096),
+  VERIFIER_GREYLIST_RETRY_S: z.coerce.number().positive().max(86_400).default(60),
+  VERIFIER_GREYLIST_DEADLINE_S: z.coerce.number().positive().max(7 * 86_400).default(1_800),
+  VERIFIER_RESULT_CACHE_TTL_S: z.coerce.number().min(0).max(30 * 86_400).default(3_600),
+  VERIFIER_CATCH_ALL_TTL_S: z.coerce.number().min(0).max(30 * 86_400).default(6 * 3_600),
+  VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
+  VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
+  VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true')
 })
 
 export interface Config {
@@ -52,6 +59,13 @@ export interface Config {
     smtp_timeout_ms: number
     dns_timeout_ms: number
     concurrency: number
+    greylist_retry_ms: number
+    greylist_deadline_ms: number
+    result_cache_ttl_ms: number
+    catch_all_ttl_ms: number
+    max_sessions_per_mx: number
+    max_sessions: number
+    starttls: boolean
   }
 }
 
@@ -85,7 +99,14 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       mail_from: c.VERIFIER_MAIL_FROM ?? `verify@${helo}`,
       smtp_timeout_ms: c.VERIFIER_SMTP_TIMEOUT_MS,
       dns_timeout_ms: c.VERIFIER_DNS_TIMEOUT_MS,
-      concurrency: c.VERIFIER_CONCURRENCY
+      concurrency: c.VERIFIER_CONCURRENCY,
+      greylist_retry_ms: Math.round(c.VERIFIER_GREYLIST_RETRY_S * 1000),
+      greylist_deadline_ms: Math.round(c.VERIFIER_GREYLIST_DEADLINE_S * 1000),
+      result_cache_ttl_ms: Math.round(c.VERIFIER_RESULT_CACHE_TTL_S * 1000),
+      catch_all_ttl_ms: Math.round(c.VERIFIER_CATCH_ALL_TTL_S * 1000),
+      max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,
+      max_sessions: c.VERIFIER_MAX_SESSIONS,
+      starttls: c.VERIFIER_STARTTLS === 'true'
     }
   }
 }

@@ -22,7 +22,21 @@ import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
+import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
 import { buildApp } from './http/app.ts'
+
+/** The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables). */
+export function buildEngine (config: Config): VerificationEngine {
+  const v = config.verifier
+  return new VerificationEngine({
+    resolver: new CachingMailResolver(new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms })),
+    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, starttls: v.starttls },
+    politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
+    result_cache_ttl_ms: v.result_cache_ttl_ms,
+    catch_all_ttl_ms: v.catch_all_ttl_ms,
+    greylist: { retry_ms: v.greylist_retry_ms, deadline_ms: v.greylist_deadline_ms }
+  })
+}
 
 export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection]
 
@@ -74,13 +88,7 @@ export async function startService (config: Config, options: { logger?: Logger }
   const mailer: Mailer = config.smtp_url
     ? new SmtpMailer(config.smtp_url, config.mail_from)
     : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
-  const engine = new VerificationEngine({
-    resolver: new CachingMailResolver(new DnsClient({ servers: config.verifier.dns_servers, timeout_ms: config.verifier.dns_timeout_ms })),
-    port: config.verifier.smtp_port,
-    helo_name: config.verifier.helo_name,
-    mail_from: config.verifier.mail_from,
-    timeout_ms: config.verifier.smtp_timeout_ms
-  })
+  const engine = buildEngine(config)
   const consumers = [
     await startVerifierWorker(ctx, bus, engine, { concurrency: config.verifier.concurrency }),
     await startMailerWorker(ctx, bus, mailer)

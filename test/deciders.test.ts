@@ -85,7 +85,9 @@ t.test('api key', async t => {
 t.test('checks: dependencies and costs', async t => {
   t.same(resolveChecks(['smtp']), ['syntax', 'dns', 'smtp'])
   t.same(resolveChecks(['role']), ['syntax', 'role'])
-  t.same(resolveChecks(undefined), ['syntax', 'disposable', 'role', 'free', 'dns', 'smtp'])
-  t.equal(costOf(resolveChecks(['smtp'])), 1)
+  t.same(resolveChecks(['catch_all']), ['syntax', 'dns', 'smtp', 'catch_all'])
+  t.same(resolveChecks(undefined), ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp', 'catch_all'])
+  t.equal(costOf(resolveChecks(['smtp'])), 7, 'smtp needs dns: 6 + 1')
+  t.equal(costOf(resolveChecks(undefined)), 10, 'a full verification costs 10 tokens')
   t.equal(costOf(['syntax', 'role']), 0)
 })

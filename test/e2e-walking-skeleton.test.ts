@@ -31,11 +31,11 @@ t.test('sign up, confirm from the mailed code, get the Free plan tokens', async 
   state.token = await signUp(api, dataDir, 'dev@example.com')
   const w = await api('GET', '/api/wallet', { token: state.token })
   t.equal(w.status, 200)
-  t.equal(w.body.balance, 100)
+  t.equal(w.body.balance, 1000)
   const cfg = await api('GET', '/api/config')
   t.equal(cfg.body.plans[0].code, 'free')
-  t.equal(cfg.body.plans[0].tokens_granted, 100)
-  t.equal(cfg.body.check_costs.smtp, 1)
+  t.equal(cfg.body.plans[0].tokens_granted, 1000)
+  t.same(cfg.body.check_costs, { syntax: 0, typo: 0, disposable: 1, role: 0, free: 0, dns: 1, smtp: 6, catch_all: 2 })
 })
 
 t.test('create a live API key: raw key once, hash only in the list', async t => {
@@ -81,12 +81,13 @@ t.test('verify addresses end to end over real DNS and SMTP on loopback', async t
 })
 
 t.test('the wallet is debited for checks that ran, not for the rest', async t => {
-  // valid and mailbox_not_found ran the smtp check (1 token each); the NXDOMAIN and
-  // syntax failures stopped before it and their reservations were released.
+  // Each job reserved 10 tokens (every check). valid and mailbox_not_found ran all of
+  // them (10 each); the NXDOMAIN stopped after disposable and dns (2); the bad syntax
+  // ran only free checks (0). The rest of each reservation was released.
   await waitUntil(async () => (await api('GET', '/api/wallet', { token: state.key })).body.reserved === 0)
   const w = await api('GET', '/api/wallet', { token: state.key })
-  t.equal(w.body.balance, 98)
-  t.equal(w.body.spent, 2)
+  t.equal(w.body.spent, 22)
+  t.equal(w.body.balance, 1000 - 22)
   state.balance = w.body.balance
 })
 
@@ -159,7 +160,7 @@ t.test('402 when the wallet cannot cover the reservation; nothing is queued', as
   await waitUntil(async () => (await api('GET', '/api/wallet', { token: key })).body.reserved === 0, 30_000)
   const w = await api('GET', '/api/wallet', { token: key })
   t.equal(w.body.balance, 0)
-  t.equal(w.body.spent, 100, 'every reservation was captured once')
+  t.equal(w.body.spent, 1000, 'every reservation was captured once')
 })
 
 t.test('test keys never touch the wallet or the network', async t => {

@@ -68,7 +68,7 @@ t.test('bad input gets a 4xx problem, never a 500', async t => {
   t.equal(unknownRoute.status, 404)
   t.equal(unknownRoute.body.code, 'route.not_found')
   const w = await api('GET', '/api/wallet', { token })
-  t.equal(w.body.balance, 100, 'nothing was reserved by rejected requests')
+  t.equal(w.body.balance, 1000, 'nothing was reserved by rejected requests')
   t.equal((await api('GET', '/api/keys', { token })).body.length, 0, 'no key was created')
 })
 

@@ -5,6 +5,9 @@ import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 
 // This file owns 127.0.20.0/24.
+function onlyX (a: string): { code: number, message: string } {
+  return a.startsWith('x@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 No such user' }
+}
 const world = await startMailWorld({
   dns_ip: '127.0.20.1',
   domains: [
@@ -18,7 +21,8 @@ const world = await startMailWorld({
     { name: 'backup.com', mx: [{ preference: 5, exchange: 'mx1.backup.com' }, { preference: 10, exchange: 'mx2.backup.com' }] },
     { name: 'nullmx.com', mx: 'null_mx' },
     { name: 'aonly.com', a: ['127.0.20.9'] },
-    { name: 'nomail.com' }
+    { name: 'nomail.com' },
+    { name: 'catchall.com', mx: [{ preference: 10, exchange: 'mx.catchall.com' }] }
   ],
   hosts: [
     { name: 'mx.acme.com', ip: '127.0.20.2', rcpt: a => a.startsWith('jane@') || a.startsWith('info@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 <' + a + '>: Recipient address rejected: User unknown' } },
@@ -29,18 +33,17 @@ const world = await startMailWorld({
     { name: 'mx.refused.com', ip: '127.0.20.7', refuse: true },
     { name: 'mx.tarpit.com', ip: '127.0.20.8', banner_delay_ms: 2_000 },
     { name: 'mx1.backup.com', ip: '127.0.20.10', refuse: true },
-    { name: 'mx2.backup.com', ip: '127.0.20.11' },
-    { name: 'aonly.com', ip: '127.0.20.9' }
+    { name: 'mx2.backup.com', ip: '127.0.20.11', rcpt: onlyX },
+    { name: 'aonly.com', ip: '127.0.20.9', rcpt: onlyX },
+    { name: 'mx.catchall.com', ip: '127.0.20.12' }
   ]
 })
 t.teardown(() => world.close())
 
 const engine = new VerificationEngine({
   resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
-  port: 25,
-  helo_name: 'verifier.test.example',
-  mail_from: 'probe@verifier.test.example',
-  timeout_ms: 400
+  probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 400 },
+  result_cache_ttl_ms: 0
 })
 const all = CHECK_NAMES
 
@@ -57,6 +60,7 @@ const cases: Array<[string, string, string, string?]> = [
   ['x@nullmx.com', 'invalid', 'no_mail_server'],
   ['x@nomail.com', 'invalid', 'no_mail_server'],
   ['x@aonly.com', 'valid', 'accepted_email', 'A record used as implicit MX'],
+  ['anyone@catchall.com', 'risky', 'accept_all', 'the domain accepts a random address too'],
   ['x@ghost-domain.com', 'invalid', 'invalid_domain'],
   ['not an address', 'invalid', 'invalid_syntax'],
   ['info@acme.com', 'risky', 'role_account'],

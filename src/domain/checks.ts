@@ -3,27 +3,34 @@
  * a token cost published in `GET /api/config`. A job reserves the sum of the costs of
  * the checks that run, including the ones a requested check depends on.
  */
-export const CHECK_NAMES = ['syntax', 'disposable', 'role', 'free', 'dns', 'smtp'] as const
+export const CHECK_NAMES = ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp', 'catch_all'] as const
 export type CheckName = typeof CHECK_NAMES[number]
 
-/** Tokens charged per check. The network checks carry the cost; list lookups are free. */
+/**
+ * Tokens charged per check: a full verification (every check) costs 10 tokens. The
+ * network checks carry most of it; pure local checks are free.
+ */
 export const CHECK_COSTS: Readonly<Record<CheckName, number>> = {
   syntax: 0,
-  disposable: 0,
+  typo: 0,
+  disposable: 1,
   role: 0,
   free: 0,
-  dns: 0,
-  smtp: 1
+  dns: 1,
+  smtp: 6,
+  catch_all: 2
 }
 
 /** Checks each check needs to have run first. */
 const DEPENDS_ON: Readonly<Record<CheckName, readonly CheckName[]>> = {
   syntax: [],
+  typo: ['syntax'],
   disposable: ['syntax'],
   role: ['syntax'],
   free: ['syntax'],
   dns: ['syntax'],
-  smtp: ['syntax', 'dns']
+  smtp: ['syntax', 'dns'],
+  catch_all: ['syntax', 'dns', 'smtp']
 }
 
 export function isCheckName (name: string): name is CheckName {

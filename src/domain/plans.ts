@@ -24,7 +24,7 @@ export const FREE_PLAN: Plan = {
   name: 'Free',
   monthly_price_cents: 0,
   currency: 'usd',
-  tokens_granted: 100,
+  tokens_granted: 1_000,
   max_api_keys: 5,
   max_agents: 2,
   max_webhooks: 2,

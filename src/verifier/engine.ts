@@ -1,128 +1,344 @@
+import { createHash } from 'node:crypto'
 import type { CheckName } from '../domain/checks.ts'
 import { parseAddress } from './syntax.ts'
+import { suggestCorrection } from './typo.ts'
 import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from './lists.ts'
-import type { MailResolver, MailHost } from './dns.ts'
-import { probeRecipients, type ProbeOptions, type RecipientAnswer } from './smtp-probe.ts'
+import type { MailHost, MailResolver, MailRoute } from './dns.ts'
+import { SmtpProber, type ProbeOptions, type ProbeStats, type RecipientAnswer } from './smtp-probe.ts'
+import { Politeness, DEFAULT_POLITENESS, type PolitenessOptions } from './politeness.ts'
 import { providerOf } from './providers.ts'
 import { scoreOf } from './score.ts'
 import { VERDICT_OF, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
 
-export interface EngineOptions extends ProbeOptions {
+export interface EngineOptions {
   resolver: MailResolver
+  probe: ProbeOptions
+  politeness?: PolitenessOptions
+  /** `engine`: session reuse, politeness, caches. `naive`: one session per address, no limits, no caches (for comparison). */
+  mode?: 'engine' | 'naive'
+  /** Result cache per address, ms (0 disables). */
+  result_cache_ttl_ms?: number
+  /** Catch-all answer cache per domain, ms. */
+  catch_all_ttl_ms?: number
+  /** Greylisting: first retry delay (then doubling) and how long to keep trying, ms. */
+  greylist?: { retry_ms: number, deadline_ms: number }
+  /** How long to keep retrying after receivers push back (421, 4.7.x), ms. */
+  pushback_deadline_ms?: number
+  dns_concurrency?: number
   now?: () => Date
 }
 
+export interface VerifyRequest { email: string, checks: readonly CheckName[] }
+
+export interface VerifyManyOptions {
+  /**
+   * `wait`: greylisted recipients are asked again with back-off within the greylisting
+   * deadline (bulk). `defer`: they come back at once as `greylisted` (retryable) and the
+   * caller schedules the retry (jobs).
+   */
+  greylist?: 'wait' | 'defer'
+}
+
+export interface EngineStats extends ProbeStats { result_cache_hits: number, catch_all_cache_hits: number, greylist_rounds: number }
+
 const RETRYABLE: ReadonlySet<Reason> = new Set(['greylisted', 'timeout', 'no_connect', 'smtp_unavailable', 'ip_blocked', 'unexpected_error', 'mailbox_full'])
+const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
+
+/** Per-address working state while a list is verified. */
+interface Work {
+  email: string
+  checks: readonly CheckName[]
+  records: CheckRecord[]
+  flags: string[]
+  normalized: string | null
+  local: string
+  domain: string
+  did_you_mean: string | null
+  mx: VerificationResult['mx']
+  breakdown: Array<{ factor: string, points: number }>
+}
 
 /**
- * The verification engine (VERIFICATION.md). `verify` runs the requested checks on one
- * address — syntax, disposable, role, free, dns, smtp — and returns the verdict, primary
- * reason, score and per-check detail. It never throws for any input: failures of the
- * network become `unknown` reasons.
+ * The verification engine (VERIFICATION.md). `verifyMany` runs the requested checks on a
+ * list: syntax, typo, disposable, role and free per address; DNS once per domain (cached
+ * by TTL); then SMTP grouped by MX, so one session asks about many addresses, a catch-all
+ * probe (a random local part) runs once per domain and is cached, and politeness limits
+ * hold per MX host and provider. Results are cached per address. It never throws for
+ * any input: network failures become `unknown` reasons.
  */
 export class VerificationEngine {
   private readonly o: EngineOptions
-  constructor (options: EngineOptions) { this.o = options }
+  private readonly prober: SmtpProber
+  private readonly resultCache = new Map<string, { result: VerificationResult, expires: number }>()
+  private readonly catchAll = new Map<string, { accepts: boolean, expires: number }>()
+  private readonly counters = { result_cache_hits: 0, catch_all_cache_hits: 0, greylist_rounds: 0 }
 
-  async verify (email: string, checks: readonly CheckName[]): Promise<VerificationResult> {
-    const now = this.o.now ?? (() => new Date())
-    const records: CheckRecord[] = []
-    const flags: string[] = []
-    const timed = async <T>(name: string, fn: () => Promise<T> | T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): Promise<T> => {
-      const t0 = performance.now()
-      const v = await fn()
-      const [o, detail] = outcome(v)
-      records.push({ name, outcome: o, duration_ms: Math.round((performance.now() - t0) * 10) / 10, detail })
-      return v
-    }
-    const done = (reason: Reason, extra: Partial<VerificationResult> = {}): VerificationResult => {
-      const { score, breakdown } = scoreOf(reason, flags)
-      return {
-        email,
-        normalized: null,
-        verdict: VERDICT_OF[reason],
-        reason,
-        score,
-        score_breakdown: breakdown,
-        flags,
-        did_you_mean: null,
-        mx: null,
-        smtp: null,
-        checks: records,
-        retryable: RETRYABLE.has(reason),
-        checked_at: now().toISOString(),
-        cached: false,
-        sandbox: false,
-        ...extra
+  constructor (options: EngineOptions) {
+    this.o = options
+    this.prober = new SmtpProber(options.resolver, new Politeness(options.politeness ?? DEFAULT_POLITENESS), options.probe)
+  }
+
+  get stats (): EngineStats { return { ...this.prober.stats, ...this.counters } }
+
+  private get naive (): boolean { return this.o.mode === 'naive' }
+  private now (): Date { return this.o.now ? this.o.now() : new Date() }
+
+  /** Verifies one address (greylisting deferred to the caller by default). */
+  async verify (email: string, checks: readonly CheckName[], options: VerifyManyOptions = {}): Promise<VerificationResult> {
+    return (await this.verifyMany([{ email, checks }], options))[0]
+  }
+
+  async verifyMany (requests: readonly VerifyRequest[], options: VerifyManyOptions = {}): Promise<VerificationResult[]> {
+    const results: Array<VerificationResult | null> = requests.map(() => null)
+    const works: Work[] = []
+    const pending: number[] = []
+
+    // 1. Local checks and the result cache.
+    requests.forEach((req, i) => {
+      const w: Work = { email: req.email, checks: req.checks, records: [], flags: [], normalized: null, local: '', domain: '', did_you_mean: null, mx: null, breakdown: [] }
+      works.push(w)
+      const parsed = timed(w, 'syntax', () => parseAddress(req.email), p => p.ok ? ['pass', null] : ['fail', p.detail])
+      if (!parsed.ok) { results[i] = this.done(w, 'invalid_syntax'); return }
+      w.normalized = parsed.normalized
+      w.local = parsed.local
+      w.domain = parsed.ascii_domain
+      const hit = this.cachedResult(w)
+      if (hit) { results[i] = hit; return }
+      if (req.checks.includes('typo')) {
+        w.did_you_mean = timed(w, 'typo', () => suggestCorrection(parsed.normalized), s => [s ? 'warn' : 'pass', s ? `did you mean ${s}?` : null])
+        if (w.did_you_mean) w.flags.push('possible_typo')
       }
-    }
-
-    const parsed = await timed('syntax', () => parseAddress(email), p => p.ok ? ['pass', null] : ['fail', p.detail])
-    if (!parsed.ok) return done('invalid_syntax')
-    const base = { normalized: parsed.normalized }
-    const domain = parsed.ascii_domain
-
-    if (checks.includes('disposable')) {
-      const d = await timed('disposable', () => isDisposableDomain(domain), v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null])
-      if (d) flags.push('disposable')
-    }
-    if (checks.includes('role')) {
-      const r = await timed('role', () => isRoleLocalPart(parsed.local), v => [v ? 'warn' : 'pass', v ? 'role account' : null])
-      if (r) flags.push('role')
-    }
-    if (checks.includes('free')) {
-      const f = await timed('free', () => isFreeDomain(domain), v => ['pass', v ? 'free mailbox provider' : null])
-      if (f) flags.push('free')
-    }
-
-    if (!checks.includes('dns')) return this.firm(done, base, flags, null)
-    const route = await timed('dns', () => this.o.resolver.route(domain), r => {
-      switch (r.kind) {
-        case 'mx': return ['pass', `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}`]
-        case 'implicit': return ['warn', 'no MX; A/AAAA fallback (RFC 5321 §5.1)']
-        case 'null_mx': return ['fail', 'null MX (RFC 7505)']
-        case 'no_mail_server': return ['fail', 'no MX and no address records']
-        case 'nxdomain': return ['fail', 'NXDOMAIN']
-        case 'error': return ['error', r.code]
-      }
+      if (req.checks.includes('disposable') && timed(w, 'disposable', () => isDisposableDomain(w.domain), v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null])) w.flags.push('disposable')
+      if (req.checks.includes('role') && timed(w, 'role', () => isRoleLocalPart(w.local), v => [v ? 'warn' : 'pass', v ? 'role account' : null])) w.flags.push('role')
+      if (req.checks.includes('free') && timed(w, 'free', () => isFreeDomain(w.domain), v => ['pass', v ? 'free mailbox provider' : null])) w.flags.push('free')
+      if (!req.checks.includes('dns')) { results[i] = this.firm(w, null); return }
+      pending.push(i)
     })
-    switch (route.kind) {
-      case 'nxdomain': return done('invalid_domain', base)
-      case 'null_mx':
-      case 'no_mail_server': return done('no_mail_server', base)
-      case 'error': return done(route.code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error', base)
-    }
-    const first = route.hosts[0]
-    const mxOf = (h: MailHost | null): VerificationResult['mx'] => h ? { host: h.host, preference: h.preference, provider: providerOf(h.host) } : null
 
-    if (!checks.includes('smtp')) return this.firm(done, { ...base, mx: mxOf(first) }, flags, null)
-    const [answer] = await timed('smtp', () => probeRecipients(this.o.resolver, route.hosts, [parsed.normalized], this.o), ([a]) => describe(a))
+    // 2. DNS, once per domain.
+    const routes = await this.routes([...new Set(pending.map(i => works[i].domain))])
+    const smtpPending: number[] = []
+    for (const i of pending) {
+      const w = works[i]
+      const { route, ms } = routes.get(w.domain)!
+      w.records.push({ name: 'dns', duration_ms: ms, ...describeRoute(route) })
+      switch (route.kind) {
+        case 'nxdomain': results[i] = this.done(w, 'invalid_domain'); continue
+        case 'null_mx':
+        case 'no_mail_server': results[i] = this.done(w, 'no_mail_server'); continue
+        case 'error': results[i] = this.done(w, route.code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error'); continue
+      }
+      const first = route.hosts[0]
+      w.mx = { host: first.host, preference: first.preference, provider: providerOf(first.host) }
+      if (!w.checks.includes('smtp')) { results[i] = this.firm(w, null); continue }
+      smtpPending.push(i)
+    }
+
+    // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline.
+    const started = Date.now()
+    const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
+    let round = 0
+    let todo = smtpPending
+    for (;;) {
+      const answers = await this.smtpRound(works, todo, routes)
+      const again: number[] = []
+      for (const i of todo) {
+        const r = this.fromSmtp(works[i], answers.get(i)!)
+        const waitMore = options.greylist === 'wait' && r.reason === 'greylisted'
+        if (waitMore) again.push(i)
+        else results[i] = r
+      }
+      if (again.length === 0) break
+      const next = started + greylist.retry_ms * 2 ** round
+      if (next > started + greylist.deadline_ms) {
+        for (const i of again) results[i] = this.fromSmtp(works[i], answers.get(i)!)
+        break
+      }
+      round++
+      this.counters.greylist_rounds++
+      await sleep(next - Date.now())
+      todo = again
+    }
+
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!
+      if (!r.cached) this.remember(works[i], r)
+    }
+    return results as VerificationResult[]
+  }
+
+  private async routes (domains: string[]): Promise<Map<string, { route: MailRoute, ms: number }>> {
+    const out = new Map<string, { route: MailRoute, ms: number }>()
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < domains.length) {
+        const d = domains[next++]
+        const t0 = performance.now()
+        const route = await this.o.resolver.route(d).catch((): MailRoute => ({ kind: 'error', code: 'EUNKNOWN' }))
+        out.set(d, { route, ms: round1(performance.now() - t0) })
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(domains.length, this.o.dns_concurrency ?? 64) }, worker))
+    return out
+  }
+
+  /** One round of SMTP probes for the addresses `indices`; answers per index, with the catch-all status. */
+  private async smtpRound (works: Work[], indices: number[], routes: Map<string, { route: MailRoute }>): Promise<Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>> {
+    const byRoute = new Map<string, { hosts: MailHost[], provider: string | null, domains: Map<string, number[]> }>()
+    for (const i of indices) {
+      const w = works[i]
+      const route = routes.get(w.domain)!.route as Extract<MailRoute, { hosts: MailHost[] }>
+      const key = route.hosts.map(h => h.host).join(',')
+      const g = byRoute.get(key) ?? { hosts: route.hosts, provider: providerOf(route.hosts[0].host), domains: new Map() }
+      byRoute.set(key, g)
+      g.domains.set(w.domain, [...(g.domains.get(w.domain) ?? []), i])
+    }
+    const out = new Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>()
+    const deadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
+    await Promise.all([...byRoute.values()].map(async g => {
+      const groups: string[][] = []
+      const probes = new Map<string, string>()
+      for (const [domain, idx] of g.domains) {
+        const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
+        const known = this.knownCatchAll(domain)
+        const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
+        if (probe) probes.set(domain, probe)
+        if (this.naive) {
+          for (const i of idx) groups.push(probe ? [probe, works[i].normalized!] : [works[i].normalized!])
+        } else {
+          groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
+        }
+      }
+      const t0 = performance.now()
+      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline })
+      const ms = round1(performance.now() - t0)
+      for (const [domain, idx] of g.domains) {
+        const probe = probes.get(domain)
+        let catchAll = this.knownCatchAll(domain)
+        if (probe) {
+          const a = answers.get(probe)
+          catchAll = a?.kind === 'rcpt' ? (a.outcome === 'accepted' ? true : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome) ? false : null) : null
+          if (catchAll !== null && !this.naive) this.catchAll.set(domain, { accepts: catchAll, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+        }
+        for (const i of idx) {
+          const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
+          out.set(i, { answer, catch_all: catchAll, ms })
+        }
+      }
+    }))
+    return out
+  }
+
+  private knownCatchAll (domain: string): boolean | null {
+    if (this.naive) return null
+    const c = this.catchAll.get(domain)
+    if (!c || c.expires <= Date.now()) return null
+    this.counters.catch_all_cache_hits++
+    return c.accepts
+  }
+
+  private fromSmtp (w: Work, got: { answer: RecipientAnswer, catch_all: boolean | null, ms: number }): VerificationResult {
+    const { answer, catch_all: catchAll, ms } = got
+    const records = w.records.filter(r => r.name !== 'smtp' && r.name !== 'catch_all')
+    const smtpDetail = answer.kind === 'session'
+      ? { outcome: 'error' as const, detail: `${answer.reason}: ${answer.detail}` }
+      : { outcome: answer.outcome === 'accepted' ? 'pass' as const : ['mailbox_full', 'greylisted'].includes(answer.outcome) ? 'warn' as const : 'fail' as const, detail: `${answer.host.host}${answer.tls ? ' (TLS)' : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
+    records.push({ name: 'smtp', duration_ms: ms, ...smtpDetail })
+    if (w.checks.includes('catch_all')) {
+      records.push({ name: 'catch_all', duration_ms: 0, outcome: catchAll === null ? 'error' : catchAll ? 'warn' : 'pass', detail: catchAll === null ? 'catch-all status unknown' : catchAll ? 'the domain accepts any address' : 'the domain rejects unknown addresses' })
+    }
+    const view: Work = { ...w, records, flags: [...w.flags] }
+    if (answer.host) view.mx = { host: answer.host.host, preference: answer.host.preference, provider: providerOf(answer.host.host) }
     const smtp = answer.reply ? { code: answer.reply.code, enhanced_code: answer.reply.enhanced, message: answer.reply.message.slice(0, 500) } : null
-    const extra = { ...base, mx: mxOf(answer.host ?? first), smtp }
-    if (answer.kind === 'session') return done(answer.reason, extra)
+    if (answer.kind === 'session') return this.done(view, answer.reason, { smtp })
     switch (answer.outcome) {
-      case 'accepted': return this.firm(done, extra, flags, 'accepted')
-      case 'mailbox_full': flags.push('mailbox_full'); return done('mailbox_full', extra)
-      case 'too_many_recipients': return done('smtp_unavailable', extra)
-      default: return done(answer.outcome, extra)
+      case 'accepted':
+        if (w.checks.includes('catch_all') && catchAll === true) view.flags.push('accept_all')
+        return this.firm(view, 'accepted', { smtp })
+      case 'mailbox_full': view.flags.push('mailbox_full'); return this.done(view, 'mailbox_full', { smtp })
+      case 'too_many_recipients': return this.done(view, 'smtp_unavailable', { smtp })
+      default: return this.done(view, answer.outcome, { smtp })
     }
   }
 
   /**
-   * The verdict once nothing found the address invalid: disposable and role flags make it
-   * risky; a mailbox accepted by SMTP is valid; without an SMTP answer the mailbox is not
-   * known (`unknown`, not charged).
+   * The verdict once nothing found the address invalid: disposable makes it risky; a
+   * catch-all domain makes an accepted mailbox `accept_all`; a role local part makes it
+   * risky; an accepted mailbox is valid; without an SMTP answer it is not known
+   * (`unknown`, not charged).
    */
-  private firm (done: (r: Reason, e?: Partial<VerificationResult>) => VerificationResult, extra: Partial<VerificationResult>, flags: string[], smtp: 'accepted' | null): VerificationResult {
-    if (flags.includes('disposable')) return done('disposable', extra)
-    if (smtp === null) return done('smtp_unavailable', { ...extra, retryable: false })
-    if (flags.includes('role')) return done('role_account', extra)
-    return done('accepted_email', extra)
+  private firm (w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
+    if (w.flags.includes('disposable')) return this.done(w, 'disposable', extra)
+    if (smtp === null) return this.done(w, 'smtp_unavailable', { ...extra, retryable: false })
+    if (w.flags.includes('accept_all')) return this.done(w, 'accept_all', extra)
+    if (w.flags.includes('role')) return this.done(w, 'role_account', extra)
+    return this.done(w, 'accepted_email', extra)
+  }
+
+  private done (w: Work, reason: Reason, extra: Partial<VerificationResult> = {}): VerificationResult {
+    const { score, breakdown } = scoreOf(reason, w.flags)
+    return {
+      email: w.email,
+      normalized: w.normalized,
+      verdict: VERDICT_OF[reason],
+      reason,
+      score,
+      score_breakdown: breakdown,
+      flags: [...w.flags],
+      did_you_mean: w.did_you_mean,
+      mx: w.mx,
+      smtp: null,
+      checks: w.records,
+      retryable: RETRYABLE.has(reason),
+      checked_at: this.now().toISOString(),
+      cached: false,
+      sandbox: false,
+      ...extra
+    }
+  }
+
+  private cacheKey (w: Work): string { return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}` }
+
+  private cachedResult (w: Work): VerificationResult | null {
+    if (this.naive || !(this.o.result_cache_ttl_ms ?? 3_600_000)) return null
+    const hit = this.resultCache.get(this.cacheKey(w))
+    if (!hit || hit.expires <= Date.now()) return null
+    this.counters.result_cache_hits++
+    return { ...structuredClone(hit.result), email: w.email, cached: true }
+  }
+
+  private remember (w: Work, r: VerificationResult): void {
+    const ttl = this.o.result_cache_ttl_ms ?? 3_600_000
+    if (this.naive || ttl <= 0 || r.retryable || w.normalized === null) return
+    this.resultCache.set(this.cacheKey(w), { result: structuredClone(r), expires: Date.now() + ttl })
   }
 }
 
-function describe (a: RecipientAnswer): [CheckRecord['outcome'], string] {
-  if (a.kind === 'session') return ['error', `${a.reason}: ${a.detail}`]
-  const text = `${a.reply.code}${a.reply.enhanced ? ` ${a.reply.enhanced}` : ''} ${a.reply.message}`.slice(0, 300)
-  return [a.outcome === 'accepted' ? 'pass' : a.outcome === 'mailbox_full' || a.outcome === 'greylisted' ? 'warn' : 'fail', `${a.host.host}: ${text}`]
+function round1 (ms: number): number { return Math.round(ms * 10) / 10 }
+
+function timed<T> (w: Work, name: string, fn: () => T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): T {
+  const t0 = performance.now()
+  const v = fn()
+  const [o, detail] = outcome(v)
+  w.records.push({ name, outcome: o, duration_ms: round1(performance.now() - t0), detail })
+  return v
+}
+
+function describeRoute (r: MailRoute): { outcome: CheckRecord['outcome'], detail: string } {
+  switch (r.kind) {
+    case 'mx': return { outcome: 'pass', detail: `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}` }
+    case 'implicit': return { outcome: 'warn', detail: 'no MX; A/AAAA fallback (RFC 5321 §5.1)' }
+    case 'null_mx': return { outcome: 'fail', detail: 'null MX (RFC 7505)' }
+    case 'no_mail_server': return { outcome: 'fail', detail: 'no MX and no address records' }
+    case 'nxdomain': return { outcome: 'fail', detail: 'NXDOMAIN' }
+    case 'error': return { outcome: 'error', detail: r.code }
+  }
+}
+
+/**
+ * The catch-all probe address of a domain: a local part no person would have, stable per
+ * domain and day so that a greylisting server recognises the retry.
+ */
+export function catchAllAddress (domain: string, day = new Date().toISOString().slice(0, 10)): string {
+  return `zq${createHash('sha256').update(`${domain}|${day}|catch-all`).digest('hex').slice(0, 18)}@${domain}`
 }

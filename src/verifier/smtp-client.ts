@@ -1,4 +1,5 @@
 import { Socket, createConnection } from 'node:net'
+import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 
 /** One SMTP reply (RFC 5321 §4.2) with its enhanced status code (RFC 3463) when present. */
 export interface SmtpReply {
@@ -28,7 +29,7 @@ const MAX_REPLY_BYTES = 64 * 1024
  * are joined. A reply larger than 64 KiB ends the session (`closed`).
  */
 export class SmtpSession {
-  private readonly socket: Socket
+  private socket: Socket | TLSSocket
   private buffer = ''
   private lines: string[] = []
   private waiting: { resolve: (r: SmtpReply) => void, reject: (e: Error) => void, timer: NodeJS.Timeout } | null = null
@@ -39,11 +40,62 @@ export class SmtpSession {
   private constructor (socket: Socket, timeoutMs: number) {
     this.socket = socket
     this.timeoutMs = timeoutMs
+    this.attach(socket)
+  }
+
+  /** Whether the session runs over TLS (after STARTTLS). */
+  tls = false
+  /** Extensions announced in the last EHLO reply, upper-cased keywords (RFC 5321 §4.1.1.1). */
+  extensions = new Set<string>()
+
+  private attach (socket: Socket | TLSSocket): void {
     socket.setEncoding('latin1')
     socket.on('data', (chunk: string) => { this.onData(chunk) })
     socket.on('error', err => { this.fail(new SmtpSessionError('closed', err.message)) })
     socket.on('close', () => { this.fail(new SmtpSessionError('closed', 'connection closed by server')) })
   }
+
+  /**
+   * EHLO; records the announced extensions. Falls back to HELO when EHLO is refused.
+   * @returns the reply (250 when the greeting was accepted).
+   */
+  async hello (name: string): Promise<SmtpReply> {
+    const reply = await this.command(`EHLO ${name}`)
+    if (reply.code === 250) {
+      this.extensions = new Set(this.lastLines.slice(1).map(l => l.split(' ')[0].toUpperCase()))
+      return reply
+    }
+    this.extensions = new Set()
+    return await this.command(`HELO ${name}`)
+  }
+
+  /**
+   * STARTTLS (RFC 3207) and the TLS handshake, bounded by the timeout. Certificates are
+   * not validated: a probe sends no message, and receivers commonly present self-signed
+   * or mismatched certificates. The caller must say EHLO again afterwards.
+   * @returns false when the server refused STARTTLS (the session goes on in clear text).
+   * @throws SmtpSessionError when the handshake fails or times out (the session is over).
+   */
+  async startTls (servername: string): Promise<boolean> {
+    const reply = await this.command('STARTTLS')
+    if (reply.code !== 220) return false
+    const plain = this.socket
+    plain.removeAllListeners('data')
+    plain.removeAllListeners('error')
+    plain.removeAllListeners('close')
+    const secure = await new Promise<TLSSocket>((resolve, reject) => {
+      const s = tlsConnect({ socket: plain, servername: /^[\d.]+$|:/.test(servername) ? undefined : servername, rejectUnauthorized: false })
+      const timer = setTimeout(() => { s.destroy(); reject(new SmtpSessionError('timeout', `TLS handshake timed out after ${this.timeoutMs} ms`)) }, this.timeoutMs)
+      s.once('secureConnect', () => { clearTimeout(timer); s.removeAllListeners('error'); resolve(s) })
+      s.once('error', err => { clearTimeout(timer); reject(new SmtpSessionError('closed', `TLS: ${err.message}`)) })
+    }).catch(err => { this.fail(err as SmtpSessionError); plain.destroy(); throw err })
+    this.socket = secure
+    this.tls = true
+    this.attach(secure)
+    return true
+  }
+
+  private lastLines: string[] = []
 
   /**
    * Opens a TCP connection to `ip:port` within `timeout_ms`.
@@ -84,6 +136,7 @@ export class SmtpSession {
   private completeReply (): void {
     const lines = this.lines
     this.lines = []
+    this.lastLines = lines.map(l => l.slice(4))
     const code = Number(lines[lines.length - 1].slice(0, 3))
     const texts = lines.map(l => l.slice(4))
     const m = ENHANCED.exec(texts[0])

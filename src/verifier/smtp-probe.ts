@@ -1,6 +1,7 @@
 import type { MailHost, MailResolver } from './dns.ts'
 import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal, type RcptOutcome } from './classify.ts'
+import type { Politeness } from './politeness.ts'
 
 export interface ProbeOptions {
   port: number
@@ -8,18 +9,29 @@ export interface ProbeOptions {
   mail_from: string
   /** Bound on connect, banner and every command (ms). */
   timeout_ms: number
-  /** MX hosts tried before giving up (in preference order). */
+  /** MX hosts tried, in preference order, before a recipient gets a session failure. */
   max_hosts?: number
+  /** Recipients per envelope (RFC 5321 §4.5.3.1.8 lets servers cap at 100). */
+  rcpt_per_envelope?: number
+  /** Recipients per session before it is closed and another opened. */
+  rcpt_per_session?: number
+  /** STARTTLS when the server offers it (RFC 3207). */
+  starttls?: boolean
 }
 
-/** The answer for one recipient of a probe. */
+export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+
+/** The answer for one recipient. */
 export type RecipientAnswer =
-  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome }
-  | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error', detail: string }
+  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean }
+  | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
 
-type SessionFailure = Extract<RecipientAnswer, { kind: 'session' }>
+/** Counters of a prober, for tests and the benchmark. */
+export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number }
 
-function sessionFailure (host: MailHost, err: unknown): SessionFailure {
+type Failure = Extract<RecipientAnswer, { kind: 'session' }>
+
+function failureOf (host: MailHost | null, err: unknown): Failure {
   if (err instanceof SmtpSessionError) {
     const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
     return { kind: 'session', host, reply: null, reason, detail: err.message }
@@ -27,58 +39,166 @@ function sessionFailure (host: MailHost, err: unknown): SessionFailure {
   return { kind: 'session', host, reply: null, reason: 'unexpected_error', detail: String(err) }
 }
 
-/**
- * Opens a session with one MX address and asks `RCPT TO` for each recipient in one
- * envelope (RFC 5321 §3.3): banner, EHLO (HELO if refused), MAIL FROM, RCPT TO …, QUIT.
- * Never DATA. Returns one answer per recipient, or a session failure for all of them.
- */
-async function probeOne (ip: string, host: MailHost, recipients: readonly string[], o: ProbeOptions): Promise<RecipientAnswer[]> {
-  let session: SmtpSession
-  try {
-    session = await SmtpSession.connect(ip, o.port, o.timeout_ms)
-  } catch (err) {
-    return recipients.map(() => sessionFailure(host, err))
-  }
-  try {
-    const refused = (reply: SmtpReply, step: string): RecipientAnswer[] =>
-      recipients.map(() => ({ kind: 'session' as const, host, reply, reason: classifySessionRefusal(reply), detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300) }))
-    const banner = await session.read()
-    if (banner.code !== 220) return refused(banner, 'banner')
-    let hello = await session.command(`EHLO ${o.helo_name}`)
-    if (hello.code !== 250) hello = await session.command(`HELO ${o.helo_name}`)
-    if (hello.code !== 250) return refused(hello, 'HELO')
-    const mail = await session.command(`MAIL FROM:<${o.mail_from}>`)
-    if (mail.code !== 250) return refused(mail, 'MAIL FROM')
-    const answers: RecipientAnswer[] = []
-    for (const rcpt of recipients) {
-      const reply = await session.command(`RCPT TO:<${rcpt}>`)
-      answers.push({ kind: 'rcpt', host, reply, outcome: classifyRcpt(reply) })
-    }
-    await session.quit()
-    return answers
-  } catch (err) {
-    session.close()
-    return recipients.map(() => sessionFailure(host, err))
-  }
-}
+// Pushed back by the receiver: try again later rather than answer.
+const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
+
+interface Item { address: string, attempts: number }
 
 /**
- * Probes recipients of one domain against its mail hosts in preference order (RFC 5321
- * §5.1): a host whose addresses cannot be reached, or which refuses the session, passes
- * the turn to the next one, up to `max_hosts` hosts (2 by default) so that a dead domain
- * costs bounded time. Each recipient gets the answer of the first host that gave one.
+ * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
+ * `RCPT TO` for many recipients of the same MX, in envelopes of up to `rcpt_per_envelope`
+ * with `RSET` between them (RFC 5321 §4.1.1.5), opens another envelope when the server says
+ * 452 4.5.3 (too many recipients), and several sessions share one queue per MX up to the
+ * politeness limits. A 421 or 4.7.x push-back pauses the MX (adaptive back-off) and the
+ * unanswered recipients go back to the queue. With `reuse: false` every recipient gets a
+ * session of its own (the naive way, for comparison).
  */
-export async function probeRecipients (resolver: MailResolver, hosts: readonly MailHost[], recipients: readonly string[], o: ProbeOptions): Promise<RecipientAnswer[]> {
-  let last: RecipientAnswer[] = recipients.map(() => ({ kind: 'session', host: null, reply: null, reason: 'no_connect', detail: 'no mail host address' }))
-  for (const host of hosts.slice(0, o.max_hosts ?? 2)) {
-    const ips = await resolver.addresses(host.host)
-    if (ips.length === 0) {
-      last = recipients.map(() => ({ kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }))
-      continue
-    }
-    const answers = await probeOne(ips[0], host, recipients, o)
-    if (answers.every(a => a.kind === 'rcpt')) return answers
-    last = answers
+export class SmtpProber {
+  private readonly resolver: MailResolver
+  private readonly politeness: Politeness
+  private readonly o: Required<ProbeOptions>
+  readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0 }
+
+  constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
+    this.resolver = resolver
+    this.politeness = politeness
+    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, ...options }
   }
-  return last
+
+  /**
+   * Probes recipients against the mail hosts `hosts` of one route. `groups` are lists of
+   * recipients that belong in one session (a domain's catch-all probe and its addresses):
+   * with `reuse`, every group goes into one queue that up to the politeness limit of
+   * sessions work through; without, each group gets a session of its own.
+   * `provider` labels the politeness limits; `deadline` (epoch ms) bounds retries after
+   * push-backs. Resolves with one answer per recipient address.
+   */
+  async probe (hosts: readonly MailHost[], provider: string | null, groups: ReadonlyArray<readonly string[]>, options: { reuse: boolean, deadline: number }): Promise<Map<string, RecipientAnswer>> {
+    const answers = new Map<string, RecipientAnswer>()
+    const tried = hosts.slice(0, this.o.max_hosts)
+    if (tried.length === 0 || groups.length === 0) return answers
+    if (!options.reuse) {
+      await Promise.all(groups.map(g => this.runQueue(tried, provider, g.map(address => ({ address, attempts: 0 })), answers, options.deadline, g.length)))
+      return answers
+    }
+    const queue: Item[] = [...new Set(groups.flat())].map(address => ({ address, attempts: 0 }))
+    const sessions = Math.max(1, Math.min(this.politeness.sessionsFor(tried[0].host, provider), Math.ceil(queue.length / 4)))
+    await Promise.all(Array.from({ length: sessions }, () => this.runQueue(tried, provider, queue, answers, options.deadline, this.o.rcpt_per_session)))
+    return answers
+  }
+
+  /** One session runner: takes recipients from the shared queue until it is empty. */
+  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Map<string, RecipientAnswer>, deadline: number, perSession: number): Promise<void> {
+    let hostIndex = 0
+    let lastFailure: Failure | null = null
+    while (queue.length > 0) {
+      if (hostIndex >= hosts.length) {
+        // Every host failed for this runner: the recipients still queued get the failure,
+        // unless another runner is still getting answers from them.
+        for (const item of queue.splice(0)) answers.set(item.address, lastFailure!)
+        return
+      }
+      const host = hosts[hostIndex]
+      const release = await this.politeness.acquire(host.host, provider)
+      let outcome: { failure: Failure | null, pushedBack: boolean }
+      try {
+        outcome = await this.session(host, queue, answers, perSession)
+      } finally {
+        release()
+      }
+      if (outcome.failure === null) {
+        this.politeness.succeeded(host.host, provider)
+        continue
+      }
+      lastFailure = outcome.failure
+      if (outcome.pushedBack) {
+        this.stats.pushbacks++
+        const pause = this.politeness.pushBack(host.host, provider)
+        if (Date.now() + pause < deadline) continue
+      }
+      // Connection refused, timeout, blocked, or out of time for push-backs: next host.
+      hostIndex++
+    }
+  }
+
+  /**
+   * One SMTP session with `host`: greeting, optional STARTTLS, then envelopes until the
+   * queue is empty or `perSession` recipients were asked. Recipients taken but not
+   * answered go back to the front of the queue (at most twice per recipient).
+   */
+  private async session (host: MailHost, queue: Item[], answers: Map<string, RecipientAnswer>, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
+    const ips = await this.resolver.addresses(host.host)
+    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
+    this.stats.sessions++
+    let session: SmtpSession
+    try {
+      session = await SmtpSession.connect(ips[0], this.o.port, this.o.timeout_ms)
+    } catch (err) {
+      return { failure: failureOf(host, err), pushedBack: false }
+    }
+    const inFlight: Item[] = []
+    // Recipients asked but not answered go back to the queue; after 3 tries they keep the failure.
+    const requeue = (failure: Failure): void => {
+      for (const item of inFlight.splice(0).reverse()) {
+        if (answers.has(item.address)) continue
+        if (++item.attempts < 3) queue.unshift(item)
+        else answers.set(item.address, failure)
+      }
+    }
+    const refused = (reply: SmtpReply, step: string): { failure: Failure, pushedBack: boolean } => {
+      const f: Failure = { kind: 'session', host, reply, reason: classifySessionRefusal(reply), detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300) }
+      requeue(f)
+      return { failure: f, pushedBack: isPushBack(f) }
+    }
+    try {
+      const banner = await session.read()
+      if (banner.code !== 220) return refused(banner, 'banner')
+      let hello = await session.hello(this.o.helo_name)
+      if (hello.code !== 250) return refused(hello, 'HELO')
+      if (this.o.starttls && session.extensions.has('STARTTLS')) {
+        if (await session.startTls(host.host)) {
+          hello = await session.hello(this.o.helo_name)
+          if (hello.code !== 250) return refused(hello, 'EHLO after STARTTLS')
+        }
+      }
+      let asked = 0
+      while (queue.length > 0 && asked < perSession) {
+        const mail = await session.command(`MAIL FROM:<${this.o.mail_from}>`)
+        if (mail.code !== 250) return refused(mail, 'MAIL FROM')
+        this.stats.envelopes++
+        let inEnvelope = 0
+        while (queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
+          const item = queue.shift()!
+          inFlight.push(item)
+          const reply = await session.command(`RCPT TO:<${item.address}>`)
+          this.stats.rcpts++
+          const outcome = classifyRcpt(reply)
+          if (outcome === 'too_many_recipients' && inEnvelope > 0) {
+            // 452 4.5.3: this envelope is full; ask again in the next one.
+            inFlight.pop()
+            queue.unshift(item)
+            break
+          }
+          if (reply.code === 421) {
+            return refused(reply, 'RCPT TO')
+          }
+          inFlight.pop()
+          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls })
+          inEnvelope++
+          asked++
+        }
+        if (queue.length > 0 && asked < perSession) {
+          const rset = await session.command('RSET')
+          if (rset.code !== 250) return refused(rset, 'RSET')
+        }
+      }
+      await session.quit()
+      return { failure: null, pushedBack: false }
+    } catch (err) {
+      session.close()
+      const f = failureOf(host, err)
+      requeue(f)
+      return { failure: f, pushedBack: false }
+    }
+  }
 }

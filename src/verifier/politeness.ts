@@ -1,0 +1,174 @@
+const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
+
+/**
+ * A gate in front of one receiver: at most `limit` sessions at once, new sessions paced
+ * by a token bucket (`rate` per second, `burst` at once), and an adaptive pause after the
+ * receiver pushes back (421 or 4.7.x): no new session until the pause ends, and the
+ * concurrency limit halves; each clean session adds one back (AIMD).
+ */
+export class Gate {
+  private readonly max: number
+  private readonly rate: number
+  private readonly burst: number
+  private limit: number
+  private active = 0
+  private tokens: number
+  private last = Date.now()
+  private pausedUntil = 0
+  private backoffMs = 0
+  private waiters: Array<() => void> = []
+  private readonly backoff: { initial_ms: number, max_ms: number }
+
+  constructor (options: { max_concurrent: number, rate_per_s: number, burst: number, backoff?: { initial_ms: number, max_ms: number } }) {
+    this.max = Math.max(1, options.max_concurrent)
+    this.limit = this.max
+    this.rate = options.rate_per_s
+    this.burst = Math.max(1, options.burst)
+    this.tokens = this.burst
+    this.backoff = options.backoff ?? { initial_ms: 1_000, max_ms: 60_000 }
+  }
+
+  private refill (): void {
+    const now = Date.now()
+    if (Number.isFinite(this.rate)) this.tokens = Math.min(this.burst, this.tokens + (now - this.last) / 1000 * this.rate)
+    else this.tokens = this.burst
+    this.last = now
+  }
+
+  /** Waits for a slot and a token; resolves with the function that gives the slot back. */
+  async acquire (): Promise<() => void> {
+    for (;;) {
+      this.refill()
+      const now = Date.now()
+      if (this.active < this.limit && now >= this.pausedUntil && this.tokens >= 1) {
+        this.active++
+        this.tokens -= 1
+        let released = false
+        return () => {
+          if (released) return
+          released = true
+          this.active--
+          this.waiters.shift()?.()
+        }
+      }
+      if (now < this.pausedUntil) await sleep(this.pausedUntil - now)
+      else if (this.active < this.limit) await sleep((1 - this.tokens) / this.rate * 1000)
+      else await new Promise<void>(resolve => this.waiters.push(resolve))
+    }
+  }
+
+  /** The receiver pushed back: pause new sessions (doubling up to max) and halve concurrency. */
+  pushBack (): number {
+    this.backoffMs = this.backoffMs === 0 ? this.backoff.initial_ms : Math.min(this.backoff.max_ms, this.backoffMs * 2)
+    this.pausedUntil = Date.now() + this.backoffMs
+    this.limit = Math.max(1, Math.floor(this.limit / 2))
+    return this.backoffMs
+  }
+
+  /** A session went through cleanly: grow concurrency back by one, forget the back-off. */
+  succeeded (): void {
+    this.backoffMs = 0
+    if (this.limit < this.max) {
+      this.limit++
+      this.waiters.shift()?.()
+    }
+  }
+
+  get concurrency (): number { return this.limit }
+}
+
+export interface PolitenessOptions {
+  /** Concurrent sessions per MX host. */
+  max_sessions_per_host: number
+  /** New sessions per second per MX host (token bucket), and the bucket size. */
+  sessions_per_second_per_host: number
+  burst_per_host: number
+  /** Limits per provider (all MX hosts of google, microsoft, …). */
+  providers: Readonly<Record<string, { max_sessions: number, sessions_per_second: number }>>
+  /** Concurrent sessions over all receivers. */
+  max_sessions: number
+  backoff: { initial_ms: number, max_ms: number }
+}
+
+export const DEFAULT_POLITENESS: PolitenessOptions = {
+  max_sessions_per_host: 3,
+  sessions_per_second_per_host: 3,
+  burst_per_host: 3,
+  providers: {
+    google: { max_sessions: 10, sessions_per_second: 5 },
+    microsoft: { max_sessions: 8, sessions_per_second: 4 },
+    yahoo: { max_sessions: 3, sessions_per_second: 1 },
+    apple: { max_sessions: 4, sessions_per_second: 2 },
+    mimecast: { max_sessions: 4, sessions_per_second: 2 },
+    proofpoint: { max_sessions: 4, sessions_per_second: 2 }
+  },
+  max_sessions: 256,
+  backoff: { initial_ms: 1_000, max_ms: 60_000 }
+}
+
+/** No per-receiver limits at all: the naive way (one global cap only). */
+export function unlimited (maxSessions: number): PolitenessOptions {
+  return { max_sessions_per_host: Number.MAX_SAFE_INTEGER, sessions_per_second_per_host: Infinity, burst_per_host: Number.MAX_SAFE_INTEGER, providers: {}, max_sessions: maxSessions, backoff: { initial_ms: 1_000, max_ms: 60_000 } }
+}
+
+/**
+ * Politeness per MX host and per provider (VERIFICATION.md "Doing it fast and politely"):
+ * a session needs a slot at its host's gate, its provider's gate and the global gate,
+ * taken in that order (so no two sessions wait on each other in a cycle).
+ */
+export class Politeness {
+  private readonly o: PolitenessOptions
+  private readonly hosts = new Map<string, Gate>()
+  private readonly providers = new Map<string, Gate>()
+  private readonly global: Gate
+
+  constructor (options: PolitenessOptions) {
+    this.o = options
+    this.global = new Gate({ max_concurrent: options.max_sessions, rate_per_s: Infinity, burst: options.max_sessions })
+  }
+
+  private hostGate (host: string): Gate {
+    let g = this.hosts.get(host)
+    if (!g) {
+      g = new Gate({ max_concurrent: this.o.max_sessions_per_host, rate_per_s: this.o.sessions_per_second_per_host, burst: this.o.burst_per_host, backoff: this.o.backoff })
+      this.hosts.set(host, g)
+    }
+    return g
+  }
+
+  private providerGate (provider: string | null): Gate | null {
+    if (!provider || !this.o.providers[provider]) return null
+    let g = this.providers.get(provider)
+    if (!g) {
+      const p = this.o.providers[provider]
+      g = new Gate({ max_concurrent: p.max_sessions, rate_per_s: p.sessions_per_second, burst: p.max_sessions, backoff: this.o.backoff })
+      this.providers.set(provider, g)
+    }
+    return g
+  }
+
+  /** Concurrent sessions allowed now towards `host`. */
+  sessionsFor (host: string, provider: string | null): number {
+    return Math.min(this.hostGate(host).concurrency, this.providerGate(provider)?.concurrency ?? Infinity, this.o.max_sessions)
+  }
+
+  /** Waits until a session to `host` may open; returns its release function. */
+  async acquire (host: string, provider: string | null): Promise<() => void> {
+    const releases = [await this.hostGate(host).acquire()]
+    const pg = this.providerGate(provider)
+    if (pg) releases.push(await pg.acquire())
+    releases.push(await this.global.acquire())
+    return () => { for (const r of releases.reverse()) r() }
+  }
+
+  /** The receiver pushed back (421, 4.7.x): back off; returns the pause (ms). */
+  pushBack (host: string, provider: string | null): number {
+    this.providerGate(provider)?.pushBack()
+    return this.hostGate(host).pushBack()
+  }
+
+  succeeded (host: string, provider: string | null): void {
+    this.hostGate(host).succeeded()
+    this.providerGate(provider)?.succeeded()
+  }
+}
