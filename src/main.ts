@@ -41,7 +41,7 @@ export function buildEngine (config: Config): VerificationEngine {
 export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection]
 
 /** The event types the relay publishes: those some worker consumes. */
-const RELAYED = ['JobQueued', 'ConfirmationCodeIssued']
+const RELAYED = ['JobQueued', 'JobDeferred', 'ConfirmationCodeIssued']
 
 export interface Core {
   ctx: CommandContext
@@ -90,7 +90,7 @@ export async function startService (config: Config, options: { logger?: Logger }
     : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
   const engine = buildEngine(config)
   const consumers = [
-    await startVerifierWorker(ctx, bus, engine, { concurrency: config.verifier.concurrency }),
+    await startVerifierWorker(ctx, bus, engine, { concurrency: config.verifier.concurrency, greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms }, reads: ctx.reads }),
     await startMailerWorker(ctx, bus, mailer)
   ]
   const relay = new Relay(store, bus, store, { event_types: RELAYED })

@@ -10,7 +10,7 @@ export interface JobDoc {
   uuid: string
   user_uuid: string
   email: string
-  status: 'queued' | 'completed' | 'failed'
+  status: 'queued' | 'deferred' | 'completed' | 'failed'
   verdict: string | null
   reason: string | null
   score: number | null
@@ -22,12 +22,15 @@ export interface JobDoc {
   completed_at: string | null
   error: string | null
   result: Record<string, unknown> | null
+  /** Greylisting: attempts so far and when the next one is due. */
+  attempts: number
+  retry_at: string | null
   revision: number
 }
 
 export const jobsProjection: Projection = {
   name: 'jobs',
-  event_types: ['JobQueued', 'JobCompleted', 'JobFailed'],
+  event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed'],
   async apply (event, { store, sealer }) {
     const jobs = store.collection<JobDoc>('jobs')
     const e = event as unknown as JobEvent
@@ -52,14 +55,20 @@ export const jobsProjection: Projection = {
           completed_at: null,
           error: null,
           result: null,
+          attempts: 0,
+          retry_at: null,
           revision: event.revision
         })
+        break
+      case 'JobDeferred':
+        if (!doc) return
+        await jobs.put({ ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at, revision: event.revision })
         break
       case 'JobCompleted': {
         if (!doc) return
         const result = { ...e.data.result }
         if (typeof result.normalized === 'string') result.normalized = (await sealer.unseal(e.data.user_uuid, result.normalized)) ?? ERASED
-        await jobs.put({ ...doc, status: 'completed', verdict: e.data.verdict, reason: e.data.reason, score: e.data.score, completed_at: e.data.completed_at, result, revision: event.revision })
+        await jobs.put({ ...doc, status: 'completed', verdict: e.data.verdict, reason: e.data.reason, score: e.data.score, completed_at: e.data.completed_at, result, retry_at: null, revision: event.revision })
         break
       }
       case 'JobFailed':

@@ -1,34 +1,108 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Bus, Consumer } from '../infra/bus/port.ts'
-import type { JobQueued } from '../domain/job/events.ts'
+import type { ReadStore } from '../infra/readstore/port.ts'
+import type { JobDeferred, JobQueued } from '../domain/job/events.ts'
 import * as job from '../domain/job/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { load, type CommandContext } from '../commands/context.ts'
+import { handle, load, type CommandContext } from '../commands/context.ts'
 import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
+import type { JobDoc } from '../projections/jobs.ts'
+import { VerifyBatcher } from './verify-batcher.ts'
+
+export interface VerifierWorkerOptions {
+  concurrency: number
+  /** Greylisting: first retry delay, doubled per attempt, and the deadline after queueing (ms). */
+  greylist: { retry_ms: number, deadline_ms: number }
+  /** Read store to find deferred jobs at start (timers do not survive a restart). */
+  reads?: ReadStore
+}
+
+export interface VerifierWorker extends Consumer {
+  /** Jobs waiting for a greylisting retry in this process. */
+  readonly scheduled: number
+}
 
 /**
- * The verifier worker: consumes JobQueued, runs the engine (or the sandbox for test keys),
- * appends JobCompleted and settles the wallet. Idempotent: a job already terminal is only
- * settled (a no-op when that was done), so a redelivered message changes nothing.
+ * The verifier worker: consumes JobQueued, verifies (the engine, through a micro-batcher so
+ * that jobs arriving together share sessions; the sandbox for test keys), appends
+ * JobCompleted and settles the wallet. A greylisted address (450/451) defers the job
+ * (JobDeferred, status `deferred`) and it is retried with back-off — first after
+ * `retry_ms`, then doubling — until `deadline_ms` after it was queued, when it completes
+ * `unknown`/`greylisted` (not charged). JobDeferred events schedule the retry in whichever
+ * worker receives them; at start, deferred jobs are found in the read store.
+ * Idempotent: a job already terminal is only settled, so redelivery changes nothing.
  */
-export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: { concurrency: number }): Promise<Consumer> {
-  return await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: options.concurrency, max_deliveries: 5 }, async (event: RecordedEvent) => {
-    const data = event.data as JobQueued['data']
-    const { state } = await load(ctx, `job-${data.job_uuid}`, job)
+export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: VerifierWorkerOptions): Promise<VerifierWorker> {
+  const batcher = new VerifyBatcher(engine, { greylist: 'defer' })
+  const timers = new Map<string, NodeJS.Timeout>()
+  let stopped = false
+
+  const schedule = (jobUuid: string, at: string, causation: string): void => {
+    if (stopped || timers.has(jobUuid)) return
+    const timer = setTimeout(() => {
+      timers.delete(jobUuid)
+      run(jobUuid, causation).catch(err => { console.error(`verifier: retry of job ${jobUuid} failed`, err) })
+    }, Math.max(0, Date.parse(at) - Date.now()))
+    timers.set(jobUuid, timer)
+  }
+
+  const run = async (jobUuid: string, causation: string): Promise<void> => {
+    const { state } = await load(ctx, `job-${jobUuid}`, job)
     if (state.status === 'none') return
     if (job.isTerminal(state)) {
-      await settleJob(ctx, state.job_uuid, event.id)
+      await settleJob(ctx, state.job_uuid, causation)
+      return
+    }
+    if (state.status === 'deferred' && state.retry_at && Date.parse(state.retry_at) > Date.now()) {
+      schedule(jobUuid, state.retry_at, causation)
       return
     }
     const email = await ctx.sealer.unseal(state.user_uuid, state.email)
     if (email === null) {
-      await failJob(ctx, state.job_uuid, 'account erased', event.id)
+      await failJob(ctx, state.job_uuid, 'account erased', causation)
       return
     }
     const result = state.environment === 'test'
       ? simulate(email, state.checks, ctx.now())
-      : await engine.verify(email, state.checks)
-    await completeJob(ctx, state, result, event.id)
+      : await batcher.verify(email, state.checks)
+    if (result.reason === 'greylisted' && !result.sandbox) {
+      const now = ctx.now().getTime()
+      const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
+      const retryAt = now + options.greylist.retry_ms * 2 ** state.attempts
+      if (retryAt < deadline) {
+        const deferred = await handle(ctx, `job-${jobUuid}`, job, {
+          type: 'DeferJob',
+          data: { job_uuid: jobUuid, reason: 'greylisted', retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString(), deferred_at: new Date(now).toISOString() }
+        }, { causation_id: causation, correlation_id: jobUuid, actor: 'verifier' })
+        if (deferred.events.length > 0) schedule(jobUuid, new Date(retryAt).toISOString(), causation)
+        return
+      }
+    }
+    await completeJob(ctx, state, result, causation)
+  }
+
+  const consumer = await bus.consume({ name: 'verifier', event_types: ['JobQueued', 'JobDeferred'], concurrency: options.concurrency, max_deliveries: 5 }, async (event: RecordedEvent) => {
+    if (event.type === 'JobDeferred') {
+      const d = event.data as JobDeferred['data']
+      schedule(d.job_uuid, d.retry_at, event.id)
+      return
+    }
+    await run((event.data as JobQueued['data']).job_uuid, event.id)
   })
+
+  if (options.reads) {
+    const { items } = await options.reads.collection<JobDoc>('jobs').find({ status: 'deferred' })
+    for (const j of items) schedule(j.uuid, j.retry_at ?? new Date().toISOString(), `recovered:${j.uuid}`)
+  }
+
+  return {
+    get scheduled () { return timers.size },
+    stop: async () => {
+      stopped = true
+      for (const t of timers.values()) clearTimeout(t)
+      timers.clear()
+      await consumer.stop()
+    }
+  }
 }

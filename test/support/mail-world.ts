@@ -20,6 +20,14 @@ export interface HostSpec {
   refuse?: boolean
   /** Accept the TCP connection and never say anything. */
   silent?: boolean
+  /** Offer STARTTLS (smtp-server's built-in self-signed certificate). */
+  starttls?: boolean
+  /** Recipients per envelope; beyond it RCPT gets 452 4.5.3. */
+  max_rcpt_per_envelope?: number
+  /** Concurrent sessions; beyond it the banner is 421 4.7.0. */
+  max_sessions?: number
+  /** Greylisting: an address is answered 450 4.2.0 until this long (ms) after it was first asked. */
+  greylist_ms?: number
 }
 
 export interface DomainSpec {
@@ -36,6 +44,10 @@ export interface MailWorld {
   transcript: string[]
   /** Number of SMTP connections each host accepted. */
   connections: Map<string, number>
+  /** Sessions that switched to TLS, per host ip. */
+  tls_sessions: Map<string, number>
+  /** Peak of concurrent sessions, per host ip. */
+  peak_sessions: Map<string, number>
   close (): Promise<void>
 }
 
@@ -80,6 +92,8 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
 
   const transcript: string[] = []
   const connections = new Map<string, number>()
+  const tlsSessions = new Map<string, number>()
+  const peak = new Map<string, number>()
   const servers: Array<{ close: () => Promise<void> }> = []
   for (const h of options.hosts) {
     if (h.refuse) continue
@@ -91,30 +105,49 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
       servers.push({ close: async () => { for (const s of sockets) s.destroy(); await new Promise(resolve => srv.close(resolve)) } })
       continue
     }
+    let active = 0
+    const firstSeen = new Map<string, number>()
     const smtp = new SMTPServer({
       name: h.name,
       banner: 'ESMTP simulated',
       authOptional: true,
-      disabledCommands: ['AUTH', 'STARTTLS'],
+      disabledCommands: h.starttls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
       logger: false,
       socketTimeout: 30_000,
       closeTimeout: 100,
       onConnect (_session, cb) {
         connections.set(h.ip, (connections.get(h.ip) ?? 0) + 1)
+        active++
+        peak.set(h.ip, Math.max(peak.get(h.ip) ?? 0, active))
         const go = (): void => {
-          if (h.banner_reply) {
-            const err = new Error(h.banner_reply.message) as Error & { responseCode: number }
-            err.responseCode = h.banner_reply.code
+          const reply = h.banner_reply ?? (h.max_sessions !== undefined && active > h.max_sessions ? { code: 421, message: '4.7.0 Too many concurrent sessions, try later' } : null)
+          if (reply) {
+            const err = new Error(reply.message) as Error & { responseCode: number }
+            err.responseCode = reply.code
             cb(err)
           } else cb()
         }
         if (h.banner_delay_ms) setTimeout(go, h.banner_delay_ms)
         else go()
       },
+      onClose () { active-- },
+      onSecure (_socket, _session, cb) { tlsSessions.set(h.ip, (tlsSessions.get(h.ip) ?? 0) + 1); cb() },
       onMailFrom (address, _session, cb) { transcript.push(`${h.ip} MAIL FROM:<${address.address}>`); cb() },
-      onRcptTo (address, _session, cb) {
+      onRcptTo (address, session, cb) {
         transcript.push(`${h.ip} RCPT TO:<${address.address}>`)
-        const r = (h.rcpt ?? (() => ok))(address.address.toLowerCase())
+        const fail = (code: number, message: string): void => {
+          const err = new Error(message) as Error & { responseCode: number }
+          err.responseCode = code
+          cb(err)
+        }
+        if (h.max_rcpt_per_envelope !== undefined && session.envelope.rcptTo.length >= h.max_rcpt_per_envelope) return fail(452, '4.5.3 Too many recipients')
+        const who = address.address.toLowerCase()
+        if (h.greylist_ms !== undefined) {
+          const seen = firstSeen.get(who)
+          if (seen === undefined) firstSeen.set(who, Date.now())
+          if (seen === undefined || Date.now() - seen < h.greylist_ms) return fail(450, '4.2.0 Greylisted, please try again later')
+        }
+        const r = (h.rcpt ?? (() => ok))(who)
         if (r.code >= 200 && r.code < 300) return cb()
         const err = new Error(r.message) as Error & { responseCode: number }
         err.responseCode = r.code
@@ -133,6 +166,8 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
     dns_server: `${options.dns_ip}:${dnsPort}`,
     transcript,
     connections,
+    tls_sessions: tlsSessions,
+    peak_sessions: peak,
     close: async () => {
       await Promise.all(servers.map(s => s.close()))
       await new Promise<void>(resolve => udp.close(() => resolve()))

@@ -1,18 +1,21 @@
 import { DomainError } from '../shared.ts'
-import type { JobCompleted, JobEvent, JobQueued } from './events.ts'
+import type { JobCompleted, JobDeferred, JobEvent, JobQueued } from './events.ts'
 
-export type JobStatus = 'queued' | 'completed' | 'failed'
+/** Lifecycle: queued → (deferred ↔ retried)* → completed | failed. */
+export type JobStatus = 'queued' | 'deferred' | 'completed' | 'failed'
 
 export type JobState =
   | { status: 'none' }
-  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', verdict: JobCompleted['data']['verdict'] | null, charge: number }
+  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', verdict: JobCompleted['data']['verdict'] | null, charge: number, queued_at: string, attempts: number, retry_at: string | null }
 
 export const initialState = (): JobState => ({ status: 'none' })
 
 export function evolve (state: JobState, event: JobEvent): JobState {
   switch (event.type) {
     case 'JobQueued':
-      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, verdict: null, charge: 0 }
+      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, verdict: null, charge: 0, queued_at: event.data.queued_at, attempts: 0, retry_at: null }
+    case 'JobDeferred':
+      return state.status === 'none' || isTerminal(state) ? state : { ...state, status: 'deferred', attempts: event.data.attempt, retry_at: event.data.retry_at }
     case 'JobCompleted':
       return state.status === 'none' ? state : { ...state, status: 'completed', verdict: event.data.verdict, charge: Math.min(state.cost, event.data.charge) }
     case 'JobFailed':
@@ -30,10 +33,11 @@ export type JobCommand =
   | { type: 'QueueJob', data: JobQueued['data'] }
   | { type: 'CompleteJob', data: Omit<JobCompleted['data'], 'user_uuid'> }
   | { type: 'FailJob', data: { job_uuid: string, error: string, failed_at: string } }
+  | { type: 'DeferJob', data: Omit<JobDeferred['data'], 'user_uuid' | 'attempt'> }
 
 /**
- * The job decider. Completing or failing a terminal job is a no-op (workers may see a
- * job twice); completing an unknown job is an error.
+ * The job decider. Completing, deferring or failing a terminal job is a no-op (workers
+ * may see a job twice); doing so to an unknown job is an error.
  * @throws DomainError conflict `submit_job.exists` when queueing onto an existing stream.
  * @throws DomainError not_found `job.not_found` when completing a job that was never queued.
  */
@@ -46,6 +50,10 @@ export function decide (command: JobCommand, state: JobState): JobEvent[] {
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
       return [{ type: 'JobCompleted', data: { ...command.data, user_uuid: state.user_uuid } }]
+    case 'DeferJob':
+      if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
+      if (isTerminal(state)) return []
+      return [{ type: 'JobDeferred', data: { ...command.data, user_uuid: state.user_uuid, attempt: state.attempts + 1 } }]
     case 'FailJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []

@@ -28,8 +28,22 @@ export type JobCompleted = Event<'JobCompleted', {
   completed_at: string
 }>
 
+/**
+ * The receiver greylisted the address (450/451): the job waits and is retried at
+ * `retry_at`, until `deadline_at`, after which it completes `unknown`/`greylisted`.
+ */
+export type JobDeferred = Event<'JobDeferred', {
+  job_uuid: string
+  user_uuid: string
+  attempt: number
+  reason: 'greylisted'
+  retry_at: string
+  deadline_at: string
+  deferred_at: string
+}>
+
 export type JobFailed = Event<'JobFailed', { job_uuid: string, user_uuid: string, error: string, failed_at: string }>
 
-export type JobEvent = JobQueued | JobCompleted | JobFailed
+export type JobEvent = JobQueued | JobDeferred | JobCompleted | JobFailed
 
-export const JOB_EVENT_TYPES = ['JobQueued', 'JobCompleted', 'JobFailed'] as const
+export const JOB_EVENT_TYPES = ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed'] as const

@@ -20,6 +20,8 @@ export function jobView (j: JobDoc): Record<string, unknown> {
     environment: j.environment,
     created_at: j.created_at,
     completed_at: j.completed_at,
+    attempts: j.attempts,
+    retry_at: j.retry_at,
     error: j.error,
     result: j.result
   }

@@ -1,0 +1,164 @@
+import t from 'tap'
+import { startMailWorld } from './support/mail-world.ts'
+import { VerificationEngine, type EngineOptions } from '../src/verifier/engine.ts'
+import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
+import { DEFAULT_POLITENESS } from '../src/verifier/politeness.ts'
+import { CHECK_NAMES } from '../src/domain/checks.ts'
+
+// This file owns 127.0.21.0/24.
+const exists = (a: string): { code: number, message: string } => /^(u\d+|jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const world = await startMailWorld({
+  dns_ip: '127.0.21.1',
+  domains: [
+    { name: 'reuse.com', mx: [{ preference: 10, exchange: 'mx.reuse.com' }] },
+    { name: 'reuse2.com', mx: [{ preference: 10, exchange: 'mx.reuse.com' }] },
+    { name: 'small-envelope.com', mx: [{ preference: 10, exchange: 'mx.small-envelope.com' }] },
+    { name: 'strict.com', mx: [{ preference: 10, exchange: 'mx.strict.com' }] },
+    { name: 'tls.com', mx: [{ preference: 10, exchange: 'mx.tls.com' }] },
+    { name: 'grey.com', mx: [{ preference: 10, exchange: 'mx.grey.com' }] },
+    { name: 'greyforever.com', mx: [{ preference: 10, exchange: 'mx.greyforever.com' }] },
+    { name: 'silent.com', mx: [{ preference: 10, exchange: 'mx.silent.com' }] },
+    { name: 'cached.com', mx: [{ preference: 10, exchange: 'mx.cached.com' }] }
+  ],
+  hosts: [
+    { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
+    { name: 'mx.small-envelope.com', ip: '127.0.21.3', rcpt: exists, max_rcpt_per_envelope: 5 },
+    { name: 'mx.strict.com', ip: '127.0.21.4', rcpt: exists, max_sessions: 1 },
+    { name: 'mx.tls.com', ip: '127.0.21.5', rcpt: exists, starttls: true },
+    { name: 'mx.grey.com', ip: '127.0.21.6', rcpt: exists, greylist_ms: 250 },
+    { name: 'mx.greyforever.com', ip: '127.0.21.7', rcpt: exists, greylist_ms: 60_000 },
+    { name: 'mx.silent.com', ip: '127.0.21.8', silent: true },
+    { name: 'mx.cached.com', ip: '127.0.21.9', rcpt: exists }
+  ]
+})
+t.teardown(() => world.close())
+
+function engine (over: Partial<EngineOptions> = {}): { e: VerificationEngine, resolver: CachingMailResolver } {
+  const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 }))
+  const e = new VerificationEngine({
+    resolver,
+    probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 500 },
+    politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 2, burst_per_host: 2, sessions_per_second_per_host: 100, backoff: { initial_ms: 50, max_ms: 400 } },
+    greylist: { retry_ms: 300, deadline_ms: 3_000 },
+    ...over
+  })
+  return { e, resolver }
+}
+const all = CHECK_NAMES
+const list = (domain: string, n: number): Array<{ email: string, checks: typeof all }> =>
+  Array.from({ length: n }, (_, i) => ({ email: `u${i}@${domain}`, checks: all }))
+
+t.test('one session serves many addresses of an MX, across domains, within the per-MX cap', async t => {
+  const { e } = engine()
+  const requests = [...list('reuse.com', 40), ...list('reuse2.com', 19), { email: 'nobody@reuse2.com', checks: all }]
+  const results = await e.verifyMany(requests)
+  for (const [i, r] of results.entries()) {
+    const expected = requests[i].email.startsWith('nobody') ? 'mailbox_not_found' : 'accepted_email'
+    if (r.reason !== expected) t.fail(`${requests[i].email}: ${r.reason}`)
+  }
+  t.ok(e.stats.sessions <= 2, `sessions: ${e.stats.sessions} for 60 addresses`)
+  t.ok((world.peak_sessions.get('127.0.21.2') ?? 0) <= 2, 'never more than 2 sessions at once')
+  t.equal(e.stats.rcpts, 62, 'one RCPT per address plus one catch-all probe per domain')
+  t.ok(e.stats.envelopes >= 2, 'several envelopes, RSET between them')
+})
+
+t.test('452 4.5.3 too many recipients opens another envelope', async t => {
+  const { e } = engine()
+  const results = await e.verifyMany(list('small-envelope.com', 12))
+  t.ok(results.every(r => r.reason === 'accepted_email'), results.map(r => r.reason).join(','))
+  t.ok(e.stats.envelopes >= 3, `envelopes: ${e.stats.envelopes}`)
+})
+
+t.test('421 beyond the receiver\'s session limit: back off, adapt, and still answer everything', async t => {
+  const { e } = engine()
+  const results = await e.verifyMany(list('strict.com', 30))
+  t.ok(results.every(r => r.reason === 'accepted_email'), results.map(r => r.reason).join(','))
+  t.ok(e.stats.pushbacks >= 1, `push-backs: ${e.stats.pushbacks}`)
+})
+
+t.test('STARTTLS when offered', async t => {
+  const { e } = engine()
+  const r = await e.verify('jane@tls.com', all)
+  t.equal(r.reason, 'accepted_email')
+  t.ok((world.tls_sessions.get('127.0.21.5') ?? 0) >= 1)
+  t.match(r.checks.find(c => c.name === 'smtp')?.detail, /\(TLS\)/)
+})
+
+t.test('greylisting in bulk: asked again after the retry delay, then answered', async t => {
+  const { e } = engine()
+  const results = await e.verifyMany([...list('grey.com', 5), { email: 'nobody@grey.com', checks: all }], { greylist: 'wait' })
+  t.same(results.map(r => r.reason), ['accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'mailbox_not_found'])
+  t.ok(e.stats.greylist_rounds >= 1)
+})
+
+t.test('greylisting past the deadline ends unknown/greylisted', async t => {
+  const { e } = engine({ greylist: { retry_ms: 100, deadline_ms: 350 } })
+  const [r] = await e.verifyMany([{ email: 'jane@greyforever.com', checks: all }], { greylist: 'wait' })
+  t.equal(r.verdict, 'unknown')
+  t.equal(r.reason, 'greylisted')
+  t.equal(r.retryable, true)
+})
+
+t.test('greylisting deferred to the caller answers at once', async t => {
+  const { e } = engine()
+  const r = await e.verify('x@greyforever.com', all)
+  t.equal(r.reason, 'greylisted')
+})
+
+t.test('a tarpit costs bounded time: timeout', async t => {
+  const { e } = engine()
+  const t0 = Date.now()
+  const r = await e.verify('jane@silent.com', all)
+  t.equal(r.reason, 'timeout')
+  t.ok(Date.now() - t0 < 5_000)
+})
+
+t.test('result cache: a repeat within the TTL is answered without the network', async t => {
+  const { e, resolver } = engine()
+  const first = await e.verify('jane@cached.com', all)
+  t.equal(first.cached, false)
+  const rcpts = world.transcript.length
+  const queries = resolver.queries
+  const again = await e.verify('Jane@CACHED.com', all)
+  t.equal(again.cached, true)
+  t.equal(again.reason, 'accepted_email')
+  t.equal(again.email, 'Jane@CACHED.com')
+  t.equal(world.transcript.length, rcpts, 'no SMTP')
+  t.equal(resolver.queries, queries, 'no DNS')
+  t.equal(e.stats.result_cache_hits, 1)
+})
+
+t.test('DNS answers are cached per TTL; the catch-all answer per domain', async t => {
+  const { e, resolver } = engine()
+  await e.verify('u1@cached.com', all)
+  const q = resolver.queries
+  const rcpts = world.transcript.length
+  await e.verify('u2@cached.com', all)
+  t.equal(resolver.queries, q, 'the second address of the domain needs no DNS')
+  t.equal(world.transcript.length - rcpts, 2, 'MAIL FROM and one RCPT: no second catch-all probe')
+  t.ok(e.stats.catch_all_cache_hits >= 1)
+})
+
+t.test('naive mode: one session per address, no caches', async t => {
+  const { e } = engine({ mode: 'naive', politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 1_000, burst_per_host: 1_000, sessions_per_second_per_host: Infinity } })
+  const results = await e.verifyMany(list('reuse.com', 10))
+  t.ok(results.every(r => r.reason === 'accepted_email'))
+  t.equal(e.stats.sessions, 10, 'one session per address')
+  t.equal(e.stats.rcpts, 20, 'and a catch-all probe in each')
+})
+
+t.test('checks are selectable: no smtp means no SMTP traffic and an unknown verdict', async t => {
+  const { e } = engine()
+  const before = world.transcript.length
+  const r = await e.verify('jane@reuse.com', ['syntax', 'dns'])
+  t.equal(world.transcript.length, before)
+  t.equal(r.verdict, 'unknown')
+  t.same(r.checks.map(c => c.name), ['syntax', 'dns'])
+})
+
+t.test('typo check suggests a correction', async t => {
+  const { e } = engine()
+  const r = await e.verify('jane@gmial.com', ['syntax', 'typo'])
+  t.equal(r.did_you_mean, 'jane@gmail.com')
+  t.ok(r.flags.includes('possible_typo'))
+})
