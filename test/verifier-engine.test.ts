@@ -3,6 +3,7 @@ import { startMailWorld } from './support/mail-world.ts'
 import { VerificationEngine } from '../src/verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
+import { VERDICT_OF } from '../src/verifier/result.ts'
 
 // This file owns 127.0.20.0/24.
 function onlyX (a: string): { code: number, message: string } {
@@ -22,10 +23,17 @@ const world = await startMailWorld({
     { name: 'nullmx.com', mx: 'null_mx' },
     { name: 'aonly.com', a: ['127.0.20.9'] },
     { name: 'nomail.com' },
-    { name: 'catchall.com', mx: [{ preference: 10, exchange: 'mx.catchall.com' }] }
+    { name: 'catchall.com', mx: [{ preference: 10, exchange: 'mx.catchall.com' }] },
+    { name: 'mailinator.com', mx: [{ preference: 10, exchange: 'mx.acme.com' }] },
+    { name: 'gmail.com', mx: [{ preference: 5, exchange: 'gmail-smtp-in.l.google.com' }] },
+    { name: 'gmial.com', mx: [{ preference: 10, exchange: 'mx.acme.com' }] },
+    { name: 'xn--bcher-kva.de', mx: [{ preference: 10, exchange: 'mx.acme.com' }] },
+    { name: 'disabled.com', mx: [{ preference: 10, exchange: 'mx.disabled.com' }] },
+    { name: 'policy.com', mx: [{ preference: 10, exchange: 'mx.policy.com' }] },
+    { name: 'broken-dns.com', servfail: true }
   ],
   hosts: [
-    { name: 'mx.acme.com', ip: '127.0.20.2', rcpt: a => a.startsWith('jane@') || a.startsWith('info@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 <' + a + '>: Recipient address rejected: User unknown' } },
+    { name: 'mx.acme.com', ip: '127.0.20.2', rcpt: a => /^(jane|info|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 <' + a + '>: Recipient address rejected: User unknown' } },
     { name: 'mx.fullbox.com', ip: '127.0.20.3', rcpt: () => ({ code: 552, message: '5.2.2 Mailbox full' }) },
     { name: 'mx.blocker.com', ip: '127.0.20.4', rcpt: () => ({ code: 554, message: '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org' }) },
     { name: 'mx.busy.com', ip: '127.0.20.5', banner_reply: { code: 421, message: '4.3.2 Too busy, try later' } },
@@ -35,7 +43,10 @@ const world = await startMailWorld({
     { name: 'mx1.backup.com', ip: '127.0.20.10', refuse: true },
     { name: 'mx2.backup.com', ip: '127.0.20.11', rcpt: onlyX },
     { name: 'aonly.com', ip: '127.0.20.9', rcpt: onlyX },
-    { name: 'mx.catchall.com', ip: '127.0.20.12' }
+    { name: 'mx.catchall.com', ip: '127.0.20.12' },
+    { name: 'gmail-smtp-in.l.google.com', ip: '127.0.20.13', rcpt: a => a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: "5.1.1 The email account that you tried to reach does not exist." } },
+    { name: 'mx.disabled.com', ip: '127.0.20.14', rcpt: () => ({ code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' }) },
+    { name: 'mx.policy.com', ip: '127.0.20.15', rcpt: () => ({ code: 554, message: '5.7.1 Message refused by recipient policy' }) }
   ]
 })
 t.teardown(() => world.close())
@@ -64,17 +75,18 @@ const cases: Array<[string, string, string, string?]> = [
   ['x@ghost-domain.com', 'invalid', 'invalid_domain'],
   ['not an address', 'invalid', 'invalid_syntax'],
   ['info@acme.com', 'risky', 'role_account'],
-  ['x@mailinator.com', 'risky', 'disposable', 'disposable domain (not in this DNS world either)']
+  ['jane@mailinator.com', 'risky', 'disposable', 'a disposable domain whose server accepts'],
+  ['jane@gmail.com', 'valid', 'accepted_email', 'free provider: flagged, still valid'],
+  ['jane@gmial.com', 'risky', 'low_quality', 'typo domain that accepts mail'],
+  ['jane@bücher.de', 'valid', 'accepted_email', 'IDN domain probed as punycode'],
+  ['x@disabled.com', 'invalid', 'mailbox_disabled'],
+  ['x@policy.com', 'invalid', 'rejected_email', 'a permanent refusal that names neither mailbox nor sender'],
+  ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL']
 ]
 
 for (const [email, verdict, reason, note] of cases) {
   t.test(`${email} → ${verdict}/${reason}${note ? ` (${note})` : ''}`, async t => {
     const r = await engine.verify(email, all)
-    if (email.endsWith('mailinator.com')) {
-      // The disposable flag is set before DNS; the domain does not exist in this world.
-      t.ok(r.flags.includes('disposable'))
-      return
-    }
     t.equal(r.verdict, verdict)
     t.equal(r.reason, reason)
     if (verdict === 'invalid') t.equal(r.score, 0)
@@ -100,13 +112,26 @@ t.test('enhanced code and message of a rejection are reported', async t => {
   t.equal(r.normalized, 'nobody@acme.com')
 })
 
-t.test('free provider flag lowers a valid score but keeps it valid', async t => {
-  const r = await engine.verify('someone@gmail.com', ['syntax', 'free'])
+t.test('free provider: flag, provider label, a slightly lower valid score', async t => {
+  const r = await engine.verify('jane@gmail.com', all)
   t.ok(r.flags.includes('free'))
-  t.equal(r.verdict, 'unknown', 'without an SMTP answer the mailbox is not known')
+  t.equal(r.mx?.provider, 'google')
+  t.equal(r.score, 95)
+  t.same(r.score_breakdown, [{ factor: 'reason:accepted_email', points: 100 }, { factor: 'flag:free', points: -5 }])
 })
 
-t.test('IDN domain is normalized to punycode', async t => {
-  const r = await engine.verify('Jane@BÜCHER.de', ['syntax'])
+t.test('typo: did_you_mean names the likely address', async t => {
+  const r = await engine.verify('jane@gmial.com', all)
+  t.equal(r.did_you_mean, 'jane@gmail.com')
+})
+
+t.test('IDN domain is normalized to punycode and probed so', async t => {
+  const r = await engine.verify('Jane@BÜCHER.de', all)
   t.equal(r.normalized, 'Jane@xn--bcher-kva.de')
+  t.ok(world.transcript.some(l => /^127\.0\.20\.2 RCPT TO:<Jane@xn--bcher-kva\.de>$/i.test(l)), 'the A-label is sent, never the U-label')
+})
+
+t.test('every reason of VERIFICATION.md has a case above', async t => {
+  const covered = new Set(cases.map(c => c[2]))
+  for (const reason of Object.keys(VERDICT_OF)) t.ok(covered.has(reason), reason)
 })

@@ -263,13 +263,15 @@ export class VerificationEngine {
 
   /**
    * The verdict once nothing found the address invalid: disposable makes it risky; a
-   * catch-all domain makes an accepted mailbox `accept_all`; a role local part makes it
+   * domain that looks like a typo of a well-known one makes it `low_quality` (such domains
+   * are often traps); a catch-all domain makes an accepted mailbox `accept_all`; a role local part makes it
    * risky; an accepted mailbox is valid; without an SMTP answer it is not known
    * (`unknown`, not charged).
    */
   private firm (w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
     if (w.flags.includes('disposable')) return this.done(w, 'disposable', extra)
     if (smtp === null) return this.done(w, 'smtp_unavailable', { ...extra, retryable: false })
+    if (w.did_you_mean !== null) return this.done(w, 'low_quality', extra)
     if (w.flags.includes('accept_all')) return this.done(w, 'accept_all', extra)
     if (w.flags.includes('role')) return this.done(w, 'role_account', extra)
     return this.done(w, 'accepted_email', extra)

@@ -22,5 +22,24 @@ export function suggestCorrection (email: string): string | null {
   if (at <= 0 || at === email.length - 1) return null
   const suggestion = spell.run({ email, topLevelDomains: TLDS })
   if (!suggestion || suggestion.full === email) return null
+  const domain = email.slice(at + 1).toLowerCase()
+  const proposed = suggestion.full.slice(suggestion.full.lastIndexOf('@') + 1)
+  // Sift3 alone proposes far-fetched fixes (acme.com → me.com): keep only the ones a
+  // slip of the finger explains, one edit for short domains and two for long ones.
+  if (editDistance(domain, proposed) > (domain.length >= 9 ? 2 : 1)) return null
   return suggestion.full
+}
+
+/** Optimal-string-alignment distance: insertions, deletions, substitutions, adjacent transpositions. */
+export function editDistance (a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
+  for (let j = 1; j <= b.length; j++) d[0][j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1)
+    }
+  }
+  return d[a.length][b.length]
 }

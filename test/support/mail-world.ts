@@ -36,6 +36,8 @@ export interface DomainSpec {
   mx?: Array<{ preference: number, exchange: string }> | 'null_mx'
   /** A records of the domain itself (used when it has no MX). */
   a?: string[]
+  /** The DNS server answers SERVFAIL for this name. */
+  servfail?: boolean
 }
 
 export interface MailWorld {
@@ -68,6 +70,7 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
     for (const ip of d.a ?? []) add(d.name, { type: 'A', name: d.name, ttl: 300, data: ip })
   }
   for (const h of options.hosts) add(h.name, { type: 'A', name: h.name, ttl: 300, data: h.ip })
+  const servfail = new Set(options.domains.filter(d => d.servfail).map(d => d.name))
 
   const udp: UdpSocket = createSocket('udp4')
   udp.on('message', (msg, rinfo) => {
@@ -81,7 +84,7 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
     const response = dnsPacket.encode({
       id: query.id,
       type: 'response',
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & dnsPacket.RECURSION_DESIRED | (known ? 0 : 3),
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | (query.flags ?? 0) & dnsPacket.RECURSION_DESIRED | (servfail.has(name) ? 2 : known ? 0 : 3),
       questions: [q],
       answers
     })
