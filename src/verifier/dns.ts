@@ -79,7 +79,12 @@ export class DnsClient {
 
   private async udp (server: { host: string, port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
     const q = this.request(name, type)
+    const wire = packet.encode(q)
     const socket = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4')
+    // UDP loses packets under load: retransmit the same query every quarter of the
+    // timeout (at most every 500 ms) until an answer comes or the timeout passes.
+    const every = Math.min(500, Math.max(50, Math.floor(this.timeoutMs / 4)))
+    let resend: NodeJS.Timeout | undefined
     try {
       return await new Promise<packet.DecodedPacket>((resolve, reject) => {
         const timer = setTimeout(() => reject(new DnsTimeoutError(name, type)), this.timeoutMs)
@@ -91,9 +96,12 @@ export class DnsClient {
           clearTimeout(timer)
           resolve(res)
         })
-        socket.send(packet.encode(q), server.port, server.host)
+        const send = (): void => { socket.send(wire, server.port, server.host) }
+        send()
+        resend = setInterval(send, every)
       })
     } finally {
+      clearInterval(resend)
       socket.close()
     }
   }

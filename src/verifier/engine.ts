@@ -135,30 +135,8 @@ export class VerificationEngine {
     }
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline.
-    const started = Date.now()
-    const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
-    let round = 0
-    let todo = smtpPending
-    for (;;) {
-      const answers = await this.smtpRound(works, todo, routes)
-      const again: number[] = []
-      for (const i of todo) {
-        const r = this.fromSmtp(works[i], answers.get(i)!)
-        const waitMore = options.greylist === 'wait' && r.reason === 'greylisted'
-        if (waitMore) again.push(i)
-        else results[i] = r
-      }
-      if (again.length === 0) break
-      const next = started + greylist.retry_ms * 2 ** round
-      if (next > started + greylist.deadline_ms) {
-        for (const i of again) results[i] = this.fromSmtp(works[i], answers.get(i)!)
-        break
-      }
-      round++
-      this.counters.greylist_rounds++
-      await sleep(next - Date.now())
-      todo = again
-    }
+    const answers = await this.smtpPhase(works, smtpPending, routes, options.greylist === 'wait')
+    for (const i of smtpPending) results[i] = this.fromSmtp(works[i], answers.get(i)!)
 
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!
@@ -176,54 +154,75 @@ export class VerificationEngine {
         const t0 = performance.now()
         const route = await this.o.resolver.route(d).catch((): MailRoute => ({ kind: 'error', code: 'EUNKNOWN' }))
         out.set(d, { route, ms: round1(performance.now() - t0) })
+        // Resolve the first MX host now, at this pace, rather than all at once when sessions open.
+        if (route.kind === 'mx' || route.kind === 'implicit') await this.o.resolver.addresses(route.hosts[0].host).catch(() => [])
       }
     }
     await Promise.all(Array.from({ length: Math.min(domains.length, this.o.dns_concurrency ?? 64) }, worker))
     return out
   }
 
-  /** One round of SMTP probes for the addresses `indices`; answers per index, with the catch-all status. */
-  private async smtpRound (works: Work[], indices: number[], routes: Map<string, { route: MailRoute }>): Promise<Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>> {
-    const byRoute = new Map<string, { hosts: MailHost[], provider: string | null, domains: Map<string, number[]> }>()
+  /**
+   * SMTP probes for the addresses `indices`, one task per MX route (all routes at once).
+   * Within a route the addresses of each domain share a queue (and sessions) with the
+   * domain's catch-all probe; in naive mode each address gets its own session, in input
+   * order. With `waitGreylist`, a route's greylisted recipients are asked again once the
+   * retry delay has passed since they were asked (doubling each time) until the deadline.
+   */
+  private async smtpPhase (works: Work[], indices: number[], routes: Map<string, { route: MailRoute }>, waitGreylist: boolean): Promise<Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>> {
+    // Engine: one task per MX route. Naive: one task per address, started in input order.
+    const tasks = new Map<string, { hosts: MailHost[], provider: string | null, domains: Map<string, number[]> }>()
     for (const i of indices) {
       const w = works[i]
       const route = routes.get(w.domain)!.route as Extract<MailRoute, { hosts: MailHost[] }>
-      const key = route.hosts.map(h => h.host).join(',')
-      const g = byRoute.get(key) ?? { hosts: route.hosts, provider: providerOf(route.hosts[0].host), domains: new Map() }
-      byRoute.set(key, g)
+      const key = this.naive ? String(i) : route.hosts.map(h => h.host).join(',')
+      const g = tasks.get(key) ?? { hosts: route.hosts, provider: providerOf(route.hosts[0].host), domains: new Map() }
+      tasks.set(key, g)
       g.domains.set(w.domain, [...(g.domains.get(w.domain) ?? []), i])
     }
     const out = new Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>()
-    const deadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
-    await Promise.all([...byRoute.values()].map(async g => {
-      const groups: string[][] = []
-      const probes = new Map<string, string>()
-      for (const [domain, idx] of g.domains) {
-        const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
-        const known = this.knownCatchAll(domain)
-        const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
-        if (probe) probes.set(domain, probe)
-        if (this.naive) {
-          for (const i of idx) groups.push(probe ? [probe, works[i].normalized!] : [works[i].normalized!])
-        } else {
+    const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
+    const deadline = Date.now() + greylist.deadline_ms
+    const pushbackDeadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
+
+    await Promise.all([...tasks.values()].map(async g => {
+      let todo = g.domains
+      const catchAll = new Map<string, boolean | null>()
+      for (let attempt = 0; ; attempt++) {
+        const groups: string[][] = []
+        const probes = new Map<string, string>()
+        for (const [domain, idx] of todo) {
+          const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
+          const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
+          const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
+          if (probe) probes.set(domain, probe)
           groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
         }
-      }
-      const t0 = performance.now()
-      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline })
-      const ms = round1(performance.now() - t0)
-      for (const [domain, idx] of g.domains) {
-        const probe = probes.get(domain)
-        let catchAll = this.knownCatchAll(domain)
-        if (probe) {
-          const a = answers.get(probe)
-          catchAll = a?.kind === 'rcpt' ? (a.outcome === 'accepted' ? true : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome) ? false : null) : null
-          if (catchAll !== null && !this.naive) this.catchAll.set(domain, { accepts: catchAll, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+        const t0 = performance.now()
+        const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline })
+        const askedAt = Date.now()
+        const ms = round1(performance.now() - t0)
+        const again = new Map<string, number[]>()
+        for (const [domain, idx] of todo) {
+          const probe = probes.get(domain)
+          if (probe) {
+            const a = answers.get(probe)
+            const status = a?.kind === 'rcpt' ? (a.outcome === 'accepted' ? true : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome) ? false : null) : null
+            catchAll.set(domain, status)
+            if (status !== null && !this.naive) this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+          }
+          for (const i of idx) {
+            const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
+            out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
+            if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
+          }
         }
-        for (const i of idx) {
-          const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
-          out.set(i, { answer, catch_all: catchAll, ms })
-        }
+        if (again.size === 0) return
+        const due = askedAt + greylist.retry_ms * 2 ** attempt
+        if (due > deadline) return
+        this.counters.greylist_rounds++
+        await sleep(due - Date.now())
+        todo = again
       }
     }))
     return out
@@ -306,13 +305,25 @@ export class VerificationEngine {
     const hit = this.resultCache.get(this.cacheKey(w))
     if (!hit || hit.expires <= Date.now()) return null
     this.counters.result_cache_hits++
-    return { ...structuredClone(hit.result), email: w.email, cached: true }
+    return { ...copyResult(hit.result), email: w.email, cached: true }
   }
 
   private remember (w: Work, r: VerificationResult): void {
     const ttl = this.o.result_cache_ttl_ms ?? 3_600_000
     if (this.naive || ttl <= 0 || r.retryable || w.normalized === null) return
-    this.resultCache.set(this.cacheKey(w), { result: structuredClone(r), expires: Date.now() + ttl })
+    this.resultCache.set(this.cacheKey(w), { result: copyResult(r), expires: Date.now() + ttl })
+  }
+}
+
+/** A copy of a result that shares nothing mutable with it. */
+function copyResult (r: VerificationResult): VerificationResult {
+  return {
+    ...r,
+    score_breakdown: r.score_breakdown.map(b => ({ ...b })),
+    flags: [...r.flags],
+    mx: r.mx ? { ...r.mx } : null,
+    smtp: r.smtp ? { ...r.smtp } : null,
+    checks: r.checks.map(c => ({ ...c }))
   }
 }
 

@@ -32,7 +32,7 @@ export class SmtpSession {
   private socket: Socket | TLSSocket
   private buffer = ''
   private lines: string[] = []
-  private waiting: { resolve: (r: SmtpReply) => void, reject: (e: Error) => void, timer: NodeJS.Timeout } | null = null
+  private waiting: { resolve: (r: SmtpReply) => void, reject: (e: Error) => void } | null = null
   private ended: SmtpSessionError | null = null
   private readonly replies: SmtpReply[] = []
   private readonly timeoutMs: number
@@ -146,7 +146,6 @@ export class SmtpSession {
     if (this.waiting) {
       const w = this.waiting
       this.waiting = null
-      clearTimeout(w.timer)
       w.resolve(reply)
     } else {
       this.replies.push(reply)
@@ -156,10 +155,10 @@ export class SmtpSession {
   private fail (err: SmtpSessionError): void {
     if (this.ended) return
     this.ended = err
+    if (this.timer) { clearTimeout(this.timer); this.timer = null }
     if (this.waiting) {
       const w = this.waiting
       this.waiting = null
-      clearTimeout(w.timer)
       w.reject(err)
     }
   }
@@ -173,16 +172,24 @@ export class SmtpSession {
     if (queued) return queued
     if (this.ended) throw this.ended
     return await new Promise<SmtpReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting = null
-        const err = new SmtpSessionError('timeout', `no reply within ${this.timeoutMs} ms`)
-        this.fail(err)
-        this.socket.destroy()
-        reject(err)
-      }, this.timeoutMs)
-      this.waiting = { resolve, reject, timer }
+      // One timer per session, re-armed for each reply (cheaper than a timer per command).
+      if (this.timer) this.timer.refresh()
+      else {
+        this.timer = setTimeout(() => {
+          const w = this.waiting
+          if (!w) return
+          this.waiting = null
+          const err = new SmtpSessionError('timeout', `no reply within ${this.timeoutMs} ms`)
+          this.fail(err)
+          this.socket.destroy()
+          w.reject(err)
+        }, this.timeoutMs)
+      }
+      this.waiting = { resolve, reject }
     })
   }
+
+  private timer: NodeJS.Timeout | null = null
 
   /** Sends one command line (CRLF added) and reads its reply. */
   async command (line: string): Promise<SmtpReply> {

@@ -17,6 +17,8 @@ export interface ProbeOptions {
   rcpt_per_session?: number
   /** STARTTLS when the server offers it (RFC 3207). */
   starttls?: boolean
+  /** Retry after a receiver pushes back (421, 4.7.x), within the deadline; false answers at once. */
+  retry_pushback?: boolean
 }
 
 export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
@@ -62,7 +64,7 @@ export class SmtpProber {
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
     this.politeness = politeness
-    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, ...options }
+    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, ...options }
   }
 
   /**
@@ -114,7 +116,7 @@ export class SmtpProber {
       if (outcome.pushedBack) {
         this.stats.pushbacks++
         const pause = this.politeness.pushBack(host.host, provider)
-        if (Date.now() + pause < deadline) continue
+        if (this.o.retry_pushback && Date.now() + pause < deadline) continue
       }
       // Connection refused, timeout, blocked, or out of time for push-backs: next host.
       hostIndex++

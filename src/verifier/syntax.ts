@@ -48,7 +48,19 @@ function checkLocal (local: string): string | null {
   return null
 }
 
+// Domain checks are pure and lists repeat domains: remember recent answers.
+const domainMemo = new Map<string, { ascii: string } | { error: string }>()
+
 function checkDomain (domain: string): { ascii: string } | { error: string } {
+  const hit = domainMemo.get(domain)
+  if (hit) return hit
+  const r = checkDomainUncached(domain)
+  if (domainMemo.size >= 50_000) domainMemo.clear()
+  domainMemo.set(domain, r)
+  return r
+}
+
+function checkDomainUncached (domain: string): { ascii: string } | { error: string } {
   if (domain.length === 0) return { error: 'empty domain' }
   if (domain.startsWith('[')) return { error: 'address literals cannot be verified (RFC 5321 §4.1.3); a domain name is required' }
   if (DOMAIN_ASCII_BAD.test(domain) || UNSAFE.test(domain)) return { error: 'invalid character in domain' }

@@ -17,17 +17,31 @@ const TLDS = spell.POPULAR_TLDS.filter(t => t !== 'co')
  * against common mailbox providers (`jane@gmial.com` → `jane@gmail.com`), or null when
  * the address looks right or is too far from every known domain.
  */
-export function suggestCorrection (email: string): string | null {
+export function suggestCorrection (input: string): string | null {
+  const email = input.trim()
   const at = email.lastIndexOf('@')
   if (at <= 0 || at === email.length - 1) return null
-  const suggestion = spell.run({ email, topLevelDomains: TLDS })
-  if (!suggestion || suggestion.full === email) return null
   const domain = email.slice(at + 1).toLowerCase()
+  let proposed = memo.get(domain)
+  if (proposed === undefined) {
+    proposed = suggestDomain(domain)
+    if (memo.size >= 50_000) memo.clear()
+    memo.set(domain, proposed)
+  }
+  return proposed === null ? null : `${email.slice(0, at)}@${proposed}`
+}
+
+const memo = new Map<string, string | null>()
+
+function suggestDomain (domain: string): string | null {
+  const suggestion = spell.run({ email: `x@${domain}`, topLevelDomains: TLDS })
+  if (!suggestion) return null
   const proposed = suggestion.full.slice(suggestion.full.lastIndexOf('@') + 1)
+  if (proposed === domain) return null
   // Sift3 alone proposes far-fetched fixes (acme.com → me.com): keep only the ones a
   // slip of the finger explains, one edit for short domains and two for long ones.
   if (editDistance(domain, proposed) > (domain.length >= 9 ? 2 : 1)) return null
-  return suggestion.full
+  return proposed
 }
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions, adjacent transpositions. */
