@@ -24,7 +24,7 @@ const { values: args } = parseArgs({
     'reply-ms': { type: 'string', default: '20' },
     'greylist-ms': { type: 'string', default: '1000' },
     'max-sessions': { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '512' },
+    concurrency: { type: 'string', default: '1024' },
     seed: { type: 'string', default: '42' }
   }
 })

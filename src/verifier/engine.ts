@@ -188,6 +188,8 @@ export class VerificationEngine {
     await Promise.all([...tasks.values()].map(async g => {
       let todo = g.domains
       const catchAll = new Map<string, boolean | null>()
+      // When each recipient was first asked: greylisting windows run from the first try.
+      const firstAsked = new Map<string, number>()
       for (let attempt = 0; ; attempt++) {
         const groups: string[][] = []
         const probes = new Map<string, string>()
@@ -200,8 +202,8 @@ export class VerificationEngine {
         }
         const t0 = performance.now()
         const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline })
-        const askedAt = Date.now()
         const ms = round1(performance.now() - t0)
+        for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
         const again = new Map<string, number[]>()
         for (const [domain, idx] of todo) {
           const probe = probes.get(domain)
@@ -218,7 +220,11 @@ export class VerificationEngine {
           }
         }
         if (again.size === 0) return
-        const due = askedAt + greylist.retry_ms * 2 ** attempt
+        // Ask again in the same order and at the same pace as before, starting when the
+        // first of them is due (plus a little slack), so each is asked about when its
+        // own window has passed.
+        const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
+        const due = earliest + greylist.retry_ms * 2 ** attempt + Math.min(250, greylist.retry_ms * 0.1)
         if (due > deadline) return
         this.counters.greylist_rounds++
         await sleep(due - Date.now())

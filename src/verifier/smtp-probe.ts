@@ -25,7 +25,8 @@ export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable'
 
 /** The answer for one recipient. */
 export type RecipientAnswer =
-  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean }
+  /** `asked_at`: when RCPT TO was sent (epoch ms). */
+  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number }
   | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
 
 /** Counters of a prober, for tests and the benchmark. */
@@ -172,6 +173,7 @@ export class SmtpProber {
         while (queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
           const item = queue.shift()!
           inFlight.push(item)
+          const askedAt = Date.now()
           const reply = await session.command(`RCPT TO:<${item.address}>`)
           this.stats.rcpts++
           const outcome = classifyRcpt(reply)
@@ -185,7 +187,7 @@ export class SmtpProber {
             return refused(reply, 'RCPT TO')
           }
           inFlight.pop()
-          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls })
+          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt })
           inEnvelope++
           asked++
         }
