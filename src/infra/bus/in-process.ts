@@ -1,27 +1,30 @@
 import type { RecordedEvent } from '../eventstore/port.ts'
 import type { Bus, BusHandler, Consumer, ConsumerOptions } from './port.ts'
 
-interface Entry {
+interface Member {
   options: ConsumerOptions
   handler: BusHandler
   running: number
-  queue: Array<{ event: RecordedEvent, done: () => void }>
+  queue: Array<{ event: RecordedEvent, attempt: number, done: () => void }>
   stopped: boolean
 }
+
+interface Group { name: string, members: Member[], next: number }
 
 /** Delay (ms) before the n-th redelivery of a failed message: 50, 100, 200 … up to 5 s. */
 const backoff = (attempt: number): number => Math.min(5_000, 50 * 2 ** (attempt - 1))
 
 /**
- * In-process bus (embedded default). `publish` enqueues the event for every consumer
- * whose filter matches and resolves when all of them have handled it, so the relay's
- * checkpoint only passes events that were fully handled and nothing is lost on a crash.
- * Each consumer takes up to `concurrency` messages at once, in publish order; a failing
- * handler is retried with back-off up to `max_deliveries` times, then dropped and logged.
- * Duplicate publishes of an event id are dropped while the first is in flight or recent.
+ * In-process bus (embedded default). Consumers of one name form a group (instances of one
+ * service): each message goes to one member, round robin. `publish` resolves when every
+ * group that wants the event has handled it, so the relay's checkpoint only passes events
+ * that were fully handled and nothing is lost on a crash. A member takes up to
+ * `concurrency` messages at once, in publish order; a failing handler is retried with
+ * back-off (possibly by another member) up to `max_deliveries` times, then dropped and
+ * logged. Duplicate publishes of an event id are dropped while in flight or recent.
  */
 export class InProcessBus implements Bus {
-  private readonly consumers: Entry[] = []
+  private readonly groups = new Map<string, Group>()
   private readonly inFlight = new Map<string, Promise<void>>()
   private readonly recent = new Set<string>()
   private readonly recentOrder: string[] = []
@@ -35,16 +38,21 @@ export class InProcessBus implements Bus {
     if (this.recent.has(event.id)) return
     const pending = this.inFlight.get(event.id)
     if (pending) return await pending
-    const targets = this.consumers.filter(c => !c.stopped && c.options.event_types.includes(event.type))
-    const all = Promise.all(targets.map(c => new Promise<void>(resolve => {
-      c.queue.push({ event, done: resolve })
-      this.pump(c)
-    }))).then(() => {
+    const targets = [...this.groups.values()].filter(g => g.members.some(m => !m.stopped && m.options.event_types.includes(event.type)))
+    const all = Promise.all(targets.map(g => new Promise<void>(resolve => { this.dispatch(g, event, 1, resolve) }))).then(() => {
       this.inFlight.delete(event.id)
       this.remember(event.id)
     })
     this.inFlight.set(event.id, all)
     await all
+  }
+
+  private dispatch (g: Group, event: RecordedEvent, attempt: number, done: () => void): void {
+    const live = g.members.filter(m => !m.stopped)
+    if (live.length === 0) { done(); return }
+    const member = live[g.next++ % live.length]
+    member.queue.push({ event, attempt, done })
+    this.pump(g, member)
   }
 
   private remember (id: string): void {
@@ -53,47 +61,48 @@ export class InProcessBus implements Bus {
     if (this.recentOrder.length > 10_000) this.recent.delete(this.recentOrder.shift()!)
   }
 
-  private pump (c: Entry): void {
-    while (!c.stopped && c.running < c.options.concurrency && c.queue.length > 0) {
-      const item = c.queue.shift()!
-      c.running++
-      void this.deliver(c, item.event).finally(() => {
-        c.running--
-        item.done()
-        this.pump(c)
+  private pump (g: Group, m: Member): void {
+    while (!m.stopped && m.running < m.options.concurrency && m.queue.length > 0) {
+      const item = m.queue.shift()!
+      m.running++
+      void this.deliver(g, m, item).finally(() => {
+        m.running--
+        this.pump(g, m)
       })
     }
   }
 
-  private async deliver (c: Entry, event: RecordedEvent): Promise<void> {
-    const max = c.options.max_deliveries ?? 5
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await c.handler(event)
+  private async deliver (g: Group, m: Member, item: Member['queue'][number]): Promise<void> {
+    const max = m.options.max_deliveries ?? 5
+    try {
+      await m.handler(item.event)
+      item.done()
+    } catch (err) {
+      if (item.attempt >= max) {
+        this.log(`consumer ${m.options.name} gave up on ${item.event.type} ${item.event.id} after ${item.attempt} deliveries`, err)
+        item.done()
         return
-      } catch (err) {
-        if (attempt >= max || c.stopped) {
-          this.log(`consumer ${c.options.name} gave up on ${event.type} ${event.id} after ${attempt} deliveries`, err)
-          return
-        }
-        await new Promise(resolve => setTimeout(resolve, backoff(attempt)))
       }
+      setTimeout(() => { this.dispatch(g, item.event, item.attempt + 1, item.done) }, backoff(item.attempt))
     }
   }
 
   async consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer> {
-    const entry: Entry = { options, handler, running: 0, queue: [], stopped: false }
-    this.consumers.push(entry)
+    const g = this.groups.get(options.name) ?? { name: options.name, members: [], next: 0 }
+    this.groups.set(options.name, g)
+    const member: Member = { options, handler, running: 0, queue: [], stopped: false }
+    g.members.push(member)
     return {
       stop: async () => {
-        entry.stopped = true
-        for (const item of entry.queue.splice(0)) item.done()
-        while (entry.running > 0) await new Promise(resolve => setTimeout(resolve, 10))
+        member.stopped = true
+        // Messages it had not started go to the other members, if any.
+        for (const item of member.queue.splice(0)) this.dispatch(g, item.event, item.attempt, item.done)
+        while (member.running > 0) await new Promise(resolve => setTimeout(resolve, 10))
       }
     }
   }
 
   async close (): Promise<void> {
-    for (const c of this.consumers) c.stopped = true
+    for (const g of this.groups.values()) for (const m of g.members) m.stopped = true
   }
 }

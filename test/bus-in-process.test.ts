@@ -1,0 +1,14 @@
+import t from 'tap'
+import { InProcessBus } from '../src/infra/bus/in-process.ts'
+import type { Bus } from '../src/infra/bus/port.ts'
+import { busContract } from './support/bus-contract.ts'
+
+// Instances of one group share one in-process bus (they are "processes" of one deployment).
+const buses = new Map<string, InProcessBus>()
+busContract(t, async group => {
+  let bus = buses.get(group)
+  if (!bus) { bus = new InProcessBus(() => {}); buses.set(group, bus) }
+  const shared = bus
+  const view: Bus = { publish: e => shared.publish(e), consume: (o, h) => shared.consume(o, h), close: async () => {} }
+  return view
+})
