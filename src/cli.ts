@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { userInfo } from 'node:os'
 import { loadConfig } from './config.ts'
-import { openCore, startService } from './main.ts'
+import { openCore, startRole, type Role } from './main.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 
@@ -15,20 +15,42 @@ const positiveInt = (v: string): number => {
 const program = new Command()
 program.name('svc').description('Email verification service').showHelpAfterError()
 
+/** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
+async function runRole (role: Role): Promise<void> {
+  const service = await startRole(role, loadConfig())
+  let stopping = false
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    console.error(JSON.stringify({ level: 30, role, msg: `${signal}: shutting down` }))
+    await service.close()
+    process.exit(0)
+  }
+  process.on('SIGINT', () => { void stop('SIGINT') })
+  process.on('SIGTERM', () => { void stop('SIGTERM') })
+}
+
 program.command('serve')
-  .description('run the all-in-one service (API, projections, relay, workers) on the configured stores')
-  .action(async () => {
-    const service = await startService(loadConfig())
-    let stopping = false
-    const stop = async (signal: string): Promise<void> => {
-      if (stopping) return
-      stopping = true
-      console.error(`${signal}: shutting down`)
-      await service.close()
-      process.exit(0)
+  .description('run everything in one process (API, projections, relay, workers): what npm start runs')
+  .action(async () => { await runRole('serve') })
+
+program.command('api')
+  .description('run the HTTP API with its read models (projections) only')
+  .action(async () => { await runRole('api') })
+
+program.command('relay')
+  .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
+  .action(async () => { await runRole('relay') })
+
+program.command('worker')
+  .description('run one worker service that consumes the bus')
+  .argument('<service>', 'verifier | mailer')
+  .action(async (service: string) => {
+    if (service !== 'verifier' && service !== 'mailer') {
+      console.error(`unknown worker "${service}"; one of: verifier, mailer`)
+      process.exit(2)
     }
-    process.on('SIGINT', () => { void stop('SIGINT') })
-    process.on('SIGTERM', () => { void stop('SIGTERM') })
+    await runRole(`worker:${service}`)
   })
 
 const wallet = program.command('wallet').description('operator commands on wallets')

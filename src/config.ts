@@ -18,6 +18,7 @@ export const ConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
+  NATS_URL: z.string().regex(/^nats:\/\/\S+$/, 'expected nats://host:port[,nats://…]').optional(),
   MAIL_FROM: z.string().min(3).default('Email Verification <no-reply@localhost>'),
   JWT_ISSUER: z.string().min(1).default('email-verification-service'),
   ACCESS_TOKEN_TTL_S: intFromEnv(900, 60, 86_400),
@@ -47,6 +48,7 @@ export interface Config {
   public_url: string | null
   log_level: string
   smtp_url: string | null
+  nats_url: string | null
   mail_from: string
   jwt_issuer: string
   access_token_ttl_s: number
@@ -88,6 +90,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     public_url: c.PUBLIC_URL ?? null,
     log_level: c.LOG_LEVEL,
     smtp_url: c.SMTP_URL ?? null,
+    nats_url: c.NATS_URL ?? null,
     mail_from: c.MAIL_FROM,
     jwt_issuer: c.JWT_ISSUER,
     access_token_ttl_s: c.ACCESS_TOKEN_TTL_S,

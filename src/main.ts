@@ -6,6 +6,8 @@ import type { Config } from './config.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
 import { MemoryReadStore } from './infra/readstore/memory.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
+import { NatsBus } from './infra/bus/nats.ts'
+import type { Bus } from './infra/bus/port.ts'
 import { SqliteDataKeyStore } from './infra/crypto/keystore.ts'
 import { Sealer } from './infra/crypto/sealer.ts'
 import { loadSecrets } from './infra/crypto/secrets.ts'
@@ -23,7 +25,7 @@ import { startMailerWorker } from './workers/mailer-worker.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
-import { buildApp } from './http/app.ts'
+import { buildApp, buildHealthApp } from './http/app.ts'
 
 /** The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables). */
 export function buildEngine (config: Config): VerificationEngine {
@@ -39,9 +41,6 @@ export function buildEngine (config: Config): VerificationEngine {
 }
 
 export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection]
-
-/** The event types the relay publishes: those some worker consumes. */
-const RELAYED = ['JobQueued', 'JobDeferred', 'ConfirmationCodeIssued']
 
 export interface Core {
   ctx: CommandContext
@@ -64,46 +63,97 @@ export async function openCore (config: Config): Promise<Core> {
   return { ctx, store, keys, close: async () => { await store.close(); await keys.close() } }
 }
 
+/** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
+export const ROLES = ['serve', 'api', 'relay', 'worker:verifier', 'worker:mailer'] as const
+export type Role = typeof ROLES[number]
+
+/** Which service consumes which event types (one NATS stream and durable consumer each). */
+export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued'] } as const
+
 export interface Service {
+  role: Role
   app: FastifyInstance
   url: string
   core: Core
-  runner: ProjectionRunner
+  runner: ProjectionRunner | null
   close (): Promise<void>
 }
 
+/** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise. */
+async function openBus (config: Config, log: Logger): Promise<Bus> {
+  const onError = (msg: string, err?: unknown): void => { log.error({ err }, msg) }
+  if (config.nats_url) return await NatsBus.connect(config.nats_url, { routes: ROUTES, log: onError })
+  return new InProcessBus(onError)
+}
+
 /**
- * Starts the all-in-one service (`svc serve`): projections rebuilt from the event store,
- * the relay and in-process bus, the verifier and mailer workers, and the HTTP API.
- * Resolves once it listens; `close` stops it gracefully (HTTP first, then workers).
+ * Starts one role (`svc serve` runs them all in one process):
+ * - `api`: HTTP API with its own projections (read models caught up from the event store);
+ * - `relay`: committed events → bus, from its checkpoint;
+ * - `worker:verifier`, `worker:mailer`: bus consumers.
+ * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
+ * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
+ * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startService (config: Config, options: { logger?: Logger } = {}): Promise<Service> {
-  const log = options.logger ?? pino({ level: config.log_level })
+export async function startRole (role: Role, config: Config, options: { logger?: Logger } = {}): Promise<Service> {
+  const log = (options.logger ?? pino({ level: config.log_level })).child({ role })
   const core = await openCore(config)
   const { ctx, store } = core
-  const runner = new ProjectionRunner(store, PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
-  await runner.start()
+  const closers: Array<() => Promise<void>> = []
+  const readiness: Array<() => boolean> = []
 
-  const bus = new InProcessBus((msg, err) => { log.error({ err }, msg) })
-  const mailer: Mailer = config.smtp_url
-    ? new SmtpMailer(config.smtp_url, config.mail_from)
-    : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
-  const engine = buildEngine(config)
-  const consumers = [
-    await startVerifierWorker(ctx, bus, engine, { concurrency: config.verifier.concurrency, greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms }, reads: ctx.reads }),
-    await startMailerWorker(ctx, bus, mailer)
-  ]
-  const relay = new Relay(store, bus, store, { event_types: RELAYED })
-  await relay.start()
+  let runner: ProjectionRunner | null = null
+  if (role === 'serve' || role === 'api') {
+    runner = new ProjectionRunner(store, PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
+    await runner.start()
+    const r = runner
+    readiness.push(() => r.ready)
+    closers.push(() => r.stop())
+  }
 
-  const app = await buildApp({ ctx, caughtUp: p => runner.waitFor(p), ready: () => runner.ready }, { logger: false })
+  const needsBus = role !== 'api'
+  const bus = needsBus ? await openBus(config, log) : null
+  if (bus) closers.unshift(() => bus.close())
+
+  const consumers: Array<{ stop: () => Promise<void> }> = []
+  if (bus && (role === 'serve' || role === 'worker:verifier')) {
+    consumers.push(await startVerifierWorker(ctx, bus, buildEngine(config), {
+      concurrency: config.verifier.concurrency,
+      greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+      reads: runner ? ctx.reads : undefined
+    }))
+  }
+  if (bus && (role === 'serve' || role === 'worker:mailer')) {
+    const mailer: Mailer = config.smtp_url
+      ? new SmtpMailer(config.smtp_url, config.mail_from)
+      : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
+    consumers.push(await startMailerWorker(ctx, bus, mailer))
+    closers.unshift(() => mailer.close())
+  }
+  // Consumers stop before the bus closes.
+  closers.unshift(async () => { for (const c of consumers) await c.stop() })
+
+  let relay: Relay | null = null
+  if (bus && (role === 'serve' || role === 'relay')) {
+    relay = new Relay(store, bus, store, { event_types: [...new Set(Object.values(ROUTES).flat())] })
+    await relay.start()
+    const r = relay
+    readiness.push(() => r.caughtUp)
+    closers.unshift(() => r.stop())
+  }
+
+  const ready = (): boolean => readiness.every(f => f())
+  const app = runner
+    ? await buildApp({ ctx, caughtUp: p => runner.waitFor(p), ready }, { logger: false })
+    : await buildHealthApp(ready)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
   const address = await app.listen({ host: config.host, port: config.port })
-  log.info({ url: address, data_dir: config.data_dir }, `listening on ${address}`)
+  log.info({ url: address, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)
   let closed = false
   return {
+    role,
     app,
     url: address,
     core,
@@ -112,12 +162,13 @@ export async function startService (config: Config, options: { logger?: Logger }
       if (closed) return
       closed = true
       await app.close()
-      await relay.stop()
-      for (const c of consumers) await c.stop()
-      await bus.close()
-      await runner.stop()
-      await mailer.close()
+      for (const c of closers) await c()
       await core.close()
     }
   }
+}
+
+/** The all-in-one service (`svc serve`, what `npm start` runs). */
+export async function startService (config: Config, options: { logger?: Logger } = {}): Promise<Service> {
+  return await startRole('serve', config, options)
 }

@@ -30,3 +30,12 @@ export async function buildApp (rt: HttpRuntime, options: { logger: boolean | Re
   verifyRoutes(app, rt)
   return app
 }
+
+/** A role without the API (relay, workers): only `/healthz` and `/readyz`. */
+export async function buildHealthApp (ready: () => boolean): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, return503OnClosing: true })
+  registerErrorHandling(app)
+  app.get('/healthz', async () => ({ status: 'ok' }))
+  app.get('/readyz', async (_req, reply) => ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' }))
+  return app
+}

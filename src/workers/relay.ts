@@ -25,6 +25,8 @@ export class Relay {
   private order: number[] = []
   private slots: Array<() => void> = []
   private saved = 0
+  /** Whether the relay has read everything stored when it started (ready). */
+  caughtUp = false
 
   constructor (store: EventStore, bus: Bus, checkpoints: CheckpointStore, options: { name?: string, window?: number, event_types?: readonly string[] } = {}) {
     this.store = store
@@ -37,7 +39,7 @@ export class Relay {
 
   async start (): Promise<void> {
     this.saved = await this.checkpoints.getCheckpoint(this.name)
-    this.sub = this.store.subscribeToAll({ from_position: this.saved, event_types: this.eventTypes }, async event => {
+    this.sub = this.store.subscribeToAll({ from_position: this.saved, event_types: this.eventTypes, on_caught_up: () => { this.caughtUp = true } }, async event => {
       while (this.pending.size >= this.window) await new Promise<void>(resolve => this.slots.push(resolve))
       this.pending.set(event.position, false)
       this.order.push(event.position)

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Bus, Consumer } from '../infra/bus/port.ts'
+import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
 import type { ReadStore } from '../infra/readstore/port.ts'
 import type { JobDeferred, JobQueued } from '../domain/job/events.ts'
 import * as job from '../domain/job/decider.ts'
@@ -29,8 +29,9 @@ export interface VerifierWorker extends Consumer {
  * JobCompleted and settles the wallet. A greylisted address (450/451) defers the job
  * (JobDeferred, status `deferred`) and it is retried with back-off — first after
  * `retry_ms`, then doubling — until `deadline_ms` after it was queued, when it completes
- * `unknown`/`greylisted` (not charged). JobDeferred events schedule the retry in whichever
- * worker receives them; at start, deferred jobs are found in the read store.
+ * `unknown`/`greylisted` (not charged). A JobDeferred event comes back through the bus when
+ * its retry is due, to whichever worker instance is there; with a read store (all-in-one),
+ * deferred jobs are also picked up at start.
  * Idempotent: a job already terminal is only settled, so redelivery changes nothing.
  */
 export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: VerifierWorkerOptions): Promise<VerifierWorker> {
@@ -75,17 +76,22 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
           type: 'DeferJob',
           data: { job_uuid: jobUuid, reason: 'greylisted', retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString(), deferred_at: new Date(now).toISOString() }
         }, { causation_id: causation, correlation_id: jobUuid, actor: 'verifier' })
-        if (deferred.events.length > 0) schedule(jobUuid, new Date(retryAt).toISOString(), causation)
+        void deferred
         return
       }
     }
     await completeJob(ctx, state, result, causation)
   }
 
-  const consumer = await bus.consume({ name: 'verifier', event_types: ['JobQueued', 'JobDeferred'], concurrency: options.concurrency, max_deliveries: 5 }, async (event: RecordedEvent) => {
+  const consumer = await bus.consume({ name: 'verifier', event_types: ['JobQueued', 'JobDeferred'], concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
     if (event.type === 'JobDeferred') {
+      // The retry rides on the bus: the message comes back when it is due (NATS: a nak
+      // with that delay, durable; in-process: a timer, and deferred jobs are found in the
+      // read store after a restart).
       const d = event.data as JobDeferred['data']
-      schedule(d.job_uuid, d.retry_at, event.id)
+      const wait = Date.parse(d.retry_at) - Date.now()
+      if (wait > 0) throw new RetryLater(wait)
+      await run(d.job_uuid, event.id)
       return
     }
     await run((event.data as JobQueued['data']).job_uuid, event.id)

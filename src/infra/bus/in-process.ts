@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../eventstore/port.ts'
-import type { Bus, BusHandler, Consumer, ConsumerOptions } from './port.ts'
+import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from './port.ts'
 
 interface Member {
   options: ConsumerOptions
@@ -78,6 +78,13 @@ export class InProcessBus implements Bus {
       await m.handler(item.event)
       item.done()
     } catch (err) {
+      if (err instanceof RetryLater) {
+        // Held in memory only: the publish counts as handled (after a restart, the owner
+        // of the work finds it again, e.g. deferred jobs in the read store).
+        item.done()
+        setTimeout(() => { this.dispatch(g, item.event, item.attempt, () => {}) }, err.delay_ms).unref()
+        return
+      }
       if (item.attempt >= max) {
         this.log(`consumer ${m.options.name} gave up on ${item.event.type} ${item.event.id} after ${item.attempt} deliveries`, err)
         item.done()

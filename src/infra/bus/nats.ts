@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { nanos } from '@nats-io/nats-core'
 import type { RecordedEvent } from '../eventstore/port.ts'
-import type { Bus, BusHandler, Consumer, ConsumerOptions } from './port.ts'
+import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from './port.ts'
 
 /** Which services receive which event types: one JetStream stream per service. */
 export type Routes = Readonly<Record<string, readonly string[]>>
@@ -102,7 +102,9 @@ export class NatsBus implements Bus {
       deliver_policy: DeliverPolicy.All,
       filter_subject: `${this.o.prefix}.${service}.>`,
       ack_wait: nanos(this.o.ack_wait_ms),
-      max_deliver: options.max_deliveries ?? 5,
+      // Deliveries are counted by the server, RetryLater ones included: leave room for them;
+      // failures are bounded by `max_deliveries` in the handler below.
+      max_deliver: -1,
       max_ack_pending: Math.max(1_000, options.concurrency * 4)
     }
     try {
@@ -127,6 +129,7 @@ export class NatsBus implements Bus {
         await handler(event)
         m.ack()
       } catch (err) {
+        if (err instanceof RetryLater) { m.nak(err.delay_ms); return }
         const delivery = m.info.deliveryCount
         if (delivery >= max) {
           this.o.log(`consumer ${service}: giving up on message ${m.seq} after ${delivery} deliveries`, err)

@@ -7,6 +7,19 @@ import type { RecordedEvent } from '../eventstore/port.ts'
  */
 export type BusHandler = (event: RecordedEvent) => Promise<void>
 
+/**
+ * Thrown by a handler that cannot do its work yet (a greylisting retry that is not due):
+ * the message comes back after `delay_ms` without counting as a failure.
+ */
+export class RetryLater extends Error {
+  readonly delay_ms: number
+  constructor (delayMs: number) {
+    super(`retry in ${delayMs} ms`)
+    this.name = 'RetryLater'
+    this.delay_ms = Math.max(0, Math.round(delayMs))
+  }
+}
+
 export interface ConsumerOptions {
   /** Durable consumer name, one per service (`verifier`, `mailer`, `webhooks`). */
   name: string
