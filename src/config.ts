@@ -18,6 +18,8 @@ export const ConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
+  NATS_PREFIX: z.string().regex(/^[a-z][a-z0-9_]{0,30}$/).default('svc'),
+  NATS_ACK_WAIT_MS: intFromEnv(30_000, 500, 3_600_000),
   NATS_URL: z.string().regex(/^nats:\/\/\S+$/, 'expected nats://host:port[,nats://…]').optional(),
   MAIL_FROM: z.string().min(3).default('Email Verification <no-reply@localhost>'),
   JWT_ISSUER: z.string().min(1).default('email-verification-service'),
@@ -49,6 +51,8 @@ export interface Config {
   log_level: string
   smtp_url: string | null
   nats_url: string | null
+  /** Prefix of JetStream streams and subjects; ack wait before redelivery (ms). */
+  nats: { prefix: string, ack_wait_ms: number }
   mail_from: string
   jwt_issuer: string
   access_token_ttl_s: number
@@ -91,6 +95,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     log_level: c.LOG_LEVEL,
     smtp_url: c.SMTP_URL ?? null,
     nats_url: c.NATS_URL ?? null,
+    nats: { prefix: c.NATS_PREFIX, ack_wait_ms: c.NATS_ACK_WAIT_MS },
     mail_from: c.MAIL_FROM,
     jwt_issuer: c.JWT_ISSUER,
     access_token_ttl_s: c.ACCESS_TOKEN_TTL_S,

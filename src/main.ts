@@ -82,7 +82,7 @@ export interface Service {
 /** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise. */
 async function openBus (config: Config, log: Logger): Promise<Bus> {
   const onError = (msg: string, err?: unknown): void => { log.error({ err }, msg) }
-  if (config.nats_url) return await NatsBus.connect(config.nats_url, { routes: ROUTES, log: onError })
+  if (config.nats_url) return await NatsBus.connect(config.nats_url, { routes: ROUTES, prefix: config.nats.prefix, ack_wait_ms: config.nats.ack_wait_ms, log: onError })
   return new InProcessBus(onError)
 }
 

@@ -28,6 +28,8 @@ export interface HostSpec {
   max_sessions?: number
   /** Greylisting: an address is answered 450 4.2.0 until this long (ms) after it was first asked. */
   greylist_ms?: number
+  /** Delay before each RCPT reply (ms). */
+  rcpt_delay_ms?: number
 }
 
 export interface DomainSpec {
@@ -151,10 +153,12 @@ export async function startMailWorld (options: { dns_ip: string, domains: Domain
           if (seen === undefined || Date.now() - seen < h.greylist_ms) return fail(450, '4.2.0 Greylisted, please try again later')
         }
         const r = (h.rcpt ?? (() => ok))(who)
-        if (r.code >= 200 && r.code < 300) return cb()
-        const err = new Error(r.message) as Error & { responseCode: number }
-        err.responseCode = r.code
-        cb(err)
+        const answer = (): void => {
+          if (r.code >= 200 && r.code < 300) return cb()
+          fail(r.code, r.message)
+        }
+        if (h.rcpt_delay_ms) setTimeout(answer, h.rcpt_delay_ms)
+        else answer()
       },
       onData (stream, _session, cb) { transcript.push(`${h.ip} DATA`); stream.resume(); stream.on('end', () => cb()) }
     })
