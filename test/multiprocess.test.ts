@@ -119,6 +119,9 @@ if (!reachable) {
       if (job.verdict !== want) t.fail(`${j.email}: ${job.verdict}/${job.reason}`)
     }
 
+    // Settlement follows completion; a job completed by the killed worker but not settled
+    // is settled when its message comes back to the survivor.
+    await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.reserved === 0, 60_000)
     const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
     t.teardown(() => store.close())
     let completedTwice = 0
@@ -136,7 +139,6 @@ if (!reachable) {
     }
     t.equal(settlements.size, 200, 'every job was charged')
     t.ok([...settlements.values()].every(n => n === 1), 'no job was charged twice')
-    await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.reserved === 0)
     const w = (await http('GET', '/api/wallet', { token })).body
     t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
     t.equal(w.balance, 4000)
