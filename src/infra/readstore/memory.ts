@@ -23,7 +23,17 @@ class MemoryCollection<T extends Doc> implements Collection<T> {
     return d ? structuredClone(d) : null
   }
 
-  async put (doc: T): Promise<void> { this.docs.set(doc._id, structuredClone(doc)) }
+  /** Idempotent like the MongoDB adapter: a document with `revision`/`position` replaces only an older one. */
+  async put (doc: T): Promise<void> {
+    const old = this.docs.get(doc._id)
+    for (const guard of ['revision', 'position'] as const) {
+      if (typeof doc[guard] === 'number') {
+        if (old && typeof old[guard] === 'number' && (old[guard] as number) >= (doc[guard] as number)) return
+        break
+      }
+    }
+    this.docs.set(doc._id, structuredClone(doc))
+  }
 
   async delete (id: string): Promise<void> { this.docs.delete(id) }
 
@@ -64,6 +74,8 @@ export class MemoryReadStore implements ReadStore {
   }
 
   async getCheckpoint (projection: string): Promise<number> { return this.checkpoints.get(projection) ?? 0 }
-  async setCheckpoint (projection: string, position: number): Promise<void> { this.checkpoints.set(projection, position) }
+  async setCheckpoint (projection: string, position: number): Promise<void> {
+    this.checkpoints.set(projection, Math.max(position, this.checkpoints.get(projection) ?? 0))
+  }
   async close (): Promise<void> {}
 }
