@@ -38,6 +38,10 @@ program.command('api')
   .description('run the HTTP API with its read models (projections) only')
   .action(async () => { await runRole('api') })
 
+program.command('projector')
+  .description('run the projections into the durable read store (MONGODB_URL), from their checkpoints')
+  .action(async () => { await runRole('projector') })
+
 program.command('relay')
   .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
   .action(async () => { await runRole('relay') })

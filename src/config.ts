@@ -18,6 +18,8 @@ export const ConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
+  EVENTSTORE_URL: z.string().regex(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/, 'expected esdb://host:port[?tls=false]').optional(),
+  MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database').optional(),
   NATS_PREFIX: z.string().regex(/^[a-z][a-z0-9_]{0,30}$/).default('svc'),
   NATS_ACK_WAIT_MS: intFromEnv(30_000, 500, 3_600_000),
   NATS_URL: z.string().regex(/^nats:\/\/\S+$/, 'expected nats://host:port[,nats://…]').optional(),
@@ -51,6 +53,8 @@ export interface Config {
   log_level: string
   smtp_url: string | null
   nats_url: string | null
+  eventstore_url: string | null
+  mongodb_url: string | null
   /** Prefix of JetStream streams and subjects; ack wait before redelivery (ms). */
   nats: { prefix: string, ack_wait_ms: number }
   mail_from: string
@@ -95,6 +99,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     log_level: c.LOG_LEVEL,
     smtp_url: c.SMTP_URL ?? null,
     nats_url: c.NATS_URL ?? null,
+    eventstore_url: c.EVENTSTORE_URL ?? null,
+    mongodb_url: c.MONGODB_URL ?? null,
     nats: { prefix: c.NATS_PREFIX, ack_wait_ms: c.NATS_ACK_WAIT_MS },
     mail_from: c.MAIL_FROM,
     jwt_issuer: c.JWT_ISSUER,

@@ -4,6 +4,11 @@ import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
+import { KurrentEventStore } from './infra/eventstore/kurrentdb.ts'
+import type { EventStore } from './infra/eventstore/port.ts'
+import { MongoReadStore } from './infra/readstore/mongodb.ts'
+import type { ReadStore } from './infra/readstore/port.ts'
+import type { CheckpointStore } from './workers/relay.ts'
 import { MemoryReadStore } from './infra/readstore/memory.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
 import { NatsBus } from './infra/bus/nats.ts'
@@ -44,7 +49,7 @@ export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, 
 
 export interface Core {
   ctx: CommandContext
-  store: SqliteEventStore
+  store: EventStore & CheckpointStore
   keys: SqliteDataKeyStore
   close (): Promise<void>
 }
@@ -57,14 +62,30 @@ export interface Core {
 export async function openCore (config: Config): Promise<Core> {
   mkdirSync(config.data_dir, { recursive: true })
   const secrets = await loadSecrets(config.data_dir)
-  const store = new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const store = config.eventstore_url ? new KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const reads = config.mongodb_url ? await MongoReadStore.connect(config.mongodb_url) : new MemoryReadStore()
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
-  const ctx: CommandContext = { store, reads: new MemoryReadStore(), sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
-  return { ctx, store, keys, close: async () => { await store.close(); await keys.close() } }
+  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
+  return { ctx, store, keys, close: async () => { await store.close(); await reads.close(); await keys.close() } }
+}
+
+/**
+ * Read-your-writes against a durable read store kept by another process (`svc projector`):
+ * resolves once every projection's stored checkpoint has reached `position`, or after
+ * `timeoutMs` (ms).
+ */
+async function checkpointsReached (reads: ReadStore, position: number, timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const cps = await Promise.all(PROJECTIONS.map(p => reads.getCheckpoint(p.name)))
+    if (Math.min(...cps) >= position) return true
+    if (Date.now() > deadline) return false
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
 }
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
-export const ROLES = ['serve', 'api', 'relay', 'worker:verifier', 'worker:mailer'] as const
+export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:mailer'] as const
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each). */
@@ -88,7 +109,9 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
 
 /**
  * Starts one role (`svc serve` runs them all in one process):
- * - `api`: HTTP API with its own projections (read models caught up from the event store);
+ * - `api`: HTTP API; with in-memory read models it runs the projections itself, with
+ *   MongoDB (`MONGODB_URL`) it reads what `svc projector` writes;
+ * - `projector`: projections into the durable read store, from their checkpoints;
  * - `relay`: committed events → bus, from its checkpoint;
  * - `worker:verifier`, `worker:mailer`: bus consumers.
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
@@ -103,7 +126,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const readiness: Array<() => boolean> = []
 
   let runner: ProjectionRunner | null = null
-  if (role === 'serve' || role === 'api') {
+  if (role === 'serve' || role === 'projector' || (role === 'api' && !ctx.reads.durable)) {
     runner = new ProjectionRunner(store, PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
     await runner.start()
     const r = runner
@@ -111,7 +134,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     closers.push(() => r.stop())
   }
 
-  const needsBus = role !== 'api'
+  const needsBus = role !== 'api' && role !== 'projector'
   const bus = needsBus ? await openBus(config, log) : null
   if (bus) closers.unshift(() => bus.close())
 
@@ -143,9 +166,9 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   }
 
   const ready = (): boolean => readiness.every(f => f())
-  const app = runner
-    ? await buildApp({ ctx, caughtUp: p => runner.waitFor(p), ready }, { logger: false })
-    : await buildHealthApp(ready)
+  const serveApi = role === 'serve' || role === 'api'
+  const caughtUp = runner ? (p: number) => runner.waitFor(p) : (p: number) => checkpointsReached(ctx.reads, p)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready }, { logger: false }) : await buildHealthApp(ready)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
