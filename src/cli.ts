@@ -16,8 +16,8 @@ const program = new Command()
 program.name('svc').description('Email verification service').showHelpAfterError()
 
 /** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
-async function runRole (role: Role): Promise<void> {
-  const service = await startRole(role, loadConfig())
+async function runRole (role: Role, options: { rebuild?: boolean } = {}): Promise<void> {
+  const service = await startRole(role, loadConfig(), options)
   let stopping = false
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return
@@ -40,7 +40,8 @@ program.command('api')
 
 program.command('projector')
   .description('run the projections into the durable read store (MONGODB_URL), from their checkpoints')
-  .action(async () => { await runRole('projector') })
+  .option('--rebuild', 'blue/green: project every event into a new version of the read models, switch to it when caught up')
+  .action(async (opts: { rebuild?: boolean }) => { await runRole('projector', { rebuild: opts.rebuild === true }) })
 
 program.command('relay')
   .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')

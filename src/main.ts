@@ -66,7 +66,7 @@ export async function openCore (config: Config): Promise<Core> {
   const reads = config.mongodb_url ? await MongoReadStore.connect(config.mongodb_url) : new MemoryReadStore()
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
-  return { ctx, store, keys, close: async () => { await store.close(); await reads.close(); await keys.close() } }
+  return { ctx, store, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
 }
 
 /**
@@ -118,17 +118,32 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startRole (role: Role, config: Config, options: { logger?: Logger } = {}): Promise<Service> {
+export async function startRole (role: Role, config: Config, options: { logger?: Logger, rebuild?: boolean } = {}): Promise<Service> {
   const log = (options.logger ?? pino({ level: config.log_level })).child({ role })
   const core = await openCore(config)
   const { ctx, store } = core
   const closers: Array<() => Promise<void>> = []
   const readiness: Array<() => boolean> = []
 
+  // Blue/green rebuild: project everything into the next version of the read models while
+  // the active one keeps serving, switch when caught up, then go on projecting into it.
+  let switchTo: (() => Promise<void>) | null = null
+  if (role === 'projector' && options.rebuild) {
+    if (!config.mongodb_url || !(ctx.reads instanceof MongoReadStore)) throw new Error('--rebuild needs MONGODB_URL: in-memory read models are rebuilt at every start')
+    const active = ctx.reads.readVersion
+    const next = await MongoReadStore.connect(config.mongodb_url, { version: active + 1 })
+    await ctx.reads.close()
+    ctx.reads = next
+    switchTo = async () => {
+      const switched = await next.activate(active)
+      log.info({ from: active, to: active + 1, switched }, switched ? 'read models rebuilt; switched to the new version' : 'read models rebuilt, but the active version changed meanwhile: not switched')
+    }
+  }
   let runner: ProjectionRunner | null = null
   if (role === 'serve' || role === 'projector' || (role === 'api' && !ctx.reads.durable)) {
     runner = new ProjectionRunner(store, PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
     await runner.start()
+    await switchTo?.()
     const r = runner
     readiness.push(() => r.ready)
     closers.push(() => r.stop())

@@ -14,6 +14,20 @@ t.test('MongoDB read store', async t => {
     t.plan(0, 'MONGODB_URL is not set: no MongoDB server to run the contract suite against')
     return
   }
+  t.test('blue/green: a rebuilt version serves once activated', async t => {
+    const database = `bluegreen_${randomUUID().slice(0, 8)}`
+    const live = await MongoReadStore.connect(url, { database, refresh_ms: 50 })
+    t.teardown(async () => { await live.drop(); await live.close() })
+    await live.collection('jobs').put({ _id: 'j', v: 'old' })
+    const next = await MongoReadStore.connect(url, { database, version: live.readVersion + 1 })
+    await next.collection('jobs').put({ _id: 'j', v: 'new' })
+    t.equal((await live.collection<{ _id: string, v: string }>('jobs').get('j'))?.v, 'old', 'the active version serves during the rebuild')
+    t.equal(await next.activate(live.readVersion), true)
+    t.equal(await next.activate(live.readVersion), false, 'compare-and-set')
+    await new Promise(resolve => setTimeout(resolve, 200))
+    t.equal((await live.collection<{ _id: string, v: string }>('jobs').get('j'))?.v, 'new', 'readers follow the switch')
+    await next.close()
+  })
   readStoreContract(t, async () => {
     const store = await MongoReadStore.connect(url, { database: `contract_${randomUUID().slice(0, 8)}` })
     const close = store.close.bind(store)

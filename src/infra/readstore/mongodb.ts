@@ -19,8 +19,10 @@ function toFilter (filter: Record<string, unknown>): Filter<Document> {
 }
 
 class MongoCollection<T extends Doc> implements Collection<T> {
-  private readonly c: ReturnType<Db['collection']>
-  constructor (db: Db, name: string) { this.c = db.collection(name) }
+  private readonly db: Db
+  private readonly name: () => string
+  constructor (db: Db, name: () => string) { this.db = db; this.name = name }
+  private get c (): ReturnType<Db['collection']> { return this.db.collection(this.name()) }
 
   async get (id: string): Promise<T | null> {
     return await this.c.findOne({ _id: id as unknown as Document['_id'] }) as T | null
@@ -66,42 +68,90 @@ class MongoCollection<T extends Doc> implements Collection<T> {
 /**
  * Read models in MongoDB (`MONGODB_URL`) with the official driver. Durable: projections
  * resume from their stored checkpoints instead of rebuilding at start. Checkpoints are
- * compare-and-set (a checkpoint never moves back). Not run against a live server in this
- * repository's CI (none can be installed there); it passes the read store contract suite
- * wherever `MONGODB_URL` is set.
+ * compare-and-set (a checkpoint never moves back).
+ *
+ * Blue/green rebuild: read models live in versioned collections (`jobs__v3`), and the
+ * `read_model_versions` document names the active version. `svc projector --rebuild`
+ * projects every event into the next version while the active one keeps serving, then
+ * switches the active version (compare-and-set) once it has caught up; readers follow the
+ * switch within `refresh_ms`.
+ *
+ * Not run against a live server in this repository's CI (none can be installed there);
+ * it passes the read store contract suite wherever `MONGODB_URL` is set.
  */
 export class MongoReadStore implements ReadStore {
   readonly durable = true
   private readonly client: MongoClient
   private readonly db: Db
+  private version: number
+  private readonly pinned: boolean
+  private timer: NodeJS.Timeout | null = null
 
-  private constructor (client: MongoClient, db: Db) {
+  private constructor (client: MongoClient, db: Db, version: number, pinned: boolean) {
     this.client = client
     this.db = db
+    this.version = version
+    this.pinned = pinned
   }
 
-  /** Connects and creates the indexes. `prefix` namespaces the collections (tests, blue/green). */
-  static async connect (url: string, options: { database?: string } = {}): Promise<MongoReadStore> {
+  /**
+   * Connects and creates the indexes of the version in use. `version` pins a version
+   * (the rebuild writes the next one); otherwise the active version is followed.
+   */
+  static async connect (url: string, options: { database?: string, version?: number, refresh_ms?: number } = {}): Promise<MongoReadStore> {
     const client = await new MongoClient(url).connect()
-    const store = new MongoReadStore(client, client.db(options.database))
-    for (const [name, indexes] of Object.entries(INDEXES)) {
-      for (const index of indexes) await store.db.collection(name).createIndex(index)
+    const db = client.db(options.database)
+    const active = await MongoReadStore.activeVersion(db)
+    const store = new MongoReadStore(client, db, options.version ?? active, options.version !== undefined)
+    await store.createIndexes()
+    if (!store.pinned) {
+      store.timer = setInterval(() => { void MongoReadStore.activeVersion(db).then(v => { store.version = v }, () => undefined) }, options.refresh_ms ?? 2_000)
+      store.timer.unref()
     }
     return store
   }
 
+  private static async activeVersion (db: Db): Promise<number> {
+    const row = await db.collection('read_model_versions').findOne({ _id: 'active' as unknown as Document['_id'] })
+    return typeof row?.version === 'number' ? row.version : 1
+  }
+
+  /** The version this store reads and writes. */
+  get readVersion (): number { return this.version }
+
+  private named (name: string): string { return `${name}__v${this.version}` }
+
+  private async createIndexes (): Promise<void> {
+    for (const [name, indexes] of Object.entries(INDEXES)) {
+      for (const index of indexes) await this.db.collection(this.named(name)).createIndex(index)
+    }
+  }
+
+  /**
+   * Makes this store's (pinned) version the active one, if the active one is still
+   * `expected` (compare-and-set). @returns whether the switch happened.
+   */
+  async activate (expected: number): Promise<boolean> {
+    const r = await this.db.collection('read_model_versions').updateOne(
+      { _id: 'active' as unknown as Document['_id'], $or: [{ version: expected }, { version: { $exists: false } }] },
+      { $set: { version: this.version, switched_at: new Date().toISOString() } },
+      { upsert: true }
+    ).catch(err => { if (isDuplicateKey(err)) return { modifiedCount: 0, upsertedCount: 0 }; throw err })
+    return r.modifiedCount + r.upsertedCount === 1
+  }
+
   collection<T extends Doc> (name: string): Collection<T> {
-    return new MongoCollection<T>(this.db, name)
+    return new MongoCollection<T>(this.db, () => this.named(name))
   }
 
   async getCheckpoint (projection: string): Promise<number> {
-    const row = await this.db.collection('checkpoints').findOne({ _id: projection as unknown as Document['_id'] })
+    const row = await this.db.collection(this.named('checkpoints')).findOne({ _id: projection as unknown as Document['_id'] })
     return typeof row?.position === 'number' ? row.position : 0
   }
 
   async setCheckpoint (projection: string, position: number): Promise<void> {
     try {
-      await this.db.collection('checkpoints').updateOne({ _id: projection as unknown as Document['_id'], position: { $lt: position } }, { $set: { position } }, { upsert: true })
+      await this.db.collection(this.named('checkpoints')).updateOne({ _id: projection as unknown as Document['_id'], position: { $lt: position } }, { $set: { position } }, { upsert: true })
     } catch (err) {
       if (!isDuplicateKey(err)) throw err
     }
@@ -110,5 +160,8 @@ export class MongoReadStore implements ReadStore {
   /** Drops the database (tests). */
   async drop (): Promise<void> { await this.db.dropDatabase() }
 
-  async close (): Promise<void> { await this.client.close() }
+  async close (): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    await this.client.close()
+  }
 }
