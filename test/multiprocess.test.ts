@@ -143,4 +143,11 @@ if (!reachable) {
     t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
     t.equal(w.balance, 4000)
   })
+
+  t.test('SIGTERM: every role stops gracefully and exits 0', async t => {
+    const alive = children.filter(c => c.exitCode === null && c.signalCode === null)
+    const exits = alive.map(c => new Promise<number | null>(resolve => c.once('exit', code => resolve(code))))
+    for (const c of alive) c.kill('SIGTERM')
+    t.same(await Promise.all(exits), alive.map(() => 0))
+  })
 }
