@@ -6,11 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
-import { connect } from 'node:net'
 import { parseArgs } from 'node:util'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { InProcessBus } from '../src/infra/bus/in-process.ts'
-import { NatsBus } from '../src/infra/bus/nats.ts'
+import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import type { Bus } from '../src/infra/bus/port.ts'
 import { Relay } from '../src/workers/relay.ts'
 
@@ -42,12 +41,7 @@ async function measure (name: string, bus: Bus): Promise<{ bus: string, events: 
 }
 
 const results = [await measure('in-process', new InProcessBus())]
-const reachable = await new Promise<boolean>(resolve => {
-  const [host, port] = natsUrl.replace(/^nats:\/\//, '').split(',')[0].split(':')
-  const s = connect({ host, port: Number(port ?? 4222) })
-  s.once('connect', () => { s.destroy(); resolve(true) })
-  s.once('error', () => resolve(false))
-})
+const reachable = await natsAnswers(natsUrl)
 if (reachable) {
   const nats = await NatsBus.connect(natsUrl, { prefix: `bench_${randomUUID().slice(0, 8)}`, routes: { verifier: ['JobQueued'] }, log: () => {} })
   try {

@@ -1,17 +1,11 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { connect } from 'node:net'
-import { NatsBus } from '../src/infra/bus/nats.ts'
+import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import { busContract, message } from './support/bus-contract.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 
 const url = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
-const [host, port] = url.replace(/^nats:\/\//, '').split(',')[0].split(':')
-const reachable = await new Promise<boolean>(resolve => {
-  const s = connect({ host, port: Number(port ?? 4222) })
-  s.once('connect', () => { s.destroy(); resolve(true) })
-  s.once('error', () => resolve(false))
-})
+const reachable = await natsAnswers(url)
 
 const routes = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued'] }
 const made: NatsBus[] = []

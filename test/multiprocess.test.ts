@@ -2,25 +2,19 @@ import t from 'tap'
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
-import { connect } from 'node:net'
 import { join } from 'node:path'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, confirmationCode } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
-import { NatsBus } from '../src/infra/bus/nats.ts'
+import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import { ROUTES } from '../src/main.ts'
 
 // The production topology on one machine: `svc api`, `svc relay`, `svc worker verifier` ×2
 // (and `svc worker mailer` for the sign-up mail) as separate OS processes sharing one
 // SQLite event store file and the local NATS server. This file owns 127.0.50.0/24.
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
-const [host, port] = natsUrl.replace(/^nats:\/\//, '').split(',')[0].split(':')
-const reachable = await new Promise<boolean>(resolve => {
-  const s = connect({ host, port: Number(port ?? 4222) })
-  s.once('connect', () => { s.destroy(); resolve(true) })
-  s.once('error', () => resolve(false))
-})
+const reachable = await natsAnswers(natsUrl)
 
 if (!reachable) {
   t.plan(0, `no NATS server answers at ${natsUrl} (set NATS_URL; .ci/run starts one)`)

@@ -234,3 +234,15 @@ export class CachingMailResolver implements MailResolver {
     return { value: [], ttl: negativeTtl(v4.authorities) }
   }
 }
+
+/** The `dns` check's outcome and detail for a route. */
+export function describeRoute (r: MailRoute): { outcome: 'pass' | 'warn' | 'fail' | 'error', detail: string } {
+  switch (r.kind) {
+    case 'mx': return { outcome: 'pass', detail: `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}` }
+    case 'implicit': return { outcome: 'warn', detail: 'no MX; A/AAAA fallback (RFC 5321 §5.1)' }
+    case 'null_mx': return { outcome: 'fail', detail: 'null MX (RFC 7505)' }
+    case 'no_mail_server': return { outcome: 'fail', detail: 'no MX and no address records' }
+    case 'nxdomain': return { outcome: 'fail', detail: 'NXDOMAIN' }
+    case 'error': return { outcome: 'error', detail: r.code }
+  }
+}

@@ -1,14 +1,14 @@
-import { createHash } from 'node:crypto'
 import type { CheckName } from '../domain/checks.ts'
 import { parseAddress } from './syntax.ts'
 import { suggestCorrection } from './typo.ts'
 import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from './lists.ts'
-import type { MailHost, MailResolver, MailRoute } from './dns.ts'
+import { describeRoute, type MailHost, type MailResolver, type MailRoute } from './dns.ts'
 import { SmtpProber, type ProbeOptions, type ProbeStats, type RecipientAnswer } from './smtp-probe.ts'
 import { Politeness, DEFAULT_POLITENESS, type PolitenessOptions } from './politeness.ts'
 import { providerOf } from './providers.ts'
 import { scoreOf } from './score.ts'
-import { VERDICT_OF, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
+import { VERDICT_OF, copyResult, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
+import { catchAllAddress } from './catch-all.ts'
 
 export interface EngineOptions {
   resolver: MailResolver
@@ -321,18 +321,6 @@ export class VerificationEngine {
   }
 }
 
-/** A copy of a result that shares nothing mutable with it. */
-function copyResult (r: VerificationResult): VerificationResult {
-  return {
-    ...r,
-    score_breakdown: r.score_breakdown.map(b => ({ ...b })),
-    flags: [...r.flags],
-    mx: r.mx ? { ...r.mx } : null,
-    smtp: r.smtp ? { ...r.smtp } : null,
-    checks: r.checks.map(c => ({ ...c }))
-  }
-}
-
 function round1 (ms: number): number { return Math.round(ms * 10) / 10 }
 
 function timed<T> (w: Work, name: string, fn: () => T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): T {
@@ -341,23 +329,4 @@ function timed<T> (w: Work, name: string, fn: () => T, outcome: (v: T) => [Check
   const [o, detail] = outcome(v)
   w.records.push({ name, outcome: o, duration_ms: round1(performance.now() - t0), detail })
   return v
-}
-
-function describeRoute (r: MailRoute): { outcome: CheckRecord['outcome'], detail: string } {
-  switch (r.kind) {
-    case 'mx': return { outcome: 'pass', detail: `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}` }
-    case 'implicit': return { outcome: 'warn', detail: 'no MX; A/AAAA fallback (RFC 5321 §5.1)' }
-    case 'null_mx': return { outcome: 'fail', detail: 'null MX (RFC 7505)' }
-    case 'no_mail_server': return { outcome: 'fail', detail: 'no MX and no address records' }
-    case 'nxdomain': return { outcome: 'fail', detail: 'NXDOMAIN' }
-    case 'error': return { outcome: 'error', detail: r.code }
-  }
-}
-
-/**
- * The catch-all probe address of a domain: a local part no person would have, stable per
- * domain and day so that a greylisting server recognises the retry.
- */
-export function catchAllAddress (domain: string, day = new Date().toISOString().slice(0, 10)): string {
-  return `zq${createHash('sha256').update(`${domain}|${day}|catch-all`).digest('hex').slice(0, 18)}@${domain}`
 }

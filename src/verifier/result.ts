@@ -56,3 +56,15 @@ export interface VerificationResult {
   cached: boolean
   sandbox: boolean
 }
+
+/** A copy of a result that shares nothing mutable with it. */
+export function copyResult (r: VerificationResult): VerificationResult {
+  return {
+    ...r,
+    score_breakdown: r.score_breakdown.map(b => ({ ...b })),
+    flags: [...r.flags],
+    mx: r.mx ? { ...r.mx } : null,
+    smtp: r.smtp ? { ...r.smtp } : null,
+    checks: r.checks.map(c => ({ ...c }))
+  }
+}

@@ -1,3 +1,4 @@
+import { createConnection } from 'node:net'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { nanos } from '@nats-io/nats-core'
@@ -21,6 +22,18 @@ export interface NatsBusOptions {
 }
 
 const encoder = new TextEncoder()
+
+/** Whether a NATS server accepts TCP connections at the first address of `url` (tests, benchmarks). */
+export async function natsAnswers (url: string, timeoutMs = 1_000): Promise<boolean> {
+  const [host, port] = url.replace(/^nats:\/\//, '').split(',')[0].split(':')
+  return await new Promise<boolean>(resolve => {
+    const s = createConnection({ host, port: Number(port ?? 4222) })
+    const done = (ok: boolean): void => { s.destroy(); resolve(ok) }
+    s.setTimeout(timeoutMs, () => done(false))
+    s.once('connect', () => done(true))
+    s.once('error', () => done(false))
+  })
+}
 
 /** Delay (ms) before the n-th redelivery of a failed message: 1 s, 2 s, 4 s … up to 60 s. */
 const backoff = (delivery: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, delivery - 1))
