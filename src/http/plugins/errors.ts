@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import { HttpProblem, problem, sendProblem } from '../problem.ts'
+import { WrongExpectedRevisionError } from '../../infra/eventstore/port.ts'
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, locked: 429
@@ -15,6 +16,11 @@ export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, request, reply) => {
     if (err instanceof HttpProblem) return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
     if (err instanceof DomainError) return sendProblem(reply, problem(STATUS_OF[err.kind], err.code, err.message))
+    if (err instanceof WrongExpectedRevisionError) {
+      // Still contended after the command handler's retries: nothing was written; try again.
+      reply.header('retry-after', '1')
+      return sendProblem(reply, problem(409, 'request.concurrent_update', 'the resource was being changed by another request at the same time; nothing was changed, try again'))
+    }
     const status = (err as FastifyError).statusCode
     if (typeof status === 'number' && status >= 400 && status < 500) {
       const code = status === 413 ? 'request.body_too_large' : status === 415 ? 'request.unsupported_media_type' : 'request.malformed_body'

@@ -90,6 +90,7 @@ export class SqliteEventStore implements EventStore {
     if (events.length === 0) throw new RangeError('append needs at least one event')
     this.assertOpen()
     const expected = options.expected_revision
+    // Takes the write lock (waiting up to the busy timeout for other connections).
     this.db.exec('BEGIN IMMEDIATE')
     let result: AppendResult
     try {
@@ -109,7 +110,7 @@ export class SqliteEventStore implements EventStore {
       this.db.exec('COMMIT')
       result = { next_expected_revision: revision, position }
     } catch (err) {
-      this.db.exec('ROLLBACK')
+      if (this.db.isTransaction) this.db.exec('ROLLBACK')
       throw err
     }
     this.emitter.emit('appended', result.position)
