@@ -55,7 +55,6 @@ interface Work {
   domain: string
   did_you_mean: string | null
   mx: VerificationResult['mx']
-  breakdown: Array<{ factor: string, points: number }>
 }
 
 /**
@@ -95,7 +94,7 @@ export class VerificationEngine {
 
     // 1. Local checks and the result cache.
     requests.forEach((req, i) => {
-      const w: Work = { email: req.email, checks: req.checks, records: [], flags: [], normalized: null, local: '', domain: '', did_you_mean: null, mx: null, breakdown: [] }
+      const w: Work = { email: req.email, checks: req.checks, records: [], flags: [], normalized: null, local: '', domain: '', did_you_mean: null, mx: null }
       works.push(w)
       const parsed = timed(w, 'syntax', () => parseAddress(req.email), p => p.ok ? ['pass', null] : ['fail', p.detail])
       if (!parsed.ok) { results[i] = this.done(w, 'invalid_syntax'); return }
