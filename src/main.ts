@@ -24,6 +24,7 @@ import { usersProjection } from './projections/users.ts'
 import { apiKeysProjection } from './projections/api-keys.ts'
 import { jobsProjection } from './projections/jobs.ts'
 import { walletsProjection } from './projections/wallets.ts'
+import { sessionsProjection } from './projections/sessions.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
@@ -45,7 +46,7 @@ export function buildEngine (config: Config): VerificationEngine {
   })
 }
 
-export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection]
+export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection, sessionsProjection]
 
 export interface Core {
   ctx: CommandContext

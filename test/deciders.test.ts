@@ -3,6 +3,8 @@ import * as wallet from '../src/domain/wallet/decider.ts'
 import * as job from '../src/domain/job/decider.ts'
 import * as user from '../src/domain/user/decider.ts'
 import * as apikey from '../src/domain/apikey/decider.ts'
+import * as session from '../src/domain/session/decider.ts'
+import type { SessionEvent } from '../src/domain/session/events.ts'
 import type { WalletEvent } from '../src/domain/wallet/events.ts'
 import type { JobEvent } from '../src/domain/job/events.ts'
 import type { UserEvent } from '../src/domain/user/events.ts'
@@ -90,4 +92,18 @@ t.test('checks: dependencies and costs', async t => {
   t.equal(costOf(resolveChecks(['smtp'])), 7, 'smtp needs dns: 6 + 1')
   t.equal(costOf(resolveChecks(undefined)), 10, 'a full verification costs 10 tokens')
   t.equal(costOf(['syntax', 'role']), 0)
+})
+
+t.test('session: rotation and reuse detection', async t => {
+  const s = spec(t, session)
+  const started: SessionEvent = { type: 'SessionStarted', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h1', expires_at: '2026-12-22T10:00:00.000Z', started_at: now, method: 'password' } }
+  const refreshed: SessionEvent = { type: 'SessionRefreshed', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h2', expires_at: '2026-12-22T10:00:00.000Z', refreshed_at: now } }
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h2', expires_at: '2026-12-22T10:00:00.000Z', now } }).then([refreshed])
+  s([started, refreshed]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now } })
+    .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'refresh_token_reuse', revoked_at: now } }], 'a spent token revokes the session')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'nope', new_hash: 'h3', expires_at: now, now } }).thenThrows('refresh.invalid_token')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now: '2027-01-01T00:00:00.000Z' } }).thenThrows('refresh.invalid_token', 'expired')
+  const revoked: SessionEvent = { type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'logout', revoked_at: now } }
+  s([started, revoked]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', now } }).then([], 'logout is idempotent')
+  s([started, revoked]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now } }).thenThrows('refresh.invalid_token')
 })

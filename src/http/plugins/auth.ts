@@ -5,6 +5,7 @@ import { sha256Hex } from '../../infra/crypto/hashing.ts'
 import { verifyAccessToken } from '../../infra/crypto/jwt.ts'
 import type { ApiKeyDoc } from '../../projections/api-keys.ts'
 import type { UserDoc } from '../../projections/users.ts'
+import type { SessionDoc } from '../../projections/sessions.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { HttpProblem } from '../problem.ts'
 
@@ -52,6 +53,9 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
   if (!claims) throw unauthorized('invalid or expired access token')
+  // A revoked session ends its access tokens at once, not only when they expire.
+  const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
+  if (!session || session.revoked_at !== null) throw unauthorized('the session was signed out or revoked')
   const user = await users.get(claims.user_uuid)
   if (!user || user.status !== 'confirmed') throw unauthorized('the account is not active')
   return { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, scopes: SCOPES, enabled_checks: CHECK_NAMES }

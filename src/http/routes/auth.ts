@@ -4,7 +4,9 @@ import { registerUser } from '../../commands/register-user.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
 import { login } from '../../commands/login.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
+import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { parseWith } from '../problem.ts'
+import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const Email = z.string().trim().min(1).max(320)
@@ -35,9 +37,38 @@ export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     return reply.code(200).send(signedInBody(s))
   })
 
+  app.post('/api/auth/refresh', async (request, reply) => {
+    const cookie = request.cookies.svc_refresh
+    if (!cookie) return reply.code(200).type('application/json').send('null')
+    try {
+      const s = await refreshSession(rt.ctx, cookie)
+      await rt.caughtUp(s.position)
+      setRefreshCookie(request, reply, s)
+      return reply.code(200).send(signedInBody(s))
+    } catch (err) {
+      reply.clearCookie('svc_refresh', { path: '/api/auth' })
+      throw err
+    }
+  })
+
+  app.post('/api/auth/logout', async (request, reply) => {
+    const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
+    if (parsed) {
+      // Idempotent: an unknown or already revoked session is simply logged out.
+      const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout').catch(err => {
+        if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
+        throw err
+      })
+      await rt.caughtUp(position)
+    }
+    reply.clearCookie('svc_refresh', { path: '/api/auth' })
+    return reply.code(204).send()
+  })
+
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(z.object({ email: Email, password: z.string().max(4096) }), request.body, 'login.invalid_request')
     const s = await login(rt.ctx, body)
+    await rt.caughtUp(s.position)
     setRefreshCookie(request, reply, s)
     return reply.code(200).send(signedInBody(s))
   })

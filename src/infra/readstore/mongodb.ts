@@ -6,6 +6,7 @@ export const INDEXES: Readonly<Record<string, Array<Record<string, 1 | -1>>>> = 
   api_keys: [{ key_hash: 1 }, { user_uuid: 1, created_at: -1 }],
   jobs: [{ user_uuid: 1, created_at: -1 }, { status: 1 }],
   users: [],
+  sessions: [{ user_uuid: 1, started_at: -1 }],
   wallets: [],
   wallet_transactions: [{ user_uuid: 1, occurred_at: -1 }]
 }

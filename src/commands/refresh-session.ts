@@ -1,0 +1,60 @@
+import { DomainError } from '../domain/shared.ts'
+import * as session from '../domain/session/decider.ts'
+import { issueAccessToken } from '../infra/crypto/jwt.ts'
+import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
+import { handle, type CommandContext } from './context.ts'
+import type { SignedIn } from './start-session.ts'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
+export function parseRefreshToken (value: string): { session_uuid: string, secret: string } | null {
+  const dot = value.indexOf('.')
+  if (dot < 0) return null
+  const sessionUuid = value.slice(0, dot)
+  const secret = value.slice(dot + 1)
+  if (!UUID.test(sessionUuid) || !/^[A-Za-z0-9_-]{20,100}$/.test(secret)) return null
+  return { session_uuid: sessionUuid, secret }
+}
+
+/**
+ * POST /api/auth/refresh: rotates the refresh token and issues a new access token. A spent
+ * token presented again revokes the whole session (reuse detection).
+ * @throws DomainError unauthorized `refresh.invalid_token` (malformed, unknown, expired,
+ *   revoked or reused token).
+ */
+export async function refreshSession (ctx: CommandContext, cookie: string): Promise<SignedIn> {
+  const parsed = parseRefreshToken(cookie)
+  if (!parsed) throw new DomainError('unauthorized', 'refresh.invalid_token', 'malformed refresh token')
+  const now = ctx.now()
+  const secret = randomToken(32)
+  const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
+  const r = await handle(ctx, `session-${parsed.session_uuid}`, session, {
+    type: 'RefreshSession',
+    data: { session_uuid: parsed.session_uuid, presented_hash: sha256Hex(parsed.secret), new_hash: sha256Hex(secret), expires_at: expires.toISOString(), now: now.toISOString() }
+  })
+  if (r.state.status !== 'active') throw new DomainError('unauthorized', 'refresh.invalid_token', 'this refresh token was already used: the session is revoked; sign in again')
+  return {
+    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid }, ctx.config.access_token_ttl_s, now),
+    token_type: 'Bearer',
+    expires_in: ctx.config.access_token_ttl_s,
+    refresh_token: `${parsed.session_uuid}.${secret}`,
+    refresh_expires_at: expires,
+    session_uuid: parsed.session_uuid,
+    position: r.position
+  }
+}
+
+/**
+ * Ends a session (logout, or its owner revoking it). Idempotent. With `owner`, the session
+ * must belong to that user.
+ * @throws DomainError not_found `revoke_session.not_found`; forbidden `revoke_session.not_owner`.
+ */
+export async function revokeSession (ctx: CommandContext, sessionUuid: string, reason: 'logout' | 'revoked', owner?: string): Promise<number> {
+  const r = await handle(ctx, `session-${sessionUuid}`, session, (state: session.SessionState) => {
+    if (state.status === 'none') throw new DomainError('not_found', 'revoke_session.not_found', 'no such session')
+    if (owner !== undefined && state.user_uuid !== owner) throw new DomainError('forbidden', 'revoke_session.not_owner', 'this session belongs to another account')
+    return { type: 'RevokeSession' as const, data: { session_uuid: sessionUuid, reason, now: ctx.now().toISOString() } }
+  }, { actor: owner ?? null })
+  return r.position
+}
