@@ -90,7 +90,7 @@ export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', '
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each). */
-export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued'] } as const
+export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested'] } as const
 
 export interface Service {
   role: Role
@@ -166,7 +166,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const mailer: Mailer = config.smtp_url
       ? new SmtpMailer(config.smtp_url, config.mail_from)
       : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
-    consumers.push(await startMailerWorker(ctx, bus, mailer))
+    consumers.push(await startMailerWorker(ctx, bus, mailer, { public_url: config.public_url ?? `http://${config.host}:${config.port}` }))
     closers.unshift(() => mailer.close())
   }
   // Consumers stop before the bus closes.

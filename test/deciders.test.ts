@@ -107,3 +107,22 @@ t.test('session: rotation and reuse detection', async t => {
   s([started, revoked]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', now } }).then([], 'logout is idempotent')
   s([started, revoked]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now } }).thenThrows('refresh.invalid_token')
 })
+
+t.test('user: resend cooldown and daily allowance; password reset', async t => {
+  const u = spec(t, user)
+  const registered: UserEvent = { type: 'UserRegistered', data: { user_uuid: U, email: 'sealed:v1:x', password_hash: '$argon2id$x', locale: 'en', registered_at: now } }
+  const issuedAt = (iso: string): UserEvent => ({ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: `h${iso}`, code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: iso } })
+  const issue = (at: string) => ({ type: 'IssueConfirmationCode' as const, data: { code_hash: 'hx', code_sealed: 'c', expires_at: '2026-11-23T00:00:00.000Z', now: at } })
+  u([registered, issuedAt(now)]).when(issue('2026-11-22T10:00:30.000Z')).then([], 'within the cooldown: nothing')
+  u([registered, issuedAt(now)]).when(issue('2026-11-22T10:01:00.000Z')).then([{ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'hx', code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: '2026-11-22T10:01:00.000Z' } }])
+  const five = [0, 2, 4, 6, 8].map(m => issuedAt(`2026-11-22T1${m}:00:00.000Z`))
+  u([registered, ...five]).when(issue('2026-11-22T20:00:00.000Z')).then([], 'the daily allowance is spent')
+  u([registered, ...five]).when(issue('2026-11-23T10:30:00.000Z')).then([{ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'hx', code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: '2026-11-23T10:30:00.000Z' } }], 'a day later, allowed again')
+  const confirmed: UserEvent = { type: 'UserConfirmed', data: { user_uuid: U, confirmed_at: now } }
+  const requested: UserEvent = { type: 'PasswordResetRequested', data: { user_uuid: U, token_hash: 't1', token: 's', expires_at: '2026-11-22T10:30:00.000Z', requested_at: now } }
+  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 't1', password_hash: 'p2', now: '2026-11-22T10:10:00.000Z' } })
+    .then([{ type: 'PasswordChanged', data: { user_uuid: U, password_hash: 'p2', reason: 'reset', changed_at: '2026-11-22T10:10:00.000Z' } }])
+  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 't1', password_hash: 'p2', now: '2026-11-22T10:31:00.000Z' } }).thenThrows('reset_password.invalid_token', 'expired')
+  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 'other', password_hash: 'p2', now } }).thenThrows('reset_password.invalid_token')
+  u([registered, requested]).when({ type: 'RequestPasswordReset', data: { token_hash: 't2', token_sealed: 's', expires_at: now, now } }).then([], 'unconfirmed accounts get no reset')
+})

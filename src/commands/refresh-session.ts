@@ -4,6 +4,7 @@ import { issueAccessToken } from '../infra/crypto/jwt.ts'
 import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
+import type { SessionDoc } from '../projections/sessions.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
@@ -57,4 +58,15 @@ export async function revokeSession (ctx: CommandContext, sessionUuid: string, r
     return { type: 'RevokeSession' as const, data: { session_uuid: sessionUuid, reason, now: ctx.now().toISOString() } }
   }, { actor: owner ?? null })
   return r.position
+}
+
+/**
+ * Revokes every active session of `owner` except `keep` (password change and reset).
+ * @returns the global position of the last revocation (0 when there was none).
+ */
+export async function revokeAllSessions (ctx: CommandContext, owner: string, keep: string | null): Promise<number> {
+  const { items } = await ctx.reads.collection<SessionDoc>('sessions').find({ user_uuid: owner, revoked_at: null })
+  let position = 0
+  for (const s of items) if (s.uuid !== keep) position = Math.max(position, await revokeSession(ctx, s.uuid, 'revoked'))
+  return position
 }

@@ -19,7 +19,7 @@ export interface UserDoc {
 
 export const usersProjection: Projection = {
   name: 'users',
-  event_types: ['UserRegistered', 'UserConfirmed'],
+  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged'],
   async apply (event, { store, sealer }) {
     const users = store.collection<UserDoc>('users')
     const e = event as unknown as UserEvent
@@ -42,6 +42,9 @@ export const usersProjection: Projection = {
         break
       case 'UserConfirmed':
         if (doc) await users.put({ ...doc, status: 'confirmed', confirmed_at: e.data.confirmed_at, revision: event.revision })
+        break
+      case 'LocaleChanged':
+        if (doc) await users.put({ ...doc, locale: e.data.locale, revision: event.revision })
         break
     }
   }

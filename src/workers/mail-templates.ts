@@ -15,3 +15,18 @@ const CONFIRMATION: Readonly<Record<Locale, (code: string, minutes: number) => {
 export function confirmationMail (locale: string, code: string, minutes: number): { subject: string, text: string } {
   return (CONFIRMATION[locale as Locale] ?? CONFIRMATION.en)(code, minutes)
 }
+
+const RESET: Readonly<Record<Locale, (link: string, minutes: number) => { subject: string, text: string }>> = {
+  en: (link, minutes) => ({
+    subject: 'Reset your password',
+    text: `Someone asked to reset the password of your account.\n\nTo choose a new one, open this link within ${minutes} minutes:\n${link}\n\nIf it was not you, ignore this message: your password stays as it is.\n`
+  }),
+  fr: (link, minutes) => ({
+    subject: 'Réinitialisez votre mot de passe',
+    text: `Une réinitialisation du mot de passe de votre compte a été demandée.\n\nPour en choisir un nouveau, ouvrez ce lien dans les ${minutes} minutes :\n${link}\n\nSi vous n'êtes pas à l'origine de cette demande, ignorez ce message.\n`
+  })
+}
+
+export function resetMail (locale: string, link: string, minutes: number): { subject: string, text: string } {
+  return (RESET[locale as Locale] ?? RESET.en)(link, minutes)
+}

@@ -1,19 +1,31 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Bus, Consumer } from '../infra/bus/port.ts'
 import type { Mailer } from '../infra/mail/port.ts'
-import type { ConfirmationCodeIssued } from '../domain/user/events.ts'
+import type { ConfirmationCodeIssued, PasswordResetRequested } from '../domain/user/events.ts'
 import * as user from '../domain/user/decider.ts'
 import { load, type CommandContext } from '../commands/context.ts'
-import { confirmationMail } from './mail-templates.ts'
+import { confirmationMail, resetMail } from './mail-templates.ts'
 
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
- * ConfirmationCodeIssued → the code, unsealed with the account's data key. The mail id is
+ * ConfirmationCodeIssued → the code; PasswordResetRequested → the reset link (`token=`);
+ * both unsealed with the account's data key. The mail id is
  * the event id, so a redelivered event re-sends the same message (same Message-ID, same
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
-export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer): Promise<Consumer> {
-  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer, options: { public_url: string }): Promise<Consumer> {
+  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued', 'PasswordResetRequested'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+    if (event.type === 'PasswordResetRequested') {
+      const d = event.data as PasswordResetRequested['data']
+      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      if (state.status !== 'confirmed' || state.reset?.hash !== d.token_hash) return
+      const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, state.email), ctx.sealer.unseal(d.user_uuid, d.token)])
+      if (to === null || token === null) return
+      const link = `${options.public_url.replace(/\/$/, '')}/reset-password?token=${encodeURIComponent(token)}`
+      const mail = resetMail(state.locale, link, Math.round((Date.parse(d.expires_at) - Date.parse(d.requested_at)) / 60_000))
+      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      return
+    }
     const data = event.data as ConfirmationCodeIssued['data']
     const { state } = await load(ctx, `user-${data.user_uuid}`, user)
     if (state.status !== 'unconfirmed' || state.code?.hash !== data.code_hash) return

@@ -3,6 +3,11 @@ import type { ConfirmationCodeIssued, UserEvent } from './events.ts'
 
 /** Wrong confirmation attempts allowed per code before it stops working. */
 export const MAX_CONFIRMATION_ATTEMPTS = 5
+/** Confirmation codes: at least this long between two (ms), at most this many per 24 h. */
+export const CODE_RESEND_COOLDOWN_MS = 60_000
+export const CODE_DAILY_ALLOWANCE = 5
+/** Password reset mails: at least this long between two (ms). */
+export const RESET_COOLDOWN_MS = 60_000
 
 export type UserState =
   | { status: 'none' }
@@ -13,6 +18,9 @@ export type UserState =
     password_hash: string
     locale: string
     code: { hash: string, expires_at: string, failed: number } | null
+    /** When confirmation codes were issued (for the cooldown and the daily allowance). */
+    codes_issued: string[]
+    reset: { hash: string, expires_at: string, requested_at: string } | null
   }
 
 export const initialState = (): UserState => ({ status: 'none' })
@@ -20,16 +28,25 @@ export const initialState = (): UserState => ({ status: 'none' })
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null }
+      return { status: 'unconfirmed', user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null }
     case 'ConfirmationCodeIssued':
       if (state.status === 'none') return state
-      return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 } }
+      return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued, event.data.issued_at] }
     case 'ConfirmationFailed':
       if (state.status === 'none' || !state.code) return state
       return { ...state, code: { ...state.code, failed: state.code.failed + 1 } }
     case 'UserConfirmed':
       if (state.status === 'none') return state
       return { ...state, status: 'confirmed', code: null }
+    case 'PasswordResetRequested':
+      if (state.status === 'none') return state
+      return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
+    case 'PasswordChanged':
+      if (state.status === 'none') return state
+      return { ...state, password_hash: event.data.password_hash, reset: null }
+    case 'LocaleChanged':
+      if (state.status === 'none') return state
+      return { ...state, locale: event.data.locale }
     default: {
       const _exhaustive: never = event
       return state
@@ -41,6 +58,10 @@ export type UserCommand =
   | { type: 'RegisterUser', data: { user_uuid: string, email_sealed: string, password_hash: string, locale: string, now: string } }
   | { type: 'IssueConfirmationCode', data: { code_hash: string, code_sealed: string, expires_at: string, now: string } }
   | { type: 'ConfirmUser', data: { code_matches: (hash: string) => boolean, now: string } }
+  | { type: 'RequestPasswordReset', data: { token_hash: string, token_sealed: string, expires_at: string, now: string } }
+  | { type: 'ResetPassword', data: { token_hash: string, password_hash: string, now: string } }
+  | { type: 'ChangePassword', data: { password_hash: string, now: string } }
+  | { type: 'ChangeLocale', data: { locale: string, now: string } }
 
 /**
  * The user decider.
@@ -58,11 +79,36 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       return [{ type: 'UserRegistered', data: { user_uuid: command.data.user_uuid, email: command.data.email_sealed, password_hash: command.data.password_hash, locale: command.data.locale, registered_at: command.data.now } }]
     case 'IssueConfirmationCode': {
       if (state.status !== 'unconfirmed') return []
+      // Resend limits: a cooldown between codes and a daily allowance; beyond them, nothing.
+      const now = Date.parse(command.data.now)
+      const last = state.codes_issued[state.codes_issued.length - 1]
+      if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
+      if (state.codes_issued.filter(t => now - Date.parse(t) < 86_400_000).length >= CODE_DAILY_ALLOWANCE) return []
       const issued: ConfirmationCodeIssued = { type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: command.data.code_hash, code: command.data.code_sealed, expires_at: command.data.expires_at, issued_at: command.data.now } }
       return [issued]
     }
     case 'ConfirmUser':
       return confirm(command.data, state)
+    case 'RequestPasswordReset': {
+      if (state.status !== 'confirmed') return []
+      if (state.reset && Date.parse(command.data.now) - Date.parse(state.reset.requested_at) < RESET_COOLDOWN_MS) return []
+      const d = command.data
+      return [{ type: 'PasswordResetRequested', data: { user_uuid: state.user_uuid, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+    }
+    case 'ResetPassword': {
+      const d = command.data
+      if (state.status !== 'confirmed' || !state.reset || state.reset.hash !== d.token_hash || d.now >= state.reset.expires_at) {
+        throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
+      }
+      return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
+    }
+    case 'ChangePassword':
+      if (state.status === 'none') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
+      return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+    case 'ChangeLocale':
+      if (state.status === 'none') throw new DomainError('not_found', 'change_locale.not_found', 'no such user')
+      if (state.locale === command.data.locale) return []
+      return [{ type: 'LocaleChanged', data: { user_uuid: state.user_uuid, locale: command.data.locale, changed_at: command.data.now } }]
     default: {
       const _exhaustive: never = command
       return []

@@ -22,6 +22,12 @@ export type ConfirmationFailed = Event<'ConfirmationFailed', { user_uuid: string
 
 export type UserConfirmed = Event<'UserConfirmed', { user_uuid: string, confirmed_at: string }>
 
-export type UserEvent = UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed
+/** `token_hash` is the SHA-256 of the reset token; `token` is sealed for the mailer. */
+export type PasswordResetRequested = Event<'PasswordResetRequested', { user_uuid: string, token_hash: string, token: string, expires_at: string, requested_at: string }>
 
-export const USER_EVENT_TYPES = ['UserRegistered', 'ConfirmationCodeIssued', 'ConfirmationFailed', 'UserConfirmed'] as const
+/** A new password: changed by the user (`change`) or through a reset link (`reset`). */
+export type PasswordChanged = Event<'PasswordChanged', { user_uuid: string, password_hash: string, reason: 'change' | 'reset', changed_at: string }>
+
+export type LocaleChanged = Event<'LocaleChanged', { user_uuid: string, locale: string, changed_at: string }>
+
+export type UserEvent = UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged

@@ -5,6 +5,7 @@ import { confirmAccount } from '../../commands/confirm-account.ts'
 import { login } from '../../commands/login.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
+import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
 import { parseWith } from '../problem.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -35,6 +36,24 @@ export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     await rt.caughtUp(s.position)
     setRefreshCookie(request, reply, s)
     return reply.code(200).send(signedInBody(s))
+  })
+
+  app.post('/api/auth/resend-confirmation', async (request, reply) => {
+    const body = parseWith(z.object({ email: Email }), request.body, 'resend_confirmation.invalid_email')
+    await resendConfirmation(rt.ctx, body.email)
+    return reply.code(204).send()
+  })
+
+  app.post('/api/auth/forgot-password', async (request, reply) => {
+    const body = parseWith(z.object({ email: Email }), request.body, 'forgot_password.invalid_email')
+    await forgotPassword(rt.ctx, body.email)
+    return reply.code(204).send()
+  })
+
+  app.post('/api/auth/reset-password', async (request, reply) => {
+    const body = parseWith(z.object({ token: z.string().max(200), new_password: z.string().max(4096) }), request.body, 'reset_password.invalid_request')
+    await resetPassword(rt.ctx, body.token, body.new_password)
+    return reply.code(204).send()
   })
 
   app.post('/api/auth/refresh', async (request, reply) => {

@@ -1,9 +1,15 @@
 import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
+import { changePassword } from '../../commands/account-recovery.ts'
+import { handle } from '../../commands/context.ts'
+import * as user from '../../domain/user/decider.ts'
+import { isLocale } from '../../domain/locales.ts'
+import { DomainError } from '../../domain/shared.ts'
 import type { SessionDoc } from '../../projections/sessions.ts'
 import type { UserDoc } from '../../projections/users.ts'
 import { authenticate } from '../plugins/auth.ts'
-import { HttpProblem, parseUuid } from '../problem.ts'
+import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 function profile (u: UserDoc): Record<string, unknown> {
@@ -28,6 +34,25 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     if (!u) throw new HttpProblem(404, 'user.not_found', 'no such user')
     if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only read your own profile')
     return profile(u)
+  })
+
+  app.patch('/api/users/:uuid/password', async (request, reply) => {
+    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
+    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only change your own password')
+    const body = parseWith(z.object({ current_password: z.string().max(4096), new_password: z.string().max(4096) }), request.body, 'change_password.invalid_request')
+    await changePassword(rt.ctx, uuid, p.session_uuid, body)
+    return reply.code(204).send()
+  })
+
+  app.patch('/api/users/me/locale', async (request, reply) => {
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    const body = parseWith(z.object({ locale: z.string().max(35) }), request.body, 'change_locale.invalid_locale')
+    if (!isLocale(body.locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${body.locale}"`)
+    const r = await handle(rt.ctx, `user-${p.user_uuid}`, user, { type: 'ChangeLocale', data: { locale: body.locale, now: rt.ctx.now().toISOString() } }, { actor: p.user_uuid })
+    await rt.caughtUp(r.position)
+    return reply.code(204).send()
   })
 
   app.get('/api/users/me/sessions', async request => {
