@@ -5,6 +5,9 @@ import { loadConfig } from './config.ts'
 import { openCore, startRole, type Role } from './main.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
+import { accountOfEmail } from './commands/email-index.ts'
+import { handle } from './commands/context.ts'
+import * as user from './domain/user/decider.ts'
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -57,6 +60,30 @@ program.command('worker')
     }
     await runRole(`worker:${service}`)
   })
+
+const accounts = program.command('accounts').description('operator commands on accounts')
+for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const) {
+  accounts.command(name)
+    .description(name === 'ban' ? 'ban an account: sign-in and every credential answer 401' : 'lift a ban')
+    .argument('<email>', 'account email')
+    .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
+    .action(async (email: string, opts: { reason: string }) => {
+      const core = await openCore(loadConfig())
+      try {
+        const owner = await accountOfEmail(core.ctx, email)
+        if (!owner) throw new DomainError('not_found', 'ban_user.not_found', 'no account with that email')
+        const now = core.ctx.now().toISOString()
+        const r = await handle(core.ctx, `user-${owner}`, user, type === 'BanUser' ? { type, data: { reason: opts.reason, now } } : { type, data: { now } }, { actor: `operator:${process.env.SVC_OPERATOR ?? userInfo().username}` })
+        console.log(JSON.stringify({ user_uuid: owner, [name === 'ban' ? 'banned' : 'unbanned']: r.events.length > 0 ? true : 'already' }))
+      } catch (err) {
+        if (!(err instanceof DomainError)) throw err
+        console.error(`error: ${err.message} (${err.code})`)
+        process.exitCode = 1
+      } finally {
+        await core.close()
+      }
+    })
+}
 
 const wallet = program.command('wallet').description('operator commands on wallets')
 wallet.command('grant')

@@ -25,6 +25,7 @@ import { apiKeysProjection } from './projections/api-keys.ts'
 import { jobsProjection } from './projections/jobs.ts'
 import { walletsProjection } from './projections/wallets.ts'
 import { sessionsProjection } from './projections/sessions.ts'
+import { erasureProjection } from './projections/erasure.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
@@ -46,7 +47,7 @@ export function buildEngine (config: Config): VerificationEngine {
   })
 }
 
-export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection, sessionsProjection]
+export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection, sessionsProjection, erasureProjection]
 
 export interface Core {
   ctx: CommandContext

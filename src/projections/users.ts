@@ -12,6 +12,7 @@ export interface UserDoc {
   locale: string
   status: 'unconfirmed' | 'confirmed'
   two_factor_enabled: boolean
+  banned: boolean
   created_at: string
   confirmed_at: string | null
   revision: number
@@ -19,7 +20,7 @@ export interface UserDoc {
 
 export const usersProjection: Projection = {
   name: 'users',
-  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged'],
+  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged', 'UserBanned', 'UserUnbanned'],
   async apply (event, { store, sealer }) {
     const users = store.collection<UserDoc>('users')
     const e = event as unknown as UserEvent
@@ -35,6 +36,7 @@ export const usersProjection: Projection = {
           locale: e.data.locale,
           status: 'unconfirmed',
           two_factor_enabled: false,
+          banned: false,
           created_at: e.data.registered_at,
           confirmed_at: null,
           revision: event.revision
@@ -45,6 +47,10 @@ export const usersProjection: Projection = {
         break
       case 'LocaleChanged':
         if (doc) await users.put({ ...doc, locale: e.data.locale, revision: event.revision })
+        break
+      case 'UserBanned':
+      case 'UserUnbanned':
+        if (doc) await users.put({ ...doc, banned: e.type === 'UserBanned', revision: event.revision })
         break
     }
   }

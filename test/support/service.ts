@@ -33,19 +33,26 @@ export function client (baseUrl: string): Api {
   }
 }
 
-/** Waits for the confirmation mail to `email` in `DATA_DIR/outbox` and returns its six-digit code. */
-export async function confirmationCode (dataDir: string, email: string): Promise<string> {
+/** Mails in `DATA_DIR/outbox` addressed to `email`, oldest first. */
+export function outboxMailsTo (dataDir: string, email: string): string[] {
   const dir = join(dataDir, 'outbox')
+  if (!existsSync(dir)) return []
+  const to = new RegExp(`^To: ${email.replace(/[.+]/g, '\\$&')}$`, 'mi')
+  return readdirSync(dir).filter(n => n.endsWith('.eml')).sort().map(f => readFileSync(join(dir, f), 'utf8')).filter(text => to.test(text))
+}
+
+/**
+ * Waits for a confirmation mail to `email` in `DATA_DIR/outbox` and returns its six-digit
+ * code: the newest one, or with `skip`, the first one after the `skip` oldest mails.
+ */
+export async function confirmationCode (dataDir: string, email: string, skip?: number): Promise<string> {
   let code: string | null = null
   await waitUntil(() => {
-    if (!existsSync(dir)) return false
-    for (const f of readdirSync(dir).filter(n => n.endsWith('.eml')).sort().reverse()) {
-      const text = readFileSync(join(dir, f), 'utf8')
-      if (!new RegExp(`^To: ${email.replace(/[.+]/g, '\\$&')}$`, 'mi').test(text)) continue
-      const m = /code is (\d{6})/.exec(text) ?? /code de confirmation est (\d{6})/.exec(text)
-      if (m) { code = m[1]; return true }
-    }
-    return false
+    const mails = outboxMailsTo(dataDir, email).filter(m => /code is \d{6}|code de confirmation est \d{6}/.test(m))
+    const mail = skip === undefined ? mails[mails.length - 1] : mails[skip]
+    if (!mail) return false
+    code = (/code is (\d{6})/.exec(mail) ?? /code de confirmation est (\d{6})/.exec(mail))![1]
+    return true
   })
   return code!
 }

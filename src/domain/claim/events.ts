@@ -7,4 +7,7 @@ import type { Event } from '../shared.ts'
  */
 export type ValueClaimed = Event<'ValueClaimed', { owner_uuid: string, claimed_at: string }>
 
-export type ClaimEvent = ValueClaimed
+/** The owner let the value go (account deleted): it can be claimed again. */
+export type ClaimReleased = Event<'ClaimReleased', { owner_uuid: string, released_at: string }>
+
+export type ClaimEvent = ValueClaimed | ClaimReleased

@@ -8,11 +8,17 @@ export const CODE_RESEND_COOLDOWN_MS = 60_000
 export const CODE_DAILY_ALLOWANCE = 5
 /** Password reset mails: at least this long between two (ms). */
 export const RESET_COOLDOWN_MS = 60_000
+/** Wrong passwords in a row that lock sign-in, and for how long (ms). */
+export const LOGIN_FAILURES_BEFORE_LOCK = 5
+export const LOGIN_LOCK_MS = 15 * 60_000
 
 export type UserState =
   | { status: 'none' }
   | {
-    status: 'unconfirmed' | 'confirmed'
+    status: 'unconfirmed' | 'confirmed' | 'deleted'
+    banned: boolean
+    /** Times of wrong passwords since the last successful sign-in. */
+    login_failures: string[]
     user_uuid: string
     email: string
     password_hash: string
@@ -28,7 +34,7 @@ export const initialState = (): UserState => ({ status: 'none' })
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null }
+      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null }
     case 'ConfirmationCodeIssued':
       if (state.status === 'none') return state
       return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued, event.data.issued_at] }
@@ -47,6 +53,21 @@ export function evolve (state: UserState, event: UserEvent): UserState {
     case 'LocaleChanged':
       if (state.status === 'none') return state
       return { ...state, locale: event.data.locale }
+    case 'LoginFailed':
+      if (state.status === 'none') return state
+      return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
+    case 'LoginSucceeded':
+      if (state.status === 'none') return state
+      return { ...state, login_failures: [] }
+    case 'UserBanned':
+      if (state.status === 'none') return state
+      return { ...state, banned: true }
+    case 'UserUnbanned':
+      if (state.status === 'none') return state
+      return { ...state, banned: false }
+    case 'UserDeleted':
+      if (state.status === 'none') return state
+      return { ...state, status: 'deleted', code: null, reset: null }
     default: {
       const _exhaustive: never = event
       return state
@@ -62,6 +83,10 @@ export type UserCommand =
   | { type: 'ResetPassword', data: { token_hash: string, password_hash: string, now: string } }
   | { type: 'ChangePassword', data: { password_hash: string, now: string } }
   | { type: 'ChangeLocale', data: { locale: string, now: string } }
+  | { type: 'RecordLogin', data: { succeeded: boolean, now: string } }
+  | { type: 'BanUser', data: { reason: string, now: string } }
+  | { type: 'UnbanUser', data: { now: string } }
+  | { type: 'DeleteUser', data: { now: string } }
 
 /**
  * The user decider.
@@ -105,6 +130,20 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     case 'ChangePassword':
       if (state.status === 'none') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
       return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+    case 'RecordLogin':
+      if (state.status === 'none') return []
+      if (!command.data.succeeded) return [{ type: 'LoginFailed', data: { user_uuid: state.user_uuid, failed_at: command.data.now } }]
+      return state.login_failures.length > 0 ? [{ type: 'LoginSucceeded', data: { user_uuid: state.user_uuid, succeeded_at: command.data.now } }] : []
+    case 'BanUser':
+      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'ban_user.not_found', 'no such account')
+      return state.banned ? [] : [{ type: 'UserBanned', data: { user_uuid: state.user_uuid, reason: command.data.reason, banned_at: command.data.now } }]
+    case 'UnbanUser':
+      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'ban_user.not_found', 'no such account')
+      return state.banned ? [{ type: 'UserUnbanned', data: { user_uuid: state.user_uuid, unbanned_at: command.data.now } }] : []
+    case 'DeleteUser':
+      if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
+      if (state.status === 'deleted') throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
+      return [{ type: 'UserDeleted', data: { user_uuid: state.user_uuid, deleted_at: command.data.now } }]
     case 'ChangeLocale':
       if (state.status === 'none') throw new DomainError('not_found', 'change_locale.not_found', 'no such user')
       if (state.locale === command.data.locale) return []
@@ -127,4 +166,11 @@ export function confirm (cmd: { code_matches: (hash: string) => boolean, now: st
     return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: cmd.now } }]
   }
   return []
+}
+
+/** Whether sign-in is locked now: enough recent failures in a row, the last within the lock time. */
+export function loginLocked (state: UserState, now: string): boolean {
+  if (state.status === 'none' || state.login_failures.length < LOGIN_FAILURES_BEFORE_LOCK) return false
+  const last = state.login_failures[state.login_failures.length - 1]
+  return Date.parse(now) - Date.parse(last) < LOGIN_LOCK_MS
 }

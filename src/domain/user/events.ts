@@ -30,4 +30,16 @@ export type PasswordChanged = Event<'PasswordChanged', { user_uuid: string, pass
 
 export type LocaleChanged = Event<'LocaleChanged', { user_uuid: string, locale: string, changed_at: string }>
 
+/** A wrong password for this account (counted for the temporary lock). */
+export type LoginFailed = Event<'LoginFailed', { user_uuid: string, failed_at: string }>
+/** A sign-in after failures: the failure count starts again. */
+export type LoginSucceeded = Event<'LoginSucceeded', { user_uuid: string, succeeded_at: string }>
+
+export type UserBanned = Event<'UserBanned', { user_uuid: string, reason: string, banned_at: string }>
+export type UserUnbanned = Event<'UserUnbanned', { user_uuid: string, unbanned_at: string }>
+
+/** The account is deleted; its data key is destroyed with it (crypto-shredding). */
+export type UserDeleted = Event<'UserDeleted', { user_uuid: string, deleted_at: string }>
+
 export type UserEvent = UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
+  | LoginFailed | LoginSucceeded | UserBanned | UserUnbanned | UserDeleted

@@ -47,7 +47,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     const key = await ctx.reads.collection<ApiKeyDoc>('api_keys').findOne({ key_hash: sha256Hex(token) })
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
     const user = await users.get(key.user_uuid)
-    if (!user || user.status !== 'confirmed') throw unauthorized('the key\'s account is not active')
+    if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the key\'s account is not active')
     return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
@@ -57,7 +57,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
   if (!session || session.revoked_at !== null) throw unauthorized('the session was signed out or revoked')
   const user = await users.get(claims.user_uuid)
-  if (!user || user.status !== 'confirmed') throw unauthorized('the account is not active')
+  if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the account is not active')
   return { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, scopes: SCOPES, enabled_checks: CHECK_NAMES }
 }
 

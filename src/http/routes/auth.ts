@@ -7,6 +7,7 @@ import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
 import { parseWith } from '../problem.ts'
+import { FailureThrottle } from '../plugins/throttle.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -84,9 +85,15 @@ export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     return reply.code(204).send()
   })
 
+  // Per client: 20 failed sign-ins in 15 minutes, then 429 until the window moves on.
+  const loginThrottle = new FailureThrottle({ limit: 20, window_ms: 15 * 60_000, code: 'login.too_many_attempts' })
   app.post('/api/auth/login', async (request, reply) => {
     const body = parseWith(z.object({ email: Email, password: z.string().max(4096) }), request.body, 'login.invalid_request')
-    const s = await login(rt.ctx, body)
+    loginThrottle.check(request.ip)
+    const s = await login(rt.ctx, body).catch(err => {
+      if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
+      throw err
+    })
     await rt.caughtUp(s.position)
     setRefreshCookie(request, reply, s)
     return reply.code(200).send(signedInBody(s))

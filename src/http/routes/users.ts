@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
+import { deleteAccount } from '../../commands/delete-account.ts'
 import { handle } from '../../commands/context.ts'
 import * as user from '../../domain/user/decider.ts'
 import { isLocale } from '../../domain/locales.ts'
@@ -34,6 +35,17 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     if (!u) throw new HttpProblem(404, 'user.not_found', 'no such user')
     if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only read your own profile')
     return profile(u)
+  })
+
+  app.delete('/api/users/:uuid', async (request, reply) => {
+    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
+    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only delete your own account')
+    const body = parseWith(z.object({ password: z.string().max(4096) }), request.body, 'delete_user.invalid_password')
+    const position = await deleteAccount(rt.ctx, uuid, body.password)
+    await rt.caughtUp(position)
+    return reply.code(204).send()
   })
 
   app.patch('/api/users/:uuid/password', async (request, reply) => {

@@ -25,6 +25,9 @@ export class Sealer {
     return PREFIX + body.toString('base64url')
   }
 
+  /** Destroys the owner's data key: everything sealed with it becomes unreadable. */
+  async destroyKey (owner: string): Promise<void> { await this.keys.destroy(owner) }
+
   /** The plaintext, or null when the key was destroyed (crypto-shredded). @throws on tampered text. */
   async unseal (owner: string, sealed: string): Promise<string | null> {
     if (!sealed.startsWith(PREFIX)) throw new Error('not a sealed value')

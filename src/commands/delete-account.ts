@@ -1,0 +1,32 @@
+import { DomainError } from '../domain/shared.ts'
+import * as user from '../domain/user/decider.ts'
+import * as claim from '../domain/claim/decider.ts'
+import { verifyPassword } from '../infra/crypto/hashing.ts'
+import { handle, load, type CommandContext } from './context.ts'
+import { emailClaimStream } from './email-index.ts'
+import { revokeAllSessions } from './refresh-session.ts'
+
+/**
+ * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every
+ * session, releases the address (it can register again) and destroys the account's data
+ * key, so every address and code sealed in its events is unreadable from then on
+ * (crypto-shredding, ARCHITECTURE.md); projections purge its read models.
+ * @throws DomainError invalid `delete_user.wrong_password`, `delete_user.already_deleted`;
+ *   not_found `delete_user.not_found`.
+ */
+export async function deleteAccount (ctx: CommandContext, owner: string, password: string): Promise<number> {
+  const { state } = await load(ctx, `user-${owner}`, user)
+  if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
+  if (state.status === 'deleted') {
+    await ctx.sealer.destroyKey(owner)
+    throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
+  }
+  if (!(await verifyPassword(state.password_hash, password))) throw new DomainError('invalid', 'delete_user.wrong_password', 'the password is wrong')
+  const email = await ctx.sealer.unseal(owner, state.email)
+  const now = ctx.now().toISOString()
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'DeleteUser', data: { now } }, { actor: owner })
+  await revokeAllSessions(ctx, owner, null)
+  if (email !== null) await handle(ctx, emailClaimStream(ctx, email), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
+  await ctx.sealer.destroyKey(owner)
+  return r.position
+}
