@@ -18,6 +18,7 @@ export const ConfigSchema = z.object({
   PUBLIC_URL: z.string().url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
+  SIGNUP_SCREENING: z.enum(['full', 'lists']).default('full'),
   EVENTSTORE_URL: z.string().regex(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/, 'expected esdb://host:port[?tls=false]').optional(),
   MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database').optional(),
   NATS_PREFIX: z.string().regex(/^[a-z][a-z0-9_]{0,30}$/).default('svc'),
@@ -52,6 +53,8 @@ export interface Config {
   public_url: string | null
   log_level: string
   smtp_url: string | null
+  /** `full`: sign-ups are checked by the engine (DNS, SMTP); `lists`: syntax and disposable lists only. */
+  signup_screening: 'full' | 'lists'
   nats_url: string | null
   eventstore_url: string | null
   mongodb_url: string | null
@@ -98,6 +101,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     public_url: c.PUBLIC_URL ?? null,
     log_level: c.LOG_LEVEL,
     smtp_url: c.SMTP_URL ?? null,
+    signup_screening: c.SIGNUP_SCREENING,
     nats_url: c.NATS_URL ?? null,
     eventstore_url: c.EVENTSTORE_URL ?? null,
     mongodb_url: c.MONGODB_URL ?? null,

@@ -182,6 +182,11 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     closers.unshift(() => r.stop())
   }
 
+  // The API screens sign-ups with its own engine (DNS and SMTP from this process).
+  if ((role === 'serve' || role === 'api') && config.signup_screening === 'full') {
+    const screener = buildEngine(config)
+    ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
+  }
   const ready = (): boolean => readiness.every(f => f())
   const serveApi = role === 'serve' || role === 'api'
   const caughtUp = runner ? (p: number) => runner.waitFor(p) : (p: number) => checkpointsReached(ctx.reads, p)

@@ -36,6 +36,7 @@ if (!reachable) {
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    SIGNUP_SCREENING: 'lists',
     NATS_URL: natsUrl,
     NATS_PREFIX: prefix,
     NATS_ACK_WAIT_MS: '2000',

@@ -6,6 +6,7 @@ import type { Sealer } from '../infra/crypto/sealer.ts'
 import type { Secrets } from '../infra/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { Event } from '../domain/shared.ts'
+import type { VerificationResult } from '../verifier/result.ts'
 
 /** What command handlers need: ports, secrets, configuration, a clock and an id source. */
 export interface CommandContext {
@@ -17,6 +18,11 @@ export interface CommandContext {
   now: () => Date
   /** A new UUIDv7 (time-ordered public id). */
   newId: () => string
+  /**
+   * Checks an address with the verification engine (sign-up screening); absent where
+   * the process has no engine, and then sign-up checks syntax and lists only.
+   */
+  screen?: (email: string) => Promise<VerificationResult>
 }
 
 export function defaultClockAndIds (): Pick<CommandContext, 'now' | 'newId'> {

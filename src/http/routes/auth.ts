@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
-import { registerUser } from '../../commands/register-user.ts'
+import { registerUser, screenForSignUp } from '../../commands/register-user.ts'
+import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
 import { login } from '../../commands/login.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
-import { parseWith } from '../problem.ts'
+import { HttpProblem, parseWith } from '../problem.ts'
 import { FailureThrottle } from '../plugins/throttle.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -25,8 +26,22 @@ function signedInBody (s: SignedIn): { access_token: string, token_type: 'Bearer
 
 /** Authentication and sign-in (interface section 4). */
 export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+  // Per client: 30 previews and registrations an hour (each runs DNS and SMTP checks).
+  const signUpAllowance = new FailureThrottle({ limit: 30, window_ms: 60 * 60_000, code: 'signup_preview.too_many_requests' })
+
+  app.post('/api/auth/signup-preview', async request => {
+    const body = parseWith(z.object({ email: Email }), request.body, 'signup_preview.invalid_email')
+    const parsed = parseAddress(body.email)
+    if (!parsed.ok) throw new HttpProblem(400, 'signup_preview.invalid_email', `invalid email: ${parsed.detail}`)
+    signUpAllowance.check(request.ip)
+    signUpAllowance.fail(request.ip)
+    const s = await screenForSignUp(rt.ctx, parsed.normalized)
+    return { email: body.email, normalized: parsed.normalized, may_sign_up: s.may_sign_up, refusal: s.refusal, verdict: s.verdict, reason: s.reason, did_you_mean: s.did_you_mean, checks: s.checks }
+  })
+
   app.post('/api/auth/register', async (request, reply) => {
     const body = parseWith(z.object({ email: Email, password: z.string().max(4096), locale: z.string().max(35) }), request.body, 'register_user.invalid_request')
+    signUpAllowance.fail(request.ip)
     await registerUser(rt.ctx, body)
     return reply.code(204).send()
   })
