@@ -145,6 +145,13 @@ t.test('accounts: wrong code 401, login 200, unconfirmed 403, wrong password 401
   const locale = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'long enough password', locale: 'xx' } })
   t.equal(locale.status, 400)
   t.equal(locale.body.code, 'register_user.invalid_locale')
+  const short = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'short', locale: 'en' } })
+  t.equal(short.body.code, 'register_user.invalid_password')
+  const common = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'password123', locale: 'en' } })
+  t.equal(common.status, 400)
+  t.equal(common.body.code, 'register_user.common_password')
+  const long = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'x'.repeat(64) + ' a sixty-four plus character passphrase', locale: 'en' } })
+  t.equal(long.status, 204, 'long passphrases are allowed')
 })
 
 t.test('402 when the wallet cannot cover the reservation; nothing is queued', async t => {
