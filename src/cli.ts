@@ -61,6 +61,25 @@ program.command('worker')
     await runRole(`worker:${service}`)
   })
 
+const operator = (): string => process.env.SVC_OPERATOR ?? userInfo().username
+
+/**
+ * Runs an operator command against the configured stores (it works while the service
+ * runs): prints its JSON result, or the domain error and exit code 1.
+ */
+async function operatorCommand (fn: (core: Awaited<ReturnType<typeof openCore>>) => Promise<unknown>): Promise<void> {
+  const core = await openCore(loadConfig())
+  try {
+    console.log(JSON.stringify(await fn(core)))
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err
+    console.error(`error: ${err.message} (${err.code})`)
+    process.exitCode = 1
+  } finally {
+    await core.close()
+  }
+}
+
 const accounts = program.command('accounts').description('operator commands on accounts')
 for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const) {
   accounts.command(name)
@@ -68,20 +87,13 @@ for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const
     .argument('<email>', 'account email')
     .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
     .action(async (email: string, opts: { reason: string }) => {
-      const core = await openCore(loadConfig())
-      try {
+      await operatorCommand(async core => {
         const owner = await accountOfEmail(core.ctx, email)
         if (!owner) throw new DomainError('not_found', 'ban_user.not_found', 'no account with that email')
         const now = core.ctx.now().toISOString()
-        const r = await handle(core.ctx, `user-${owner}`, user, type === 'BanUser' ? { type, data: { reason: opts.reason, now } } : { type, data: { now } }, { actor: `operator:${process.env.SVC_OPERATOR ?? userInfo().username}` })
-        console.log(JSON.stringify({ user_uuid: owner, [name === 'ban' ? 'banned' : 'unbanned']: r.events.length > 0 ? true : 'already' }))
-      } catch (err) {
-        if (!(err instanceof DomainError)) throw err
-        console.error(`error: ${err.message} (${err.code})`)
-        process.exitCode = 1
-      } finally {
-        await core.close()
-      }
+        const r = await handle(core.ctx, `user-${owner}`, user, type === 'BanUser' ? { type, data: { reason: opts.reason, now } } : { type, data: { now } }, { actor: `operator:${operator()}` })
+        return { user_uuid: owner, [name === 'ban' ? 'banned' : 'unbanned']: r.events.length > 0 ? true : 'already' }
+      })
     })
 }
 
@@ -92,17 +104,10 @@ wallet.command('grant')
   .requiredOption('--tokens <n>', 'tokens to credit', positiveInt)
   .requiredOption('--reason <text>', 'why (kept in the event for audit)')
   .action(async (opts: { email: string, tokens: number, reason: string }) => {
-    const core = await openCore(loadConfig())
-    try {
-      const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: process.env.SVC_OPERATOR ?? userInfo().username })
-      console.log(JSON.stringify({ granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }))
-    } catch (err) {
-      if (!(err instanceof DomainError)) throw err
-      console.error(`error: ${err.message} (${err.code})`)
-      process.exitCode = 1
-    } finally {
-      await core.close()
-    }
+    await operatorCommand(async core => {
+      const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: operator() })
+      return { granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }
+    })
   })
 
 program.parseAsync().catch(err => {
