@@ -20,7 +20,7 @@ export interface UserDoc {
 
 export const usersProjection: Projection = {
   name: 'users',
-  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged', 'UserBanned', 'UserUnbanned'],
+  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled'],
   async apply (event, { store, sealer }) {
     const users = store.collection<UserDoc>('users')
     const e = event as unknown as UserEvent
@@ -47,6 +47,10 @@ export const usersProjection: Projection = {
         break
       case 'LocaleChanged':
         if (doc) await users.put({ ...doc, locale: e.data.locale, revision: event.revision })
+        break
+      case 'TwoFactorEnabled':
+      case 'TwoFactorDisabled':
+        if (doc) await users.put({ ...doc, two_factor_enabled: e.type === 'TwoFactorEnabled', revision: event.revision })
         break
       case 'UserBanned':
       case 'UserUnbanned':

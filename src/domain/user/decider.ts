@@ -8,6 +8,9 @@ export const CODE_RESEND_COOLDOWN_MS = 60_000
 export const CODE_DAILY_ALLOWANCE = 5
 /** Password reset mails: at least this long between two (ms). */
 export const RESET_COOLDOWN_MS = 60_000
+/** Wrong two-factor codes in a row that lock the second step, and for how long (ms). */
+export const TWO_FACTOR_FAILURES_BEFORE_LOCK = 5
+export const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Wrong passwords in a row that lock sign-in, and for how long (ms). */
 export const LOGIN_FAILURES_BEFORE_LOCK = 5
 export const LOGIN_LOCK_MS = 15 * 60_000
@@ -27,14 +30,28 @@ export type UserState =
     /** When confirmation codes were issued (for the cooldown and the daily allowance). */
     codes_issued: string[]
     reset: { hash: string, expires_at: string, requested_at: string } | null
+    two_factor: TwoFactorState
   }
+
+/** Two-factor: not enabled, setup in progress, active (interface section 3). */
+export interface TwoFactorState {
+  status: 'off' | 'setup' | 'active'
+  secret: string | null
+  backup_code_hashes: string[]
+  /** Last accepted TOTP time step (a code is never accepted twice). */
+  last_step: number
+  /** Recent failed codes (for the temporary lock). */
+  failures: string[]
+}
+
+const TWO_FACTOR_OFF: TwoFactorState = { status: 'off', secret: null, backup_code_hashes: [], last_step: -1, failures: [] }
 
 export const initialState = (): UserState => ({ status: 'none' })
 
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null }
+      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF }
     case 'ConfirmationCodeIssued':
       if (state.status === 'none') return state
       return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued, event.data.issued_at] }
@@ -65,6 +82,24 @@ export function evolve (state: UserState, event: UserEvent): UserState {
     case 'UserUnbanned':
       if (state.status === 'none') return state
       return { ...state, banned: false }
+    case 'TwoFactorSetupStarted':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
+    case 'TwoFactorEnabled':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
+    case 'TwoFactorCodeAccepted':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [] } }
+    case 'BackupCodeUsed':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [] } }
+    case 'TwoFactorFailed':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) } }
+    case 'TwoFactorDisabled':
+      if (state.status === 'none') return state
+      return { ...state, two_factor: TWO_FACTOR_OFF }
     case 'UserDeleted':
       if (state.status === 'none') return state
       return { ...state, status: 'deleted', code: null, reset: null }
@@ -173,4 +208,11 @@ export function loginLocked (state: UserState, now: string): boolean {
   if (state.status === 'none' || state.login_failures.length < LOGIN_FAILURES_BEFORE_LOCK) return false
   const last = state.login_failures[state.login_failures.length - 1]
   return Date.parse(now) - Date.parse(last) < LOGIN_LOCK_MS
+}
+
+/** Whether the two-factor step is locked now (too many wrong codes recently). */
+export function twoFactorLocked (state: UserState, now: string): boolean {
+  if (state.status === 'none') return false
+  const f = state.two_factor.failures
+  return f.length >= TWO_FACTOR_FAILURES_BEFORE_LOCK && Date.parse(now) - Date.parse(f[f.length - 1]) < TWO_FACTOR_LOCK_MS
 }

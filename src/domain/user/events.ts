@@ -41,5 +41,14 @@ export type UserUnbanned = Event<'UserUnbanned', { user_uuid: string, unbanned_a
 /** The account is deleted; its data key is destroyed with it (crypto-shredding). */
 export type UserDeleted = Event<'UserDeleted', { user_uuid: string, deleted_at: string }>
 
-export type UserEvent = UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
+/** 2FA setup: `secret` (TOTP, base32) sealed; backup codes as HMACs only. */
+export type TwoFactorSetupStarted = Event<'TwoFactorSetupStarted', { user_uuid: string, secret: string, backup_code_hashes: string[], started_at: string }>
+export type TwoFactorEnabled = Event<'TwoFactorEnabled', { user_uuid: string, time_step: number, enabled_at: string }>
+/** A TOTP code was accepted at `time_step`: no code of that step or before is accepted again. */
+export type TwoFactorCodeAccepted = Event<'TwoFactorCodeAccepted', { user_uuid: string, time_step: number, accepted_at: string }>
+export type BackupCodeUsed = Event<'BackupCodeUsed', { user_uuid: string, code_hash: string, used_at: string }>
+export type TwoFactorFailed = Event<'TwoFactorFailed', { user_uuid: string, failed_at: string }>
+export type TwoFactorDisabled = Event<'TwoFactorDisabled', { user_uuid: string, disabled_at: string }>
+
+export type UserEvent = TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
   | LoginFailed | LoginSucceeded | UserBanned | UserUnbanned | UserDeleted

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { registerUser, screenForSignUp } from '../../commands/register-user.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
-import { login } from '../../commands/login.ts'
+import { completeTwoFactor, login } from '../../commands/login.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
@@ -109,6 +109,15 @@ export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
       if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
       throw err
     })
+    if ('two_factor_required' in s) return reply.code(200).send(s)
+    await rt.caughtUp(s.position)
+    setRefreshCookie(request, reply, s)
+    return reply.code(200).send(signedInBody(s))
+  })
+
+  app.post('/api/auth/2fa/verify', async (request, reply) => {
+    const body = parseWith(z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }), request.body, 'verify_2fa.invalid_request')
+    const s = await completeTwoFactor(rt.ctx, body.temp_token, body.code)
     await rt.caughtUp(s.position)
     setRefreshCookie(request, reply, s)
     return reply.code(200).send(signedInBody(s))

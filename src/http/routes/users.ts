@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
 import { deleteAccount } from '../../commands/delete-account.ts'
+import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
 import { handle } from '../../commands/context.ts'
 import * as user from '../../domain/user/decider.ts'
 import { isLocale } from '../../domain/locales.ts'
@@ -64,6 +65,32 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     if (!isLocale(body.locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${body.locale}"`)
     const r = await handle(rt.ctx, `user-${p.user_uuid}`, user, { type: 'ChangeLocale', data: { locale: body.locale, now: rt.ctx.now().toISOString() } }, { actor: p.user_uuid })
     await rt.caughtUp(r.position)
+    return reply.code(204).send()
+  })
+
+  app.get('/api/users/me/2fa', async request => {
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    return { enabled: (await users().get(p.user_uuid))?.two_factor_enabled === true }
+  })
+
+  app.post('/api/users/me/2fa/enable', async request => {
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    return await enableTwoFactor(rt.ctx, p.user_uuid)
+  })
+
+  app.post('/api/users/me/2fa/verify-setup', async (request, reply) => {
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    const body = parseWith(z.object({ code: z.string().max(64) }), request.body, 'verify_2fa_setup.invalid_code')
+    await verifyTwoFactorSetup(rt.ctx, p.user_uuid, body.code)
+    await rt.caughtUp(await rt.ctx.store.headPosition())
+    return reply.code(204).send()
+  })
+
+  app.post('/api/users/me/2fa/disable', async (request, reply) => {
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    const body = parseWith(z.object({ password: z.string().max(4096), code: z.string().max(64) }), request.body, 'disable_2fa.invalid_request')
+    await disableTwoFactor(rt.ctx, p.user_uuid, body.password, body.code)
+    await rt.caughtUp(await rt.ctx.store.headPosition())
     return reply.code(204).send()
   })
 

@@ -31,3 +31,23 @@ export async function verifyAccessToken (secrets: Secrets, issuer: string, token
     return null
   }
 }
+
+/** A short-lived token for the second sign-in step (`typ` "2fa"), bound to the user. */
+export async function issueChallengeToken (secrets: Secrets, issuer: string, userUuid: string, ttlS: number, now: Date): Promise<string> {
+  const iat = Math.floor(now.getTime() / 1000)
+  return await new SignJWT({ typ: '2fa' })
+    .setProtectedHeader({ alg: 'EdDSA', kid: secrets.jwt.kid, typ: '2fa+jwt' })
+    .setSubject(userUuid).setIssuer(issuer).setAudience(`${ACCESS_AUDIENCE}/2fa`)
+    .setIssuedAt(iat).setExpirationTime(iat + ttlS)
+    .sign(secrets.jwt.private_key)
+}
+
+/** The user of a valid challenge token, or null. */
+export async function verifyChallengeToken (secrets: Secrets, issuer: string, token: string): Promise<string | null> {
+  try {
+    const { payload } = await jwtVerify(token, secrets.jwt.public_key, { issuer, audience: `${ACCESS_AUDIENCE}/2fa`, algorithms: ['EdDSA'], typ: '2fa+jwt' })
+    return payload.typ === '2fa' && typeof payload.sub === 'string' ? payload.sub : null
+  } catch {
+    return null
+  }
+}
