@@ -91,7 +91,7 @@ export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', '
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each). */
-export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested'] } as const
+export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
 
 export interface Service {
   role: Role

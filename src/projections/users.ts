@@ -20,7 +20,7 @@ export interface UserDoc {
 
 export const usersProjection: Projection = {
   name: 'users',
-  event_types: ['UserRegistered', 'UserConfirmed', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled'],
+  event_types: ['UserRegistered', 'UserConfirmed', 'EmailChanged', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled'],
   async apply (event, { store, sealer }) {
     const users = store.collection<UserDoc>('users')
     const e = event as unknown as UserEvent
@@ -44,6 +44,9 @@ export const usersProjection: Projection = {
         break
       case 'UserConfirmed':
         if (doc) await users.put({ ...doc, status: 'confirmed', confirmed_at: e.data.confirmed_at, revision: event.revision })
+        break
+      case 'EmailChanged':
+        if (doc) await users.put({ ...doc, email: (await sealer.unseal(id, e.data.email)) ?? ERASED, revision: event.revision })
         break
       case 'LocaleChanged':
         if (doc) await users.put({ ...doc, locale: e.data.locale, revision: event.revision })

@@ -30,3 +30,12 @@ const RESET: Readonly<Record<Locale, (link: string, minutes: number) => { subjec
 export function resetMail (locale: string, link: string, minutes: number): { subject: string, text: string } {
   return (RESET[locale as Locale] ?? RESET.en)(link, minutes)
 }
+
+const EMAIL_CHANGE: Readonly<Record<Locale, (link: string) => { subject: string, text: string }>> = {
+  en: link => ({ subject: 'Confirm your new email address', text: `To make this address the one of your account, open this link within 24 hours:\n${link}\n\nIf you did not ask for this, ignore this message.\n` }),
+  fr: link => ({ subject: 'Confirmez votre nouvelle adresse', text: `Pour faire de cette adresse celle de votre compte, ouvrez ce lien dans les 24 heures :\n${link}\n\nSi vous n'avez rien demandé, ignorez ce message.\n` })
+}
+
+export function emailChangeMail (locale: string, link: string): { subject: string, text: string } {
+  return (EMAIL_CHANGE[locale as Locale] ?? EMAIL_CHANGE.en)(link)
+}

@@ -1,10 +1,10 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Bus, Consumer } from '../infra/bus/port.ts'
 import type { Mailer } from '../infra/mail/port.ts'
-import type { ConfirmationCodeIssued, PasswordResetRequested } from '../domain/user/events.ts'
+import type { ConfirmationCodeIssued, EmailChangeRequested, PasswordResetRequested } from '../domain/user/events.ts'
 import * as user from '../domain/user/decider.ts'
 import { load, type CommandContext } from '../commands/context.ts'
-import { confirmationMail, resetMail } from './mail-templates.ts'
+import { confirmationMail, emailChangeMail, resetMail } from './mail-templates.ts'
 
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
@@ -14,7 +14,17 @@ import { confirmationMail, resetMail } from './mail-templates.ts'
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
 export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer, options: { public_url: string }): Promise<Consumer> {
-  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued', 'PasswordResetRequested'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+    if (event.type === 'EmailChangeRequested') {
+      const d = event.data as EmailChangeRequested['data']
+      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      if (state.status === 'none' || state.email_change?.hash !== d.token_hash) return
+      const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.new_email), ctx.sealer.unseal(d.user_uuid, d.token)])
+      if (to === null || token === null) return
+      const mail = emailChangeMail(state.locale, `${options.public_url.replace(/\/$/, '')}/verify-email-change?token=${encodeURIComponent(token)}`)
+      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      return
+    }
     if (event.type === 'PasswordResetRequested') {
       const d = event.data as PasswordResetRequested['data']
       const { state } = await load(ctx, `user-${d.user_uuid}`, user)

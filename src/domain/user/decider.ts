@@ -31,6 +31,7 @@ export type UserState =
     codes_issued: string[]
     reset: { hash: string, expires_at: string, requested_at: string } | null
     two_factor: TwoFactorState
+    email_change: { new_email: string, hash: string, expires_at: string } | null
   }
 
 /** Two-factor: not enabled, setup in progress, active (interface section 3). */
@@ -51,7 +52,7 @@ export const initialState = (): UserState => ({ status: 'none' })
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF }
+      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
     case 'ConfirmationCodeIssued':
       if (state.status === 'none') return state
       return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued, event.data.issued_at] }
@@ -82,6 +83,12 @@ export function evolve (state: UserState, event: UserEvent): UserState {
     case 'UserUnbanned':
       if (state.status === 'none') return state
       return { ...state, banned: false }
+    case 'EmailChangeRequested':
+      if (state.status === 'none') return state
+      return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
+    case 'EmailChanged':
+      if (state.status === 'none') return state
+      return { ...state, email: event.data.email, email_change: null }
     case 'TwoFactorSetupStarted':
       if (state.status === 'none') return state
       return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }

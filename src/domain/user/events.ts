@@ -50,5 +50,10 @@ export type BackupCodeUsed = Event<'BackupCodeUsed', { user_uuid: string, code_h
 export type TwoFactorFailed = Event<'TwoFactorFailed', { user_uuid: string, failed_at: string }>
 export type TwoFactorDisabled = Event<'TwoFactorDisabled', { user_uuid: string, disabled_at: string }>
 
-export type UserEvent = TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
+/** A change of address waits for the link mailed to the new one; both sealed. */
+export type EmailChangeRequested = Event<'EmailChangeRequested', { user_uuid: string, new_email: string, token_hash: string, token: string, expires_at: string, requested_at: string }>
+/** The new address is the account's (`email` sealed). */
+export type EmailChanged = Event<'EmailChanged', { user_uuid: string, email: string, changed_at: string }>
+
+export type UserEvent = EmailChangeRequested | EmailChanged | TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
   | LoginFailed | LoginSucceeded | UserBanned | UserUnbanned | UserDeleted

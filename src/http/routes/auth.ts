@@ -4,6 +4,7 @@ import { registerUser, screenForSignUp } from '../../commands/register-user.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
 import { completeTwoFactor, login } from '../../commands/login.ts'
+import { verifyEmailChange } from '../../commands/change-email.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
@@ -69,6 +70,12 @@ export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   app.post('/api/auth/reset-password', async (request, reply) => {
     const body = parseWith(z.object({ token: z.string().max(200), new_password: z.string().max(4096) }), request.body, 'reset_password.invalid_request')
     await resetPassword(rt.ctx, body.token, body.new_password)
+    return reply.code(204).send()
+  })
+
+  app.post('/api/auth/verify-email-change', async (request, reply) => {
+    const body = parseWith(z.object({ token: z.string().max(200) }), request.body, 'verify_email_change.invalid_request')
+    await rt.caughtUp(await verifyEmailChange(rt.ctx, body.token))
     return reply.code(204).send()
   })
 

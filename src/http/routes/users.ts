@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
 import { deleteAccount } from '../../commands/delete-account.ts'
+import { requestEmailChange } from '../../commands/change-email.ts'
 import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
 import { handle } from '../../commands/context.ts'
 import * as user from '../../domain/user/decider.ts'
@@ -46,6 +47,16 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     const body = parseWith(z.object({ password: z.string().max(4096) }), request.body, 'delete_user.invalid_password')
     const position = await deleteAccount(rt.ctx, uuid, body.password)
     await rt.caughtUp(position)
+    return reply.code(204).send()
+  })
+
+  app.patch('/api/users/:uuid/email', async (request, reply) => {
+    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
+    const p = await authenticate(rt.ctx, request, 'jwt')
+    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
+    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only change your own address')
+    const body = parseWith(z.object({ new_email: z.string().trim().max(320), current_password: z.string().max(4096) }), request.body, 'change_email.invalid_request')
+    await requestEmailChange(rt.ctx, uuid, body)
     return reply.code(204).send()
   })
 
