@@ -74,10 +74,13 @@ t.test('disable: needs the password and a code', async t => {
   t.type(login.body.access_token, 'string', 'sign-in without a challenge again')
 })
 
-t.test('repeated wrong codes lock the second step (429)', async t => {
-  await setUp('lock2fa@example.com')
+t.test('repeated wrong codes lock the second step (429), for sign-in and for disabling', async t => {
+  const { token, backup } = await setUp('lock2fa@example.com')
   const temp = await challenge('lock2fa@example.com')
   const statuses: number[] = []
   for (let i = 0; i < 6; i++) statuses.push((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: temp, code: '000000' } })).status)
   t.same(statuses, [401, 401, 401, 401, 401, 429])
+  const disable = await api('POST', '/api/users/me/2fa/disable', { token, body: { password, code: backup[0] } })
+  t.equal(disable.status, 429)
+  t.equal(disable.body.code, 'disable_2fa.locked')
 })
