@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
@@ -11,7 +11,7 @@ import { isLocale } from '../../domain/locales.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { SessionDoc } from '../../projections/sessions.ts'
 import type { UserDoc } from '../../projections/users.ts'
-import { authenticate } from '../plugins/auth.ts'
+import { authenticate, type Principal } from '../plugins/auth.ts'
 import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -23,6 +23,19 @@ function profile (u: UserDoc): Record<string, unknown> {
 export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   const users = () => rt.ctx.reads.collection<UserDoc>('users')
 
+  /**
+   * The `{uuid}` user of the path, who must be the caller.
+   * @throws HttpProblem 400 malformed uuid, 401, 404 no such user, 403 someone else.
+   */
+  const ownUser = async (request: FastifyRequest, action: string): Promise<{ uuid: string, principal: Principal, user: UserDoc }> => {
+    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
+    const principal = await authenticate(rt.ctx, request, 'jwt')
+    const user = await users().get(uuid)
+    if (!user) throw new HttpProblem(404, 'user.not_found', 'no such user')
+    if (uuid !== principal.user_uuid) throw new HttpProblem(403, 'user.forbidden', `you may only ${action} your own account`)
+    return { uuid, principal, user }
+  }
+
   app.get('/api/users/me', async request => {
     const p = await authenticate(rt.ctx, request, 'jwt')
     const u = await users().get(p.user_uuid)
@@ -31,19 +44,11 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.get('/api/users/:uuid', async request => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    const u = await users().get(uuid)
-    if (!u) throw new HttpProblem(404, 'user.not_found', 'no such user')
-    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only read your own profile')
-    return profile(u)
+    return profile((await ownUser(request, 'read')).user)
   })
 
   app.delete('/api/users/:uuid', async (request, reply) => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
-    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only delete your own account')
+    const { uuid } = await ownUser(request, 'delete')
     const body = parseWith(z.object({ password: z.string().max(4096) }), request.body, 'delete_user.invalid_password')
     const position = await deleteAccount(rt.ctx, uuid, body.password)
     await rt.caughtUp(position)
@@ -51,20 +56,14 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.patch('/api/users/:uuid/email', async (request, reply) => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
-    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only change your own address')
+    const { uuid } = await ownUser(request, 'change the address of')
     const body = parseWith(z.object({ new_email: z.string().trim().max(320), current_password: z.string().max(4096) }), request.body, 'change_email.invalid_request')
     await requestEmailChange(rt.ctx, uuid, body)
     return reply.code(204).send()
   })
 
   app.patch('/api/users/:uuid/password', async (request, reply) => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    if (!(await users().get(uuid))) throw new HttpProblem(404, 'user.not_found', 'no such user')
-    if (uuid !== p.user_uuid) throw new HttpProblem(403, 'user.forbidden', 'you may only change your own password')
+    const { uuid, principal: p } = await ownUser(request, 'change the password of')
     const body = parseWith(z.object({ current_password: z.string().max(4096), new_password: z.string().max(4096) }), request.body, 'change_password.invalid_request')
     await changePassword(rt.ctx, uuid, p.session_uuid, body)
     return reply.code(204).send()
