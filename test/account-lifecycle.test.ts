@@ -57,6 +57,8 @@ t.test('delete account: erased from events and read models; the address can regi
 
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'its sessions are over')
   t.equal((await api('GET', `/api/verify/${job.uuid}`, { token: key })).status, 401, 'its keys too')
+  const keyEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'ApiKeyRevoked' && e.data.user_uuid === me.uuid)
+  t.equal(keyEvents.length, 1, 'each key revoked with an event')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
   for (const name of ['users', 'jobs', 'api_keys', 'sessions', 'wallet_transactions']) {
     t.equal((await service.core.ctx.reads.collection(name).find({ user_uuid: me.uuid })).total, 0, `${name} purged`)

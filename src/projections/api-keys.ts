@@ -22,12 +22,16 @@ export interface ApiKeyDoc {
 
 export const apiKeysProjection: Projection = {
   name: 'api_keys',
-  event_types: ['ApiKeyCreated'],
+  event_types: ['ApiKeyCreated', 'ApiKeyRevoked'],
   async apply (event, { store }) {
     const keys = store.collection<ApiKeyDoc>('api_keys')
     const e = event as unknown as ApiKeyEvent
     const doc = await keys.get(e.data.key_uuid)
     if (alreadyApplied(doc, event)) return
+    if (e.type === 'ApiKeyRevoked') {
+      if (doc) await keys.put({ ...doc, revoked_at: e.data.revoked_at, revision: event.revision })
+      return
+    }
     const { key_uuid: uuid, ...rest } = e.data
     await keys.put({ _id: uuid, uuid, ...rest, revoked_at: null, revision: event.revision })
   }

@@ -17,4 +17,7 @@ export type ApiKeyCreated = Event<'ApiKeyCreated', {
   created_at: string
 }>
 
-export type ApiKeyEvent = ApiKeyCreated
+/** The key no longer authenticates; `revoked_at` never changes afterwards. */
+export type ApiKeyRevoked = Event<'ApiKeyRevoked', { key_uuid: string, user_uuid: string, reason: string, revoked_at: string }>
+
+export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked
