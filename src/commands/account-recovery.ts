@@ -1,6 +1,7 @@
 import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
-import { hashPassword, randomToken, sha256Hex, sixDigitCode, verifyPassword } from '../infra/crypto/hashing.ts'
+import { hashPassword, sha256Hex, sixDigitCode, verifyPassword } from '../infra/crypto/hashing.ts'
+import { newOwnedToken, parseOwnedToken } from './owned-token.ts'
 import { parseAddress } from '../verifier/syntax.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
@@ -46,11 +47,11 @@ export async function resendConfirmation (ctx: CommandContext, email: string): P
 export async function forgotPassword (ctx: CommandContext, email: string): Promise<void> {
   const normalized = assertEmail('forgot_password', email)
   const owner = await accountOfEmail(ctx, normalized)
-  const secret = randomToken(32)
+  const { token, secret } = newOwnedToken(owner ?? '00000000-0000-0000-0000-000000000000')
   const tokenHash = sha256Hex(secret)
   if (!owner) return
   const now = ctx.now()
-  const sealed = await ctx.sealer.seal(owner, `${owner}.${secret}`).catch(() => null)
+  const sealed = await ctx.sealer.seal(owner, token).catch(() => null)
   if (sealed === null) return
   await handle(ctx, `user-${owner}`, user, {
     type: 'RequestPasswordReset',
@@ -66,9 +67,9 @@ export async function forgotPassword (ctx: CommandContext, email: string): Promi
  */
 export async function resetPassword (ctx: CommandContext, token: string, newPassword: string): Promise<void> {
   assertPasswordPolicy('reset_password', newPassword)
-  const m = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{20,100})$/.exec(token)
-  if (!m) throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
-  const [, owner, secret] = m
+  const parsed = parseOwnedToken(token)
+  if (!parsed) throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
+  const { owner, secret } = parsed
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none') throw new DomainError('not_found', 'reset_password.no_account', 'no account matches this reset link')
   const passwordHash = await hashPassword(newPassword)

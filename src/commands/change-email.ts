@@ -1,19 +1,14 @@
 import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import * as claim from '../domain/claim/decider.ts'
-import type { UserEvent } from '../domain/user/events.ts'
-import { randomToken, sha256Hex, verifyPassword } from '../infra/crypto/hashing.ts'
+import { sha256Hex, verifyPassword } from '../infra/crypto/hashing.ts'
+import { newOwnedToken, parseOwnedToken } from './owned-token.ts'
 import { parseAddress } from '../verifier/syntax.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { appendUserEvents as appendUser, handle, load, type CommandContext } from './context.ts'
 import { accountOfEmail, emailClaimStream } from './email-index.ts'
 
 /** Lifetime of an email-change link, seconds. */
 export const EMAIL_CHANGE_TTL_S = 24 * 3_600
-
-async function appendUser (ctx: CommandContext, owner: string, events: (state: user.UserState) => UserEvent[]): Promise<number> {
-  const r = await handle(ctx, `user-${owner}`, { initialState: user.initialState, evolve: user.evolve, decide: (_: null, state: user.UserState) => events(state) }, null, { actor: owner })
-  return r.position
-}
 
 /**
  * PATCH /api/users/{uuid}/email: checks the password and that the new address is free,
@@ -30,9 +25,9 @@ export async function requestEmailChange (ctx: CommandContext, owner: string, in
   if (!(await verifyPassword(state.password_hash, input.current_password))) throw new DomainError('invalid', 'change_email.wrong_password', 'the current password is wrong')
   const holder = await accountOfEmail(ctx, parsed.normalized)
   if (holder !== null) throw new DomainError('conflict', 'change_email.email_taken', 'this address belongs to another account')
-  const secret = randomToken(32)
+  const { token: link, secret } = newOwnedToken(owner)
   const now = ctx.now()
-  const [newEmail, token] = await Promise.all([ctx.sealer.seal(owner, parsed.normalized), ctx.sealer.seal(owner, `${owner}.${secret}`)])
+  const [newEmail, token] = await Promise.all([ctx.sealer.seal(owner, parsed.normalized), ctx.sealer.seal(owner, link)])
   await appendUser(ctx, owner, () => [{ type: 'EmailChangeRequested', data: { user_uuid: owner, new_email: newEmail, token_hash: sha256Hex(secret), token, expires_at: new Date(now.getTime() + EMAIL_CHANGE_TTL_S * 1000).toISOString(), requested_at: now.toISOString() } }])
 }
 
@@ -45,9 +40,9 @@ export async function requestEmailChange (ctx: CommandContext, owner: string, in
  */
 export async function verifyEmailChange (ctx: CommandContext, token: string): Promise<number> {
   const invalid = (): DomainError => new DomainError('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
-  const m = /^([0-9a-f-]{36})\.([A-Za-z0-9_-]{20,100})$/.exec(token)
-  if (!m) throw invalid()
-  const [, owner, secret] = m
+  const parsed = parseOwnedToken(token)
+  if (!parsed) throw invalid()
+  const { owner, secret } = parsed
   const { state } = await load(ctx, `user-${owner}`, user)
   const now = ctx.now().toISOString()
   if (state.status === 'none' || state.status === 'deleted' || !state.email_change || state.email_change.hash !== sha256Hex(secret) || now >= state.email_change.expires_at) throw invalid()

@@ -6,6 +6,8 @@ import type { Sealer } from '../infra/crypto/sealer.ts'
 import type { Secrets } from '../infra/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { Event } from '../domain/shared.ts'
+import * as user from '../domain/user/decider.ts'
+import type { UserEvent } from '../domain/user/events.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 
 /** What command handlers need: ports, secrets, configuration, a clock and an id source. */
@@ -82,4 +84,15 @@ export async function load<S, E extends Event<string, unknown>> (ctx: CommandCon
   for (const r of recorded) state = decider.evolve(state, { type: r.type, data: r.data } as E)
   const last = recorded[recorded.length - 1]
   return { state, revision: last?.revision ?? -1, position: last?.position ?? 0 }
+}
+
+/**
+ * Appends to `user-<owner>` the events `decide` derives from the folded user state, for
+ * flows whose facts (a TOTP check, a password hash) are established before deciding; a
+ * concurrent append makes `decide` run again on the new state.
+ * @returns the global position of the append (or of the stream's head when nothing was appended).
+ */
+export async function appendUserEvents (ctx: CommandContext, owner: string, decide: (state: user.UserState) => UserEvent[]): Promise<number> {
+  const r = await handle(ctx, `user-${owner}`, { initialState: user.initialState, evolve: user.evolve, decide: (_: null, state: user.UserState) => decide(state) }, null, { actor: owner })
+  return r.position
 }

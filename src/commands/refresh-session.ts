@@ -4,18 +4,13 @@ import { issueAccessToken } from '../infra/crypto/jwt.ts'
 import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
+import { parseOwnedToken } from './owned-token.ts'
 import type { SessionDoc } from '../projections/sessions.ts'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
 export function parseRefreshToken (value: string): { session_uuid: string, secret: string } | null {
-  const dot = value.indexOf('.')
-  if (dot < 0) return null
-  const sessionUuid = value.slice(0, dot)
-  const secret = value.slice(dot + 1)
-  if (!UUID.test(sessionUuid) || !/^[A-Za-z0-9_-]{20,100}$/.test(secret)) return null
-  return { session_uuid: sessionUuid, secret }
+  const t = parseOwnedToken(value)
+  return t ? { session_uuid: t.owner, secret: t.secret } : null
 }
 
 /**

@@ -80,7 +80,6 @@ export async function registerUser (ctx: CommandContext, input: { email: string,
   if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
   assertPasswordPolicy('register_user', input.password)
   if (!isLocale(input.locale)) throw new DomainError('invalid', 'register_user.invalid_locale', `unsupported locale "${input.locale}"`)
-  if (isDisposableDomain(parsed.ascii_domain)) throw new DomainError('invalid', 'register_user.disposable_email', 'disposable addresses cannot sign up')
   const screening = await screenForSignUp(ctx, parsed.normalized)
   if (!screening.may_sign_up) throw new DomainError('invalid', `register_user.${screening.refusal}`, screening.refusal === 'disposable_email' ? 'disposable addresses cannot sign up' : 'mail to this address cannot be delivered')
 

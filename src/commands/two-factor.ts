@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { generateSecret, generateURI, verify as verifyTotp } from 'otplib'
 import { DomainError, type ErrorKind } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
-import type { UserEvent } from '../domain/user/events.ts'
 import { hmacHex, verifyPassword } from '../infra/crypto/hashing.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { appendUserEvents as appendUser, load, type CommandContext } from './context.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
 export const BACKUP_CODES = 10
@@ -12,11 +11,6 @@ export const BACKUP_CODES = 10
 const TOTP_TOLERANCE_S = 30
 
 type Active = Extract<user.UserState, { user_uuid: string }>
-
-/** Appends events decided from the folded user state (2FA facts are checked before). */
-async function appendUser (ctx: CommandContext, owner: string, events: (state: user.UserState) => UserEvent[]): Promise<void> {
-  await handle(ctx, `user-${owner}`, { initialState: user.initialState, evolve: user.evolve, decide: (_: null, state: user.UserState) => events(state) }, null, { actor: owner })
-}
 
 const backupHash = (ctx: CommandContext, owner: string, code: string): string => hmacHex(ctx.secrets.code_key, `backup:${owner}:${code.replace(/[\s-]/g, '').toLowerCase()}`)
 

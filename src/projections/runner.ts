@@ -35,7 +35,7 @@ export class ProjectionRunner {
     this.sub = this.store.subscribeToAll({
       from_position: this.position,
       event_types: [...types],
-      on_checkpoint: pos => { void this.advance(pos) },
+      on_checkpoint: pos => { this.advance(pos) },
       on_caught_up: () => { this.caughtUp = true; caughtUp() }
     }, async event => {
       for (const p of this.projections) {
@@ -51,7 +51,7 @@ export class ProjectionRunner {
     await ready
   }
 
-  private async advance (position: number): Promise<void> {
+  private advance (position: number): void {
     this.position = Math.max(this.position, position)
     if (this.waiters.length === 0) return
     const due = this.waiters.filter(w => w.position <= this.position)
