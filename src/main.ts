@@ -22,6 +22,7 @@ import { defaultClockAndIds, type CommandContext } from './commands/context.ts'
 import { ProjectionRunner } from './projections/runner.ts'
 import { usersProjection } from './projections/users.ts'
 import { apiKeysProjection } from './projections/api-keys.ts'
+import { agentsProjection } from './projections/agents.ts'
 import { jobsProjection } from './projections/jobs.ts'
 import { walletsProjection } from './projections/wallets.ts'
 import { sessionsProjection } from './projections/sessions.ts'
@@ -47,7 +48,7 @@ export function buildEngine (config: Config): VerificationEngine {
   })
 }
 
-export const PROJECTIONS = [usersProjection, apiKeysProjection, jobsProjection, walletsProjection, sessionsProjection, erasureProjection]
+export const PROJECTIONS = [usersProjection, apiKeysProjection, agentsProjection, jobsProjection, walletsProjection, sessionsProjection, erasureProjection]
 
 export interface Core {
   ctx: CommandContext

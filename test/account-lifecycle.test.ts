@@ -44,6 +44,8 @@ t.test('delete account: erased from events and read models; the address can regi
   const token = await signUp(api, dataDir, secretAddress, password)
   const me = (await api('GET', '/api/users/me', { token })).body
   const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key
+  const agent = (await api('POST', '/api/agents', { token, body: { name: 'nightly sync', scopes: ['results:read', 'billing:read'] } })).body
+  t.equal((await api('GET', '/api/wallet', { token: agent.token })).status, 200, 'the agent works before deletion')
   const job = await settled(api, key, (await api('POST', '/api/verify', { token: key, body: { email: 'my-private-contact@example.org' } })).body.uuid)
   t.equal(job.status, 'completed')
   const other = await signUp(api, dataDir, 'bystander@example.com', password)
@@ -59,8 +61,27 @@ t.test('delete account: erased from events and read models; the address can regi
   t.equal((await api('GET', `/api/verify/${job.uuid}`, { token: key })).status, 401, 'its keys too')
   const keyEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'ApiKeyRevoked' && e.data.user_uuid === me.uuid)
   t.equal(keyEvents.length, 1, 'each key revoked with an event')
+  t.equal((await api('GET', '/api/wallet', { token: agent.token })).status, 401, 'its agents too')
+  const agentEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'AgentRevoked' && e.data.user_uuid === me.uuid)
+  t.match(agentEvents.map(e => e.data), [{ agent_uuid: agent.uuid, reason: 'account_deleted' }], 'each agent revoked with an event')
+
+  // The access token is genuine and unexpired, its account gone: the rows that list an
+  // answer for that case give it; every other operation answers 401.
+  const again = await api('DELETE', `/api/users/${me.uuid}`, { token, body: { password } })
+  t.equal(again.status, 400, 'DELETE again: already deleted')
+  t.equal(again.body.code, 'delete_user.already_deleted')
+  t.equal((await api('DELETE', `/api/users/${otherMe.uuid}`, { token, body: { password } })).status, 401, 'nothing about other accounts')
+  const locale = await api('PATCH', '/api/users/me/locale', { token, body: { locale: 'fr' } })
+  t.equal(locale.status, 404, 'change locale: no such user')
+  t.equal(locale.body.code, 'change_locale.not_found')
+  t.equal((await api('PATCH', '/api/users/me/locale', { token, body: { locale: 'xx' } })).status, 400, 'an invalid locale is still a 400')
+  t.equal((await api('POST', '/api/users/me/2fa/disable', { token, body: { password, code: '123456' } })).status, 404, 'disable 2FA: no such user')
+  t.equal((await api('GET', `/api/users/${me.uuid}`, { token })).status, 401)
+  t.equal((await api('PATCH', `/api/users/${me.uuid}/password`, { token, body: { current_password: password, new_password: 'another fine password' } })).status, 401)
+  const after = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.stream === `user-${me.uuid}`)
+  t.equal(after[after.length - 1].type, 'UserDeleted', 'none of those appended anything to the account')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
-  for (const name of ['users', 'jobs', 'api_keys', 'sessions', 'wallet_transactions']) {
+  for (const name of ['users', 'jobs', 'api_keys', 'agents', 'sessions', 'wallet_transactions']) {
     t.equal((await service.core.ctx.reads.collection(name).find({ user_uuid: me.uuid })).total, 0, `${name} purged`)
   }
   t.equal(await service.core.ctx.reads.collection('users').get(me.uuid), null)
@@ -76,9 +97,9 @@ t.test('delete account: erased from events and read models; the address can regi
   const before = outboxMailsTo(dataDir, secretAddress).length
   t.equal((await api('POST', '/api/auth/register', { body: { email: secretAddress, password: 'a new life password', locale: 'en' } })).status, 204)
   const code = await confirmationCode(dataDir, secretAddress, before)
-  const again = await api('POST', '/api/auth/confirm', { body: { email: secretAddress, code } })
-  t.equal(again.status, 200, 'the address registers again')
-  t.not((await api('GET', '/api/users/me', { token: again.body.access_token })).body.uuid, me.uuid, 'as a new account')
+  const reborn = await api('POST', '/api/auth/confirm', { body: { email: secretAddress, code } })
+  t.equal(reborn.status, 200, 'the address registers again')
+  t.not((await api('GET', '/api/users/me', { token: reborn.body.access_token })).body.uuid, me.uuid, 'as a new account')
 })
 
 t.test('per client: 20 failed sign-ins in the window answer 429 after that', async t => {

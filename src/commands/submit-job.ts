@@ -9,6 +9,8 @@ export interface Submitter {
   user_uuid: string
   environment: 'live' | 'test'
   key_uuid: string | null
+  /** The agent that submits, when an agent token authenticated the request. */
+  agent_uuid?: string | null
   /** Checks the key may run (all for session tokens). */
   enabled_checks: readonly string[]
 }
@@ -36,7 +38,7 @@ export async function submitJob (ctx: CommandContext, by: Submitter, input: { em
   const cost = by.environment === 'test' ? 0 : costOf(checks)
   const jobUuid = ctx.newId()
   const now = ctx.now().toISOString()
-  const actor = by.key_uuid ?? by.user_uuid
+  const actor = by.key_uuid ?? by.agent_uuid ?? by.user_uuid
   if (cost > 0) {
     await handle(ctx, `wallet-${by.user_uuid}`, wallet, { type: 'ReserveTokens', data: { user_uuid: by.user_uuid, job_uuid: jobUuid, amount: cost, now } }, { actor, correlation_id: jobUuid })
   }

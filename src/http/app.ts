@@ -5,6 +5,7 @@ import { authRoutes } from './routes/auth.ts'
 import { configRoutes } from './routes/config.ts'
 import { walletRoutes } from './routes/wallet.ts'
 import { keyRoutes } from './routes/keys.ts'
+import { agentRoutes } from './routes/agents.ts'
 import { verifyRoutes } from './routes/verify.ts'
 import { userRoutes } from './routes/users.ts'
 import type { HttpRuntime } from './runtime.ts'
@@ -28,6 +29,7 @@ export async function buildApp (rt: HttpRuntime, options: { logger: boolean | Re
   authRoutes(app, rt)
   walletRoutes(app, rt)
   keyRoutes(app, rt)
+  agentRoutes(app, rt)
   verifyRoutes(app, rt)
   userRoutes(app, rt)
   return app

@@ -170,7 +170,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
     }
     case 'ChangePassword':
-      if (state.status === 'none') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
+      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
       return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
     case 'RecordLogin':
       if (state.status === 'none') return []
@@ -187,7 +187,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (state.status === 'deleted') throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
       return [{ type: 'UserDeleted', data: { user_uuid: state.user_uuid, deleted_at: command.data.now } }]
     case 'ChangeLocale':
-      if (state.status === 'none') throw new DomainError('not_found', 'change_locale.not_found', 'no such user')
+      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_locale.not_found', 'no such user')
       if (state.locale === command.data.locale) return []
       return [{ type: 'LocaleChanged', data: { user_uuid: state.user_uuid, locale: command.data.locale, changed_at: command.data.now } }]
     default: {

@@ -4,20 +4,30 @@ import { CHECK_NAMES } from '../../domain/checks.ts'
 import { sha256Hex } from '../../infra/crypto/hashing.ts'
 import { verifyAccessToken } from '../../infra/crypto/jwt.ts'
 import type { ApiKeyDoc } from '../../projections/api-keys.ts'
+import type { AgentDoc } from '../../projections/agents.ts'
+import { AGENT_TOKEN_PREFIX } from '../../commands/agents.ts'
+import { FREE_PLAN } from '../../domain/plans.ts'
 import type { UserDoc } from '../../projections/users.ts'
 import type { SessionDoc } from '../../projections/sessions.ts'
-import type { CommandContext } from '../../commands/context.ts'
+import { load, type CommandContext } from '../../commands/context.ts'
+import * as userDecider from '../../domain/user/decider.ts'
 import { HttpProblem } from '../problem.ts'
 
 /** The authenticated caller. */
 export interface Principal {
-  kind: 'session' | 'api_key'
+  kind: 'session' | 'api_key' | 'agent'
   user_uuid: string
   environment: 'live' | 'test'
   key_uuid: string | null
   session_uuid: string | null
+  agent_uuid: string | null
   scopes: readonly Scope[]
   enabled_checks: readonly string[]
+  /**
+   * Set only for operations that opt in with `deleted_account: true`: the access token is
+   * genuine and unexpired, but its account has been deleted since it was issued.
+   */
+  account_deleted?: boolean
 }
 
 /** Which credentials an operation accepts (interface section 4: J, A, key only). */
@@ -34,11 +44,14 @@ function bearer (request: FastifyRequest): string | null {
 
 /**
  * Authenticates a request (interface section 5): `Authorization: Bearer` with a JWT access
- * token (EdDSA; issuer, audience, type and expiry checked) or an API key (`svc_…` /
- * `svc_test_…`, looked up by SHA-256). The account must exist and be confirmed.
+ * token (EdDSA; issuer, audience, type and expiry checked), an API key (`svc_…` /
+ * `svc_test_…`) or an agent token (`sva_…`), both looked up by SHA-256. The account must
+ * exist, be confirmed and not banned. With `deleted_account`, a genuine unexpired access
+ * token whose account was deleted since yields a principal marked `account_deleted`
+ * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
  * @throws HttpProblem 401 `auth.unauthorized` for a missing, invalid or unaccepted credential.
  */
-export async function authenticate (ctx: CommandContext, request: FastifyRequest, mode: AuthMode): Promise<Principal> {
+export async function authenticate (ctx: CommandContext, request: FastifyRequest, mode: AuthMode, options: { deleted_account?: boolean } = {}): Promise<Principal> {
   const token = bearer(request)
   if (!token) throw unauthorized('missing bearer credential')
   const users = ctx.reads.collection<UserDoc>('users')
@@ -48,17 +61,28 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
     const user = await users.get(key.user_uuid)
     if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the key\'s account is not active')
-    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
+    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
+  if (token.startsWith(AGENT_TOKEN_PREFIX)) {
+    if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an agent token')
+    const agent = await ctx.reads.collection<AgentDoc>('agents').findOne({ token_hash: sha256Hex(token) })
+    if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
+    const user = await users.get(agent.user_uuid)
+    if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the agent\'s account is not active')
+    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: FREE_PLAN.allowed_checks }
+  }
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
   if (!claims) throw unauthorized('invalid or expired access token')
+  const principal: Principal = { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes: SCOPES, enabled_checks: CHECK_NAMES }
   // A revoked session ends its access tokens at once, not only when they expire.
   const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
-  if (!session || session.revoked_at !== null) throw unauthorized('the session was signed out or revoked')
-  const user = await users.get(claims.user_uuid)
-  if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the account is not active')
-  return { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, scopes: SCOPES, enabled_checks: CHECK_NAMES }
+  const user = session && session.revoked_at === null ? await users.get(claims.user_uuid) : null
+  if (user && user.status === 'confirmed' && !user.banned) return principal
+  // The few operations whose rows list an answer for a deleted account (400 "already
+  // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
+  if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }
+  throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
 }
 
 /** @throws HttpProblem 403 `auth.missing_scope` when the principal lacks `scope`. */

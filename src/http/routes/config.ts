@@ -14,7 +14,8 @@ export function configRoutes (app: FastifyInstance): void {
       currency: p.currency,
       tokens_granted: p.tokens_granted,
       limits: { api_keys: p.max_api_keys, agents: p.max_agents, webhooks: p.max_webhooks, max_batch_size: p.max_batch_size, rate_limit_per_minute: p.rate_limit_per_minute },
-      allowed_checks: p.allowed_checks
+      allowed_checks: p.allowed_checks,
+      agent_scopes: p.agent_scopes
     })),
     top_up: { available: false, packs: [] },
     checks: CHECK_NAMES.map(name => ({ name, cost: CHECK_COSTS[name] })),

@@ -27,9 +27,14 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
    * The `{uuid}` user of the path, who must be the caller.
    * @throws HttpProblem 400 malformed uuid, 401, 404 no such user, 403 someone else.
    */
-  const ownUser = async (request: FastifyRequest, action: string): Promise<{ uuid: string, principal: Principal, user: UserDoc }> => {
+  const ownUser = async (request: FastifyRequest, action: string, options: { deleted_account?: boolean } = {}): Promise<{ uuid: string, principal: Principal, user: UserDoc | null }> => {
     const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const principal = await authenticate(rt.ctx, request, 'jwt')
+    const principal = await authenticate(rt.ctx, request, 'jwt', options)
+    if (principal.account_deleted) {
+      // Only DELETE opts in: on its own deleted account it answers "already deleted" (400).
+      if (uuid !== principal.user_uuid) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
+      return { uuid, principal, user: null }
+    }
     const user = await users().get(uuid)
     if (!user) throw new HttpProblem(404, 'user.not_found', 'no such user')
     if (uuid !== principal.user_uuid) throw new HttpProblem(403, 'user.forbidden', `you may only ${action} your own account`)
@@ -44,11 +49,11 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.get('/api/users/:uuid', async request => {
-    return profile((await ownUser(request, 'read')).user)
+    return profile((await ownUser(request, 'read')).user!)
   })
 
   app.delete('/api/users/:uuid', async (request, reply) => {
-    const { uuid } = await ownUser(request, 'delete')
+    const { uuid } = await ownUser(request, 'delete', { deleted_account: true })
     const body = parseWith(z.object({ password: z.string().max(4096) }), request.body, 'delete_user.invalid_password')
     const position = await deleteAccount(rt.ctx, uuid, body.password)
     await rt.caughtUp(position)
@@ -70,7 +75,7 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.patch('/api/users/me/locale', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
+    const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
     const body = parseWith(z.object({ locale: z.string().max(35) }), request.body, 'change_locale.invalid_locale')
     if (!isLocale(body.locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${body.locale}"`)
     const r = await handle(rt.ctx, `user-${p.user_uuid}`, user, { type: 'ChangeLocale', data: { locale: body.locale, now: rt.ctx.now().toISOString() } }, { actor: p.user_uuid })
@@ -97,7 +102,7 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.post('/api/users/me/2fa/disable', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
+    const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
     const body = parseWith(z.object({ password: z.string().max(4096), code: z.string().max(64) }), request.body, 'disable_2fa.invalid_request')
     await disableTwoFactor(rt.ctx, p.user_uuid, body.password, body.code)
     await rt.caughtUp(await rt.ctx.store.headPosition())

@@ -4,6 +4,7 @@ import type { Collection, Doc, FindOptions, ReadStore } from './port.ts'
 /** Indexes for every query the API and workers make (created at start, idempotently). */
 export const INDEXES: Readonly<Record<string, Array<Record<string, 1 | -1>>>> = {
   api_keys: [{ key_hash: 1 }, { user_uuid: 1, created_at: -1 }],
+  agents: [{ token_hash: 1 }, { user_uuid: 1, created_at: -1 }],
   jobs: [{ user_uuid: 1, created_at: -1 }, { status: 1 }],
   users: [],
   sessions: [{ user_uuid: 1, started_at: -1 }],
