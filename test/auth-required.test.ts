@@ -2,7 +2,7 @@ import t from 'tap'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 
 // Every account operation (Auth J) answers 401 without a credential, with a forged or
-// expired token, and with an API key in place of a session token.
+// expired token, and with an API key or agent token in place of a session token.
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))
 t.teardown(() => service.close())
@@ -10,6 +10,7 @@ const api = client(service.url)
 const token = await signUp(api, dataDir, 'auth-sweep@example.com', 'correct horse battery staple')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key as string
 const me = (await api('GET', '/api/users/me', { token })).body.uuid as string
+const agent = (await api('POST', '/api/agents', { token, body: { name: 'a', scopes: ['results:read'] } })).body.token as string
 
 const operations: Array<[string, string, unknown?]> = [
   ['GET', '/api/users/me'],
@@ -23,14 +24,18 @@ const operations: Array<[string, string, unknown?]> = [
   ['POST', '/api/users/me/2fa/verify-setup', { code: '123456' }],
   ['POST', '/api/users/me/2fa/disable', { password: 'x', code: '123456' }],
   ['GET', '/api/users/me/sessions'],
-  ['DELETE', '/api/users/me/sessions/01a200f4-4e74-7104-92f0-217355e415da']
+  ['DELETE', '/api/users/me/sessions/01a200f4-4e74-7104-92f0-217355e415da'],
+  ['GET', '/api/agents'],
+  ['POST', '/api/agents', { name: 'a', scopes: ['results:read'] }],
+  ['GET', '/api/agents/01a200f4-4e74-7104-92f0-217355e415da'],
+  ['DELETE', '/api/agents/01a200f4-4e74-7104-92f0-217355e415da']
 ]
 
 for (const [method, path, body] of operations) {
   t.test(`${method} ${path}: 401 without a valid session token`, async t => {
-    for (const credential of [undefined, 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln', key]) {
+    for (const credential of [undefined, 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln', key, agent]) {
       const r = await api(method, path, { token: credential, body })
-      t.equal(r.status, 401, credential === key ? 'an API key is not a session' : credential ? 'forged token' : 'no credential')
+      t.equal(r.status, 401, credential === key ? 'an API key is not a session' : credential === agent ? 'an agent token is not a session' : credential ? 'forged token' : 'no credential')
       t.equal(r.body.code, 'auth.unauthorized')
     }
   })
