@@ -52,10 +52,10 @@ program.command('relay')
 
 program.command('worker')
   .description('run one worker service that consumes the bus')
-  .argument('<service>', 'verifier | mailer')
+  .argument('<service>', 'verifier | webhooks | mailer')
   .action(async (service: string) => {
-    if (service !== 'verifier' && service !== 'mailer') {
-      console.error(`unknown worker "${service}"; one of: verifier, mailer`)
+    if (service !== 'verifier' && service !== 'webhooks' && service !== 'mailer') {
+      console.error(`unknown worker "${service}"; one of: verifier, webhooks, mailer`)
       process.exit(2)
     }
     await runRole(`worker:${service}`)

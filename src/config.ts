@@ -43,7 +43,13 @@ export const ConfigSchema = z.object({
   VERIFIER_CATCH_ALL_TTL_S: z.coerce.number().min(0).max(30 * 86_400).default(6 * 3_600),
   VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
-  VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true')
+  VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_TIMEOUT_MS: intFromEnv(10_000, 50, 60_000),
+  WEBHOOK_MAX_ATTEMPTS: intFromEnv(6, 1, 20),
+  WEBHOOK_RETRY_BASE_MS: intFromEnv(30_000, 10, 3_600_000),
+  WEBHOOK_DISABLE_AFTER_FAILURES: intFromEnv(5, 1, 1_000),
+  WEBHOOK_CONCURRENCY: intFromEnv(16, 1, 1_024)
 })
 
 export interface Config {
@@ -79,6 +85,20 @@ export interface Config {
     max_sessions_per_mx: number
     max_sessions: number
     starttls: boolean
+  }
+  webhooks: {
+    /** Allow targets on loopback, private and other non-public ranges, and plain `http:` (tests, on-prem). */
+    allow_private_targets: boolean
+    /** Per attempt: connect, send and first response byte (ms). */
+    timeout_ms: number
+    /** Attempts per delivery, the first included. */
+    max_attempts: number
+    /** Delay before the second attempt (ms); each later one waits 4× longer (plus up to 10% jitter). */
+    retry_base_ms: number
+    /** Consecutive deliveries that failed every attempt before an endpoint is disabled. */
+    disable_after_failures: number
+    /** Deliveries in flight per worker process. */
+    concurrency: number
   }
 }
 
@@ -125,6 +145,14 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,
       max_sessions: c.VERIFIER_MAX_SESSIONS,
       starttls: c.VERIFIER_STARTTLS === 'true'
+    },
+    webhooks: {
+      allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
+      timeout_ms: c.WEBHOOK_TIMEOUT_MS,
+      max_attempts: c.WEBHOOK_MAX_ATTEMPTS,
+      retry_base_ms: c.WEBHOOK_RETRY_BASE_MS,
+      disable_after_failures: c.WEBHOOK_DISABLE_AFTER_FAILURES,
+      concurrency: c.WEBHOOK_CONCURRENCY
     }
   }
 }

@@ -23,6 +23,7 @@ import { ProjectionRunner } from './projections/runner.ts'
 import { usersProjection } from './projections/users.ts'
 import { apiKeysProjection } from './projections/api-keys.ts'
 import { agentsProjection } from './projections/agents.ts'
+import { webhookDeliveriesProjection, webhooksProjection } from './projections/webhooks.ts'
 import { jobsProjection } from './projections/jobs.ts'
 import { walletsProjection } from './projections/wallets.ts'
 import { sessionsProjection } from './projections/sessions.ts'
@@ -30,6 +31,8 @@ import { erasureProjection } from './projections/erasure.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
+import { startWebhookWorker, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
+import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
@@ -48,7 +51,7 @@ export function buildEngine (config: Config): VerificationEngine {
   })
 }
 
-export const PROJECTIONS = [usersProjection, apiKeysProjection, agentsProjection, jobsProjection, walletsProjection, sessionsProjection, erasureProjection]
+export const PROJECTIONS = [usersProjection, apiKeysProjection, agentsProjection, jobsProjection, walletsProjection, sessionsProjection, webhooksProjection, webhookDeliveriesProjection, erasureProjection]
 
 export interface Core {
   ctx: CommandContext
@@ -77,10 +80,10 @@ export async function openCore (config: Config): Promise<Core> {
  * resolves once every projection's stored checkpoint has reached `position`, or after
  * `timeoutMs` (ms).
  */
-async function checkpointsReached (reads: ReadStore, position: number, timeoutMs = 5_000): Promise<boolean> {
+async function checkpointsReached (reads: ReadStore, position: number, timeoutMs = 5_000, projections = PROJECTIONS): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const cps = await Promise.all(PROJECTIONS.map(p => reads.getCheckpoint(p.name)))
+    const cps = await Promise.all(projections.map(p => reads.getCheckpoint(p.name)))
     if (Math.min(...cps) >= position) return true
     if (Date.now() > deadline) return false
     await new Promise(resolve => setTimeout(resolve, 20))
@@ -88,11 +91,11 @@ async function checkpointsReached (reads: ReadStore, position: number, timeoutMs
 }
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
-export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:mailer'] as const
+export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each). */
-export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
+export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], webhooks: WEBHOOK_WORKER_EVENTS, mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
 
 export interface Service {
   role: Role
@@ -116,7 +119,8 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  *   MongoDB (`MONGODB_URL`) it reads what `svc projector` writes;
  * - `projector`: projections into the durable read store, from their checkpoints;
  * - `relay`: committed events → bus, from its checkpoint;
- * - `worker:verifier`, `worker:mailer`: bus consumers.
+ * - `worker:verifier`, `worker:webhooks`, `worker:mailer`: bus consumers (the webhook
+ *   worker keeps its own endpoint read models when they are in memory).
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
@@ -143,8 +147,9 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     }
   }
   let runner: ProjectionRunner | null = null
-  if (role === 'serve' || role === 'projector' || (role === 'api' && !ctx.reads.durable)) {
-    runner = new ProjectionRunner(store, PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
+  const webhookProjections = [webhooksProjection, webhookDeliveriesProjection]
+  if (role === 'serve' || role === 'projector' || (!ctx.reads.durable && (role === 'api' || role === 'worker:webhooks'))) {
+    runner = new ProjectionRunner(store, role === 'worker:webhooks' ? webhookProjections : PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
     await runner.start()
     await switchTo?.()
     const r = runner
@@ -162,6 +167,18 @@ export async function startRole (role: Role, config: Config, options: { logger?:
       concurrency: config.verifier.concurrency,
       greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
       reads: runner ? ctx.reads : undefined
+    }))
+  }
+  if (bus && (role === 'serve' || role === 'worker:webhooks')) {
+    const w = config.webhooks
+    const r = runner
+    consumers.push(await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
+      policy: { max_attempts: w.max_attempts, retry_base_ms: w.retry_base_ms, disable_after_failures: w.disable_after_failures },
+      concurrency: w.concurrency,
+      endpointsAt: r ? p => r.waitFor(p) : p => checkpointsReached(ctx.reads, p, 5_000, webhookProjections),
+      reads: ctx.reads,
+      resume: !config.nats_url,
+      log: (msg, err) => { log.error({ err }, msg) }
     }))
   }
   if (bus && (role === 'serve' || role === 'worker:mailer')) {

@@ -5,6 +5,8 @@ import * as apikey from '../domain/apikey/decider.ts'
 import type { ApiKeyDoc } from '../projections/api-keys.ts'
 import type { AgentDoc } from '../projections/agents.ts'
 import { revokeAgent } from './agents.ts'
+import type { WebhookDoc } from '../projections/webhooks.ts'
+import { deleteWebhook } from './webhooks.ts'
 import { verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { emailClaimStream } from './email-index.ts'
@@ -12,7 +14,7 @@ import { revokeAllSessions } from './refresh-session.ts'
 
 /**
  * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every
- * session, revokes every API key and agent, releases the address (it can register again) and destroys the account's data
+ * session, revokes every API key and agent, deletes its webhook endpoints, releases the address (it can register again) and destroys the account's data
  * key, so every address and code sealed in its events is unreadable from then on
  * (crypto-shredding, ARCHITECTURE.md); projections purge its read models.
  * @throws DomainError invalid `delete_user.wrong_password`, `delete_user.already_deleted`;
@@ -30,10 +32,12 @@ export async function deleteAccount (ctx: CommandContext, owner: string, passwor
   const now = ctx.now().toISOString()
   const { items: keys } = await ctx.reads.collection<ApiKeyDoc>('api_keys').find({ user_uuid: owner, revoked_at: null })
   const { items: agents } = await ctx.reads.collection<AgentDoc>('agents').find({ user_uuid: owner, revoked_at: null })
+  const { items: endpoints } = await ctx.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: owner })
   const r = await handle(ctx, `user-${owner}`, user, { type: 'DeleteUser', data: { now } }, { actor: owner })
   await revokeAllSessions(ctx, owner, null)
   for (const k of keys) await handle(ctx, `apikey-${k.uuid}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: k.uuid, reason: 'account_deleted', now } }, { actor: owner })
   for (const a of agents) await revokeAgent(ctx, owner, a.uuid, 'account_deleted')
+  for (const w of endpoints) await deleteWebhook(ctx, owner, w.uuid)
   if (email !== null) await handle(ctx, emailClaimStream(ctx, email), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
   await ctx.sealer.destroyKey(owner)
   return r.position

@@ -6,6 +6,7 @@ import { configRoutes } from './routes/config.ts'
 import { walletRoutes } from './routes/wallet.ts'
 import { keyRoutes } from './routes/keys.ts'
 import { agentRoutes } from './routes/agents.ts'
+import { webhookRoutes } from './routes/webhooks.ts'
 import { verifyRoutes } from './routes/verify.ts'
 import { userRoutes } from './routes/users.ts'
 import type { HttpRuntime } from './runtime.ts'
@@ -30,6 +31,7 @@ export async function buildApp (rt: HttpRuntime, options: { logger: boolean | Re
   walletRoutes(app, rt)
   keyRoutes(app, rt)
   agentRoutes(app, rt)
+  webhookRoutes(app, rt)
   verifyRoutes(app, rt)
   userRoutes(app, rt)
   return app

@@ -1,7 +1,7 @@
 import type { Projection } from './projection.ts'
 
 /** Read models that hold an account's documents by `user_uuid`. */
-const OWNED = ['users', 'api_keys', 'agents', 'jobs', 'sessions', 'wallets', 'wallet_transactions']
+const OWNED = ['users', 'api_keys', 'agents', 'webhooks', 'webhook_deliveries', 'webhook_attempts', 'jobs', 'sessions', 'wallets', 'wallet_transactions']
 
 /**
  * Erasure: on UserDeleted, every read model document of the account is purged (its

@@ -5,6 +5,9 @@ import type { Collection, Doc, FindOptions, ReadStore } from './port.ts'
 export const INDEXES: Readonly<Record<string, Array<Record<string, 1 | -1>>>> = {
   api_keys: [{ key_hash: 1 }, { user_uuid: 1, created_at: -1 }],
   agents: [{ token_hash: 1 }, { user_uuid: 1, created_at: -1 }],
+  webhooks: [{ user_uuid: 1, created_at: -1 }, { user_uuid: 1, status: 1 }],
+  webhook_deliveries: [{ status: 1 }, { user_uuid: 1 }],
+  webhook_attempts: [{ webhook_uuid: 1, user_uuid: 1, attempted_at: -1 }, { user_uuid: 1 }],
   jobs: [{ user_uuid: 1, created_at: -1 }, { status: 1 }],
   users: [],
   sessions: [{ user_uuid: 1, started_at: -1 }],

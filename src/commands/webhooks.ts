@@ -1,0 +1,206 @@
+import { randomBytes } from 'node:crypto'
+import { v5 as uuidv5 } from 'uuid'
+import { DomainError } from '../domain/shared.ts'
+import * as webhook from '../domain/webhook/decider.ts'
+import * as delivery from '../domain/webhook/delivery.ts'
+import { WEBHOOK_EVENTS, type WebhookEventKind, type WebhookDeliveryRequested } from '../domain/webhook/events.ts'
+import { validateTargetUrl } from '../domain/webhook/target.ts'
+import { FREE_PLAN } from '../domain/plans.ts'
+import type { SendOutcome } from '../infra/webhooks/sender.ts'
+import { SIGNATURE_HEADER, signatureHeader } from '../infra/webhooks/signature.ts'
+import type { WebhookDoc } from '../projections/webhooks.ts'
+import { handle, load, type CommandContext } from './context.ts'
+
+/** Longest endpoint description (characters). */
+export const MAX_DESCRIPTION = 500
+
+/** Sends one signed body to a URL (the HTTP sender, or a fake in decider-level tests). */
+export type WebhookSend = (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome>
+
+/** Retry schedule and auto-disable threshold (config `WEBHOOK_*`). */
+export interface DeliveryPolicy { max_attempts: number, retry_base_ms: number, disable_after_failures: number }
+
+function checkEvents (operation: string, events: string[]): WebhookEventKind[] {
+  if (events.length === 0) throw new DomainError('invalid', `${operation}.empty_events`, 'events must not be empty')
+  const unknown = events.filter(e => !(WEBHOOK_EVENTS as readonly string[]).includes(e))
+  if (unknown.length > 0) throw new DomainError('invalid', `${operation}.invalid_events`, `unknown events: ${unknown.join(', ')}; known: ${WEBHOOK_EVENTS.join(', ')}`)
+  return WEBHOOK_EVENTS.filter(e => events.includes(e))
+}
+
+function checkDescription (operation: string, description: string | null | undefined): string | null | undefined {
+  if (description === undefined || description === null) return description
+  const d = description.trim()
+  if (d.length > MAX_DESCRIPTION) throw new DomainError('invalid', `${operation}.invalid_description`, `description must be at most ${MAX_DESCRIPTION} characters`)
+  return d === '' ? null : d
+}
+
+/**
+ * POST /api/webhooks: registers an endpoint with a new signing secret (`whsec_` + 32
+ * random bytes, base64url), sealed with the account's data key in the event and returned
+ * once.
+ * @throws DomainError invalid `create_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
+ *   forbidden `create_webhook.limit_reached` (the plan's `max_webhooks` endpoints not deleted).
+ */
+export async function createWebhook (ctx: CommandContext, input: { user_uuid: string, url: string, events: string[], description?: string | null }): Promise<{ webhook_uuid: string, secret: string, position: number }> {
+  const url = validateTargetUrl('create_webhook', input.url, ctx.config.webhooks.allow_private_targets)
+  const events = checkEvents('create_webhook', input.events)
+  const description = checkDescription('create_webhook', input.description) ?? null
+  const existing = await ctx.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: input.user_uuid })
+  const uuid = ctx.newId()
+  const secret = `whsec_${randomBytes(32).toString('base64url')}`
+  const r = await handle(ctx, `webhook-${uuid}`, webhook, {
+    type: 'CreateWebhook',
+    data: {
+      webhook_uuid: uuid,
+      user_uuid: input.user_uuid,
+      url,
+      events,
+      description,
+      secret: await ctx.sealer.seal(input.user_uuid, secret),
+      created_at: ctx.now().toISOString(),
+      existing_endpoints: existing.total,
+      max_endpoints: FREE_PLAN.max_webhooks
+    }
+  }, { actor: input.user_uuid })
+  return { webhook_uuid: uuid, secret, position: r.position }
+}
+
+/**
+ * PATCH /api/webhooks/{uuid}: changes any of `url`, `events`, `description`, `status`
+ * (`active` re-enables a disabled endpoint and clears its failure count; `disabled`
+ * stops deliveries). Omitted fields keep their value.
+ * @throws DomainError invalid `update_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
+ *   not_found `update_webhook.not_found`.
+ */
+export async function updateWebhook (ctx: CommandContext, owner: string, uuid: string, input: { url?: string, events?: string[], description?: string | null, status?: 'active' | 'disabled' }): Promise<number> {
+  const r = await handle(ctx, `webhook-${uuid}`, webhook, {
+    type: 'UpdateWebhook',
+    data: {
+      user_uuid: owner,
+      ...(input.url !== undefined && { url: validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets) }),
+      ...(input.events !== undefined && { events: checkEvents('update_webhook', input.events) }),
+      ...(input.description !== undefined && { description: checkDescription('update_webhook', input.description) }),
+      ...(input.status !== undefined && { status: input.status }),
+      now: ctx.now().toISOString()
+    }
+  }, { actor: owner })
+  return r.position
+}
+
+/** DELETE /api/webhooks/{uuid}: idempotent; another account's or an unknown endpoint is left alone. */
+export async function deleteWebhook (ctx: CommandContext, owner: string, uuid: string): Promise<number> {
+  const r = await handle(ctx, `webhook-${uuid}`, webhook, { type: 'DeleteWebhook', data: { user_uuid: owner, now: ctx.now().toISOString() } }, { actor: owner })
+  return r.position
+}
+
+/** Namespace of delivery ids derived from (endpoint, event, job): one delivery per triple. */
+const DELIVERY_NAMESPACE = '5b0f3c1e-8d7a-4c52-9a43-1f6e2d9b7c10'
+
+/** The delivery id of `event` for `job_uuid` to endpoint `webhook_uuid` (UUIDv5, so requesting twice is one delivery). */
+export function deliveryUuid (webhookUuid: string, event: WebhookEventKind, jobUuid: string): string {
+  return uuidv5(`${webhookUuid}:${event}:${jobUuid}`, DELIVERY_NAMESPACE)
+}
+
+/**
+ * Requests one delivery to an endpoint (stream `webhook_delivery-<uuid>`); idempotent.
+ * @returns the delivery id and the position of its request (or of the stream's head).
+ */
+export async function requestDelivery (ctx: CommandContext, data: Omit<WebhookDeliveryRequested['data'], 'requested_at'>): Promise<{ delivery_uuid: string, position: number }> {
+  const r = await handle(ctx, `webhook_delivery-${data.delivery_uuid}`, delivery, { type: 'RequestDelivery', data: { ...data, requested_at: ctx.now().toISOString() } }, { actor: 'webhooks', correlation_id: data.job_uuid })
+  return { delivery_uuid: data.delivery_uuid, position: r.position }
+}
+
+/**
+ * Delay before attempt `next` (2-based) of a delivery: `retry_base_ms` × 4^(next − 2), plus
+ * up to 10% jitter (bounded exponential back-off, interface section 6 rule 1). With the
+ * default 30 s base and 6 attempts: 30 s, 2 min, 8 min, 32 min, ~2 h 8 min.
+ */
+export function retryDelayMs (policy: DeliveryPolicy, next: number, random = Math.random): number {
+  const base = policy.retry_base_ms * 4 ** Math.max(0, next - 2)
+  return Math.round(base * (1 + 0.1 * random()))
+}
+
+/** The JSON body of a delivery (interface section 6): no raw email. */
+export function deliveryBody (r: WebhookDeliveryRequested['data']): string {
+  return JSON.stringify({ event: r.event, job_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
+}
+
+export type AttemptResult =
+  | { kind: 'delivered' | 'failed', outcome: SendOutcome, attempt: number }
+  | { kind: 'retry', outcome: SendOutcome, attempt: number, retry_in_ms: number }
+  | { kind: 'not_due', retry_in_ms: number }
+  | { kind: 'over' }
+
+/**
+ * Makes the next attempt of a pending delivery, if it is due: loads the delivery and its
+ * endpoint from the event store, signs the body with the endpoint's secret (fresh `t` per
+ * attempt), POSTs it, records the attempt (WebhookDeliveryAttempted; a 2xx is success)
+ * and, when the delivery is over, its outcome on the endpoint (consecutive failures,
+ * automatic disabling; test deliveries do not count). A disabled or deleted endpoint
+ * abandons the delivery (test deliveries go to disabled endpoints too).
+ */
+export async function attemptDelivery (ctx: CommandContext, deliveryId: string, send: WebhookSend, policy: DeliveryPolicy): Promise<AttemptResult> {
+  const stream = `webhook_delivery-${deliveryId}`
+  const { state } = await load(ctx, stream, delivery)
+  if (state.status !== 'pending') return { kind: 'over' }
+  const now = ctx.now()
+  if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime()) return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
+  const r = state.request
+  const { state: endpoint } = await load(ctx, `webhook-${r.webhook_uuid}`, webhook)
+  const gone = endpoint.status === 'none' || endpoint.status === 'deleted'
+  if (gone || (endpoint.status === 'disabled' && !r.test)) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: gone ? 'endpoint_deleted' : 'endpoint_disabled', now: now.toISOString() } }, { actor: 'webhooks' })
+    return { kind: 'over' }
+  }
+  const secret = await ctx.sealer.unseal(r.user_uuid, endpoint.secret)
+  if (secret === null) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+    return { kind: 'over' }
+  }
+  const body = deliveryBody(r)
+  const attempt = state.attempts + 1
+  const outcome = await send(endpoint.url, body, {
+    [SIGNATURE_HEADER]: signatureHeader(secret, Math.floor(ctx.now().getTime() / 1000), body),
+    'X-Service-Event': r.event,
+    'X-Service-Delivery': r.delivery_uuid,
+    'X-Service-Attempt': String(attempt)
+  })
+  const succeeded = outcome.status !== null && outcome.status >= 200 && outcome.status < 300
+  const maxAttempts = r.test ? 1 : policy.max_attempts
+  const retryIn = !succeeded && attempt < maxAttempts ? retryDelayMs(policy, attempt + 1) : null
+  const at = ctx.now()
+  const recorded = await handle(ctx, stream, delivery, {
+    type: 'RecordAttempt',
+    data: {
+      attempt,
+      response_status: outcome.status,
+      error: outcome.error,
+      duration_ms: outcome.duration_ms,
+      succeeded,
+      attempted_at: at.toISOString(),
+      next_attempt_at: retryIn === null ? null : new Date(at.getTime() + retryIn).toISOString()
+    }
+  }, { actor: 'webhooks', correlation_id: r.job_uuid })
+  if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
+  if (retryIn !== null) return { kind: 'retry', outcome, attempt, retry_in_ms: retryIn }
+  if (!r.test) {
+    await handle(ctx, `webhook-${r.webhook_uuid}`, webhook, { type: 'RecordDeliveryOutcome', data: { delivery_uuid: r.delivery_uuid, succeeded, disable_after: policy.disable_after_failures, now: at.toISOString() } }, { actor: 'webhooks' })
+  }
+  return { kind: succeeded ? 'delivered' : 'failed', outcome, attempt }
+}
+
+/**
+ * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new
+ * sample job uuid, status `completed`) at once, records it like a real attempt, and
+ * reports the outcome. It is not retried and does not count towards automatic disabling.
+ * @throws DomainError not_found `test_webhook.not_found`.
+ */
+export async function testWebhook (ctx: CommandContext, owner: string, uuid: string, send: WebhookSend, policy: DeliveryPolicy): Promise<{ delivery_uuid: string, delivered: boolean, response_status: number | null, error: string | null, duration_ms: number, position: number }> {
+  const { state } = await load(ctx, `webhook-${uuid}`, webhook)
+  if (state.status === 'none' || state.status === 'deleted' || state.user_uuid !== owner) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
+  const id = ctx.newId()
+  await requestDelivery(ctx, { delivery_uuid: id, webhook_uuid: uuid, user_uuid: owner, event: 'job.completed', job_uuid: ctx.newId(), status: 'completed', timestamp: Math.floor(ctx.now().getTime() / 1000), test: true })
+  const result = await attemptDelivery(ctx, id, send, policy)
+  const outcome = 'outcome' in result ? result.outcome : { status: null, error: 'not attempted', duration_ms: 0 }
+  return { delivery_uuid: id, delivered: result.kind === 'delivered', response_status: outcome.status, error: outcome.error, duration_ms: outcome.duration_ms, position: await ctx.store.headPosition() }
+}

@@ -1,0 +1,89 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import type { LookupFunction } from 'node:net'
+import { isPublicAddress } from '../../domain/webhook/target.ts'
+
+export interface SendOutcome {
+  /** HTTP status of the response; null when none came. */
+  status: number | null
+  /** Why no usable response came (timeout, refused, private target…); null otherwise. */
+  error: string | null
+  duration_ms: number
+}
+
+export interface SendOptions {
+  timeout_ms: number
+  /** Allow loopback/private addresses (WEBHOOK_ALLOW_PRIVATE_TARGETS). */
+  allow_private: boolean
+  user_agent?: string
+}
+
+const MAX_RESPONSE_BYTES = 64 * 1024
+
+/**
+ * A DNS lookup that refuses names resolving to non-public addresses, so a public-looking
+ * name cannot reach the internal network (checked on the address actually connected to,
+ * which also defeats DNS rebinding).
+ */
+function guardedLookup (allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+      if (err) return callback(err, '', 0)
+      const usable = allowPrivate ? addresses : addresses.filter(a => isPublicAddress(a.address))
+      if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to no public address`), { code: 'EPRIVATETARGET' }), '', 0)
+      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable)
+      callback(null, usable[0].address, usable[0].family)
+    })
+  }
+}
+
+/**
+ * POSTs one webhook body: no redirects followed, at most `timeout_ms` for the whole
+ * exchange, the response body read (up to 64 KiB) and discarded. A 2xx status is success;
+ * the caller decides. Never throws: every failure is an outcome with `error`.
+ */
+export async function postWebhook (url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendOutcome> {
+  const started = performance.now()
+  const done = (status: number | null, error: string | null): SendOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) })
+  let target: URL
+  try { target = new URL(url) } catch { return done(null, 'invalid url') }
+  if (!options.allow_private && /^\[?[\d.:a-f]+\]?$/i.test(target.hostname) && !isPublicAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
+    return done(null, 'target address is not public')
+  }
+  const request = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : null
+  if (!request) return done(null, 'unsupported scheme')
+  return await new Promise<SendOutcome>(resolve => {
+    let settled = false
+    const finish = (status: number | null, error: string | null): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(done(status, error))
+    }
+    const req = request(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': options.user_agent ?? 'email-verification-webhooks/1', ...headers },
+      lookup: guardedLookup(options.allow_private),
+      agent: false
+    }, res => {
+      let received = 0
+      res.on('data', (chunk: Buffer) => {
+        received += chunk.length
+        if (received > MAX_RESPONSE_BYTES) { finish(res.statusCode ?? null, null); res.destroy() }
+      })
+      res.on('end', () => { finish(res.statusCode ?? null, null) })
+      res.on('error', () => { finish(res.statusCode ?? null, null) })
+    })
+    const timer = setTimeout(() => { finish(null, `no response within ${options.timeout_ms} ms`); req.destroy() }, options.timeout_ms)
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      finish(null, err.code === 'EPRIVATETARGET' ? 'target resolves to no public address' : err.code ? `${err.code}` : err.message)
+    })
+    req.end(body)
+  })
+}
+
+/** A sender bound to its options: `(url, body, headers) → outcome`. */
+export function webhookSender (options: SendOptions): (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome> {
+  return async (url, body, headers) => await postWebhook(url, body, headers, options)
+}
