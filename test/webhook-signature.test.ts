@@ -1,0 +1,100 @@
+import t from 'tap'
+import { existsSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { signatureHeader, verifySignature } from '../src/infra/webhooks/signature.ts'
+import { postWebhook } from '../src/infra/webhooks/sender.ts'
+import { isPublicAddress, validateTargetUrl } from '../src/domain/webhook/target.ts'
+import * as webhook from '../src/domain/webhook/decider.ts'
+import * as delivery from '../src/domain/webhook/delivery.ts'
+import { retryDelayMs } from '../src/commands/webhooks.ts'
+import type { WebhookDeliveryEvent, WebhookEvent } from '../src/domain/webhook/events.ts'
+import { spec } from './support/decider-spec.ts'
+
+// Our header is Stripe's scheme (t=<ts>,v1=<hex HMAC-SHA256 over "<ts>.<body>">), so the
+// public Stripe vectors of ../shared/corpora apply as they are, read at run time.
+const corpus = new URL('../../shared/corpora/webhook-vectors.json', import.meta.url).pathname
+t.test('Stripe-scheme vectors of the shared corpus', { skip: existsSync(corpus) ? false : `corpus not found at ${corpus}` }, async t => {
+  const vectors = (JSON.parse(readFileSync(corpus, 'utf8')) as any[]).filter(v => v.id.startsWith('stripe-'))
+  t.ok(vectors.length >= 10, `${vectors.length} Stripe vectors`)
+  for (const v of vectors) {
+    const header = v.headers['Stripe-Signature'] as string
+    const now = v.verify_at !== undefined ? Number(v.verify_at) : Number(v.timestamp ?? 0)
+    const result = verifySignature(header, v.secret, v.payload, now, Number(v.tolerance_seconds ?? 300))
+    t.equal(result.ok, v.valid, `${v.id}: ${v.valid ? 'accepted' : 'rejected'}`)
+    if (v.expected_signature) t.equal(signatureHeader(v.secret, Number(v.timestamp), v.payload), `t=${v.timestamp},v1=${v.expected_signature}`, `${v.id}: we sign it the same`)
+  }
+})
+
+t.test('verifySignature rejects without throwing', async t => {
+  const h = signatureHeader('whsec_x', 1_700_000_000, '{"a":1}')
+  t.same(verifySignature(h, 'whsec_x', '{"a":1}', 1_700_000_100), { ok: true })
+  t.same(verifySignature(h, 'whsec_x', '{"a":2}', 1_700_000_100), { ok: false, reason: 'mismatch' })
+  t.same(verifySignature(h, 'whsec_x', '{"a":1}', 1_700_000_400), { ok: false, reason: 'outside_tolerance' })
+  for (const bad of ['', 't=', 'v1=00', 't=abc,v1=zz', ',,,', 't=1,v1=' + 'g'.repeat(64)]) t.same(verifySignature(bad, 'whsec_x', '{}', 1), { ok: false, reason: 'malformed' }, JSON.stringify(bad))
+})
+
+t.test('target URLs: https only and public hosts unless private targets are allowed', async t => {
+  const refused = ['http://example.com/h', 'https://127.0.0.1/h', 'https://10.1.2.3/h', 'https://192.168.0.1/h', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/h',
+    'https://[::ffff:127.0.0.1]/h', 'https://[fd00::1]/h', 'https://100.64.0.1/h', 'https://0.0.0.0/h', 'https://localhost/h', 'https://db.internal/h', 'https://printer.local/h',
+    'https://u:p@example.com/h', 'mailto:a@example.com', 'not a url', 'https://2130706433/h']
+  for (const url of refused) t.throws(() => validateTargetUrl('create_webhook', url, false), { code: 'create_webhook.invalid_url' }, url)
+  t.equal(validateTargetUrl('create_webhook', 'https://hooks.example.com/in?x=1', false), 'https://hooks.example.com/in?x=1')
+  t.equal(validateTargetUrl('create_webhook', 'https://93.184.215.14:8443/h', false), 'https://93.184.215.14:8443/h')
+  t.equal(validateTargetUrl('create_webhook', 'http://127.0.0.1:9000/h', true), 'http://127.0.0.1:9000/h')
+  t.throws(() => validateTargetUrl('create_webhook', 'ftp://127.0.0.1/h', true), { code: 'create_webhook.invalid_url' })
+  t.equal(isPublicAddress('8.8.8.8'), true)
+  t.equal(isPublicAddress('2001:4860:4860::8888'), true)
+  t.equal(isPublicAddress('::ffff:10.0.0.1'), false)
+})
+
+t.test('the sender refuses names that resolve to private addresses, and times out', async t => {
+  const server = createServer((req, res) => { if (req.url === '/slow') return; res.end('ok') })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const port = (server.address() as AddressInfo).port
+  const viaName = await postWebhook(`http://localhost:${port}/h`, '{}', {}, { timeout_ms: 2_000, allow_private: false })
+  t.match(viaName, { status: null, error: /no public address/ }, 'localhost resolves to loopback: refused at connect time')
+  t.match(await postWebhook(`http://127.0.0.1:${port}/h`, '{}', {}, { timeout_ms: 2_000, allow_private: false }), { status: null, error: /not public/ })
+  t.match(await postWebhook(`http://localhost:${port}/h`, '{}', {}, { timeout_ms: 2_000, allow_private: true }), { status: 200, error: null })
+  t.match(await postWebhook(`http://127.0.0.1:${port}/slow`, '{}', {}, { timeout_ms: 200, allow_private: true }), { status: null, error: /no response within 200 ms/ })
+})
+
+t.test('retry schedule: exponential ×4 from the base, bounded jitter', async t => {
+  const policy = { max_attempts: 6, retry_base_ms: 30_000, disable_after_failures: 5 }
+  t.same([2, 3, 4, 5, 6].map(n => retryDelayMs(policy, n, () => 0)), [30_000, 120_000, 480_000, 1_920_000, 7_680_000])
+  t.equal(retryDelayMs(policy, 2, () => 0.999), Math.round(30_000 * 1.0999))
+})
+
+const now = '2026-11-22T10:00:00.000Z'
+const created: WebhookEvent = { type: 'WebhookEndpointCreated', data: { webhook_uuid: 'w1', user_uuid: 'u1', url: 'https://h.example/x', events: ['job.completed'], description: null, secret: 'sealed', created_at: now } }
+const failed = (d: string, n: number): WebhookEvent => ({ type: 'WebhookDeliveryFailureCounted', data: { webhook_uuid: 'w1', user_uuid: 'u1', delivery_uuid: d, consecutive_failures: n } })
+
+t.test('webhook endpoint decider', async t => {
+  const w = spec(t, webhook)
+  const outcome = (d: string, succeeded: boolean) => ({ type: 'RecordDeliveryOutcome' as const, data: { delivery_uuid: d, succeeded, disable_after: 2, now } })
+  w([created]).when(outcome('d1', false)).then([failed('d1', 1)])
+  w([created, failed('d1', 1)]).when(outcome('d1', false)).then([], 'the same delivery counts once')
+  w([created, failed('d1', 1)]).when(outcome('d2', false)).then([failed('d2', 2), { type: 'WebhookEndpointDisabled', data: { webhook_uuid: 'w1', user_uuid: 'u1', reason: 'consecutive_failures', consecutive_failures: 2, disabled_at: now } }])
+  w([created, failed('d1', 1)]).when(outcome('d2', true)).then([{ type: 'WebhookDeliveryFailuresCleared', data: { webhook_uuid: 'w1', user_uuid: 'u1', delivery_uuid: 'd2' } }])
+  w([created]).when(outcome('d2', true)).then([], 'a success with no failures changes nothing')
+  w([created]).when({ type: 'UpdateWebhook', data: { user_uuid: 'u2', description: 'x', now } }).thenThrows('update_webhook.not_found', 'another account')
+  w([created]).when({ type: 'UpdateWebhook', data: { user_uuid: 'u1', url: 'https://h.example/x', events: ['job.completed'], now } }).then([], 'no change, no event')
+  w([created]).when({ type: 'DeleteWebhook', data: { user_uuid: 'u2', now } }).then([], 'another account\'s endpoint is left alone')
+  w([]).when({ type: 'DeleteWebhook', data: { user_uuid: 'u1', now } }).then([])
+  w([created]).when({ type: 'CreateWebhook', data: { ...(created.data as any), existing_endpoints: 0, max_endpoints: 2 } }).thenThrows('create_webhook.exists')
+  w([]).when({ type: 'CreateWebhook', data: { ...(created.data as any), existing_endpoints: 2, max_endpoints: 2 } }).thenThrows('create_webhook.limit_reached')
+})
+
+t.test('delivery decider: every command idempotent', async t => {
+  const d = spec(t, delivery)
+  const requested: WebhookDeliveryEvent = { type: 'WebhookDeliveryRequested', data: { delivery_uuid: 'd1', webhook_uuid: 'w1', user_uuid: 'u1', event: 'job.completed', job_uuid: 'j1', status: 'completed', timestamp: 1, test: false, requested_at: now } }
+  const attempt = (n: number, succeeded: boolean, next: string | null) => ({ attempt: n, response_status: succeeded ? 200 : 500, error: null, duration_ms: 5, succeeded, attempted_at: now, next_attempt_at: next })
+  const attempted = (n: number, succeeded: boolean, next: string | null): WebhookDeliveryEvent => ({ type: 'WebhookDeliveryAttempted', data: { delivery_uuid: 'd1', webhook_uuid: 'w1', user_uuid: 'u1', event: 'job.completed', job_uuid: 'j1', test: false, ...attempt(n, succeeded, next) } })
+  d([requested]).when({ type: 'RequestDelivery', data: requested.data as any }).then([], 'requested once')
+  d([requested]).when({ type: 'RecordAttempt', data: attempt(1, false, now) }).then([attempted(1, false, now)])
+  d([requested, attempted(1, false, now)]).when({ type: 'RecordAttempt', data: attempt(1, false, now) }).then([], 'an attempt is recorded once')
+  d([requested, attempted(1, true, null)]).when({ type: 'RecordAttempt', data: attempt(2, true, null) }).then([], 'nothing after success')
+  d([requested, attempted(1, false, null)]).when({ type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now } }).then([], 'a failed delivery is over')
+  d([requested]).when({ type: 'AbandonDelivery', data: { reason: 'endpoint_disabled', now } }).then([{ type: 'WebhookDeliveryAbandoned', data: { delivery_uuid: 'd1', webhook_uuid: 'w1', user_uuid: 'u1', reason: 'endpoint_disabled', abandoned_at: now } }])
+})
