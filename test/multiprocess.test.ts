@@ -2,6 +2,8 @@ import t from 'tap'
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, confirmationCode } from './support/service.ts'
@@ -10,8 +12,9 @@ import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import { ROUTES } from '../src/main.ts'
 
-// The production topology on one machine: `svc api`, `svc relay`, `svc worker verifier` ×2
-// (and `svc worker mailer` for the sign-up mail) as separate OS processes sharing one
+// The production topology on one machine: `svc api`, `svc relay`, `svc worker verifier` ×2,
+// `svc worker webhooks` (a job.completed notification per job to a loopback receiver) and
+// `svc worker mailer` (the sign-up mail) as separate OS processes sharing one
 // SQLite event store file and the local NATS server. This file owns 127.0.50.0/24.
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
 const reachable = await natsAnswers(natsUrl)
@@ -45,8 +48,20 @@ if (!reachable) {
     VERIFIER_HELO_NAME: 'verifier.test.example',
     VERIFIER_MAX_SESSIONS_PER_MX: '4',
     VERIFIER_CONCURRENCY: '8',
-    VERIFIER_RESULT_CACHE_TTL_S: '0'
+    VERIFIER_RESULT_CACHE_TTL_S: '0',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true'
   }
+  const notified: Array<{ job_uuid: string, delivery: string }> = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', c => { body += c })
+    req.on('end', () => {
+      notified.push({ job_uuid: JSON.parse(body).job_uuid, delivery: String(req.headers['x-service-delivery']) })
+      res.end()
+    })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
   const children: ChildProcess[] = []
   const start = async (...args: string[]): Promise<{ child: ChildProcess, url: string }> => {
     const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -75,11 +90,12 @@ if (!reachable) {
   await start('relay')
   const verifier1 = await start('worker', 'verifier')
   const verifier2 = await start('worker', 'verifier')
+  const webhooks = await start('worker', 'webhooks')
   await start('worker', 'mailer')
   const http = client(api.url)
 
   t.test('every role answers health and readiness', async t => {
-    for (const c of [api, verifier1, verifier2]) {
+    for (const c of [api, verifier1, verifier2, webhooks]) {
       t.same((await fetch(`${c.url}/healthz`).then(r => r.json())), { status: 'ok' })
       await waitUntil(async () => (await fetch(`${c.url}/readyz`)).status === 200)
     }
@@ -92,6 +108,8 @@ if (!reachable) {
     await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'ops@example.com', '--tokens', '5000', '--reason', 'load test'], { env })
     await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.balance === 6000)
     const key = (await http('POST', '/api/keys', { token, body: { name: 'load', environment: 'live' } })).body.raw_key
+    const hook = await http('POST', '/api/webhooks', { token, body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['job.completed'] } })
+    t.equal(hook.status, 201)
     const jobs: Array<{ uuid: string, email: string }> = []
     for (let i = 0; i < 200; i++) {
       const email = i % 4 === 3 ? `nobody${i}@multi-proc.com` : `ok${i}@multi-proc.com`
@@ -137,6 +155,14 @@ if (!reachable) {
     const w = (await http('GET', '/api/wallet', { token })).body
     t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
     t.equal(w.balance, 4000)
+
+    // The webhook worker (its own process, its own endpoint read model) notified each job once.
+    await waitUntil(() => new Set(notified.map(n => n.job_uuid)).size === 200, 60_000)
+    await new Promise(resolve => setTimeout(resolve, 500))
+    t.equal(notified.length, 200, 'one notification per job')
+    t.same(new Set(notified.map(n => n.job_uuid)), new Set(jobs.map(j => j.uuid)))
+    const requested = (await store.readAll({ from_position: 0, max_count: 1_000_000 })).filter(e => e.type === 'WebhookDeliveryRequested')
+    t.equal(requested.length, 200, 'one delivery requested per job')
   })
 
   t.test('SIGTERM: every role stops gracefully and exits 0', async t => {
