@@ -87,7 +87,8 @@ t.test('GET /api/agents: paginated, newest first, only the caller\'s', async t =
   t.match(page.body, { limit: 1, offset: 1, total: all.body.total })
   t.same(page.body.items.map((a: any) => a.uuid), [all.body.items[1].uuid])
   t.equal((await api('GET', '/api/agents?limit=500', { token })).body.limit, 96, 'limit is capped at 96')
-  for (const q of ['limit=0', 'limit=-1', 'limit=abc', 'offset=-3', 'offset=1.5']) {
+  t.equal((await api('GET', '/api/agents?limit=99999999999999999999', { token })).body.limit, 96, 'however large')
+  for (const q of ['limit=0', 'limit=-1', 'limit=abc', 'limit=', 'offset=-3', 'offset=1.5', 'offset=99999999999', 'limit=1&limit=2']) {
     const r = await api('GET', `/api/agents?${q}`, { token })
     t.equal(r.status, 400, q)
     t.equal(r.body.code, 'request.invalid_pagination')

@@ -56,7 +56,22 @@ t.test('bad input gets a 4xx problem, never a 500', async t => {
     ['POST', '/api/keys', { body: { name: 'x', environment: 'live', scopes: ['root'] } }],
     ['POST', '/api/keys', { body: { name: 'x', environment: 'live', enabled_checks: ['mind_reading'] } }],
     ['GET', '/api/verify/00000000-0000-0000-0000-00000000000g', {}],
-    ['GET', '/api/verify/%00', {}]
+    ['GET', '/api/verify/%00', {}],
+    ['POST', '/api/agents', { raw: '{"name":' }],
+    ['POST', '/api/agents', { body: { name: ['x'], scopes: ['results:read'] } }],
+    ['POST', '/api/agents', { body: { name: 'x', scopes: Array.from({ length: 1000 }, () => 'results:read') } }],
+    ['GET', '/api/agents?limit=1e3', {}],
+    ['GET', '/api/agents?offset=99999999999999999999', {}],
+    ['GET', '/api/agents?offset=-0.5', {}],
+    ['POST', '/api/webhooks', { body: { url: 42, events: ['job.completed'] } }],
+    ['POST', '/api/webhooks', { body: { url: 'https://example.com/h', events: [null] } }],
+    ['POST', '/api/webhooks', { body: { url: 'https://[::1/h', events: ['job.completed'] } }],
+    ['POST', '/api/webhooks', { body: { url: 'https://exa mple.com/h', events: ['job.completed'] } }],
+    ['POST', '/api/webhooks', { body: { url: 'javascript:alert(1)', events: ['job.completed'] } }],
+    ['POST', '/api/webhooks', { body: { url: 'https://169.254.169.254/latest', events: ['job.completed'] } }],
+    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { raw: '[]' }],
+    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { body: { status: 7 } }],
+    ['GET', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da/deliveries?limit=abc', {}]
   ]
   for (const [method, path, o] of probes) {
     const r = await api(method, path, { token, ...o })
@@ -70,6 +85,8 @@ t.test('bad input gets a 4xx problem, never a 500', async t => {
   const w = await api('GET', '/api/wallet', { token })
   t.equal(w.body.balance, 1000, 'nothing was reserved by rejected requests')
   t.equal((await api('GET', '/api/keys', { token })).body.length, 0, 'no key was created')
+  t.equal((await api('GET', '/api/agents', { token })).body.total, 0, 'no agent was created')
+  t.equal((await api('GET', '/api/webhooks', { token })).body.length, 0, 'no endpoint was created')
 })
 
 t.test('a job for an absurd but short address is accepted and completes invalid_syntax', async t => {
