@@ -37,7 +37,7 @@ t.test('verifySignature rejects without throwing', async t => {
 t.test('target URLs: https only and public hosts unless private targets are allowed', async t => {
   const refused = ['http://example.com/h', 'https://127.0.0.1/h', 'https://10.1.2.3/h', 'https://192.168.0.1/h', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/h',
     'https://[::ffff:127.0.0.1]/h', 'https://[fd00::1]/h', 'https://100.64.0.1/h', 'https://0.0.0.0/h', 'https://localhost/h', 'https://db.internal/h', 'https://printer.local/h',
-    'https://u:p@example.com/h', 'mailto:a@example.com', 'not a url', 'https://2130706433/h']
+    'https://u:p@example.com/h', 'mailto:a@example.com', 'not a url', 'https://2130706433/h', 'https://localhost./h', 'https://LOCALHOST/h', 'https://[::a9fe:a9fe]/h', 'https://[::]/h']
   for (const url of refused) t.throws(() => validateTargetUrl('create_webhook', url, false), { code: 'create_webhook.invalid_url' }, url)
   t.equal(validateTargetUrl('create_webhook', 'https://hooks.example.com/in?x=1', false), 'https://hooks.example.com/in?x=1')
   t.equal(validateTargetUrl('create_webhook', 'https://93.184.215.14:8443/h', false), 'https://93.184.215.14:8443/h')
@@ -46,6 +46,7 @@ t.test('target URLs: https only and public hosts unless private targets are allo
   t.equal(isPublicAddress('8.8.8.8'), true)
   t.equal(isPublicAddress('2001:4860:4860::8888'), true)
   t.equal(isPublicAddress('::ffff:10.0.0.1'), false)
+  t.equal(isPublicAddress('::a9fe:a9fe'), false)
 })
 
 t.test('the sender refuses names that resolve to private addresses, and times out', async t => {
@@ -57,6 +58,9 @@ t.test('the sender refuses names that resolve to private addresses, and times ou
   t.match(viaName, { status: null, error: /no public address/ }, 'localhost resolves to loopback: refused at connect time')
   t.match(await postWebhook(`http://127.0.0.1:${port}/h`, '{}', {}, { timeout_ms: 2_000, allow_private: false }), { status: null, error: /not public/ })
   t.match(await postWebhook(`http://localhost:${port}/h`, '{}', {}, { timeout_ms: 2_000, allow_private: true }), { status: 200, error: null })
+  // Host names made of hex letters are names, not IP literals: looked up, not refused outright.
+  const hexName = await postWebhook('https://feed.cafe/h', '{}', {}, { timeout_ms: 1_000, allow_private: false })
+  t.notMatch(hexName.error ?? '', /not public/, 'feed.cafe goes to DNS (which fails offline), it is not refused as an address')
   t.match(await postWebhook(`http://127.0.0.1:${port}/slow`, '{}', {}, { timeout_ms: 200, allow_private: true }), { status: null, error: /no response within 200 ms/ })
 })
 

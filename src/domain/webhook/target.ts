@@ -7,13 +7,18 @@ export const MAX_URL_LENGTH = 2048
 /**
  * Whether an IP address is on the public internet: ipaddr.js classifies it as `unicast`
  * (IPv4-mapped IPv6 addresses are judged as the IPv4 they carry). Loopback, private
- * (RFC 1918, RFC 4193), link-local, CGNAT, multicast, reserved, documentation and
- * unspecified ranges are not.
+ * (RFC 1918, RFC 4193), link-local, CGNAT, multicast, reserved, documentation,
+ * IPv4-compatible (::/96) and unspecified ranges are not.
  */
 export function isPublicAddress (address: string): boolean {
   if (!ipaddr.isValid(address)) return false
   let parsed = ipaddr.parse(address)
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address()
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6
+    if (v6.isIPv4MappedAddress()) parsed = v6.toIPv4Address()
+    // IPv4-compatible addresses (::/96, deprecated by RFC 4291) are not public either.
+    else if (v6.parts.slice(0, 6).every(p => p === 0)) return false
+  }
   return parsed.range() === 'unicast'
 }
 
@@ -33,11 +38,11 @@ export function validateTargetUrl (operation: string, raw: string, allowPrivate:
   try { url = new URL(raw) } catch { return fail('must be an absolute URL') }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) fail(allowPrivate ? 'must use http or https' : 'must use https')
   if (url.username !== '' || url.password !== '') fail('must not carry a user name or password')
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase()
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
   if (host === '') fail('must name a host')
   if (!allowPrivate) {
     if (ipaddr.isValid(host) && !isPublicAddress(host)) fail('must not point at a private, loopback or reserved address')
-    if (host === 'localhost' || /\.(localhost|local|internal)\.?$/.test(host)) fail('must not point at a local host name')
+    if (host === 'localhost' || /\.(localhost|local|internal)$/.test(host)) fail('must not point at a local host name')
   }
   return url.toString()
 }

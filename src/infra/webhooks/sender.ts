@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
-import type { LookupFunction } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
 import { isPublicAddress } from '../../domain/webhook/target.ts'
 
 export interface SendOutcome {
@@ -48,7 +48,9 @@ export async function postWebhook (url: string, body: string, headers: Record<st
   const done = (status: number | null, error: string | null): SendOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) })
   let target: URL
   try { target = new URL(url) } catch { return done(null, 'invalid url') }
-  if (!options.allow_private && /^\[?[\d.:a-f]+\]?$/i.test(target.hostname) && !isPublicAddress(target.hostname.replace(/^\[|\]$/g, ''))) {
+  const literal = target.hostname.replace(/^\[|\]$/g, '')
+  // An IP literal is connected to without a lookup, so it is judged here.
+  if (!options.allow_private && isIP(literal) !== 0 && !isPublicAddress(literal)) {
     return done(null, 'target address is not public')
   }
   const request = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : null
