@@ -31,7 +31,7 @@ import { erasureProjection } from './projections/erasure.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker } from './workers/verifier-worker.ts'
 import { startMailerWorker } from './workers/mailer-worker.ts'
-import { startWebhookWorker, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
+import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
@@ -95,7 +95,7 @@ export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', '
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each). */
-export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], webhooks: WEBHOOK_WORKER_EVENTS, mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
+export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
 
 export interface Service {
   role: Role

@@ -24,7 +24,8 @@ export async function deleteAccount (ctx: CommandContext, owner: string, passwor
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
   if (state.status === 'deleted') {
-    await ctx.sealer.destroyKey(owner)
+    // Finishes an erasure that an earlier call could not complete (both steps are idempotent).
+    await releaseAndShred(ctx, owner, await ctx.sealer.unseal(owner, state.email), ctx.now().toISOString())
     throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
   }
   if (!(await verifyPassword(state.password_hash, password))) throw new DomainError('invalid', 'delete_user.wrong_password', 'the password is wrong')
@@ -34,11 +35,21 @@ export async function deleteAccount (ctx: CommandContext, owner: string, passwor
   const { items: agents } = await ctx.reads.collection<AgentDoc>('agents').find({ user_uuid: owner, revoked_at: null })
   const { items: endpoints } = await ctx.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: owner })
   const r = await handle(ctx, `user-${owner}`, user, { type: 'DeleteUser', data: { now } }, { actor: owner })
-  await revokeAllSessions(ctx, owner, null)
-  for (const k of keys) await handle(ctx, `apikey-${k.uuid}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: k.uuid, reason: 'account_deleted', now } }, { actor: owner })
-  for (const a of agents) await revokeAgent(ctx, owner, a.uuid, 'account_deleted')
-  for (const w of endpoints) await deleteWebhook(ctx, owner, w.uuid)
+  try {
+    // From here the account is deleted: its credentials already stop working (the auth
+    // check needs an active account); these events record it per credential.
+    await revokeAllSessions(ctx, owner, null)
+    for (const k of keys) await handle(ctx, `apikey-${k.uuid}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: k.uuid, reason: 'account_deleted', now } }, { actor: owner })
+    for (const a of agents) await revokeAgent(ctx, owner, a.uuid, 'account_deleted')
+    for (const w of endpoints) await deleteWebhook(ctx, owner, w.uuid)
+  } finally {
+    await releaseAndShred(ctx, owner, email, now)
+  }
+  return r.position
+}
+
+/** Releases the address (only if this account still holds it) and destroys the data key. */
+async function releaseAndShred (ctx: CommandContext, owner: string, email: string | null, now: string): Promise<void> {
   if (email !== null) await handle(ctx, emailClaimStream(ctx, email), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
   await ctx.sealer.destroyKey(owner)
-  return r.position
 }

@@ -3,7 +3,7 @@ import { v5 as uuidv5 } from 'uuid'
 import { DomainError } from '../domain/shared.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import * as delivery from '../domain/webhook/delivery.ts'
-import { WEBHOOK_EVENTS, type WebhookEventKind, type WebhookDeliveryRequested } from '../domain/webhook/events.ts'
+import { WEBHOOK_EVENTS, type WebhookEventKind, type WebhookDeliveryAttempted, type WebhookDeliveryRequested } from '../domain/webhook/events.ts'
 import { validateTargetUrl } from '../domain/webhook/target.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import type { SendOutcome } from '../infra/webhooks/sender.ts'
@@ -132,33 +132,30 @@ export type AttemptResult =
   | { kind: 'over' }
 
 /**
- * Makes the next attempt of a pending delivery, if it is due: loads the delivery and its
- * endpoint from the event store, signs the body with the endpoint's secret (fresh `t` per
- * attempt), POSTs it, records the attempt (WebhookDeliveryAttempted; a 2xx is success)
- * and, when the delivery is over, its outcome on the endpoint (consecutive failures,
- * automatic disabling; test deliveries do not count). A disabled or deleted endpoint
- * abandons the delivery (test deliveries go to disabled endpoints too).
+ * Makes attempt `attempt` of a pending delivery, if that is its next one and it is due:
+ * loads the delivery and its endpoint from the event store, signs the body with the
+ * endpoint's secret (fresh `t` per attempt), POSTs it and records the attempt
+ * (WebhookDeliveryAttempted; a 2xx is success; `next_attempt_at` set while attempts are
+ * left). A disabled or deleted endpoint abandons the delivery (test deliveries go to
+ * disabled endpoints too). A stale request (that attempt already made, or another one
+ * next) does nothing: `over`. The outcome of the last attempt is counted by
+ * `recordDeliveryOutcome`, driven by the recorded event.
  */
-export async function attemptDelivery (ctx: CommandContext, deliveryId: string, send: WebhookSend, policy: DeliveryPolicy): Promise<AttemptResult> {
+export async function attemptDelivery (ctx: CommandContext, deliveryId: string, attempt: number, send: WebhookSend, policy: DeliveryPolicy): Promise<AttemptResult> {
   const stream = `webhook_delivery-${deliveryId}`
   const { state } = await load(ctx, stream, delivery)
-  if (state.status !== 'pending') return { kind: 'over' }
+  if (state.status !== 'pending' || state.attempts + 1 !== attempt) return { kind: 'over' }
   const now = ctx.now()
   if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime()) return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
   const r = state.request
   const { state: endpoint } = await load(ctx, `webhook-${r.webhook_uuid}`, webhook)
   const gone = endpoint.status === 'none' || endpoint.status === 'deleted'
-  if (gone || (endpoint.status === 'disabled' && !r.test)) {
-    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: gone ? 'endpoint_deleted' : 'endpoint_disabled', now: now.toISOString() } }, { actor: 'webhooks' })
-    return { kind: 'over' }
-  }
-  const secret = await ctx.sealer.unseal(r.user_uuid, endpoint.secret)
-  if (secret === null) {
-    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+  const secret = gone ? null : await ctx.sealer.unseal(r.user_uuid, endpoint.secret)
+  if (endpoint.status === 'none' || secret === null || (endpoint.status === 'disabled' && !r.test)) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: endpoint.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
     return { kind: 'over' }
   }
   const body = deliveryBody(r)
-  const attempt = state.attempts + 1
   const outcome = await send(endpoint.url, body, {
     [SIGNATURE_HEADER]: signatureHeader(secret, Math.floor(ctx.now().getTime() / 1000), body),
     'X-Service-Event': r.event,
@@ -183,10 +180,21 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
   }, { actor: 'webhooks', correlation_id: r.job_uuid })
   if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
   if (retryIn !== null) return { kind: 'retry', outcome, attempt, retry_in_ms: retryIn }
-  if (!r.test) {
-    await handle(ctx, `webhook-${r.webhook_uuid}`, webhook, { type: 'RecordDeliveryOutcome', data: { delivery_uuid: r.delivery_uuid, succeeded, disable_after: policy.disable_after_failures, now: at.toISOString() } }, { actor: 'webhooks' })
-  }
   return { kind: succeeded ? 'delivered' : 'failed', outcome, attempt }
+}
+
+/**
+ * Counts the outcome of a delivery's last attempt on its endpoint (interface section 6,
+ * rule 2): a failure adds one consecutive failure and may disable the endpoint; a success
+ * after failures clears the count. Test deliveries and attempts with more to come count
+ * nothing. Idempotent per delivery.
+ */
+export async function recordDeliveryOutcome (ctx: CommandContext, last: WebhookDeliveryAttempted['data'], policy: DeliveryPolicy): Promise<void> {
+  if (last.test || last.next_attempt_at !== null) return
+  await handle(ctx, `webhook-${last.webhook_uuid}`, webhook, {
+    type: 'RecordDeliveryOutcome',
+    data: { delivery_uuid: last.delivery_uuid, succeeded: last.succeeded, disable_after: policy.disable_after_failures, now: ctx.now().toISOString() }
+  }, { actor: 'webhooks', correlation_id: last.job_uuid })
 }
 
 /**
@@ -200,7 +208,7 @@ export async function testWebhook (ctx: CommandContext, owner: string, uuid: str
   if (state.status === 'none' || state.status === 'deleted' || state.user_uuid !== owner) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()
   await requestDelivery(ctx, { delivery_uuid: id, webhook_uuid: uuid, user_uuid: owner, event: 'job.completed', job_uuid: ctx.newId(), status: 'completed', timestamp: Math.floor(ctx.now().getTime() / 1000), test: true })
-  const result = await attemptDelivery(ctx, id, send, policy)
+  const result = await attemptDelivery(ctx, id, 1, send, policy)
   const outcome = 'outcome' in result ? result.outcome : { status: null, error: 'not attempted', duration_ms: 0 }
   return { delivery_uuid: id, delivered: result.kind === 'delivered', response_status: outcome.status, error: outcome.error, duration_ms: outcome.duration_ms, position: await ctx.store.headPosition() }
 }

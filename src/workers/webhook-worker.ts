@@ -2,13 +2,21 @@ import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
 import type { ReadStore } from '../infra/readstore/port.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { attemptDelivery, deliveryUuid, requestDelivery, type DeliveryPolicy, type WebhookSend } from '../commands/webhooks.ts'
+import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy, type WebhookSend } from '../commands/webhooks.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
-import type { WebhookDeliveryRequested } from '../domain/webhook/events.ts'
+import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
 import type { WebhookDeliveryDoc, WebhookDoc } from '../projections/webhooks.ts'
 
-/** Event types the webhook service consumes (its NATS stream and durable consumer). */
+/** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'WebhookDeliveryRequested'] as const
+/**
+ * Event types of the webhook service's retry consumer: each recorded attempt either
+ * schedules the next one (held until due) or ends the delivery (its outcome is counted).
+ * Kept apart so that waiting retries never hold up first attempts.
+ */
+export const WEBHOOK_RETRY_EVENTS = ['WebhookDeliveryAttempted'] as const
+/** Retries a webhook worker may hold while they wait (NATS `max_ack_pending` of the retry consumer). */
+export const MAX_WAITING_RETRIES = 100_000
 
 export interface WebhookWorkerOptions {
   policy: DeliveryPolicy
@@ -27,9 +35,10 @@ export interface WebhookWorkerOptions {
  * - JobCompleted / JobFailed → one WebhookDeliveryRequested per active endpoint of the
  *   account subscribed to `job.completed`, as the endpoints stood when the job ended
  *   (delivery ids derive from endpoint and job, so a redelivered event requests nothing twice);
- * - WebhookDeliveryRequested → the attempts: sign, POST, record; a failed attempt comes
- *   back after the back-off (`RetryLater`: NATS `nak` with delay), the last one counts
- *   towards disabling the endpoint.
+ * - WebhookDeliveryRequested → the first attempt: sign, POST, record;
+ * - WebhookDeliveryAttempted (a second, retry consumer) → with attempts left, the next
+ *   one once due (held with `RetryLater`: NATS `nak` with delay); after the last one, its
+ *   outcome counted on the endpoint (consecutive failures, automatic disabling).
  * Acknowledges a message only once its work is recorded in the event store.
  */
 export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSend, options: WebhookWorkerOptions): Promise<Consumer & { readonly scheduled: number }> {
@@ -38,7 +47,9 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
 
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as (JobCompleted['data'] | JobFailed['data'])
-    await options.endpointsAt(event.position)
+    // Endpoints as they stood when the job ended: a read model that lags is waited for
+    // (the message comes back with back-off), never read stale.
+    if (!(await options.endpointsAt(event.position))) throw new Error(`webhooks read model has not reached position ${event.position}`)
     const { items } = await options.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: d.user_uuid, status: 'active' })
     const ended = 'completed_at' in d ? d.completed_at : d.failed_at
     for (const endpoint of items.filter(w => w.events.includes('job.completed'))) {
@@ -55,34 +66,41 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     }
   }
 
-  const deliver = async (id: string): Promise<void> => {
-    const r = await attemptDelivery(ctx, id, send, options.policy)
-    if (r.kind === 'retry' || r.kind === 'not_due') throw new RetryLater(r.retry_in_ms)
-  }
-
   const consumer = await bus.consume({ name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async event => {
     if (event.type === 'WebhookDeliveryRequested') {
       const d = event.data as WebhookDeliveryRequested['data']
-      if (d.test) return // sent by the API at once
-      await deliver(d.delivery_uuid)
+      if (!d.test) await attemptDelivery(ctx, d.delivery_uuid, 1, send, options.policy) // tests are sent by the API at once
       return
     }
     await onJobEnded(event)
   })
 
-  // In-process bus: a retry waits in a timer of this process, so after a restart the
-  // pending deliveries are found in the read model and resumed when due.
-  const resume = (id: string): void => {
+  const retries = await bus.consume({ name: 'webhook_retries', event_types: WEBHOOK_RETRY_EVENTS, concurrency: options.concurrency, max_deliveries: 50, max_pending: MAX_WAITING_RETRIES }, async event => {
+    const d = event.data as WebhookDeliveryAttempted['data']
+    if (d.test) return
+    if (d.next_attempt_at === null) {
+      await recordDeliveryOutcome(ctx, d, options.policy)
+      return
+    }
+    const wait = Date.parse(d.next_attempt_at) - Date.now()
+    if (wait > 0) throw new RetryLater(wait)
+    await attemptDelivery(ctx, d.delivery_uuid, d.attempt + 1, send, options.policy)
+  })
+
+  // In-process bus: a waiting retry is a timer of this process, so after a restart the
+  // pending deliveries are found in the read model and their next attempt made when due
+  // (what follows it goes through the bus again).
+  const resume = (d: WebhookDeliveryDoc): void => {
     if (stopped) return
-    deliver(id).then(() => { timers.delete(id) }, err => {
-      const wait = err instanceof RetryLater ? err.delay_ms : 30_000
-      if (!(err instanceof RetryLater)) options.log?.(`webhook delivery ${id} failed; retrying in ${wait} ms`, err)
-      timers.set(id, setTimeout(() => { resume(id) }, wait).unref())
-    })
+    const wait = d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now())
+    timers.set(d.uuid, setTimeout(() => {
+      timers.delete(d.uuid)
+      attemptDelivery(ctx, d.uuid, d.attempts + 1, send, options.policy).catch(err => { options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err) })
+    }, wait).unref())
   }
   if (options.resume) {
     const { items } = await options.reads.collection<WebhookDeliveryDoc>('webhook_deliveries').find({ status: 'pending', test: false })
-    for (const d of items) resume(d.uuid)
+    for (const d of items) resume(d)
   }
 
   return {
@@ -92,6 +110,7 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
       for (const t of timers.values()) clearTimeout(t)
       timers.clear()
       await consumer.stop()
+      await retries.stop()
     }
   }
 }

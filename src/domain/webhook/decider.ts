@@ -13,16 +13,19 @@ export type WebhookState =
     /** Sealed signing secret. */
     secret: string
     consecutive_failures: number
-    /** The last delivery whose outcome was counted (a repeat is ignored). */
-    last_counted: string | null
+    /** The latest deliveries whose outcome was counted (a repeat is ignored), newest last. */
+    counted: string[]
   }
+
+/** How many counted delivery ids an endpoint remembers to ignore repeats. */
+const COUNTED_MEMORY = 256
 
 export const initialState = (): WebhookState => ({ status: 'none' })
 
 export function evolve (state: WebhookState, event: WebhookEvent): WebhookState {
   if (event.type === 'WebhookEndpointCreated') {
     const d = event.data
-    return { status: 'active', webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, secret: d.secret, consecutive_failures: 0, last_counted: null }
+    return { status: 'active', webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, secret: d.secret, consecutive_failures: 0, counted: [] }
   }
   if (state.status === 'none') return state
   switch (event.type) {
@@ -33,8 +36,8 @@ export function evolve (state: WebhookState, event: WebhookEvent): WebhookState 
     case 'WebhookEndpointDisabled': return { ...state, status: 'disabled' }
     case 'WebhookEndpointEnabled': return { ...state, status: 'active', consecutive_failures: 0 }
     case 'WebhookEndpointDeleted': return { ...state, status: 'deleted' }
-    case 'WebhookDeliveryFailureCounted': return { ...state, consecutive_failures: event.data.consecutive_failures, last_counted: event.data.delivery_uuid }
-    case 'WebhookDeliveryFailuresCleared': return { ...state, consecutive_failures: 0, last_counted: event.data.delivery_uuid }
+    case 'WebhookDeliveryFailureCounted': return { ...state, consecutive_failures: event.data.consecutive_failures, counted: [...state.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }
+    case 'WebhookDeliveryFailuresCleared': return { ...state, consecutive_failures: 0, counted: [...state.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }
     default: {
       const _exhaustive: never = event
       return state
@@ -59,7 +62,7 @@ const sameList = (a: readonly string[], b: readonly string[]): boolean => a.leng
  *   account's changes nothing (the interface lists no 404 for DELETE).
  * - RecordDeliveryOutcome: a failed delivery counts one more consecutive failure and, at
  *   `disable_after`, disables an active endpoint (`consecutive_failures`); a success after
- *   failures clears the count. The same delivery is counted once.
+ *   failures clears the count. The same delivery is counted once (the latest 256 are remembered).
  * @throws DomainError forbidden `create_webhook.limit_reached`; conflict
  *   `create_webhook.exists`; not_found `update_webhook.not_found` (unknown, deleted or another account's).
  */
@@ -91,7 +94,7 @@ export function decide (command: WebhookCommand, state: WebhookState): WebhookEv
       return [{ type: 'WebhookEndpointDeleted', data: { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid, deleted_at: command.data.now } }]
     case 'RecordDeliveryOutcome': {
       const d = command.data
-      if (state.status === 'none' || state.status === 'deleted' || state.last_counted === d.delivery_uuid) return []
+      if (state.status === 'none' || state.status === 'deleted' || state.counted.includes(d.delivery_uuid)) return []
       const ids = { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid, delivery_uuid: d.delivery_uuid }
       if (d.succeeded) return state.consecutive_failures > 0 ? [{ type: 'WebhookDeliveryFailuresCleared', data: ids }] : []
       const failures = state.consecutive_failures + 1

@@ -118,7 +118,7 @@ export class NatsBus implements Bus {
       // Deliveries are counted by the server, RetryLater ones included: leave room for them;
       // failures are bounded by `max_deliveries` in the handler below.
       max_deliver: -1,
-      max_ack_pending: Math.max(1_000, options.concurrency * 4)
+      max_ack_pending: options.max_pending ?? Math.max(1_000, options.concurrency * 4)
     }
     try {
       await this.jsm.consumers.info(stream, service)

@@ -29,6 +29,12 @@ export interface ConsumerOptions {
   concurrency: number
   /** Deliveries before a failing message is given up (NATS `term`). */
   max_deliveries?: number
+  /**
+   * Messages delivered but not yet acknowledged, those waiting out a `RetryLater` included
+   * (NATS `max_ack_pending`; default max(1000, 4 × concurrency)). A consumer whose
+   * messages wait long (scheduled retries) needs room for all of them.
+   */
+  max_pending?: number
 }
 
 export interface Consumer { stop (): Promise<void> }
