@@ -242,3 +242,29 @@ t.test('list, get, patch, delete: scopes, ownership, 400/401/403/404, idempotent
   await deleteAll(token)
   await deleteAll(other)
 })
+
+t.test('in-process bus: a retry that was waiting when the service stopped is made after a restart', async t => {
+  const dir = t.testdir()
+  const config = testConfig(dir, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '1500', WEBHOOK_MAX_ATTEMPTS: '3' })
+  const first = await startTestService(config)
+  const a = client(first.url)
+  const tok = await signUp(a, dir, 'restart@example.com')
+  const key = (await a('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test' } })).body.raw_key
+  respond.set('/restart', [500, 200])
+  const w = (await a('POST', '/api/webhooks', { token: tok, body: { url: hookUrl('/restart'), events: ['job.completed'] } })).body
+  const job = (await a('POST', '/api/verify', { token: key, body: { email: 'valid@example.org' } })).body.uuid
+  await waitUntil(() => to('/restart').length === 1)
+  await waitUntil(async () => (await a('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.total === 1)
+  await first.close()
+  t.equal(to('/restart').length, 1, 'the retry had not been made when the service stopped')
+
+  const second = await startTestService(config)
+  t.teardown(() => second.close())
+  const b = client(second.url)
+  await waitUntil(() => to('/restart').length === 2, 10_000)
+  await waitUntil(async () => (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.total === 2)
+  const list = (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.items
+  t.same(list.map((x: any) => [x.attempt, x.response_status, x.job_uuid]), [[2, 200, job], [1, 500, job]])
+  await new Promise(resolve => setTimeout(resolve, 300))
+  t.equal(to('/restart').length, 2, 'and only once')
+})
