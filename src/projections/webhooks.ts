@@ -1,6 +1,7 @@
 import type { Projection } from './projection.ts'
 import { alreadyApplied } from './projection.ts'
-import type { WebhookDeliveryEvent, WebhookEvent } from '../domain/webhook/events.ts'
+import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent } from '../domain/webhook/events.ts'
+import { statusAfter } from '../domain/webhook/delivery.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
 export interface WebhookDoc {
@@ -37,23 +38,8 @@ export interface WebhookDeliveryDoc {
   revision: number
 }
 
-/** Read model `webhook_attempts`: one document per HTTP attempt, what `GET …/deliveries` lists. */
-export interface WebhookAttemptDoc {
-  [k: string]: unknown
-  _id: string
-  delivery_uuid: string
-  webhook_uuid: string
-  user_uuid: string
-  event: string
-  job_uuid: string
-  test: boolean
-  attempt: number
-  response_status: number | null
-  error: string | null
-  duration_ms: number
-  succeeded: boolean
-  attempted_at: string
-}
+/** Read model `webhook_attempts`: one document per HTTP attempt (the event's data, keyed by event id), what `GET …/deliveries` lists. */
+export type WebhookAttemptDoc = Omit<WebhookDeliveryAttempted['data'], 'next_attempt_at'> & { [k: string]: unknown, _id: string }
 
 export const webhooksProjection: Projection = {
   name: 'webhooks',
@@ -104,13 +90,10 @@ export const webhookDeliveriesProjection: Projection = {
         return
       }
       case 'WebhookDeliveryAttempted': {
-        const d = e.data
+        const { next_attempt_at: next, ...attempt } = e.data
         // The attempt document's id is the event id: applying it twice writes it once.
-        await store.collection<WebhookAttemptDoc>('webhook_attempts').put({
-          _id: event.id, delivery_uuid: d.delivery_uuid, webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, event: d.event, job_uuid: d.job_uuid, test: d.test,
-          attempt: d.attempt, response_status: d.response_status, error: d.error, duration_ms: d.duration_ms, succeeded: d.succeeded, attempted_at: d.attempted_at
-        })
-        if (doc) await deliveries.put({ ...doc, attempts: d.attempt, next_attempt_at: d.next_attempt_at, status: d.succeeded ? 'delivered' : d.next_attempt_at === null ? 'failed' : 'pending', revision: event.revision })
+        await store.collection<WebhookAttemptDoc>('webhook_attempts').put({ _id: event.id, ...attempt })
+        if (doc) await deliveries.put({ ...doc, attempts: attempt.attempt, next_attempt_at: next, status: statusAfter(e.data), revision: event.revision })
         return
       }
       case 'WebhookDeliveryAbandoned':

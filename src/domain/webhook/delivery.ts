@@ -13,13 +13,18 @@ export type DeliveryState =
 
 export const initialState = (): DeliveryState => ({ status: 'none' })
 
+/** Where a delivery stands after an attempt: delivered, failed (none left) or still pending. */
+export function statusAfter (a: Pick<WebhookDeliveryAttempted['data'], 'succeeded' | 'next_attempt_at'>): 'delivered' | 'failed' | 'pending' {
+  return a.succeeded ? 'delivered' : a.next_attempt_at === null ? 'failed' : 'pending'
+}
+
 export function evolve (state: DeliveryState, event: WebhookDeliveryEvent): DeliveryState {
   if (event.type === 'WebhookDeliveryRequested') return { status: 'pending', request: event.data, attempts: 0, next_attempt_at: null }
   if (state.status === 'none') return state
   switch (event.type) {
     case 'WebhookDeliveryAttempted': {
       const d = event.data
-      return { ...state, attempts: d.attempt, next_attempt_at: d.next_attempt_at, status: d.succeeded ? 'delivered' : d.next_attempt_at === null ? 'failed' : 'pending' }
+      return { ...state, attempts: d.attempt, next_attempt_at: d.next_attempt_at, status: statusAfter(d) }
     }
     case 'WebhookDeliveryAbandoned': return { ...state, status: 'abandoned', next_attempt_at: null }
     default: {
