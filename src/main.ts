@@ -173,7 +173,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const w = config.webhooks
     const r = runner
     consumers.push(await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
-      policy: { max_attempts: w.max_attempts, retry_base_ms: w.retry_base_ms, disable_after_failures: w.disable_after_failures },
+      policy: w,
       concurrency: w.concurrency,
       endpointsAt: r ? p => r.waitFor(p) : p => checkpointsReached(ctx.reads, p, 5_000, webhookProjections),
       reads: ctx.reads,

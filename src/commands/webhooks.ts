@@ -9,6 +9,7 @@ import { FREE_PLAN } from '../domain/plans.ts'
 import type { SendOutcome } from '../infra/webhooks/sender.ts'
 import { SIGNATURE_HEADER, signatureHeader } from '../infra/webhooks/signature.ts'
 import type { WebhookDoc } from '../projections/webhooks.ts'
+import type { Config } from '../config.ts'
 import { handle, load, type CommandContext } from './context.ts'
 
 /** Longest endpoint description (characters). */
@@ -17,8 +18,8 @@ export const MAX_DESCRIPTION = 500
 /** Sends one signed body to a URL (the HTTP sender, or a fake in decider-level tests). */
 export type WebhookSend = (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome>
 
-/** Retry schedule and auto-disable threshold (config `WEBHOOK_*`). */
-export interface DeliveryPolicy { max_attempts: number, retry_base_ms: number, disable_after_failures: number }
+/** Retry schedule and auto-disable threshold: the `WEBHOOK_*` configuration (`config.webhooks`). */
+export type DeliveryPolicy = Pick<Config['webhooks'], 'max_attempts' | 'retry_base_ms' | 'disable_after_failures'>
 
 function checkEvents (operation: string, events: string[]): WebhookEventKind[] {
   if (events.length === 0) throw new DomainError('invalid', `${operation}.empty_events`, 'events must not be empty')

@@ -41,7 +41,7 @@ export interface WebhookWorkerOptions {
  *   outcome counted on the endpoint (consecutive failures, automatic disabling).
  * Acknowledges a message only once its work is recorded in the event store.
  */
-export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSend, options: WebhookWorkerOptions): Promise<Consumer & { readonly scheduled: number }> {
+export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSend, options: WebhookWorkerOptions): Promise<Consumer> {
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
 
@@ -104,7 +104,6 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
   }
 
   return {
-    get scheduled () { return timers.size },
     stop: async () => {
       stopped = true
       for (const t of timers.values()) clearTimeout(t)

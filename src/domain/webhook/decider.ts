@@ -3,15 +3,8 @@ import type { WebhookEndpointCreated, WebhookEvent, WebhookEventKind } from './e
 
 export type WebhookState =
   | { status: 'none' }
-  | {
+  | Omit<WebhookEndpointCreated['data'], 'created_at'> & {
     status: 'active' | 'disabled' | 'deleted'
-    webhook_uuid: string
-    user_uuid: string
-    url: string
-    events: WebhookEventKind[]
-    description: string | null
-    /** Sealed signing secret. */
-    secret: string
     consecutive_failures: number
     /** The latest deliveries whose outcome was counted (a repeat is ignored), newest last. */
     counted: string[]
@@ -24,8 +17,8 @@ export const initialState = (): WebhookState => ({ status: 'none' })
 
 export function evolve (state: WebhookState, event: WebhookEvent): WebhookState {
   if (event.type === 'WebhookEndpointCreated') {
-    const d = event.data
-    return { status: 'active', webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, secret: d.secret, consecutive_failures: 0, counted: [] }
+    const { created_at: _, ...endpoint } = event.data
+    return { ...endpoint, status: 'active', consecutive_failures: 0, counted: [] }
   }
   if (state.status === 'none') return state
   switch (event.type) {

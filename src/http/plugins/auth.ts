@@ -35,6 +35,9 @@ export type AuthMode = 'jwt' | 'any' | 'api_key'
 
 const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'auth.unauthorized', detail)
 
+/** Whether an account may act: it exists, is confirmed and is not banned. */
+const isActive = (user: UserDoc | null): user is UserDoc => user !== null && user.status === 'confirmed' && !user.banned
+
 function bearer (request: FastifyRequest): string | null {
   const h = request.headers.authorization
   if (typeof h !== 'string') return null
@@ -59,8 +62,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an API key')
     const key = await ctx.reads.collection<ApiKeyDoc>('api_keys').findOne({ key_hash: sha256Hex(token) })
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
-    const user = await users.get(key.user_uuid)
-    if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the key\'s account is not active')
+    if (!isActive(await users.get(key.user_uuid))) throw unauthorized('the key\'s account is not active')
     return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
@@ -68,8 +70,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an agent token')
     const agent = await ctx.reads.collection<AgentDoc>('agents').findOne({ token_hash: sha256Hex(token) })
     if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
-    const user = await users.get(agent.user_uuid)
-    if (!user || user.status !== 'confirmed' || user.banned) throw unauthorized('the agent\'s account is not active')
+    if (!isActive(await users.get(agent.user_uuid))) throw unauthorized('the agent\'s account is not active')
     return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: FREE_PLAN.allowed_checks }
   }
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
@@ -78,7 +79,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   // A revoked session ends its access tokens at once, not only when they expire.
   const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
   const user = session && session.revoked_at === null ? await users.get(claims.user_uuid) : null
-  if (user && user.status === 'confirmed' && !user.banned) return principal
+  if (isActive(user)) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
   if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }

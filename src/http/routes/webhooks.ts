@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { createWebhook, deleteWebhook, testWebhook, updateWebhook, type DeliveryPolicy, type WebhookSend } from '../../commands/webhooks.ts'
+import { createWebhook, deleteWebhook, testWebhook, updateWebhook } from '../../commands/webhooks.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { WebhookAttemptDoc, WebhookDoc } from '../../projections/webhooks.ts'
 import { webhookSender } from '../../infra/webhooks/sender.ts'
@@ -54,10 +54,9 @@ const UpdateWebhook = z.object({
 }).strict()
 
 /** Webhooks (interface section 4 "Webhooks", section 6). Auth A with the `webhooks:*` scopes. */
-export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime, options: { send?: WebhookSend, policy?: DeliveryPolicy } = {}): void {
-  const cfg = rt.ctx.config.webhooks
-  const send = options.send ?? webhookSender({ timeout_ms: cfg.timeout_ms, allow_private: cfg.allow_private_targets })
-  const policy = options.policy ?? { max_attempts: cfg.max_attempts, retry_base_ms: cfg.retry_base_ms, disable_after_failures: cfg.disable_after_failures }
+export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+  const policy = rt.ctx.config.webhooks
+  const send = webhookSender({ timeout_ms: policy.timeout_ms, allow_private: policy.allow_private_targets })
   const hooks = () => rt.ctx.reads.collection<WebhookDoc>('webhooks')
   const ownEndpoint = async (uuid: string, owner: string): Promise<WebhookDoc> => {
     const doc = await hooks().get(uuid)
