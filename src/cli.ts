@@ -5,9 +5,7 @@ import { loadConfig } from './config.ts'
 import { openCore, startRole, type Role } from './main.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
-import { accountOfEmail } from './commands/email-index.ts'
-import { handle } from './commands/context.ts'
-import * as user from './domain/user/decider.ts'
+import { banUser, unbanUser } from './commands/ban-user.ts'
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -87,13 +85,7 @@ for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const
     .argument('<email>', 'account email')
     .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
     .action(async (email: string, opts: { reason: string }) => {
-      await operatorCommand(async core => {
-        const owner = await accountOfEmail(core.ctx, email)
-        if (!owner) throw new DomainError('not_found', 'ban_user.not_found', 'no account with that email')
-        const now = core.ctx.now().toISOString()
-        const r = await handle(core.ctx, `user-${owner}`, user, type === 'BanUser' ? { type, data: { reason: opts.reason, now } } : { type, data: { now } }, { actor: `operator:${operator()}` })
-        return { user_uuid: owner, [name === 'ban' ? 'banned' : 'unbanned']: r.events.length > 0 ? true : 'already' }
-      })
+      await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, email, opts.reason, operator()) : await unbanUser(core.ctx, email, operator()))
     })
 }
 

@@ -49,7 +49,12 @@ export const ConfigSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: intFromEnv(6, 1, 20),
   WEBHOOK_RETRY_BASE_MS: intFromEnv(30_000, 10, 3_600_000),
   WEBHOOK_DISABLE_AFTER_FAILURES: intFromEnv(5, 1, 1_000),
-  WEBHOOK_CONCURRENCY: intFromEnv(16, 1, 1_024)
+  WEBHOOK_CONCURRENCY: intFromEnv(16, 1, 1_024),
+  COMMAND_BATCH_MAX: intFromEnv(256, 1, 10_000),
+  COMMAND_DEADLINE_MS: intFromEnv(30_000, 100, 600_000),
+  IDEMPOTENCY_KEY_TTL_S: intFromEnv(86_400, 60, 30 * 86_400),
+  // Test-only: the named step of a flow kills the process (SIGKILL) when it is reached.
+  FAULT_POINT: z.string().regex(/^[a-z_]+\.[a-z_]+$/).optional()
 })
 
 export interface Config {
@@ -86,6 +91,16 @@ export interface Config {
     max_sessions: number
     starttls: boolean
   }
+  commands: {
+    /** Commands on one stream decided together and appended in one append (group commit), at most. */
+    batch_max: number
+    /** How long a command keeps retrying a stream that other processes keep changing (ms). */
+    deadline_ms: number
+    /** How long an `Idempotency-Key` is kept (s). */
+    idempotency_key_ttl_s: number
+  }
+  /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
+  fault_point: string | null
   webhooks: {
     /** Allow targets on loopback, private and other non-public ranges, and plain `http:` (tests, on-prem). */
     allow_private_targets: boolean
@@ -146,6 +161,8 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       max_sessions: c.VERIFIER_MAX_SESSIONS,
       starttls: c.VERIFIER_STARTTLS === 'true'
     },
+    commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
+    fault_point: c.FAULT_POINT ?? null,
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeout_ms: c.WEBHOOK_TIMEOUT_MS,

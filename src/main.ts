@@ -29,8 +29,9 @@ import { walletsProjection } from './projections/wallets.ts'
 import { sessionsProjection } from './projections/sessions.ts'
 import { erasureProjection } from './projections/erasure.ts'
 import { Relay } from './workers/relay.ts'
-import { startVerifierWorker } from './workers/verifier-worker.ts'
-import { startMailerWorker } from './workers/mailer-worker.ts'
+import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
+import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
+import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
 import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
@@ -94,8 +95,8 @@ async function checkpointsReached (reads: ReadStore, position: number, timeoutMs
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
 export type Role = typeof ROLES[number]
 
-/** Which service consumes which event types (one NATS stream and durable consumer each). */
-export const ROUTES = { verifier: ['JobQueued', 'JobDeferred'], webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] } as const
+/** Which service consumes which event types (one NATS stream and durable consumer each), as each worker declares them. */
+export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS } as const
 
 export interface Service {
   role: Role
@@ -147,7 +148,8 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     }
   }
   let runner: ProjectionRunner | null = null
-  const webhookProjections = [webhooksProjection, webhookDeliveriesProjection]
+  // The webhook worker resumes pending deliveries from `webhook_deliveries` (in-process bus).
+  const webhookProjections = [webhookDeliveriesProjection]
   if (role === 'serve' || role === 'projector' || (!ctx.reads.durable && (role === 'api' || role === 'worker:webhooks'))) {
     runner = new ProjectionRunner(store, role === 'worker:webhooks' ? webhookProjections : PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
     await runner.start()
@@ -168,14 +170,14 @@ export async function startRole (role: Role, config: Config, options: { logger?:
       greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
       reads: runner ? ctx.reads : undefined
     }))
+    // The intake process manager goes with the verifier: both keep jobs moving.
+    consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16 }))
   }
   if (bus && (role === 'serve' || role === 'worker:webhooks')) {
     const w = config.webhooks
-    const r = runner
     consumers.push(await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
       policy: w,
       concurrency: w.concurrency,
-      endpointsAt: r ? p => r.waitFor(p) : p => checkpointsReached(ctx.reads, p, 5_000, webhookProjections),
       reads: ctx.reads,
       resume: !config.nats_url,
       log: (msg, err) => { log.error({ err }, msg) }

@@ -114,7 +114,8 @@ t.test('GET and DELETE /api/agents/{uuid}: 200, idempotent revoke, 400, 401, 404
   const again = await api('DELETE', `/api/agents/${a.uuid}`, { token: other })
   t.equal(again.status, 200, 'revoking again is idempotent')
   t.equal(again.body.revoked_at, revoked.body.revoked_at, 'revoked_at unchanged')
-  const events = await service.core.store.readStream(`agent-${a.uuid}`)
+  const owner = (await api('GET', '/api/users/me', { token: other })).body.uuid
+  const events = (await service.core.store.readStream(`agents-${owner}`)).filter(e => e.data.agent_uuid === a.uuid)
   t.same(events.map(e => e.type), ['AgentCreated', 'AgentRevoked'], 'one revocation event')
   t.notOk(JSON.stringify(events).includes(a.token), 'the raw token never enters an event')
 })

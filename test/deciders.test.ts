@@ -1,48 +1,82 @@
 import t from 'tap'
 import * as wallet from '../src/domain/wallet/decider.ts'
 import * as job from '../src/domain/job/decider.ts'
-import * as user from '../src/domain/user/decider.ts'
 import * as apikey from '../src/domain/apikey/decider.ts'
+import * as agent from '../src/domain/agent/decider.ts'
+import type { ApiKeyEvent } from '../src/domain/apikey/events.ts'
+import type { AgentEvent } from '../src/domain/agent/events.ts'
 import * as session from '../src/domain/session/decider.ts'
 import type { SessionEvent } from '../src/domain/session/events.ts'
 import type { WalletEvent } from '../src/domain/wallet/events.ts'
 import type { JobEvent } from '../src/domain/job/events.ts'
-import type { UserEvent } from '../src/domain/user/events.ts'
 import { resolveChecks, costOf } from '../src/domain/checks.ts'
 import { spec } from './support/decider-spec.ts'
+import { auditWallet } from '../src/domain/wallet/audit.ts'
 
 const now = '2026-11-22T10:00:00.000Z'
 const U = 'u-1'
 const granted = (amount: number, grant = 'g-1'): WalletEvent => ({ type: 'TokensGranted', data: { user_uuid: U, grant_uuid: grant, amount, source: 'plan', plan: 'free', reason: 'Free plan', granted_at: now } })
-const reserved = (job: string, amount: number): WalletEvent => ({ type: 'TokensReserved', data: { user_uuid: U, job_uuid: job, amount, reserved_at: now } })
+const reserved = (job: string, amount: number, reservation = `r-${job}`): WalletEvent => ({ type: 'TokensReserved', data: { user_uuid: U, job_uuid: job, reservation_uuid: reservation, amount, reserved_at: now } })
 
 t.test('wallet', async t => {
   const w = spec(t, wallet)
-  w([]).when({ type: 'GrantTokens', data: { user_uuid: U, grant_uuid: 'g-1', amount: 100, source: 'plan', plan: 'free', reason: 'Free plan', now } }).then([granted(100)])
-  w([granted(100)]).when({ type: 'GrantTokens', data: { user_uuid: U, grant_uuid: 'g-1', amount: 100, source: 'plan', plan: 'free', reason: 'Free plan', now } }).then([], 'a grant is applied once')
+  const R = (job: string): string => `r-${job}`
+  const reserve = (job: string, amount: number, reservation = R(job)) => ({ type: 'ReserveTokens' as const, data: { user_uuid: U, job_uuid: job, reservation_uuid: reservation, amount, now } })
+  const capture = (job: string, amount: number, reservation: string | null = R(job)) => ({ type: 'CaptureTokens' as const, data: { user_uuid: U, job_uuid: job, reservation_uuid: reservation, amount, now } })
+  const release = (job: string, reservation: string | null = R(job), reason = 'job_failed') => ({ type: 'ReleaseTokens' as const, data: { user_uuid: U, job_uuid: job, reservation_uuid: reservation, reason, now } })
+  const captured = (job: string, amount: number): WalletEvent => ({ type: 'TokensCaptured', data: { user_uuid: U, job_uuid: job, reservation_uuid: R(job), amount, captured_at: now } })
+  const released = (job: string, amount: number, reason: string, reservation = R(job)): WalletEvent => ({ type: 'TokensReleased', data: { user_uuid: U, job_uuid: job, reservation_uuid: reservation, amount, reason, released_at: now } })
+  const grant = (id: string, amount: number) => ({ type: 'GrantTokens' as const, data: { user_uuid: U, grant_uuid: id, amount, source: 'plan' as const, plan: 'free', reason: 'Free plan', now } })
+  w([]).when(grant('g-1', 100)).then([granted(100)])
+  w([granted(100)]).when(grant('g-1', 100)).then([], 'a grant is applied once')
   w([]).when({ type: 'GrantTokens', data: { user_uuid: U, grant_uuid: 'g-2', amount: 0, source: 'operator', plan: null, reason: 'x', now } }).thenThrows('wallet.invalid_amount')
-  w([granted(2)]).when({ type: 'ReserveTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 2, now } }).then([reserved('j1', 2)])
-  w([granted(2), reserved('j1', 2)]).when({ type: 'ReserveTokens', data: { user_uuid: U, job_uuid: 'j2', amount: 1, now } }).thenThrows('submit_job.insufficient_tokens', 'held tokens cannot be reserved twice')
-  w([granted(2), reserved('j1', 2)]).when({ type: 'ReserveTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 2, now } }).then([], 'reserving for the same job is idempotent')
-  w([granted(5), reserved('j1', 3)]).when({ type: 'CaptureTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 3, now } })
-    .then([{ type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'j1', amount: 3, captured_at: now } }])
-  w([granted(5), reserved('j1', 3)]).when({ type: 'CaptureTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 1, now } }).then([
-    { type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'j1', amount: 1, captured_at: now } },
-    { type: 'TokensReleased', data: { user_uuid: U, job_uuid: 'j1', amount: 2, reason: 'unused_checks', released_at: now } }
-  ], 'a partial capture gives back the rest')
-  w([granted(5), reserved('j1', 3)]).when({ type: 'CaptureTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 0, now } }).then([
-    { type: 'TokensReleased', data: { user_uuid: U, job_uuid: 'j1', amount: 3, reason: 'not_charged', released_at: now } }
-  ])
-  w([granted(5), reserved('j1', 3)]).when({ type: 'CaptureTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 99, now } })
-    .then([{ type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'j1', amount: 3, captured_at: now } }], 'never more than was reserved')
-  const settledOnce: WalletEvent[] = [granted(5), reserved('j1', 3), { type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'j1', amount: 3, captured_at: now } }]
-  w(settledOnce).when({ type: 'CaptureTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 3, now } }).then([], 'capture is idempotent')
-  w(settledOnce).when({ type: 'ReleaseTokens', data: { user_uuid: U, job_uuid: 'j1', reason: 'x', now } }).then([], 'a captured job is not released')
-  w(settledOnce).when({ type: 'ReserveTokens', data: { user_uuid: U, job_uuid: 'j1', amount: 1, now } }).then([], 'a settled job is not reserved again')
-  w([granted(5), reserved('j1', 3)]).when({ type: 'ReleaseTokens', data: { user_uuid: U, job_uuid: 'j1', reason: 'job_failed', now } })
-    .then([{ type: 'TokensReleased', data: { user_uuid: U, job_uuid: 'j1', amount: 3, reason: 'job_failed', released_at: now } }])
-  const folded = [granted(5), reserved('j1', 3), { type: 'TokensReleased', data: { user_uuid: U, job_uuid: 'j1', amount: 3, reason: 'x', released_at: now } } as WalletEvent].reduce(wallet.evolve, wallet.initialState())
+  w([]).when(reserve('j1', 1.5)).thenThrows('wallet.invalid_amount', 'a fractional reservation')
+  w([granted(2)]).when(reserve('j1', 2)).then([reserved('j1', 2)])
+  const accepted = { email: 'sealed:v1:x', checks: ['syntax' as const], key_uuid: 'k1', queued_at: now }
+  w([granted(2)]).when({ type: 'ReserveTokens', data: { ...reserve('j1', 2).data, job: accepted } })
+    .then([{ type: 'TokensReserved', data: { user_uuid: U, job_uuid: 'j1', reservation_uuid: R('j1'), amount: 2, reserved_at: now, job: accepted } }], 'a reservation carries the job it accepts')
+  w([granted(2), reserved('j1', 2)]).when(reserve('j2', 1)).thenThrows('submit_job.insufficient_tokens', 'held tokens cannot be reserved twice')
+  w([granted(2), reserved('j1', 2)]).when(reserve('j1', 2, 'r-other')).then([], 'while a job holds a reservation, another one for it is nothing')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 3)).then([captured('j1', 3)])
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 1)).then([captured('j1', 1), released('j1', 2, 'unused_checks')], 'a partial capture gives back the rest')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 0)).then([released('j1', 3, 'not_charged')])
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 99)).then([captured('j1', 3)], 'never more than was reserved')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 3, 'r-other')).then([], 'a capture names the reservation it settles')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 3, null)).then([captured('j1', 3)], 'a job queued before reservations had names settles whichever is open')
+  const settledOnce: WalletEvent[] = [granted(5), reserved('j1', 3), captured('j1', 3)]
+  w(settledOnce).when(capture('j1', 3)).then([], 'capture is idempotent')
+  w(settledOnce).when(release('j1')).then([], 'a captured job is not released')
+  w(settledOnce).when(reserve('j1', 1, 'r-again')).then([{ type: 'TokensReserved', data: { user_uuid: U, job_uuid: 'j1', reservation_uuid: 'r-again', amount: 1, reserved_at: now } }], 'a second reservation for a settled job is made (the intake process manager releases it)')
+  w([...settledOnce, reserved('j1', 1, 'r-again')]).when(capture('j1', 3)).then([], 'settling the job again does not touch the second reservation')
+  w([...settledOnce, reserved('j1', 1, 'r-again')]).when(release('j1', 'r-again', 'duplicate_reservation')).then([released('j1', 1, 'duplicate_reservation', 'r-again')])
+  w([granted(5), reserved('j1', 3)]).when(release('j1')).then([released('j1', 3, 'job_failed')])
+  const folded = [granted(5), reserved('j1', 3), released('j1', 3, 'x')].reduce(wallet.evolve, wallet.initialState())
   t.equal(folded.balance, 5, 'a release gives the tokens back')
+  t.equal(folded.reserved.size, 0, 'and leaves no trace of the job')
+
+  // Closing the books: the state carried forward is exactly the state before it.
+  const history: WalletEvent[] = [granted(10), reserved('j1', 3), reserved('j2', 4), captured('j1', 3)]
+  const before = history.reduce(wallet.evolve, wallet.initialState())
+  const closing = wallet.closeBooks(before, now)
+  t.same(closing.data, { user_uuid: U, balance: 3, reservations: [{ job_uuid: 'j2', reservation_uuid: R('j2'), amount: 4 }], recent_grants: ['g-1'], closed_at: now })
+  const reopened = wallet.evolve(wallet.initialState(), closing)
+  t.same([reopened.balance, [...reopened.reserved], reopened.recent_grants], [before.balance, [...before.reserved], before.recent_grants], 'the closing alone restores the state')
+  w([closing]).when(capture('j2', 4)).then([captured('j2', 4)], 'a reservation carried forward is settled after the closing')
+  w([closing]).when(grant('g-1', 100)).then([], 'grant idempotency carries forward')
+  t.equal(wallet.snapshot.every, wallet.CLOSE_BOOKS_EVERY)
+  const grants = Array.from({ length: wallet.RECENT_GRANTS + 10 }, (_, i) => granted(1, `g-${i}`))
+  t.equal(grants.reduce(wallet.evolve, wallet.initialState()).recent_grants.length, wallet.RECENT_GRANTS, 'the grant window is bounded')
+})
+
+t.test('wallet audit: a replay checks every closing of the books', async t => {
+  const history: WalletEvent[] = [granted(10), reserved('j1', 3), reserved('j2', 4)]
+  const closing = wallet.closeBooks(history.reduce(wallet.evolve, wallet.initialState()), now)
+  const sound = auditWallet([...history, closing, { type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'j1', reservation_uuid: 'r-j1', amount: 3, captured_at: now } }])
+  t.same(sound.discrepancies, [])
+  t.same([sound.state.balance, sound.granted, sound.reserved, sound.captured, sound.closings], [3, 10, 7, 3, 1])
+  const forged = { ...closing, data: { ...closing.data, balance: 999 } }
+  t.match(auditWallet([...history, forged]).discrepancies, [/books closed at 999 tokens, the ledger before it makes 3/])
+  t.match(auditWallet([granted(1), { type: 'TokensCaptured', data: { user_uuid: U, job_uuid: 'jx', reservation_uuid: 'r', amount: 1, captured_at: now } }]).discrepancies, [/settles no open reservation/])
 })
 
 t.test('job', async t => {
@@ -50,7 +84,7 @@ t.test('job', async t => {
   const queued: JobEvent = { type: 'JobQueued', data: { job_uuid: 'j1', user_uuid: U, email: 'sealed:v1:x', checks: ['syntax', 'dns', 'smtp'], cost: 1, environment: 'live', key_uuid: null, queued_at: now } }
   const completed: JobEvent = { type: 'JobCompleted', data: { job_uuid: 'j1', user_uuid: U, verdict: 'valid', reason: 'accepted_email', score: 100, charge: 1, result: {}, completed_at: now } }
   j([]).when({ type: 'QueueJob', data: queued.data as any }).then([queued])
-  j([queued]).when({ type: 'QueueJob', data: queued.data as any }).thenThrows('submit_job.exists')
+  j([queued]).when({ type: 'QueueJob', data: queued.data as any }).then([], 'queueing a job that exists is nothing (submission and intake both may)')
   j([queued]).when({ type: 'CompleteJob', data: { job_uuid: 'j1', verdict: 'valid', reason: 'accepted_email', score: 100, charge: 1, result: {}, completed_at: now } }).then([completed])
   j([queued, completed]).when({ type: 'CompleteJob', data: { job_uuid: 'j1', verdict: 'invalid', reason: 'x', score: 0, charge: 1, result: {}, completed_at: now } }).then([], 'a terminal job is not completed twice')
   j([queued, completed]).when({ type: 'FailJob', data: { job_uuid: 'j1', error: 'x', failed_at: now } }).then([])
@@ -58,30 +92,41 @@ t.test('job', async t => {
   t.equal([queued, completed].reduce(job.evolve, job.initialState()).status, 'completed')
 })
 
-t.test('user', async t => {
-  const u = spec(t, user)
-  const registered: UserEvent = { type: 'UserRegistered', data: { user_uuid: U, email: 'sealed:v1:x', password_hash: '$argon2id$x', locale: 'en', registered_at: now } }
-  const issued: UserEvent = { type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'h1', code: 'sealed:v1:c', expires_at: '2026-11-22T10:30:00.000Z', issued_at: now } }
-  u([]).when({ type: 'RegisterUser', data: { user_uuid: U, email_sealed: 'sealed:v1:x', password_hash: '$argon2id$x', locale: 'en', now } }).then([registered])
-  u([registered]).when({ type: 'RegisterUser', data: { user_uuid: U, email_sealed: 'sealed:v1:y', password_hash: '$argon2id$y', locale: 'en', now } }).thenThrows('register_user.already_registered')
-  const match = (h: string): boolean => h === 'h1'
-  const miss = (): boolean => false
-  u([registered, issued]).when({ type: 'ConfirmUser', data: { code_matches: match, now } }).then([{ type: 'UserConfirmed', data: { user_uuid: U, confirmed_at: now } }])
-  u([registered, issued]).when({ type: 'ConfirmUser', data: { code_matches: miss, now } }).then([{ type: 'ConfirmationFailed', data: { user_uuid: U, failed_at: now } }])
-  u([registered, issued]).when({ type: 'ConfirmUser', data: { code_matches: match, now: '2026-11-22T10:31:00.000Z' } })
-    .then([{ type: 'ConfirmationFailed', data: { user_uuid: U, failed_at: '2026-11-22T10:31:00.000Z' } }], 'an expired code fails')
-  const failures: UserEvent[] = Array.from({ length: user.MAX_CONFIRMATION_ATTEMPTS }, () => ({ type: 'ConfirmationFailed', data: { user_uuid: U, failed_at: now } }))
-  u([registered, issued, ...failures]).when({ type: 'ConfirmUser', data: { code_matches: match, now } }).then([], 'a code stops working after too many wrong tries')
-  const confirmed: UserEvent = { type: 'UserConfirmed', data: { user_uuid: U, confirmed_at: now } }
-  u([registered, issued, confirmed]).when({ type: 'ConfirmUser', data: { code_matches: match, now } }).then([], 'a used code does not confirm again')
-  u([registered, issued, confirmed]).when({ type: 'IssueConfirmationCode', data: { code_hash: 'h2', code_sealed: 'c', expires_at: now, now } }).then([], 'no code for a confirmed account')
+t.test('api keys of an account: the plan cap and what the creating credential holds', async t => {
+  const k = spec(t, apikey)
+  const data = (key: string) => ({ key_uuid: key, user_uuid: U, name: 'n', environment: 'live' as const, key_hash: `h${key}`, key_prefix: 'svc_abcd', scopes: ['results:read' as const], enabled_checks: ['syntax' as const], rate_limit_per_minute: 60, created_at: now })
+  const all = { scopes: ['results:read', 'webhooks:create'], enabled_checks: ['syntax', 'dns'] }
+  const created = (key: string): ApiKeyEvent => ({ type: 'ApiKeyCreated', data: data(key) })
+  const create = (key: string, max = 2, granter = all) => ({ type: 'CreateApiKey' as const, data: { ...data(key), max_keys: max, granter } })
+  k([]).when(create('k1')).then([created('k1')])
+  k([created('k1'), created('k2')]).when(create('k3')).thenThrows('create_api_key.limit_reached')
+  const revoked: ApiKeyEvent = { type: 'ApiKeyRevoked', data: { key_uuid: 'k1', user_uuid: U, reason: 'revoked', revoked_at: now } }
+  k([created('k1'), created('k2'), revoked]).when(create('k3')).then([created('k3')], 'a revoked key frees its place')
+  k([]).when(create('k1', 2, { scopes: ['webhooks:create'], enabled_checks: ['syntax'] })).thenThrows('create_api_key.scope_not_held')
+  k([]).when(create('k1', 2, { scopes: ['results:read'], enabled_checks: ['dns'] })).thenThrows('create_api_key.check_not_held')
+  k([created('k1')]).when(create('k1')).thenThrows('create_api_key.exists')
+  k([created('k1')]).when({ type: 'RevokeApiKey', data: { key_uuid: 'k1', reason: 'revoked', now } }).then([revoked])
+  k([created('k1'), revoked]).when({ type: 'RevokeApiKey', data: { key_uuid: 'k1', reason: 'revoked', now: '2027-01-01T00:00:00.000Z' } }).then([], 'revoking again keeps the first revoked_at')
+  k([created('k1')]).when({ type: 'RevokeApiKey', data: { key_uuid: 'k-of-another-account', reason: 'revoked', now } }).then([])
+  k([created('k1'), created('k2'), revoked]).when({ type: 'RevokeAllApiKeys', data: { reason: 'account_deleted', now } })
+    .then([{ type: 'ApiKeyRevoked', data: { key_uuid: 'k2', user_uuid: U, reason: 'account_deleted', revoked_at: now } }])
+  const snap = apikey.takeSnapshot([created('k1'), created('k2'), revoked].reduce(apikey.evolve, apikey.initialState()), now)
+  k([snap]).when(create('k3')).then([created('k3')], 'the cap counts what the snapshot carries')
+  k([snap]).when(create('k4', 1)).thenThrows('create_api_key.limit_reached')
 })
 
-t.test('api key', async t => {
-  const k = spec(t, apikey)
-  const data = { key_uuid: 'k1', user_uuid: U, name: 'n', environment: 'live' as const, key_hash: 'h', key_prefix: 'svc_abcd', scopes: [], enabled_checks: [], rate_limit_per_minute: 60, created_at: now }
-  k([]).when({ type: 'CreateApiKey', data: { ...data, existing_keys: 0, max_keys: 5 } }).then([{ type: 'ApiKeyCreated', data }])
-  k([]).when({ type: 'CreateApiKey', data: { ...data, existing_keys: 5, max_keys: 5 } }).thenThrows('create_api_key.limit_reached')
+t.test('agents of an account: the plan cap and scopes', async t => {
+  const a = spec(t, agent)
+  const data = (id: string) => ({ agent_uuid: id, user_uuid: U, name: 'n', scopes: ['results:read' as const], token_hash: `h${id}`, token_prefix: 'sva_abcd', created_at: now })
+  const created = (id: string): AgentEvent => ({ type: 'AgentCreated', data: data(id) })
+  const create = (id: string, max = 2, allowed: string[] = ['results:read']) => ({ type: 'CreateAgent' as const, data: { ...data(id), max_agents: max, plan_scopes: allowed as any } })
+  a([]).when(create('a1')).then([created('a1')])
+  a([created('a1'), created('a2')]).when(create('a3')).thenThrows('create_agent.limit_reached')
+  a([]).when(create('a1', 2, ['email:verify:single'])).thenThrows('create_agent.scope_not_allowed')
+  const revoked: AgentEvent = { type: 'AgentRevoked', data: { agent_uuid: 'a1', user_uuid: U, reason: 'revoked', revoked_at: now } }
+  a([created('a1')]).when({ type: 'RevokeAgent', data: { agent_uuid: 'a1', reason: 'revoked', now } }).then([revoked])
+  a([created('a1'), revoked]).when({ type: 'RevokeAgent', data: { agent_uuid: 'a1', reason: 'revoked', now } }).then([], 'idempotent')
+  a([created('a1'), revoked, created('a2')]).when(create('a3')).then([created('a3')])
 })
 
 t.test('checks: dependencies and costs', async t => {
@@ -96,33 +141,22 @@ t.test('checks: dependencies and costs', async t => {
 
 t.test('session: rotation and reuse detection', async t => {
   const s = spec(t, session)
+  const ok = { active: true, sessions_valid_from: null }
   const started: SessionEvent = { type: 'SessionStarted', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h1', expires_at: '2026-12-22T10:00:00.000Z', started_at: now, method: 'password' } }
   const refreshed: SessionEvent = { type: 'SessionRefreshed', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h2', expires_at: '2026-12-22T10:00:00.000Z', refreshed_at: now } }
-  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h2', expires_at: '2026-12-22T10:00:00.000Z', now } }).then([refreshed])
-  s([started, refreshed]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now } })
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h2', expires_at: '2026-12-22T10:00:00.000Z', now, account: ok } }).then([refreshed])
+  s([started, refreshed]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: ok } })
     .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'refresh_token_reuse', revoked_at: now } }], 'a spent token revokes the session')
-  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'nope', new_hash: 'h3', expires_at: now, now } }).thenThrows('refresh.invalid_token')
-  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now: '2027-01-01T00:00:00.000Z' } }).thenThrows('refresh.invalid_token', 'expired')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'nope', new_hash: 'h3', expires_at: now, now, account: ok } }).thenThrows('refresh.invalid_token')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now: '2027-01-01T00:00:00.000Z', account: ok } }).thenThrows('refresh.invalid_token', 'expired')
   const revoked: SessionEvent = { type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'logout', revoked_at: now } }
   s([started, revoked]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', now } }).then([], 'logout is idempotent')
-  s([started, revoked]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now } }).thenThrows('refresh.invalid_token')
-})
-
-t.test('user: resend cooldown and daily allowance; password reset', async t => {
-  const u = spec(t, user)
-  const registered: UserEvent = { type: 'UserRegistered', data: { user_uuid: U, email: 'sealed:v1:x', password_hash: '$argon2id$x', locale: 'en', registered_at: now } }
-  const issuedAt = (iso: string): UserEvent => ({ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: `h${iso}`, code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: iso } })
-  const issue = (at: string) => ({ type: 'IssueConfirmationCode' as const, data: { code_hash: 'hx', code_sealed: 'c', expires_at: '2026-11-23T00:00:00.000Z', now: at } })
-  u([registered, issuedAt(now)]).when(issue('2026-11-22T10:00:30.000Z')).then([], 'within the cooldown: nothing')
-  u([registered, issuedAt(now)]).when(issue('2026-11-22T10:01:00.000Z')).then([{ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'hx', code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: '2026-11-22T10:01:00.000Z' } }])
-  const five = [0, 2, 4, 6, 8].map(m => issuedAt(`2026-11-22T1${m}:00:00.000Z`))
-  u([registered, ...five]).when(issue('2026-11-22T20:00:00.000Z')).then([], 'the daily allowance is spent')
-  u([registered, ...five]).when(issue('2026-11-23T10:30:00.000Z')).then([{ type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'hx', code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: '2026-11-23T10:30:00.000Z' } }], 'a day later, allowed again')
-  const confirmed: UserEvent = { type: 'UserConfirmed', data: { user_uuid: U, confirmed_at: now } }
-  const requested: UserEvent = { type: 'PasswordResetRequested', data: { user_uuid: U, token_hash: 't1', token: 's', expires_at: '2026-11-22T10:30:00.000Z', requested_at: now } }
-  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 't1', password_hash: 'p2', now: '2026-11-22T10:10:00.000Z' } })
-    .then([{ type: 'PasswordChanged', data: { user_uuid: U, password_hash: 'p2', reason: 'reset', changed_at: '2026-11-22T10:10:00.000Z' } }])
-  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 't1', password_hash: 'p2', now: '2026-11-22T10:31:00.000Z' } }).thenThrows('reset_password.invalid_token', 'expired')
-  u([registered, confirmed, requested]).when({ type: 'ResetPassword', data: { token_hash: 'other', password_hash: 'p2', now } }).thenThrows('reset_password.invalid_token')
-  u([registered, requested]).when({ type: 'RequestPasswordReset', data: { token_hash: 't2', token_sealed: 's', expires_at: now, now } }).then([], 'unconfirmed accounts get no reset')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: { active: false, sessions_valid_from: now } } })
+    .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'account_inactive', revoked_at: now } }], 'a banned account\'s refresh revokes the session')
+  s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: { active: true, sessions_valid_from: '2026-11-22T11:00:00.000Z' } } })
+    .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'account_inactive', revoked_at: now } }], 'a session started before a ban stays void after the unban')
+  const many: SessionEvent[] = Array.from({ length: session.SPENT_MEMORY + 5 }, (_, i) => ({ type: 'SessionRefreshed', data: { session_uuid: 's1', user_uuid: U, refresh_hash: `n${i}`, expires_at: '2026-12-22T10:00:00.000Z', refreshed_at: now } }))
+  const long = [started, ...many].reduce(session.evolve, session.initialState())
+  t.equal(long.status !== 'none' && long.spent.length, session.SPENT_MEMORY, 'spent tokens remembered are bounded')
+  s([started, revoked]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: ok } }).thenThrows('refresh.invalid_token')
 })

@@ -7,7 +7,7 @@ import { postWebhook } from '../src/infra/webhooks/sender.ts'
 import { isPublicAddress, validateTargetUrl } from '../src/domain/webhook/target.ts'
 import * as webhook from '../src/domain/webhook/decider.ts'
 import * as delivery from '../src/domain/webhook/delivery.ts'
-import { retryDelayMs } from '../src/commands/webhooks.ts'
+import { retryDelayMs } from '../src/commands/webhook-deliveries.ts'
 import type { WebhookDeliveryEvent, WebhookEvent } from '../src/domain/webhook/events.ts'
 import { spec } from './support/decider-spec.ts'
 
@@ -76,18 +76,24 @@ const failed = (d: string, n: number): WebhookEvent => ({ type: 'WebhookDelivery
 
 t.test('webhook endpoint decider', async t => {
   const w = spec(t, webhook)
-  const outcome = (d: string, succeeded: boolean) => ({ type: 'RecordDeliveryOutcome' as const, data: { delivery_uuid: d, succeeded, disable_after: 2, now } })
+  const outcome = (d: string, succeeded: boolean) => ({ type: 'RecordDeliveryOutcome' as const, data: { webhook_uuid: 'w1', delivery_uuid: d, succeeded, disable_after: 2, now } })
   w([created]).when(outcome('d1', false)).then([failed('d1', 1)])
   w([created, failed('d1', 1)]).when(outcome('d1', false)).then([], 'the same delivery counts once')
   w([created, failed('d1', 1)]).when(outcome('d2', false)).then([failed('d2', 2), { type: 'WebhookEndpointDisabled', data: { webhook_uuid: 'w1', user_uuid: 'u1', reason: 'consecutive_failures', consecutive_failures: 2, disabled_at: now } }])
   w([created, failed('d1', 1)]).when(outcome('d2', true)).then([{ type: 'WebhookDeliveryFailuresCleared', data: { webhook_uuid: 'w1', user_uuid: 'u1', delivery_uuid: 'd2' } }])
   w([created]).when(outcome('d2', true)).then([], 'a success with no failures changes nothing')
-  w([created]).when({ type: 'UpdateWebhook', data: { user_uuid: 'u2', description: 'x', now } }).thenThrows('update_webhook.not_found', 'another account')
-  w([created]).when({ type: 'UpdateWebhook', data: { user_uuid: 'u1', url: 'https://h.example/x', events: ['job.completed'], now } }).then([], 'no change, no event')
-  w([created]).when({ type: 'DeleteWebhook', data: { user_uuid: 'u2', now } }).then([], 'another account\'s endpoint is left alone')
-  w([]).when({ type: 'DeleteWebhook', data: { user_uuid: 'u1', now } }).then([])
-  w([created]).when({ type: 'CreateWebhook', data: { ...(created.data as any), existing_endpoints: 0, max_endpoints: 2 } }).thenThrows('create_webhook.exists')
-  w([]).when({ type: 'CreateWebhook', data: { ...(created.data as any), existing_endpoints: 2, max_endpoints: 2 } }).thenThrows('create_webhook.limit_reached')
+  w([created]).when({ type: 'UpdateWebhook', data: { webhook_uuid: 'w-of-another-account', description: 'x', now } }).thenThrows('update_webhook.not_found', 'not in this account\'s stream')
+  w([created]).when({ type: 'UpdateWebhook', data: { webhook_uuid: 'w1', url: 'https://h.example/x', events: ['job.completed'], now } }).then([], 'no change, no event')
+  w([created]).when({ type: 'DeleteWebhook', data: { webhook_uuid: 'w-of-another-account', now } }).then([], 'another account\'s endpoint is left alone')
+  w([]).when({ type: 'DeleteWebhook', data: { webhook_uuid: 'w1', now } }).then([])
+  w([created]).when({ type: 'CreateWebhook', data: { ...(created.data as any), max_endpoints: 2 } }).thenThrows('create_webhook.exists')
+  const second: WebhookEvent = { type: 'WebhookEndpointCreated', data: { ...(created.data as any), webhook_uuid: 'w2' } }
+  w([created, second]).when({ type: 'CreateWebhook', data: { ...(created.data as any), webhook_uuid: 'w3', max_endpoints: 2 } }).thenThrows('create_webhook.limit_reached')
+  const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { webhook_uuid: 'w1', user_uuid: 'u1', deleted_at: now } }
+  w([created, second, deleted]).when({ type: 'CreateWebhook', data: { ...(created.data as any), webhook_uuid: 'w3', max_endpoints: 2 } })
+    .then([{ type: 'WebhookEndpointCreated', data: { ...(created.data as any), webhook_uuid: 'w3' } }], 'a deleted endpoint frees its place')
+  const snap = webhook.takeSnapshot([created, failed('d1', 1)].reduce(webhook.evolve, webhook.initialState()), now)
+  w([snap]).when(outcome('d1', false)).then([], 'counted deliveries carry forward in a snapshot')
 })
 
 t.test('delivery decider: every command idempotent', async t => {

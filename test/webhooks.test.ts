@@ -237,7 +237,8 @@ t.test('list, get, patch, delete: scopes, ownership, 400/401/403/404, idempotent
   t.equal((await api('DELETE', `/api/webhooks/${a.uuid}`, { token })).status, 204, 'idempotent')
   t.equal((await api('DELETE', `/api/webhooks/${unknownUuid}`, { token })).status, 204)
   t.equal((await api('GET', `/api/webhooks/${a.uuid}`, { token })).status, 404)
-  const events = (await service.core.store.readStream(`webhook-${a.uuid}`)).map(e => e.type)
+  const owner = (await api('GET', '/api/users/me', { token })).body.uuid
+  const events = (await service.core.store.readStream(`webhooks-${owner}`)).filter(e => e.data.webhook_uuid === a.uuid).map(e => e.type)
   t.equal(events.filter(e => e === 'WebhookEndpointDeleted').length, 1, 'one deletion event')
   await deleteAll(token)
   await deleteAll(other)

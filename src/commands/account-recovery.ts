@@ -86,7 +86,7 @@ export async function changePassword (ctx: CommandContext, owner: string, curren
   assertPasswordPolicy('change_password', input.new_password)
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
-  if (!(await verifyPassword(state.password_hash, input.current_password))) throw new DomainError('invalid', 'change_password.wrong_password', 'the current password is wrong')
-  await handle(ctx, `user-${owner}`, user, { type: 'ChangePassword', data: { password_hash: await hashPassword(input.new_password), now: ctx.now().toISOString() } }, { actor: owner })
+  const [passwordOk, passwordHash] = await Promise.all([verifyPassword(state.password_hash, input.current_password), hashPassword(input.new_password)])
+  await handle(ctx, `user-${owner}`, user, { type: 'ChangePassword', data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, now: ctx.now().toISOString() } }, { actor: owner })
   await revokeAllSessions(ctx, owner, currentSession)
 }

@@ -4,7 +4,6 @@ import * as agent from '../domain/agent/decider.ts'
 import { isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
-import type { AgentDoc } from '../projections/agents.ts'
 import { handle, type CommandContext } from './context.ts'
 
 /** Prefix of agent tokens; distinct from API keys (`svc_`, `svc_test_`). */
@@ -13,9 +12,10 @@ export const AGENT_TOKEN_PREFIX = 'sva_'
 export interface CreatedAgent { agent_uuid: string, token: string, position: number }
 
 /**
- * POST /api/agents: creates an agent with a name and granted scopes and issues its bearer
- * token (`sva_` + 32 random bytes, base64url), returned once; only its SHA-256 is kept.
- * How an agent token is issued is left open by the interface (section 5); this is our answer.
+ * POST /api/agents: creates an agent with a name and granted scopes on the account's
+ * `agents-<user>` stream and issues its bearer token (`sva_` + 32 random bytes,
+ * base64url), returned once; only its SHA-256 is kept. How an agent token is issued is
+ * left open by the interface (section 5); this is our answer.
  * @throws DomainError invalid `create_agent.invalid_name` (1–100 characters after trimming),
  *   `create_agent.invalid_scopes` (empty or unknown scopes); forbidden
  *   `create_agent.scope_not_allowed` (the plan's `agent_scopes`), `create_agent.limit_reached`
@@ -29,35 +29,31 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
     throw new DomainError('invalid', 'create_agent.invalid_scopes', input.scopes.length === 0 ? 'scopes must not be empty' : `unknown scopes: ${unknown.join(', ')}`)
   }
   const plan = FREE_PLAN
-  const scopes = [...new Set(input.scopes)] as Scope[]
-  const refused = scopes.filter(s => !plan.agent_scopes.includes(s))
-  if (refused.length > 0) throw new DomainError('forbidden', 'create_agent.scope_not_allowed', `your plan does not allow agents these scopes: ${refused.join(', ')}`)
-  const existing = await ctx.reads.collection<AgentDoc>('agents').find({ user_uuid: input.user_uuid, revoked_at: null })
   const agentUuid = ctx.newId()
   const token = `${AGENT_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
-  const r = await handle(ctx, `agent-${agentUuid}`, agent, {
+  const r = await handle(ctx, `agents-${input.user_uuid}`, agent, {
     type: 'CreateAgent',
     data: {
       agent_uuid: agentUuid,
       user_uuid: input.user_uuid,
       name,
-      scopes,
+      scopes: [...new Set(input.scopes)] as Scope[],
       token_hash: sha256Hex(token),
       token_prefix: token.slice(0, 8),
       created_at: ctx.now().toISOString(),
-      existing_agents: existing.total,
-      max_agents: plan.max_agents
+      max_agents: plan.max_agents,
+      plan_scopes: plan.agent_scopes
     }
   }, { actor: input.user_uuid })
   return { agent_uuid: agentUuid, token, position: r.position }
 }
 
 /**
- * DELETE /api/agents/{uuid}: revokes the agent (idempotent: a revoked agent stays as it was).
- * @returns the global position of the revocation (or of the stream's head when already revoked).
- * @throws DomainError not_found `revoke_agent.not_found` for an unknown agent or another account's.
+ * DELETE /api/agents/{uuid}: revokes the agent (idempotent: a revoked agent, or one that
+ * is not the account's, is left as it is).
+ * @returns the global position of the revocation (or of the stream's head when nothing changed).
  */
 export async function revokeAgent (ctx: CommandContext, owner: string, agentUuid: string, reason = 'revoked'): Promise<number> {
-  const r = await handle(ctx, `agent-${agentUuid}`, agent, { type: 'RevokeAgent', data: { agent_uuid: agentUuid, user_uuid: owner, reason, now: ctx.now().toISOString() } }, { actor: owner })
+  const r = await handle(ctx, `agents-${owner}`, agent, { type: 'RevokeAgent', data: { agent_uuid: agentUuid, reason, now: ctx.now().toISOString() } }, { actor: owner })
   return r.position
 }

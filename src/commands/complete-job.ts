@@ -2,7 +2,11 @@ import * as wallet from '../domain/wallet/decider.ts'
 import * as job from '../domain/job/decider.ts'
 import { costOf, isCheckName } from '../domain/checks.ts'
 import type { VerificationResult } from '../verifier/result.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { faultPoint } from '../infra/faults.ts'
+import { handle, type CommandContext, type Loaded } from './context.ts'
+
+/** A job stream as loaded by the worker that runs it. */
+export type LoadedJob = Loaded<job.JobState>
 
 /** Tokens a result costs: the checks that ran and were requested; nothing for `unknown` (VERIFICATION.md policy). */
 export function chargeFor (result: VerificationResult, requested: readonly string[]): number {
@@ -11,40 +15,51 @@ export function chargeFor (result: VerificationResult, requested: readonly strin
   return costOf([...new Set(ran)])
 }
 
+const metaOf = (jobUuid: string, causationId: string): { causation_id: string, correlation_id: string, actor: string } => ({ causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' })
+
 /**
  * Records the engine's result on `job-<uuid>` (JobCompleted; the address fields are
- * sealed with the owner's data key) and settles the reservation. Idempotent: a job seen
- * again is not completed twice and its reservation is not settled twice.
+ * sealed with the owner's data key) and settles the reservation. The job stream is read
+ * once: `loaded` is what the worker read before verifying (re-read only if the stream
+ * changed meanwhile). Idempotent: a job seen again is not completed twice and its
+ * reservation is not settled twice. Fault points: `settle.after_complete`, `settle.after_capture`.
  */
-export async function completeJob (ctx: CommandContext, state: Extract<job.JobState, { job_uuid: string }>, result: VerificationResult, causationId: string): Promise<void> {
+export async function completeJob (ctx: CommandContext, loaded: LoadedJob, result: VerificationResult, causationId: string): Promise<void> {
+  const state = loaded.state
+  if (state.status === 'none') return
   const { email: _email, normalized, ...rest } = result
   const sealed = { ...rest, normalized: normalized === null ? null : await ctx.sealer.seal(state.user_uuid, normalized) }
-  await handle(ctx, `job-${state.job_uuid}`, job, {
+  const r = await handle(ctx, `job-${state.job_uuid}`, job, {
     type: 'CompleteJob',
     data: { job_uuid: state.job_uuid, verdict: result.verdict, reason: result.reason, score: result.score, charge: chargeFor(result, state.checks), result: sealed, completed_at: ctx.now().toISOString() }
-  }, { causation_id: causationId, correlation_id: state.job_uuid, actor: 'verifier' })
-  await settleJob(ctx, state.job_uuid, causationId)
+  }, metaOf(state.job_uuid, causationId), { known: loaded })
+  faultPoint(ctx.config.fault_point, 'settle.after_complete')
+  await settleJob(ctx, r.state, causationId)
 }
 
 /** Marks a job failed (it could not be verified at all) and releases its reservation. */
-export async function failJob (ctx: CommandContext, jobUuid: string, error: string, causationId: string): Promise<void> {
-  await handle(ctx, `job-${jobUuid}`, job, { type: 'FailJob', data: { job_uuid: jobUuid, error, failed_at: ctx.now().toISOString() } }, { causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' })
-  await settleJob(ctx, jobUuid, causationId)
+export async function failJob (ctx: CommandContext, loaded: LoadedJob, error: string, causationId: string): Promise<void> {
+  if (loaded.state.status === 'none') return
+  const jobUuid = loaded.state.job_uuid
+  const r = await handle(ctx, `job-${jobUuid}`, job, { type: 'FailJob', data: { job_uuid: jobUuid, error, failed_at: ctx.now().toISOString() } }, metaOf(jobUuid, causationId), { known: loaded })
+  await settleJob(ctx, r.state, causationId)
 }
 
 /**
- * Settles a terminal job's reservation on its wallet: captures the job's `charge` and
- * releases the rest (all of it for `unknown` or failed jobs). A no-op for test-key jobs,
- * free jobs, jobs still running and reservations already settled.
+ * Settles a terminal job's reservation (the one named in its JobQueued) on its wallet:
+ * captures the job's `charge` and releases the rest (all of it for `unknown` or failed
+ * jobs). A no-op for test-key jobs, free jobs, jobs still running and reservations
+ * already settled (the wallet decider sees that one is no longer open).
  */
-export async function settleJob (ctx: CommandContext, jobUuid: string, causationId: string): Promise<void> {
-  const { state } = await load(ctx, `job-${jobUuid}`, job)
+export async function settleJob (ctx: CommandContext, state: job.JobState, causationId: string): Promise<void> {
   if (state.status === 'none' || !job.isTerminal(state) || state.cost === 0 || state.environment === 'test') return
   const now = ctx.now().toISOString()
-  const meta = { causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' }
+  const ids = { user_uuid: state.user_uuid, job_uuid: state.job_uuid, reservation_uuid: state.reservation_uuid, now }
+  const meta = metaOf(state.job_uuid, causationId)
   if (state.status === 'completed') {
-    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'CaptureTokens', data: { user_uuid: state.user_uuid, job_uuid: jobUuid, amount: state.charge, now } }, meta)
+    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'CaptureTokens', data: { ...ids, amount: state.charge } }, meta)
   } else {
-    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { user_uuid: state.user_uuid, job_uuid: jobUuid, reason: 'job_failed', now } }, meta)
+    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { ...ids, reason: 'job_failed' } }, meta)
   }
+  faultPoint(ctx.config.fault_point, 'settle.after_capture')
 }

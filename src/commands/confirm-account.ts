@@ -2,7 +2,6 @@ import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import * as wallet from '../domain/wallet/decider.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
-import { safeEqualHex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
 import { confirmationCodeHash } from './register-user.ts'
@@ -22,10 +21,7 @@ export async function confirmAccount (ctx: CommandContext, input: { email: strin
   if (!owner || !/^\d{6}$/.test(input.code)) throw invalidCode()
   const candidate = confirmationCodeHash(ctx, owner, input.code)
   const now = ctx.now().toISOString()
-  const r = await handle(ctx, `user-${owner}`, user, {
-    type: 'ConfirmUser',
-    data: { code_matches: (hash: string) => safeEqualHex(hash, candidate), now }
-  }, { actor: owner })
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
   if (r.state.status !== 'confirmed' || !r.events.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   const granted = await grantPlanTokens(ctx, owner)
   const signedIn = await startSession(ctx, owner, 'confirmation')

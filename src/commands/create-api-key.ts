@@ -5,7 +5,6 @@ import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../domain/apikey/scopes
 import { CHECK_NAMES, isCheckName, type CheckName } from '../domain/checks.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
-import type { ApiKeyDoc } from '../projections/api-keys.ts'
 import { handle, type CommandContext } from './context.ts'
 
 export interface CreatedKey { key_uuid: string, raw_key: string, position: number }
@@ -17,26 +16,29 @@ export function newRawKey (environment: 'live' | 'test'): string {
 
 /**
  * POST /api/keys: creates a key with the given name, environment, scopes and enabled
- * checks (defaults when omitted); the plan seeds its rate limit. Only the key's SHA-256
- * is stored; the raw key is returned once.
+ * checks on the account's `apikeys-<user>` stream; the plan seeds its rate limit and caps
+ * the usable keys. A credential grants only what it holds: omitted scopes and checks
+ * default to the project defaults it holds, named ones must all be held. Only the key's
+ * SHA-256 is stored; the raw key is returned once.
  * @throws DomainError invalid `create_api_key.invalid_name|invalid_scopes|invalid_checks`;
- *   forbidden `create_api_key.limit_reached`, `create_api_key.check_not_allowed`.
+ *   forbidden `create_api_key.limit_reached`, `create_api_key.check_not_allowed` (plan),
+ *   `create_api_key.scope_not_held`, `create_api_key.check_not_held` (credential).
  */
-export async function createApiKey (ctx: CommandContext, input: { user_uuid: string, name: string, environment: 'live' | 'test', scopes?: string[], enabled_checks?: string[] }): Promise<CreatedKey> {
+export async function createApiKey (ctx: CommandContext, input: { user_uuid: string, name: string, environment: 'live' | 'test', scopes?: string[], enabled_checks?: string[], granter: apikey.Granter, actor: string }): Promise<CreatedKey> {
   const name = input.name.trim()
   if (name.length < 1 || name.length > 100) throw new DomainError('invalid', 'create_api_key.invalid_name', 'name must be 1 to 100 characters')
-  const scopes = input.scopes ?? [...DEFAULT_KEY_SCOPES]
-  if (scopes.length === 0 || !scopes.every(isScope)) throw new DomainError('invalid', 'create_api_key.invalid_scopes', `scopes must be a non-empty list of known scopes`)
-  const checks = input.enabled_checks ?? [...CHECK_NAMES]
-  if (checks.length === 0 || !checks.every(isCheckName)) throw new DomainError('invalid', 'create_api_key.invalid_checks', `enabled_checks must be a non-empty list of: ${CHECK_NAMES.join(', ')}`)
+  if (input.scopes && (input.scopes.length === 0 || !input.scopes.every(isScope))) throw new DomainError('invalid', 'create_api_key.invalid_scopes', 'scopes must be a non-empty list of known scopes')
+  if (input.enabled_checks && (input.enabled_checks.length === 0 || !input.enabled_checks.every(isCheckName))) throw new DomainError('invalid', 'create_api_key.invalid_checks', `enabled_checks must be a non-empty list of: ${CHECK_NAMES.join(', ')}`)
+  const scopes = (input.scopes ?? DEFAULT_KEY_SCOPES.filter(s => input.granter.scopes.includes(s))) as Scope[]
+  const checks = (input.enabled_checks ?? CHECK_NAMES.filter(c => input.granter.enabled_checks.includes(c))) as CheckName[]
+  if (scopes.length === 0) throw new DomainError('forbidden', 'create_api_key.scope_not_held', 'this credential holds none of the default scopes; name the scopes to grant')
   const plan = FREE_PLAN
   const notAllowed = checks.filter(c => !plan.allowed_checks.includes(c))
   if (notAllowed.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
 
-  const existing = await ctx.reads.collection<ApiKeyDoc>('api_keys').find({ user_uuid: input.user_uuid, revoked_at: null })
   const keyUuid = ctx.newId()
   const raw = newRawKey(input.environment)
-  const r = await handle(ctx, `apikey-${keyUuid}`, apikey, {
+  const r = await handle(ctx, `apikeys-${input.user_uuid}`, apikey, {
     type: 'CreateApiKey',
     data: {
       key_uuid: keyUuid,
@@ -45,13 +47,23 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
       environment: input.environment,
       key_hash: sha256Hex(raw),
       key_prefix: raw.slice(0, input.environment === 'test' ? 13 : 8),
-      scopes: [...new Set(scopes)] as Scope[],
-      enabled_checks: CHECK_NAMES.filter(c => checks.includes(c)) as CheckName[],
+      scopes: [...new Set(scopes)],
+      enabled_checks: CHECK_NAMES.filter(c => checks.includes(c)),
       rate_limit_per_minute: plan.rate_limit_per_minute,
       created_at: ctx.now().toISOString(),
-      existing_keys: existing.total,
-      max_keys: plan.max_api_keys
+      max_keys: plan.max_api_keys,
+      granter: input.granter
     }
-  }, { actor: input.user_uuid })
+  }, { actor: input.actor })
   return { key_uuid: keyUuid, raw_key: raw, position: r.position }
+}
+
+/**
+ * Revokes one key of the account (idempotent: a revoked key, or a key that is not the
+ * account's, is left as it is).
+ * @returns the global position of the revocation, or of the stream's head when nothing changed.
+ */
+export async function revokeApiKey (ctx: CommandContext, owner: string, keyUuid: string, reason: string, actor: string): Promise<number> {
+  const r = await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: keyUuid, reason, now: ctx.now().toISOString() } }, { actor })
+  return r.position
 }

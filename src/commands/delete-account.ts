@@ -2,11 +2,9 @@ import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import * as claim from '../domain/claim/decider.ts'
 import * as apikey from '../domain/apikey/decider.ts'
-import type { ApiKeyDoc } from '../projections/api-keys.ts'
-import type { AgentDoc } from '../projections/agents.ts'
-import { revokeAgent } from './agents.ts'
-import type { WebhookDoc } from '../projections/webhooks.ts'
-import { deleteWebhook } from './webhooks.ts'
+import * as agent from '../domain/agent/decider.ts'
+import * as webhook from '../domain/webhook/decider.ts'
+import { webhooksStream } from './webhook-endpoints.ts'
 import { verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { emailClaimStream } from './email-index.ts'
@@ -28,20 +26,17 @@ export async function deleteAccount (ctx: CommandContext, owner: string, passwor
     await releaseAndShred(ctx, owner, await ctx.sealer.unseal(owner, state.email), ctx.now().toISOString())
     throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
   }
-  if (!(await verifyPassword(state.password_hash, password))) throw new DomainError('invalid', 'delete_user.wrong_password', 'the password is wrong')
+  const passwordOk = await verifyPassword(state.password_hash, password)
   const email = await ctx.sealer.unseal(owner, state.email)
   const now = ctx.now().toISOString()
-  const { items: keys } = await ctx.reads.collection<ApiKeyDoc>('api_keys').find({ user_uuid: owner, revoked_at: null })
-  const { items: agents } = await ctx.reads.collection<AgentDoc>('agents').find({ user_uuid: owner, revoked_at: null })
-  const { items: endpoints } = await ctx.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: owner })
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'DeleteUser', data: { now } }, { actor: owner })
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'DeleteUser', data: { password_ok: passwordOk, for_password_hash: state.password_hash, now } }, { actor: owner })
   try {
     // From here the account is deleted: its credentials already stop working (the auth
     // check needs an active account); these events record it per credential.
     await revokeAllSessions(ctx, owner, null)
-    for (const k of keys) await handle(ctx, `apikey-${k.uuid}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: k.uuid, reason: 'account_deleted', now } }, { actor: owner })
-    for (const a of agents) await revokeAgent(ctx, owner, a.uuid, 'account_deleted')
-    for (const w of endpoints) await deleteWebhook(ctx, owner, w.uuid)
+    await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeAllApiKeys', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await handle(ctx, `agents-${owner}`, agent, { type: 'RevokeAllAgents', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await handle(ctx, webhooksStream(owner), webhook, { type: 'DeleteAllWebhooks', data: { now } }, { actor: owner })
   } finally {
     await releaseAndShred(ctx, owner, email, now)
   }

@@ -1,8 +1,9 @@
 import { DomainError } from '../domain/shared.ts'
 import * as session from '../domain/session/decider.ts'
+import * as user from '../domain/user/decider.ts'
 import { issueAccessToken } from '../infra/crypto/jwt.ts'
 import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
-import { handle, type CommandContext } from './context.ts'
+import { handle, load, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from './owned-token.ts'
 import type { SessionDoc } from '../projections/sessions.ts'
@@ -15,21 +16,33 @@ export function parseRefreshToken (value: string): { session_uuid: string, secre
 
 /**
  * POST /api/auth/refresh: rotates the refresh token and issues a new access token. A spent
- * token presented again revokes the whole session (reuse detection).
+ * token presented again revokes the whole session (reuse detection); so does a refresh for
+ * an account that may no longer sign in (banned, deleted) or a session its ban voided.
  * @throws DomainError unauthorized `refresh.invalid_token` (malformed, unknown, expired,
- *   revoked or reused token).
+ *   revoked or reused token, inactive account).
  */
 export async function refreshSession (ctx: CommandContext, cookie: string): Promise<SignedIn> {
   const parsed = parseRefreshToken(cookie)
   if (!parsed) throw new DomainError('unauthorized', 'refresh.invalid_token', 'malformed refresh token')
+  const stream = `session-${parsed.session_uuid}`
+  const { state: current } = await load(ctx, stream, session)
+  if (current.status === 'none') throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
+  const { state: account } = await load(ctx, `user-${current.user_uuid}`, user)
   const now = ctx.now()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
-  const r = await handle(ctx, `session-${parsed.session_uuid}`, session, {
+  const r = await handle(ctx, stream, session, {
     type: 'RefreshSession',
-    data: { session_uuid: parsed.session_uuid, presented_hash: sha256Hex(parsed.secret), new_hash: sha256Hex(secret), expires_at: expires.toISOString(), now: now.toISOString() }
+    data: {
+      session_uuid: parsed.session_uuid,
+      presented_hash: sha256Hex(parsed.secret),
+      new_hash: sha256Hex(secret),
+      expires_at: expires.toISOString(),
+      now: now.toISOString(),
+      account: { active: user.isActive(account), sessions_valid_from: account.status === 'none' ? null : account.sessions_valid_from ?? null }
+    }
   })
-  if (r.state.status !== 'active') throw new DomainError('unauthorized', 'refresh.invalid_token', 'this refresh token was already used: the session is revoked; sign in again')
+  if (r.state.status !== 'active') throw new DomainError('unauthorized', 'refresh.invalid_token', 'this session is revoked; sign in again')
   return {
     access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid }, ctx.config.access_token_ttl_s, now),
     token_type: 'Bearer',

@@ -98,15 +98,10 @@ export async function registerUser (ctx: CommandContext, input: { email: string,
   const email = await ctx.sealer.seal(owner, parsed.normalized)
   const codeSealed = await ctx.sealer.seal(owner, code)
   const expiresAt = new Date(ctx.now().getTime() + CONFIRMATION_CODE_TTL_S * 1000).toISOString()
-  await handle(ctx, `user-${owner}`, {
-    initialState: user.initialState,
-    evolve: user.evolve,
-    decide: (_: null, state: user.UserState) => {
-      const registered = user.decide({ type: 'RegisterUser', data: { user_uuid: owner, email_sealed: email, password_hash: passwordHash, locale: input.locale, now } }, state)
-      const next = registered.reduce(user.evolve, state)
-      return [...registered, ...user.decide({ type: 'IssueConfirmationCode', data: { code_hash: confirmationCodeHash(ctx, owner, code), code_sealed: codeSealed, expires_at: expiresAt, now } }, next)]
-    }
-  }, null, { actor: owner }).catch(err => {
+  await handle(ctx, `user-${owner}`, user, {
+    type: 'RegisterUser',
+    data: { user_uuid: owner, email_sealed: email, password_hash: passwordHash, locale: input.locale, code_hash: confirmationCodeHash(ctx, owner, code), code_sealed: codeSealed, code_expires_at: expiresAt, now }
+  }, { actor: owner }).catch(err => {
     // A concurrent registration of the same address won the race: same silent outcome.
     if (err instanceof DomainError && err.code === 'register_user.already_registered') return
     throw err

@@ -1,6 +1,6 @@
 import type { Projection } from './projection.ts'
 import { alreadyApplied } from './projection.ts'
-import type { AgentEvent } from '../domain/agent/events.ts'
+import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up. */
 export interface AgentDoc {
@@ -22,7 +22,7 @@ export const agentsProjection: Projection = {
   event_types: ['AgentCreated', 'AgentRevoked'],
   async apply (event, { store }) {
     const agents = store.collection<AgentDoc>('agents')
-    const e = event as unknown as AgentEvent
+    const e = event as unknown as AgentCreated | AgentRevoked
     const doc = await agents.get(e.data.agent_uuid)
     if (alreadyApplied(doc, event)) return
     if (e.type === 'AgentRevoked') {

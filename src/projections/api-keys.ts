@@ -1,6 +1,6 @@
 import type { Projection } from './projection.ts'
 import { alreadyApplied } from './projection.ts'
-import type { ApiKeyEvent } from '../domain/apikey/events.ts'
+import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up. */
 export interface ApiKeyDoc {
@@ -25,7 +25,7 @@ export const apiKeysProjection: Projection = {
   event_types: ['ApiKeyCreated', 'ApiKeyRevoked'],
   async apply (event, { store }) {
     const keys = store.collection<ApiKeyDoc>('api_keys')
-    const e = event as unknown as ApiKeyEvent
+    const e = event as unknown as ApiKeyCreated | ApiKeyRevoked
     const doc = await keys.get(e.data.key_uuid)
     if (alreadyApplied(doc, event)) return
     if (e.type === 'ApiKeyRevoked') {

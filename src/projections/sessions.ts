@@ -1,6 +1,6 @@
 import type { Projection } from './projection.ts'
 import { alreadyApplied } from './projection.ts'
-import type { SessionEvent } from '../domain/session/events.ts'
+import type { SessionEvent, SessionSnapshotted } from '../domain/session/events.ts'
 
 /** Read model `sessions`: the account's sessions (never the refresh hash). */
 export interface SessionDoc {
@@ -21,7 +21,7 @@ export const sessionsProjection: Projection = {
   event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
   async apply (event, { store }) {
     const sessions = store.collection<SessionDoc>('sessions')
-    const e = event as unknown as SessionEvent
+    const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
     const doc = await sessions.get(e.data.session_uuid)
     if (alreadyApplied(doc, event)) return
     switch (e.type) {

@@ -13,6 +13,8 @@ export interface UserDoc {
   status: 'unconfirmed' | 'confirmed'
   two_factor_enabled: boolean
   banned: boolean
+  /** Sessions started before this are void (a ban revokes every session). */
+  sessions_valid_from: string | null
   created_at: string
   confirmed_at: string | null
   revision: number
@@ -37,6 +39,7 @@ export const usersProjection: Projection = {
           status: 'unconfirmed',
           two_factor_enabled: false,
           banned: false,
+          sessions_valid_from: null,
           created_at: e.data.registered_at,
           confirmed_at: null,
           revision: event.revision
@@ -56,8 +59,10 @@ export const usersProjection: Projection = {
         if (doc) await users.put({ ...doc, two_factor_enabled: e.type === 'TwoFactorEnabled', revision: event.revision })
         break
       case 'UserBanned':
+        if (doc) await users.put({ ...doc, banned: true, sessions_valid_from: e.data.banned_at, revision: event.revision })
+        break
       case 'UserUnbanned':
-        if (doc) await users.put({ ...doc, banned: e.type === 'UserBanned', revision: event.revision })
+        if (doc) await users.put({ ...doc, banned: false, revision: event.revision })
         break
     }
   }

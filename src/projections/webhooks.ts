@@ -1,6 +1,6 @@
 import type { Projection } from './projection.ts'
 import { alreadyApplied } from './projection.ts'
-import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent } from '../domain/webhook/events.ts'
+import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
@@ -49,7 +49,7 @@ export const webhooksProjection: Projection = {
   ],
   async apply (event, { store }) {
     const hooks = store.collection<WebhookDoc>('webhooks')
-    const e = event as unknown as WebhookEvent
+    const e = event as unknown as Exclude<WebhookEvent, WebhooksSnapshotted>
     const at = event.metadata.occurred_at
     if (e.type === 'WebhookEndpointCreated') {
       const d = e.data

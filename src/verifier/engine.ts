@@ -6,9 +6,9 @@ import { describeRoute, type MailHost, type MailResolver, type MailRoute } from 
 import { SmtpProber, type ProbeOptions, type ProbeStats, type RecipientAnswer } from './smtp-probe.ts'
 import { Politeness, DEFAULT_POLITENESS, type PolitenessOptions } from './politeness.ts'
 import { providerOf } from './providers.ts'
-import { scoreOf } from './score.ts'
-import { VERDICT_OF, copyResult, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
+import { copyResult, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
 import { catchAllAddress } from './catch-all.ts'
+import { firmReason, rcptCheckOutcome, refusalReason, resultOf } from './verdict.ts'
 
 export interface EngineOptions {
   resolver: MailResolver
@@ -41,7 +41,6 @@ export interface VerifyManyOptions {
 
 export interface EngineStats extends ProbeStats { result_cache_hits: number, catch_all_cache_hits: number, greylist_rounds: number }
 
-const RETRYABLE: ReadonlySet<Reason> = new Set(['greylisted', 'timeout', 'no_connect', 'smtp_unavailable', 'ip_blocked', 'unexpected_error', 'mailbox_full'])
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
 
 /** Per-address working state while a list is verified. */
@@ -246,7 +245,7 @@ export class VerificationEngine {
     const records = w.records.filter(r => r.name !== 'smtp' && r.name !== 'catch_all')
     const smtpDetail = answer.kind === 'session'
       ? { outcome: 'error' as const, detail: `${answer.reason}: ${answer.detail}` }
-      : { outcome: answer.outcome === 'accepted' ? 'pass' as const : ['mailbox_full', 'greylisted'].includes(answer.outcome) ? 'warn' as const : 'fail' as const, detail: `${answer.host.host}${answer.tls ? ' (TLS)' : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
+      : { outcome: rcptCheckOutcome(answer.outcome), detail: `${answer.host.host}${answer.tls ? ' (TLS)' : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
     records.push({ name: 'smtp', duration_ms: ms, ...smtpDetail })
     if (w.checks.includes('catch_all')) {
       records.push({ name: 'catch_all', duration_ms: 0, outcome: catchAll === null ? 'error' : catchAll ? 'warn' : 'pass', detail: catchAll === null ? 'catch-all status unknown' : catchAll ? 'the domain accepts any address' : 'the domain rejects unknown addresses' })
@@ -255,52 +254,21 @@ export class VerificationEngine {
     if (answer.host) view.mx = { host: answer.host.host, preference: answer.host.preference, provider: providerOf(answer.host.host) }
     const smtp = answer.reply ? { code: answer.reply.code, enhanced_code: answer.reply.enhanced, message: answer.reply.message.slice(0, 500) } : null
     if (answer.kind === 'session') return this.done(view, answer.reason, { smtp })
-    switch (answer.outcome) {
-      case 'accepted':
-        if (w.checks.includes('catch_all') && catchAll === true) view.flags.push('accept_all')
-        return this.firm(view, 'accepted', { smtp })
-      case 'mailbox_full': view.flags.push('mailbox_full'); return this.done(view, 'mailbox_full', { smtp })
-      case 'too_many_recipients': return this.done(view, 'smtp_unavailable', { smtp })
-      default: return this.done(view, answer.outcome, { smtp })
+    if (answer.outcome === 'accepted') {
+      if (w.checks.includes('catch_all') && catchAll === true) view.flags.push('accept_all')
+      return this.firm(view, 'accepted', { smtp })
     }
+    if (answer.outcome === 'mailbox_full') view.flags.push('mailbox_full')
+    return this.done(view, refusalReason(answer.outcome), { smtp })
   }
 
-  /**
-   * The verdict once nothing found the address invalid: disposable makes it risky; a
-   * domain that looks like a typo of a well-known one makes it `low_quality` (such domains
-   * are often traps); a catch-all domain makes an accepted mailbox `accept_all`; a role local part makes it
-   * risky; an accepted mailbox is valid; without an SMTP answer it is not known
-   * (`unknown`, not charged).
-   */
+  /** The verdict once nothing found the address invalid (`firmReason`); without SMTP asked for, `unknown` and not worth retrying. */
   private firm (w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
-    if (w.flags.includes('disposable')) return this.done(w, 'disposable', extra)
-    if (smtp === null) return this.done(w, 'smtp_unavailable', { ...extra, retryable: false })
-    if (w.did_you_mean !== null) return this.done(w, 'low_quality', extra)
-    if (w.flags.includes('accept_all')) return this.done(w, 'accept_all', extra)
-    if (w.flags.includes('role')) return this.done(w, 'role_account', extra)
-    return this.done(w, 'accepted_email', extra)
+    return this.done(w, firmReason(w.flags, w.did_you_mean, smtp === 'accepted'), { ...extra, smtp_requested: smtp !== null || w.checks.includes('smtp') })
   }
 
-  private done (w: Work, reason: Reason, extra: Partial<VerificationResult> = {}): VerificationResult {
-    const { score, breakdown } = scoreOf(reason, w.flags)
-    return {
-      email: w.email,
-      normalized: w.normalized,
-      verdict: VERDICT_OF[reason],
-      reason,
-      score,
-      score_breakdown: breakdown,
-      flags: [...w.flags],
-      did_you_mean: w.did_you_mean,
-      mx: w.mx,
-      smtp: null,
-      checks: w.records,
-      retryable: RETRYABLE.has(reason),
-      checked_at: this.now().toISOString(),
-      cached: false,
-      sandbox: false,
-      ...extra
-    }
+  private done (w: Work, reason: Reason, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {
+    return resultOf({ email: w.email, normalized: w.normalized, flags: w.flags, did_you_mean: w.did_you_mean, mx: w.mx, checks: w.records }, reason, this.now(), extra)
   }
 
   private cacheKey (w: Work): string { return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}` }

@@ -1,7 +1,7 @@
 import type { CheckName } from '../domain/checks.ts'
 import { parseAddress } from './syntax.ts'
-import { scoreOf } from './score.ts'
-import { VERDICT_OF, type Reason, type VerificationResult } from './result.ts'
+import type { Reason, VerificationResult } from './result.ts'
+import { resultOf } from './verdict.ts'
 
 // Magic local parts of test keys (VERIFICATION.md "Sandbox").
 const MAGIC: Readonly<Record<string, { reason: Reason, flags: string[] }>> = {
@@ -25,22 +25,12 @@ const MAGIC: Readonly<Record<string, { reason: Reason, flags: string[] }>> = {
 export function simulate (email: string, checks: readonly CheckName[], now: Date): VerificationResult {
   const parsed = parseAddress(email)
   const magic = parsed.ok ? MAGIC[parsed.local.toLowerCase().split('+')[0]] ?? MAGIC.valid : { reason: 'invalid_syntax' as const, flags: [] }
-  const { score, breakdown } = scoreOf(magic.reason, magic.flags)
-  return {
+  return resultOf({
     email,
     normalized: parsed.ok ? parsed.normalized : null,
-    verdict: VERDICT_OF[magic.reason],
-    reason: magic.reason,
-    score,
-    score_breakdown: breakdown,
-    flags: [...magic.flags],
+    flags: magic.flags,
     did_you_mean: null,
     mx: parsed.ok ? { host: `mx.${parsed.ascii_domain}`, preference: 10, provider: null } : null,
-    smtp: null,
-    checks: checks.map(name => ({ name, outcome: 'skipped' as const, duration_ms: 0, detail: 'sandbox: simulated result' })),
-    retryable: ['greylisted', 'timeout', 'smtp_unavailable'].includes(magic.reason),
-    checked_at: now.toISOString(),
-    cached: false,
-    sandbox: true
-  }
+    checks: checks.map(name => ({ name, outcome: 'skipped' as const, duration_ms: 0, detail: 'sandbox: simulated result' }))
+  }, magic.reason, now, { sandbox: true })
 }

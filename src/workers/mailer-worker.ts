@@ -6,6 +6,9 @@ import * as user from '../domain/user/decider.ts'
 import { load, type CommandContext } from '../commands/context.ts'
 import { confirmationMail, emailChangeMail, resetMail } from './mail-templates.ts'
 
+/** Event types the mailer consumes (its NATS stream and durable consumer). */
+export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] as const
+
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
  * ConfirmationCodeIssued → the code; PasswordResetRequested → the reset link (`token=`);
@@ -14,7 +17,7 @@ import { confirmationMail, emailChangeMail, resetMail } from './mail-templates.t
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
 export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer, options: { public_url: string }): Promise<Consumer> {
-  return await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'], concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+  return await bus.consume({ name: 'mailer', event_types: MAILER_EVENTS, concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
     if (event.type === 'EmailChangeRequested') {
       const d = event.data as EmailChangeRequested['data']
       const { state } = await load(ctx, `user-${d.user_uuid}`, user)

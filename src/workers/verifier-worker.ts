@@ -5,10 +5,14 @@ import type { JobDeferred, JobQueued } from '../domain/job/events.ts'
 import * as job from '../domain/job/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { handle, load, type CommandContext } from '../commands/context.ts'
+import { load, type CommandContext } from '../commands/context.ts'
 import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
+import { deferJob } from '../commands/defer-job.ts'
 import type { JobDoc } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
+
+/** Event types the verifier consumes (its NATS stream and durable consumer). */
+export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const
 
 export interface VerifierWorkerOptions {
   concurrency: number
@@ -49,10 +53,11 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
   }
 
   const run = async (jobUuid: string, causation: string): Promise<void> => {
-    const { state } = await load(ctx, `job-${jobUuid}`, job)
+    const loaded = await load(ctx, `job-${jobUuid}`, job)
+    const state = loaded.state
     if (state.status === 'none') return
     if (job.isTerminal(state)) {
-      await settleJob(ctx, state.job_uuid, causation)
+      await settleJob(ctx, state, causation)
       return
     }
     if (state.status === 'deferred' && state.retry_at && Date.parse(state.retry_at) > Date.now()) {
@@ -61,7 +66,7 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
     }
     const email = await ctx.sealer.unseal(state.user_uuid, state.email)
     if (email === null) {
-      await failJob(ctx, state.job_uuid, 'account erased', causation)
+      await failJob(ctx, loaded, 'account erased', causation)
       return
     }
     const result = state.environment === 'test'
@@ -72,18 +77,14 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
       const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
       const retryAt = now + options.greylist.retry_ms * 2 ** state.attempts
       if (retryAt < deadline) {
-        const deferred = await handle(ctx, `job-${jobUuid}`, job, {
-          type: 'DeferJob',
-          data: { job_uuid: jobUuid, reason: 'greylisted', retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString(), deferred_at: new Date(now).toISOString() }
-        }, { causation_id: causation, correlation_id: jobUuid, actor: 'verifier' })
-        void deferred
+        await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)
         return
       }
     }
-    await completeJob(ctx, state, result, causation)
+    await completeJob(ctx, loaded, result, causation)
   }
 
-  const consumer = await bus.consume({ name: 'verifier', event_types: ['JobQueued', 'JobDeferred'], concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
+  const consumer = await bus.consume({ name: 'verifier', event_types: VERIFIER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
     if (event.type === 'JobDeferred') {
       // The retry rides on the bus: the message comes back when it is due (NATS: a nak
       // with that delay, durable; in-process: a timer, and deferred jobs are found in the

@@ -1,11 +1,13 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
 import type { ReadStore } from '../infra/readstore/port.ts'
-import type { CommandContext } from '../commands/context.ts'
-import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy, type WebhookSend } from '../commands/webhooks.ts'
+import { load, type CommandContext } from '../commands/context.ts'
+import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy, type WebhookSend } from '../commands/webhook-deliveries.ts'
+import { webhooksStream } from '../commands/webhook-endpoints.ts'
+import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
-import type { WebhookDeliveryDoc, WebhookDoc } from '../projections/webhooks.ts'
+import type { WebhookDeliveryDoc } from '../projections/webhooks.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'WebhookDeliveryRequested'] as const
@@ -21,9 +23,7 @@ export const MAX_WAITING_RETRIES = 100_000
 export interface WebhookWorkerOptions {
   policy: DeliveryPolicy
   concurrency: number
-  /** Resolves once the `webhooks` read model has applied events up to `position` (bounded wait). */
-  endpointsAt: (position: number) => Promise<boolean>
-  /** Where the endpoints are read (`webhooks`), and, with the in-process bus, pending deliveries to resume. */
+  /** With the in-process bus: where pending deliveries are found to resume (`webhook_deliveries`). */
   reads: ReadStore
   /** Resume pending deliveries from `webhook_deliveries` at start (in-process bus: its retries live in memory). */
   resume: boolean
@@ -33,8 +33,9 @@ export interface WebhookWorkerOptions {
 /**
  * The webhook worker (interface section 6; ARCHITECTURE.md fan-out):
  * - JobCompleted / JobFailed → one WebhookDeliveryRequested per active endpoint of the
- *   account subscribed to `job.completed`, as the endpoints stood when the job ended
- *   (delivery ids derive from endpoint and job, so a redelivered event requests nothing twice);
+ *   account subscribed to `job.completed`, read from the account's `webhooks-<user>`
+ *   stream (delivery ids derive from endpoint and job, so a redelivered event requests
+ *   nothing twice);
  * - WebhookDeliveryRequested → the first attempt: sign, POST, record;
  * - WebhookDeliveryAttempted (a second, retry consumer) → with attempts left, the next
  *   one once due (held with `RetryLater`: NATS `nak` with delay); after the last one, its
@@ -47,15 +48,13 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
 
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as (JobCompleted['data'] | JobFailed['data'])
-    // Endpoints as they stood when the job ended: a read model that lags is waited for
-    // (the message comes back with back-off), never read stale.
-    if (!(await options.endpointsAt(event.position))) throw new Error(`webhooks read model has not reached position ${event.position}`)
-    const { items } = await options.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: d.user_uuid, status: 'active' })
+    // The endpoints as the write side holds them now, never a read model that may lag.
+    const { state } = await load(ctx, webhooksStream(d.user_uuid), webhook)
     const ended = 'completed_at' in d ? d.completed_at : d.failed_at
-    for (const endpoint of items.filter(w => w.events.includes('job.completed'))) {
+    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes('job.completed'))) {
       await requestDelivery(ctx, {
-        delivery_uuid: deliveryUuid(endpoint.uuid, 'job.completed', d.job_uuid),
-        webhook_uuid: endpoint.uuid,
+        delivery_uuid: deliveryUuid(endpoint.webhook_uuid, 'job.completed', d.job_uuid),
+        webhook_uuid: endpoint.webhook_uuid,
         user_uuid: d.user_uuid,
         event: 'job.completed',
         job_uuid: d.job_uuid,

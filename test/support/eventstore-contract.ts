@@ -53,6 +53,22 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.equal((await store.readStream(s)).length, 3)
   })
 
+  t.test('bounded slices of a stream: forwards from a revision, backwards from the end or a revision, at most max_count', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const s = `${p()}-slices`
+    await store.append(s, Array.from({ length: 10 }, (_, n) => ev('N', { n })), { expected_revision: 'no_stream' })
+    const ns = (events: RecordedEvent[]): unknown[] => events.map(e => e.data.n)
+    t.same(ns(await store.readStream(s, { from_revision: 7 })), [7, 8, 9], 'forwards from a revision')
+    t.same(ns(await store.readStream(s, { from_revision: 2, max_count: 3 })), [2, 3, 4], 'forwards, at most max_count')
+    t.same(ns(await store.readStream(s, { from_revision: 10 })), [], 'forwards past the end')
+    t.same(ns(await store.readStream(s, { direction: 'backwards', max_count: 3 })), [9, 8, 7], 'backwards from the end')
+    t.same(ns(await store.readStream(s, { direction: 'backwards', from_revision: 4, max_count: 2 })), [4, 3], 'backwards from a revision')
+    t.same(ns(await store.readStream(s, { direction: 'backwards', from_revision: 1 })), [1, 0], 'backwards to the start')
+    t.same(await store.readStream(`${p()}-none`, { direction: 'backwards', max_count: 5 }), [], 'an unknown stream is empty backwards too')
+    t.same((await store.readStream(s, { direction: 'backwards', max_count: 1 })).map(e => e.revision), [9], 'revisions are kept')
+  })
+
   t.test('an unknown stream reads as empty', async t => {
     const store = await factory.open()
     t.teardown(() => store.close())

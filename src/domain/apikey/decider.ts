@@ -1,14 +1,35 @@
 import { DomainError } from '../shared.ts'
-import type { ApiKeyCreated, ApiKeyEvent } from './events.ts'
+import type { CheckName } from '../checks.ts'
+import type { Scope } from './scopes.ts'
+import type { ApiKeyCreated, ApiKeyEvent, ApiKeysSnapshotted } from './events.ts'
 
-export type ApiKeyState = { status: 'none' } | { status: 'usable' | 'revoked', user_uuid: string }
+/** A usable key, as far as decisions need it. */
+export interface UsableKey { environment: 'live' | 'test', scopes: readonly Scope[], enabled_checks: readonly CheckName[] }
 
-export const initialState = (): ApiKeyState => ({ status: 'none' })
+/**
+ * An account's keys (stream `apikeys-<user uuid>`): the usable ones only, so its size is
+ * bounded by the plan's cap; revoked keys leave no trace in it.
+ */
+export interface ApiKeysState { user_uuid: string | null, usable: ReadonlyMap<string, UsableKey> }
 
-export function evolve (state: ApiKeyState, event: ApiKeyEvent): ApiKeyState {
+/** Events between two ApiKeysSnapshotted. */
+export const SNAPSHOT_EVERY = 100
+
+export const initialState = (): ApiKeysState => ({ user_uuid: null, usable: new Map() })
+
+export function evolve (state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
   switch (event.type) {
-    case 'ApiKeyCreated': return { status: 'usable', user_uuid: event.data.user_uuid }
-    case 'ApiKeyRevoked': return state.status === 'none' ? state : { ...state, status: 'revoked' }
+    case 'ApiKeyCreated': {
+      const d = event.data
+      return { user_uuid: d.user_uuid, usable: new Map(state.usable).set(d.key_uuid, { environment: d.environment, scopes: d.scopes, enabled_checks: d.enabled_checks }) }
+    }
+    case 'ApiKeyRevoked': {
+      const usable = new Map(state.usable)
+      usable.delete(event.data.key_uuid)
+      return { ...state, usable }
+    }
+    case 'ApiKeysSnapshotted':
+      return { user_uuid: event.data.user_uuid, usable: new Map(event.data.usable.map(({ key_uuid: k, ...rest }) => [k, rest])) }
     default: {
       const _exhaustive: never = event
       return state
@@ -16,27 +37,49 @@ export function evolve (state: ApiKeyState, event: ApiKeyEvent): ApiKeyState {
   }
 }
 
+export function takeSnapshot (state: ApiKeysState, now: string): ApiKeysSnapshotted {
+  return { type: 'ApiKeysSnapshotted', data: { user_uuid: state.user_uuid ?? '', usable: [...state.usable].map(([k, v]) => ({ key_uuid: k, environment: v.environment, scopes: [...v.scopes], enabled_checks: [...v.enabled_checks] })), snapshotted_at: now } }
+}
+
+export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
+
+/** What the creating credential holds (interface section 5: a credential never grants more than it holds). */
+export interface Granter { scopes: readonly string[], enabled_checks: readonly string[] }
+
 export type ApiKeyCommand =
-  | { type: 'CreateApiKey', data: ApiKeyCreated['data'] & { existing_keys: number, max_keys: number } }
+  | { type: 'CreateApiKey', data: ApiKeyCreated['data'] & { max_keys: number, granter: Granter } }
   | { type: 'RevokeApiKey', data: { key_uuid: string, reason: string, now: string } }
+  | { type: 'RevokeAllApiKeys', data: { reason: string, now: string } }
 
 /**
- * The API key decider.
- * @throws DomainError forbidden `create_api_key.limit_reached` when the plan's key cap is reached.
- * @throws DomainError conflict `create_api_key.exists` when the key stream exists.
+ * The API key decider (interface "API keys"; lifecycle "key usable → revoked").
+ * - CreateApiKey → ApiKeyCreated, when the account holds fewer than `max_keys` usable keys
+ *   (decided on this stream with its expected revision: concurrent creations never pass
+ *   the cap) and the creating credential holds every scope and check it grants.
+ * - RevokeApiKey → ApiKeyRevoked for a usable key of the account; nothing otherwise (a
+ *   repeat keeps the first `revoked_at`; another account's key is not in this stream).
+ * - RevokeAllApiKeys → ApiKeyRevoked for each usable key (account deletion).
+ * @throws DomainError forbidden `create_api_key.limit_reached`, `create_api_key.scope_not_held`,
+ *   `create_api_key.check_not_held`; conflict `create_api_key.exists`.
  */
-export function decide (command: ApiKeyCommand, state: ApiKeyState): ApiKeyEvent[] {
+export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent[] {
   switch (command.type) {
     case 'CreateApiKey': {
-      if (state.status !== 'none') throw new DomainError('conflict', 'create_api_key.exists', 'key already exists')
-      const { existing_keys: existing, max_keys: max, ...data } = command.data
-      if (existing >= max) throw new DomainError('forbidden', 'create_api_key.limit_reached', `your plan allows ${max} API keys`)
+      const { max_keys: max, granter, ...data } = command.data
+      if (state.usable.has(data.key_uuid)) throw new DomainError('conflict', 'create_api_key.exists', 'key already exists')
+      const scopes = data.scopes.filter(s => !granter.scopes.includes(s))
+      if (scopes.length > 0) throw new DomainError('forbidden', 'create_api_key.scope_not_held', `this credential cannot grant scopes it does not hold: ${scopes.join(', ')}`)
+      const checks = data.enabled_checks.filter(c => !granter.enabled_checks.includes(c))
+      if (checks.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${checks.join(', ')}`)
+      if (state.usable.size >= max) throw new DomainError('forbidden', 'create_api_key.limit_reached', `your plan allows ${max} API keys`)
       return [{ type: 'ApiKeyCreated', data }]
     }
-    case 'RevokeApiKey':
-      // Idempotent: revoking again changes nothing (interface: revoked_at kept unchanged).
-      if (state.status !== 'usable') return []
-      return [{ type: 'ApiKeyRevoked', data: { key_uuid: command.data.key_uuid, user_uuid: state.user_uuid, reason: command.data.reason, revoked_at: command.data.now } }]
+    case 'RevokeApiKey': {
+      if (!state.usable.has(command.data.key_uuid)) return []
+      return [{ type: 'ApiKeyRevoked', data: { key_uuid: command.data.key_uuid, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now } }]
+    }
+    case 'RevokeAllApiKeys':
+      return [...state.usable.keys()].map(k => ({ type: 'ApiKeyRevoked' as const, data: { key_uuid: k, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now } }))
     default: {
       const _exhaustive: never = command
       return []

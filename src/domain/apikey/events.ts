@@ -2,7 +2,11 @@ import type { Event } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 import type { Scope } from './scopes.ts'
 
-/** `key_hash` is the SHA-256 of the raw key; the raw key never enters an event. */
+/**
+ * A key of the account (stream `apikeys-<user uuid>`, all of an account's keys, so that
+ * the plan's cap is decided with one expected revision). `key_hash` is the SHA-256 of the
+ * raw key; the raw key never enters an event.
+ */
 export type ApiKeyCreated = Event<'ApiKeyCreated', {
   key_uuid: string
   user_uuid: string
@@ -20,4 +24,11 @@ export type ApiKeyCreated = Event<'ApiKeyCreated', {
 /** The key no longer authenticates; `revoked_at` never changes afterwards. */
 export type ApiKeyRevoked = Event<'ApiKeyRevoked', { key_uuid: string, user_uuid: string, reason: string, revoked_at: string }>
 
-export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked
+/** The account's usable keys carried forward (an in-stream snapshot every SNAPSHOT_EVERY events). */
+export type ApiKeysSnapshotted = Event<'ApiKeysSnapshotted', {
+  user_uuid: string
+  usable: Array<{ key_uuid: string, environment: 'live' | 'test', scopes: Scope[], enabled_checks: CheckName[] }>
+  snapshotted_at: string
+}>
+
+export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked | ApiKeysSnapshotted

@@ -24,3 +24,6 @@ export function decide (command: ClaimCommand, state: ClaimState): ClaimEvent[] 
   if (state.owner_uuid !== null) return []
   return [{ type: 'ValueClaimed', data: { owner_uuid: command.data.owner_uuid, claimed_at: command.data.now } }]
 }
+
+/** Every event carries the whole state: loading reads the last one only. */
+export const snapshot = { types: ['ValueClaimed', 'ClaimReleased'] } as const

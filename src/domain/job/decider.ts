@@ -6,14 +6,14 @@ export type JobStatus = 'queued' | 'deferred' | 'completed' | 'failed'
 
 export type JobState =
   | { status: 'none' }
-  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', verdict: JobCompleted['data']['verdict'] | null, charge: number, queued_at: string, attempts: number, retry_at: string | null }
+  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', reservation_uuid: string | null, verdict: JobCompleted['data']['verdict'] | null, charge: number, queued_at: string, attempts: number, retry_at: string | null }
 
 export const initialState = (): JobState => ({ status: 'none' })
 
 export function evolve (state: JobState, event: JobEvent): JobState {
   switch (event.type) {
     case 'JobQueued':
-      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, verdict: null, charge: 0, queued_at: event.data.queued_at, attempts: 0, retry_at: null }
+      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, reservation_uuid: event.data.reservation_uuid ?? null, verdict: null, charge: 0, queued_at: event.data.queued_at, attempts: 0, retry_at: null }
     case 'JobDeferred':
       return state.status === 'none' || isTerminal(state) ? state : { ...state, status: 'deferred', attempts: event.data.attempt, retry_at: event.data.retry_at }
     case 'JobCompleted':
@@ -36,15 +36,16 @@ export type JobCommand =
   | { type: 'DeferJob', data: Omit<JobDeferred['data'], 'user_uuid' | 'attempt'> }
 
 /**
- * The job decider. Completing, deferring or failing a terminal job is a no-op (workers
- * may see a job twice); doing so to an unknown job is an error.
- * @throws DomainError conflict `submit_job.exists` when queueing onto an existing stream.
+ * The job decider. Queueing a job that exists, and completing, deferring or failing a
+ * terminal one, are no-ops (the submission and the intake process manager may both queue
+ * a job, workers may see a job twice); completing, deferring or failing an unknown job
+ * is an error.
  * @throws DomainError not_found `job.not_found` when completing a job that was never queued.
  */
 export function decide (command: JobCommand, state: JobState): JobEvent[] {
   switch (command.type) {
     case 'QueueJob':
-      if (state.status !== 'none') throw new DomainError('conflict', 'submit_job.exists', 'job already exists')
+      if (state.status !== 'none') return []
       return [{ type: 'JobQueued', data: command.data }]
     case 'CompleteJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')

@@ -1,7 +1,11 @@
 import type { Event } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 
-/** `email` is sealed with the owner's data key. `cost` tokens were reserved (0 for test keys). */
+/**
+ * `email` is sealed with the owner's data key. `cost` tokens were reserved (0 for test
+ * keys) by the wallet reservation `reservation_uuid` that funds the job (null for test
+ * keys; absent on events written before it existed), and settling the job settles that one.
+ */
 export type JobQueued = Event<'JobQueued', {
   job_uuid: string
   user_uuid: string
@@ -10,6 +14,7 @@ export type JobQueued = Event<'JobQueued', {
   cost: number
   environment: 'live' | 'test'
   key_uuid: string | null
+  reservation_uuid?: string | null
   queued_at: string
 }>
 

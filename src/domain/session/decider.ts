@@ -1,19 +1,34 @@
 import { DomainError } from '../shared.ts'
-import type { SessionEvent, SessionRevoked, SessionStarted } from './events.ts'
+import type { SessionEvent, SessionRevoked, SessionSnapshotted, SessionStarted } from './events.ts'
 
 export type SessionState =
   | { status: 'none' }
-  | { status: 'active' | 'revoked', user_uuid: string, refresh_hash: string, spent: string[], expires_at: string }
+  | {
+    status: 'active' | 'revoked'
+    user_uuid: string
+    started_at: string
+    refresh_hash: string
+    /** Hashes of the latest SPENT_MEMORY spent refresh tokens (presenting one again revokes the session). */
+    spent: string[]
+    expires_at: string
+  }
+
+/** Spent refresh tokens remembered for reuse detection; an older one is simply invalid. */
+export const SPENT_MEMORY = 32
+/** Events between two SessionSnapshotted (a session refreshed every 15 minutes for months). */
+export const SNAPSHOT_EVERY = 100
 
 export const initialState = (): SessionState => ({ status: 'none' })
 
 export function evolve (state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
     case 'SessionStarted':
-      return { status: 'active', user_uuid: event.data.user_uuid, refresh_hash: event.data.refresh_hash, spent: [], expires_at: event.data.expires_at }
+      return { status: 'active', user_uuid: event.data.user_uuid, started_at: event.data.started_at, refresh_hash: event.data.refresh_hash, spent: [], expires_at: event.data.expires_at }
+    case 'SessionSnapshotted':
+      return { ...(event.data.state as unknown as Exclude<SessionState, { status: 'none' }>) }
     case 'SessionRefreshed':
       if (state.status === 'none') return state
-      return { ...state, refresh_hash: event.data.refresh_hash, spent: [...state.spent, state.refresh_hash], expires_at: event.data.expires_at }
+      return { ...state, refresh_hash: event.data.refresh_hash, spent: [...state.spent, state.refresh_hash].slice(-SPENT_MEMORY), expires_at: event.data.expires_at }
     case 'SessionRevoked':
       if (state.status === 'none') return state
       return { ...state, status: 'revoked' }
@@ -24,19 +39,36 @@ export function evolve (state: SessionState, event: SessionEvent): SessionState 
   }
 }
 
+export function takeSnapshot (state: SessionState, now: string): SessionSnapshotted {
+  const s = state as Exclude<SessionState, { status: 'none' }>
+  return { type: 'SessionSnapshotted', data: { user_uuid: s.user_uuid, state: { ...s } as unknown as Record<string, unknown>, snapshotted_at: now } }
+}
+
+export const snapshot = { types: ['SessionSnapshotted', 'SessionStarted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
+
 export type SessionCommand =
   | { type: 'StartSession', data: SessionStarted['data'] }
-  | { type: 'RefreshSession', data: { session_uuid: string, presented_hash: string, new_hash: string, expires_at: string, now: string } }
+  | { type: 'RefreshSession', data: { session_uuid: string, presented_hash: string, new_hash: string, expires_at: string, now: string, account: AccountStanding } }
   | { type: 'RevokeSession', data: { session_uuid: string, reason: SessionRevoked['data']['reason'], now: string } }
+
+/**
+ * Where the session's account stands, as its user stream says (a fact passed in by the
+ * command handler): whether it may sign in, and from when its sessions are valid (a ban
+ * voids every session started before it).
+ */
+export interface AccountStanding { active: boolean, sessions_valid_from: string | null }
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
 
 /**
  * The session decider (refresh tokens rotate on every use, OWASP ASVS 5.0 §7.2).
- * - RefreshSession with the current token → SessionRefreshed (the presented token is spent).
+ * - RefreshSession with the current token of an active account → SessionRefreshed (the
+ *   presented token is spent).
  * - RefreshSession with a spent token → SessionRevoked `refresh_token_reuse` (someone holds
- *   a copy: the whole session ends), returned as events *and* reported as invalid by the
- *   caller; with an unknown token, on a revoked or expired session → `refresh.invalid_token`.
+ *   a copy: the whole session ends); for an account that may not sign in (banned, deleted)
+ *   or a session its ban voided → SessionRevoked `account_inactive`. Both are returned as
+ *   events *and* reported as invalid by the caller; with an unknown token, on a revoked or
+ *   expired session → `refresh.invalid_token`.
  * - RevokeSession → SessionRevoked once; again → nothing (idempotent).
  * @throws DomainError conflict `session.exists`; unauthorized `refresh.invalid_token`.
  */
@@ -48,11 +80,13 @@ export function decide (command: SessionCommand, state: SessionState): SessionEv
     case 'RefreshSession': {
       const d = command.data
       if (state.status !== 'active') throw invalid()
-      if (state.spent.includes(d.presented_hash)) {
-        return [{ type: 'SessionRevoked', data: { session_uuid: d.session_uuid, user_uuid: state.user_uuid, reason: 'refresh_token_reuse', revoked_at: d.now } }]
+      const ids = { session_uuid: d.session_uuid, user_uuid: state.user_uuid }
+      if (!d.account.active || (d.account.sessions_valid_from !== null && state.started_at < d.account.sessions_valid_from)) {
+        return [{ type: 'SessionRevoked', data: { ...ids, reason: 'account_inactive', revoked_at: d.now } }]
       }
+      if (state.spent.includes(d.presented_hash)) return [{ type: 'SessionRevoked', data: { ...ids, reason: 'refresh_token_reuse', revoked_at: d.now } }]
       if (state.refresh_hash !== d.presented_hash || d.now >= state.expires_at) throw invalid()
-      return [{ type: 'SessionRefreshed', data: { session_uuid: d.session_uuid, user_uuid: state.user_uuid, refresh_hash: d.new_hash, expires_at: d.expires_at, refreshed_at: d.now } }]
+      return [{ type: 'SessionRefreshed', data: { ...ids, refresh_hash: d.new_hash, expires_at: d.expires_at, refreshed_at: d.now } }]
     }
     case 'RevokeSession':
       if (state.status !== 'active') return []

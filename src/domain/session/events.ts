@@ -19,12 +19,15 @@ export type SessionRefreshed = Event<'SessionRefreshed', {
   refreshed_at: string
 }>
 
-/** The session ended: logout, revoked by its owner, or a spent refresh token was presented again. */
+/** The session ended: logout, revoked by its owner, a spent refresh token presented again, or its account banned or deleted. */
 export type SessionRevoked = Event<'SessionRevoked', {
   session_uuid: string
   user_uuid: string
-  reason: 'logout' | 'revoked' | 'refresh_token_reuse'
+  reason: 'logout' | 'revoked' | 'refresh_token_reuse' | 'account_inactive'
   revoked_at: string
 }>
 
-export type SessionEvent = SessionStarted | SessionRefreshed | SessionRevoked
+/** The session's state carried forward (an in-stream snapshot every SNAPSHOT_EVERY events). */
+export type SessionSnapshotted = Event<'SessionSnapshotted', { user_uuid: string, state: Record<string, unknown>, snapshotted_at: string }>
+
+export type SessionEvent = SessionStarted | SessionRefreshed | SessionRevoked | SessionSnapshotted

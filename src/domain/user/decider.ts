@@ -1,5 +1,5 @@
-import { DomainError } from '../shared.ts'
-import type { ConfirmationCodeIssued, UserEvent } from './events.ts'
+import { DomainError, type ErrorKind } from '../shared.ts'
+import type { UserEvent, UserSnapshotted } from './events.ts'
 
 /** Wrong confirmation attempts allowed per code before it stops working. */
 export const MAX_CONFIRMATION_ATTEMPTS = 5
@@ -14,34 +14,44 @@ export const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Wrong passwords in a row that lock sign-in, and for how long (ms). */
 export const LOGIN_FAILURES_BEFORE_LOCK = 5
 export const LOGIN_LOCK_MS = 15 * 60_000
+/** Events between two UserSnapshotted (the most a command reads back, plus one append). */
+export const SNAPSHOT_EVERY = 100
+
+const DAY_MS = 86_400_000
 
 export type UserState =
   | { status: 'none' }
-  | {
-    status: 'unconfirmed' | 'confirmed' | 'deleted'
-    banned: boolean
-    /** Times of wrong passwords since the last successful sign-in. */
-    login_failures: string[]
-    user_uuid: string
-    email: string
-    password_hash: string
-    locale: string
-    code: { hash: string, expires_at: string, failed: number } | null
-    /** When confirmation codes were issued (for the cooldown and the daily allowance). */
-    codes_issued: string[]
-    reset: { hash: string, expires_at: string, requested_at: string } | null
-    two_factor: TwoFactorState
-    email_change: { new_email: string, hash: string, expires_at: string } | null
-  }
+  | Account
+
+export interface Account {
+  status: 'unconfirmed' | 'confirmed' | 'deleted'
+  banned: boolean
+  /** Sessions started before this are void (a ban revokes every session). */
+  sessions_valid_from: string | null
+  /** Times of wrong passwords since the last successful sign-in (the latest LOGIN_FAILURES_BEFORE_LOCK). */
+  login_failures: string[]
+  user_uuid: string
+  /** Sealed. */
+  email: string
+  password_hash: string
+  locale: string
+  code: { hash: string, expires_at: string, failed: number } | null
+  /** When confirmation codes were issued in the last 24 h (for the cooldown and the daily allowance). */
+  codes_issued: string[]
+  reset: { hash: string, expires_at: string, requested_at: string } | null
+  two_factor: TwoFactorState
+  email_change: { new_email: string, hash: string, expires_at: string } | null
+}
 
 /** Two-factor: not enabled, setup in progress, active (interface section 3). */
 export interface TwoFactorState {
   status: 'off' | 'setup' | 'active'
+  /** The TOTP secret, sealed. */
   secret: string | null
   backup_code_hashes: string[]
   /** Last accepted TOTP time step (a code is never accepted twice). */
   last_step: number
-  /** Recent failed codes (for the temporary lock). */
+  /** Recent failed codes (for the temporary lock; the latest TWO_FACTOR_FAILURES_BEFORE_LOCK). */
   failures: string[]
 }
 
@@ -52,64 +62,35 @@ export const initialState = (): UserState => ({ status: 'none' })
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', banned: false, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
-    case 'ConfirmationCodeIssued':
-      if (state.status === 'none') return state
-      return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued, event.data.issued_at] }
+      return { status: 'unconfirmed', banned: false, sessions_valid_from: null, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
+    case 'UserSnapshotted':
+      return { ...(event.data.state as unknown as Account) }
+  }
+  if (state.status === 'none') return state
+  switch (event.type) {
+    case 'ConfirmationCodeIssued': {
+      const at = Date.parse(event.data.issued_at)
+      return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < DAY_MS), event.data.issued_at] }
+    }
     case 'ConfirmationFailed':
-      if (state.status === 'none' || !state.code) return state
-      return { ...state, code: { ...state.code, failed: state.code.failed + 1 } }
-    case 'UserConfirmed':
-      if (state.status === 'none') return state
-      return { ...state, status: 'confirmed', code: null }
-    case 'PasswordResetRequested':
-      if (state.status === 'none') return state
-      return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
-    case 'PasswordChanged':
-      if (state.status === 'none') return state
-      return { ...state, password_hash: event.data.password_hash, reset: null }
-    case 'LocaleChanged':
-      if (state.status === 'none') return state
-      return { ...state, locale: event.data.locale }
-    case 'LoginFailed':
-      if (state.status === 'none') return state
-      return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
-    case 'LoginSucceeded':
-      if (state.status === 'none') return state
-      return { ...state, login_failures: [] }
-    case 'UserBanned':
-      if (state.status === 'none') return state
-      return { ...state, banned: true }
-    case 'UserUnbanned':
-      if (state.status === 'none') return state
-      return { ...state, banned: false }
-    case 'EmailChangeRequested':
-      if (state.status === 'none') return state
-      return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
-    case 'EmailChanged':
-      if (state.status === 'none') return state
-      return { ...state, email: event.data.email, email_change: null }
-    case 'TwoFactorSetupStarted':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
-    case 'TwoFactorEnabled':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
-    case 'TwoFactorCodeAccepted':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [] } }
-    case 'BackupCodeUsed':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [] } }
-    case 'TwoFactorFailed':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) } }
-    case 'TwoFactorDisabled':
-      if (state.status === 'none') return state
-      return { ...state, two_factor: TWO_FACTOR_OFF }
-    case 'UserDeleted':
-      if (state.status === 'none') return state
-      return { ...state, status: 'deleted', code: null, reset: null }
+      return state.code ? { ...state, code: { ...state.code, failed: state.code.failed + 1 } } : state
+    case 'UserConfirmed': return { ...state, status: 'confirmed', code: null, codes_issued: [] }
+    case 'PasswordResetRequested': return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
+    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null }
+    case 'LocaleChanged': return { ...state, locale: event.data.locale }
+    case 'LoginFailed': return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
+    case 'LoginSucceeded': return { ...state, login_failures: [] }
+    case 'UserBanned': return { ...state, banned: true, sessions_valid_from: event.data.banned_at }
+    case 'UserUnbanned': return { ...state, banned: false }
+    case 'EmailChangeRequested': return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
+    case 'EmailChanged': return { ...state, email: event.data.email, email_change: null }
+    case 'TwoFactorSetupStarted': return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
+    case 'TwoFactorEnabled': return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
+    case 'TwoFactorCodeAccepted': return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [] } }
+    case 'BackupCodeUsed': return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [] } }
+    case 'TwoFactorFailed': return { ...state, two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) } }
+    case 'TwoFactorDisabled': return { ...state, two_factor: TWO_FACTOR_OFF }
+    case 'UserDeleted': return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
     default: {
       const _exhaustive: never = event
       return state
@@ -117,45 +98,130 @@ export function evolve (state: UserState, event: UserEvent): UserState {
   }
 }
 
+/** The snapshot event that carries `state` forward. */
+export function takeSnapshot (state: UserState, now: string): UserSnapshotted {
+  const account = state as Account
+  return { type: 'UserSnapshotted', data: { user_uuid: account.user_uuid, state: { ...account } as unknown as Record<string, unknown>, snapshotted_at: now } }
+}
+
+/** A snapshot every SNAPSHOT_EVERY events (read back to by `handle`). */
+export const snapshot = { types: ['UserSnapshotted', 'UserRegistered'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
+
+/**
+ * A second factor as checked by the command handler against the secret it read: the TOTP
+ * time step the code matches (null when it matches none), for the sealed secret
+ * `for_secret`, and the HMAC of the code read as a backup code.
+ */
+export interface SecondFactor { for_secret: string | null, time_step: number | null, backup_code_hash: string }
+
+/** A password as checked by the command handler: whether it matched the hash `for_password_hash`. */
+export interface PasswordCheck { password_ok: boolean, for_password_hash: string }
+
 export type UserCommand =
-  | { type: 'RegisterUser', data: { user_uuid: string, email_sealed: string, password_hash: string, locale: string, now: string } }
+  | { type: 'RegisterUser', data: { user_uuid: string, email_sealed: string, password_hash: string, locale: string, code_hash: string, code_sealed: string, code_expires_at: string, now: string } }
   | { type: 'IssueConfirmationCode', data: { code_hash: string, code_sealed: string, expires_at: string, now: string } }
-  | { type: 'ConfirmUser', data: { code_matches: (hash: string) => boolean, now: string } }
+  | { type: 'ConfirmUser', data: { code_hash: string, now: string } }
   | { type: 'RequestPasswordReset', data: { token_hash: string, token_sealed: string, expires_at: string, now: string } }
   | { type: 'ResetPassword', data: { token_hash: string, password_hash: string, now: string } }
-  | { type: 'ChangePassword', data: { password_hash: string, now: string } }
+  | { type: 'ChangePassword', data: PasswordCheck & { password_hash: string, now: string } }
   | { type: 'ChangeLocale', data: { locale: string, now: string } }
   | { type: 'RecordLogin', data: { succeeded: boolean, now: string } }
   | { type: 'BanUser', data: { reason: string, now: string } }
   | { type: 'UnbanUser', data: { now: string } }
-  | { type: 'DeleteUser', data: { now: string } }
+  | { type: 'DeleteUser', data: PasswordCheck & { now: string } }
+  | { type: 'RequestEmailChange', data: PasswordCheck & { new_email_sealed: string, token_hash: string, token_sealed: string, expires_at: string, now: string } }
+  | { type: 'ChangeEmail', data: { token_hash: string, now: string } }
+  | { type: 'StartTwoFactorSetup', data: { secret_sealed: string, backup_code_hashes: string[], now: string } }
+  | { type: 'EnableTwoFactor', data: SecondFactor & { now: string } }
+  | { type: 'CheckSecondFactor', data: SecondFactor & { operation: string, now: string } }
+  | { type: 'DisableTwoFactor', data: PasswordCheck & SecondFactor & { now: string } }
+
+/** Constant-time comparison of two hashes (hex strings). */
+export function sameHash (a: string, b: string): boolean {
+  let diff = a.length ^ b.length
+  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
+  return diff === 0
+}
+
+function fail (kind: ErrorKind, code: string, message: string): never { throw new DomainError(kind, code, message) }
+
+function account (state: UserState, operation: string): Account {
+  if (state.status === 'none' || state.status === 'deleted') fail('not_found', `${operation}.not_found`, 'no such user')
+  return state as Account
+}
+
+const passwordMatches = (state: Account, p: PasswordCheck): boolean => p.password_ok && p.for_password_hash === state.password_hash
 
 /**
- * The user decider.
- * - RegisterUser on a new stream → UserRegistered.
- * - IssueConfirmationCode on an unconfirmed user → ConfirmationCodeIssued.
- * - ConfirmUser: a matching, unexpired code with attempts left → UserConfirmed; otherwise
- *   ConfirmationFailed is returned together with a thrown `confirm_account.invalid_code`
- *   (see `confirm`), so failed attempts are counted.
- * @throws DomainError conflict `register_user.already_registered` when the stream exists.
+ * The second factor of an active two-factor setup (RFC 6238 §5.2: a step is accepted
+ * once): a TOTP code of a step after the last accepted one → TwoFactorCodeAccepted; an
+ * unused backup code → BackupCodeUsed (spent); anything else → TwoFactorFailed, which the
+ * command handler reports as `<operation>.invalid_code` after appending it.
+ * @throws DomainError locked `<operation>.locked` after TWO_FACTOR_FAILURES_BEFORE_LOCK recent failures.
+ */
+function secondFactor (state: Account, f: SecondFactor & { operation: string, now: string }): UserEvent[] {
+  if (twoFactorLocked(state, f.now)) fail('locked', `${f.operation}.locked`, 'too many wrong codes; try again later')
+  const tf = state.two_factor
+  if (f.time_step !== null && f.for_secret === tf.secret && f.time_step > tf.last_step) {
+    return [{ type: 'TwoFactorCodeAccepted', data: { user_uuid: state.user_uuid, time_step: f.time_step, accepted_at: f.now } }]
+  }
+  if (f.time_step === null && tf.backup_code_hashes.some(h => sameHash(h, f.backup_code_hash))) {
+    return [{ type: 'BackupCodeUsed', data: { user_uuid: state.user_uuid, code_hash: f.backup_code_hash, used_at: f.now } }]
+  }
+  return [{ type: 'TwoFactorFailed', data: { user_uuid: state.user_uuid, failed_at: f.now } }]
+}
+
+/** Whether a decision refused a second factor (the handler then reports `invalid_code`). */
+export const refusedSecondFactor = (events: readonly UserEvent[]): boolean => events.some(e => e.type === 'TwoFactorFailed')
+
+/**
+ * The user decider (interface "Authentication and sign-in", "Account"; section 3 states).
+ * Facts that need secrets or slow hashing arrive as data: a password checked against a
+ * hash (`password_ok` for `for_password_hash`: stale when the password changed since), a
+ * TOTP step checked against a sealed secret, HMACs of codes and tokens.
+ * - RegisterUser on a new stream → UserRegistered and the first ConfirmationCodeIssued;
+ *   IssueConfirmationCode (unconfirmed,
+ *   past the cooldown, under the daily allowance) → ConfirmationCodeIssued.
+ * - ConfirmUser: the current code, unexpired, with tries left → UserConfirmed; else
+ *   ConfirmationFailed (counted; the handler answers `confirm_account.invalid_code`).
+ * - RequestPasswordReset (confirmed, past the cooldown) → PasswordResetRequested;
+ *   ResetPassword with the current token → PasswordChanged `reset`.
+ * - ChangePassword, DeleteUser, RequestEmailChange need the current password.
+ * - ChangeEmail with the current link → EmailChanged.
+ * - RecordLogin → LoginFailed, or LoginSucceeded after failures.
+ * - Two-factor: StartTwoFactorSetup (not active) → TwoFactorSetupStarted, restarting a
+ *   setup in progress; EnableTwoFactor with a code of the setup's secret → TwoFactorEnabled;
+ *   CheckSecondFactor (see `secondFactor`); DisableTwoFactor with the password and a
+ *   second factor → the factor's event and TwoFactorDisabled.
+ * - BanUser / UnbanUser / ChangeLocale: idempotent.
+ * @throws DomainError with the operation's code, per rule above (see each case).
  */
 export function decide (command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
-    case 'RegisterUser':
-      if (state.status !== 'none') throw new DomainError('conflict', 'register_user.already_registered', 'account already registered')
-      return [{ type: 'UserRegistered', data: { user_uuid: command.data.user_uuid, email: command.data.email_sealed, password_hash: command.data.password_hash, locale: command.data.locale, registered_at: command.data.now } }]
+    case 'RegisterUser': {
+      const d = command.data
+      if (state.status !== 'none') fail('conflict', 'register_user.already_registered', 'account already registered')
+      return [
+        { type: 'UserRegistered', data: { user_uuid: d.user_uuid, email: d.email_sealed, password_hash: d.password_hash, locale: d.locale, registered_at: d.now } },
+        { type: 'ConfirmationCodeIssued', data: { user_uuid: d.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now } }
+      ]
+    }
     case 'IssueConfirmationCode': {
       if (state.status !== 'unconfirmed') return []
-      // Resend limits: a cooldown between codes and a daily allowance; beyond them, nothing.
       const now = Date.parse(command.data.now)
       const last = state.codes_issued[state.codes_issued.length - 1]
       if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
-      if (state.codes_issued.filter(t => now - Date.parse(t) < 86_400_000).length >= CODE_DAILY_ALLOWANCE) return []
-      const issued: ConfirmationCodeIssued = { type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: command.data.code_hash, code: command.data.code_sealed, expires_at: command.data.expires_at, issued_at: command.data.now } }
-      return [issued]
+      if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return []
+      return [{ type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: command.data.code_hash, code: command.data.code_sealed, expires_at: command.data.expires_at, issued_at: command.data.now } }]
     }
-    case 'ConfirmUser':
-      return confirm(command.data, state)
+    case 'ConfirmUser': {
+      const d = command.data
+      if (state.status !== 'unconfirmed' || !state.code) return []
+      if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && d.now < state.code.expires_at && sameHash(state.code.hash, d.code_hash)) {
+        return [{ type: 'UserConfirmed', data: { user_uuid: state.user_uuid, confirmed_at: d.now } }]
+      }
+      return state.code.failed < MAX_CONFIRMATION_ATTEMPTS ? [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }] : []
+    }
     case 'RequestPasswordReset': {
       if (state.status !== 'confirmed') return []
       if (state.reset && Date.parse(command.data.now) - Date.parse(state.reset.requested_at) < RESET_COOLDOWN_MS) return []
@@ -164,32 +230,82 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     }
     case 'ResetPassword': {
       const d = command.data
-      if (state.status !== 'confirmed' || !state.reset || state.reset.hash !== d.token_hash || d.now >= state.reset.expires_at) {
-        throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
+      if (state.status !== 'confirmed' || !state.reset || !sameHash(state.reset.hash, d.token_hash) || d.now >= state.reset.expires_at) {
+        fail('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
       }
-      return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
+      return [{ type: 'PasswordChanged', data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
     }
-    case 'ChangePassword':
-      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
-      return [{ type: 'PasswordChanged', data: { user_uuid: state.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+    case 'ChangePassword': {
+      const a = account(state, 'change_password')
+      if (!passwordMatches(a, command.data)) fail('invalid', 'change_password.wrong_password', 'the current password is wrong')
+      return [{ type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+    }
     case 'RecordLogin':
       if (state.status === 'none') return []
       if (!command.data.succeeded) return [{ type: 'LoginFailed', data: { user_uuid: state.user_uuid, failed_at: command.data.now } }]
       return state.login_failures.length > 0 ? [{ type: 'LoginSucceeded', data: { user_uuid: state.user_uuid, succeeded_at: command.data.now } }] : []
-    case 'BanUser':
-      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'ban_user.not_found', 'no such account')
-      return state.banned ? [] : [{ type: 'UserBanned', data: { user_uuid: state.user_uuid, reason: command.data.reason, banned_at: command.data.now } }]
-    case 'UnbanUser':
-      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'ban_user.not_found', 'no such account')
-      return state.banned ? [{ type: 'UserUnbanned', data: { user_uuid: state.user_uuid, unbanned_at: command.data.now } }] : []
-    case 'DeleteUser':
-      if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
-      if (state.status === 'deleted') throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
-      return [{ type: 'UserDeleted', data: { user_uuid: state.user_uuid, deleted_at: command.data.now } }]
-    case 'ChangeLocale':
-      if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_locale.not_found', 'no such user')
-      if (state.locale === command.data.locale) return []
-      return [{ type: 'LocaleChanged', data: { user_uuid: state.user_uuid, locale: command.data.locale, changed_at: command.data.now } }]
+    case 'BanUser': {
+      const a = account(state, 'ban_user')
+      return a.banned ? [] : [{ type: 'UserBanned', data: { user_uuid: a.user_uuid, reason: command.data.reason, banned_at: command.data.now } }]
+    }
+    case 'UnbanUser': {
+      const a = account(state, 'ban_user')
+      return a.banned ? [{ type: 'UserUnbanned', data: { user_uuid: a.user_uuid, unbanned_at: command.data.now } }] : []
+    }
+    case 'DeleteUser': {
+      if (state.status === 'none') fail('not_found', 'delete_user.not_found', 'no such user')
+      if (state.status === 'deleted') fail('invalid', 'delete_user.already_deleted', 'the account is already deleted')
+      const a = state as Account
+      if (!passwordMatches(a, command.data)) fail('invalid', 'delete_user.wrong_password', 'the password is wrong')
+      return [{ type: 'UserDeleted', data: { user_uuid: a.user_uuid, deleted_at: command.data.now } }]
+    }
+    case 'ChangeLocale': {
+      const a = account(state, 'change_locale')
+      if (a.locale === command.data.locale) return []
+      return [{ type: 'LocaleChanged', data: { user_uuid: a.user_uuid, locale: command.data.locale, changed_at: command.data.now } }]
+    }
+    case 'RequestEmailChange': {
+      const a = account(state, 'change_email')
+      const d = command.data
+      if (!passwordMatches(a, d)) fail('invalid', 'change_email.wrong_password', 'the current password is wrong')
+      return [{ type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+    }
+    case 'ChangeEmail': {
+      const d = command.data
+      if (state.status === 'none' || state.status === 'deleted' || !state.email_change || !sameHash(state.email_change.hash, d.token_hash) || d.now >= state.email_change.expires_at) {
+        fail('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
+      }
+      const a = state as Account
+      return [{ type: 'EmailChanged', data: { user_uuid: a.user_uuid, email: a.email_change!.new_email, changed_at: d.now } }]
+    }
+    case 'StartTwoFactorSetup': {
+      const a = account(state, 'enable_2fa')
+      if (a.two_factor.status === 'active') fail('conflict', 'enable_2fa.already_enabled', 'two-factor authentication is already enabled')
+      return [{ type: 'TwoFactorSetupStarted', data: { user_uuid: a.user_uuid, secret: command.data.secret_sealed, backup_code_hashes: command.data.backup_code_hashes, started_at: command.data.now } }]
+    }
+    case 'EnableTwoFactor': {
+      const a = account(state, 'verify_2fa_setup')
+      const d = command.data
+      if (a.two_factor.status === 'active') fail('conflict', 'verify_2fa_setup.already_enabled', 'two-factor authentication is already enabled')
+      if (a.two_factor.status !== 'setup') fail('invalid', 'verify_2fa_setup.no_setup', 'no two-factor setup in progress')
+      if (d.time_step === null || d.for_secret !== a.two_factor.secret) fail('invalid', 'verify_2fa_setup.invalid_code', 'the code is not valid')
+      return [{ type: 'TwoFactorEnabled', data: { user_uuid: a.user_uuid, time_step: d.time_step!, enabled_at: d.now } }]
+    }
+    case 'CheckSecondFactor': {
+      const a = account(state, command.data.operation)
+      if (a.two_factor.status !== 'active') fail('unauthorized', `${command.data.operation}.invalid_token`, 'two-factor authentication is not enabled')
+      return secondFactor(a, command.data)
+    }
+    case 'DisableTwoFactor': {
+      const a = account(state, 'disable_2fa')
+      const d = command.data
+      if (a.two_factor.status !== 'active') fail('invalid', 'disable_2fa.not_enabled', 'two-factor authentication is not enabled')
+      if (twoFactorLocked(a, d.now)) fail('locked', 'disable_2fa.locked', 'too many wrong codes; try again later')
+      if (!passwordMatches(a, d)) fail('invalid', 'disable_2fa.wrong_password', 'the password is wrong')
+      const factor = secondFactor(a, { ...d, operation: 'disable_2fa' })
+      if (refusedSecondFactor(factor)) return factor
+      return [...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
+    }
     default: {
       const _exhaustive: never = command
       return []
@@ -197,18 +313,8 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
   }
 }
 
-/** Outcome of a confirmation attempt: events to append and whether it succeeded. */
-export function confirm (cmd: { code_matches: (hash: string) => boolean, now: string }, state: UserState): UserEvent[] {
-  if (state.status !== 'unconfirmed' || !state.code) return []
-  const usable = state.code.failed < MAX_CONFIRMATION_ATTEMPTS && cmd.now < state.code.expires_at
-  if (usable && cmd.code_matches(state.code.hash)) {
-    return [{ type: 'UserConfirmed', data: { user_uuid: state.user_uuid, confirmed_at: cmd.now } }]
-  }
-  if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS) {
-    return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: cmd.now } }]
-  }
-  return []
-}
+/** Whether the account may act (sign in, refresh, use its credentials): confirmed and not banned. */
+export const isActive = (state: UserState): state is Account & { status: 'confirmed' } => state.status === 'confirmed' && !state.banned
 
 /** Whether sign-in is locked now: enough recent failures in a row, the last within the lock time. */
 export function loginLocked (state: UserState, now: string): boolean {

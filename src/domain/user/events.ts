@@ -55,5 +55,16 @@ export type EmailChangeRequested = Event<'EmailChangeRequested', { user_uuid: st
 /** The new address is the account's (`email` sealed). */
 export type EmailChanged = Event<'EmailChanged', { user_uuid: string, email: string, changed_at: string }>
 
-export type UserEvent = EmailChangeRequested | EmailChanged | TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
+/**
+ * The account's whole state carried forward (an in-stream snapshot, every
+ * SNAPSHOT_EVERY events): loading reads back only to the latest one. Holds nothing that
+ * the events before it did not (hashes, sealed values).
+ */
+export type UserSnapshotted = Event<'UserSnapshotted', {
+  user_uuid: string
+  state: Record<string, unknown>
+  snapshotted_at: string
+}>
+
+export type UserEvent = UserSnapshotted | EmailChangeRequested | EmailChanged | TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
   | LoginFailed | LoginSucceeded | UserBanned | UserUnbanned | UserDeleted

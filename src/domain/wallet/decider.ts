@@ -1,35 +1,63 @@
 import { DomainError } from '../shared.ts'
-import type { WalletEvent } from './events.ts'
+import type { AcceptedJob, WalletBooksClosed, WalletEvent } from './events.ts'
 
+/** One open reservation: tokens held for a job. */
+export interface Reservation { reservation_uuid: string, amount: number }
+
+/**
+ * What the wallet decides on: the available balance, the open reservations and the latest
+ * grants. Its size is bounded by the jobs in flight, never by the account's history:
+ * settled reservations leave no trace in it.
+ */
 export interface WalletState {
+  user_uuid: string | null
   /** Tokens available to reserve. */
   balance: number
-  /** Open reservations: job uuid → tokens held. */
-  reserved: Map<string, number>
-  /** Jobs whose reservation was captured or released. */
-  settled: Set<string>
-  /** Grant uuids already applied (grants are idempotent by uuid). */
-  grants: Set<string>
+  /** Open reservations: job uuid → the reservation holding tokens for it. */
+  reserved: ReadonlyMap<string, Reservation>
+  /** The latest RECENT_GRANTS grant uuids, oldest first. */
+  recent_grants: readonly string[]
 }
 
-export const initialState = (): WalletState => ({ balance: 0, reserved: new Map(), settled: new Set(), grants: new Set() })
+/** Events between two closings of the books (the most a command reads back, plus one append). */
+export const CLOSE_BOOKS_EVERY = 1_000
+/** Grant uuids remembered for idempotency: retried grants arrive within minutes, not 256 grants later. */
+export const RECENT_GRANTS = 256
+
+export const initialState = (): WalletState => ({ user_uuid: null, balance: 0, reserved: new Map(), recent_grants: [] })
+
+const without = (m: ReadonlyMap<string, Reservation>, job: string): Map<string, Reservation> => {
+  const next = new Map(m)
+  next.delete(job)
+  return next
+}
+
+/** The reservation of an event: written ones name it; older ones are named by their job. */
+const reservationOf = (d: { job_uuid: string, reservation_uuid?: string }): string => d.reservation_uuid ?? d.job_uuid
 
 export function evolve (state: WalletState, event: WalletEvent): WalletState {
+  const user = event.data.user_uuid
   switch (event.type) {
     case 'TokensGranted':
-      state.grants.add(event.data.grant_uuid)
-      return { ...state, balance: state.balance + event.data.amount }
+      return { ...state, user_uuid: user, balance: state.balance + event.data.amount, recent_grants: [...state.recent_grants, event.data.grant_uuid].slice(-RECENT_GRANTS) }
     case 'TokensReserved':
-      state.reserved.set(event.data.job_uuid, event.data.amount)
-      return { ...state, balance: state.balance - event.data.amount }
-    case 'TokensCaptured':
-      state.reserved.delete(event.data.job_uuid)
-      state.settled.add(event.data.job_uuid)
-      return state
+      return { ...state, user_uuid: user, balance: state.balance - event.data.amount, reserved: new Map(state.reserved).set(event.data.job_uuid, { reservation_uuid: reservationOf(event.data), amount: event.data.amount }) }
+    case 'TokensCaptured': {
+      // A capture takes its amount out of the reservation; the decider releases the rest in the same append.
+      const held = state.reserved.get(event.data.job_uuid)
+      if (!held) return state
+      const left = held.amount - event.data.amount
+      return { ...state, reserved: left > 0 ? new Map(state.reserved).set(event.data.job_uuid, { ...held, amount: left }) : without(state.reserved, event.data.job_uuid) }
+    }
     case 'TokensReleased':
-      state.reserved.delete(event.data.job_uuid)
-      state.settled.add(event.data.job_uuid)
-      return { ...state, balance: state.balance + event.data.amount }
+      return { ...state, balance: state.balance + event.data.amount, reserved: without(state.reserved, event.data.job_uuid) }
+    case 'WalletBooksClosed':
+      return {
+        user_uuid: user,
+        balance: event.data.balance,
+        reserved: new Map(event.data.reservations.map(r => [r.job_uuid, { reservation_uuid: r.reservation_uuid, amount: r.amount }])),
+        recent_grants: event.data.recent_grants
+      }
     default: {
       const _exhaustive: never = event
       return state
@@ -37,17 +65,50 @@ export function evolve (state: WalletState, event: WalletEvent): WalletState {
   }
 }
 
+/** The closing event that carries `state` forward. */
+export function closeBooks (state: WalletState, now: string): WalletBooksClosed {
+  return {
+    type: 'WalletBooksClosed',
+    data: {
+      user_uuid: state.user_uuid ?? '',
+      balance: state.balance,
+      reservations: [...state.reserved].map(([job, r]) => ({ job_uuid: job, reservation_uuid: r.reservation_uuid, amount: r.amount })),
+      recent_grants: [...state.recent_grants],
+      closed_at: now
+    }
+  }
+}
+
+/** The books are closed every CLOSE_BOOKS_EVERY events (in-stream snapshot, read back to by `handle`). */
+export const snapshot = { types: ['WalletBooksClosed'], every: CLOSE_BOOKS_EVERY, take: closeBooks } as const
+
 export type WalletCommand =
   | { type: 'GrantTokens', data: { user_uuid: string, grant_uuid: string, amount: number, source: 'plan' | 'operator', plan: string | null, reason: string, now: string } }
-  | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, amount: number, now: string } }
-  | { type: 'CaptureTokens', data: { user_uuid: string, job_uuid: string, amount: number, now: string } }
-  | { type: 'ReleaseTokens', data: { user_uuid: string, job_uuid: string, reason: string, now: string } }
+  | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string, amount: number, job?: AcceptedJob, now: string } }
+  | { type: 'CaptureTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, amount: number, now: string } }
+  | { type: 'ReleaseTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, reason: string, now: string } }
+
+/** The open reservation of `job` when it is `reservation` (any, when null). */
+function open (state: WalletState, job: string, reservation: string | null): Reservation | null {
+  const held = state.reserved.get(job)
+  return held && (reservation === null || held.reservation_uuid === reservation) ? held : null
+}
+
+const assertAmount = (amount: number): void => {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'amount must be a positive whole number of tokens')
+}
 
 /**
- * The wallet decider (one stream per account: `wallet-<user uuid>`).
- * Grants are idempotent by `grant_uuid`; a reservation is idempotent by job; capture and
- * release settle an open reservation once and are no-ops afterwards. A capture takes at
- * most the reserved amount and gives back the rest in the same append.
+ * The wallet decider (one stream per account: `wallet-<user uuid>`; ARCHITECTURE.md "Money").
+ * - GrantTokens → TokensGranted; idempotent by `grant_uuid` among the latest RECENT_GRANTS.
+ * - ReserveTokens → TokensReserved when the balance covers it; while the job holds an
+ *   open reservation, nothing (the caller reads which one from the state).
+ * - CaptureTokens → TokensCaptured of at most what the job's reservation holds, and
+ *   TokensReleased of the rest in the same append; nothing when that reservation is not
+ *   open (settled already, or another one).
+ * - ReleaseTokens → TokensReleased of the reservation; nothing when it is not open.
+ * Captures and releases name the reservation they settle, so settling a job twice, or a
+ * second reservation made for a job that was settled already, never takes tokens twice.
  * @throws DomainError payment_required `submit_job.insufficient_tokens` when the balance is short.
  * @throws DomainError invalid `wallet.invalid_amount` for a non-positive or fractional amount.
  */
@@ -55,34 +116,35 @@ export function decide (command: WalletCommand, state: WalletState): WalletEvent
   switch (command.type) {
     case 'GrantTokens': {
       const d = command.data
-      if (!Number.isSafeInteger(command.data.amount) || command.data.amount <= 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'amount must be a positive whole number of tokens')
-      if (state.grants.has(command.data.grant_uuid)) return []
-      return [{ type: 'TokensGranted', data: { user_uuid: d.user_uuid, grant_uuid: command.data.grant_uuid, amount: command.data.amount, source: command.data.source, plan: command.data.plan, reason: command.data.reason, granted_at: d.now } }]
+      assertAmount(d.amount)
+      if (state.recent_grants.includes(d.grant_uuid)) return []
+      return [{ type: 'TokensGranted', data: { user_uuid: d.user_uuid, grant_uuid: d.grant_uuid, amount: d.amount, source: d.source, plan: d.plan, reason: d.reason, granted_at: d.now } }]
     }
     case 'ReserveTokens': {
       const d = command.data
-      if (!Number.isSafeInteger(command.data.amount) || command.data.amount <= 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'amount must be a positive whole number of tokens')
-      if (state.reserved.has(d.job_uuid) || state.settled.has(d.job_uuid)) return []
-      if (state.balance < command.data.amount) {
-        throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${command.data.amount} tokens; the wallet holds ${state.balance}`)
+      assertAmount(d.amount)
+      if (state.reserved.has(d.job_uuid)) return []
+      if (state.balance < d.amount) {
+        throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${d.amount} tokens; the wallet holds ${state.balance}`)
       }
-      return [{ type: 'TokensReserved', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, amount: command.data.amount, reserved_at: d.now } }]
+      return [{ type: 'TokensReserved', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, amount: d.amount, reserved_at: d.now, ...(d.job && { job: d.job }) } }]
     }
     case 'CaptureTokens': {
       const d = command.data
-      const held = state.reserved.get(d.job_uuid)
-      if (held === undefined) return []
-      const charge = Math.max(0, Math.min(held, Math.floor(d.amount)))
+      const held = open(state, d.job_uuid, d.reservation_uuid)
+      if (!held) return []
+      const charge = Math.max(0, Math.min(held.amount, Math.floor(d.amount)))
+      const ids = { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: held.reservation_uuid }
       const events: WalletEvent[] = []
-      if (charge > 0) events.push({ type: 'TokensCaptured', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, amount: charge, captured_at: d.now } })
-      if (held - charge > 0) events.push({ type: 'TokensReleased', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, amount: held - charge, reason: charge === 0 ? 'not_charged' : 'unused_checks', released_at: d.now } })
+      if (charge > 0) events.push({ type: 'TokensCaptured', data: { ...ids, amount: charge, captured_at: d.now } })
+      if (held.amount - charge > 0) events.push({ type: 'TokensReleased', data: { ...ids, amount: held.amount - charge, reason: charge === 0 ? 'not_charged' : 'unused_checks', released_at: d.now } })
       return events
     }
     case 'ReleaseTokens': {
       const d = command.data
-      const amount = state.reserved.get(d.job_uuid)
-      if (amount === undefined) return []
-      return [{ type: 'TokensReleased', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, amount, reason: command.data.reason, released_at: d.now } }]
+      const held = open(state, d.job_uuid, d.reservation_uuid)
+      if (!held) return []
+      return [{ type: 'TokensReleased', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: held.reservation_uuid, amount: held.amount, reason: d.reason, released_at: d.now } }]
     }
     default: {
       const _exhaustive: never = command

@@ -1,4 +1,5 @@
 import type { Event } from '../shared.ts'
+import type { CheckName } from '../checks.ts'
 
 /** Tokens added to the wallet: a plan's allowance or an operator's credit. */
 export type TokensGranted = Event<'TokensGranted', {
@@ -11,15 +12,53 @@ export type TokensGranted = Event<'TokensGranted', {
   granted_at: string
 }>
 
-/** Tokens held for a job before it is queued (ARCHITECTURE.md "Money"). */
-export type TokensReserved = Event<'TokensReserved', { user_uuid: string, job_uuid: string, amount: number, reserved_at: string }>
+/**
+ * What a reservation pays for: the job it accepts, carried in the same event so that the
+ * reservation is the submission's one commit point (the job stream is created from it).
+ * `email` is sealed with the owner's data key.
+ */
+export interface AcceptedJob {
+  email: string
+  checks: CheckName[]
+  key_uuid: string | null
+  queued_at: string
+}
+
+/**
+ * Tokens held for a job (ARCHITECTURE.md "Money"). `reservation_uuid` tells one
+ * reservation from another for the same job (absent on events written before it existed:
+ * the job uuid stands in for it). `job`, when present, is the job this reservation accepts.
+ */
+export type TokensReserved = Event<'TokensReserved', {
+  user_uuid: string
+  job_uuid: string
+  reservation_uuid?: string
+  amount: number
+  reserved_at: string
+  job?: AcceptedJob
+}>
 
 /** A reservation turned into a charge (firm verdict). */
-export type TokensCaptured = Event<'TokensCaptured', { user_uuid: string, job_uuid: string, amount: number, captured_at: string }>
+export type TokensCaptured = Event<'TokensCaptured', { user_uuid: string, job_uuid: string, reservation_uuid?: string, amount: number, captured_at: string }>
 
-/** A reservation given back (verdict `unknown`, or the job failed). */
-export type TokensReleased = Event<'TokensReleased', { user_uuid: string, job_uuid: string, amount: number, reason: string, released_at: string }>
+/** A reservation given back (verdict `unknown`, the job failed, unused checks, or a duplicate reservation). */
+export type TokensReleased = Event<'TokensReleased', { user_uuid: string, job_uuid: string, reservation_uuid?: string, amount: number, reason: string, released_at: string }>
 
-export type WalletEvent = TokensGranted | TokensReserved | TokensCaptured | TokensReleased
+/**
+ * The books closed: the balance and the open reservations carried forward (Oskar Dudycz,
+ * "closing the books"). Appended in the wallet stream every CLOSE_BOOKS_EVERY events, so
+ * that a command reads back only to the latest one; an auditor replaying the stream from
+ * its start can check each against the balance the events before it make.
+ */
+export type WalletBooksClosed = Event<'WalletBooksClosed', {
+  user_uuid: string
+  balance: number
+  reservations: Array<{ job_uuid: string, reservation_uuid: string, amount: number }>
+  /** The latest grant uuids (grants are idempotent by uuid within this window). */
+  recent_grants: string[]
+  closed_at: string
+}>
 
-export const WALLET_EVENT_TYPES = ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased'] as const
+export type WalletEvent = TokensGranted | TokensReserved | TokensCaptured | TokensReleased | WalletBooksClosed
+
+export const WALLET_EVENT_TYPES = ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'WalletBooksClosed'] as const

@@ -1,36 +1,53 @@
 import { DomainError } from '../shared.ts'
-import type { WebhookEndpointCreated, WebhookEvent, WebhookEventKind } from './events.ts'
+import type { WebhookEndpointCreated, WebhookEvent, WebhookEventKind, WebhooksSnapshotted } from './events.ts'
 
-export type WebhookState =
-  | { status: 'none' }
-  | Omit<WebhookEndpointCreated['data'], 'created_at'> & {
-    status: 'active' | 'disabled' | 'deleted'
-    consecutive_failures: number
-    /** The latest deliveries whose outcome was counted (a repeat is ignored), newest last. */
-    counted: string[]
-  }
+/** One endpoint that is not deleted, as decisions need it. */
+export type Endpoint = Omit<WebhookEndpointCreated['data'], 'created_at' | 'user_uuid'> & {
+  status: 'active' | 'disabled'
+  consecutive_failures: number
+  /** The latest deliveries whose outcome was counted (a repeat is ignored), newest last. */
+  counted: string[]
+}
+
+/**
+ * An account's webhook endpoints (stream `webhooks-<user uuid>`): the ones not deleted,
+ * bounded by the plan's cap; deleted endpoints leave no trace in it.
+ */
+export interface WebhooksState { user_uuid: string | null, endpoints: ReadonlyMap<string, Endpoint> }
 
 /** How many counted delivery ids an endpoint remembers to ignore repeats. */
 const COUNTED_MEMORY = 256
+/** Events between two WebhooksSnapshotted. */
+export const SNAPSHOT_EVERY = 100
 
-export const initialState = (): WebhookState => ({ status: 'none' })
+export const initialState = (): WebhooksState => ({ user_uuid: null, endpoints: new Map() })
 
-export function evolve (state: WebhookState, event: WebhookEvent): WebhookState {
-  if (event.type === 'WebhookEndpointCreated') {
-    const { created_at: _, ...endpoint } = event.data
-    return { ...endpoint, status: 'active', consecutive_failures: 0, counted: [] }
-  }
-  if (state.status === 'none') return state
+const withEndpoint = (state: WebhooksState, uuid: string, change: (e: Endpoint) => Endpoint): WebhooksState => {
+  const e = state.endpoints.get(uuid)
+  return e ? { ...state, endpoints: new Map(state.endpoints).set(uuid, change(e)) } : state
+}
+
+export function evolve (state: WebhooksState, event: WebhookEvent): WebhooksState {
   switch (event.type) {
+    case 'WebhookEndpointCreated': {
+      const { created_at: _, user_uuid: user, ...endpoint } = event.data
+      return { user_uuid: user, endpoints: new Map(state.endpoints).set(endpoint.webhook_uuid, { ...endpoint, status: 'active', consecutive_failures: 0, counted: [] }) }
+    }
+    case 'WebhooksSnapshotted':
+      return { user_uuid: event.data.user_uuid, endpoints: new Map(event.data.endpoints.map(e => [e.webhook_uuid, e])) }
     case 'WebhookEndpointUpdated': {
       const { url, events, description } = event.data
-      return { ...state, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }) }
+      return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }) }))
     }
-    case 'WebhookEndpointDisabled': return { ...state, status: 'disabled' }
-    case 'WebhookEndpointEnabled': return { ...state, status: 'active', consecutive_failures: 0 }
-    case 'WebhookEndpointDeleted': return { ...state, status: 'deleted' }
-    case 'WebhookDeliveryFailureCounted': return { ...state, consecutive_failures: event.data.consecutive_failures, counted: [...state.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }
-    case 'WebhookDeliveryFailuresCleared': return { ...state, consecutive_failures: 0, counted: [...state.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }
+    case 'WebhookEndpointDisabled': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'disabled' }))
+    case 'WebhookEndpointEnabled': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'active', consecutive_failures: 0 }))
+    case 'WebhookEndpointDeleted': {
+      const endpoints = new Map(state.endpoints)
+      endpoints.delete(event.data.webhook_uuid)
+      return { ...state, endpoints }
+    }
+    case 'WebhookDeliveryFailureCounted': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, consecutive_failures: event.data.consecutive_failures, counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }))
+    case 'WebhookDeliveryFailuresCleared': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, consecutive_failures: 0, counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }))
     default: {
       const _exhaustive: never = event
       return state
@@ -38,62 +55,75 @@ export function evolve (state: WebhookState, event: WebhookEvent): WebhookState 
   }
 }
 
+export function takeSnapshot (state: WebhooksState, now: string): WebhooksSnapshotted {
+  return { type: 'WebhooksSnapshotted', data: { user_uuid: state.user_uuid ?? '', endpoints: [...state.endpoints.values()].map(e => ({ ...e, events: [...e.events], counted: [...e.counted] })), snapshotted_at: now } }
+}
+
+export const snapshot = { types: ['WebhooksSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
+
 export type WebhookCommand =
-  | { type: 'CreateWebhook', data: WebhookEndpointCreated['data'] & { existing_endpoints: number, max_endpoints: number } }
-  | { type: 'UpdateWebhook', data: { user_uuid: string, url?: string, events?: WebhookEventKind[], description?: string | null, status?: 'active' | 'disabled', now: string } }
-  | { type: 'DeleteWebhook', data: { user_uuid: string, now: string } }
-  | { type: 'RecordDeliveryOutcome', data: { delivery_uuid: string, succeeded: boolean, disable_after: number, now: string } }
+  | { type: 'CreateWebhook', data: WebhookEndpointCreated['data'] & { max_endpoints: number } }
+  | { type: 'UpdateWebhook', data: { webhook_uuid: string, url?: string, events?: WebhookEventKind[], description?: string | null, status?: 'active' | 'disabled', now: string } }
+  | { type: 'DeleteWebhook', data: { webhook_uuid: string, now: string } }
+  | { type: 'DeleteAllWebhooks', data: { now: string } }
+  | { type: 'RecordDeliveryOutcome', data: { webhook_uuid: string, delivery_uuid: string, succeeded: boolean, disable_after: number, now: string } }
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
  * The webhook endpoint decider (interface section 4 "Webhooks", section 6 "Delivery rules").
- * - CreateWebhook → WebhookEndpointCreated, unless the plan's endpoint cap is reached.
+ * - CreateWebhook → WebhookEndpointCreated, while the account has fewer than
+ *   `max_endpoints` endpoints (decided with this stream's expected revision).
  * - UpdateWebhook → WebhookEndpointUpdated with the changed fields, and Enabled/Disabled
  *   when `status` changes (enabling clears the failure count).
- * - DeleteWebhook → WebhookEndpointDeleted; idempotent, and an unknown endpoint or another
- *   account's changes nothing (the interface lists no 404 for DELETE).
+ * - DeleteWebhook → WebhookEndpointDeleted; idempotent, and an endpoint that is not the
+ *   account's changes nothing (the interface lists no 404 for DELETE). DeleteAllWebhooks
+ *   deletes each (account deletion).
  * - RecordDeliveryOutcome: a failed delivery counts one more consecutive failure and, at
- *   `disable_after`, disables an active endpoint (`consecutive_failures`); a success after
- *   failures clears the count. The same delivery is counted once (the latest 256 are remembered).
+ *   `disable_after`, disables an active endpoint; a success after failures clears the
+ *   count. The same delivery is counted once (the latest 256 per endpoint are remembered).
  * @throws DomainError forbidden `create_webhook.limit_reached`; conflict
  *   `create_webhook.exists`; not_found `update_webhook.not_found` (unknown, deleted or another account's).
  */
-export function decide (command: WebhookCommand, state: WebhookState): WebhookEvent[] {
+export function decide (command: WebhookCommand, state: WebhooksState): WebhookEvent[] {
   switch (command.type) {
     case 'CreateWebhook': {
-      if (state.status !== 'none') throw new DomainError('conflict', 'create_webhook.exists', 'endpoint already exists')
-      const { existing_endpoints: existing, max_endpoints: max, ...data } = command.data
-      if (existing >= max) throw new DomainError('forbidden', 'create_webhook.limit_reached', `your plan allows ${max} webhook endpoints`)
+      const { max_endpoints: max, ...data } = command.data
+      if (state.endpoints.has(data.webhook_uuid)) throw new DomainError('conflict', 'create_webhook.exists', 'endpoint already exists')
+      if (state.endpoints.size >= max) throw new DomainError('forbidden', 'create_webhook.limit_reached', `your plan allows ${max} webhook endpoints`)
       return [{ type: 'WebhookEndpointCreated', data }]
     }
     case 'UpdateWebhook': {
       const d = command.data
-      if (state.status === 'none' || state.status === 'deleted' || state.user_uuid !== d.user_uuid) throw new DomainError('not_found', 'update_webhook.not_found', 'no such webhook endpoint')
-      const ids = { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid }
+      const e = state.endpoints.get(d.webhook_uuid)
+      if (!e) throw new DomainError('not_found', 'update_webhook.not_found', 'no such webhook endpoint')
+      const ids = { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid! }
       const out: WebhookEvent[] = []
       const changed = {
-        ...(d.url !== undefined && d.url !== state.url && { url: d.url }),
-        ...(d.events !== undefined && !sameList(d.events, state.events) && { events: d.events }),
-        ...(d.description !== undefined && d.description !== state.description && { description: d.description })
+        ...(d.url !== undefined && d.url !== e.url && { url: d.url }),
+        ...(d.events !== undefined && !sameList(d.events, e.events) && { events: d.events }),
+        ...(d.description !== undefined && d.description !== e.description && { description: d.description })
       }
       if (Object.keys(changed).length > 0) out.push({ type: 'WebhookEndpointUpdated', data: { ...ids, ...changed, updated_at: d.now } })
-      if (d.status === 'disabled' && state.status === 'active') out.push({ type: 'WebhookEndpointDisabled', data: { ...ids, reason: 'requested', consecutive_failures: state.consecutive_failures, disabled_at: d.now } })
-      if (d.status === 'active' && state.status === 'disabled') out.push({ type: 'WebhookEndpointEnabled', data: { ...ids, enabled_at: d.now } })
+      if (d.status === 'disabled' && e.status === 'active') out.push({ type: 'WebhookEndpointDisabled', data: { ...ids, reason: 'requested', consecutive_failures: e.consecutive_failures, disabled_at: d.now } })
+      if (d.status === 'active' && e.status === 'disabled') out.push({ type: 'WebhookEndpointEnabled', data: { ...ids, enabled_at: d.now } })
       return out
     }
     case 'DeleteWebhook':
-      if (state.status === 'none' || state.status === 'deleted' || state.user_uuid !== command.data.user_uuid) return []
-      return [{ type: 'WebhookEndpointDeleted', data: { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid, deleted_at: command.data.now } }]
+      if (!state.endpoints.has(command.data.webhook_uuid)) return []
+      return [{ type: 'WebhookEndpointDeleted', data: { webhook_uuid: command.data.webhook_uuid, user_uuid: state.user_uuid!, deleted_at: command.data.now } }]
+    case 'DeleteAllWebhooks':
+      return [...state.endpoints.keys()].map(w => ({ type: 'WebhookEndpointDeleted' as const, data: { webhook_uuid: w, user_uuid: state.user_uuid!, deleted_at: command.data.now } }))
     case 'RecordDeliveryOutcome': {
       const d = command.data
-      if (state.status === 'none' || state.status === 'deleted' || state.counted.includes(d.delivery_uuid)) return []
-      const ids = { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid, delivery_uuid: d.delivery_uuid }
-      if (d.succeeded) return state.consecutive_failures > 0 ? [{ type: 'WebhookDeliveryFailuresCleared', data: ids }] : []
-      const failures = state.consecutive_failures + 1
+      const e = state.endpoints.get(d.webhook_uuid)
+      if (!e || e.counted.includes(d.delivery_uuid)) return []
+      const ids = { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid!, delivery_uuid: d.delivery_uuid }
+      if (d.succeeded) return e.consecutive_failures > 0 ? [{ type: 'WebhookDeliveryFailuresCleared', data: ids }] : []
+      const failures = e.consecutive_failures + 1
       const out: WebhookEvent[] = [{ type: 'WebhookDeliveryFailureCounted', data: { ...ids, consecutive_failures: failures } }]
-      if (state.status === 'active' && failures >= d.disable_after) {
-        out.push({ type: 'WebhookEndpointDisabled', data: { webhook_uuid: state.webhook_uuid, user_uuid: state.user_uuid, reason: 'consecutive_failures', consecutive_failures: failures, disabled_at: d.now } })
+      if (e.status === 'active' && failures >= d.disable_after) {
+        out.push({ type: 'WebhookEndpointDisabled', data: { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid!, reason: 'consecutive_failures', consecutive_failures: failures, disabled_at: d.now } })
       }
       return out
     }

@@ -4,7 +4,11 @@ import type { Event } from '../shared.ts'
 export const WEBHOOK_EVENTS = ['job.completed'] as const
 export type WebhookEventKind = typeof WEBHOOK_EVENTS[number]
 
-/** `secret` is the signing secret sealed with the account's data key (never in the clear). */
+/**
+ * An endpoint of the account (stream `webhooks-<user uuid>`, all of an account's
+ * endpoints, so that the plan's cap is decided with one expected revision). `secret` is
+ * the signing secret sealed with the account's data key (never in the clear).
+ */
 export type WebhookEndpointCreated = Event<'WebhookEndpointCreated', {
   webhook_uuid: string
   user_uuid: string
@@ -32,8 +36,15 @@ export type WebhookDeliveryFailureCounted = Event<'WebhookDeliveryFailureCounted
 /** A delivery succeeded after failed ones: the count starts again. */
 export type WebhookDeliveryFailuresCleared = Event<'WebhookDeliveryFailuresCleared', { webhook_uuid: string, user_uuid: string, delivery_uuid: string }>
 
+/** The account's endpoints carried forward (an in-stream snapshot every SNAPSHOT_EVERY events). */
+export type WebhooksSnapshotted = Event<'WebhooksSnapshotted', {
+  user_uuid: string
+  endpoints: Array<Omit<WebhookEndpointCreated['data'], 'created_at' | 'user_uuid'> & { status: 'active' | 'disabled', consecutive_failures: number, counted: string[] }>
+  snapshotted_at: string
+}>
+
 export type WebhookEvent =
-  | WebhookEndpointCreated | WebhookEndpointUpdated | WebhookEndpointDisabled | WebhookEndpointEnabled
+  | WebhooksSnapshotted | WebhookEndpointCreated | WebhookEndpointUpdated | WebhookEndpointDisabled | WebhookEndpointEnabled
   | WebhookEndpointDeleted | WebhookDeliveryFailureCounted | WebhookDeliveryFailuresCleared
 
 /** One notification to one endpoint (stream `webhook_delivery-<uuid>`); `timestamp` is Unix seconds. */

@@ -79,12 +79,16 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   // A revoked session ends its access tokens at once, not only when they expire.
   const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
   const user = session && session.revoked_at === null ? await users.get(claims.user_uuid) : null
-  if (isActive(user)) return principal
+  // A ban voids every session started before it, whether or not its revocation has landed.
+  if (isActive(user) && (user.sessions_valid_from ?? '') <= session!.started_at) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
   if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }
   throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
 }
+
+/** Who acts, for event metadata: the key or agent that authenticated, else the account. */
+export const actorOf = (p: Principal): string => p.key_uuid ?? p.agent_uuid ?? p.user_uuid
 
 /** @throws HttpProblem 403 `auth.missing_scope` when the principal lacks `scope`. */
 export function requireScope (p: Principal, scope: Scope): void {

@@ -4,7 +4,7 @@ import { HttpProblem, problem, sendProblem } from '../problem.ts'
 import { WrongExpectedRevisionError } from '../../infra/eventstore/port.ts'
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
-  invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, locked: 429
+  invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, unprocessable: 422, locked: 429
 }
 
 /**

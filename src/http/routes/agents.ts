@@ -51,7 +51,7 @@ export function agentRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     const position = await revokeAgent(rt.ctx, p.user_uuid, uuid)
     await rt.caughtUp(position)
     const doc = await agents().get(uuid)
-    if (!doc) throw new HttpProblem(404, 'agent.not_found', 'no such agent')
+    if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'agent.not_found', 'no such agent')
     return agentView(doc)
   })
 }

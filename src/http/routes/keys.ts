@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import { createApiKey } from '../../commands/create-api-key.ts'
 import type { ApiKeyDoc } from '../../projections/api-keys.ts'
-import { authenticate, requireScope } from '../plugins/auth.ts'
+import { actorOf, authenticate, requireScope } from '../plugins/auth.ts'
 import { parseWith } from '../problem.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -34,7 +34,7 @@ export function keyRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     const p = await authenticate(rt.ctx, request, 'any')
     requireScope(p, 'api_keys:create')
     const body = parseWith(CreateKey, request.body, 'create_api_key.invalid_request')
-    const created = await createApiKey(rt.ctx, { user_uuid: p.user_uuid, ...body })
+    const created = await createApiKey(rt.ctx, { user_uuid: p.user_uuid, ...body, granter: p, actor: actorOf(p) })
     await rt.caughtUp(created.position)
     const doc = await rt.ctx.reads.collection<ApiKeyDoc>('api_keys').get(created.key_uuid)
     return reply.code(201).send({ ...(doc ? keyView(doc) : { uuid: created.key_uuid }), raw_key: created.raw_key })

@@ -5,10 +5,7 @@ import { changePassword } from '../../commands/account-recovery.ts'
 import { deleteAccount } from '../../commands/delete-account.ts'
 import { requestEmailChange } from '../../commands/change-email.ts'
 import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
-import { handle } from '../../commands/context.ts'
-import * as user from '../../domain/user/decider.ts'
-import { isLocale } from '../../domain/locales.ts'
-import { DomainError } from '../../domain/shared.ts'
+import { changeLocale } from '../../commands/change-locale.ts'
 import type { SessionDoc } from '../../projections/sessions.ts'
 import type { UserDoc } from '../../projections/users.ts'
 import { authenticate, type Principal } from '../plugins/auth.ts'
@@ -77,9 +74,7 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   app.patch('/api/users/me/locale', async (request, reply) => {
     const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
     const body = parseWith(z.object({ locale: z.string().max(35) }), request.body, 'change_locale.invalid_locale')
-    if (!isLocale(body.locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${body.locale}"`)
-    const r = await handle(rt.ctx, `user-${p.user_uuid}`, user, { type: 'ChangeLocale', data: { locale: body.locale, now: rt.ctx.now().toISOString() } }, { actor: p.user_uuid })
-    await rt.caughtUp(r.position)
+    await rt.caughtUp(await changeLocale(rt.ctx, p.user_uuid, body.locale))
     return reply.code(204).send()
   })
 
@@ -96,16 +91,14 @@ export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
   app.post('/api/users/me/2fa/verify-setup', async (request, reply) => {
     const p = await authenticate(rt.ctx, request, 'jwt')
     const body = parseWith(z.object({ code: z.string().max(64) }), request.body, 'verify_2fa_setup.invalid_code')
-    await verifyTwoFactorSetup(rt.ctx, p.user_uuid, body.code)
-    await rt.caughtUp(await rt.ctx.store.headPosition())
+    await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, p.user_uuid, body.code))
     return reply.code(204).send()
   })
 
   app.post('/api/users/me/2fa/disable', async (request, reply) => {
     const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
     const body = parseWith(z.object({ password: z.string().max(4096), code: z.string().max(64) }), request.body, 'disable_2fa.invalid_request')
-    await disableTwoFactor(rt.ctx, p.user_uuid, body.password, body.code)
-    await rt.caughtUp(await rt.ctx.store.headPosition())
+    await rt.caughtUp(await disableTwoFactor(rt.ctx, p.user_uuid, body.password, body.code))
     return reply.code(204).send()
   })
 

@@ -32,17 +32,33 @@ const SubmitJob = z.object({
   checks: z.array(z.string()).min(1).max(32).optional()
 })
 
+/**
+ * The `Idempotency-Key` header (Stripe's convention; the interface leaves the mechanism
+ * open): 1 to 255 visible ASCII characters. Absent: null.
+ * @throws HttpProblem 400 `submit_job.invalid_idempotency_key`.
+ */
+function idempotencyKey (request: FastifyRequest): string | null {
+  const value = request.headers['idempotency-key']
+  if (value === undefined) return null
+  if (typeof value !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(value)) throw new HttpProblem(400, 'submit_job.invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters')
+  return value
+}
+
 /** Verification jobs (interface section 4, "Verification jobs"). */
 export function verifyRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+  // 202 for a new job; 200 with the original job for a replay of the same Idempotency-Key
+  // (interface: "200 when the request replays a prior submission"), marked Idempotent-Replayed.
   app.post('/api/verify', async (request, reply) => {
     const p = await authenticate(rt.ctx, request, 'any')
     requireScope(p, 'email:verify:single')
     const body = parseWith(SubmitJob, request.body, 'submit_job.invalid_request')
-    const submitted = await submitJob(rt.ctx, p, { email: body.email.trim(), checks: body.checks })
+    const key = idempotencyKey(request)
+    const submitted = await submitJob(rt.ctx, p, { email: body.email.trim(), checks: body.checks, idempotency_key: key })
     await rt.caughtUp(submitted.position)
     const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(submitted.job_uuid)
     reply.header('location', `/api/verify/${submitted.job_uuid}`)
-    return reply.code(202).send(doc ? jobView(doc) : { uuid: submitted.job_uuid, status: 'queued' })
+    if (submitted.replayed) reply.header('idempotent-replayed', 'true')
+    return reply.code(submitted.replayed ? 200 : 202).send(doc ? jobView(doc) : { uuid: submitted.job_uuid, status: 'queued' })
   })
 
   const getJob = async (request: FastifyRequest): Promise<Record<string, unknown>> => {

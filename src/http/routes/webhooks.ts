@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { createWebhook, deleteWebhook, testWebhook, updateWebhook } from '../../commands/webhooks.ts'
+import { createWebhook, deleteWebhook, updateWebhook } from '../../commands/webhook-endpoints.ts'
+import { testWebhook } from '../../commands/webhook-deliveries.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { WebhookAttemptDoc, WebhookDoc } from '../../projections/webhooks.ts'
 import { webhookSender } from '../../infra/webhooks/sender.ts'
-import { authenticate, requireScope } from '../plugins/auth.ts'
+import { actorOf, authenticate, requireScope } from '../plugins/auth.ts'
 import { paginated, parsePage } from '../pagination.ts'
 import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -76,7 +77,7 @@ export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     const p = await authenticate(rt.ctx, request, 'any')
     requireScope(p, 'webhooks:create')
     const body = parseWith(CreateWebhook, request.body, 'create_webhook.invalid_request')
-    const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...body })
+    const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...body, actor: actorOf(p) })
     await rt.caughtUp(created.position)
     const doc = await hooks().get(created.webhook_uuid)
     return reply.code(201).send({ ...(doc ? webhookView(doc) : { uuid: created.webhook_uuid }), secret: created.secret })
@@ -97,7 +98,7 @@ export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     if (body.status !== undefined && body.status !== 'active' && body.status !== 'disabled') {
       throw new DomainError('invalid', 'update_webhook.invalid_status', 'status must be "active" or "disabled"')
     }
-    const position = await updateWebhook(rt.ctx, p.user_uuid, uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined })
+    const position = await updateWebhook(rt.ctx, p.user_uuid, uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined }, actorOf(p))
     await rt.caughtUp(position)
     return webhookView(await ownEndpoint(uuid, p.user_uuid))
   })
@@ -106,7 +107,7 @@ export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     const uuid = pathUuid(request.params)
     const p = await authenticate(rt.ctx, request, 'any')
     requireScope(p, 'webhooks:delete')
-    await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, uuid))
+    await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, uuid, actorOf(p)))
     return reply.code(204).send()
   })
 

@@ -6,7 +6,7 @@ import {
 import {
   WrongExpectedRevisionError,
   type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
-  type RecordedEvent, type SubscribeOptions, type Subscription
+  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
 } from './port.ts'
 import { randomUUID } from 'node:crypto'
 
@@ -69,10 +69,12 @@ export class KurrentEventStore implements EventStore {
     }
   }
 
-  async readStream (stream: string): Promise<RecordedEvent[]> {
+  async readStream (stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = []
+    const backwards = options.direction === 'backwards'
+    const from = options.from_revision === undefined ? (backwards ? END : START) : BigInt(options.from_revision)
     try {
-      for await (const r of this.client.readStream(stream, { fromRevision: START, direction: FORWARDS })) {
+      for await (const r of this.client.readStream(stream, { fromRevision: from, direction: backwards ? BACKWARDS : FORWARDS, ...(options.max_count !== undefined && { maxCount: options.max_count }) })) {
         const e = toRecorded(r)
         if (e) out.push(e)
       }

@@ -39,6 +39,14 @@ export interface RecordedEvent<T extends string = string, D = Record<string, unk
  */
 export type ExpectedRevision = 'no_stream' | 'stream_exists' | 'any' | number
 
+/** A slice of a stream (see `EventStore.readStream`). */
+export interface ReadStreamOptions {
+  direction?: 'forwards' | 'backwards'
+  /** First revision to read (inclusive), in the reading direction. */
+  from_revision?: number
+  max_count?: number
+}
+
 export interface AppendResult {
   /** Revision of the last appended event. */
   next_expected_revision: number
@@ -83,8 +91,16 @@ export interface EventStore {
    * @throws WrongExpectedRevisionError when `expected_revision` does not hold.
    */
   append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult>
-  /** All events of a stream in revision order; `[]` when the stream does not exist. */
-  readStream (stream: string): Promise<RecordedEvent[]>
+  /**
+   * Events of a stream; `[]` when the stream does not exist. Without options: every event
+   * in revision order. With options, a bounded slice (what commands read, so that their
+   * cost does not grow with the stream's history):
+   * - `direction: 'forwards'` (default): revisions `from_revision` (default 0) and up;
+   * - `direction: 'backwards'`: revisions `from_revision` (default: the last one) and down,
+   *   newest first;
+   * - `max_count`: at most that many events.
+   */
+  readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>
   /** Events after `from_position` (exclusive) in global order, at most `max_count`. */
   readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]>
   /** Global position of the last committed event (0 when empty). */

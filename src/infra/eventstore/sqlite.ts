@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import {
   WrongExpectedRevisionError,
   type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
-  type RecordedEvent, type SubscribeOptions, type Subscription
+  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
 } from './port.ts'
 
 const SCHEMA = `
@@ -61,7 +61,7 @@ export class SqliteEventStore implements EventStore {
   private closed = false
   private readonly st: {
     head: StatementSync, streamRev: StatementSync, insert: StatementSync, readStream: StatementSync,
-    readAll: StatementSync, dataVersion: StatementSync, getCp: StatementSync, setCp: StatementSync
+    readForwards: StatementSync, readBackwards: StatementSync, readAll: StatementSync, dataVersion: StatementSync, getCp: StatementSync, setCp: StatementSync
   }
   private poller: NodeJS.Timeout | null = null
   private lastDataVersion = -1
@@ -79,6 +79,9 @@ export class SqliteEventStore implements EventStore {
       streamRev: this.db.prepare('SELECT COALESCE(MAX(revision), -1) AS r FROM events WHERE stream = ?'),
       insert: this.db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)'),
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
+      // Both served by the UNIQUE (stream, revision) index: cost is the slice, not the stream.
+      readForwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
+      readBackwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
       readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       dataVersion: this.db.prepare('PRAGMA data_version'),
       getCp: this.db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
@@ -117,9 +120,14 @@ export class SqliteEventStore implements EventStore {
     return result
   }
 
-  async readStream (stream: string): Promise<RecordedEvent[]> {
+  async readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     this.assertOpen()
-    return (this.st.readStream.all(stream) as unknown as Row[]).map(toRecorded)
+    if (!options) return (this.st.readStream.all(stream) as unknown as Row[]).map(toRecorded)
+    const limit = options.max_count ?? -1
+    const rows = options.direction === 'backwards'
+      ? this.st.readBackwards.all(stream, options.from_revision ?? Number.MAX_SAFE_INTEGER, limit)
+      : this.st.readForwards.all(stream, options.from_revision ?? 0, limit)
+    return (rows as unknown as Row[]).map(toRecorded)
   }
 
   async readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]> {

@@ -1,98 +1,19 @@
-import { randomBytes } from 'node:crypto'
 import { v5 as uuidv5 } from 'uuid'
 import { DomainError } from '../domain/shared.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import * as delivery from '../domain/webhook/delivery.ts'
-import { WEBHOOK_EVENTS, type WebhookEventKind, type WebhookDeliveryAttempted, type WebhookDeliveryRequested } from '../domain/webhook/events.ts'
-import { validateTargetUrl } from '../domain/webhook/target.ts'
-import { FREE_PLAN } from '../domain/plans.ts'
+import type { WebhookEventKind, WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
 import type { SendOutcome } from '../infra/webhooks/sender.ts'
 import { SIGNATURE_HEADER, signatureHeader } from '../infra/webhooks/signature.ts'
-import type { WebhookDoc } from '../projections/webhooks.ts'
 import type { Config } from '../config.ts'
 import { handle, load, type CommandContext } from './context.ts'
-
-/** Longest endpoint description (characters). */
-export const MAX_DESCRIPTION = 500
+import { webhooksStream } from './webhook-endpoints.ts'
 
 /** Sends one signed body to a URL (the HTTP sender, or a fake in decider-level tests). */
 export type WebhookSend = (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome>
 
 /** Retry schedule and auto-disable threshold: the `WEBHOOK_*` configuration (`config.webhooks`). */
 export type DeliveryPolicy = Pick<Config['webhooks'], 'max_attempts' | 'retry_base_ms' | 'disable_after_failures'>
-
-function checkEvents (operation: string, events: string[]): WebhookEventKind[] {
-  if (events.length === 0) throw new DomainError('invalid', `${operation}.empty_events`, 'events must not be empty')
-  const unknown = events.filter(e => !(WEBHOOK_EVENTS as readonly string[]).includes(e))
-  if (unknown.length > 0) throw new DomainError('invalid', `${operation}.invalid_events`, `unknown events: ${unknown.join(', ')}; known: ${WEBHOOK_EVENTS.join(', ')}`)
-  return WEBHOOK_EVENTS.filter(e => events.includes(e))
-}
-
-function checkDescription (operation: string, description: string | null | undefined): string | null | undefined {
-  if (description === undefined || description === null) return description
-  const d = description.trim()
-  if (d.length > MAX_DESCRIPTION) throw new DomainError('invalid', `${operation}.invalid_description`, `description must be at most ${MAX_DESCRIPTION} characters`)
-  return d === '' ? null : d
-}
-
-/**
- * POST /api/webhooks: registers an endpoint with a new signing secret (`whsec_` + 32
- * random bytes, base64url), sealed with the account's data key in the event and returned
- * once.
- * @throws DomainError invalid `create_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
- *   forbidden `create_webhook.limit_reached` (the plan's `max_webhooks` endpoints not deleted).
- */
-export async function createWebhook (ctx: CommandContext, input: { user_uuid: string, url: string, events: string[], description?: string | null }): Promise<{ webhook_uuid: string, secret: string, position: number }> {
-  const url = validateTargetUrl('create_webhook', input.url, ctx.config.webhooks.allow_private_targets)
-  const events = checkEvents('create_webhook', input.events)
-  const description = checkDescription('create_webhook', input.description) ?? null
-  const existing = await ctx.reads.collection<WebhookDoc>('webhooks').find({ user_uuid: input.user_uuid })
-  const uuid = ctx.newId()
-  const secret = `whsec_${randomBytes(32).toString('base64url')}`
-  const r = await handle(ctx, `webhook-${uuid}`, webhook, {
-    type: 'CreateWebhook',
-    data: {
-      webhook_uuid: uuid,
-      user_uuid: input.user_uuid,
-      url,
-      events,
-      description,
-      secret: await ctx.sealer.seal(input.user_uuid, secret),
-      created_at: ctx.now().toISOString(),
-      existing_endpoints: existing.total,
-      max_endpoints: FREE_PLAN.max_webhooks
-    }
-  }, { actor: input.user_uuid })
-  return { webhook_uuid: uuid, secret, position: r.position }
-}
-
-/**
- * PATCH /api/webhooks/{uuid}: changes any of `url`, `events`, `description`, `status`
- * (`active` re-enables a disabled endpoint and clears its failure count; `disabled`
- * stops deliveries). Omitted fields keep their value.
- * @throws DomainError invalid `update_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
- *   not_found `update_webhook.not_found`.
- */
-export async function updateWebhook (ctx: CommandContext, owner: string, uuid: string, input: { url?: string, events?: string[], description?: string | null, status?: 'active' | 'disabled' }): Promise<number> {
-  const r = await handle(ctx, `webhook-${uuid}`, webhook, {
-    type: 'UpdateWebhook',
-    data: {
-      user_uuid: owner,
-      ...(input.url !== undefined && { url: validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets) }),
-      ...(input.events !== undefined && { events: checkEvents('update_webhook', input.events) }),
-      ...(input.description !== undefined && { description: checkDescription('update_webhook', input.description) }),
-      ...(input.status !== undefined && { status: input.status }),
-      now: ctx.now().toISOString()
-    }
-  }, { actor: owner })
-  return r.position
-}
-
-/** DELETE /api/webhooks/{uuid}: idempotent; another account's or an unknown endpoint is left alone. */
-export async function deleteWebhook (ctx: CommandContext, owner: string, uuid: string): Promise<number> {
-  const r = await handle(ctx, `webhook-${uuid}`, webhook, { type: 'DeleteWebhook', data: { user_uuid: owner, now: ctx.now().toISOString() } }, { actor: owner })
-  return r.position
-}
 
 /** Namespace of delivery ids derived from (endpoint, event, job): one delivery per triple. */
 const DELIVERY_NAMESPACE = '5b0f3c1e-8d7a-4c52-9a43-1f6e2d9b7c10'
@@ -149,11 +70,10 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
   const now = ctx.now()
   if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime()) return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
   const r = state.request
-  const { state: endpoint } = await load(ctx, `webhook-${r.webhook_uuid}`, webhook)
-  const gone = endpoint.status === 'none' || endpoint.status === 'deleted'
-  const secret = gone ? null : await ctx.sealer.unseal(r.user_uuid, endpoint.secret)
-  if (endpoint.status === 'none' || secret === null || (endpoint.status === 'disabled' && !r.test)) {
-    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: endpoint.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+  const endpoint = (await load(ctx, webhooksStream(r.user_uuid), webhook)).state.endpoints.get(r.webhook_uuid)
+  const secret = endpoint ? await ctx.sealer.unseal(r.user_uuid, endpoint.secret) : null
+  if (!endpoint || secret === null || (endpoint.status === 'disabled' && !r.test)) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
     return { kind: 'over' }
   }
   const body = deliveryBody(r)
@@ -192,9 +112,9 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
  */
 export async function recordDeliveryOutcome (ctx: CommandContext, last: WebhookDeliveryAttempted['data'], policy: DeliveryPolicy): Promise<void> {
   if (last.test || last.next_attempt_at !== null) return
-  await handle(ctx, `webhook-${last.webhook_uuid}`, webhook, {
+  await handle(ctx, webhooksStream(last.user_uuid), webhook, {
     type: 'RecordDeliveryOutcome',
-    data: { delivery_uuid: last.delivery_uuid, succeeded: last.succeeded, disable_after: policy.disable_after_failures, now: ctx.now().toISOString() }
+    data: { webhook_uuid: last.webhook_uuid, delivery_uuid: last.delivery_uuid, succeeded: last.succeeded, disable_after: policy.disable_after_failures, now: ctx.now().toISOString() }
   }, { actor: 'webhooks', correlation_id: last.job_uuid })
 }
 
@@ -205,8 +125,8 @@ export async function recordDeliveryOutcome (ctx: CommandContext, last: WebhookD
  * @throws DomainError not_found `test_webhook.not_found`.
  */
 export async function testWebhook (ctx: CommandContext, owner: string, uuid: string, send: WebhookSend, policy: DeliveryPolicy): Promise<{ delivery_uuid: string, delivered: boolean, response_status: number | null, error: string | null, duration_ms: number, position: number }> {
-  const { state } = await load(ctx, `webhook-${uuid}`, webhook)
-  if (state.status === 'none' || state.status === 'deleted' || state.user_uuid !== owner) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
+  const { state } = await load(ctx, webhooksStream(owner), webhook)
+  if (!state.endpoints.has(uuid)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()
   await requestDelivery(ctx, { delivery_uuid: id, webhook_uuid: uuid, user_uuid: owner, event: 'job.completed', job_uuid: ctx.newId(), status: 'completed', timestamp: Math.floor(ctx.now().getTime() / 1000), test: true })
   const result = await attemptDelivery(ctx, id, 1, send, policy)

@@ -1,0 +1,37 @@
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { Bus, Consumer } from '../infra/bus/port.ts'
+import type { TokensReserved } from '../domain/wallet/events.ts'
+import type { CommandContext } from '../commands/context.ts'
+import { queueJob } from '../commands/submit-job.ts'
+import { faultPoint } from '../infra/faults.ts'
+
+/** Event types the intake process manager consumes (its NATS stream and durable consumer). */
+export const INTAKE_EVENTS = ['TokensReserved'] as const
+
+/**
+ * The intake process manager: a reservation that accepts a job (TokensReserved with
+ * `job`, a submission's commit point) is followed by that job's stream. The submission
+ * creates it right after its reservation; this makes sure of it when the submitting
+ * process died in between, and releases a reservation that finds its job funded by
+ * another (`queueJob`). The job's events name the reservation's actor, whichever of the
+ * two queues it. Idempotent: redelivery queues nothing twice.
+ * Fault point: `intake.before_queue`.
+ */
+export async function startIntakeWorker (ctx: CommandContext, bus: Bus, options: { concurrency: number }): Promise<Consumer> {
+  return await bus.consume({ name: 'intake', event_types: INTAKE_EVENTS, concurrency: options.concurrency, max_deliveries: 20 }, async (event: RecordedEvent) => {
+    const d = event.data as TokensReserved['data']
+    if (!d.job || !d.reservation_uuid) return
+    faultPoint(ctx.config.fault_point, 'intake.before_queue')
+    await queueJob(ctx, {
+      job_uuid: d.job_uuid,
+      user_uuid: d.user_uuid,
+      email: d.job.email,
+      checks: d.job.checks,
+      cost: d.amount,
+      environment: 'live',
+      key_uuid: d.job.key_uuid,
+      reservation_uuid: d.reservation_uuid,
+      queued_at: d.job.queued_at
+    }, { actor: event.metadata.actor ?? 'intake', causation_id: event.id, correlation_id: d.job_uuid })
+  })
+}

@@ -1,0 +1,37 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import type { Test } from 'tap'
+
+const cli = new URL('../../src/cli.ts', import.meta.url).pathname
+
+export interface SvcProcess { child: ChildProcess, url: string, output: () => string }
+
+/**
+ * Starts `svc <args>` as an OS process with `env` and resolves with its URL once it
+ * listens (from its JSON log line); the test's teardown stops what is still running.
+ * @throws when the process exits before it listens.
+ */
+export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv): Promise<SvcProcess> {
+  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stderr!.on('data', (b: Buffer) => { out += b.toString() })
+  t.teardown(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGTERM')
+    await exited(child)
+  })
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
+      if (m) resolve(m[1])
+    })
+    child.once('exit', code => reject(new Error(`svc ${args.join(' ')} exited with ${code}: ${out.slice(-500)}`)))
+  })
+  return { child, url, output: () => out }
+}
+
+/** Resolves with the exit code and signal once `child` has exited. */
+export async function exited (child: ChildProcess): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode }
+  return await new Promise(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
+}
