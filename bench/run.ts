@@ -1,22 +1,29 @@
-// `npm run bench`: the engine benchmark, then the bus benchmark, each measured in one run.
-// With --json, one JSON object: { engine: …, bus: … }.
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
+// `npm run bench`: the engine benchmark, the bus benchmark and the write-side benchmark,
+// each measured in one run. With --json, one JSON object: { engine, bus, write_side }.
+// `--engine-only` skips the engine's slow one-connection mode; `--jobs N` sizes the
+// write side's account history (default 1,000,000).
+import { spawn } from 'node:child_process'
 
-const run = promisify(execFile)
+/** Runs one benchmark: its progress streams to stderr, its stdout comes back. @throws on a non-zero exit. */
+async function run (file: string, a: string[]): Promise<string> {
+  const child = spawn(process.execPath, [file, ...a], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (b: Buffer) => { out += b.toString() })
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`${file} exited with ${code}`)
+  return out
+}
 const args = process.argv.slice(2)
 const json = args.includes('--json')
 const here = (f: string): string => new URL(f, import.meta.url).pathname
-const engineArgs = args.filter(a => a !== '--json')
+const jobsAt = args.indexOf('--jobs')
+const writeArgs = jobsAt >= 0 ? ['--jobs', args[jobsAt + 1]] : []
+const engineArgs = args.filter((a, i) => a !== '--json' && i !== jobsAt && i !== jobsAt + 1)
+const benches: Array<[string, string, string[]]> = [['engine', './engine.ts', engineArgs], ['bus', './bus.ts', []], ['write_side', './write-side.ts', writeArgs]]
 if (json) {
-  const [engine, bus] = [
-    await run(process.execPath, [here('./engine.ts'), ...engineArgs, '--json'], { maxBuffer: 1 << 26 }),
-    await run(process.execPath, [here('./bus.ts'), '--json'], { maxBuffer: 1 << 26 })
-  ]
-  console.log(JSON.stringify({ engine: JSON.parse(engine.stdout), bus: JSON.parse(bus.stdout) }))
+  const out: Record<string, unknown> = {}
+  for (const [name, file, a] of benches) out[name] = JSON.parse(await run(here(file), [...a, '--json']))
+  console.log(JSON.stringify(out))
 } else {
-  for (const [file, a] of [['./engine.ts', engineArgs], ['./bus.ts', []]] as const) {
-    const r = await run(process.execPath, [here(file), ...a], { maxBuffer: 1 << 26 })
-    process.stdout.write(r.stdout)
-  }
+  for (const [, file, a] of benches) process.stdout.write(await run(here(file), a))
 }

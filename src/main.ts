@@ -121,7 +121,8 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * - `projector`: projections into the durable read store, from their checkpoints;
  * - `relay`: committed events → bus, from its checkpoint;
  * - `worker:verifier`, `worker:webhooks`, `worker:mailer`: bus consumers (the webhook
- *   worker keeps its own endpoint read models when they are in memory).
+ *   worker reads endpoints from the event store and, with read models in memory, keeps
+ *   its own `webhook_deliveries` to resume pending deliveries after a restart).
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.

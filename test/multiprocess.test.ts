@@ -156,7 +156,7 @@ if (!reachable) {
     t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
     t.equal(w.balance, 4000)
 
-    // The webhook worker (its own process, its own endpoint read model) notified each job once.
+    // The webhook worker (its own process, reading endpoints from the event store) notified each job once.
     await waitUntil(() => new Set(notified.map(n => n.job_uuid)).size === 200, 60_000)
     await new Promise(resolve => setTimeout(resolve, 500))
     t.equal(notified.length, 200, 'one notification per job')

@@ -4,6 +4,7 @@ import { VerificationEngine } from '../src/verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 import { VERDICT_OF } from '../src/verifier/result.ts'
+import { simulate } from '../src/verifier/sandbox.ts'
 
 // This file owns 127.0.20.0/24.
 function onlyX (a: string): { code: number, message: string } {
@@ -84,6 +85,9 @@ const cases: Array<[string, string, string, string?]> = [
   ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL']
 ]
 
+// The sandbox's magic local part for each reason it simulates (VERIFICATION.md "Sandbox").
+const SANDBOX_OF: Record<string, string> = { accepted_email: 'valid', mailbox_not_found: 'invalid', accept_all: 'accept-all', disposable: 'disposable', role_account: 'role', mailbox_full: 'mailbox-full', greylisted: 'greylisted', timeout: 'timeout', smtp_unavailable: 'unknown' }
+
 for (const [email, verdict, reason, note] of cases) {
   t.test(`${email} → ${verdict}/${reason}${note ? ` (${note})` : ''}`, async t => {
     const r = await engine.verify(email, all)
@@ -93,6 +97,12 @@ for (const [email, verdict, reason, note] of cases) {
     if (verdict === 'valid') t.ok(r.score >= 80)
     if (verdict !== 'valid') t.ok(r.score < 80)
     t.ok(r.checks.every(c => typeof c.duration_ms === 'number'))
+    // The test-key sandbox answers a simulated address of the same reason alike (one set of verdict rules).
+    const magic = SANDBOX_OF[reason]
+    if (magic) {
+      const s = simulate(`${magic}@example.com`, all, new Date())
+      t.same([s.verdict, s.reason, s.retryable], [r.verdict, r.reason, r.retryable], `the sandbox's ${magic}@ agrees`)
+    }
   })
 }
 

@@ -130,7 +130,8 @@ async function accept (ctx: CommandContext, a: Acceptance, replayed: boolean): P
     reservation = r.state.reserved.get(a.job_uuid)?.reservation_uuid ?? null
     faultPoint(ctx.config.fault_point, 'submit.after_reserve')
   }
-  const q = await queueJob(ctx, { job_uuid: a.job_uuid, user_uuid: user, email: a.email, checks: a.checks, cost: a.cost, environment: a.by.environment, key_uuid: a.by.key_uuid, reservation_uuid: reservation, queued_at: a.now }, meta(a))
+  // The job stream is new (unless intake got there first): appended without reading it.
+  const q = await queueJob(ctx, { job_uuid: a.job_uuid, user_uuid: user, email: a.email, checks: a.checks, cost: a.cost, environment: a.by.environment, key_uuid: a.by.key_uuid, reservation_uuid: reservation, queued_at: a.now }, meta(a), true)
   faultPoint(ctx.config.fault_point, 'submit.after_queue')
   return { job_uuid: a.job_uuid, cost: a.cost, checks: a.checks, position: q.position, replayed }
 }
@@ -161,11 +162,13 @@ async function replay (ctx: CommandContext, a: Acceptance, keyStream: string): P
  * funds it. A reservation that finds its job funded by another one (a second attempt at
  * a submission whose first was settled already) is released at once as
  * `duplicate_reservation`: every reservation funds exactly one job or goes back.
- * Used by submissions and by the intake process manager.
+ * Used by submissions (`expectNew`: the stream is appended to as new without reading it
+ * first; should it exist, it is read and decided again) and by the intake process manager.
  * @returns the job stream's result (its state names the funding reservation).
  */
-export async function queueJob (ctx: CommandContext, data: JobQueued['data'], metadata: Partial<EventMetadata>): Promise<HandleResult<job.JobState, ReturnType<typeof job.decide>[number]>> {
-  const q = await handle(ctx, `job-${data.job_uuid}`, job, { type: 'QueueJob', data }, metadata)
+export async function queueJob (ctx: CommandContext, data: JobQueued['data'], metadata: Partial<EventMetadata>, expectNew = false): Promise<HandleResult<job.JobState, ReturnType<typeof job.decide>[number]>> {
+  const none = { state: job.initialState(), revision: -1, position: 0, since_snapshot: 0 }
+  const q = await handle(ctx, `job-${data.job_uuid}`, job, { type: 'QueueJob', data }, metadata, expectNew ? { known: none } : {})
   const funding = q.state.status === 'none' ? null : q.state.reservation_uuid
   if (data.reservation_uuid && funding !== data.reservation_uuid) {
     await handle(ctx, `wallet-${data.user_uuid}`, wallet, {
