@@ -1,5 +1,5 @@
 import t from 'tap'
-import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { execFile, type ChildProcess } from 'node:child_process'
 import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, confirmationCode } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
+import { startSvc, type SvcProcess } from './support/processes.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import { ROUTES } from '../src/main.ts'
@@ -63,20 +64,10 @@ if (!reachable) {
   await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { receiver.close() })
   const children: ChildProcess[] = []
-  const start = async (...args: string[]): Promise<{ child: ChildProcess, url: string }> => {
-    const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.push(child)
-    let out = ''
-    child.stderr!.on('data', (b: Buffer) => { out += b.toString() })
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (b: Buffer) => {
-        out += b.toString()
-        const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
-        if (m) resolve(m[1])
-      })
-      child.once('exit', code => reject(new Error(`${args.join(' ')} exited with ${code}: ${out.slice(-500)}`)))
-    })
-    return { child, url }
+  const start = async (...args: string[]): Promise<SvcProcess> => {
+    const p = await startSvc(t, args, env)
+    children.push(p.child)
+    return p
   }
   t.teardown(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')

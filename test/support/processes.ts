@@ -20,12 +20,16 @@ export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv)
     await exited(child)
   })
   const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`svc ${args.join(' ')} did not listen within 30 s (its log must be at level info): ${out.slice(-500)}`))
+    }, 30_000)
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString()
       const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
-      if (m) resolve(m[1])
+      if (m) { clearTimeout(timer); resolve(m[1]) }
     })
-    child.once('exit', code => reject(new Error(`svc ${args.join(' ')} exited with ${code}: ${out.slice(-500)}`)))
+    child.once('exit', code => { clearTimeout(timer); reject(new Error(`svc ${args.join(' ')} exited with ${code}: ${out.slice(-500)}`)) })
   })
   return { child, url, output: () => out }
 }
