@@ -50,6 +50,8 @@ export const ConfigSchema = z.object({
   WEBHOOK_RETRY_BASE_MS: intFromEnv(30_000, 10, 3_600_000),
   WEBHOOK_DISABLE_AFTER_FAILURES: intFromEnv(5, 1, 1_000),
   WEBHOOK_CONCURRENCY: intFromEnv(16, 1, 1_024),
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   COMMAND_BATCH_MAX: intFromEnv(256, 1, 10_000),
   COMMAND_DEADLINE_MS: intFromEnv(30_000, 100, 600_000),
   IDEMPOTENCY_KEY_TTL_S: intFromEnv(86_400, 60, 30 * 86_400),
@@ -99,6 +101,8 @@ export interface Config {
     /** How long an `Idempotency-Key` is kept (s). */
     idempotency_key_ttl_s: number
   }
+  /** `GET /metrics`: a bearer token on the main port, and/or a port of its own without one; neither: not served. */
+  metrics: { token: string | null, port: number | null }
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
   fault_point: string | null
   webhooks: {
@@ -163,6 +167,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     },
     commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
     fault_point: c.FAULT_POINT ?? null,
+    metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',
       timeout_ms: c.WEBHOOK_TIMEOUT_MS,

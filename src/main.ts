@@ -37,7 +37,9 @@ import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
-import { buildApp, buildHealthApp } from './http/app.ts'
+import { buildApp, buildHealthApp, type AppOptions } from './http/app.ts'
+import { startMetricsServer } from './http/plugins/metrics.ts'
+import { ServiceMetrics } from './infra/metrics.ts'
 
 /** The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables). */
 export function buildEngine (config: Config): VerificationEngine {
@@ -102,6 +104,9 @@ export interface Service {
   role: Role
   app: FastifyInstance
   url: string
+  metrics: ServiceMetrics
+  /** `/metrics` on its own port (`METRICS_PORT`), or null. */
+  metrics_url: string | null
   core: Core
   runner: ProjectionRunner | null
   close (): Promise<void>
@@ -127,9 +132,10 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startRole (role: Role, config: Config, options: { logger?: Logger, rebuild?: boolean } = {}): Promise<Service> {
+export async function startRole (role: Role, config: Config, options: { logger?: Logger, rebuild?: boolean, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
   const log = (options.logger ?? pino({ level: config.log_level })).child({ role })
   const core = await openCore(config)
+  const metrics = new ServiceMetrics(role)
   const { ctx, store } = core
   const closers: Array<() => Promise<void>> = []
   const readiness: Array<() => boolean> = []
@@ -158,18 +164,25 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const r = runner
     readiness.push(() => r.ready)
     closers.push(() => r.stop())
+    metrics.watchLag('projections', async () => await store.headPosition() - r.position)
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
   const bus = needsBus ? await openBus(config, log) : null
-  if (bus) closers.unshift(() => bus.close())
+  if (bus) {
+    closers.unshift(() => bus.close())
+    metrics.watchRedeliveries(() => bus.redeliveries())
+  }
 
   const consumers: Array<{ stop: () => Promise<void> }> = []
   if (bus && (role === 'serve' || role === 'worker:verifier')) {
-    consumers.push(await startVerifierWorker(ctx, bus, buildEngine(config), {
+    const engine = buildEngine(config)
+    metrics.watchSmtp(() => engine.stats)
+    consumers.push(await startVerifierWorker(ctx, bus, engine, {
       concurrency: config.verifier.concurrency,
       greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
-      reads: runner ? ctx.reads : undefined
+      reads: runner ? ctx.reads : undefined,
+      metrics
     }))
     // The intake process manager goes with the verifier: both keep jobs moving.
     consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16 }))
@@ -181,7 +194,8 @@ export async function startRole (role: Role, config: Config, options: { logger?:
       concurrency: w.concurrency,
       reads: ctx.reads,
       resume: !config.nats_url,
-      log: (msg, err) => { log.error({ err }, msg) }
+      log: (msg, err) => { log.error({ err }, msg) },
+      metrics
     }))
   }
   if (bus && (role === 'serve' || role === 'worker:mailer')) {
@@ -201,27 +215,33 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const r = relay
     readiness.push(() => r.caughtUp)
     closers.unshift(() => r.stop())
+    metrics.watchLag('relay', async () => await store.headPosition() - r.checkpoint)
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
   if ((role === 'serve' || role === 'api') && config.signup_screening === 'full') {
     const screener = buildEngine(config)
     ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
+    metrics.watchSmtp(() => screener.stats)
   }
   const ready = (): boolean => readiness.every(f => f())
   const serveApi = role === 'serve' || role === 'api'
   const caughtUp = runner ? (p: number) => runner.waitFor(p) : (p: number) => checkpointsReached(ctx.reads, p)
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready }, { logger: false }) : await buildHealthApp(ready)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics }, { logger: false, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
   const address = await app.listen({ host: config.host, port: config.port })
-  log.info({ url: address, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)
+  const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
+  if (metricsServer) closers.unshift(() => metricsServer.close())
+  log.info({ url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)
   let closed = false
   return {
     role,
     app,
     url: address,
+    metrics,
+    metrics_url: metricsServer?.url ?? null,
     core,
     runner,
     close: async () => {
@@ -235,6 +255,6 @@ export async function startRole (role: Role, config: Config, options: { logger?:
 }
 
 /** The all-in-one service (`svc serve`, what `npm start` runs). */
-export async function startService (config: Config, options: { logger?: Logger } = {}): Promise<Service> {
+export async function startService (config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
   return await startRole('serve', config, options)
 }

@@ -9,6 +9,6 @@ busContract(t, async group => {
   let bus = buses.get(group)
   if (!bus) { bus = new InProcessBus(() => {}); buses.set(group, bus) }
   const shared = bus
-  const view: Bus = { publish: e => shared.publish(e), consume: (o, h) => shared.consume(o, h), close: async () => {} }
+  const view: Bus = { publish: e => shared.publish(e), consume: (o, h) => shared.consume(o, h), redeliveries: () => shared.redeliveries(), close: async () => {} }
   return view
 })

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../domain/shared.ts'
 import * as agent from '../domain/agent/decider.ts'
+import type { AgentCreated } from '../domain/agent/events.ts'
 import { isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
@@ -9,7 +10,13 @@ import { handle, type CommandContext } from './context.ts'
 /** Prefix of agent tokens; distinct from API keys (`svc_`, `svc_test_`). */
 export const AGENT_TOKEN_PREFIX = 'sva_'
 
-export interface CreatedAgent { agent_uuid: string, token: string, position: number }
+export interface CreatedAgent {
+  agent_uuid: string
+  /** What the agent was created with (its AgentCreated event). */
+  agent: AgentCreated['data']
+  token: string
+  position: number
+}
 
 /**
  * POST /api/agents: creates an agent with a name and granted scopes on the account's
@@ -45,7 +52,8 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
       plan_scopes: plan.agent_scopes
     }
   }, { actor: input.user_uuid })
-  return { agent_uuid: agentUuid, token, position: r.position }
+  const created = r.events.find((e): e is AgentCreated => e.type === 'AgentCreated')!.data
+  return { agent_uuid: agentUuid, agent: created, token, position: r.position }
 }
 
 /**

@@ -23,10 +23,11 @@ const metaOf = (jobUuid: string, causationId: string): { causation_id: string, c
  * once: `loaded` is what the worker read before verifying (re-read only if the stream
  * changed meanwhile). Idempotent: a job seen again is not completed twice and its
  * reservation is not settled twice. Fault points: `settle.after_complete`, `settle.after_capture`.
+ * @returns whether this call completed the job (false: it was terminal already).
  */
-export async function completeJob (ctx: CommandContext, loaded: LoadedJob, result: VerificationResult, causationId: string): Promise<void> {
+export async function completeJob (ctx: CommandContext, loaded: LoadedJob, result: VerificationResult, causationId: string): Promise<boolean> {
   const state = loaded.state
-  if (state.status === 'none') return
+  if (state.status === 'none') return false
   const { email: _email, normalized, ...rest } = result
   const sealed = { ...rest, normalized: normalized === null ? null : await ctx.sealer.seal(state.user_uuid, normalized) }
   const r = await handle(ctx, `job-${state.job_uuid}`, job, {
@@ -35,14 +36,16 @@ export async function completeJob (ctx: CommandContext, loaded: LoadedJob, resul
   }, metaOf(state.job_uuid, causationId), { known: loaded })
   faultPoint(ctx.config.fault_point, 'settle.after_complete')
   await settleJob(ctx, r.state, causationId)
+  return r.events.length > 0
 }
 
-/** Marks a job failed (it could not be verified at all) and releases its reservation. */
-export async function failJob (ctx: CommandContext, loaded: LoadedJob, error: string, causationId: string): Promise<void> {
-  if (loaded.state.status === 'none') return
+/** Marks a job failed (it could not be verified at all) and releases its reservation. @returns whether this call failed it. */
+export async function failJob (ctx: CommandContext, loaded: LoadedJob, error: string, causationId: string): Promise<boolean> {
+  if (loaded.state.status === 'none') return false
   const jobUuid = loaded.state.job_uuid
   const r = await handle(ctx, `job-${jobUuid}`, job, { type: 'FailJob', data: { job_uuid: jobUuid, error, failed_at: ctx.now().toISOString() } }, metaOf(jobUuid, causationId), { known: loaded })
   await settleJob(ctx, r.state, causationId)
+  return r.events.length > 0
 }
 
 /**

@@ -1,13 +1,20 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../domain/shared.ts'
 import * as apikey from '../domain/apikey/decider.ts'
+import type { ApiKeyCreated } from '../domain/apikey/events.ts'
 import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { CHECK_NAMES, isCheckName, type CheckName } from '../domain/checks.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 
-export interface CreatedKey { key_uuid: string, raw_key: string, position: number }
+export interface CreatedKey {
+  key_uuid: string
+  /** What the key was created with (its ApiKeyCreated event). */
+  key: ApiKeyCreated['data']
+  raw_key: string
+  position: number
+}
 
 /** A raw key: `svc_` (live) or `svc_test_` (test) and 32 random bytes, base64url. */
 export function newRawKey (environment: 'live' | 'test'): string {
@@ -55,7 +62,8 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
       granter: input.granter
     }
   }, { actor: input.actor })
-  return { key_uuid: keyUuid, raw_key: raw, position: r.position }
+  const key = r.events.find((e): e is ApiKeyCreated => e.type === 'ApiKeyCreated')!.data
+  return { key_uuid: keyUuid, key, raw_key: raw, position: r.position }
 }
 
 /**

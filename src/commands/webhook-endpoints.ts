@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../domain/shared.ts'
 import * as webhook from '../domain/webhook/decider.ts'
-import { WEBHOOK_EVENTS, type WebhookEventKind } from '../domain/webhook/events.ts'
+import { WEBHOOK_EVENTS, type WebhookEndpointCreated, type WebhookEventKind } from '../domain/webhook/events.ts'
 import { validateTargetUrl } from '../domain/webhook/target.ts'
 import { FREE_PLAN } from '../domain/plans.ts'
 import { handle, type CommandContext } from './context.ts'
@@ -33,7 +33,7 @@ function checkDescription (operation: string, description: string | null | undef
  * @throws DomainError invalid `create_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
  *   forbidden `create_webhook.limit_reached` (the plan's `max_webhooks` endpoints not deleted).
  */
-export async function createWebhook (ctx: CommandContext, input: { user_uuid: string, url: string, events: string[], description?: string | null, actor: string }): Promise<{ webhook_uuid: string, secret: string, position: number }> {
+export async function createWebhook (ctx: CommandContext, input: { user_uuid: string, url: string, events: string[], description?: string | null, actor: string }): Promise<{ webhook_uuid: string, endpoint: WebhookEndpointCreated['data'], secret: string, position: number }> {
   const url = validateTargetUrl('create_webhook', input.url, ctx.config.webhooks.allow_private_targets)
   const events = checkEvents('create_webhook', input.events)
   const description = checkDescription('create_webhook', input.description) ?? null
@@ -52,7 +52,8 @@ export async function createWebhook (ctx: CommandContext, input: { user_uuid: st
       max_endpoints: FREE_PLAN.max_webhooks
     }
   }, { actor: input.actor })
-  return { webhook_uuid: uuid, secret, position: r.position }
+  const endpoint = r.events.find((e): e is WebhookEndpointCreated => e.type === 'WebhookEndpointCreated')!.data
+  return { webhook_uuid: uuid, endpoint, secret, position: r.position }
 }
 
 /**

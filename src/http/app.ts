@@ -1,6 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import cookie from '@fastify/cookie'
+import { z } from 'zod'
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { registerErrorHandling } from './plugins/errors.ts'
+import { authPlugin } from './plugins/auth.ts'
+import { openapiPlugin } from './plugins/openapi.ts'
+import { metricsPlugin } from './plugins/metrics.ts'
 import { authRoutes } from './routes/auth.ts'
 import { configRoutes } from './routes/config.ts'
 import { walletRoutes } from './routes/wallet.ts'
@@ -9,23 +14,60 @@ import { agentRoutes } from './routes/agents.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { verifyRoutes } from './routes/verify.ts'
 import { userRoutes } from './routes/users.ts'
+import { problems } from './schemas.ts'
+import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { HttpRuntime } from './runtime.ts'
 
-/**
- * Builds the Fastify app: problem+json errors, cookies, and one route module per resource.
- * `logger` is a pino options object or false.
- */
-export async function buildApp (rt: HttpRuntime, options: { logger: boolean | Record<string, unknown> }): Promise<FastifyInstance> {
+export interface AppOptions {
+  /** A pino options object, or false. */
+  logger: boolean | Record<string, unknown>
+  /** Test builds: hooks added before the routes (a check of every response against its schema). */
+  instrument?: (app: FastifyInstance) => void
+}
+
+/** Routes every role answers: liveness and readiness. */
+function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const Status = z.object({ status: z.string() })
+  app.route({ method: 'GET', url: '/healthz', config: { auth: 'none' }, schema: { operationId: 'health', summary: 'Liveness', tags: ['Service'], response: { 200: Status, ...problems() } }, handler: async () => ({ status: 'ok' }) })
+  app.route({
+    method: 'GET',
+    url: '/readyz',
+    config: { auth: 'none' },
+    schema: { operationId: 'readiness', summary: 'Readiness: connected and caught up', tags: ['Service'], response: { 200: Status, 503: Status, ...problems() } },
+    handler: async (_request, reply) => ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' })
+  })
+}
+
+/** The base of every role's app: zod validation and serialization, problem+json errors. */
+function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: string | null): FastifyInstance {
   const app = Fastify({
     logger: options.logger === false ? false : { ...(options.logger === true ? {} : options.logger), redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] },
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     return503OnClosing: true
   })
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
   registerErrorHandling(app)
+  metricsPlugin(app, metrics, metricsToken)
+  options.instrument?.(app)
+  return app
+}
+
+/**
+ * Builds the API app: every route declares its params, query, body and each response
+ * status with zod (validation, serialization and `GET /openapi.json` from one
+ * declaration), authentication and scope are route configuration read by one plugin,
+ * errors are problem+json, `GET /docs` renders the document, `GET /metrics` with
+ * `METRICS_TOKEN`.
+ */
+export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<FastifyInstance> {
+  const app = base(options, rt.metrics, rt.ctx.config.metrics.token)
   await app.register(cookie)
-  app.get('/healthz', async () => ({ status: 'ok' }))
-  app.get('/readyz', async (_req, reply) => rt.ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' }))
+  authPlugin(app, rt.ctx)
+  await openapiPlugin(app)
+  healthRoutes(app, rt.ready)
   configRoutes(app)
   authRoutes(app, rt)
   walletRoutes(app, rt)
@@ -37,11 +79,9 @@ export async function buildApp (rt: HttpRuntime, options: { logger: boolean | Re
   return app
 }
 
-/** A role without the API (relay, workers): only `/healthz` and `/readyz`. */
-export async function buildHealthApp (ready: () => boolean): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, return503OnClosing: true })
-  registerErrorHandling(app)
-  app.get('/healthz', async () => ({ status: 'ok' }))
-  app.get('/readyz', async (_req, reply) => ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' }))
+/** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */
+export async function buildHealthApp (ready: () => boolean, metrics: ServiceMetrics, metricsToken: string | null): Promise<FastifyInstance> {
+  const app = base({ logger: false }, metrics, metricsToken)
+  healthRoutes(app, ready)
   return app
 }

@@ -1,5 +1,4 @@
 import type { FastifyReply } from 'fastify'
-import { z } from 'zod'
 
 /** RFC 9457 problem details with the machine `code` (ARCHITECTURE.md "HTTP conventions"). */
 export interface Problem {
@@ -36,23 +35,4 @@ export function problem (status: number, code: string, detail: string, errors?: 
 
 export function sendProblem (reply: FastifyReply, p: Problem): FastifyReply {
   return reply.code(p.status).type('application/problem+json').send(p)
-}
-
-/**
- * Validates `value` with a zod schema.
- * @throws HttpProblem 400 with `code` and one `errors` entry per invalid field.
- */
-export function parseWith<S extends z.ZodType> (schema: S, value: unknown, code: string): z.infer<S> {
-  const r = schema.safeParse(value ?? undefined)
-  if (r.success) return r.data
-  const errors = r.error.issues.map(i => ({ path: i.path.join('.') || '(body)', message: i.message }))
-  throw new HttpProblem(400, code, `invalid request: ${errors.map(e => `${e.path}: ${e.message}`).join('; ')}`, errors)
-}
-
-/** A `{uuid}` path parameter. @throws HttpProblem 400 `request.invalid_uuid`. */
-export function parseUuid (value: unknown): string {
-  if (typeof value !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) {
-    throw new HttpProblem(400, 'request.invalid_uuid', 'the identifier in the path is not a UUID')
-  }
-  return value.toLowerCase()
 }

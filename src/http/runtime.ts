@@ -1,4 +1,5 @@
 import type { CommandContext } from '../commands/context.ts'
+import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** What routes need: the command context and read-your-writes. */
 export interface HttpRuntime {
@@ -7,4 +8,6 @@ export interface HttpRuntime {
   caughtUp: (position: number) => Promise<boolean>
   /** Whether the service is ready (read models caught up, workers running). */
   ready: () => boolean
+  /** This process's metrics. */
+  metrics: ServiceMetrics
 }

@@ -29,8 +29,8 @@ export type RecipientAnswer =
   | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number }
   | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
 
-/** Counters of a prober, for tests and the benchmark. */
-export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number }
+/** Counters of a prober, for tests, the benchmark and `/metrics`; `by_provider` counts sessions and RCPTs per mail provider (`other` for the rest). */
+export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number, by_provider: Record<string, { sessions: number, rcpts: number }> }
 
 type Failure = Extract<RecipientAnswer, { kind: 'session' }>
 
@@ -60,7 +60,7 @@ export class SmtpProber {
   private readonly resolver: MailResolver
   private readonly politeness: Politeness
   private readonly o: Required<ProbeOptions>
-  readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0 }
+  readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0, by_provider: {} }
 
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
@@ -105,7 +105,7 @@ export class SmtpProber {
       const release = await this.politeness.acquire(host.host, provider)
       let outcome: { failure: Failure | null, pushedBack: boolean }
       try {
-        outcome = await this.session(host, queue, answers, perSession)
+        outcome = await this.session(host, provider, queue, answers, perSession)
       } finally {
         release()
       }
@@ -129,10 +129,12 @@ export class SmtpProber {
    * queue is empty or `perSession` recipients were asked. Recipients taken but not
    * answered go back to the front of the queue (at most twice per recipient).
    */
-  private async session (host: MailHost, queue: Item[], answers: Map<string, RecipientAnswer>, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
+  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Map<string, RecipientAnswer>, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
     const ips = await this.resolver.addresses(host.host)
     if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
+    const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
     this.stats.sessions++
+    counted.sessions++
     let session: SmtpSession
     try {
       session = await SmtpSession.connect(ips[0], this.o.port, this.o.timeout_ms)
@@ -176,6 +178,7 @@ export class SmtpProber {
           const askedAt = Date.now()
           const reply = await session.command(`RCPT TO:<${item.address}>`)
           this.stats.rcpts++
+          counted.rcpts++
           const outcome = classifyRcpt(reply)
           if (outcome === 'too_many_recipients' && inEnvelope > 0) {
             // 452 4.5.3: this envelope is full; ask again in the next one.

@@ -10,6 +10,7 @@ import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
 import { deferJob } from '../commands/defer-job.ts'
 import type { JobDoc } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
+import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** Event types the verifier consumes (its NATS stream and durable consumer). */
 export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const
@@ -20,6 +21,8 @@ export interface VerifierWorkerOptions {
   greylist: { retry_ms: number, deadline_ms: number }
   /** Read store to find deferred jobs at start (timers do not survive a restart). */
   reads?: ReadStore
+  /** Counts jobs by verdict and reason, and deferrals. */
+  metrics?: ServiceMetrics
 }
 
 export interface VerifierWorker extends Consumer {
@@ -66,7 +69,7 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
     }
     const email = await ctx.sealer.unseal(state.user_uuid, state.email)
     if (email === null) {
-      await failJob(ctx, loaded, 'account erased', causation)
+      if (await failJob(ctx, loaded, 'account erased', causation)) options.metrics?.jobs.inc({ verdict: 'none', reason: 'failed' })
       return
     }
     const result = state.environment === 'test'
@@ -77,11 +80,11 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
       const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
       const retryAt = now + options.greylist.retry_ms * 2 ** state.attempts
       if (retryAt < deadline) {
-        await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)
+        if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)) options.metrics?.deferrals.inc()
         return
       }
     }
-    await completeJob(ctx, loaded, result, causation)
+    if (await completeJob(ctx, loaded, result, causation)) options.metrics?.jobs.inc({ verdict: result.verdict, reason: result.reason })
   }
 
   const consumer = await bus.consume({ name: 'verifier', event_types: VERIFIER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {

@@ -8,6 +8,7 @@ import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
 import type { WebhookDeliveryDoc } from '../projections/webhooks.ts'
+import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'WebhookDeliveryRequested'] as const
@@ -28,6 +29,8 @@ export interface WebhookWorkerOptions {
   /** Resume pending deliveries from `webhook_deliveries` at start (in-process bus: its retries live in memory). */
   resume: boolean
   log?: (msg: string, err?: unknown) => void
+  /** Counts delivery attempts by outcome. */
+  metrics?: ServiceMetrics
 }
 
 /**
@@ -45,6 +48,11 @@ export interface WebhookWorkerOptions {
 export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSend, options: WebhookWorkerOptions): Promise<Consumer> {
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
+  /** Makes an attempt and counts its outcome. */
+  const attempt = async (deliveryId: string, n: number): Promise<void> => {
+    const r = await attemptDelivery(ctx, deliveryId, n, send, options.policy)
+    if (r.kind === 'delivered' || r.kind === 'failed' || r.kind === 'retry') options.metrics?.webhookAttempts.inc({ outcome: r.kind })
+  }
 
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as (JobCompleted['data'] | JobFailed['data'])
@@ -68,7 +76,7 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
   const consumer = await bus.consume({ name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async event => {
     if (event.type === 'WebhookDeliveryRequested') {
       const d = event.data as WebhookDeliveryRequested['data']
-      if (!d.test) await attemptDelivery(ctx, d.delivery_uuid, 1, send, options.policy) // tests are sent by the API at once
+      if (!d.test) await attempt(d.delivery_uuid, 1) // tests are sent by the API at once
       return
     }
     await onJobEnded(event)
@@ -83,7 +91,7 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     }
     const wait = Date.parse(d.next_attempt_at) - Date.now()
     if (wait > 0) throw new RetryLater(wait)
-    await attemptDelivery(ctx, d.delivery_uuid, d.attempt + 1, send, options.policy)
+    await attempt(d.delivery_uuid, d.attempt + 1)
   })
 
   // In-process bus: a waiting retry is a timer of this process, so after a restart the
@@ -94,7 +102,7 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     const wait = d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now())
     timers.set(d.uuid, setTimeout(() => {
       timers.delete(d.uuid)
-      attemptDelivery(ctx, d.uuid, d.attempts + 1, send, options.policy).catch(err => { options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err) })
+      attempt(d.uuid, d.attempts + 1).catch(err => { options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err) })
     }, wait).unref())
   }
   if (options.resume) {

@@ -4,14 +4,22 @@ import { pino } from 'pino'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { startService, type Service } from '../../src/main.ts'
 import { waitUntil } from './eventstore-contract.ts'
+import { checkResponses } from './response-check.ts'
 
 /** Config for a test service on a random port in `dataDir`, probing the given mail world. */
 export function testConfig (dataDir: string, env: Record<string, string> = {}): Config {
   return loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_SMTP_TIMEOUT_MS: '1000', VERIFIER_DNS_TIMEOUT_MS: '1000', VERIFIER_HELO_NAME: 'verifier.test.example', ...env })
 }
 
+/** Schema violations of every answer of the test services of this process (see `checkResponses`). */
+export const responseViolations: string[] = []
+
+/**
+ * The all-in-one service on `config`, built for tests: every answer is checked against
+ * the schema its route declares (a violation answers 500 `response.schema_violation`).
+ */
 export async function startTestService (config: Config): Promise<Service> {
-  return await startService(config, { logger: pino({ level: 'silent' }) })
+  return await startService(config, { logger: pino({ level: 'silent' }), instrument: checkResponses(responseViolations) })
 }
 
 export interface Api {

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { SCOPES, type Scope } from '../../domain/apikey/scopes.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { sha256Hex } from '../../infra/crypto/hashing.ts'
@@ -32,6 +32,28 @@ export interface Principal {
 
 /** Which credentials an operation accepts (interface section 4: J, A, key only). */
 export type AuthMode = 'jwt' | 'any' | 'api_key'
+
+/**
+ * How a route is guarded, declared in its `config` and read by `authPlugin`:
+ * `auth` the credentials it accepts (`none`: public), `scope` the scope a key or agent
+ * token needs, `deleted_account` whether a deleted account's unexpired token gets the
+ * route's own answer (see `authenticate`). `invalid` is the machine code of a body or
+ * query that fails its schema (default `request.invalid_request`).
+ */
+export interface RouteGuard {
+  auth: AuthMode | 'none'
+  scope?: Scope
+  deleted_account?: boolean
+  invalid?: string
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends Partial<RouteGuard> {}
+  interface FastifyRequest {
+    /** The authenticated caller (null on public routes). */
+    principal: Principal | null
+  }
+}
 
 const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'auth.unauthorized', detail)
 
@@ -85,6 +107,32 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
   if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }
   throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
+}
+
+/**
+ * The one place routes are authenticated: an `onRequest` hook that reads each route's
+ * `config.auth` and `config.scope` (interface section 5) and sets `request.principal`.
+ * A route without `config.auth` is refused (500 at registration is better than an open route).
+ * @throws HttpProblem 401, 403 as `authenticate` and `requireScope`.
+ */
+export function authPlugin (app: FastifyInstance, ctx: CommandContext): void {
+  app.decorateRequest('principal', null)
+  app.addHook('onRoute', route => {
+    if (route.config?.auth === undefined && !route.url.startsWith('/docs')) throw new Error(`route ${route.method} ${route.url} declares no config.auth`)
+  })
+  app.addHook('onRequest', async request => {
+    const guard = request.routeOptions.config
+    if (!guard.auth || guard.auth === 'none') return
+    const principal = await authenticate(ctx, request, guard.auth, { deleted_account: guard.deleted_account })
+    if (guard.scope) requireScope(principal, guard.scope)
+    request.principal = principal
+  })
+}
+
+/** The authenticated caller of a guarded route. @throws Error on a public route (a wiring mistake). */
+export function principalOf (request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`${request.method} ${request.url}: no principal (route not guarded)`)
+  return request.principal
 }
 
 /** Who acts, for event metadata: the key or agent that authenticated, else the account. */

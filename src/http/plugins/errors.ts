@@ -7,13 +7,27 @@ const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, unprocessable: 422, locked: 429
 }
 
+/** Where a request failed its route's schema (`FastifyError.validationContext`), and the code it is answered with. */
+function validationCode (context: string | undefined, routeCode: string | undefined): string {
+  if (context === 'params') return 'request.invalid_uuid'
+  return routeCode ?? (context === 'querystring' ? 'request.invalid_query' : 'request.invalid_request')
+}
+
 /**
- * The one error handler: domain errors and HTTP problems map to their status with their
- * machine code; Fastify's own client errors (bad JSON, wrong content type, body too large)
- * keep their 4xx; anything else is logged and answered 500 without details.
+ * The one error handler: a request that fails its route's schema is a 400 with the
+ * route's code (`config.invalid`; a malformed `{uuid}` is `request.invalid_uuid`) and one
+ * `errors` entry per field; domain errors and HTTP problems map to their status with
+ * their machine code; Fastify's own client errors (bad JSON, wrong content type, body
+ * too large) keep their 4xx; anything else is logged and answered 500 without details.
  */
 export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | Error, request, reply) => {
+    const validation = (err as FastifyError).validation
+    if (validation) {
+      const errors = validation.map(v => ({ path: v.instancePath.replace(/^\//, '').replaceAll('/', '.') || '(body)', message: v.message ?? 'invalid' }))
+      const code = validationCode((err as FastifyError).validationContext, request.routeOptions.config.invalid)
+      return sendProblem(reply, problem(400, code, `invalid request: ${errors.map(e => `${e.path}: ${e.message}`).join('; ')}`, errors))
+    }
     if (err instanceof HttpProblem) return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
     if (err instanceof DomainError) return sendProblem(reply, problem(STATUS_OF[err.kind], err.code, err.message))
     if (err instanceof WrongExpectedRevisionError) {

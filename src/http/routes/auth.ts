@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { registerUser, screenForSignUp } from '../../commands/register-user.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
@@ -8,7 +9,8 @@ import { verifyEmailChange } from '../../commands/change-email.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
-import { HttpProblem, parseWith } from '../problem.ts'
+import { HttpProblem } from '../problem.ts'
+import { BODY_PROBLEMS, NoContent, json, problems } from '../schemas.ts'
 import { FailureThrottle } from '../plugins/throttle.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -21,112 +23,207 @@ export function setRefreshCookie (request: FastifyRequest, reply: FastifyReply, 
   reply.setCookie('svc_refresh', s.refresh_token, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/api/auth', expires: s.refresh_expires_at })
 }
 
+/** A signed-in answer: an access token (the refresh token goes in the `svc_refresh` cookie). */
+const Authenticated = z.object({
+  access_token: z.string().meta({ description: 'EdDSA JWT; send as `Authorization: Bearer …`' }),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().meta({ description: 'seconds' })
+}).meta({ id: 'Authenticated' })
+
 function signedInBody (s: SignedIn): { access_token: string, token_type: 'Bearer', expires_in: number } {
   return { access_token: s.access_token, token_type: s.token_type, expires_in: s.expires_in }
 }
 
-/** Authentication and sign-in (interface section 4). */
-export function authRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+/** Authentication and sign-in (interface section 4). Public routes; refresh and logout read the `svc_refresh` cookie. */
+export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const tags = ['Authentication']
   // Per client: 30 previews and registrations an hour (each runs DNS and SMTP checks).
   const signUpAllowance = new FailureThrottle({ limit: 30, window_ms: 60 * 60_000, code: 'signup_preview.too_many_requests' })
 
-  app.post('/api/auth/signup-preview', async request => {
-    const body = parseWith(z.object({ email: Email }), request.body, 'signup_preview.invalid_email')
-    const parsed = parseAddress(body.email)
-    if (!parsed.ok) throw new HttpProblem(400, 'signup_preview.invalid_email', `invalid email: ${parsed.detail}`)
-    signUpAllowance.check(request.ip)
-    signUpAllowance.fail(request.ip)
-    const s = await screenForSignUp(rt.ctx, parsed.normalized)
-    return { email: body.email, normalized: parsed.normalized, may_sign_up: s.may_sign_up, refusal: s.refusal, verdict: s.verdict, reason: s.reason, did_you_mean: s.did_you_mean, checks: s.checks }
+  app.route({
+    method: 'POST',
+    url: '/api/auth/signup-preview',
+    config: { auth: 'none', invalid: 'signup_preview.invalid_email' },
+    schema: {
+      operationId: 'signupPreview',
+      summary: 'Which checks an address passes and whether it may sign up',
+      tags,
+      body: z.object({ email: Email }),
+      response: {
+        200: z.object({ email: z.string(), normalized: z.string(), may_sign_up: z.boolean(), refusal: z.enum(['disposable_email', 'undeliverable_email']).nullable(), verdict: z.string().nullable(), reason: z.string().nullable(), did_you_mean: z.string().nullable(), checks: z.array(z.object({ name: z.string(), outcome: z.string() })) }),
+        ...problems(...BODY_PROBLEMS, 429)
+      }
+    },
+    handler: async request => {
+      const parsed = parseAddress(request.body.email)
+      if (!parsed.ok) throw new HttpProblem(400, 'signup_preview.invalid_email', `invalid email: ${parsed.detail}`)
+      signUpAllowance.check(request.ip)
+      signUpAllowance.fail(request.ip)
+      const s = await screenForSignUp(rt.ctx, parsed.normalized)
+      return { email: request.body.email, normalized: parsed.normalized, may_sign_up: s.may_sign_up, refusal: s.refusal, verdict: s.verdict, reason: s.reason, did_you_mean: s.did_you_mean, checks: s.checks }
+    }
   })
 
-  app.post('/api/auth/register', async (request, reply) => {
-    const body = parseWith(z.object({ email: Email, password: z.string().max(4096), locale: z.string().max(35) }), request.body, 'register_user.invalid_request')
-    signUpAllowance.fail(request.ip)
-    await registerUser(rt.ctx, body)
-    return reply.code(204).send()
+  app.route({
+    method: 'POST',
+    url: '/api/auth/register',
+    config: { auth: 'none', invalid: 'register_user.invalid_request' },
+    schema: {
+      operationId: 'register',
+      summary: 'Sign up; a confirmation code is mailed (the same 204 whether or not the address existed)',
+      tags,
+      body: z.object({ email: Email, password: z.string().max(4096), locale: z.string().max(35) }).meta({ examples: [{ email: 'jane@example.com', password: 'a long passphrase', locale: 'en' }] }),
+      response: { 204: NoContent, ...problems(...BODY_PROBLEMS) }
+    },
+    handler: async (request, reply) => {
+      signUpAllowance.fail(request.ip)
+      await registerUser(rt.ctx, request.body)
+      return reply.code(204).send()
+    }
   })
 
-  app.post('/api/auth/confirm', async (request, reply) => {
-    const body = parseWith(z.object({ email: Email, code: z.string().trim().max(32) }), request.body, 'confirm_account.invalid_request')
-    const s = await confirmAccount(rt.ctx, body)
-    await rt.caughtUp(s.position)
-    setRefreshCookie(request, reply, s)
-    return reply.code(200).send(signedInBody(s))
-  })
-
-  app.post('/api/auth/resend-confirmation', async (request, reply) => {
-    const body = parseWith(z.object({ email: Email }), request.body, 'resend_confirmation.invalid_email')
-    await resendConfirmation(rt.ctx, body.email)
-    return reply.code(204).send()
-  })
-
-  app.post('/api/auth/forgot-password', async (request, reply) => {
-    const body = parseWith(z.object({ email: Email }), request.body, 'forgot_password.invalid_email')
-    await forgotPassword(rt.ctx, body.email)
-    return reply.code(204).send()
-  })
-
-  app.post('/api/auth/reset-password', async (request, reply) => {
-    const body = parseWith(z.object({ token: z.string().max(200), new_password: z.string().max(4096) }), request.body, 'reset_password.invalid_request')
-    await resetPassword(rt.ctx, body.token, body.new_password)
-    return reply.code(204).send()
-  })
-
-  app.post('/api/auth/verify-email-change', async (request, reply) => {
-    const body = parseWith(z.object({ token: z.string().max(200) }), request.body, 'verify_email_change.invalid_request')
-    await rt.caughtUp(await verifyEmailChange(rt.ctx, body.token))
-    return reply.code(204).send()
-  })
-
-  app.post('/api/auth/refresh', async (request, reply) => {
-    const cookie = request.cookies.svc_refresh
-    if (!cookie) return reply.code(200).type('application/json').send('null')
-    try {
-      const s = await refreshSession(rt.ctx, cookie)
+  app.route({
+    method: 'POST',
+    url: '/api/auth/confirm',
+    config: { auth: 'none', invalid: 'confirm_account.invalid_request' },
+    schema: { operationId: 'confirm', summary: 'Confirm the address with its six-digit code; signs in', tags, body: z.object({ email: Email, code: z.string().trim().max(32) }), response: { 200: json(Authenticated, 'Signed in; the `svc_refresh` cookie is set'), ...problems(...BODY_PROBLEMS, 401) } },
+    handler: async (request, reply) => {
+      const s = await confirmAccount(rt.ctx, request.body)
       await rt.caughtUp(s.position)
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))
-    } catch (err) {
-      reply.clearCookie('svc_refresh', { path: '/api/auth' })
-      throw err
     }
   })
 
-  app.post('/api/auth/logout', async (request, reply) => {
-    const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
-    if (parsed) {
-      // Idempotent: an unknown or already revoked session is simply logged out.
-      const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout').catch(err => {
-        if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
-        throw err
-      })
-      await rt.caughtUp(position)
+  app.route({
+    method: 'POST',
+    url: '/api/auth/resend-confirmation',
+    config: { auth: 'none', invalid: 'resend_confirmation.invalid_email' },
+    schema: { operationId: 'resendConfirmation', summary: 'Mail a new confirmation code (the same 204 in every case)', tags, body: z.object({ email: Email }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS) } },
+    handler: async (request, reply) => {
+      await resendConfirmation(rt.ctx, request.body.email)
+      return reply.code(204).send()
     }
-    reply.clearCookie('svc_refresh', { path: '/api/auth' })
-    return reply.code(204).send()
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/auth/forgot-password',
+    config: { auth: 'none', invalid: 'forgot_password.invalid_email' },
+    schema: { operationId: 'forgotPassword', summary: 'Mail a password reset link (the same 204 whether or not the account exists)', tags, body: z.object({ email: Email }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS) } },
+    handler: async (request, reply) => {
+      await forgotPassword(rt.ctx, request.body.email)
+      return reply.code(204).send()
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/auth/reset-password',
+    config: { auth: 'none', invalid: 'reset_password.invalid_request' },
+    schema: { operationId: 'resetPassword', summary: 'Set a new password with a reset token (every session is signed out)', tags, body: z.object({ token: z.string().max(200), new_password: z.string().max(4096) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404) } },
+    handler: async (request, reply) => {
+      await resetPassword(rt.ctx, request.body.token, request.body.new_password)
+      return reply.code(204).send()
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/auth/verify-email-change',
+    config: { auth: 'none', invalid: 'verify_email_change.invalid_request' },
+    schema: { operationId: 'verifyEmailChange', summary: 'Switch the account to its new address with the mailed token', tags, body: z.object({ token: z.string().max(200) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 409) } },
+    handler: async (request, reply) => {
+      await rt.caughtUp(await verifyEmailChange(rt.ctx, request.body.token))
+      return reply.code(204).send()
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/auth/refresh',
+    config: { auth: 'none' },
+    schema: {
+      operationId: 'refresh',
+      summary: 'A new access token from the `svc_refresh` cookie (rotated); `null` without a cookie',
+      tags,
+      response: { 200: json(Authenticated.nullable(), 'Signed in with fresh cookies, or `null` when no cookie was sent'), ...problems(401) }
+    },
+    handler: async (request, reply) => {
+      const cookie = request.cookies.svc_refresh
+      if (!cookie) return reply.code(200).send(null)
+      try {
+        const s = await refreshSession(rt.ctx, cookie)
+        await rt.caughtUp(s.position)
+        setRefreshCookie(request, reply, s)
+        return reply.code(200).send(signedInBody(s))
+      } catch (err) {
+        reply.clearCookie('svc_refresh', { path: '/api/auth' })
+        throw err
+      }
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/auth/logout',
+    config: { auth: 'none' },
+    schema: { operationId: 'logout', summary: 'Revoke the `svc_refresh` cookie\'s session and clear the cookies (idempotent)', tags, response: { 204: NoContent, ...problems() } },
+    handler: async (request, reply) => {
+      const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
+      if (parsed) {
+        // Idempotent: an unknown or already revoked session is simply logged out.
+        const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout').catch(err => {
+          if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
+          throw err
+        })
+        await rt.caughtUp(position)
+      }
+      reply.clearCookie('svc_refresh', { path: '/api/auth' })
+      return reply.code(204).send()
+    }
   })
 
   // Per client: 20 failed sign-ins in 15 minutes, then 429 until the window moves on.
   const loginThrottle = new FailureThrottle({ limit: 20, window_ms: 15 * 60_000, code: 'login.too_many_attempts' })
-  app.post('/api/auth/login', async (request, reply) => {
-    const body = parseWith(z.object({ email: Email, password: z.string().max(4096) }), request.body, 'login.invalid_request')
-    loginThrottle.check(request.ip)
-    const s = await login(rt.ctx, body).catch(err => {
-      if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
-      throw err
-    })
-    if ('two_factor_required' in s) return reply.code(200).send(s)
-    await rt.caughtUp(s.position)
-    setRefreshCookie(request, reply, s)
-    return reply.code(200).send(signedInBody(s))
+  app.route({
+    method: 'POST',
+    url: '/api/auth/login',
+    config: { auth: 'none', invalid: 'login.invalid_request' },
+    schema: {
+      operationId: 'login',
+      summary: 'Sign in with email and password; with two-factor on, a challenge for /api/auth/2fa/verify',
+      tags,
+      body: z.object({ email: Email, password: z.string().max(4096) }),
+      response: {
+        200: json(z.union([Authenticated, z.object({ two_factor_required: z.literal(true), temp_token: z.string().meta({ description: 'for /api/auth/2fa/verify, 5 minutes' }) })]), 'Signed in, or a two-factor challenge'),
+        ...problems(...BODY_PROBLEMS, 401, 403, 429)
+      }
+    },
+    handler: async (request, reply) => {
+      loginThrottle.check(request.ip)
+      const s = await login(rt.ctx, request.body).catch(err => {
+        if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
+        throw err
+      })
+      if ('two_factor_required' in s) return reply.code(200).send(s)
+      await rt.caughtUp(s.position)
+      setRefreshCookie(request, reply, s)
+      return reply.code(200).send(signedInBody(s))
+    }
   })
 
-  app.post('/api/auth/2fa/verify', async (request, reply) => {
-    const body = parseWith(z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }), request.body, 'verify_2fa.invalid_request')
-    const s = await completeTwoFactor(rt.ctx, body.temp_token, body.code)
-    await rt.caughtUp(s.position)
-    setRefreshCookie(request, reply, s)
-    return reply.code(200).send(signedInBody(s))
+  app.route({
+    method: 'POST',
+    url: '/api/auth/2fa/verify',
+    config: { auth: 'none', invalid: 'verify_2fa.invalid_request' },
+    schema: { operationId: 'verifyTwoFactor', summary: 'Complete a sign-in with the challenge token and a TOTP or backup code', tags, body: z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }), response: { 200: json(Authenticated, 'Signed in'), ...problems(...BODY_PROBLEMS, 401, 429) } },
+    handler: async (request, reply) => {
+      const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code)
+      await rt.caughtUp(s.position)
+      setRefreshCookie(request, reply, s)
+      return reply.code(200).send(signedInBody(s))
+    }
   })
 }

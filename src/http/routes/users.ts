@@ -1,121 +1,202 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
 import { deleteAccount } from '../../commands/delete-account.ts'
 import { requestEmailChange } from '../../commands/change-email.ts'
-import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
 import { changeLocale } from '../../commands/change-locale.ts'
+import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
 import type { SessionDoc } from '../../projections/sessions.ts'
 import type { UserDoc } from '../../projections/users.ts'
-import { authenticate, type Principal } from '../plugins/auth.ts'
-import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
+import { principalOf, type Principal } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
+import { BODY_PROBLEMS, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-function profile (u: UserDoc): Record<string, unknown> {
+/** A user's profile (interface section 2: uuid, email, locale, two-factor status). */
+const Profile = z.object({
+  uuid: z.string(),
+  email: z.string(),
+  locale: z.string(),
+  status: z.enum(['unconfirmed', 'confirmed']),
+  two_factor_enabled: z.boolean(),
+  created_at: Timestamp,
+  confirmed_at: Timestamp.nullable()
+}).meta({ id: 'Profile' })
+
+function profile (u: UserDoc): z.infer<typeof Profile> {
   return { uuid: u.uuid, email: u.email, locale: u.locale, status: u.status, two_factor_enabled: u.two_factor_enabled, created_at: u.created_at, confirmed_at: u.confirmed_at }
 }
 
-/** Account (interface section 4, "Account"): profile and sessions. Auth J. */
-export function userRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+const Session = z.object({
+  uuid: z.string(),
+  method: z.string().meta({ description: '`password` or `confirmation`' }),
+  started_at: Timestamp,
+  last_used_at: Timestamp,
+  expires_at: Timestamp,
+  current: z.boolean().meta({ description: 'the session of this access token' })
+}).meta({ id: 'Session' })
+
+const TwoFactorSetup = z.object({
+  secret: z.string().meta({ description: 'TOTP secret (base32)' }),
+  otpauth_uri: z.string(),
+  backup_codes: z.array(z.string()).meta({ description: 'single-use; shown once' })
+})
+
+const Password = z.string().max(4096)
+
+/** Account (interface section 4, "Account"): profile, credentials, two-factor, sessions. Auth J. */
+export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
   const users = () => rt.ctx.reads.collection<UserDoc>('users')
+  const tags = ['Account']
 
   /**
    * The `{uuid}` user of the path, who must be the caller.
-   * @throws HttpProblem 400 malformed uuid, 401, 404 no such user, 403 someone else.
+   * @throws HttpProblem 404 no such user, 403 someone else; 401 for a deleted account's
+   *   token unless it is its own DELETE (which answers "already deleted").
    */
-  const ownUser = async (request: FastifyRequest, action: string, options: { deleted_account?: boolean } = {}): Promise<{ uuid: string, principal: Principal, user: UserDoc | null }> => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const principal = await authenticate(rt.ctx, request, 'jwt', options)
+  const ownUser = async (request: FastifyRequest, uuid: string, action: string): Promise<{ principal: Principal, user: UserDoc | null }> => {
+    const principal = principalOf(request)
     if (principal.account_deleted) {
-      // Only DELETE opts in: on its own deleted account it answers "already deleted" (400).
       if (uuid !== principal.user_uuid) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
-      return { uuid, principal, user: null }
+      return { principal, user: null }
     }
     const user = await users().get(uuid)
     if (!user) throw new HttpProblem(404, 'user.not_found', 'no such user')
     if (uuid !== principal.user_uuid) throw new HttpProblem(403, 'user.forbidden', `you may only ${action} your own account`)
-    return { uuid, principal, user }
+    return { principal, user }
   }
 
-  app.get('/api/users/me', async request => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    const u = await users().get(p.user_uuid)
-    if (!u) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
-    return profile(u)
+  app.route({
+    method: 'GET',
+    url: '/api/users/me',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'getMe', summary: 'The caller\'s profile', tags, response: { 200: Profile, ...problems(401) } },
+    handler: async request => {
+      const u = await users().get(principalOf(request).user_uuid)
+      if (!u) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
+      return profile(u)
+    }
   })
 
-  app.get('/api/users/:uuid', async request => {
-    return profile((await ownUser(request, 'read')).user!)
+  app.route({
+    method: 'GET',
+    url: '/api/users/:uuid',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'getUser', summary: 'A profile (the caller\'s own)', tags, params: UuidParams, response: { 200: Profile, ...problems(400, 401, 403, 404) } },
+    handler: async request => profile((await ownUser(request, request.params.uuid, 'read')).user!)
   })
 
-  app.delete('/api/users/:uuid', async (request, reply) => {
-    const { uuid } = await ownUser(request, 'delete', { deleted_account: true })
-    const body = parseWith(z.object({ password: z.string().max(4096) }), request.body, 'delete_user.invalid_password')
-    const position = await deleteAccount(rt.ctx, uuid, body.password)
-    await rt.caughtUp(position)
-    return reply.code(204).send()
+  app.route({
+    method: 'DELETE',
+    url: '/api/users/:uuid',
+    config: { auth: 'jwt', deleted_account: true, invalid: 'delete_user.invalid_password' },
+    schema: { operationId: 'deleteUser', summary: 'Delete the account (its personal data is erased)', tags, params: UuidParams, body: z.object({ password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      await ownUser(request, request.params.uuid, 'delete')
+      await rt.caughtUp(await deleteAccount(rt.ctx, request.params.uuid, request.body.password))
+      return reply.code(204).send()
+    }
   })
 
-  app.patch('/api/users/:uuid/email', async (request, reply) => {
-    const { uuid } = await ownUser(request, 'change the address of')
-    const body = parseWith(z.object({ new_email: z.string().trim().max(320), current_password: z.string().max(4096) }), request.body, 'change_email.invalid_request')
-    await requestEmailChange(rt.ctx, uuid, body)
-    return reply.code(204).send()
+  app.route({
+    method: 'PATCH',
+    url: '/api/users/:uuid/email',
+    config: { auth: 'jwt', invalid: 'change_email.invalid_request' },
+    schema: { operationId: 'changeEmail', summary: 'Change the address: a link is mailed to the new one', tags, params: UuidParams, body: z.object({ new_email: z.string().trim().max(320), current_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404, 409) } },
+    handler: async (request, reply) => {
+      await ownUser(request, request.params.uuid, 'change the address of')
+      await requestEmailChange(rt.ctx, request.params.uuid, request.body)
+      return reply.code(204).send()
+    }
   })
 
-  app.patch('/api/users/:uuid/password', async (request, reply) => {
-    const { uuid, principal: p } = await ownUser(request, 'change the password of')
-    const body = parseWith(z.object({ current_password: z.string().max(4096), new_password: z.string().max(4096) }), request.body, 'change_password.invalid_request')
-    await changePassword(rt.ctx, uuid, p.session_uuid, body)
-    return reply.code(204).send()
+  app.route({
+    method: 'PATCH',
+    url: '/api/users/:uuid/password',
+    config: { auth: 'jwt', invalid: 'change_password.invalid_request' },
+    schema: { operationId: 'changePassword', summary: 'Change the password (other sessions are signed out)', tags, params: UuidParams, body: z.object({ current_password: Password, new_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      const { principal } = await ownUser(request, request.params.uuid, 'change the password of')
+      await changePassword(rt.ctx, request.params.uuid, principal.session_uuid, request.body)
+      return reply.code(204).send()
+    }
   })
 
-  app.patch('/api/users/me/locale', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
-    const body = parseWith(z.object({ locale: z.string().max(35) }), request.body, 'change_locale.invalid_locale')
-    await rt.caughtUp(await changeLocale(rt.ctx, p.user_uuid, body.locale))
-    return reply.code(204).send()
+  app.route({
+    method: 'PATCH',
+    url: '/api/users/me/locale',
+    config: { auth: 'jwt', deleted_account: true, invalid: 'change_locale.invalid_locale' },
+    schema: { operationId: 'changeLocale', summary: 'The locale of transactional mails', tags, body: z.object({ locale: z.string().max(35) }).meta({ examples: [{ locale: 'fr' }] }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404) } },
+    handler: async (request, reply) => {
+      await rt.caughtUp(await changeLocale(rt.ctx, principalOf(request).user_uuid, request.body.locale))
+      return reply.code(204).send()
+    }
   })
 
-  app.get('/api/users/me/2fa', async request => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    return { enabled: (await users().get(p.user_uuid))?.two_factor_enabled === true }
+  app.route({
+    method: 'GET',
+    url: '/api/users/me/2fa',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'getTwoFactor', summary: 'Whether two-factor authentication is on', tags, response: { 200: z.object({ enabled: z.boolean() }), ...problems(401) } },
+    handler: async request => ({ enabled: (await users().get(principalOf(request).user_uuid))?.two_factor_enabled === true })
   })
 
-  app.post('/api/users/me/2fa/enable', async request => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    return await enableTwoFactor(rt.ctx, p.user_uuid)
+  app.route({
+    method: 'POST',
+    url: '/api/users/me/2fa/enable',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'enableTwoFactor', summary: 'Start two-factor setup: a TOTP secret, its otpauth URI and backup codes', tags, response: { 200: TwoFactorSetup, ...problems(401, 404, 409) } },
+    handler: async request => await enableTwoFactor(rt.ctx, principalOf(request).user_uuid)
   })
 
-  app.post('/api/users/me/2fa/verify-setup', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    const body = parseWith(z.object({ code: z.string().max(64) }), request.body, 'verify_2fa_setup.invalid_code')
-    await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, p.user_uuid, body.code))
-    return reply.code(204).send()
+  app.route({
+    method: 'POST',
+    url: '/api/users/me/2fa/verify-setup',
+    config: { auth: 'jwt', invalid: 'verify_2fa_setup.invalid_code' },
+    schema: { operationId: 'verifyTwoFactorSetup', summary: 'Turn two-factor on with a first TOTP code', tags, body: z.object({ code: z.string().max(64) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 409) } },
+    handler: async (request, reply) => {
+      await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, principalOf(request).user_uuid, request.body.code))
+      return reply.code(204).send()
+    }
   })
 
-  app.post('/api/users/me/2fa/disable', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'jwt', { deleted_account: true })
-    const body = parseWith(z.object({ password: z.string().max(4096), code: z.string().max(64) }), request.body, 'disable_2fa.invalid_request')
-    await rt.caughtUp(await disableTwoFactor(rt.ctx, p.user_uuid, body.password, body.code))
-    return reply.code(204).send()
+  app.route({
+    method: 'POST',
+    url: '/api/users/me/2fa/disable',
+    config: { auth: 'jwt', deleted_account: true, invalid: 'disable_2fa.invalid_request' },
+    schema: { operationId: 'disableTwoFactor', summary: 'Turn two-factor off with the password and a code', tags, body: z.object({ password: Password, code: z.string().max(64) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 429) } },
+    handler: async (request, reply) => {
+      await rt.caughtUp(await disableTwoFactor(rt.ctx, principalOf(request).user_uuid, request.body.password, request.body.code))
+      return reply.code(204).send()
+    }
   })
 
-  app.get('/api/users/me/sessions', async request => {
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    const { items } = await rt.ctx.reads.collection<SessionDoc>('sessions').find({ user_uuid: p.user_uuid, revoked_at: null }, { sort: { started_at: -1 } })
-    const now = new Date().toISOString()
-    return items.filter(s => s.expires_at > now).map(s => ({
-      uuid: s.uuid, method: s.method, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid
-    }))
+  app.route({
+    method: 'GET',
+    url: '/api/users/me/sessions',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'listSessions', summary: 'The account\'s active sessions, newest first', tags, response: { 200: z.array(Session), ...problems(401) } },
+    handler: async request => {
+      const p = principalOf(request)
+      const { items } = await rt.ctx.reads.collection<SessionDoc>('sessions').find({ user_uuid: p.user_uuid, revoked_at: null }, { sort: { started_at: -1 } })
+      const now = new Date().toISOString()
+      return items.filter(s => s.expires_at > now).map(s => ({
+        uuid: s.uuid, method: s.method, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid
+      }))
+    }
   })
 
-  app.delete('/api/users/me/sessions/:uuid', async (request, reply) => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'jwt')
-    const position = await revokeSession(rt.ctx, uuid, 'revoked', p.user_uuid)
-    await rt.caughtUp(position)
-    return reply.code(204).send()
+  app.route({
+    method: 'DELETE',
+    url: '/api/users/me/sessions/:uuid',
+    config: { auth: 'jwt' },
+    schema: { operationId: 'revokeSession', summary: 'Sign a session out (its refresh token stops too)', tags, params: UuidParams, response: { 204: NoContent, ...problems(400, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      await rt.caughtUp(await revokeSession(rt.ctx, request.params.uuid, 'revoked', principalOf(request).user_uuid))
+      return reply.code(204).send()
+    }
   })
 }

@@ -1,18 +1,64 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
+import { CHECK_NAMES } from '../../domain/checks.ts'
 import type { JobDoc } from '../../projections/jobs.ts'
-import { authenticate, requireScope } from '../plugins/auth.ts'
-import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
+import { principalOf } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
+import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
+const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
+
+/** The engine's answer for one address (VERIFICATION.md "Result of one address"), as a job shows it. */
+export const JobResult = z.object({
+  normalized: z.string().nullable(),
+  verdict: Verdict,
+  reason: z.string(),
+  score: z.number().meta({ description: '0–100' }),
+  score_breakdown: z.array(z.object({ factor: z.string(), points: z.number() })),
+  flags: z.array(z.string()),
+  did_you_mean: z.string().nullable(),
+  mx: z.object({ host: z.string(), preference: z.number(), provider: z.string().nullable() }).nullable(),
+  smtp: z.object({ code: z.number(), enhanced_code: z.string().nullable(), message: z.string() }).nullable(),
+  checks: z.array(z.object({ name: z.string(), outcome: z.enum(['pass', 'fail', 'warn', 'error', 'skipped']), duration_ms: z.number(), detail: z.string().nullable() })),
+  retryable: z.boolean(),
+  checked_at: Timestamp,
+  cached: z.boolean(),
+  sandbox: z.boolean()
+}).meta({ id: 'JobResult' })
+
+/** A verification job (interface section 2: uuid, status, score, verdict, created_at, per-check detail). */
+export const Job = z.object({
+  uuid: z.string(),
+  status: z.enum(['queued', 'deferred', 'completed', 'failed']),
+  email: z.string(),
+  verdict: Verdict.nullable(),
+  reason: z.string().nullable(),
+  score: z.number().nullable(),
+  checks: z.array(z.string()),
+  cost: z.number().meta({ description: 'tokens reserved (0 for test keys)' }),
+  environment: z.enum(['live', 'test']),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+  attempts: z.number().meta({ description: 'greylisting retries so far' }),
+  retry_at: Timestamp.nullable(),
+  error: z.string().nullable(),
+  result: JobResult.nullable()
+}).meta({
+  id: 'Job',
+  examples: [{ uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182', status: 'queued', email: 'jane@example.com', verdict: null, reason: null, score: null, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: null, attempts: 0, retry_at: null, error: null, result: null }]
+})
+export type JobView = z.infer<typeof Job>
+
 /** The public view of a job. */
-export function jobView (j: JobDoc): Record<string, unknown> {
+export function jobView (j: JobDoc): JobView {
   return {
     uuid: j.uuid,
     status: j.status,
     email: j.email,
-    verdict: j.verdict,
+    verdict: j.verdict as JobView['verdict'],
     reason: j.reason,
     score: j.score,
     checks: j.checks,
@@ -23,13 +69,17 @@ export function jobView (j: JobDoc): Record<string, unknown> {
     attempts: j.attempts,
     retry_at: j.retry_at,
     error: j.error,
-    result: j.result
+    result: j.result as JobView['result']
   }
 }
 
 const SubmitJob = z.object({
-  email: z.string().max(MAX_EMAIL_INPUT),
-  checks: z.array(z.string()).min(1).max(32).optional()
+  email: z.string().max(MAX_EMAIL_INPUT).meta({ description: 'any text: an address that is not one completes `invalid`/`invalid_syntax`' }),
+  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` })
+}).meta({ examples: [{ email: 'jane@example.com' }, { email: 'jane@example.com', checks: ['smtp'] }] })
+
+const SubmitHeaders = z.looseObject({
+  'idempotency-key': z.string().optional().meta({ description: 'replays answer 200 with the original job for 24 h (1 to 255 visible ASCII characters)' })
 })
 
 /**
@@ -45,30 +95,57 @@ function idempotencyKey (request: FastifyRequest): string | null {
 }
 
 /** Verification jobs (interface section 4, "Verification jobs"). */
-export function verifyRoutes (app: FastifyInstance, rt: HttpRuntime): void {
-  // 202 for a new job; 200 with the original job for a replay of the same Idempotency-Key
-  // (interface: "200 when the request replays a prior submission"), marked Idempotent-Replayed.
-  app.post('/api/verify', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'email:verify:single')
-    const body = parseWith(SubmitJob, request.body, 'submit_job.invalid_request')
-    const key = idempotencyKey(request)
-    const submitted = await submitJob(rt.ctx, p, { email: body.email.trim(), checks: body.checks, idempotency_key: key })
-    await rt.caughtUp(submitted.position)
-    const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(submitted.job_uuid)
-    reply.header('location', `/api/verify/${submitted.job_uuid}`)
-    if (submitted.replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(submitted.replayed ? 200 : 202).send(doc ? jobView(doc) : { uuid: submitted.job_uuid, status: 'queued' })
+export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  app.route({
+    method: 'POST',
+    url: '/api/verify',
+    config: { auth: 'any', scope: 'email:verify:single', invalid: 'submit_job.invalid_request' },
+    schema: {
+      operationId: 'submitJob',
+      summary: 'Verify one address (a job: 202 queued, then poll or get a webhook)',
+      tags: ['Verification jobs'],
+      headers: SubmitHeaders,
+      body: SubmitJob,
+      response: {
+        202: json(Job, 'Accepted and queued; `Location` names the job'),
+        200: json(Job, 'A replay of an earlier submission with the same Idempotency-Key: the original job (`Idempotent-Replayed: true`)'),
+        ...problems(...BODY_PROBLEMS, 401, 402, 403, 422, 429)
+      }
+    },
+    // 202 for a new job; 200 with the original job for a replay of the same Idempotency-Key
+    // (interface: "200 when the request replays a prior submission"), marked Idempotent-Replayed.
+    handler: async (request, reply) => {
+      const p = principalOf(request)
+      const submitted = await submitJob(rt.ctx, p, { email: request.body.email.trim(), checks: request.body.checks, idempotency_key: idempotencyKey(request) })
+      await rt.caughtUp(submitted.position)
+      const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(submitted.job_uuid)
+      reply.header('location', `/api/verify/${submitted.job_uuid}`)
+      if (submitted.replayed) reply.header('idempotent-replayed', 'true')
+      // Read models slower than the bounded wait: the job as it was accepted.
+      const view: JobView = doc ? jobView(doc) : { uuid: submitted.job_uuid, status: 'queued', email: request.body.email.trim(), verdict: null, reason: null, score: null, checks: submitted.checks, cost: submitted.cost, environment: p.environment, created_at: new Date().toISOString(), completed_at: null, attempts: 0, retry_at: null, error: null, result: null }
+      return reply.code(submitted.replayed ? 200 : 202).send(view)
+    }
   })
 
-  const getJob = async (request: FastifyRequest): Promise<Record<string, unknown>> => {
-    const uuid = parseUuid((request.params as { uuid?: string }).uuid)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'results:read')
-    const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(uuid)
-    if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'job.not_found', 'no such job')
-    return jobView(doc)
+  for (const [url, operationId] of [['/api/verify/:uuid', 'getVerification'], ['/api/jobs/:uuid', 'getJob']] as const) {
+    app.route({
+      method: 'GET',
+      url,
+      config: { auth: 'any', scope: 'results:read' },
+      schema: {
+        operationId,
+        summary: 'A job with its per-check detail',
+        tags: ['Verification jobs'],
+        params: UuidParams,
+        response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
+      },
+      handler: async request => {
+        const p = principalOf(request)
+        const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(request.params.uuid)
+        if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'job.not_found', 'no such job')
+        return jobView(doc)
+      }
+    })
   }
-  app.get('/api/verify/:uuid', getJob)
-  app.get('/api/jobs/:uuid', getJob)
 }

@@ -1,17 +1,32 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { createWebhook, deleteWebhook, updateWebhook } from '../../commands/webhook-endpoints.ts'
 import { testWebhook } from '../../commands/webhook-deliveries.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { WebhookAttemptDoc, WebhookDoc } from '../../projections/webhooks.ts'
 import { webhookSender } from '../../infra/webhooks/sender.ts'
-import { actorOf, authenticate, requireScope } from '../plugins/auth.ts'
-import { paginated, parsePage } from '../pagination.ts'
-import { HttpProblem, parseUuid, parseWith } from '../problem.ts'
+import { actorOf, principalOf } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
+import { BODY_PROBLEMS, NoContent, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
+/** A webhook endpoint (interface section 2): never its secret, but once at creation. */
+export const WebhookEndpoint = z.object({
+  uuid: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  description: z.string().nullable(),
+  status: z.enum(['active', 'disabled']),
+  disabled_reason: z.string().nullable().meta({ description: '`requested` or `consecutive_failures`; null while active' }),
+  consecutive_failures: z.number(),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).meta({ id: 'WebhookEndpoint' })
+type WebhookView = z.infer<typeof WebhookEndpoint>
+
 /** The public view of an endpoint: never its secret. */
-export function webhookView (w: WebhookDoc): Record<string, unknown> {
+export function webhookView (w: WebhookDoc): WebhookView {
   return {
     uuid: w.uuid,
     url: w.url,
@@ -26,7 +41,20 @@ export function webhookView (w: WebhookDoc): Record<string, unknown> {
 }
 
 /** One delivery attempt as `GET /api/webhooks/{uuid}/deliveries` lists it (interface section 6, rule 5). */
-function attemptView (a: WebhookAttemptDoc): Record<string, unknown> {
+const Attempt = z.object({
+  delivery_uuid: z.string(),
+  event: z.string(),
+  job_uuid: z.string(),
+  attempt: z.number(),
+  response_status: z.number().nullable().meta({ description: 'null when no answer came (see `error`)' }),
+  succeeded: z.boolean(),
+  error: z.string().nullable(),
+  duration_ms: z.number(),
+  test: z.boolean(),
+  timestamp: Timestamp
+}).meta({ id: 'WebhookAttempt' })
+
+function attemptView (a: WebhookAttemptDoc): z.infer<typeof Attempt> {
   return {
     delivery_uuid: a.delivery_uuid,
     event: a.event,
@@ -45,17 +73,26 @@ const CreateWebhook = z.object({
   url: z.string().max(4096),
   events: z.array(z.string().max(100)).max(32),
   description: z.string().max(4096).nullable().optional()
-}).strict()
+}).strict().meta({ examples: [{ url: 'https://hooks.example.com/verification', events: ['job.completed'], description: 'CRM' }] })
 
 const UpdateWebhook = z.object({
   url: z.string().max(4096).optional(),
   events: z.array(z.string().max(100)).max(32).optional(),
   description: z.string().max(4096).nullable().optional(),
-  status: z.string().max(100).optional()
+  status: z.string().max(100).optional().meta({ description: '`active` (re-enables and clears the failure count) or `disabled`' })
 }).strict()
 
+const TestOutcome = z.object({
+  delivery_uuid: z.string(),
+  delivered: z.boolean(),
+  response_status: z.number().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number()
+})
+
 /** Webhooks (interface section 4 "Webhooks", section 6). Auth A with the `webhooks:*` scopes. */
-export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
+export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks
   const send = webhookSender({ timeout_ms: policy.timeout_ms, allow_private: policy.allow_private_targets })
   const hooks = () => rt.ctx.reads.collection<WebhookDoc>('webhooks')
@@ -64,70 +101,103 @@ export function webhookRoutes (app: FastifyInstance, rt: HttpRuntime): void {
     if (!doc || doc.user_uuid !== owner) throw new HttpProblem(404, 'webhook.not_found', 'no such webhook endpoint')
     return doc
   }
-  const pathUuid = (params: unknown): string => parseUuid((params as { uuid?: string }).uuid)
+  const tags = ['Webhooks']
 
-  app.get('/api/webhooks', async request => {
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:read')
-    const { items } = await hooks().find({ user_uuid: p.user_uuid }, { sort: { created_at: -1 } })
-    return items.map(webhookView)
-  })
-
-  app.post('/api/webhooks', async (request, reply) => {
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:create')
-    const body = parseWith(CreateWebhook, request.body, 'create_webhook.invalid_request')
-    const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...body, actor: actorOf(p) })
-    await rt.caughtUp(created.position)
-    const doc = await hooks().get(created.webhook_uuid)
-    return reply.code(201).send({ ...(doc ? webhookView(doc) : { uuid: created.webhook_uuid }), secret: created.secret })
-  })
-
-  app.get('/api/webhooks/:uuid', async request => {
-    const uuid = pathUuid(request.params)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:read')
-    return webhookView(await ownEndpoint(uuid, p.user_uuid))
-  })
-
-  app.patch('/api/webhooks/:uuid', async request => {
-    const uuid = pathUuid(request.params)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:update')
-    const body = parseWith(UpdateWebhook, request.body, 'update_webhook.invalid_request')
-    if (body.status !== undefined && body.status !== 'active' && body.status !== 'disabled') {
-      throw new DomainError('invalid', 'update_webhook.invalid_status', 'status must be "active" or "disabled"')
+  app.route({
+    method: 'GET',
+    url: '/api/webhooks',
+    config: { auth: 'any', scope: 'webhooks:read' },
+    schema: { operationId: 'listWebhooks', summary: 'The account\'s endpoints, newest first', tags, response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) } },
+    handler: async request => {
+      const { items } = await hooks().find({ user_uuid: principalOf(request).user_uuid }, { sort: { created_at: -1 } })
+      return items.map(webhookView)
     }
-    const position = await updateWebhook(rt.ctx, p.user_uuid, uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined }, actorOf(p))
-    await rt.caughtUp(position)
-    return webhookView(await ownEndpoint(uuid, p.user_uuid))
   })
 
-  app.delete('/api/webhooks/:uuid', async (request, reply) => {
-    const uuid = pathUuid(request.params)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:delete')
-    await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, uuid, actorOf(p)))
-    return reply.code(204).send()
+  app.route({
+    method: 'POST',
+    url: '/api/webhooks',
+    config: { auth: 'any', scope: 'webhooks:create', invalid: 'create_webhook.invalid_request' },
+    schema: {
+      operationId: 'createWebhook',
+      summary: 'Register an endpoint; its signing secret is shown once',
+      tags,
+      body: CreateWebhook,
+      response: { 201: json(WebhookEndpoint.extend({ secret: z.string().meta({ description: '`whsec_…`, shown once' }) }), 'The endpoint with its signing secret'), ...problems(...BODY_PROBLEMS, 401, 403) }
+    },
+    handler: async (request, reply) => {
+      const p = principalOf(request)
+      const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...request.body, actor: actorOf(p) })
+      await rt.caughtUp(created.position)
+      const e = created.endpoint
+      const view = webhookView({ _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at, revision: 0 })
+      return reply.code(201).send({ ...view, secret: created.secret })
+    }
   })
 
-  app.get('/api/webhooks/:uuid/deliveries', async request => {
-    const uuid = pathUuid(request.params)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:read')
-    const page = parsePage(request.query)
-    await ownEndpoint(uuid, p.user_uuid)
-    const { items, total } = await rt.ctx.reads.collection<WebhookAttemptDoc>('webhook_attempts')
-      .find({ webhook_uuid: uuid, user_uuid: p.user_uuid }, { sort: { attempted_at: -1 }, limit: page.limit, offset: page.offset })
-    return paginated(items.map(attemptView), total, page)
+  app.route({
+    method: 'GET',
+    url: '/api/webhooks/:uuid',
+    config: { auth: 'any', scope: 'webhooks:read' },
+    schema: { operationId: 'getWebhook', summary: 'An endpoint', tags, params: UuidParams, response: { 200: WebhookEndpoint, ...problems(400, 401, 403, 404) } },
+    handler: async request => webhookView(await ownEndpoint(request.params.uuid, principalOf(request).user_uuid))
   })
 
-  app.post('/api/webhooks/:uuid/test', async request => {
-    const uuid = pathUuid(request.params)
-    const p = await authenticate(rt.ctx, request, 'any')
-    requireScope(p, 'webhooks:update')
-    const r = await testWebhook(rt.ctx, p.user_uuid, uuid, send, policy)
-    await rt.caughtUp(r.position)
-    return { delivery_uuid: r.delivery_uuid, delivered: r.delivered, response_status: r.response_status, error: r.error, duration_ms: r.duration_ms }
+  app.route({
+    method: 'PATCH',
+    url: '/api/webhooks/:uuid',
+    config: { auth: 'any', scope: 'webhooks:update', invalid: 'update_webhook.invalid_request' },
+    schema: { operationId: 'updateWebhook', summary: 'Change an endpoint\'s url, events, description or status', tags, params: UuidParams, body: UpdateWebhook, response: { 200: WebhookEndpoint, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    handler: async request => {
+      const p = principalOf(request)
+      const body = request.body
+      if (body.status !== undefined && body.status !== 'active' && body.status !== 'disabled') {
+        throw new DomainError('invalid', 'update_webhook.invalid_status', 'status must be "active" or "disabled"')
+      }
+      const position = await updateWebhook(rt.ctx, p.user_uuid, request.params.uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined }, actorOf(p))
+      await rt.caughtUp(position)
+      return webhookView(await ownEndpoint(request.params.uuid, p.user_uuid))
+    }
+  })
+
+  app.route({
+    method: 'DELETE',
+    url: '/api/webhooks/:uuid',
+    config: { auth: 'any', scope: 'webhooks:delete' },
+    schema: { operationId: 'deleteWebhook', summary: 'Delete an endpoint (idempotent)', tags, params: UuidParams, response: { 204: NoContent, ...problems(400, 401, 403) } },
+    handler: async (request, reply) => {
+      const p = principalOf(request)
+      await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, request.params.uuid, actorOf(p)))
+      return reply.code(204).send()
+    }
+  })
+
+  app.route({
+    method: 'GET',
+    url: '/api/webhooks/:uuid/deliveries',
+    config: { auth: 'any', scope: 'webhooks:read', invalid: 'request.invalid_pagination' },
+    schema: { operationId: 'listWebhookDeliveries', summary: 'Every delivery attempt to an endpoint, newest first', tags, params: UuidParams, querystring: PageQuery, response: { 200: Paginated(Attempt), ...problems(400, 401, 403, 404) } },
+    handler: async request => {
+      const p = principalOf(request)
+      const { limit, offset } = request.query
+      await ownEndpoint(request.params.uuid, p.user_uuid)
+      const { items, total } = await rt.ctx.reads.collection<WebhookAttemptDoc>('webhook_attempts')
+        .find({ webhook_uuid: request.params.uuid, user_uuid: p.user_uuid }, { sort: { attempted_at: -1 }, limit, offset })
+      return { items: items.map(attemptView), total, limit, offset }
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/webhooks/:uuid/test',
+    config: { auth: 'any', scope: 'webhooks:update' },
+    schema: { operationId: 'testWebhook', summary: 'Send one signed sample delivery now', tags, params: UuidParams, response: { 200: TestOutcome, ...problems(400, 401, 403, 404) } },
+    handler: async request => {
+      const p = principalOf(request)
+      const r = await testWebhook(rt.ctx, p.user_uuid, request.params.uuid, send, policy)
+      rt.metrics.webhookAttempts.inc({ outcome: 'test' })
+      await rt.caughtUp(r.position)
+      return { delivery_uuid: r.delivery_uuid, delivered: r.delivered, response_status: r.response_status, error: r.error, duration_ms: r.duration_ms }
+    }
   })
 }

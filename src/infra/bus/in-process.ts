@@ -29,6 +29,7 @@ export class InProcessBus implements Bus {
   private readonly recent = new Set<string>()
   private readonly recentOrder: string[] = []
   private readonly log: (msg: string, err?: unknown) => void
+  private readonly redelivered: Record<string, number> = {}
 
   constructor (log: (msg: string, err?: unknown) => void = (m, e) => { console.error(m, e) }) {
     this.log = log
@@ -90,6 +91,7 @@ export class InProcessBus implements Bus {
         item.done()
         return
       }
+      this.redelivered[m.options.name] = (this.redelivered[m.options.name] ?? 0) + 1
       setTimeout(() => { this.dispatch(g, item.event, item.attempt + 1, item.done) }, backoff(item.attempt))
     }
   }
@@ -108,6 +110,8 @@ export class InProcessBus implements Bus {
       }
     }
   }
+
+  redeliveries (): Readonly<Record<string, number>> { return this.redelivered }
 
   async close (): Promise<void> {
     for (const g of this.groups.values()) for (const m of g.members) m.stopped = true

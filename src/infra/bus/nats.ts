@@ -55,6 +55,7 @@ export class NatsBus implements Bus {
   private readonly jsm: JetStreamManager
   private readonly o: Required<Omit<NatsBusOptions, 'log'>> & { log: (msg: string, err?: unknown) => void }
   private readonly ready = new Map<string, Promise<void>>()
+  private readonly redelivered: Record<string, number> = {}
 
   private constructor (nc: NatsConnection, jsm: JetStreamManager, options: NatsBusOptions) {
     this.nc = nc
@@ -148,6 +149,7 @@ export class NatsBus implements Bus {
           this.o.log(`consumer ${service}: giving up on message ${m.seq} after ${delivery} deliveries`, err)
           m.term(String(err).slice(0, 200))
         } else {
+          this.redelivered[service] = (this.redelivered[service] ?? 0) + 1
           m.nak(backoff(delivery))
         }
       } finally {
@@ -174,6 +176,8 @@ export class NatsBus implements Bus {
       }
     }
   }
+
+  redeliveries (): Readonly<Record<string, number>> { return this.redelivered }
 
   /** Deletes this bus's streams (tests). */
   async destroy (): Promise<void> {

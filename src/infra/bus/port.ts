@@ -48,5 +48,7 @@ export interface Bus {
    */
   publish (event: RecordedEvent): Promise<void>
   consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer>
+  /** Messages handed back for redelivery after their handler failed, per consumer, since this process started (`/metrics`). */
+  redeliveries (): Readonly<Record<string, number>>
   close (): Promise<void>
 }

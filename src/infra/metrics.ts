@@ -1,0 +1,92 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { ProbeStats } from '../verifier/smtp-probe.ts'
+
+/**
+ * The service's metrics in the Prometheus text format (`prom-client`), one registry per
+ * role process, labelled with the role. Counters that the code increments as things
+ * happen (requests, jobs, deferrals, webhook attempts) and values read at scrape time
+ * from where they are kept (SMTP sessions and RCPTs of the engine, bus redeliveries,
+ * relay and projection lag in events). Memory is bounded by the label sets: routes,
+ * statuses, verdicts × reasons, providers, consumers.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry()
+  /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
+  readonly http: Histogram<'method' | 'route' | 'status'>
+  /** Jobs that reached a terminal state in this process, by verdict and reason (`failed` jobs: verdict `none`). */
+  readonly jobs: Counter<'verdict' | 'reason'>
+  /** Greylisting deferrals (JobDeferred appended). */
+  readonly deferrals: Counter
+  /** Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another is scheduled), `failed` (the last one failed), `test`. */
+  readonly webhookAttempts: Counter<'outcome'>
+  private readonly smtpSources: Array<() => ProbeStats> = []
+  private readonly redeliverySources: Array<() => Readonly<Record<string, number>>> = []
+  private readonly lagSources = new Map<string, () => Promise<number>>()
+
+  constructor (role: string) {
+    const registers = [this.registry]
+    this.registry.setDefaultLabels({ role })
+    collectDefaultMetrics({ register: this.registry })
+    this.http = new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers })
+    this.jobs = new Counter({ name: 'verification_jobs_total', help: 'Verification jobs that reached a terminal state, by verdict and reason', labelNames: ['verdict', 'reason'], registers })
+    this.deferrals = new Counter({ name: 'verification_job_deferrals_total', help: 'Jobs deferred by greylisting', registers })
+    this.webhookAttempts = new Counter({ name: 'webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers })
+    const sources = this
+    new Counter({
+      name: 'smtp_sessions_total',
+      help: 'SMTP sessions opened by the verification engine, by mail provider',
+      labelNames: ['provider'],
+      registers,
+      collect () { this.reset(); for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.sessions) }
+    })
+    new Counter({
+      name: 'smtp_rcpt_total',
+      help: 'RCPT TO commands asked by the verification engine, by mail provider',
+      labelNames: ['provider'],
+      registers,
+      collect () { this.reset(); for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.rcpts) }
+    })
+    new Counter({
+      name: 'bus_redeliveries_total',
+      help: 'Messages handed back for redelivery after their handler failed, by consumer',
+      labelNames: ['consumer'],
+      registers,
+      collect () {
+        this.reset()
+        for (const source of sources.redeliverySources) for (const [consumer, n] of Object.entries(source())) this.inc({ consumer }, n)
+      }
+    })
+    new Gauge({
+      name: 'lag_events',
+      help: 'Events committed but not yet handled, by consumer of the event store (relay, projections)',
+      labelNames: ['consumer'],
+      registers,
+      async collect () {
+        this.reset()
+        for (const [consumer, lag] of sources.lagSources) this.set({ consumer }, Math.max(0, await lag()))
+      }
+    })
+  }
+
+  private smtpTotals (): Record<string, { sessions: number, rcpts: number }> {
+    const out: Record<string, { sessions: number, rcpts: number }> = {}
+    for (const source of this.smtpSources) {
+      for (const [p, n] of Object.entries(source().by_provider)) {
+        const t = (out[p] ??= { sessions: 0, rcpts: 0 })
+        t.sessions += n.sessions
+        t.rcpts += n.rcpts
+      }
+    }
+    return out
+  }
+
+  /** Reads an engine's SMTP counters at each scrape. */
+  watchSmtp (stats: () => ProbeStats): void { this.smtpSources.push(stats) }
+  /** Reads a bus's redelivery counts at each scrape. */
+  watchRedeliveries (counts: () => Readonly<Record<string, number>>): void { this.redeliverySources.push(counts) }
+  /** Reads how many events `consumer` has yet to handle at each scrape. */
+  watchLag (consumer: string, lag: () => Promise<number>): void { this.lagSources.set(consumer, lag) }
+
+  /** The text exposition (content type `registry.contentType`). */
+  async text (): Promise<string> { return await this.registry.metrics() }
+}
