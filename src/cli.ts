@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander'
 import { userInfo } from 'node:os'
+import { SingleBar, Presets } from 'cli-progress'
 import { loadConfig } from './config.ts'
 import { openCore, startRole, type Role } from './main.ts'
+import { PROJECTIONS, projectionNamed } from './projections/index.ts'
+import { rebuildProjections, ProjectionRunner } from './projections/runner.ts'
+import { auditLedger } from './projections/ledger-audit.ts'
+import { accountOfEmail } from './commands/email-index.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 import { banUser, unbanUser } from './commands/ban-user.ts'
@@ -17,8 +22,8 @@ const program = new Command()
 program.name('svc').description('Email verification service').showHelpAfterError()
 
 /** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
-async function runRole (role: Role, options: { rebuild?: boolean } = {}): Promise<void> {
-  const service = await startRole(role, loadConfig(), options)
+async function runRole (role: Role): Promise<void> {
+  const service = await startRole(role, loadConfig())
   let stopping = false
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return
@@ -40,9 +45,8 @@ program.command('api')
   .action(async () => { await runRole('api') })
 
 program.command('projector')
-  .description('run the projections into the durable read store (MONGODB_URL), from their checkpoints')
-  .option('--rebuild', 'blue/green: project every event into a new version of the read models, switch to it when caught up')
-  .action(async (opts: { rebuild?: boolean }) => { await runRole('projector', { rebuild: opts.rebuild === true }) })
+  .description('run the projections into the read store, from their checkpoints (one process projects at a time)')
+  .action(async () => { await runRole('projector') })
 
 program.command('relay')
   .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
@@ -81,13 +85,65 @@ async function operatorCommand (fn: (core: Awaited<ReturnType<typeof openCore>>)
 const accounts = program.command('accounts').description('operator commands on accounts')
 for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const) {
   accounts.command(name)
-    .description(name === 'ban' ? 'ban an account: sign-in and every credential answer 401' : 'lift a ban')
-    .argument('<email>', 'account email')
+    .description(name === 'ban' ? 'ban an account: sign-in and every credential answer 401, its sessions are revoked' : 'lift a ban')
+    .requiredOption('--email <address>', 'account email')
     .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
-    .action(async (email: string, opts: { reason: string }) => {
-      await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, email, opts.reason, operator()) : await unbanUser(core.ctx, email, operator()))
+    .action(async (opts: { email: string, reason: string }) => {
+      await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator()))
     })
 }
+
+/** A progress bar on stderr (when it is a terminal, or with SVC_PROGRESS=1), with the rate in events per second. */
+function progressBar (label: string): { update: (position: number, end: number) => void, stop: () => void } {
+  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | {eta_formatted}`, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', hideCursor: true }, Presets.shades_classic)
+  const t0 = Date.now()
+  let started = false
+  return {
+    update: (position, end) => {
+      const rate = Math.round(position / Math.max(1, Date.now() - t0) * 1000)
+      if (!started) { bar.start(end, position, { rate }); started = true } else { bar.setTotal(end); bar.update(position, { rate }) }
+    },
+    stop: () => { if (started) bar.stop() }
+  }
+}
+
+const projections = program.command('projections').description('operator commands on read models')
+projections.command('rebuild')
+  .description('rebuild read models beside the live ones from every event, then switch to them (the service keeps serving)')
+  .argument('<name>', `a projection (${PROJECTIONS.map(p => p.name).join(', ')}) or all`)
+  .action(async (name: string) => {
+    await operatorCommand(async core => {
+      const chosen = name === 'all' ? PROJECTIONS : [projectionNamed(name)]
+      const bar = progressBar(`rebuild ${name}`)
+      const t0 = Date.now()
+      try {
+        const r = await rebuildProjections(core.store, core.ctx.reads, chosen, bar.update)
+        const seconds = (Date.now() - t0) / 1000
+        return { projections: chosen.map(p => p.name), events: r.events, seconds, events_per_s: Math.round(r.events / Math.max(seconds, 0.001)), switched: r.switched }
+      } finally { bar.stop() }
+    })
+  })
+
+const ledger = program.command('ledger').description('operator commands on the ledger')
+ledger.command('audit')
+  .description('replay the wallet-* streams alone and compare every balance and transaction with what the API shows; exits 1 on a difference')
+  .option('--email <address>', 'audit one account')
+  .action(async (opts: { email?: string }) => {
+    await operatorCommand(async core => {
+      const owner = opts.email === undefined ? undefined : await accountOfEmail(core.ctx, opts.email)
+      if (owner === null) throw new DomainError('not_found', 'ledger_audit.no_account', 'no account with that email')
+      // The read models as this store holds them: brought up to date first (or followed, when another process projects).
+      const runner = new ProjectionRunner(core.store, PROJECTIONS, core.ctx.reads)
+      await runner.start()
+      await runner.stop()
+      const bar = progressBar('ledger audit')
+      try {
+        const r = await auditLedger(core.store, core.ctx, { owner, onProgress: bar.update })
+        if (r.differences.length > 0) process.exitCode = 1
+        return { ok: r.differences.length === 0, ...r }
+      } finally { bar.stop() }
+    })
+  })
 
 const wallet = program.command('wallet').description('operator commands on wallets')
 wallet.command('grant')

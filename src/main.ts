@@ -7,9 +7,8 @@ import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
 import { KurrentEventStore } from './infra/eventstore/kurrentdb.ts'
 import type { EventStore } from './infra/eventstore/port.ts'
 import { MongoReadStore } from './infra/readstore/mongodb.ts'
-import type { ReadStore } from './infra/readstore/port.ts'
+import { SqliteReadStore } from './infra/readstore/sqlite.ts'
 import type { CheckpointStore } from './workers/relay.ts'
-import { MemoryReadStore } from './infra/readstore/memory.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
 import { NatsBus } from './infra/bus/nats.ts'
 import type { Bus } from './infra/bus/port.ts'
@@ -20,14 +19,7 @@ import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
 import type { Mailer } from './infra/mail/port.ts'
 import { defaultClockAndIds, type CommandContext } from './commands/context.ts'
 import { ProjectionRunner } from './projections/runner.ts'
-import { usersProjection } from './projections/users.ts'
-import { apiKeysProjection } from './projections/api-keys.ts'
-import { agentsProjection } from './projections/agents.ts'
-import { webhookDeliveriesProjection, webhooksProjection } from './projections/webhooks.ts'
-import { jobsProjection } from './projections/jobs.ts'
-import { walletsProjection } from './projections/wallets.ts'
-import { sessionsProjection } from './projections/sessions.ts'
-import { erasureProjection } from './projections/erasure.ts'
+import { PROJECTIONS } from './projections/index.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
@@ -54,8 +46,6 @@ export function buildEngine (config: Config): VerificationEngine {
   })
 }
 
-export const PROJECTIONS = [usersProjection, apiKeysProjection, agentsProjection, jobsProjection, walletsProjection, sessionsProjection, webhooksProjection, webhookDeliveriesProjection, erasureProjection]
-
 export interface Core {
   ctx: CommandContext
   store: EventStore & CheckpointStore
@@ -64,33 +54,18 @@ export interface Core {
 }
 
 /**
- * Opens the write side on the embedded default: the SQLite event store
- * (`DATA_DIR/events.db`), the data key store (`DATA_DIR/keys.db`), secrets and an empty
- * in-memory read store. Used by the service and by operator commands.
+ * Opens the stores: the event store (SQLite `DATA_DIR/events.db`, or EventStoreDB), the
+ * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
+ * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
  */
 export async function openCore (config: Config): Promise<Core> {
   mkdirSync(config.data_dir, { recursive: true })
   const secrets = await loadSecrets(config.data_dir)
   const store = config.eventstore_url ? new KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
-  const reads = config.mongodb_url ? await MongoReadStore.connect(config.mongodb_url) : new MemoryReadStore()
+  const reads = config.mongodb_url ? await MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
   return { ctx, store, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
-}
-
-/**
- * Read-your-writes against a durable read store kept by another process (`svc projector`):
- * resolves once every projection's stored checkpoint has reached `position`, or after
- * `timeoutMs` (ms).
- */
-async function checkpointsReached (reads: ReadStore, position: number, timeoutMs = 5_000, projections = PROJECTIONS): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const cps = await Promise.all(projections.map(p => reads.getCheckpoint(p.name)))
-    if (Math.min(...cps) >= position) return true
-    if (Date.now() > deadline) return false
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
 }
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
@@ -121,18 +96,17 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
 
 /**
  * Starts one role (`svc serve` runs them all in one process):
- * - `api`: HTTP API; with in-memory read models it runs the projections itself, with
- *   MongoDB (`MONGODB_URL`) it reads what `svc projector` writes;
- * - `projector`: projections into the durable read store, from their checkpoints;
+ * - `api`: HTTP API; it runs the projection runner too: one process at a time projects
+ *   (the projector lease), the others follow the stored checkpoints (read-your-writes);
+ * - `projector`: the projection runner only;
  * - `relay`: committed events → bus, from its checkpoint;
  * - `worker:verifier`, `worker:webhooks`, `worker:mailer`: bus consumers (the webhook
- *   worker reads endpoints from the event store and, with read models in memory, keeps
- *   its own `webhook_deliveries` to resume pending deliveries after a restart).
+ *   worker reads endpoints from the event store).
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startRole (role: Role, config: Config, options: { logger?: Logger, rebuild?: boolean, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
+export async function startRole (role: Role, config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
   const log = (options.logger ?? pino({ level: config.log_level })).child({ role })
   const core = await openCore(config)
   const metrics = new ServiceMetrics(role)
@@ -140,27 +114,10 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const closers: Array<() => Promise<void>> = []
   const readiness: Array<() => boolean> = []
 
-  // Blue/green rebuild: project everything into the next version of the read models while
-  // the active one keeps serving, switch when caught up, then go on projecting into it.
-  let switchTo: (() => Promise<void>) | null = null
-  if (role === 'projector' && options.rebuild) {
-    if (!config.mongodb_url || !(ctx.reads instanceof MongoReadStore)) throw new Error('--rebuild needs MONGODB_URL: in-memory read models are rebuilt at every start')
-    const active = ctx.reads.readVersion
-    const next = await MongoReadStore.connect(config.mongodb_url, { version: active + 1 })
-    await ctx.reads.close()
-    ctx.reads = next
-    switchTo = async () => {
-      const switched = await next.activate(active)
-      log.info({ from: active, to: active + 1, switched }, switched ? 'read models rebuilt; switched to the new version' : 'read models rebuilt, but the active version changed meanwhile: not switched')
-    }
-  }
   let runner: ProjectionRunner | null = null
-  // The webhook worker resumes pending deliveries from `webhook_deliveries` (in-process bus).
-  const webhookProjections = [webhookDeliveriesProjection]
-  if (role === 'serve' || role === 'projector' || (!ctx.reads.durable && (role === 'api' || role === 'worker:webhooks'))) {
-    runner = new ProjectionRunner(store, role === 'worker:webhooks' ? webhookProjections : PROJECTIONS, { store: ctx.reads, sealer: ctx.sealer })
+  if (role === 'serve' || role === 'projector' || role === 'api') {
+    runner = new ProjectionRunner(store, PROJECTIONS, ctx.reads)
     await runner.start()
-    await switchTo?.()
     const r = runner
     readiness.push(() => r.ready)
     closers.push(() => r.stop())
@@ -226,7 +183,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   }
   const ready = (): boolean => readiness.every(f => f())
   const serveApi = role === 'serve' || role === 'api'
-  const caughtUp = runner ? (p: number) => runner.waitFor(p) : (p: number) => checkpointsReached(ctx.reads, p)
+  const caughtUp = (p: number): Promise<boolean> => runner ? runner.waitFor(p) : Promise.resolve(false)
   const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics }, { logger: false, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')

@@ -4,6 +4,15 @@ import { promisify } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { client, confirmationCode, outboxMailsTo, settled, signUp, startTestService, testConfig } from './support/service.ts'
+import { JOBS, JOB_COUNTS } from '../src/projections/jobs.ts'
+import { API_KEYS } from '../src/projections/api-keys.ts'
+import { AGENTS } from '../src/projections/agents.ts'
+import { SESSIONS } from '../src/projections/sessions.ts'
+import { WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES } from '../src/projections/wallets.ts'
+import { USAGE_SLOTS } from '../src/projections/stats.ts'
+import { NOTIFICATIONS } from '../src/projections/notifications.ts'
+import { WEBHOOKS } from '../src/projections/webhooks.ts'
+import { USERS } from '../src/projections/users.ts'
 
 const run = promisify(execFile)
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
@@ -25,17 +34,23 @@ t.test('svc accounts ban / unban: a banned account gets 401 everywhere', async t
   const token = await signUp(api, dataDir, 'banme@example.com', password)
   const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key
   const env = { ...process.env, DATA_DIR: dataDir }
-  const banned = await run(process.execPath, [cli, 'accounts', 'ban', 'banme@example.com', '--reason', 'abuse report 7'], { env })
+  const banned = await run(process.execPath, [cli, 'accounts', 'ban', '--email', 'banme@example.com', '--reason', 'abuse report 7'], { env })
   t.match(JSON.parse(banned.stdout), { banned: true })
   const waitStatus = async (f: () => Promise<number>, want: number): Promise<void> => { for (let i = 0; i < 100 && (await f()) !== want; i++) await new Promise(resolve => setTimeout(resolve, 20)) }
   await waitStatus(async () => (await api('GET', '/api/users/me', { token })).status, 401)
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'session token')
   t.equal((await api('GET', '/api/wallet', { token: key })).status, 401, 'API key')
   t.equal((await api('POST', '/api/auth/login', { body: { email: 'banme@example.com', password } })).status, 401, 'sign-in')
-  await run(process.execPath, [cli, 'accounts', 'unban', 'banme@example.com'], { env })
-  await waitStatus(async () => (await api('GET', '/api/users/me', { token })).status, 200)
-  t.equal((await api('POST', '/api/auth/login', { body: { email: 'banme@example.com', password } })).status, 200, 'unbanned')
-  const unknown = await run(process.execPath, [cli, 'accounts', 'ban', 'nobody@example.com'], { env }).catch(e => e)
+  await run(process.execPath, [cli, 'accounts', 'unban', '--email', 'banme@example.com'], { env })
+  let again = await api('POST', '/api/auth/login', { body: { email: 'banme@example.com', password } })
+  for (let i = 0; i < 100 && again.status !== 200; i++) {
+    await new Promise(resolve => setTimeout(resolve, 20))
+    again = await api('POST', '/api/auth/login', { body: { email: 'banme@example.com', password } })
+  }
+  t.equal(again.status, 200, 'unbanned: signing in works')
+  t.equal((await api('GET', '/api/users/me', { token: again.body.access_token })).status, 200)
+  t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'the session from before the ban stays revoked')
+  const unknown = await run(process.execPath, [cli, 'accounts', 'ban', '--email', 'nobody@example.com'], { env }).catch(e => e)
   t.equal(unknown.code, 1)
 })
 
@@ -81,12 +96,12 @@ t.test('delete account: erased from events and read models; the address can regi
   const after = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.stream === `user-${me.uuid}`)
   t.equal(after[after.length - 1].type, 'UserDeleted', 'none of those appended anything to the account')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
-  for (const name of ['users', 'jobs', 'api_keys', 'agents', 'sessions', 'wallet_transactions']) {
-    t.equal((await service.core.ctx.reads.collection(name).find({ user_uuid: me.uuid })).total, 0, `${name} purged`)
+  for (const spec of [JOBS, JOB_COUNTS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, NOTIFICATIONS, WEBHOOKS]) {
+    t.equal(await service.core.ctx.reads.collection(spec).count({ user_uuid: me.uuid }), 0, `${spec.name} purged`)
   }
-  t.equal(await service.core.ctx.reads.collection('users').get(me.uuid), null)
+  t.equal(await service.core.ctx.reads.collection(USERS).get(me.uuid), null)
 
-  for (const file of ['events.db', 'events.db-wal', 'keys.db', 'keys.db-wal']) {
+  for (const file of ['events.db', 'events.db-wal', 'keys.db', 'keys.db-wal', 'reads.db', 'reads.db-wal']) {
     const path = join(dataDir, file)
     if (!existsSync(path)) continue
     const bytes = readFileSync(path)

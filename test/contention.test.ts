@@ -42,6 +42,8 @@ t.test('1,500 submissions at once over two processes on a wallet of 1,000 tokens
   t.equal(wallet.filter(e => e.type === 'TokensReserved').length, 1_000, 'one reservation per accepted job')
   t.equal(sum('TokensGranted') - sum('TokensReserved') + sum('TokensReleased'), 0, 'never overspent')
   await waitUntil(async () => (await store.readStream(`wallet-${owner}`)).filter(e => e.type === 'TokensCaptured').length === 1_000, 60_000)
-  const w = (await a('GET', '/api/wallet', { token: key })).body
+  // The read model follows the ledger (captures are the workers', not a request's): wait for it to catch up.
+  let w: any
+  await waitUntil(async () => { w = (await a('GET', '/api/wallet', { token: key })).body; return w.spent === 1_000 }, 20_000).catch(() => undefined)
   t.same([w.balance, w.reserved, w.spent], [0, 0, 1_000], 'every accepted job charged once, whichever process took it')
 })

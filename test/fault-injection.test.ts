@@ -92,8 +92,10 @@ for (const [point, retryStatus] of POINTS) {
     t.equal(mine.reduce((s, r) => s + r.captured, 0), 1, 'and charged once')
     const queued = (await store.readStream(`job-${retry.body.uuid}`)).filter(e => e.type === 'JobQueued')
     t.equal(queued.length, 1, 'one job')
-    const w = (await api('GET', '/api/wallet', { token: key })).body
     const sums = [...held.values()].reduce((s, r) => s + r.captured, 0)
+    // The read model follows the ledger (the capture was the worker's, not this request's): wait for it to catch up.
+    let w: any
+    await waitUntil(async () => { w = (await api('GET', '/api/wallet', { token: key })).body; return w.spent === sums }, 20_000).catch(() => undefined)
     t.same([w.balance + w.reserved, w.spent], [1_000 - sums, sums], 'the balance shown is the ledger\'s')
     await stop(restarted)
   })

@@ -5,7 +5,7 @@ import { FREE_PLAN } from '../domain/plans.ts'
 import { handle, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
 import { confirmationCodeHash } from './register-user.ts'
-import { startSession, type SignedIn } from './start-session.ts'
+import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 
 const invalidCode = (): DomainError => new DomainError('unauthorized', 'confirm_account.invalid_code', 'the code is wrong, expired or used up; ask for a new one')
 
@@ -16,7 +16,7 @@ const invalidCode = (): DomainError => new DomainError('unauthorized', 'confirm_
  * @throws DomainError unauthorized `confirm_account.invalid_code` for any failure, so the
  *   answer does not tell whether the address is registered.
  */
-export async function confirmAccount (ctx: CommandContext, input: { email: string, code: string }): Promise<SignedIn> {
+export async function confirmAccount (ctx: CommandContext, input: { email: string, code: string }, client: ClientSeen | null = null): Promise<SignedIn> {
   const owner = await accountOfEmail(ctx, input.email)
   if (!owner || !/^\d{6}$/.test(input.code)) throw invalidCode()
   const candidate = confirmationCodeHash(ctx, owner, input.code)
@@ -24,7 +24,7 @@ export async function confirmAccount (ctx: CommandContext, input: { email: strin
   const r = await handle(ctx, `user-${owner}`, user, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
   if (r.state.status !== 'confirmed' || !r.events.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   const granted = await grantPlanTokens(ctx, owner)
-  const signedIn = await startSession(ctx, owner, 'confirmation')
+  const signedIn = await startSession(ctx, owner, 'confirmation', client)
   return { ...signedIn, position: Math.max(signedIn.position, granted) }
 }
 

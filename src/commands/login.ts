@@ -3,7 +3,7 @@ import * as user from '../domain/user/decider.ts'
 import { verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
-import { startSession, type SignedIn } from './start-session.ts'
+import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { issueChallengeToken, verifyChallengeToken } from '../infra/crypto/jwt.ts'
 import { checkSecondFactor } from './two-factor.ts'
 
@@ -20,7 +20,7 @@ const invalid = (): DomainError => new DomainError('unauthorized', 'login.invali
  *   deleted account); forbidden `login.unconfirmed` (right password, address not
  *   confirmed); locked `login.locked`.
  */
-export async function login (ctx: CommandContext, input: { email: string, password: string }): Promise<SignedIn | { two_factor_required: true, temp_token: string }> {
+export async function login (ctx: CommandContext, input: { email: string, password: string }, client: ClientSeen | null = null): Promise<SignedIn | { two_factor_required: true, temp_token: string }> {
   const owner = await accountOfEmail(ctx, input.email)
   const { state } = owner ? await load(ctx, `user-${owner}`, user) : { state: user.initialState() }
   const now = ctx.now().toISOString()
@@ -34,7 +34,7 @@ export async function login (ctx: CommandContext, input: { email: string, passwo
   if (state.two_factor.status === 'active') {
     return { two_factor_required: true, temp_token: await issueChallengeToken(ctx.secrets, ctx.config.jwt_issuer, state.user_uuid, CHALLENGE_TTL_S, ctx.now()) }
   }
-  return await startSession(ctx, state.user_uuid, 'password')
+  return await startSession(ctx, state.user_uuid, 'password', client)
 }
 
 /** Lifetime of the two-factor challenge token, seconds. */
@@ -46,11 +46,11 @@ export const CHALLENGE_TTL_S = 5 * 60
  * @throws DomainError unauthorized `verify_2fa.invalid_token`, `verify_2fa.invalid_code`;
  *   locked `verify_2fa.locked`.
  */
-export async function completeTwoFactor (ctx: CommandContext, tempToken: string, code: string): Promise<SignedIn> {
+export async function completeTwoFactor (ctx: CommandContext, tempToken: string, code: string, client: ClientSeen | null = null): Promise<SignedIn> {
   const owner = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
   if (!owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active') throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized')
-  return await startSession(ctx, owner, 'password')
+  return await startSession(ctx, owner, 'password', client)
 }

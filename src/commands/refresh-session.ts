@@ -6,7 +6,7 @@ import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from './owned-token.ts'
-import type { SessionDoc } from '../projections/sessions.ts'
+import { openSessions } from '../projections/sessions.ts'
 
 /** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
 export function parseRefreshToken (value: string): { session_uuid: string, secret: string } | null {
@@ -73,7 +73,7 @@ export async function revokeSession (ctx: CommandContext, sessionUuid: string, r
  * @returns the global position of the last revocation (0 when there was none).
  */
 export async function revokeAllSessions (ctx: CommandContext, owner: string, keep: string | null): Promise<number> {
-  const { items } = await ctx.reads.collection<SessionDoc>('sessions').find({ user_uuid: owner, revoked_at: null })
+  const items = await openSessions(ctx, owner)
   let position = 0
   for (const s of items) if (s.uuid !== keep) position = Math.max(position, await revokeSession(ctx, s.uuid, 'revoked'))
   return position

@@ -1,5 +1,7 @@
+import Bowser from 'bowser'
+import ipaddr from 'ipaddr.js'
 import { issueAccessToken } from '../infra/crypto/jwt.ts'
-import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
+import { hmacHex, randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import * as session from '../domain/session/decider.ts'
 import { handle, type CommandContext } from './context.ts'
 
@@ -15,15 +17,37 @@ export interface SignedIn {
   position: number
 }
 
+/** Where a sign-in comes from, as the HTTP layer sees it. */
+export interface ClientSeen { user_agent: string | null, ip: string }
+
+/**
+ * A client as a session records it: an HMAC of the account, the user agent and the
+ * network (IPv4 /24, IPv6 /48, so that a new address on the same network is the same
+ * client), and a readable label from the user agent (`bowser`).
+ */
+export function clientOf (ctx: CommandContext, userUuid: string, seen: ClientSeen): { id: string, label: string } {
+  let network = seen.ip
+  try {
+    const addr = ipaddr.process(seen.ip)
+    network = addr.kind() === 'ipv4' ? addr.toString().split('.').slice(0, 3).join('.') : (addr as ipaddr.IPv6).parts.slice(0, 3).join(':')
+  } catch { /* not an IP address: kept as it is, hashed */ }
+  const ua = (seen.user_agent ?? '').slice(0, 512)
+  const parsed = ua ? Bowser.getParser(ua) : null
+  const browser = parsed?.getBrowserName() || null
+  const os = parsed?.getOSName() || null
+  const label = browser && os ? `${browser} on ${os}` : browser ?? os ?? 'an unknown client'
+  return { id: hmacHex(ctx.secrets.code_key, `client:${userUuid}:${ua}:${network}`).slice(0, 32), label }
+}
+
 /** Starts a session for a user: a `session-<uuid>` stream and an access token. */
-export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password'): Promise<SignedIn> {
+export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password', client: ClientSeen | null = null): Promise<SignedIn> {
   const now = ctx.now()
   const sessionUuid = ctx.newId()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
   const r = await handle(ctx, `session-${sessionUuid}`, session, {
     type: 'StartSession',
-    data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method }
+    data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null }
   }, { actor: userUuid })
   return {
     access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: userUuid, session_uuid: sessionUuid }, ctx.config.access_token_ttl_s, now),

@@ -14,6 +14,9 @@ import { agentRoutes } from './routes/agents.ts'
 import { webhookRoutes } from './routes/webhooks.ts'
 import { verifyRoutes } from './routes/verify.ts'
 import { userRoutes } from './routes/users.ts'
+import { jobRoutes } from './routes/jobs.ts'
+import { statsRoutes } from './routes/stats.ts'
+import { notificationRoutes } from './routes/notifications.ts'
 import { problems } from './schemas.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { HttpRuntime } from './runtime.ts'
@@ -76,6 +79,9 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   webhookRoutes(app, rt)
   verifyRoutes(app, rt)
   userRoutes(app, rt)
+  jobRoutes(app, rt)
+  statsRoutes(app, rt)
+  notificationRoutes(app, rt)
   return app
 }
 

@@ -1,6 +1,6 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
+import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up. */
 export interface AgentDoc {
@@ -14,22 +14,42 @@ export interface AgentDoc {
   token_prefix: string
   created_at: string
   revoked_at: string | null
-  revision: number
 }
 
-export const agentsProjection: Projection = {
-  name: 'agents',
-  event_types: ['AgentCreated', 'AgentRevoked'],
-  async apply (event, { store }) {
-    const agents = store.collection<AgentDoc>('agents')
-    const e = event as unknown as AgentCreated | AgentRevoked
-    const doc = await agents.get(e.data.agent_uuid)
-    if (alreadyApplied(doc, event)) return
-    if (e.type === 'AgentRevoked') {
-      if (doc) await agents.put({ ...doc, revoked_at: e.data.revoked_at, revision: event.revision })
-      return
-    }
+/** By hash (every request with an agent token) and an account's agents newest first, paged. */
+export const AGENTS = collection({ name: 'agents', projection: 'agents', fields: { user_uuid: 'text', token_hash: 'text', created_at: 'text' }, indexes: [['token_hash'], ['user_uuid', 'created_at']] })
+
+function evolve (doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | null {
+  const e = event as unknown as AgentCreated | AgentRevoked
+  if (e.type === 'AgentCreated') {
     const { agent_uuid: uuid, ...rest } = e.data
-    await agents.put({ _id: uuid, uuid, ...rest, revoked_at: null, revision: event.revision })
+    return { _id: uuid, uuid, ...rest, revoked_at: null }
   }
+  return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
+}
+
+export const agentsProjection = foldProjection<AgentDoc>({
+  name: 'agents',
+  version: 2,
+  collection: AGENTS,
+  event_types: ['AgentCreated', 'AgentRevoked'],
+  erase: true,
+  id: event => event.data.agent_uuid as string,
+  evolve
+})
+
+export async function getAgent (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<AgentDoc | null> {
+  return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
+}
+
+/** The agent whose token's SHA-256 is `hash` (index `token_hash`). */
+export async function agentByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<AgentDoc | null> {
+  return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).findOne({ token_hash: hash })
+}
+
+/** A page of an account's agents, newest first, and how many it has (index user_uuid, created_at). */
+export async function agentsOf (rc: Pick<ReadContext, 'reads'>, owner: string, page: { limit: number, offset: number }): Promise<{ items: AgentDoc[], total: number }> {
+  const c = rc.reads.collection<Folded<AgentDoc>>(AGENTS)
+  const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
+  return { items, total }
 }

@@ -1,6 +1,6 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
+import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up. */
 export interface ApiKeyDoc {
@@ -17,22 +17,40 @@ export interface ApiKeyDoc {
   rate_limit_per_minute: number
   created_at: string
   revoked_at: string | null
-  revision: number
 }
 
-export const apiKeysProjection: Projection = {
-  name: 'api_keys',
-  event_types: ['ApiKeyCreated', 'ApiKeyRevoked'],
-  async apply (event, { store }) {
-    const keys = store.collection<ApiKeyDoc>('api_keys')
-    const e = event as unknown as ApiKeyCreated | ApiKeyRevoked
-    const doc = await keys.get(e.data.key_uuid)
-    if (alreadyApplied(doc, event)) return
-    if (e.type === 'ApiKeyRevoked') {
-      if (doc) await keys.put({ ...doc, revoked_at: e.data.revoked_at, revision: event.revision })
-      return
-    }
+/** By hash (every request with a key: one index lookup) and an account's keys newest first. */
+export const API_KEYS = collection({ name: 'api_keys', projection: 'api_keys', fields: { user_uuid: 'text', key_hash: 'text', created_at: 'text' }, indexes: [['key_hash'], ['user_uuid', 'created_at']] })
+
+function evolve (doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
+  const e = event as unknown as ApiKeyCreated | ApiKeyRevoked
+  if (e.type === 'ApiKeyCreated') {
     const { key_uuid: uuid, ...rest } = e.data
-    await keys.put({ _id: uuid, uuid, ...rest, revoked_at: null, revision: event.revision })
+    return { _id: uuid, uuid, ...rest, revoked_at: null }
   }
+  return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
+}
+
+export const apiKeysProjection = foldProjection<ApiKeyDoc>({
+  name: 'api_keys',
+  version: 2,
+  collection: API_KEYS,
+  event_types: ['ApiKeyCreated', 'ApiKeyRevoked'],
+  erase: true,
+  id: event => event.data.key_uuid as string,
+  evolve
+})
+
+export async function getApiKey (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<ApiKeyDoc | null> {
+  return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
+}
+
+/** The key whose SHA-256 is `hash` (index `key_hash`). */
+export async function apiKeyByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<ApiKeyDoc | null> {
+  return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).findOne({ key_hash: hash })
+}
+
+/** An account's keys, newest first (bounded: keys ever created by the account, a few dozen). */
+export async function apiKeysOf (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<ApiKeyDoc[]> {
+  return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
 }

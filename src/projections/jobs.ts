@@ -1,14 +1,16 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { Condition, Query, Where } from '../infra/readstore/port.ts'
 import { ERASED } from '../infra/crypto/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
+import { collection, eraseAccount, type Folded, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
-/** Read model `jobs`: one document per verification job, with the engine's result. */
+/** Read model `jobs`: one document per verification job, with the engine's result; the address stays sealed. */
 export interface JobDoc {
   [k: string]: unknown
   _id: string
   uuid: string
   user_uuid: string
+  /** Sealed with the owner's data key. */
   email: string
   status: 'queued' | 'deferred' | 'completed' | 'failed'
   verdict: string | null
@@ -21,60 +23,175 @@ export interface JobDoc {
   created_at: string
   completed_at: string | null
   error: string | null
+  /** The engine's result; `normalized` sealed. */
   result: Record<string, unknown> | null
   /** Greylisting: attempts so far and when the next one is due. */
   attempts: number
   retry_at: string | null
-  revision: number
 }
 
+/** Jobs counted by the day (UTC) they were created, their status and verdict: the totals of job lists without scanning them. */
+export interface JobCountDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  day: string
+  status: string
+  verdict: string
+  n: number
+}
+
+/**
+ * Every list of `GET /api/jobs` is an index range: by creation, and by status, verdict and
+ * score each followed by creation (the sort's tiebreak); `_id` (the uuid) for its sort
+ * and prefix search; `status` alone for the deferred jobs resumed at start.
+ */
+export const JOBS = collection({
+  name: 'jobs',
+  projection: 'jobs',
+  fields: { user_uuid: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number' },
+  indexes: [['user_uuid', 'created_at'], ['user_uuid', 'status', 'created_at'], ['user_uuid', 'verdict', 'created_at'], ['user_uuid', 'score', 'created_at'], ['user_uuid'], ['status']]
+})
+/** Per account and day: at most days × statuses × verdicts documents (index user_uuid, day). */
+export const JOB_COUNTS = collection({ name: 'job_counts', projection: 'jobs', fields: { user_uuid: 'text', day: 'text' }, indexes: [['user_uuid', 'day']] })
+
+type Doc = Folded<JobDoc>
+
+/** The fold of a job's events into its document (sealed fields kept sealed). */
+export function evolveJob (doc: Doc | null, event: RecordedEvent): JobDoc | null {
+  const e = event as unknown as JobEvent
+  if (e.type === 'JobQueued') {
+    const d = e.data
+    return { _id: d.job_uuid, uuid: d.job_uuid, user_uuid: d.user_uuid, email: d.email, status: 'queued', verdict: null, reason: null, score: null, checks: d.checks, cost: d.cost, environment: d.environment, key_uuid: d.key_uuid, created_at: d.queued_at, completed_at: null, error: null, result: null, attempts: 0, retry_at: null }
+  }
+  if (doc === null) return null
+  switch (e.type) {
+    case 'JobDeferred': return { ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at }
+    case 'JobCompleted': return { ...doc, status: 'completed', verdict: e.data.verdict, reason: e.data.reason, score: e.data.score, completed_at: e.data.completed_at, result: { ...e.data.result }, retry_at: null }
+    case 'JobFailed': return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at }
+  }
+}
+
+interface CountKey { _id: string, user_uuid: string, day: string, status: string, verdict: string }
+
+const countKey = (j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>): CountKey => {
+  const day = j.created_at.slice(0, 10)
+  const verdict = j.verdict ?? 'none'
+  return { _id: `${j.user_uuid}|${day}|${j.status}|${verdict}`, user_uuid: j.user_uuid, day, status: j.status, verdict }
+}
+
+async function count (writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>, delta: number): Promise<void> {
+  const key = countKey(job)
+  const n = ((await writer.get<JobCountDoc>(JOB_COUNTS, key._id))?.n ?? 0) + delta
+  if (n > 0) writer.put(JOB_COUNTS, { ...key, n })
+  else writer.delete(JOB_COUNTS, key._id)
+}
+
+/**
+ * The jobs (a fold per job) and their counts by day, status and verdict, kept in the same
+ * batch; an erased account's jobs and counts are deleted (later events find no job and make none).
+ */
 export const jobsProjection: Projection = {
   name: 'jobs',
-  event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed'],
-  async apply (event, { store, sealer }) {
-    const jobs = store.collection<JobDoc>('jobs')
-    const e = event as unknown as JobEvent
-    const doc = await jobs.get(e.data.job_uuid)
-    if (alreadyApplied(doc, event)) return
-    switch (e.type) {
-      case 'JobQueued':
-        await jobs.put({
-          _id: e.data.job_uuid,
-          uuid: e.data.job_uuid,
-          user_uuid: e.data.user_uuid,
-          email: (await sealer.unseal(e.data.user_uuid, e.data.email)) ?? ERASED,
-          status: 'queued',
-          verdict: null,
-          reason: null,
-          score: null,
-          checks: e.data.checks,
-          cost: e.data.cost,
-          environment: e.data.environment,
-          key_uuid: e.data.key_uuid,
-          created_at: e.data.queued_at,
-          completed_at: null,
-          error: null,
-          result: null,
-          attempts: 0,
-          retry_at: null,
-          revision: event.revision
-        })
-        break
-      case 'JobDeferred':
-        if (!doc) return
-        await jobs.put({ ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at, revision: event.revision })
-        break
-      case 'JobCompleted': {
-        if (!doc) return
-        const result = { ...e.data.result }
-        if (typeof result.normalized === 'string') result.normalized = (await sealer.unseal(e.data.user_uuid, result.normalized)) ?? ERASED
-        await jobs.put({ ...doc, status: 'completed', verdict: e.data.verdict, reason: e.data.reason, score: e.data.score, completed_at: e.data.completed_at, result, retry_at: null, revision: event.revision })
-        break
-      }
-      case 'JobFailed':
-        if (!doc) return
-        await jobs.put({ ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at, revision: event.revision })
-        break
-    }
+  version: 2,
+  collections: [JOBS, JOB_COUNTS],
+  event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
+  async apply (event, writer) {
+    if (event.type === 'UserDeleted') { eraseAccount(writer, [JOBS, JOB_COUNTS], event.data.user_uuid as string); return }
+    const id = event.data.job_uuid as string
+    const doc = await writer.get<Doc>(JOBS, id)
+    if (doc !== null && doc.revision >= event.revision) return
+    const next = evolveJob(doc, event)
+    if (next === null) return
+    writer.put(JOBS, { ...next, revision: event.revision })
+    const before = doc ? countKey(doc)._id : null
+    if (before === countKey(next)._id) return
+    if (doc) await count(writer, doc, -1)
+    await count(writer, next, +1)
   }
+}
+
+/** A job with its address unsealed (`[erased]` once its key is destroyed). */
+async function unsealed (rc: ReadContext, j: JobDoc): Promise<JobDoc> {
+  const email = (await rc.sealer.unseal(j.user_uuid, j.email)) ?? ERASED
+  if (!j.result || typeof j.result.normalized !== 'string') return { ...j, email }
+  return { ...j, email, result: { ...j.result, normalized: (await rc.sealer.unseal(j.user_uuid, j.result.normalized)) ?? ERASED } }
+}
+
+/** A job of `owner` (or null: unknown or another account's), unsealed. */
+export async function getJob (rc: ReadContext, owner: string, uuid: string): Promise<JobDoc | null> {
+  const doc = await rc.reads.collection<Doc>(JOBS).get(uuid)
+  return doc && doc.user_uuid === owner ? await unsealed(rc, doc) : null
+}
+
+/** Deferred jobs (greylisting), resumed at start with the in-process bus (index status; bounded by what waits). */
+export async function deferredJobs (rc: Pick<ReadContext, 'reads'>): Promise<Array<Pick<JobDoc, 'uuid' | 'retry_at'>>> {
+  return (await rc.reads.collection<Doc>(JOBS).find({ where: { status: 'deferred' } })).map(j => ({ uuid: j.uuid, retry_at: j.retry_at }))
+}
+
+export const JOB_SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
+export type JobSort = typeof JOB_SORTS[number]
+
+/** The filters of `GET /api/jobs` (interface "Verification jobs"): all optional, combined with AND; lists OR-ed. */
+export interface JobFilter {
+  status?: readonly string[]
+  verdict?: readonly string[]
+  /** Inclusive bounds on `created_at` (RFC 3339, UTC). */
+  from?: string
+  to?: string
+  /** A prefix of the uuid (lower-cased). */
+  search?: string
+}
+
+function whereOf (owner: string, f: JobFilter, created?: { gte?: string, lte?: string }): Where {
+  const where: Record<string, Condition> = { user_uuid: owner }
+  if (f.status) where.status = { in: f.status }
+  if (f.verdict) where.verdict = { in: f.verdict }
+  const range = created ?? { ...(f.from && { gte: f.from }), ...(f.to && { lte: f.to }) }
+  if (range.gte !== undefined || range.lte !== undefined) where.created_at = range
+  if (f.search) where._id = { prefix: f.search.toLowerCase() }
+  return where
+}
+
+const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10)
+
+/**
+ * How many of `owner`'s jobs match `f`, without scanning them: whole days from the daily
+ * counts (at most days × statuses × verdicts documents), the part-days at the ends of a
+ * `from`/`to` range from the jobs index (at most two days of jobs). A uuid prefix search
+ * counts the jobs it matches (an index range).
+ */
+export async function countJobs (rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
+  const jobs = rc.reads.collection<Doc>(JOBS)
+  if (f.search) return await jobs.count(whereOf(owner, f))
+  const fromDay = f.from?.slice(0, 10)
+  const toDay = f.to?.slice(0, 10)
+  if (fromDay !== undefined && toDay !== undefined && fromDay > toDay) return 0
+  // Whole days strictly inside the range come from the counts; the days of `from` and `to`, from the jobs.
+  const inner = { ...(fromDay !== undefined && { gte: nextDay(fromDay) }), ...(toDay !== undefined && { lte: toDay }) }
+  const counts = await rc.reads.collection<JobCountDoc>(JOB_COUNTS).find({ where: { user_uuid: owner, ...((inner.gte !== undefined || inner.lte !== undefined) && { day: inner }) } })
+  let total = 0
+  for (const c of counts) {
+    if (toDay !== undefined && c.day === toDay) continue
+    if (f.status && !f.status.includes(c.status)) continue
+    if (f.verdict && !f.verdict.includes(c.verdict)) continue
+    total += c.n
+  }
+  if (fromDay !== undefined) total += await jobs.count(whereOf(owner, f, { gte: f.from, lte: toDay === fromDay ? f.to : `${fromDay}T23:59:59.999Z` }))
+  if (toDay !== undefined && toDay !== fromDay) total += await jobs.count(whereOf(owner, f, { gte: `${toDay}T00:00:00.000Z`, lte: f.to }))
+  return total
+}
+
+/**
+ * A page of `owner`'s jobs matching `f` (interface `GET /api/jobs`), sorted on `sort`
+ * then by creation (and the uuid), unsealed, with the total. Each sort and filter is an
+ * index range (see JOBS); the total comes from `countJobs`.
+ */
+export async function listJobs (rc: ReadContext, owner: string, f: JobFilter, sort: JobSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: JobDoc[], total: number }> {
+  const keys: Query['sort'] = sort === 'uuid' ? [['_id', order]] : sort === 'created_at' ? [['created_at', order]] : [[sort, order], ['created_at', order]]
+  const [docs, total] = await Promise.all([
+    rc.reads.collection<Doc>(JOBS).find({ where: whereOf(owner, f), sort: keys, ...page }),
+    countJobs(rc, owner, f)
+  ])
+  return { items: await Promise.all(docs.map(async d => await unsealed(rc, d))), total }
 }

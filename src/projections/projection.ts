@@ -1,24 +1,82 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Doc, ReadStore } from '../infra/readstore/port.ts'
+import type { CollectionSpec, Doc, ReadStore } from '../infra/readstore/port.ts'
 import type { Sealer } from '../infra/crypto/sealer.ts'
 
-export interface ProjectionContext {
-  store: ReadStore
-  sealer: Sealer
+/**
+ * What a projection writes through while the runner applies a batch: reads see the
+ * batch's own writes first (a document touched by several events of a batch is read
+ * once and written once), and everything is written with the projections' checkpoints
+ * in one atomic write at the end of the batch.
+ */
+export interface ProjectionWriter {
+  get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null>
+  put (spec: CollectionSpec, doc: Doc): void
+  delete (spec: CollectionSpec, id: string): void
+  /** Deletes every document whose `field` (declared in the spec) equals `value` (erasure). */
+  deleteWhere (spec: CollectionSpec, field: string, value: string): void
 }
 
 /**
- * A projection: turns events of `event_types` into read model documents. `apply` must be
- * idempotent (single-stream documents keep the stream revision they reflect and ignore
- * events at or below it), because an event can be applied again after a restart.
+ * A projection (ARCHITECTURE.md "Read side"): turns events of `event_types` into
+ * documents of its `collections`. The runner applies each event to it once (its checkpoint
+ * commits with its documents). `version` is bumped when the documents it makes change
+ * meaning: a projection whose collections or version changed is rebuilt in a new
+ * generation at start.
  */
 export interface Projection {
   name: string
+  version: number
+  collections: readonly CollectionSpec[]
   event_types: readonly string[]
-  apply (event: RecordedEvent, ctx: ProjectionContext): Promise<void>
+  apply (event: RecordedEvent, writer: ProjectionWriter): Promise<void>
 }
 
-/** True when `doc` already reflects `event` (single-stream revision guard). */
-export function alreadyApplied (doc: (Doc & { revision?: number }) | null, event: RecordedEvent): boolean {
-  return doc !== null && typeof doc.revision === 'number' && doc.revision >= event.revision
+/** A document of a single-stream read model: it keeps the revision of the last event applied. */
+export type Folded<T> = T & { _id: string, revision: number }
+
+/**
+ * A projection of one document per key, as a pure fold (Emmett's model): `id` names the
+ * document an event touches, `evolve(doc | null, event)` returns the new document (or
+ * null to delete it). The runner does the get, the guard (an event at or below the
+ * document's `revision` is not applied again) and the put. With `erase`, UserDeleted
+ * deletes every document of the account (the collection declares `user_uuid`).
+ */
+export function foldProjection<T extends Doc> (p: {
+  name: string
+  version: number
+  collection: CollectionSpec
+  event_types: readonly string[]
+  id: (event: RecordedEvent) => string
+  evolve: (doc: Folded<T> | null, event: RecordedEvent) => T | null
+  erase?: boolean
+}): Projection {
+  return {
+    name: p.name,
+    version: p.version,
+    collections: [p.collection],
+    event_types: p.erase ? [...p.event_types, 'UserDeleted'] : p.event_types,
+    async apply (event, writer) {
+      if (p.erase && event.type === 'UserDeleted') { writer.deleteWhere(p.collection, 'user_uuid', event.data.user_uuid as string); return }
+      const id = p.id(event)
+      const doc = await writer.get<Folded<T>>(p.collection, id)
+      if (doc !== null && doc.revision >= event.revision) return
+      const next = p.evolve(doc, event)
+      if (next === null) { if (doc !== null) writer.delete(p.collection, id); return }
+      writer.put(p.collection, { ...next, _id: id, revision: event.revision })
+    }
+  }
+}
+
+/** What query functions need: the read store and the sealer (personal data stays sealed in read models). */
+export interface ReadContext {
+  reads: ReadStore
+  sealer: Sealer
+}
+
+/** A collection spec with its name and projection checked at compile time. */
+export function collection (spec: CollectionSpec): CollectionSpec { return spec }
+
+/** Deletes every document of an erased account in `specs` (each declares `user_uuid`). */
+export function eraseAccount (writer: ProjectionWriter, specs: readonly CollectionSpec[], user: string): void {
+  for (const spec of specs) writer.deleteWhere(spec, 'user_uuid', user)
 }

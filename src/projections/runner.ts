@@ -1,77 +1,297 @@
-import type { EventStore, Subscription } from '../infra/eventstore/port.ts'
-import type { Projection, ProjectionContext } from './projection.ts'
+import { createHash, randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts'
+import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore, type WriteOp } from '../infra/readstore/port.ts'
+import type { Projection, ProjectionWriter } from './projection.ts'
+
+/** The signature of a projection's documents: its version and collection specs (a change starts a new generation). */
+export function signatureOf (p: Projection): string {
+  return createHash('sha256').update(JSON.stringify({ version: p.version, collections: p.collections })).digest('hex').slice(0, 16)
+}
 
 /**
- * Runs projections from their checkpoints, catch-up then live, in global order. Each
- * projection has its own checkpoint in the read store; an event at or below a projection's
- * checkpoint is not applied to it again. `waitFor` gives read-your-writes: it resolves once
- * every projection has passed a given global position.
+ * A batch's writer: read-through cache of documents, writes kept until the batch commits.
+ * A document written several times in a batch is written once, its last version (the
+ * writes of one key coalesce between two `deleteWhere`s, which keep their place).
+ */
+class BatchWriter implements ProjectionWriter {
+  private readonly reads: ReadStore
+  private readonly cache = new Map<string, Doc | null>()
+  /** `deleteWhere`s of this batch: a committed document they match reads as gone. */
+  private readonly erased: Array<{ name: string, field: string, value: string }> = []
+  readonly ops: WriteOp[] = []
+  /** Where each key's latest put or delete is in `ops`, since the last `deleteWhere`. */
+  private readonly slot = new Map<string, number>()
+  constructor (reads: ReadStore) { this.reads = reads }
+  private key (spec: CollectionSpec, id: string): string { return `${spec.name}\u0000${id}` }
+  async get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null> {
+    const k = this.key(spec, id)
+    if (!this.cache.has(k)) {
+      const stored = await this.reads.collection(spec).get(id)
+      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
+    }
+    const doc = this.cache.get(k)
+    return doc ? structuredClone(doc) as T : null
+  }
+  private record (k: string, op: WriteOp): void {
+    const at = this.slot.get(k)
+    if (at !== undefined) { this.ops[at] = op; return }
+    this.slot.set(k, this.ops.length)
+    this.ops.push(op)
+  }
+  put (spec: CollectionSpec, doc: Doc): void {
+    const k = this.key(spec, doc._id)
+    this.cache.set(k, doc)
+    this.record(k, { op: 'put', spec, doc })
+  }
+  delete (spec: CollectionSpec, id: string): void {
+    const k = this.key(spec, id)
+    this.cache.set(k, null)
+    this.record(k, { op: 'delete', spec, id })
+  }
+  deleteWhere (spec: CollectionSpec, field: string, value: string): void {
+    const prefix = `${spec.name}\u0000`
+    for (const [k, doc] of this.cache) if (k.startsWith(prefix) && doc !== null && doc[field] === value) this.cache.set(k, null)
+    this.erased.push({ name: spec.name, field, value })
+    this.ops.push({ op: 'deleteWhere', spec, where: { [field]: value } })
+    // Writes after it must stay after it.
+    this.slot.clear()
+  }
+}
+
+/**
+ * Applies `events` (global order) to each projection past its checkpoint, and writes the
+ * documents with the checkpoints moved to `through` in one atomic write.
+ * @throws CheckpointConflictError when another process moved a checkpoint meanwhile.
+ */
+export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number): Promise<void> {
+  const writer = new BatchWriter(reads)
+  for (const event of events) {
+    for (const p of projections) {
+      if ((checkpoints.get(p.name) ?? 0) >= event.position || !p.event_types.includes(event.type)) continue
+      await p.apply(event, writer)
+    }
+  }
+  const moves = projections.filter(p => (checkpoints.get(p.name) ?? 0) < through).map(p => ({ projection: p.name, from: checkpoints.get(p.name) ?? 0, to: through }))
+  if (moves.length === 0 && writer.ops.length === 0) return
+  await reads.write(writer.ops, moves)
+  for (const m of moves) checkpoints.set(m.projection, m.to)
+}
+
+export interface RunnerOptions {
+  /** Events applied and committed together, at most. */
+  batch?: number
+  /** The projector lease's lifetime (ms): another process takes over this long after this one stops renewing. */
+  lease_ms?: number
+}
+
+/**
+ * Runs projections into a durable read store, resuming from their checkpoints (no replay
+ * at start). One process projects at a time (the lease); the others follow the stored
+ * checkpoints, so `waitFor` (read-your-writes) works in every process. The projector reads
+ * events through a catch-up then live subscription from the lowest checkpoint and commits
+ * them in batches (up to `batch` events, or what has arrived when the loop is idle) with
+ * the checkpoints, by compare-and-set: after a conflict (another projector, a rebuild
+ * switching generations) it re-reads the checkpoints and goes on from there. Start-up cost
+ * is bounded by the events not yet applied, memory by one batch.
  */
 export class ProjectionRunner {
   private readonly store: EventStore
+  private readonly reads: ReadStore
   private readonly projections: readonly Projection[]
-  private readonly ctx: ProjectionContext
+  private readonly batchSize: number
+  private readonly leaseMs: number
+  private readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly checkpoints = new Map<string, number>()
-  private waiters: Array<{ position: number, resolve: () => void }> = []
+  private buffer: RecordedEvent[] = []
+  private seen = 0
+  private flushing: Promise<void> | null = null
+  private scheduled = false
   private sub: Subscription | null = null
+  private leader = false
+  private timer: NodeJS.Timeout | null = null
+  private stopped = false
   private caughtUp = false
   private failure: unknown = null
-  /** Lowest checkpoint over all projections (global position). */
+  private waiters: Array<{ position: number, resolve: () => void }> = []
+  /** Lowest checkpoint over the projections (global position). */
   position = 0
 
-  constructor (store: EventStore, projections: readonly Projection[], ctx: ProjectionContext) {
+  constructor (store: EventStore, projections: readonly Projection[], reads: ReadStore, options: RunnerOptions = {}) {
     this.store = store
     this.projections = projections
-    this.ctx = ctx
+    this.reads = reads
+    this.batchSize = options.batch ?? 1_000
+    this.leaseMs = options.lease_ms ?? 10_000
   }
 
-  /** Starts the subscription; resolves when the projections have caught up with the store. */
+  /** Prepares each projection's generation and starts; resolves once caught up with the store (as leader or follower). */
   async start (): Promise<void> {
-    for (const p of this.projections) this.checkpoints.set(p.name, await this.ctx.store.getCheckpoint(p.name))
-    this.position = Math.min(...this.checkpoints.values())
-    const types = new Set(this.projections.flatMap(p => p.event_types))
-    let caughtUp!: () => void
-    const ready = new Promise<void>(resolve => { caughtUp = resolve })
-    this.sub = this.store.subscribeToAll({
-      from_position: this.position,
-      event_types: [...types],
-      on_checkpoint: pos => { this.advance(pos) },
-      on_caught_up: () => { this.caughtUp = true; caughtUp() }
-    }, async event => {
-      for (const p of this.projections) {
-        if ((this.checkpoints.get(p.name) ?? 0) >= event.position) continue
-        if (p.event_types.includes(event.type)) await p.apply(event, this.ctx)
-        this.checkpoints.set(p.name, event.position)
-        await this.ctx.store.setCheckpoint(p.name, event.position)
-      }
-    }, err => {
-      this.failure = err
-      console.error('projection runner stopped', err)
-    })
-    await ready
+    for (const p of this.projections) await this.reads.prepare(p.name, signatureOf(p), p.collections)
+    await this.reloadCheckpoints()
+    await this.tick()
+    this.timer = setInterval(() => { void this.tick() }, Math.max(20, Math.min(250, this.leaseMs / 40)))
+    const head = await this.store.headPosition()
+    if (!(await this.waitFor(head, 60_000))) throw new Error(`projections did not reach position ${head}`)
+    this.caughtUp = true
   }
 
-  private advance (position: number): void {
-    this.position = Math.max(this.position, position)
+  private async reloadCheckpoints (): Promise<void> {
+    for (const p of this.projections) this.checkpoints.set(p.name, await this.reads.getCheckpoint(p.name))
+    this.advance()
+  }
+
+  private advance (): void {
+    this.position = Math.min(...this.projections.map(p => this.checkpoints.get(p.name) ?? 0))
     if (this.waiters.length === 0) return
     const due = this.waiters.filter(w => w.position <= this.position)
     this.waiters = this.waiters.filter(w => w.position > this.position)
     for (const w of due) w.resolve()
   }
 
+  /** Renews the lease (or tries to take it) every `lease_ms / 40`, and follows the checkpoints when not leading. */
+  private ticking = false
+  private lastRenewal = 0
+  private async tick (): Promise<void> {
+    if (this.ticking || this.stopped) return
+    this.ticking = true
+    try {
+      const now = Date.now()
+      if (!this.leader || now - this.lastRenewal > this.leaseMs / 3) {
+        const held = await this.reads.lease(this.holder, this.leaseMs)
+        this.lastRenewal = now
+        if (held && !this.leader) { this.leader = true; await this.reloadCheckpoints(); this.subscribe() }
+        if (!held && this.leader) { this.leader = false; await this.unsubscribe() }
+      }
+      if (!this.leader) await this.reloadCheckpoints()
+    } catch (err) {
+      this.failure = err
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  private subscribe (): void {
+    const types = [...new Set(this.projections.flatMap(p => p.event_types))]
+    this.seen = this.position
+    this.sub = this.store.subscribeToAll({
+      from_position: this.position,
+      event_types: types,
+      on_checkpoint: position => { this.seen = position; this.schedule() }
+    }, async event => {
+      this.buffer.push(event)
+      if (this.buffer.length >= this.batchSize) await this.flush()
+    }, err => { this.failure = err })
+  }
+
+  private async unsubscribe (): Promise<void> {
+    const sub = this.sub
+    this.sub = null
+    this.buffer = []
+    await sub?.stop()
+  }
+
+  private schedule (): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => { this.scheduled = false; void this.flush() })
+  }
+
+  /** Commits what the subscription delivered; on a conflict, starts again from the stored checkpoints. */
+  private async flush (): Promise<void> {
+    while (this.flushing) await this.flushing
+    if (this.buffer.length === 0 && this.seen <= this.position) return
+    const events = this.buffer
+    const through = Math.max(this.seen, events[events.length - 1]?.position ?? 0)
+    this.buffer = []
+    this.flushing = (async () => {
+      try {
+        await applyBatch(this.reads, this.projections, this.checkpoints, events, through)
+        this.advance()
+      } catch (err) {
+        if (!(err instanceof CheckpointConflictError)) { this.failure = err; throw err }
+        await this.unsubscribe()
+        await this.reloadCheckpoints()
+        if (this.leader && !this.stopped) this.subscribe()
+      }
+    })()
+    try { await this.flushing } finally { this.flushing = null }
+  }
+
   get ready (): boolean { return this.caughtUp && this.failure === null }
 
   /**
-   * Resolves when every projection has applied events up to `position`, or after
-   * `timeoutMs` (ms) — the response then goes out and the caller may see a stale read.
+   * Resolves true when every projection has applied events up to `position`, or false
+   * after `timeoutMs` (ms) — the response then goes out and the caller may see a stale read.
    */
   async waitFor (position: number, timeoutMs = 5_000): Promise<boolean> {
     if (this.position >= position) return true
     return await new Promise<boolean>(resolve => {
-      const timer = setTimeout(() => { resolve(false) }, timeoutMs)
-      this.waiters.push({ position, resolve: () => { clearTimeout(timer); resolve(true) } })
+      const timer = setTimeout(() => { this.waiters = this.waiters.filter(w => w.resolve !== done); resolve(false) }, timeoutMs)
+      const done = (): void => { clearTimeout(timer); resolve(true) }
+      this.waiters.push({ position, resolve: done })
     })
   }
 
-  async stop (): Promise<void> { await this.sub?.stop() }
+  async stop (): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearInterval(this.timer)
+    await this.unsubscribe()
+    while (this.flushing) await this.flushing.catch(() => undefined)
+    // Hand the lease over at once rather than after it expires.
+    if (this.leader) await this.reads.lease(this.holder, 0).catch(() => undefined)
+  }
+}
+
+/** Events read and applied per batch of a rebuild (one commit each). */
+const REBUILD_PAGE = 10_000
+
+/**
+ * Rebuilds projections beside their live generations (`svc projections rebuild`): every
+ * event from the first into a new generation, page by page, then makes it the live one
+ * once caught up with the store (the live projector goes on from the new generation's
+ * checkpoint). `onProgress` gets the position reached and the head.
+ * @returns events read and whether each projection switched.
+ */
+export async function rebuildProjections (store: EventStore, reads: ReadStore, projections: readonly Projection[], onProgress: (position: number, head: number) => void = () => {}): Promise<{ events: number, switched: Record<string, boolean> }> {
+  for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
+  const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
+  // One view over every new generation: each target pins its projection.
+  const pinned = targets.reduce((view, { p, target }) => ({ ...view, [p.name]: target.store }), {} as Record<string, ReadStore>)
+  const views = Object.values(pinned)
+  const store0 = views.length === 1 ? views[0] : new CompositeStore(pinned)
+  const checkpoints = new Map(projections.map(p => [p.name, 0]))
+  const types = new Set(projections.flatMap(p => p.event_types))
+  let position = 0
+  let events = 0
+  for (;;) {
+    const head = await store.headPosition()
+    const page = await store.readAll({ from_position: position, max_count: REBUILD_PAGE })
+    if (page.length === 0) break
+    events += page.length
+    position = page[page.length - 1].position
+    await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position)
+    onProgress(position, head)
+  }
+  const switched: Record<string, boolean> = {}
+  for (const { p, target } of targets) switched[p.name] = await target.activate()
+  return { events, switched }
+}
+
+/** A store that sends each projection's collections and checkpoints to the view that pins it (several rebuilds at once). */
+class CompositeStore implements ReadStore {
+  readonly durable = true
+  private readonly views: Record<string, ReadStore>
+  constructor (views: Record<string, ReadStore>) { this.views = views }
+  private of (projection: string): ReadStore { return this.views[projection] }
+  collection<T extends Doc> (spec: CollectionSpec) { return this.of(spec.projection).collection<T>(spec) }
+  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
+    // The views share one file and connection: each projection's part is written with its own checkpoint.
+    for (const c of checkpoints) await this.of(c.projection).write(ops.filter(o => o.spec.projection === c.projection), [c])
+  }
+  async getCheckpoint (projection: string) { return await this.of(projection).getCheckpoint(projection) }
+  async lease (): Promise<boolean> { return false }
+  async prepare (): Promise<void> { throw new Error('a rebuild view prepares nothing') }
+  async startRebuild (): Promise<never> { throw new Error('a rebuild view rebuilds nothing') }
+  async close (): Promise<void> {}
 }

@@ -1,6 +1,6 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { SessionEvent, SessionSnapshotted } from '../domain/session/events.ts'
+import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `sessions`: the account's sessions (never the refresh hash). */
 export interface SessionDoc {
@@ -13,27 +13,37 @@ export interface SessionDoc {
   last_used_at: string
   expires_at: string
   revoked_at: string | null
-  revision: number
 }
 
-export const sessionsProjection: Projection = {
-  name: 'sessions',
-  event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
-  async apply (event, { store }) {
-    const sessions = store.collection<SessionDoc>('sessions')
-    const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
-    const doc = await sessions.get(e.data.session_uuid)
-    if (alreadyApplied(doc, event)) return
-    switch (e.type) {
-      case 'SessionStarted':
-        await sessions.put({ _id: e.data.session_uuid, uuid: e.data.session_uuid, user_uuid: e.data.user_uuid, method: e.data.method, started_at: e.data.started_at, last_used_at: e.data.started_at, expires_at: e.data.expires_at, revoked_at: null, revision: event.revision })
-        break
-      case 'SessionRefreshed':
-        if (doc) await sessions.put({ ...doc, last_used_at: e.data.refreshed_at, expires_at: e.data.expires_at, revision: event.revision })
-        break
-      case 'SessionRevoked':
-        if (doc) await sessions.put({ ...doc, revoked_at: e.data.revoked_at, revision: event.revision })
-        break
-    }
+/** By id (the auth check), and an account's open sessions newest first (index user, revoked_at, started_at). */
+export const SESSIONS = collection({ name: 'sessions', projection: 'sessions', fields: { user_uuid: 'text', revoked_at: 'text', started_at: 'text' }, indexes: [['user_uuid', 'revoked_at', 'started_at']] })
+
+function evolve (doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionDoc | null {
+  const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
+  if (e.type === 'SessionStarted') return { _id: e.data.session_uuid, uuid: e.data.session_uuid, user_uuid: e.data.user_uuid, method: e.data.method, started_at: e.data.started_at, last_used_at: e.data.started_at, expires_at: e.data.expires_at, revoked_at: null }
+  if (doc === null) return null
+  switch (e.type) {
+    case 'SessionRefreshed': return { ...doc, last_used_at: e.data.refreshed_at, expires_at: e.data.expires_at }
+    case 'SessionRevoked': return { ...doc, revoked_at: e.data.revoked_at }
+    default: return doc
   }
+}
+
+export const sessionsProjection = foldProjection<SessionDoc>({
+  name: 'sessions',
+  version: 2,
+  collection: SESSIONS,
+  event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
+  erase: true,
+  id: event => event.data.session_uuid as string,
+  evolve
+})
+
+export async function getSession (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<SessionDoc | null> {
+  return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).get(uuid)
+}
+
+/** The account's sessions not revoked, newest first (bounded by the account's open sessions). */
+export async function openSessions (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<SessionDoc[]> {
+  return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).find({ where: { user_uuid: owner, revoked_at: null }, sort: [['started_at', -1]] })
 }

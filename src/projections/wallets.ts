@@ -1,8 +1,10 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
-import type { WalletEvent } from '../domain/wallet/events.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { Condition } from '../infra/readstore/port.ts'
+import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
+import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
+import { slotOf } from './buckets.ts'
 
-/** Read model `wallets`: balance of each account (a single-stream document of `wallet-<user>`). */
+/** Read model `wallets`: the balance of each account, and how many transactions and groups its ledger has. */
 export interface WalletDoc {
   [k: string]: unknown
   _id: string
@@ -15,53 +17,186 @@ export interface WalletDoc {
   spent: number
   /** Tokens ever granted. */
   granted: number
+  transactions: number
+  groups: number
   updated_at: string
-  revision: number
 }
 
-/** Read model `wallet_transactions`: the ledger, one document per wallet event (inserted by event id). */
+export type TransactionType = 'grant' | 'reservation' | 'capture' | 'release'
+
+/** Read model `wallet_transactions`: the ledger, one document per wallet event (keyed by event id). */
 export interface WalletTransactionDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
   occurred_at: string
-  /** Signed change of the available balance (tokens). */
+  /** Signed change of the available balance (tokens): a capture changes nothing (its tokens were held). */
   amount: number
-  transaction_type: 'grant' | 'reservation' | 'capture' | 'release'
+  /** Tokens the event moved (a capture's charge). */
+  tokens: number
+  transaction_type: TransactionType
   job_uuid: string | null
   reason: string | null
+  /** The available balance after it. */
+  balance_after: number
+  /** Ledger order: the revision of its event in the wallet stream. */
+  seq: number
 }
 
+/** Read model `wallet_groups`: a job's transactions together (reservation, capture, releases), or a grant alone. */
+export interface WalletGroupDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  job_uuid: string | null
+  /** When the group started (its first transaction): groups sort on it. */
+  occurred_at: string
+  last_at: string
+  /** Net change of the available balance. */
+  amount: number
+  /** The first transaction's type (`reservation` for a job, `grant`). */
+  transaction_type: TransactionType
+  /** Ledger order of its first transaction. */
+  seq: number
+  transactions: Array<Pick<WalletTransactionDoc, '_id' | 'occurred_at' | 'amount' | 'tokens' | 'transaction_type' | 'reason'>>
+}
+
+/** Read model `wallet_balances`: the available balance at the end of each 15-minute slot with wallet activity. */
+export interface WalletBalanceDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  slot: string
+  balance: number
+}
+
+export const WALLETS = collection({ name: 'wallets', projection: 'wallets', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
+/**
+ * Sorted by time, amount or type, each then by time and ledger order (`seq`, the wallet
+ * stream's revision) as tiebreaks: an index each, so a page reads `offset + limit` index
+ * entries; counted by the wallet document.
+ */
+export const WALLET_TRANSACTIONS = collection({
+  name: 'wallet_transactions',
+  projection: 'wallets',
+  fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
+  indexes: [['user_uuid', 'occurred_at', 'seq'], ['user_uuid', 'amount', 'occurred_at', 'seq'], ['user_uuid', 'transaction_type', 'occurred_at', 'seq']]
+})
+/** As the transactions, a group ordered by its first one. */
+export const WALLET_GROUPS = collection({
+  name: 'wallet_groups',
+  projection: 'wallets',
+  fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
+  indexes: [['user_uuid', 'occurred_at', 'seq'], ['user_uuid', 'amount', 'occurred_at', 'seq'], ['user_uuid', 'transaction_type', 'occurred_at', 'seq']]
+})
+/** At most one document per account and 15-minute slot (index user_uuid, slot). */
+export const WALLET_BALANCES = collection({ name: 'wallet_balances', projection: 'wallets', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+
+type WalletChange = TokensGranted | TokensReserved | TokensCaptured | TokensReleased
+
+/** What a wallet event does to the available balance and as what transaction (the ledger's rules). */
+export function transactionOf (e: WalletChange): { type: TransactionType, amount: number, tokens: number, job_uuid: string | null, reason: string | null } {
+  switch (e.type) {
+    case 'TokensGranted': return { type: 'grant', amount: e.data.amount, tokens: e.data.amount, job_uuid: null, reason: e.data.reason }
+    case 'TokensReserved': return { type: 'reservation', amount: -e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
+    case 'TokensCaptured': return { type: 'capture', amount: 0, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
+    case 'TokensReleased': return { type: 'release', amount: e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: e.data.reason }
+  }
+}
+
+/**
+ * The wallets: per account the balance document, one ledger document per wallet event
+ * (inserted by event id), the job groups, and the balance at the end of each 15-minute
+ * slot (for `balance-history`). Books closings are not transactions: not projected. An
+ * erased account's documents are deleted, leaving a tombstone without personal data.
+ */
 export const walletsProjection: Projection = {
   name: 'wallets',
-  event_types: ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased'],
-  async apply (event, { store }) {
-    const wallets = store.collection<WalletDoc>('wallets')
-    const ledger = store.collection<WalletTransactionDoc>('wallet_transactions')
-    const e = event as unknown as WalletEvent
-    const id = e.data.user_uuid
-    const doc = await wallets.get(id) ?? { _id: id, user_uuid: id, balance: 0, reserved: 0, spent: 0, granted: 0, updated_at: event.metadata.occurred_at, revision: -1 }
-    if (alreadyApplied(doc, event)) return
-    const tx: WalletTransactionDoc = { _id: event.id, user_uuid: id, occurred_at: event.metadata.occurred_at, amount: 0, transaction_type: 'grant', job_uuid: null, reason: null }
-    switch (e.type) {
-      case 'TokensGranted':
-        doc.balance += e.data.amount; doc.granted += e.data.amount
-        Object.assign(tx, { amount: e.data.amount, transaction_type: 'grant', reason: e.data.reason })
-        break
-      case 'TokensReserved':
-        doc.balance -= e.data.amount; doc.reserved += e.data.amount
-        Object.assign(tx, { amount: -e.data.amount, transaction_type: 'reservation', job_uuid: e.data.job_uuid })
-        break
-      case 'TokensCaptured':
-        doc.reserved -= e.data.amount; doc.spent += e.data.amount
-        Object.assign(tx, { amount: 0, transaction_type: 'capture', job_uuid: e.data.job_uuid })
-        break
-      case 'TokensReleased':
-        doc.reserved -= e.data.amount; doc.balance += e.data.amount
-        Object.assign(tx, { amount: e.data.amount, transaction_type: 'release', job_uuid: e.data.job_uuid, reason: e.data.reason })
-        break
+  version: 3,
+  collections: [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES],
+  event_types: ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'UserDeleted'],
+  async apply (event: RecordedEvent, writer) {
+    const user = event.data.user_uuid as string
+    if (event.type === 'UserDeleted') {
+      eraseAccount(writer, [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES], user)
+      // A tombstone: settlements after the erasure make no documents again.
+      writer.put(WALLETS, { _id: user, user_uuid: null, erased: true })
+      return
     }
-    await ledger.put(tx)
-    await wallets.put({ ...doc, updated_at: event.metadata.occurred_at, revision: event.revision })
+    const e = event as unknown as WalletChange
+    const at = event.metadata.occurred_at
+    const stored = await writer.get<WalletDoc & { erased?: boolean }>(WALLETS, user)
+    if (stored?.erased === true) return
+    const w = stored ?? { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
+    const tx = transactionOf(e)
+    switch (e.type) {
+      case 'TokensGranted': w.balance += e.data.amount; w.granted += e.data.amount; break
+      case 'TokensReserved': w.balance -= e.data.amount; w.reserved += e.data.amount; break
+      case 'TokensCaptured': w.reserved -= e.data.amount; w.spent += e.data.amount; break
+      case 'TokensReleased': w.reserved -= e.data.amount; w.balance += e.data.amount; break
+    }
+    const doc: WalletTransactionDoc = { _id: event.id, user_uuid: user, occurred_at: at, amount: tx.amount, tokens: tx.tokens, transaction_type: tx.type, job_uuid: tx.job_uuid, reason: tx.reason, balance_after: w.balance, seq: event.revision }
+    writer.put(WALLET_TRANSACTIONS, doc)
+    const groupId = `${user}|${tx.job_uuid ?? event.id}`
+    const group = await writer.get<WalletGroupDoc>(WALLET_GROUPS, groupId)
+    const entry = { _id: doc._id, occurred_at: at, amount: doc.amount, tokens: doc.tokens, transaction_type: doc.transaction_type, reason: doc.reason }
+    writer.put(WALLET_GROUPS, group
+      ? { ...group, last_at: at, amount: group.amount + doc.amount, transactions: [...group.transactions, entry] }
+      : { _id: groupId, user_uuid: user, job_uuid: tx.job_uuid, occurred_at: at, last_at: at, amount: doc.amount, transaction_type: doc.transaction_type, seq: event.revision, transactions: [entry] })
+    const slot = slotOf(at)
+    writer.put(WALLET_BALANCES, { _id: `${user}|${slot}`, user_uuid: user, slot, balance: w.balance })
+    writer.put(WALLETS, { ...w, transactions: w.transactions + 1, groups: w.groups + (group ? 0 : 1), updated_at: at })
   }
+}
+
+export async function getWallet (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WalletDoc | null> {
+  const w = await rc.reads.collection<WalletDoc & { erased?: boolean }>(WALLETS).get(owner)
+  return w && w.erased !== true ? w : null
+}
+
+export const TRANSACTION_SORTS = ['occurred_at', 'amount', 'transaction_type'] as const
+export type TransactionSort = typeof TRANSACTION_SORTS[number]
+
+const sortKeys = (sort: TransactionSort, order: 1 | -1): ReadonlyArray<readonly [string, 1 | -1]> => sort === 'occurred_at' ? [['occurred_at', order], ['seq', order]] : [[sort, order], ['occurred_at', order], ['seq', order]]
+
+/** A page of the account's ledger (interface `GET /api/wallet/transactions`), each sort an index range; the total from the wallet document. */
+export async function listTransactions (rc: Pick<ReadContext, 'reads'>, owner: string, sort: TransactionSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: WalletTransactionDoc[], total: number }> {
+  const [items, wallet] = await Promise.all([
+    rc.reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
+    getWallet(rc, owner)
+  ])
+  return { items, total: wallet?.transactions ?? 0 }
+}
+
+/** A page of the account's ledger grouped by verification job (`…/transactions/grouped`), newest group first by default. */
+export async function listTransactionGroups (rc: Pick<ReadContext, 'reads'>, owner: string, sort: TransactionSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: WalletGroupDoc[], total: number }> {
+  const [items, wallet] = await Promise.all([
+    rc.reads.collection<WalletGroupDoc>(WALLET_GROUPS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
+    getWallet(rc, owner)
+  ])
+  return { items, total: wallet?.groups ?? 0 }
+}
+
+/**
+ * The available balance at each of `ends` (ascending instants, RFC 3339): the closing
+ * balance of the last slot with activity at or before each (0 before the first). Reads
+ * the slots between the first and last end plus the one before (index user_uuid, slot):
+ * bounded by the slots of the window.
+ */
+export async function balancesAt (rc: Pick<ReadContext, 'reads'>, owner: string, ends: readonly string[]): Promise<number[]> {
+  if (ends.length === 0) return []
+  const c = rc.reads.collection<WalletBalanceDoc>(WALLET_BALANCES)
+  const first = ends[0]
+  const window: Condition = { gte: slotOf(first), lte: ends[ends.length - 1] }
+  const [before, slots] = await Promise.all([
+    c.find({ where: { user_uuid: owner, slot: { lte: new Date(Date.parse(first) - 1).toISOString() } }, sort: [['slot', -1]], limit: 1 }),
+    c.find({ where: { user_uuid: owner, slot: window }, sort: [['slot', 1]] })
+  ])
+  let balance = before[0]?.balance ?? 0
+  let i = 0
+  return ends.map(end => {
+    // A slot counts for an end when it starts before it (its closing balance is the latest known then).
+    while (i < slots.length && slots[i].slot < end) balance = slots[i++].balance
+    return balance
+  })
 }

@@ -1,7 +1,7 @@
-import type { Projection } from './projection.ts'
-import { alreadyApplied } from './projection.ts'
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
+import { collection, eraseAccount, foldProjection, type Folded, type Projection, type ReadContext } from './projection.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
 export interface WebhookDoc {
@@ -18,7 +18,6 @@ export interface WebhookDoc {
   consecutive_failures: number
   created_at: string
   updated_at: string
-  revision: number
 }
 
 /** Read model `webhook_deliveries`: one document per delivery (pending ones are resumed after a restart). */
@@ -35,69 +34,95 @@ export interface WebhookDeliveryDoc {
   attempts: number
   next_attempt_at: string | null
   requested_at: string
-  revision: number
 }
 
 /** Read model `webhook_attempts`: one document per HTTP attempt (the event's data, keyed by event id), what `GET …/deliveries` lists. */
 export type WebhookAttemptDoc = Omit<WebhookDeliveryAttempted['data'], 'next_attempt_at'> & { [k: string]: unknown, _id: string }
 
-export const webhooksProjection: Projection = {
-  name: 'webhooks',
-  event_types: [
-    'WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled',
-    'WebhookEndpointDeleted', 'WebhookDeliveryFailureCounted', 'WebhookDeliveryFailuresCleared'
-  ],
-  async apply (event, { store }) {
-    const hooks = store.collection<WebhookDoc>('webhooks')
-    const e = event as unknown as Exclude<WebhookEvent, WebhooksSnapshotted>
-    const at = event.metadata.occurred_at
-    if (e.type === 'WebhookEndpointCreated') {
-      const d = e.data
-      if (alreadyApplied(await hooks.get(d.webhook_uuid), event)) return
-      await hooks.put({ _id: d.webhook_uuid, uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: d.created_at, updated_at: d.created_at, revision: event.revision })
-      return
+/** An account's endpoints (a handful: the plan's cap), by id and newest first. */
+export const WEBHOOKS = collection({ name: 'webhooks', projection: 'webhooks', fields: { user_uuid: 'text', created_at: 'text' }, indexes: [['user_uuid', 'created_at']] })
+/** Deliveries: pending ones (resumed after a restart, bounded by what waits) and an account's (erasure). */
+export const WEBHOOK_DELIVERIES = collection({ name: 'webhook_deliveries', projection: 'webhook_deliveries', fields: { user_uuid: 'text', status: 'text', test: 'boolean' }, indexes: [['status', 'test'], ['user_uuid']] })
+/** Attempts of an endpoint, newest first, paged (index webhook_uuid, attempted_at). */
+export const WEBHOOK_ATTEMPTS = collection({ name: 'webhook_attempts', projection: 'webhook_deliveries', fields: { user_uuid: 'text', webhook_uuid: 'text', attempted_at: 'text' }, indexes: [['webhook_uuid', 'attempted_at'], ['user_uuid']] })
+
+function evolveEndpoint (doc: Folded<WebhookDoc> | null, event: RecordedEvent): WebhookDoc | null {
+  const e = event as unknown as Exclude<WebhookEvent, WebhooksSnapshotted>
+  if (e.type === 'WebhookEndpointCreated') {
+    const d = e.data
+    return { _id: d.webhook_uuid, uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: d.created_at, updated_at: d.created_at }
+  }
+  if (doc === null) return null
+  switch (e.type) {
+    case 'WebhookEndpointUpdated': {
+      const { url, events, description } = e.data
+      return { ...doc, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }), updated_at: e.data.updated_at }
     }
-    const doc = await hooks.get(e.data.webhook_uuid)
-    if (!doc || alreadyApplied(doc, event)) return
-    const next = { ...doc, revision: event.revision }
-    switch (e.type) {
-      case 'WebhookEndpointUpdated': {
-        const { url, events, description } = e.data
-        await hooks.put({ ...next, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }), updated_at: e.data.updated_at })
-        return
-      }
-      case 'WebhookEndpointDisabled': await hooks.put({ ...next, status: 'disabled', disabled_reason: e.data.reason, updated_at: e.data.disabled_at }); return
-      case 'WebhookEndpointEnabled': await hooks.put({ ...next, status: 'active', disabled_reason: null, consecutive_failures: 0, updated_at: e.data.enabled_at }); return
-      case 'WebhookEndpointDeleted': await hooks.delete(doc._id); return
-      case 'WebhookDeliveryFailureCounted': await hooks.put({ ...next, consecutive_failures: e.data.consecutive_failures }); return
-      case 'WebhookDeliveryFailuresCleared': await hooks.put({ ...next, consecutive_failures: 0, updated_at: at }); return
-    }
+    case 'WebhookEndpointDisabled': return { ...doc, status: 'disabled', disabled_reason: e.data.reason, updated_at: e.data.disabled_at }
+    case 'WebhookEndpointEnabled': return { ...doc, status: 'active', disabled_reason: null, consecutive_failures: 0, updated_at: e.data.enabled_at }
+    case 'WebhookEndpointDeleted': return null
+    case 'WebhookDeliveryFailureCounted': return { ...doc, consecutive_failures: e.data.consecutive_failures }
+    case 'WebhookDeliveryFailuresCleared': return { ...doc, consecutive_failures: 0, updated_at: event.metadata.occurred_at }
   }
 }
 
+export const webhooksProjection = foldProjection<WebhookDoc>({
+  name: 'webhooks',
+  version: 2,
+  collection: WEBHOOKS,
+  event_types: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled', 'WebhookEndpointDeleted', 'WebhookDeliveryFailureCounted', 'WebhookDeliveryFailuresCleared'],
+  id: event => event.data.webhook_uuid as string,
+  evolve: evolveEndpoint,
+  erase: true
+})
+
+/** Deliveries (a fold per delivery) and their attempts (one document per attempt event). */
 export const webhookDeliveriesProjection: Projection = {
   name: 'webhook_deliveries',
-  event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned'],
-  async apply (event, { store }) {
-    const deliveries = store.collection<WebhookDeliveryDoc>('webhook_deliveries')
+  version: 2,
+  collections: [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS],
+  event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned', 'UserDeleted'],
+  async apply (event, writer) {
+    if (event.type === 'UserDeleted') { eraseAccount(writer, [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS], event.data.user_uuid as string); return }
     const e = event as unknown as WebhookDeliveryEvent
-    const doc = await deliveries.get(e.data.delivery_uuid)
-    if (alreadyApplied(doc, event)) return
+    const doc = await writer.get<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES, e.data.delivery_uuid)
+    if (doc !== null && doc.revision >= event.revision) return
+    const put = (next: WebhookDeliveryDoc): void => { writer.put(WEBHOOK_DELIVERIES, { ...next, revision: event.revision }) }
     switch (e.type) {
       case 'WebhookDeliveryRequested': {
         const d = e.data
-        await deliveries.put({ _id: d.delivery_uuid, uuid: d.delivery_uuid, webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, event: d.event, job_uuid: d.job_uuid, test: d.test, status: 'pending', attempts: 0, next_attempt_at: null, requested_at: d.requested_at, revision: event.revision })
+        put({ _id: d.delivery_uuid, uuid: d.delivery_uuid, webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, event: d.event, job_uuid: d.job_uuid, test: d.test, status: 'pending', attempts: 0, next_attempt_at: null, requested_at: d.requested_at })
         return
       }
       case 'WebhookDeliveryAttempted': {
         const { next_attempt_at: next, ...attempt } = e.data
-        // The attempt document's id is the event id: applying it twice writes it once.
-        await store.collection<WebhookAttemptDoc>('webhook_attempts').put({ _id: event.id, ...attempt })
-        if (doc) await deliveries.put({ ...doc, attempts: attempt.attempt, next_attempt_at: next, status: statusAfter(e.data), revision: event.revision })
+        writer.put(WEBHOOK_ATTEMPTS, { _id: event.id, ...attempt })
+        if (doc) put({ ...doc, attempts: attempt.attempt, next_attempt_at: next, status: statusAfter(e.data) })
         return
       }
       case 'WebhookDeliveryAbandoned':
-        if (doc) await deliveries.put({ ...doc, status: 'abandoned', next_attempt_at: null, revision: event.revision })
+        if (doc) put({ ...doc, status: 'abandoned', next_attempt_at: null })
     }
   }
+}
+
+export async function getWebhook (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<WebhookDoc | null> {
+  return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).get(uuid)
+}
+
+/** An account's endpoints, newest first (bounded by the plan's cap). */
+export async function webhooksOf (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WebhookDoc[]> {
+  return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
+}
+
+/** A page of an endpoint's attempts, newest first, and their number (index webhook_uuid, attempted_at). */
+export async function attemptsOf (rc: Pick<ReadContext, 'reads'>, endpoint: string, page: { limit: number, offset: number }): Promise<{ items: WebhookAttemptDoc[], total: number }> {
+  const c = rc.reads.collection<WebhookAttemptDoc>(WEBHOOK_ATTEMPTS)
+  const [items, total] = await Promise.all([c.find({ where: { webhook_uuid: endpoint }, sort: [['attempted_at', -1]], ...page }), c.count({ webhook_uuid: endpoint })])
+  return { items, total }
+}
+
+/** Deliveries still to be attempted (not tests): resumed after a restart with the in-process bus (bounded by what waits). */
+export async function pendingDeliveries (rc: Pick<ReadContext, 'reads'>): Promise<WebhookDeliveryDoc[]> {
+  return await rc.reads.collection<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES).find({ where: { status: 'pending', test: false } })
 }

@@ -8,7 +8,7 @@ import { simulate } from '../verifier/sandbox.ts'
 import { load, type CommandContext } from '../commands/context.ts'
 import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
 import { deferJob } from '../commands/defer-job.ts'
-import type { JobDoc } from '../projections/jobs.ts'
+import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 
@@ -102,8 +102,7 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
   })
 
   if (options.reads) {
-    const { items } = await options.reads.collection<JobDoc>('jobs').find({ status: 'deferred' })
-    for (const j of items) schedule(j.uuid, j.retry_at ?? new Date().toISOString(), `recovered:${j.uuid}`)
+    for (const j of await deferredJobs({ reads: options.reads })) schedule(j.uuid, j.retry_at ?? new Date().toISOString(), `recovered:${j.uuid}`)
   }
 
   return {

@@ -7,7 +7,7 @@ import { webhooksStream } from '../commands/webhook-endpoints.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
-import type { WebhookDeliveryDoc } from '../projections/webhooks.ts'
+import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
@@ -106,8 +106,7 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     }, wait).unref())
   }
   if (options.resume) {
-    const { items } = await options.reads.collection<WebhookDeliveryDoc>('webhook_deliveries').find({ status: 'pending', test: false })
-    for (const d of items) resume(d)
+    for (const d of await pendingDeliveries({ reads: options.reads })) resume(d)
   }
 
   return {

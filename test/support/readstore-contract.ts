@@ -1,50 +1,91 @@
 import type { Test } from 'tap'
-import type { ReadStore } from '../../src/infra/readstore/port.ts'
+import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore } from '../../src/infra/readstore/port.ts'
 
-/** The contract every ReadStore adapter passes. */
-export function readStoreContract (t: Test, open: () => Promise<ReadStore>): void {
-  t.test('put, get, delete', async t => {
-    const s = await open()
+/** Opens a fresh store (`open()`), or a second connection to the same one (`open(first)`). */
+export type StoreFactory = (same?: ReadStore) => Promise<ReadStore>
+
+interface Row extends Doc { owner: string, at: string, n: number, status: string | null, done: boolean }
+const SPEC: CollectionSpec = { name: 'rows', projection: 'contract', fields: { owner: 'text', at: 'text', n: 'number', status: 'text', done: 'boolean' }, indexes: [['owner', 'at'], ['owner', 'n'], ['owner', 'status', 'at']] }
+const row = (i: number): Row => ({ _id: `r${String(i).padStart(2, '0')}`, owner: i < 14 ? 'u1' : 'u2', at: `2026-01-${String(1 + Math.floor(i / 2)).padStart(2, '0')}`, n: i % 5, status: i % 3 === 0 ? 'done' : i % 3 === 1 ? 'queued' : null, done: i % 2 === 0, nested: { keep: [i] } })
+const put = (doc: Doc) => ({ op: 'put' as const, spec: SPEC, doc })
+
+/**
+ * The contract every ReadStore adapter passes: indexed queries (equality, any-of, ranges,
+ * prefixes, null), sorts with the `_id` tiebreak, counts; batches committed with their
+ * checkpoints by compare-and-set; generations and rebuilds beside the live one; the lease.
+ */
+export function readStoreContract (t: Test, open: StoreFactory): void {
+  const prepared = async (s: ReadStore, signature = 'v1'): Promise<ReadStore> => { await s.prepare('contract', signature, [SPEC]); return s }
+
+  t.test('writes with their checkpoint; get, find, count', async t => {
+    const s = await prepared(await open())
     t.teardown(() => s.close())
-    const c = s.collection<{ _id: string, n: number }>('things')
-    t.equal(await c.get('a'), null)
-    await c.put({ _id: 'a', n: 1 })
-    t.same(await c.get('a'), { _id: 'a', n: 1 })
-    await c.delete('a')
-    t.equal(await c.get('a'), null)
+    const c = s.collection<Row>(SPEC)
+    t.equal(await c.get('r00'), null)
+    await s.write(Array.from({ length: 20 }, (_, i) => put(row(i))), [{ projection: 'contract', from: 0, to: 20 }])
+    t.equal(await s.getCheckpoint('contract'), 20)
+    t.same(await c.get('r03'), row(3), 'the document comes back whole')
+    const ids = async (q: Parameters<typeof c.find>[0]): Promise<string[]> => (await c.find(q)).map(d => d._id)
+    t.same(await ids({ where: { owner: 'u1' }, sort: [['at', -1]], limit: 3, offset: 1 }), ['r12', 'r11', 'r10'], 'sorted descending, ties by _id descending, paged')
+    t.same(await ids({ where: { owner: 'u1', status: { in: ['done'] } }, sort: [['at', 1]] }), ['r00', 'r03', 'r06', 'r09', 'r12'], 'any of')
+    t.same(await ids({ where: { owner: 'u1', status: null }, sort: [['at', 1]] }), ['r02', 'r05', 'r08', 'r11'], 'null')
+    t.same(await ids({ where: { owner: 'u1', status: { in: ['queued', null] } }, sort: [['at', 1]] }), ['r01', 'r02', 'r04', 'r05', 'r07', 'r08', 'r10', 'r11', 'r13'], 'any of, null among them')
+    t.same(await ids({ where: { owner: 'u1', at: { gte: '2026-01-03', lte: '2026-01-04' } }, sort: [['at', 1]] }), ['r04', 'r05', 'r06', 'r07'], 'an inclusive range')
+    t.same(await ids({ where: { owner: 'u2', _id: { prefix: 'r1' } }, sort: [['n', 1]] }), ['r15', 'r16', 'r17', 'r18', 'r19', 'r14'].sort((a, b) => row(Number(a.slice(1))).n - row(Number(b.slice(1))).n || a.localeCompare(b)), 'a prefix, sorted on a number')
+    t.same(await ids({ where: { owner: 'u1', done: true }, sort: [['n', -1], ['at', -1]], limit: 2 }), ['r04', 'r08'], 'booleans; two sort keys')
+    t.equal(await c.count({ owner: 'u1' }), 14)
+    t.equal(await c.count({ owner: 'u1', status: { in: ['done', 'queued'] }, at: { gte: '2026-01-02' } }), 8)
+    t.equal(await c.count(), 20)
+    t.equal((await c.findOne({ owner: 'u2', status: 'done' }))?._id, 'r15')
+    await s.write([{ op: 'delete', spec: SPEC, id: 'r00' }, put({ ...row(1), n: 42 })], [{ projection: 'contract', from: 20, to: 21 }])
+    t.equal(await c.get('r00'), null, 'deleted')
+    t.equal((await c.get('r01'))?.n, 42, 'replaced')
+    t.equal(await c.count({ owner: 'u1' }), 13)
   })
 
-  t.test('revision guard: an older or equal document does not replace a newer one', async t => {
-    const s = await open()
-    t.teardown(() => s.close())
-    const c = s.collection<{ _id: string, revision: number, v: string }>('guarded')
-    await c.put({ _id: 'x', revision: 2, v: 'second' })
-    await c.put({ _id: 'x', revision: 1, v: 'first' })
-    await c.put({ _id: 'x', revision: 2, v: 'second again' })
-    t.equal((await c.get('x'))?.v, 'second', 'the first write of a revision wins; replays change nothing')
-    await c.put({ _id: 'x', revision: 3, v: 'third' })
-    t.equal((await c.get('x'))?.v, 'third')
+  t.test('a batch commits only from the stored checkpoint (compare-and-set), all or nothing', async t => {
+    const a = await prepared(await open())
+    const b = await open(a)
+    t.teardown(async () => { await b.close(); await a.close() })
+    await a.write([put(row(1))], [{ projection: 'contract', from: 0, to: 5 }])
+    await t.rejects(b.write([put(row(2))], [{ projection: 'contract', from: 0, to: 6 }]), CheckpointConflictError, 'another process moved the checkpoint')
+    t.equal(await a.collection(SPEC).get('r02'), null, 'nothing of the refused batch was written')
+    await b.write([put(row(2))], [{ projection: 'contract', from: 5, to: 6 }])
+    t.equal(await a.getCheckpoint('contract'), 6)
+    t.ok(await a.collection(SPEC).get('r02'))
   })
 
-  t.test('find: equality and any-of filters, sort with id tiebreak, pagination and total', async t => {
-    const s = await open()
-    t.teardown(() => s.close())
-    const c = s.collection<{ _id: string, owner: string, at: number, status: string }>('listed')
-    for (let i = 0; i < 10; i++) await c.put({ _id: `d${i}`, owner: i < 7 ? 'u1' : 'u2', at: Math.floor(i / 2), status: i % 3 === 0 ? 'done' : 'queued' })
-    const page = await c.find({ owner: 'u1' }, { sort: { at: -1 }, limit: 3, offset: 1 })
-    t.equal(page.total, 7)
-    t.same(page.items.map(d => d._id), ['d5', 'd4', 'd3'])
-    const anyOf = await c.find({ owner: 'u1', status: ['done'] })
-    t.same(anyOf.items.map(d => d._id).sort(), ['d0', 'd3', 'd6'])
-    t.equal((await c.findOne({ owner: 'u2', status: 'done' }))?._id, 'd9')
+  t.test('generations: the same signature keeps the data, another one starts afresh; a rebuild switches when activated', async t => {
+    const s = await prepared(await open())
+    const other = await open(s)
+    t.teardown(async () => { await other.close(); await s.close() })
+    await s.write([put(row(1))], [{ projection: 'contract', from: 0, to: 1 }])
+    await prepared(s)
+    t.ok(await s.collection(SPEC).get('r01'), 'same signature: kept')
+    const target = await s.startRebuild('contract', [SPEC])
+    t.equal(await target.store.getCheckpoint('contract'), 0, 'the rebuild starts from the first event')
+    await target.store.write([put({ ...row(1), n: 99 }), put(row(2))], [{ projection: 'contract', from: 0, to: 7 }])
+    t.equal((await other.collection<Row>(SPEC).get('r01'))?.n, 1, 'the live generation serves meanwhile')
+    t.equal(await other.getCheckpoint('contract'), 1)
+    t.equal(await target.activate(), true)
+    t.equal(await target.activate(), false, 'compare-and-set')
+    await new Promise(resolve => setTimeout(resolve, 300))
+    t.equal((await other.collection<Row>(SPEC).get('r01'))?.n, 99, 'readers of another connection follow the switch')
+    t.equal(await other.getCheckpoint('contract'), 7)
+    await prepared(s, 'v2')
+    t.equal(await s.collection(SPEC).get('r01'), null, 'a new signature: a new, empty generation')
+    t.equal(await s.getCheckpoint('contract'), 0)
   })
 
-  t.test('checkpoints start at 0 and never move back', async t => {
-    const s = await open()
-    t.teardown(() => s.close())
-    t.equal(await s.getCheckpoint('p'), 0)
-    await s.setCheckpoint('p', 10)
-    await s.setCheckpoint('p', 5)
-    t.equal(await s.getCheckpoint('p'), 10, 'compare-and-set')
+  t.test('the projector lease: one holder at a time, taken over once it expires', async t => {
+    const a = await open()
+    const b = await open(a)
+    t.teardown(async () => { await b.close(); await a.close() })
+    t.equal(await a.lease('a', 200), true)
+    t.equal(await b.lease('b', 200), false)
+    t.equal(await a.lease('a', 200), true, 'renewed')
+    await new Promise(resolve => setTimeout(resolve, 250))
+    t.equal(await b.lease('b', 200), true, 'expired: taken over')
+    t.equal(await a.lease('a', 200), false)
   })
 }

@@ -8,6 +8,12 @@ export type SessionStarted = Event<'SessionStarted', {
   expires_at: string
   started_at: string
   method: 'confirmation' | 'password'
+  /**
+   * The client it was started from: `id` an HMAC of the account, the user agent and the
+   * network (IPv4 /24, IPv6 /48) — never the address itself — and a `label` such as
+   * "Firefox on Linux". Absent on sessions started before it existed.
+   */
+  client?: { id: string, label: string } | null
 }>
 
 /** The refresh token was rotated: the old one is spent, `refresh_hash` is the new one. */

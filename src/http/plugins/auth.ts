@@ -3,12 +3,12 @@ import { SCOPES, type Scope } from '../../domain/apikey/scopes.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { sha256Hex } from '../../infra/crypto/hashing.ts'
 import { verifyAccessToken } from '../../infra/crypto/jwt.ts'
-import type { ApiKeyDoc } from '../../projections/api-keys.ts'
-import type { AgentDoc } from '../../projections/agents.ts'
+import { apiKeyByHash } from '../../projections/api-keys.ts'
+import { agentByHash } from '../../projections/agents.ts'
 import { AGENT_TOKEN_PREFIX } from '../../commands/agents.ts'
 import { FREE_PLAN } from '../../domain/plans.ts'
-import type { UserDoc } from '../../projections/users.ts'
-import type { SessionDoc } from '../../projections/sessions.ts'
+import { getUserDoc, type UserDoc } from '../../projections/users.ts'
+import { getSession } from '../../projections/sessions.ts'
 import { load, type CommandContext } from '../../commands/context.ts'
 import * as userDecider from '../../domain/user/decider.ts'
 import { HttpProblem } from '../problem.ts'
@@ -79,30 +79,30 @@ function bearer (request: FastifyRequest): string | null {
 export async function authenticate (ctx: CommandContext, request: FastifyRequest, mode: AuthMode, options: { deleted_account?: boolean } = {}): Promise<Principal> {
   const token = bearer(request)
   if (!token) throw unauthorized('missing bearer credential')
-  const users = ctx.reads.collection<UserDoc>('users')
+  const user = async (uuid: string): Promise<UserDoc | null> => await getUserDoc(ctx, uuid)
   if (token.startsWith('svc_')) {
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an API key')
-    const key = await ctx.reads.collection<ApiKeyDoc>('api_keys').findOne({ key_hash: sha256Hex(token) })
+    const key = await apiKeyByHash(ctx, sha256Hex(token))
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
-    if (!isActive(await users.get(key.user_uuid))) throw unauthorized('the key\'s account is not active')
+    if (!isActive(await user(key.user_uuid))) throw unauthorized('the key\'s account is not active')
     return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
   if (token.startsWith(AGENT_TOKEN_PREFIX)) {
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an agent token')
-    const agent = await ctx.reads.collection<AgentDoc>('agents').findOne({ token_hash: sha256Hex(token) })
+    const agent = await agentByHash(ctx, sha256Hex(token))
     if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
-    if (!isActive(await users.get(agent.user_uuid))) throw unauthorized('the agent\'s account is not active')
+    if (!isActive(await user(agent.user_uuid))) throw unauthorized('the agent\'s account is not active')
     return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: FREE_PLAN.allowed_checks }
   }
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
   if (!claims) throw unauthorized('invalid or expired access token')
   const principal: Principal = { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes: SCOPES, enabled_checks: CHECK_NAMES }
   // A revoked session ends its access tokens at once, not only when they expire.
-  const session = await ctx.reads.collection<SessionDoc>('sessions').get(claims.session_uuid)
-  const user = session && session.revoked_at === null ? await users.get(claims.user_uuid) : null
+  const session = await getSession(ctx, claims.session_uuid)
+  const account = session && session.revoked_at === null ? await user(claims.user_uuid) : null
   // A ban voids every session started before it, whether or not its revocation has landed.
-  if (isActive(user) && (user.sessions_valid_from ?? '') <= session!.started_at) return principal
+  if (isActive(account) && (account.sessions_valid_from ?? '') <= session!.started_at) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
   if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { createAgent, revokeAgent } from '../../commands/agents.ts'
-import type { AgentDoc } from '../../projections/agents.ts'
+import { agentsOf, getAgent, type AgentDoc } from '../../projections/agents.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
@@ -33,7 +33,6 @@ const CreateAgent = z.object({
 /** Agents (interface section 4, "Agents"). Auth J: only a signed-in account manages its agents. */
 export function agentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
-  const agents = () => rt.ctx.reads.collection<AgentDoc>('agents')
   const tags = ['Agents']
 
   app.route({
@@ -43,7 +42,7 @@ export function agentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     schema: { operationId: 'listAgents', summary: 'The account\'s agents, newest first', tags, querystring: PageQuery, response: { 200: Paginated(Agent), ...problems(400, 401) } },
     handler: async request => {
       const { limit, offset } = request.query
-      const { items, total } = await agents().find({ user_uuid: principalOf(request).user_uuid }, { sort: { created_at: -1 }, limit, offset })
+      const { items, total } = await agentsOf(rt.ctx, principalOf(request).user_uuid, { limit, offset })
       return { items: items.map(agentView), total, limit, offset }
     }
   })
@@ -64,7 +63,7 @@ export function agentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const created = await createAgent(rt.ctx, { user_uuid: p.user_uuid, ...request.body })
       await rt.caughtUp(created.position)
       const { agent_uuid: uuid, ...agent } = created.agent
-      return reply.code(201).send({ ...agentView({ _id: uuid, uuid, ...agent, revoked_at: null, revision: 0 }), token: created.token })
+      return reply.code(201).send({ ...agentView({ _id: uuid, uuid, ...agent, revoked_at: null }), token: created.token })
     }
   })
 
@@ -74,7 +73,7 @@ export function agentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'jwt' },
     schema: { operationId: 'getAgent', summary: 'An agent', tags, params: UuidParams, response: { 200: Agent, ...problems(400, 401, 404) } },
     handler: async request => {
-      const doc = await agents().get(request.params.uuid)
+      const doc = await getAgent(rt.ctx, request.params.uuid)
       if (!doc || doc.user_uuid !== principalOf(request).user_uuid) throw new HttpProblem(404, 'agent.not_found', 'no such agent')
       return agentView(doc)
     }
@@ -88,7 +87,7 @@ export function agentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async request => {
       const p = principalOf(request)
       await rt.caughtUp(await revokeAgent(rt.ctx, p.user_uuid, request.params.uuid))
-      const doc = await agents().get(request.params.uuid)
+      const doc = await getAgent(rt.ctx, request.params.uuid)
       if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'agent.not_found', 'no such agent')
       return agentView(doc)
     }

@@ -6,7 +6,7 @@ import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
 import { completeTwoFactor, login } from '../../commands/login.ts'
 import { verifyEmailChange } from '../../commands/change-email.ts'
-import type { SignedIn } from '../../commands/start-session.ts'
+import type { ClientSeen, SignedIn } from '../../commands/start-session.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from '../../commands/refresh-session.ts'
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
 import { HttpProblem } from '../problem.ts'
@@ -22,6 +22,9 @@ export function setRefreshCookie (request: FastifyRequest, reply: FastifyReply, 
   const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
   reply.setCookie('svc_refresh', s.refresh_token, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/api/auth', expires: s.refresh_expires_at })
 }
+
+/** Where a sign-in comes from (user agent and address), for the session's client. */
+const clientSeen = (request: FastifyRequest): ClientSeen => ({ user_agent: request.headers['user-agent'] ?? null, ip: request.ip })
 
 /** A signed-in answer: an access token (the refresh token goes in the `svc_refresh` cookie). */
 const Authenticated = z.object({
@@ -89,7 +92,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'none', invalid: 'confirm_account.invalid_request' },
     schema: { operationId: 'confirm', summary: 'Confirm the address with its six-digit code; signs in', tags, body: z.object({ email: Email, code: z.string().trim().max(32) }), response: { 200: json(Authenticated, 'Signed in; the `svc_refresh` cookie is set'), ...problems(...BODY_PROBLEMS, 401) } },
     handler: async (request, reply) => {
-      const s = await confirmAccount(rt.ctx, request.body)
+      const s = await confirmAccount(rt.ctx, request.body, clientSeen(request))
       await rt.caughtUp(s.position)
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))
@@ -203,7 +206,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       loginThrottle.check(request.ip)
-      const s = await login(rt.ctx, request.body).catch(err => {
+      const s = await login(rt.ctx, request.body, clientSeen(request)).catch(err => {
         if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
         throw err
       })
@@ -220,7 +223,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'none', invalid: 'verify_2fa.invalid_request' },
     schema: { operationId: 'verifyTwoFactor', summary: 'Complete a sign-in with the challenge token and a TOTP or backup code', tags, body: z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }), response: { 200: json(Authenticated, 'Signed in'), ...problems(...BODY_PROBLEMS, 401, 429) } },
     handler: async (request, reply) => {
-      const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code)
+      const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code, clientSeen(request))
       await rt.caughtUp(s.position)
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { createApiKey } from '../../commands/create-api-key.ts'
-import type { ApiKeyDoc } from '../../projections/api-keys.ts'
+import { apiKeysOf, type ApiKeyDoc } from '../../projections/api-keys.ts'
 import { actorOf, principalOf } from '../plugins/auth.ts'
 import { BODY_PROBLEMS, Timestamp, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -62,7 +62,7 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const created = await createApiKey(rt.ctx, { user_uuid: p.user_uuid, ...request.body, granter: p, actor: actorOf(p) })
       await rt.caughtUp(created.position)
       const { key_uuid: uuid, ...key } = created.key
-      return reply.code(201).send({ ...keyView({ _id: uuid, uuid, ...key, revoked_at: null, revision: 0 }), raw_key: created.raw_key })
+      return reply.code(201).send({ ...keyView({ _id: uuid, uuid, ...key, revoked_at: null }), raw_key: created.raw_key })
     }
   })
 
@@ -72,8 +72,7 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'any', scope: 'api_keys:read' },
     schema: { operationId: 'listApiKeys', summary: 'The account\'s keys, newest first', tags: ['API keys'], response: { 200: z.array(ApiKey), ...problems(401, 403) } },
     handler: async request => {
-      const { items } = await rt.ctx.reads.collection<ApiKeyDoc>('api_keys').find({ user_uuid: principalOf(request).user_uuid }, { sort: { created_at: -1 } })
-      return items.map(keyView)
+      return (await apiKeysOf(rt.ctx, principalOf(request).user_uuid)).map(keyView)
     }
   })
 }

@@ -7,8 +7,8 @@ import { deleteAccount } from '../../commands/delete-account.ts'
 import { requestEmailChange } from '../../commands/change-email.ts'
 import { changeLocale } from '../../commands/change-locale.ts'
 import { disableTwoFactor, enableTwoFactor, verifyTwoFactorSetup } from '../../commands/two-factor.ts'
-import type { SessionDoc } from '../../projections/sessions.ts'
-import type { UserDoc } from '../../projections/users.ts'
+import { openSessions } from '../../projections/sessions.ts'
+import { getUser, getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
@@ -49,7 +49,6 @@ const Password = z.string().max(4096)
 /** Account (interface section 4, "Account"): profile, credentials, two-factor, sessions. Auth J. */
 export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
-  const users = () => rt.ctx.reads.collection<UserDoc>('users')
   const tags = ['Account']
 
   /**
@@ -63,7 +62,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       if (uuid !== principal.user_uuid) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
       return { principal, user: null }
     }
-    const user = await users().get(uuid)
+    const user = await getUser(rt.ctx, uuid)
     if (!user) throw new HttpProblem(404, 'user.not_found', 'no such user')
     if (uuid !== principal.user_uuid) throw new HttpProblem(403, 'user.forbidden', `you may only ${action} your own account`)
     return { principal, user }
@@ -75,7 +74,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'jwt' },
     schema: { operationId: 'getMe', summary: 'The caller\'s profile', tags, response: { 200: Profile, ...problems(401) } },
     handler: async request => {
-      const u = await users().get(principalOf(request).user_uuid)
+      const u = await getUser(rt.ctx, principalOf(request).user_uuid)
       if (!u) throw new HttpProblem(401, 'auth.unauthorized', 'the account is not active')
       return profile(u)
     }
@@ -141,7 +140,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     url: '/api/users/me/2fa',
     config: { auth: 'jwt' },
     schema: { operationId: 'getTwoFactor', summary: 'Whether two-factor authentication is on', tags, response: { 200: z.object({ enabled: z.boolean() }), ...problems(401) } },
-    handler: async request => ({ enabled: (await users().get(principalOf(request).user_uuid))?.two_factor_enabled === true })
+    handler: async request => ({ enabled: (await getUserDoc(rt.ctx, principalOf(request).user_uuid))?.two_factor_enabled === true })
   })
 
   app.route({
@@ -181,7 +180,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     schema: { operationId: 'listSessions', summary: 'The account\'s active sessions, newest first', tags, response: { 200: z.array(Session), ...problems(401) } },
     handler: async request => {
       const p = principalOf(request)
-      const { items } = await rt.ctx.reads.collection<SessionDoc>('sessions').find({ user_uuid: p.user_uuid, revoked_at: null }, { sort: { started_at: -1 } })
+      const items = await openSessions(rt.ctx, p.user_uuid)
       const now = new Date().toISOString()
       return items.filter(s => s.expires_at > now).map(s => ({
         uuid: s.uuid, method: s.method, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid

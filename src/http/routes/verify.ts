@@ -3,7 +3,7 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
-import type { JobDoc } from '../../projections/jobs.ts'
+import { getJob, type JobDoc } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas.ts'
@@ -51,6 +51,16 @@ export const Job = z.object({
   examples: [{ uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182', status: 'queued', email: 'jane@example.com', verdict: null, reason: null, score: null, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: null, attempts: 0, retry_at: null, error: null, result: null }]
 })
 export type JobView = z.infer<typeof Job>
+
+/**
+ * A job of `owner`, as the API shows it.
+ * @throws HttpProblem 404 `job.not_found` for an unknown job or another account's.
+ */
+export async function ownJob (rt: HttpRuntime, owner: string, uuid: string): Promise<JobView> {
+  const doc = await getJob(rt.ctx, owner, uuid)
+  if (!doc) throw new HttpProblem(404, 'job.not_found', 'no such job')
+  return jobView(doc)
+}
 
 /** The public view of a job. */
 export function jobView (j: JobDoc): JobView {
@@ -119,7 +129,7 @@ export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const p = principalOf(request)
       const submitted = await submitJob(rt.ctx, p, { email: request.body.email.trim(), checks: request.body.checks, idempotency_key: idempotencyKey(request) })
       await rt.caughtUp(submitted.position)
-      const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(submitted.job_uuid)
+      const doc = await getJob(rt.ctx, p.user_uuid, submitted.job_uuid)
       reply.header('location', `/api/verify/${submitted.job_uuid}`)
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       // Read models slower than the bounded wait: the job as it was accepted.
@@ -128,24 +138,11 @@ export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     }
   })
 
-  for (const [url, operationId] of [['/api/verify/:uuid', 'getVerification'], ['/api/jobs/:uuid', 'getJob']] as const) {
-    app.route({
-      method: 'GET',
-      url,
-      config: { auth: 'any', scope: 'results:read' },
-      schema: {
-        operationId,
-        summary: 'A job with its per-check detail',
-        tags: ['Verification jobs'],
-        params: UuidParams,
-        response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
-      },
-      handler: async request => {
-        const p = principalOf(request)
-        const doc = await rt.ctx.reads.collection<JobDoc>('jobs').get(request.params.uuid)
-        if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'job.not_found', 'no such job')
-        return jobView(doc)
-      }
-    })
-  }
+  app.route({
+    method: 'GET',
+    url: '/api/verify/:uuid',
+    config: { auth: 'any', scope: 'results:read' },
+    schema: { operationId: 'getVerification', summary: 'A job and its result', tags: ['Verification jobs'], params: UuidParams, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
+    handler: async request => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid)
+  })
 }

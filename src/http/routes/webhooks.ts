@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { createWebhook, deleteWebhook, updateWebhook } from '../../commands/webhook-endpoints.ts'
 import { testWebhook } from '../../commands/webhook-deliveries.ts'
 import { DomainError } from '../../domain/shared.ts'
-import type { WebhookAttemptDoc, WebhookDoc } from '../../projections/webhooks.ts'
+import { attemptsOf, getWebhook, webhooksOf, type WebhookAttemptDoc, type WebhookDoc } from '../../projections/webhooks.ts'
 import { webhookSender } from '../../infra/webhooks/sender.ts'
 import { actorOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
@@ -95,9 +95,8 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks
   const send = webhookSender({ timeout_ms: policy.timeout_ms, allow_private: policy.allow_private_targets })
-  const hooks = () => rt.ctx.reads.collection<WebhookDoc>('webhooks')
   const ownEndpoint = async (uuid: string, owner: string): Promise<WebhookDoc> => {
-    const doc = await hooks().get(uuid)
+    const doc = await getWebhook(rt.ctx, uuid)
     if (!doc || doc.user_uuid !== owner) throw new HttpProblem(404, 'webhook.not_found', 'no such webhook endpoint')
     return doc
   }
@@ -109,8 +108,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     config: { auth: 'any', scope: 'webhooks:read' },
     schema: { operationId: 'listWebhooks', summary: 'The account\'s endpoints, newest first', tags, response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) } },
     handler: async request => {
-      const { items } = await hooks().find({ user_uuid: principalOf(request).user_uuid }, { sort: { created_at: -1 } })
-      return items.map(webhookView)
+      return (await webhooksOf(rt.ctx, principalOf(request).user_uuid)).map(webhookView)
     }
   })
 
@@ -130,7 +128,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...request.body, actor: actorOf(p) })
       await rt.caughtUp(created.position)
       const e = created.endpoint
-      const view = webhookView({ _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at, revision: 0 })
+      const view = webhookView({ _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at })
       return reply.code(201).send({ ...view, secret: created.secret })
     }
   })
@@ -181,8 +179,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       const p = principalOf(request)
       const { limit, offset } = request.query
       await ownEndpoint(request.params.uuid, p.user_uuid)
-      const { items, total } = await rt.ctx.reads.collection<WebhookAttemptDoc>('webhook_attempts')
-        .find({ webhook_uuid: request.params.uuid, user_uuid: p.user_uuid }, { sort: { attempted_at: -1 }, limit, offset })
+      const { items, total } = await attemptsOf(rt.ctx, request.params.uuid, { limit, offset })
       return { items: items.map(attemptView), total, limit, offset }
     }
   })

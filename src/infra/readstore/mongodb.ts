@@ -1,85 +1,59 @@
-import { MongoClient, MongoServerError, type Db, type Filter, type Document } from 'mongodb'
-import type { Collection, Doc, FindOptions, ReadStore } from './port.ts'
-
-/** Indexes for every query the API and workers make (created at start, idempotently). */
-export const INDEXES: Readonly<Record<string, Array<Record<string, 1 | -1>>>> = {
-  api_keys: [{ key_hash: 1 }, { user_uuid: 1, created_at: -1 }],
-  agents: [{ token_hash: 1 }, { user_uuid: 1, created_at: -1 }],
-  webhooks: [{ user_uuid: 1, created_at: -1 }, { user_uuid: 1, status: 1 }],
-  webhook_deliveries: [{ status: 1 }, { user_uuid: 1 }],
-  webhook_attempts: [{ webhook_uuid: 1, user_uuid: 1, attempted_at: -1 }, { user_uuid: 1 }],
-  jobs: [{ user_uuid: 1, created_at: -1 }, { status: 1 }],
-  users: [],
-  sessions: [{ user_uuid: 1, started_at: -1 }],
-  wallets: [],
-  wallet_transactions: [{ user_uuid: 1, occurred_at: -1 }]
-}
+import { MongoClient, MongoServerError, type ClientSession, type Db, type Document, type Filter, type Sort } from 'mongodb'
+import {
+  CheckpointConflictError,
+  type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
+  type RebuildTarget, type Where, type WriteOp
+} from './port.ts'
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000
+const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const idOf = (id: string): Document['_id'] => id as unknown as Document['_id']
+const collectionName = (spec: CollectionSpec, gen: number): string => `${spec.name}__g${gen}`
+const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
 
-function toFilter (filter: Record<string, unknown>): Filter<Document> {
+/** A `where` as a MongoDB filter: equality, `$in`, `$gte`/`$lte`, an anchored prefix regex (index-backed). */
+function toFilter (spec: CollectionSpec, where: Where | undefined): Filter<Document> {
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(filter)) if (v !== undefined) out[k] = Array.isArray(v) ? { $in: v } : v
+  for (const [field, cond] of Object.entries(where ?? {})) {
+    if (cond === undefined) continue
+    if (field !== '_id' && !(field in spec.fields)) throw new Error(`${spec.name}: ${field} is not a queryable field`)
+    const c = cond as Condition
+    if (c === null || typeof c !== 'object') out[field] = c
+    else if ('in' in c) out[field] = { $in: c.in }
+    else if ('prefix' in c) out[field] = { $regex: `^${escapeRegex(c.prefix)}` }
+    else out[field] = { ...(c.gte !== undefined && { $gte: c.gte }), ...(c.lte !== undefined && { $lte: c.lte }) }
+  }
   return out as Filter<Document>
 }
 
 class MongoCollection<T extends Doc> implements Collection<T> {
-  private readonly db: Db
-  private readonly name: () => string
-  constructor (db: Db, name: () => string) { this.db = db; this.name = name }
-  private get c (): ReturnType<Db['collection']> { return this.db.collection(this.name()) }
+  private readonly store: MongoReadStore
+  private readonly spec: CollectionSpec
+  constructor (store: MongoReadStore, spec: CollectionSpec) { this.store = store; this.spec = spec }
+  private get c (): ReturnType<Db['collection']> { return this.store.collectionFor(this.spec) }
 
-  async get (id: string): Promise<T | null> {
-    return await this.c.findOne({ _id: id as unknown as Document['_id'] }) as T | null
+  async get (id: string): Promise<T | null> { return await this.c.findOne({ _id: idOf(id) }) as T | null }
+
+  async find (query: Query = {}): Promise<T[]> {
+    const sort = (query.sort ?? []).map(([f, d]) => [f, d] as [string, 1 | -1])
+    const last = sort.length > 0 ? sort[sort.length - 1] : null
+    const tiebreak: Array<[string, 1 | -1]> = last?.[0] === '_id' ? [] : [['_id', last?.[1] ?? 1]]
+    const cursor = this.c.find(toFilter(this.spec, query.where), { sort: [...sort, ...tiebreak] as Sort, skip: query.offset ?? 0, ...(query.limit !== undefined && { limit: query.limit }) })
+    return await cursor.toArray() as unknown as T[]
   }
 
-  /**
-   * Idempotent write: a document carrying `revision` (single-stream read model) or
-   * `position` (multi-stream) replaces the stored one only when it is newer; an older or
-   * equal one is a no-op (the upsert's duplicate key on `_id` means "already applied").
-   * Documents without either are inserted by id (ledgers: a duplicate means applied).
-   */
-  async put (doc: T): Promise<void> {
-    const guard = typeof doc.revision === 'number' ? 'revision' : typeof doc.position === 'number' ? 'position' : null
-    try {
-      if (guard === null) {
-        await this.c.replaceOne({ _id: doc._id as unknown as Document['_id'] }, doc, { upsert: true })
-        return
-      }
-      await this.c.replaceOne({ _id: doc._id as unknown as Document['_id'], $or: [{ [guard]: { $lt: doc[guard] } }, { [guard]: { $exists: false } }] }, doc, { upsert: true })
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err
-    }
-  }
+  async findOne (where: Where): Promise<T | null> { return (await this.find({ where, limit: 1 }))[0] ?? null }
 
-  async delete (id: string): Promise<void> {
-    await this.c.deleteOne({ _id: id as unknown as Document['_id'] })
-  }
-
-  async find (filter: Record<string, unknown>, options: FindOptions = {}): Promise<{ items: T[], total: number }> {
-    const f = toFilter(filter)
-    const sort = Object.entries(options.sort ?? {})
-    const last = sort.length > 0 ? sort[sort.length - 1][1] : 1
-    const cursor = this.c.find(f, { sort: [...sort, ['_id', last]] as Array<[string, 1 | -1]>, skip: options.offset ?? 0, ...(options.limit !== undefined ? { limit: options.limit } : {}) })
-    const [items, total] = await Promise.all([cursor.toArray(), this.c.countDocuments(f)])
-    return { items: items as unknown as T[], total }
-  }
-
-  async findOne (filter: Record<string, unknown>): Promise<T | null> {
-    return await this.c.findOne(toFilter(filter)) as T | null
-  }
+  async count (where?: Where): Promise<number> { return await this.c.countDocuments(toFilter(this.spec, where)) }
 }
 
 /**
- * Read models in MongoDB (`MONGODB_URL`) with the official driver. Durable: projections
- * resume from their stored checkpoints instead of rebuilding at start. Checkpoints are
- * compare-and-set (a checkpoint never moves back).
- *
- * Blue/green rebuild: read models live in versioned collections (`jobs__v3`), and the
- * `read_model_versions` document names the active version. `svc projector --rebuild`
- * projects every event into the next version while the active one keeps serving, then
- * switches the active version (compare-and-set) once it has caught up; readers follow the
- * switch within `refresh_ms`.
+ * Read models in MongoDB (`MONGODB_URL`) with the official driver: a collection per
+ * collection spec and generation (`jobs__g3`) with the declared indexes (each ending in
+ * `_id`); generations, checkpoints and the projector lease in small meta collections. A
+ * batch of writes and its checkpoints commit in one transaction (a replica set, as
+ * docker-compose.yml runs) after a compare-and-set of the checkpoints. Readers follow
+ * generation switches by re-reading the generations every `refresh_ms`.
  *
  * Not run against a live server in this repository's CI (none can be installed there);
  * it passes the read store contract suite wherever `MONGODB_URL` is set.
@@ -88,77 +62,122 @@ export class MongoReadStore implements ReadStore {
   readonly durable = true
   private readonly client: MongoClient
   private readonly db: Db
-  private version: number
-  private readonly pinned: boolean
+  private readonly owns: boolean
+  private readonly pinned: ReadonlyMap<string, number>
+  private gens = new Map<string, number>()
   private timer: NodeJS.Timeout | null = null
 
-  private constructor (client: MongoClient, db: Db, version: number, pinned: boolean) {
+  private constructor (client: MongoClient, db: Db, owns: boolean, pinned: ReadonlyMap<string, number>) {
     this.client = client
     this.db = db
-    this.version = version
+    this.owns = owns
     this.pinned = pinned
   }
 
-  /**
-   * Connects and creates the indexes of the version in use. `version` pins a version
-   * (the rebuild writes the next one); otherwise the active version is followed.
-   */
-  static async connect (url: string, options: { database?: string, version?: number, refresh_ms?: number } = {}): Promise<MongoReadStore> {
+  /** Connects; the generations are re-read every `refresh_ms` (ms). */
+  static async connect (url: string, options: { database?: string, refresh_ms?: number } = {}): Promise<MongoReadStore> {
     const client = await new MongoClient(url).connect()
-    const db = client.db(options.database)
-    const active = await MongoReadStore.activeVersion(db)
-    const store = new MongoReadStore(client, db, options.version ?? active, options.version !== undefined)
-    await store.createIndexes()
-    if (!store.pinned) {
-      store.timer = setInterval(() => { void MongoReadStore.activeVersion(db).then(v => { store.version = v }, () => undefined) }, options.refresh_ms ?? 2_000)
-      store.timer.unref()
-    }
+    const store = new MongoReadStore(client, client.db(options.database), true, new Map())
+    await store.reloadGenerations()
+    store.timer = setInterval(() => { void store.reloadGenerations().catch(() => undefined) }, options.refresh_ms ?? 1_000)
+    store.timer.unref()
     return store
   }
 
-  private static async activeVersion (db: Db): Promise<number> {
-    const row = await db.collection('read_model_versions').findOne({ _id: 'active' as unknown as Document['_id'] })
-    return typeof row?.version === 'number' ? row.version : 1
+  private async reloadGenerations (): Promise<void> {
+    const rows = await this.db.collection('projection_generations').find({}).toArray()
+    this.gens = new Map(rows.map(r => [String(r._id), Number(r.gen)]))
   }
 
-  /** The version this store reads and writes. */
-  get readVersion (): number { return this.version }
+  private genOf (projection: string): number {
+    const gen = this.pinned.get(projection) ?? this.gens.get(projection)
+    if (gen === undefined) throw new Error(`projection ${projection} is not prepared`)
+    return gen
+  }
 
-  private named (name: string): string { return `${name}__v${this.version}` }
+  collectionFor (spec: CollectionSpec): ReturnType<Db['collection']> { return this.db.collection(collectionName(spec, this.genOf(spec.projection))) }
 
-  private async createIndexes (): Promise<void> {
-    for (const [name, indexes] of Object.entries(INDEXES)) {
-      for (const index of indexes) await this.db.collection(this.named(name)).createIndex(index)
+  collection<T extends Doc> (spec: CollectionSpec): Collection<T> { return new MongoCollection<T>(this, spec) }
+
+  private async createIndexes (specs: readonly CollectionSpec[], gen: number): Promise<void> {
+    for (const spec of specs) {
+      for (const fields of spec.indexes) await this.db.collection(collectionName(spec, gen)).createIndex({ ...Object.fromEntries(fields.map(f => [f, 1])), _id: 1 })
     }
   }
 
-  /**
-   * Makes this store's (pinned) version the active one, if the active one is still
-   * `expected` (compare-and-set). @returns whether the switch happened.
-   */
-  async activate (expected: number): Promise<boolean> {
-    const r = await this.db.collection('read_model_versions').updateOne(
-      { _id: 'active' as unknown as Document['_id'], $or: [{ version: expected }, { version: { $exists: false } }] },
-      { $set: { version: this.version, switched_at: new Date().toISOString() } },
-      { upsert: true }
-    ).catch(err => { if (isDuplicateKey(err)) return { modifiedCount: 0, upsertedCount: 0 }; throw err })
-    return r.modifiedCount + r.upsertedCount === 1
+  async prepare (projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
+    const meta = this.db.collection('projection_generations')
+    const row = await meta.findOne({ _id: idOf(projection) })
+    if (row && row.signature === signature) {
+      await this.createIndexes(specs, Number(row.gen))
+    } else {
+      const gen = row ? Number(row.newest) + 1 : 1
+      await this.createIndexes(specs, gen)
+      await meta.updateOne({ _id: idOf(projection) }, { $set: { gen, signature, newest: gen } }, { upsert: true })
+    }
+    await this.reloadGenerations()
   }
 
-  collection<T extends Doc> (name: string): Collection<T> {
-    return new MongoCollection<T>(this.db, () => this.named(name))
+  async startRebuild (projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
+    const meta = this.db.collection('projection_generations')
+    const row = await meta.findOneAndUpdate({ _id: idOf(projection) }, { $inc: { newest: 1 } }, { returnDocument: 'after' })
+    if (!row) throw new Error(`projection ${projection} is not prepared`)
+    const live = Number(row.gen)
+    const next = Number(row.newest)
+    for (const spec of specs) for (const c of await this.db.listCollections({ name: { $regex: `^${spec.name}__g\\d+$` } }).toArray()) if (Number(c.name.split('__g')[1]) < live) await this.db.collection(c.name).drop()
+    await this.createIndexes(specs, next)
+    const view = new MongoReadStore(this.client, this.db, false, new Map([...this.pinned, [projection, next]]))
+    return {
+      store: view,
+      activate: async () => {
+        const r = await meta.updateOne({ _id: idOf(projection), gen: live }, { $set: { gen: next } })
+        await this.reloadGenerations()
+        return r.modifiedCount === 1
+      }
+    }
+  }
+
+  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
+    const session: ClientSession = this.client.startSession()
+    try {
+      await session.withTransaction(async () => {
+        const cps = this.db.collection('projection_checkpoints')
+        for (const c of checkpoints) {
+          const name = checkpointName(c.projection, this.genOf(c.projection))
+          const row = await cps.findOne({ _id: idOf(name) }, { session })
+          const actual = typeof row?.position === 'number' ? row.position : 0
+          if (actual !== c.from) throw new CheckpointConflictError(c.projection, c.from, actual)
+          await cps.updateOne({ _id: idOf(name) }, { $set: { position: c.to } }, { upsert: true, session })
+        }
+        for (const w of ops) {
+          const c = this.collectionFor(w.spec)
+          if (w.op === 'delete') await c.deleteOne({ _id: idOf(w.id) }, { session })
+          else if (w.op === 'deleteWhere') await c.deleteMany(toFilter(w.spec, w.where), { session })
+          else await c.replaceOne({ _id: idOf(w.doc._id) }, w.doc, { upsert: true, session })
+        }
+      })
+    } finally {
+      await session.endSession()
+    }
   }
 
   async getCheckpoint (projection: string): Promise<number> {
-    const row = await this.db.collection(this.named('checkpoints')).findOne({ _id: projection as unknown as Document['_id'] })
+    const row = await this.db.collection('projection_checkpoints').findOne({ _id: idOf(checkpointName(projection, this.genOf(projection))) })
     return typeof row?.position === 'number' ? row.position : 0
   }
 
-  async setCheckpoint (projection: string, position: number): Promise<void> {
+  async lease (holder: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now()
     try {
-      await this.db.collection(this.named('checkpoints')).updateOne({ _id: projection as unknown as Document['_id'], position: { $lt: position } }, { $set: { position } }, { upsert: true })
+      const r = await this.db.collection('projector_lease').findOneAndUpdate(
+        { _id: idOf('lease'), $or: [{ holder }, { expires_at: { $lt: now } }] },
+        { $set: { holder, expires_at: now + ttlMs } },
+        { upsert: true, returnDocument: 'after' }
+      )
+      return r?.holder === holder
     } catch (err) {
-      if (!isDuplicateKey(err)) throw err
+      if (isDuplicateKey(err)) return false // held by another: the upsert met its document
+      throw err
     }
   }
 
@@ -167,6 +186,6 @@ export class MongoReadStore implements ReadStore {
 
   async close (): Promise<void> {
     if (this.timer) clearInterval(this.timer)
-    await this.client.close()
+    if (this.owns) await this.client.close()
   }
 }

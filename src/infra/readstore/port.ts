@@ -1,33 +1,101 @@
 /**
- * Read store port: document collections that projections write and queries read.
- * Queries are equality filters plus sort and pagination, so they map onto MongoDB
- * (indexed fields) as well as onto the in-memory adapter.
+ * Read store port: the document collections that projections write and query functions
+ * read (ARCHITECTURE.md "Read side"). Every query a route makes is served by an index: a
+ * collection declares the fields queries filter or sort on and its compound indexes, and
+ * queries are equality, any-of, ranges and prefixes on those fields, sorted on them, with
+ * counts. Every adapter (SQLite, MongoDB) passes test/support/readstore-contract.ts.
+ *
+ * Writes come in batches from the projection runner: documents and the projections'
+ * checkpoints commit together or not at all, and a batch commits only if the checkpoints
+ * it started from are still the stored ones (compare-and-set), so each event is applied
+ * exactly once however many processes project. Each projection's collections live in a
+ * generation: a rebuild fills the next generation beside the live one, then makes it the
+ * live one.
  */
 export type Doc = Record<string, unknown> & { _id: string }
 
-export interface FindOptions {
-  /** Field → 1 (ascending) or -1 (descending); ties broken by `_id` in the same direction. */
-  sort?: Record<string, 1 | -1>
+export type FieldType = 'text' | 'number' | 'boolean'
+
+export interface CollectionSpec {
+  name: string
+  /** The projection that writes it (its generation is that projection's). */
+  projection: string
+  /** Fields that queries filter or sort on, with their type (columns in SQLite, indexed paths in MongoDB). */
+  fields: Readonly<Record<string, FieldType>>
+  /** Compound indexes, fields ascending (a descending sort walks one backwards); `_id` is the last key of each. */
+  indexes: ReadonlyArray<readonly string[]>
+}
+
+export type Scalar = string | number | boolean | null
+
+/** A condition on one field: equal, any of, a range (inclusive), or a text prefix. */
+export type Condition = Scalar | { in: readonly Scalar[] } | { gte?: string | number, lte?: string | number } | { prefix: string }
+
+export type Where = Readonly<Record<string, Condition>>
+
+export interface Query {
+  where?: Where
+  /** Fields of the collection's spec, or `_id`; ties are broken by `_id` in the last field's direction. */
+  sort?: ReadonlyArray<readonly [string, 1 | -1]>
   limit?: number
   offset?: number
 }
 
 export interface Collection<T extends Doc> {
   get (id: string): Promise<T | null>
-  /** Inserts or replaces the document with `doc._id`. */
-  put (doc: T): Promise<void>
-  delete (id: string): Promise<void>
-  /** Documents whose fields equal every value in `filter`; arrays in `filter` mean "any of". */
-  find (filter: Partial<Record<keyof T & string, unknown>>, options?: FindOptions): Promise<{ items: T[], total: number }>
-  findOne (filter: Partial<Record<keyof T & string, unknown>>): Promise<T | null>
+  find (query?: Query): Promise<T[]>
+  findOne (where: Where): Promise<T | null>
+  count (where?: Where): Promise<number>
 }
 
+/** One write of a batch. */
+export type WriteOp =
+  | { op: 'put', spec: CollectionSpec, doc: Doc }
+  | { op: 'delete', spec: CollectionSpec, id: string }
+  /** Every document matching `where` (erasure of an account's documents). */
+  | { op: 'deleteWhere', spec: CollectionSpec, where: Where }
+
 export interface ReadStore {
-  collection<T extends Doc> (name: string): Collection<T>
-  /** Global position up to which a projection has applied events (0 when none). */
+  collection<T extends Doc> (spec: CollectionSpec): Collection<T>
+  /**
+   * Applies `ops` and moves each named projection's checkpoint from `from` to `to`
+   * (global positions), atomically.
+   * @throws CheckpointConflictError when a checkpoint is not at `from` any more (another
+   *   process projected meanwhile): nothing was written.
+   */
+  write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void>
+  /** Global position up to which a projection's live generation has applied events (0 when none). */
   getCheckpoint (projection: string): Promise<number>
-  setCheckpoint (projection: string, position: number): Promise<void>
-  /** Whether the store survives restarts (false: rebuilt from the event store at start). */
+  /**
+   * Takes or renews the projector lease for `holder` for `ttl_ms` (one process projects;
+   * the others follow the checkpoints). @returns whether `holder` holds it now.
+   */
+  lease (holder: string, ttl_ms: number): Promise<boolean>
+  /**
+   * The live generation of a projection, made for `signature` (its collections' specs and
+   * version): when the stored one was made for another signature, a new empty generation
+   * becomes the live one (its checkpoint 0: the runner rebuilds it).
+   */
+  prepare (projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void>
+  /** Rebuild beside the live generation: the next generation, empty, to fill (its own checkpoint, 0). */
+  startRebuild (projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget>
+  /** Whether the store survives restarts. */
   readonly durable: boolean
   close (): Promise<void>
+}
+
+/** A generation being rebuilt beside the live one. */
+export interface RebuildTarget {
+  /** The store as the rebuild sees it: the projection's collections and checkpoint of the new generation. */
+  readonly store: ReadStore
+  /** Makes the rebuilt generation the live one (when the live one is still the one it replaces). @returns whether it switched. */
+  activate (): Promise<boolean>
+}
+
+/** Another process moved a checkpoint since this batch started from it: nothing was written. */
+export class CheckpointConflictError extends Error {
+  constructor (projection: string, expected: number, actual: number) {
+    super(`checkpoint of ${projection}: expected ${expected}, stored ${actual}`)
+    this.name = 'CheckpointConflictError'
+  }
 }

@@ -1,0 +1,95 @@
+import type { EventStore, RecordedEvent } from '../infra/eventstore/port.ts'
+import type { WalletEvent } from '../domain/wallet/events.ts'
+import { evolve, initialState, type WalletState } from '../domain/wallet/decider.ts'
+import { transactionOf, WALLET_TRANSACTIONS, WALLETS, type WalletDoc, type WalletTransactionDoc } from './wallets.ts'
+import type { ReadContext } from './projection.ts'
+
+const WALLET_TYPES = new Set(['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'WalletBooksClosed'])
+
+/** What `svc ledger audit` found. */
+export interface LedgerAudit {
+  /** The position audited through (the wallets projection's checkpoint when the audit started). */
+  through: number
+  accounts: number
+  transactions: number
+  differences: string[]
+}
+
+interface Replayed { state: WalletState, granted: number, spent: number, reserved: number, transactions: number }
+
+/**
+ * Replays the `wallet-*` streams alone (ARCHITECTURE.md "Ledger audit") and compares what
+ * they make with what the API shows: each account's balance, reserved, spent and granted
+ * tokens and its number of transactions (`wallets`), and every transaction
+ * (`wallet_transactions`, by event id: amount, type, job, time, balance after). Also
+ * checks each closing of the books against the replay. Audits through the wallets
+ * projection's checkpoint as it stood at the start, so both sides cover the same events.
+ * With `owner`, that account's stream alone; otherwise every wallet event of the store
+ * (cost: all events, one pass; memory: one small state per account). `onProgress` gets
+ * the position reached and the end.
+ */
+export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'reads'>, options: { owner?: string, onProgress?: (position: number, end: number) => void } = {}): Promise<LedgerAudit> {
+  const through = await rc.reads.getCheckpoint('wallets')
+  const replay = new Map<string, Replayed>()
+  const found = new Map<string, string[]>()
+  const differ = (user: string, text: string): void => { found.set(user, [...(found.get(user) ?? []), `${user}: ${text}`]) }
+  let transactions = 0
+  const txs = rc.reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS)
+
+  const apply = async (e: RecordedEvent): Promise<void> => {
+    const user = e.data.user_uuid as string
+    const r = replay.get(user) ?? { state: initialState(), granted: 0, spent: 0, reserved: 0, transactions: 0 }
+    const event = { type: e.type, data: e.data } as WalletEvent
+    if (event.type === 'WalletBooksClosed') {
+      const open = [...r.state.reserved].map(([job, h]) => `${job}:${h.reservation_uuid}:${h.amount}`).sort().join(',')
+      const carried = event.data.reservations.map(h => `${h.job_uuid}:${h.reservation_uuid}:${h.amount}`).sort().join(',')
+      if (event.data.balance !== r.state.balance) differ(user, `books closed at revision ${e.revision} with ${event.data.balance} tokens, the ledger before makes ${r.state.balance}`)
+      if (open !== carried) differ(user, `books closed at revision ${e.revision} with other open reservations than the ledger before holds`)
+    } else {
+      r.state = evolve(r.state, event)
+      const tx = transactionOf(event)
+      r.transactions++
+      if (event.type === 'TokensGranted') r.granted += event.data.amount
+      if (event.type === 'TokensCaptured') r.spent += event.data.amount
+      r.reserved += event.type === 'TokensReserved' ? event.data.amount : event.type === 'TokensCaptured' || event.type === 'TokensReleased' ? -event.data.amount : 0
+      transactions++
+      const shown = await txs.get(e.id)
+      if (!shown) differ(user, `transaction ${e.id} (${tx.type} of ${tx.tokens} at ${e.metadata.occurred_at}) is not shown`)
+      else {
+        const want = { amount: tx.amount, transaction_type: tx.type, job_uuid: tx.job_uuid, occurred_at: e.metadata.occurred_at, balance_after: r.state.balance }
+        for (const [k, v] of Object.entries(want)) if (shown[k] !== v) differ(user, `transaction ${e.id} shows ${k} ${JSON.stringify(shown[k])}, the ledger makes ${JSON.stringify(v)}`)
+      }
+    }
+    if (event.type === 'WalletBooksClosed') r.state = evolve(r.state, event)
+    replay.set(user, r)
+  }
+
+  if (options.owner !== undefined) {
+    const events = (await store.readStream(`wallet-${options.owner}`)).filter(e => e.position <= through)
+    for (const e of events) await apply(e)
+    options.onProgress?.(through, through)
+  } else {
+    for (let position = 0; position < through;) {
+      const page = await store.readAll({ from_position: position, max_count: 5_000 })
+      if (page.length === 0) break
+      for (const e of page) if (e.position <= through && WALLET_TYPES.has(e.type)) await apply(e)
+      position = page[page.length - 1].position
+      options.onProgress?.(Math.min(position, through), through)
+    }
+  }
+
+  const wallets = rc.reads.collection<WalletDoc & { erased?: boolean }>(WALLETS)
+  const differences: string[] = []
+  let accounts = 0
+  for (const [user, r] of replay) {
+    const shown = await wallets.get(user)
+    // An erased account shows nothing: its ledger stays in the events, unreadable to the API.
+    if (shown?.erased === true) continue
+    accounts++
+    const want = { balance: r.state.balance, reserved: r.reserved, spent: r.spent, granted: r.granted, transactions: r.transactions }
+    if (!shown) differ(user, 'no wallet is shown')
+    else for (const [k, v] of Object.entries(want)) if (shown[k] !== v) differ(user, `the wallet shows ${k} ${JSON.stringify(shown[k])}, the ledger makes ${v}`)
+    differences.push(...(found.get(user) ?? []))
+  }
+  return { through, accounts, transactions, differences }
+}

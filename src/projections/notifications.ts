@@ -1,0 +1,136 @@
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
+import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
+import type { SessionStarted } from '../domain/session/events.ts'
+import type { TwoFactorDisabled, TwoFactorEnabled, UserDeleted } from '../domain/user/events.ts'
+import type { TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
+import type { WebhookEndpointDisabled } from '../domain/webhook/events.ts'
+import type { NotificationsSeen } from '../domain/notification/events.ts'
+import { collection, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+
+export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled'] as const
+export type NotificationKind = typeof NOTIFICATION_KINDS[number]
+
+/** One entry of an account's feed (keyed by the event that caused it; `position` orders the feed). */
+export interface NotificationDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  position: number
+  kind: NotificationKind
+  message: string
+  data: Record<string, unknown>
+  created_at: string
+}
+
+/** What the feed needs to remember of an account: how far it was seen, its clients, its balance against the low mark. */
+export interface NotificationStateDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  seen_up_to: number
+  /** Ids of the latest clients it signed in from (at most KNOWN_CLIENTS). */
+  clients: string[]
+  balance: number
+  granted: number
+  /** Whether `balance_low` was said since the balance last was above the mark. */
+  low: boolean
+  /** The account was erased: its later events make no entries. */
+  erased: boolean
+}
+
+/** Per account, newest first from a position (index user_uuid, position): a page reads `limit` entries. */
+export const NOTIFICATIONS = collection({ name: 'notifications', projection: 'notifications', fields: { user_uuid: 'text', position: 'number' }, indexes: [['user_uuid', 'position']] })
+export const NOTIFICATION_STATE = collection({ name: 'notification_state', projection: 'notifications', fields: {}, indexes: [] })
+
+/** Clients remembered per account for "a sign-in from a new client". */
+export const KNOWN_CLIENTS = 50
+/** The balance is low below this share of the tokens ever granted (and below LOW_BALANCE_MIN tokens at least). */
+export const LOW_BALANCE_SHARE = 0.1
+export const LOW_BALANCE_MIN = 10
+
+type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted
+
+const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floor(granted * LOW_BALANCE_SHARE))
+
+/** What an entry says. */
+export interface NotificationEntry { kind: NotificationKind, message: string, data: Record<string, unknown> }
+
+/** The entry an event makes, if any, and the state after it (a pure function of both). */
+export function notify (state: NotificationStateDoc, event: RecordedEvent): { state: NotificationStateDoc, entry: NotificationEntry | null } {
+  const e = event as unknown as Handled
+  switch (e.type) {
+    case 'WebhookEndpointDisabled':
+      return { state, entry: { kind: 'webhook_disabled', message: e.data.reason === 'consecutive_failures' ? `A webhook endpoint was disabled after ${e.data.consecutive_failures} failed deliveries in a row` : 'A webhook endpoint was disabled', data: { webhook_uuid: e.data.webhook_uuid, reason: e.data.reason } } }
+    case 'ApiKeyCreated': return { state, entry: { kind: 'api_key_created', message: `API key "${e.data.name}" was created`, data: { key_uuid: e.data.key_uuid, name: e.data.name, environment: e.data.environment } } }
+    case 'ApiKeyRevoked': return { state, entry: { kind: 'api_key_revoked', message: 'An API key was revoked', data: { key_uuid: e.data.key_uuid, reason: e.data.reason } } }
+    case 'AgentCreated': return { state, entry: { kind: 'agent_created', message: `Agent "${e.data.name}" was created`, data: { agent_uuid: e.data.agent_uuid, name: e.data.name } } }
+    case 'AgentRevoked': return { state, entry: { kind: 'agent_revoked', message: 'An agent was revoked', data: { agent_uuid: e.data.agent_uuid, reason: e.data.reason } } }
+    case 'TwoFactorEnabled': return { state, entry: { kind: 'two_factor_enabled', message: 'Two-factor authentication was turned on', data: {} } }
+    case 'TwoFactorDisabled': return { state, entry: { kind: 'two_factor_disabled', message: 'Two-factor authentication was turned off', data: {} } }
+    case 'SessionStarted': {
+      const client = e.data.client
+      if (!client || state.clients.includes(client.id)) return { state, entry: null }
+      const first = state.clients.length === 0
+      const next = { ...state, clients: [...state.clients, client.id].slice(-KNOWN_CLIENTS) }
+      // The very first client of an account is not news.
+      return { state: next, entry: first ? null : { kind: 'new_client_sign_in', message: `A sign-in from a new client: ${client.label}`, data: { session_uuid: e.data.session_uuid, client: client.label, method: e.data.method } } }
+    }
+    case 'TokensGranted':
+    case 'TokensReserved':
+    case 'TokensReleased': {
+      const balance = state.balance + (e.type === 'TokensReserved' ? -e.data.amount : e.data.amount)
+      const granted = state.granted + (e.type === 'TokensGranted' ? e.data.amount : 0)
+      const mark = lowMark(granted)
+      if (balance >= mark) return { state: { ...state, balance, granted, low: false }, entry: null }
+      if (state.low || e.type !== 'TokensReserved') return { state: { ...state, balance, granted }, entry: null }
+      return { state: { ...state, balance, granted, low: true }, entry: { kind: 'balance_low', message: `The balance is low: ${balance} tokens left`, data: { balance, threshold: mark } } }
+    }
+    case 'NotificationsSeen': return { state: { ...state, seen_up_to: Math.max(state.seen_up_to, e.data.up_to) }, entry: null }
+    case 'UserDeleted': return { state: { ...state, clients: [], erased: true }, entry: null }
+  }
+}
+
+const emptyState = (user: string): NotificationStateDoc => ({ _id: user, user_uuid: user, seen_up_to: 0, clients: [], balance: 0, granted: 0, low: false, erased: false })
+
+async function apply (event: RecordedEvent, writer: ProjectionWriter): Promise<void> {
+  const user = event.data.user_uuid as string
+  const state = await writer.get<NotificationStateDoc>(NOTIFICATION_STATE, user) ?? emptyState(user)
+  if (state.erased) return
+  const { state: next, entry } = notify(state, event)
+  if (event.type === 'UserDeleted') writer.deleteWhere(NOTIFICATIONS, 'user_uuid', user)
+  if (entry) writer.put(NOTIFICATIONS, { _id: event.id, user_uuid: user, position: event.position, created_at: event.metadata.occurred_at, ...entry })
+  writer.put(NOTIFICATION_STATE, next)
+}
+
+/**
+ * The account feed (interface "Notifications"): an endpoint disabled, the balance low, a
+ * key or agent created or revoked, a sign-in from a new client, two-factor turned on or
+ * off. An erased account's feed is deleted and its later events make no entries.
+ */
+export const notificationsProjection: Projection = {
+  name: 'notifications',
+  version: 1,
+  collections: [NOTIFICATIONS, NOTIFICATION_STATE],
+  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted'],
+  apply
+}
+
+/**
+ * A page of the feed, newest first, before position `before` (exclusive; from the newest
+ * when null), whether an older page follows, and how far it was seen. Cost: one index
+ * range (user_uuid, position) of `limit + 1` entries and one document.
+ */
+export async function feed (rc: Pick<ReadContext, 'reads'>, owner: string, before: number | null, limit: number): Promise<{ items: NotificationDoc[], more: boolean, seen_up_to: number }> {
+  const [items, state] = await Promise.all([
+    rc.reads.collection<NotificationDoc>(NOTIFICATIONS).find({ where: { user_uuid: owner, ...(before !== null && { position: { lte: before - 1 } }) }, sort: [['position', -1]], limit: limit + 1 }),
+    rc.reads.collection<NotificationStateDoc>(NOTIFICATION_STATE).get(owner)
+  ])
+  return { items: items.slice(0, limit), more: items.length > limit, seen_up_to: state?.seen_up_to ?? 0 }
+}
+
+/** The entry of `owner`'s feed at `position`, if there is one (index user_uuid, position). */
+export async function feedEntryAt (rc: Pick<ReadContext, 'reads'>, owner: string, position: number): Promise<NotificationDoc | null> {
+  const [doc] = await rc.reads.collection<NotificationDoc>(NOTIFICATIONS).find({ where: { user_uuid: owner, position }, limit: 1 })
+  return doc ?? null
+}

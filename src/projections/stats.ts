@@ -1,0 +1,122 @@
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts'
+import type { TokensCaptured } from '../domain/wallet/events.ts'
+import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
+import { slotOf, type Bucket } from './buckets.ts'
+
+const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
+
+/** Usage of one account in one 15-minute slot (UTC): what `GET /api/stats/overview` adds up. */
+export interface UsageSlotDoc {
+  [k: string]: unknown
+  _id: string
+  user_uuid: string
+  slot: string
+  submitted: number
+  completed: Record<string, number>
+  failed: number
+  /** Reasons of completed jobs. */
+  reasons: Record<string, number>
+  /** Checks that ran, by name. */
+  checks: Record<string, number>
+  tokens_spent: number
+}
+
+/** All-time figures over every account (nothing personal): `GET /api/stats/summary`. */
+export interface SummaryDoc {
+  [k: string]: unknown
+  _id: string
+  verifications: number
+  by_verdict: Record<string, number>
+  by_reason: Record<string, number>
+  checks_run: number
+  since: string | null
+  updated_at: string | null
+}
+
+/** Per account and slot (index user_uuid, slot): a window of N days reads at most 96 × N documents. */
+export const USAGE_SLOTS = collection({ name: 'usage_slots', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+/** One document. */
+export const SUMMARY = collection({ name: 'stats_summary', projection: 'stats', fields: {}, indexes: [] })
+
+const emptySlot = (user: string, slot: string): UsageSlotDoc => ({ _id: `${user}|${slot}`, user_uuid: user, slot, submitted: 0, completed: {}, failed: 0, reasons: {}, checks: {}, tokens_spent: 0 })
+const add = (m: Record<string, number>, key: string, n = 1): Record<string, number> => ({ ...m, [key]: (m[key] ?? 0) + n })
+
+/**
+ * Statistics an analyst can rebuild: per account and 15-minute slot, jobs submitted,
+ * completed by verdict and reason, failed, checks run and tokens charged; and the
+ * all-time summary of live (not sandbox) verifications over every account (it keeps the
+ * counts of erased accounts: nothing in it is personal).
+ */
+export const statsProjection: Projection = {
+  name: 'stats',
+  version: 2,
+  collections: [USAGE_SLOTS, SUMMARY],
+  event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'UserDeleted'],
+  async apply (event: RecordedEvent, writer) {
+    const user = event.data.user_uuid as string
+    const tombstone = `${user}|erased`
+    if (event.type === 'UserDeleted') {
+      eraseAccount(writer, [USAGE_SLOTS], user)
+      writer.put(USAGE_SLOTS, { _id: tombstone, user_uuid: null, slot: null })
+      return
+    }
+    if (await writer.get(USAGE_SLOTS, tombstone)) return
+    const e = event as unknown as JobQueued | JobCompleted | JobFailed | TokensCaptured
+    const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.data.captured_at
+    const slot = slotOf(at)
+    const s = await writer.get<UsageSlotDoc>(USAGE_SLOTS, `${user}|${slot}`) ?? emptySlot(user, slot)
+    switch (e.type) {
+      case 'JobQueued': s.submitted++; break
+      case 'JobFailed': s.failed++; break
+      case 'TokensCaptured': s.tokens_spent += e.data.amount; break
+      case 'JobCompleted': {
+        const ran = ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
+        s.completed = add(s.completed, e.data.verdict)
+        s.reasons = add(s.reasons, e.data.reason)
+        for (const name of ran) s.checks = add(s.checks, name)
+        if (e.data.result.sandbox === true) break
+        const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+        writer.put(SUMMARY, { ...sum, verifications: sum.verifications + 1, by_verdict: add(sum.by_verdict, e.data.verdict), by_reason: add(sum.by_reason, e.data.reason), checks_run: sum.checks_run + ran.length, since: sum.since === null || e.data.completed_at < sum.since ? e.data.completed_at : sum.since, updated_at: sum.updated_at === null || e.data.completed_at > sum.updated_at ? e.data.completed_at : sum.updated_at })
+      }
+    }
+    writer.put(USAGE_SLOTS, s)
+  }
+}
+
+/** Usage over a window, per bucket (interface `GET /api/stats/overview`). */
+export interface Overview {
+  verdicts: Record<string, number>
+  reasons: Record<string, number>
+  checks: Record<string, number>
+  totals: { submitted: number, completed: number, failed: number, tokens_spent: number }
+  series: Array<{ start: string, end: string, submitted: number, completed: number, failed: number, tokens_spent: number, verdicts: Record<string, number> }>
+}
+
+/**
+ * `owner`'s usage in `buckets` (oldest first, contiguous): the slots of the window (index
+ * user_uuid, slot: at most 96 per day of the window) added up per bucket and in all.
+ */
+export async function usageOverview (rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
+  const slots = buckets.length === 0 ? [] : await rc.reads.collection<UsageSlotDoc>(USAGE_SLOTS).find({ where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } }, sort: [['slot', 1]] })
+  const zero = (): Record<string, number> => Object.fromEntries(VERDICTS.map(v => [v, 0]))
+  const out: Overview = { verdicts: zero(), reasons: {}, checks: {}, totals: { submitted: 0, completed: 0, failed: 0, tokens_spent: 0 }, series: buckets.map(b => ({ ...b, submitted: 0, completed: 0, failed: 0, tokens_spent: 0, verdicts: zero() })) }
+  let i = 0
+  for (const s of slots) {
+    while (i < buckets.length && s.slot >= buckets[i].end) i++
+    if (i === buckets.length) break
+    const b = out.series[i]
+    const completed = Object.values(s.completed).reduce((a, n) => a + n, 0)
+    b.submitted += s.submitted; b.completed += completed; b.failed += s.failed; b.tokens_spent += s.tokens_spent
+    out.totals.submitted += s.submitted; out.totals.completed += completed; out.totals.failed += s.failed; out.totals.tokens_spent += s.tokens_spent
+    for (const [v, n] of Object.entries(s.completed)) { b.verdicts[v] = (b.verdicts[v] ?? 0) + n; out.verdicts[v] = (out.verdicts[v] ?? 0) + n }
+    for (const [r, n] of Object.entries(s.reasons)) out.reasons[r] = (out.reasons[r] ?? 0) + n
+    for (const [c, n] of Object.entries(s.checks)) out.checks[c] = (out.checks[c] ?? 0) + n
+  }
+  return out
+}
+
+/** The all-time public summary (one document). */
+export async function summary (rc: Pick<ReadContext, 'reads'>): Promise<SummaryDoc> {
+  return await rc.reads.collection<SummaryDoc>(SUMMARY).get('all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+}
