@@ -1,7 +1,7 @@
-// `npm run bench`: the engine benchmark, the bus benchmark and the write-side benchmark,
-// each measured in one run. With --json, one JSON object: { engine, bus, write_side }.
+// `npm run bench`: the engine, bus, write-side and read-side benchmarks, each measured in
+// one run. With --json, one JSON object: { engine, bus, write_side, read_side }.
 // `--engine-only` skips the engine's slow one-connection mode; `--jobs N` sizes the
-// write side's account history (default 1,000,000).
+// account history of the write and read sides (default 1,000,000).
 import { spawn } from 'node:child_process'
 
 /** Runs one benchmark: its progress streams to stderr, its stdout comes back. @throws on a non-zero exit. */
@@ -19,7 +19,7 @@ const here = (f: string): string => new URL(f, import.meta.url).pathname
 const jobsAt = args.indexOf('--jobs')
 const writeArgs = jobsAt >= 0 ? ['--jobs', args[jobsAt + 1]] : []
 const engineArgs = args.filter((a, i) => a !== '--json' && i !== jobsAt && i !== jobsAt + 1)
-const benches: Array<[string, string, string[]]> = [['engine', './engine.ts', engineArgs], ['bus', './bus.ts', []], ['write_side', './write-side.ts', writeArgs]]
+const benches: Array<[string, string, string[]]> = [['engine', './engine.ts', engineArgs], ['bus', './bus.ts', []], ['write_side', './write-side.ts', writeArgs], ['read_side', './read-side.ts', writeArgs]]
 if (json) {
   const out: Record<string, unknown> = {}
   for (const [name, file, a] of benches) out[name] = JSON.parse(await run(here(file), [...a, '--json']))

@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { client, confirmationCode, outboxMailsTo, settled, signUp, startTestService, testConfig } from './support/service.ts'
-import { JOBS, JOB_COUNTS } from '../src/projections/jobs.ts'
+import { JOBS, JOB_COUNTS, JOB_TOTALS } from '../src/projections/jobs.ts'
 import { API_KEYS } from '../src/projections/api-keys.ts'
 import { AGENTS } from '../src/projections/agents.ts'
 import { SESSIONS } from '../src/projections/sessions.ts'
@@ -96,7 +96,7 @@ t.test('delete account: erased from events and read models; the address can regi
   const after = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.stream === `user-${me.uuid}`)
   t.equal(after[after.length - 1].type, 'UserDeleted', 'none of those appended anything to the account')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
-  for (const spec of [JOBS, JOB_COUNTS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, NOTIFICATIONS, WEBHOOKS]) {
+  for (const spec of [JOBS, JOB_COUNTS, JOB_TOTALS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, NOTIFICATIONS, WEBHOOKS]) {
     t.equal(await service.core.ctx.reads.collection(spec).count({ user_uuid: me.uuid }), 0, `${spec.name} purged`)
   }
   t.equal(await service.core.ctx.reads.collection(USERS).get(me.uuid), null)

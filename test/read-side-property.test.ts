@@ -6,20 +6,12 @@ import { allEvents, dumpReadModels, replayInto } from './support/read-models.ts'
 import { SqliteReadStore } from '../src/infra/readstore/sqlite.ts'
 import { auditLedger } from '../src/projections/ledger-audit.ts'
 import { grantTokens } from '../src/commands/grant-tokens.ts'
+import { prng } from './support/random.ts'
 
 // Property: a random command history (through the HTTP API and the operator's commands,
 // with the real engine settling jobs) projected live, and replayed from the event store
 // twice into fresh read stores in batches of random sizes, gives identical read models;
 // and the ledger audit, the API and a plain sum of the wallet events agree.
-
-function prng (seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6D2B79F5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const PASSWORD = 'correct horse battery staple'
 const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15', 'curl/8.5.0']

@@ -5,6 +5,7 @@ import { client, signUp, startTestService, testConfig, responseViolations, type 
 import { checkResponses } from './support/response-check.ts'
 import { startRole, type Service } from '../src/main.ts'
 import type { NewEvent, RecordedEvent } from '../src/infra/eventstore/port.ts'
+import { prng } from './support/random.ts'
 
 // The read side over HTTP: GET /api/jobs (+ detail), the wallet reads, the statistics and
 // the notification feed, every parameter, sort, order and error. The oracle is the events
@@ -32,15 +33,6 @@ const realNow = service.core.ctx.now
 const A = (await api('GET', '/api/users/me', { token: tokenA })).body.uuid as string
 const B = (await api('GET', '/api/users/me', { token: tokenB })).body.uuid as string
 
-/** mulberry32: a seeded generator, so a failure can be replayed. */
-function prng (seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6D2B79F5) | 0
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 const SEED = Number(process.env.READ_SIDE_SEED ?? 20261123)
 t.comment(`seed ${SEED}`)
 const rnd = prng(SEED)

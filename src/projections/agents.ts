@@ -38,6 +38,7 @@ export const agentsProjection = foldProjection<AgentDoc>({
   evolve
 })
 
+/** An agent by uuid (primary key), or null. */
 export async function getAgent (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<AgentDoc | null> {
   return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
 }

@@ -41,6 +41,7 @@ export const apiKeysProjection = foldProjection<ApiKeyDoc>({
   evolve
 })
 
+/** A key by uuid (primary key), or null. */
 export async function getApiKey (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<ApiKeyDoc | null> {
   return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
 }

@@ -54,6 +54,8 @@ export const JOBS = collection({
 })
 /** Per account and day: at most days × statuses × verdicts documents (index user_uuid, day). */
 export const JOB_COUNTS = collection({ name: 'job_counts', projection: 'jobs', fields: { user_uuid: 'text', day: 'text' }, indexes: [['user_uuid', 'day']] })
+/** Per account, all time: at most statuses × verdicts documents (index user_uuid); the totals of lists without a date range. */
+export const JOB_TOTALS = collection({ name: 'job_totals', projection: 'jobs', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
 
 type Doc = Folded<JobDoc>
 
@@ -85,6 +87,10 @@ async function count (writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 
   const n = ((await writer.get<JobCountDoc>(JOB_COUNTS, key._id))?.n ?? 0) + delta
   if (n > 0) writer.put(JOB_COUNTS, { ...key, n })
   else writer.delete(JOB_COUNTS, key._id)
+  const all = { _id: `${key.user_uuid}|${key.status}|${key.verdict}`, user_uuid: key.user_uuid, day: '', status: key.status, verdict: key.verdict }
+  const total = ((await writer.get<JobCountDoc>(JOB_TOTALS, all._id))?.n ?? 0) + delta
+  if (total > 0) writer.put(JOB_TOTALS, { ...all, n: total })
+  else writer.delete(JOB_TOTALS, all._id)
 }
 
 /**
@@ -93,11 +99,11 @@ async function count (writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 
  */
 export const jobsProjection: Projection = {
   name: 'jobs',
-  version: 2,
-  collections: [JOBS, JOB_COUNTS],
+  version: 3,
+  collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
   async apply (event, writer) {
-    if (event.type === 'UserDeleted') { eraseAccount(writer, [JOBS, JOB_COUNTS], event.data.user_uuid as string); return }
+    if (event.type === 'UserDeleted') { eraseAccount(writer, [JOBS, JOB_COUNTS, JOB_TOTALS], event.data.user_uuid as string); return }
     const id = event.data.job_uuid as string
     const doc = await writer.get<Doc>(JOBS, id)
     if (doc !== null && doc.revision >= event.revision) return
@@ -156,8 +162,9 @@ function whereOf (owner: string, f: JobFilter, created?: { gte?: string, lte?: s
 const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString().slice(0, 10)
 
 /**
- * How many of `owner`'s jobs match `f`, without scanning them: whole days from the daily
- * counts (at most days × statuses × verdicts documents), the part-days at the ends of a
+ * How many of `owner`'s jobs match `f`, without scanning them: without a date range from
+ * the account's totals (at most statuses × verdicts documents); with one, whole days from
+ * the daily counts (at most days × statuses × verdicts documents), the part-days at the ends of a
  * `from`/`to` range from the jobs index (at most two days of jobs). A uuid prefix search
  * counts the jobs it matches (an index range).
  */
@@ -169,7 +176,10 @@ export async function countJobs (rc: Pick<ReadContext, 'reads'>, owner: string, 
   if (fromDay !== undefined && toDay !== undefined && fromDay > toDay) return 0
   // Whole days strictly inside the range come from the counts; the days of `from` and `to`, from the jobs.
   const inner = { ...(fromDay !== undefined && { gte: nextDay(fromDay) }), ...(toDay !== undefined && { lte: toDay }) }
-  const counts = await rc.reads.collection<JobCountDoc>(JOB_COUNTS).find({ where: { user_uuid: owner, ...((inner.gte !== undefined || inner.lte !== undefined) && { day: inner }) } })
+  const ranged = inner.gte !== undefined || inner.lte !== undefined
+  const counts = ranged
+    ? await rc.reads.collection<JobCountDoc>(JOB_COUNTS).find({ where: { user_uuid: owner, day: inner } })
+    : await rc.reads.collection<JobCountDoc>(JOB_TOTALS).find({ where: { user_uuid: owner } })
   let total = 0
   for (const c of counts) {
     if (toDay !== undefined && c.day === toDay) continue
@@ -182,16 +192,38 @@ export async function countJobs (rc: Pick<ReadContext, 'reads'>, owner: string, 
   return total
 }
 
+/** The index that yields each sort's order for one account (JOBS.indexes). */
+const SORT_INDEX: Readonly<Record<JobSort, readonly string[]>> = {
+  created_at: ['user_uuid', 'created_at'],
+  score: ['user_uuid', 'score', 'created_at'],
+  status: ['user_uuid', 'status', 'created_at'],
+  verdict: ['user_uuid', 'verdict', 'created_at'],
+  uuid: ['user_uuid']
+}
+
 /**
  * A page of `owner`'s jobs matching `f` (interface `GET /api/jobs`), sorted on `sort`
  * then by creation (and the uuid), unsealed, with the total. Each sort and filter is an
- * index range (see JOBS); the total comes from `countJobs`.
+ * index range (see JOBS); the total comes from `countJobs`. With filters, the page is read
+ * one of two ways, whichever touches fewer index entries: walking the sort's own index and
+ * skipping what does not match (about (offset + limit) × all / matching entries), or
+ * taking every match through the filter's index and sorting them (matching entries) —
+ * the planner alone would sort a wide date range of a million jobs.
  */
 export async function listJobs (rc: ReadContext, owner: string, f: JobFilter, sort: JobSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: JobDoc[], total: number }> {
   const keys: Query['sort'] = sort === 'uuid' ? [['_id', order]] : sort === 'created_at' ? [['created_at', order]] : [[sort, order], ['created_at', order]]
-  const [docs, total] = await Promise.all([
-    rc.reads.collection<Doc>(JOBS).find({ where: whereOf(owner, f), sort: keys, ...page }),
-    countJobs(rc, owner, f)
-  ])
+  const filtered = f.status !== undefined || f.verdict !== undefined || f.from !== undefined || f.to !== undefined || (f.search !== undefined && f.search !== '')
+  const total = await countJobs(rc, owner, f)
+  if (total === 0 || page.offset >= total) return { items: [], total }
+  let useIndex: readonly string[] | undefined
+  if (filtered) {
+    const all = await countJobs(rc, owner, {})
+    if ((page.offset + page.limit) * all / total < total) useIndex = SORT_INDEX[sort]
+    // Through the filter's index (a uuid prefix: the primary key, the planner's choice).
+    else if (f.status !== undefined) useIndex = SORT_INDEX.status
+    else if (f.verdict !== undefined) useIndex = SORT_INDEX.verdict
+    else if (f.search === undefined || f.search === '') useIndex = SORT_INDEX.created_at
+  }
+  const docs = await rc.reads.collection<Doc>(JOBS).find({ where: whereOf(owner, f), sort: keys, ...page, ...(useIndex && { use_index: useIndex }) })
   return { items: await Promise.all(docs.map(async d => await unsealed(rc, d))), total }
 }

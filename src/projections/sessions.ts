@@ -39,6 +39,7 @@ export const sessionsProjection = foldProjection<SessionDoc>({
   evolve
 })
 
+/** A session by uuid (primary key), or null. */
 export async function getSession (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<SessionDoc | null> {
   return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).get(uuid)
 }

@@ -149,6 +149,7 @@ export const walletsProjection: Projection = {
   }
 }
 
+/** The account's wallet (primary key: the account uuid), or null (none yet, or erased). */
 export async function getWallet (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WalletDoc | null> {
   const w = await rc.reads.collection<WalletDoc & { erased?: boolean }>(WALLETS).get(owner)
   return w && w.erased !== true ? w : null

@@ -106,6 +106,7 @@ export const webhookDeliveriesProjection: Projection = {
   }
 }
 
+/** An endpoint by uuid (primary key), or null. */
 export async function getWebhook (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<WebhookDoc | null> {
   return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).get(uuid)
 }

@@ -33,6 +33,14 @@ export function readStoreContract (t: Test, open: StoreFactory): void {
     t.same(await ids({ where: { owner: 'u1', at: { gte: '2026-01-03', lte: '2026-01-04' } }, sort: [['at', 1]] }), ['r04', 'r05', 'r06', 'r07'], 'an inclusive range')
     t.same(await ids({ where: { owner: 'u2', _id: { prefix: 'r1' } }, sort: [['n', 1]] }), ['r15', 'r16', 'r17', 'r18', 'r19', 'r14'].sort((a, b) => row(Number(a.slice(1))).n - row(Number(b.slice(1))).n || a.localeCompare(b)), 'a prefix, sorted on a number')
     t.same(await ids({ where: { owner: 'u1', done: true }, sort: [['n', -1], ['at', -1]], limit: 2 }), ['r04', 'r08'], 'booleans; two sort keys')
+    for (const [q, index] of [
+      [{ where: { owner: 'u1', at: { gte: '2026-01-02', lte: '2026-01-06' } }, sort: [['n', -1], ['at', -1]], limit: 4, offset: 1 }, ['owner', 'n']],
+      [{ where: { owner: 'u1', status: { in: ['done', null] } }, sort: [['at', 1]] }, ['owner', 'at']],
+      [{ where: { owner: 'u2' }, sort: [['_id', -1]], limit: 3 }, ['owner', 'n']]
+    ] as const) {
+      t.same(await ids({ ...q, use_index: index }), await ids(q), `through the index on ${index.join(', ')}: the same answer`)
+    }
+    await t.rejects(c.find({ where: { owner: 'u1' }, use_index: ['n'] }), /no index on n/, 'an undeclared index is refused')
     t.equal(await c.count({ owner: 'u1' }), 14)
     t.equal(await c.count({ owner: 'u1', status: { in: ['done', 'queued'] }, at: { gte: '2026-01-02' } }), 8)
     t.equal(await c.count(), 20)

@@ -38,7 +38,15 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     const sort = (query.sort ?? []).map(([f, d]) => [f, d] as [string, 1 | -1])
     const last = sort.length > 0 ? sort[sort.length - 1] : null
     const tiebreak: Array<[string, 1 | -1]> = last?.[0] === '_id' ? [] : [['_id', last?.[1] ?? 1]]
-    const cursor = this.c.find(toFilter(this.spec, query.where), { sort: [...sort, ...tiebreak] as Sort, skip: query.offset ?? 0, ...(query.limit !== undefined && { limit: query.limit }) })
+    const hint = query.use_index
+    if (hint !== undefined && !this.spec.indexes.some(ix => ix.length === hint.length && ix.every((f, k) => f === hint[k]))) throw new Error(`${this.spec.name}: no index on ${hint.join(', ')}`)
+    const cursor = this.c.find(toFilter(this.spec, query.where), {
+      sort: [...sort, ...tiebreak] as Sort,
+      skip: query.offset ?? 0,
+      ...(query.limit !== undefined && { limit: query.limit }),
+      // The index as createIndexes made it: its fields, then _id.
+      ...(hint !== undefined && { hint: { ...Object.fromEntries(hint.map(f => [f, 1])), _id: 1 } })
+    })
     return await cursor.toArray() as unknown as T[]
   }
 

@@ -39,6 +39,12 @@ export interface Query {
   sort?: ReadonlyArray<readonly [string, 1 | -1]>
   limit?: number
   offset?: number
+  /**
+   * Read through this index (one of the spec's `indexes`, by its fields): for a caller that
+   * knows better than the planner, as a sorted page over a wide range does (walk the
+   * sort's index and filter, rather than sort the range). @throws Error for an undeclared index.
+   */
+  use_index?: readonly string[]
 }
 
 export interface Collection<T extends Doc> {

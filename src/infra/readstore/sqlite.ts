@@ -52,6 +52,14 @@ function whereSql (spec: CollectionSpec, where: Where | undefined): { sql: strin
   return { sql: parts.length > 0 ? ` WHERE ${parts.join(' AND ')}` : '', params }
 }
 
+/** ` INDEXED BY <index>` for a declared index named by its fields (empty without one). */
+function indexedBy (spec: CollectionSpec, table: string, fields: readonly string[] | undefined): string {
+  if (fields === undefined) return ''
+  const i = spec.indexes.findIndex(ix => ix.length === fields.length && ix.every((f, k) => f === fields[k]))
+  if (i < 0) throw new Error(`${spec.name}: no index on ${fields.join(', ')}`)
+  return ` INDEXED BY ${table}_i${i}`
+}
+
 class SqliteCollection<T extends Doc> implements Collection<T> {
   private readonly store: SqliteReadStore
   private readonly spec: CollectionSpec
@@ -76,7 +84,7 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     const order = ` ORDER BY ${[...sort, ...tiebreak].join(', ')}`
     const page = query.limit !== undefined || query.offset !== undefined ? ' LIMIT ? OFFSET ?' : ''
     const params = page ? [...w.params, query.limit ?? -1, query.offset ?? 0] : w.params
-    const rows = this.store.statement(`SELECT doc FROM ${this.table}${w.sql}${order}${page}`).all(...params) as Array<{ doc: string }>
+    const rows = this.store.statement(`SELECT doc FROM ${this.table}${indexedBy(this.spec, this.table, query.use_index)}${w.sql}${order}${page}`).all(...params) as Array<{ doc: string }>
     return rows.map(r => JSON.parse(r.doc) as T)
   }
 
@@ -183,12 +191,16 @@ export class SqliteReadStore implements ReadStore {
     })
   }
 
-  private dropGenerationsBelow (projection: string, specs: readonly CollectionSpec[], keepFrom: number): void {
+  /**
+   * Drops every generation of a projection but `keep`: older ones (switched away from at
+   * least one rebuild ago: no reader follows them any more) and abandoned rebuilds.
+   */
+  private dropGenerationsExcept (projection: string, specs: readonly CollectionSpec[], keep: number): void {
     const tables = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as Array<{ name: string }>
     for (const spec of specs) {
       for (const { name } of tables) {
         const m = new RegExp(`^${spec.name}__g(\\d+)$`).exec(name)
-        if (m && Number(m[1]) < keepFrom) {
+        if (m && Number(m[1]) !== keep) {
           this.db.exec(`DROP TABLE IF EXISTS ${name}`)
           this.db.prepare('DELETE FROM projection_checkpoints WHERE name = ?').run(checkpointName(projection, Number(m[1])))
         }
@@ -216,7 +228,7 @@ export class SqliteReadStore implements ReadStore {
       const gen = row ? Number(row.newest) + 1 : 1
       this.createTables(specs, gen)
       this.db.prepare('INSERT INTO projection_generations (projection, gen, signature, newest) VALUES (?, ?, ?, ?) ON CONFLICT (projection) DO UPDATE SET gen = excluded.gen, signature = excluded.signature, newest = excluded.newest').run(projection, gen, signature, gen)
-      this.dropGenerationsBelow(projection, specs, gen)
+      this.dropGenerationsExcept(projection, specs, gen)
     })
     this.reloadGenerations()
   }
@@ -227,7 +239,7 @@ export class SqliteReadStore implements ReadStore {
       if (!row) throw new Error(`projection ${projection} is not prepared`)
       const live = Number(row.gen)
       const next = Number(row.newest) + 1
-      this.dropGenerationsBelow(projection, specs, live)
+      this.dropGenerationsExcept(projection, specs, live)
       // Without secondary indexes while it fills (a rebuild only reads by _id): built once, in order, at the end.
       this.createTables(specs, next, false)
       this.db.prepare('UPDATE projection_generations SET newest = ? WHERE projection = ?').run(next, projection)
