@@ -114,6 +114,7 @@ export class ProjectionRunner {
   private stopped = false
   private caughtUp = false
   private failure: unknown = null
+  private failedAt = 0
   private waiters: Array<{ position: number, resolve: () => void }> = []
   /** Lowest checkpoint over the projections (global position). */
   position = 0
@@ -165,6 +166,11 @@ export class ProjectionRunner {
         if (!held && this.leader) { this.leader = false; await this.unsubscribe() }
       }
       if (!this.leader) await this.reloadCheckpoints()
+      if (this.leader && this.sub === null && this.failure !== null && now - this.failedAt >= RETRY_MS) {
+        await this.reloadCheckpoints()
+        this.failure = null
+        this.subscribe()
+      }
     } catch (err) {
       this.failure = err
     } finally {
@@ -182,14 +188,29 @@ export class ProjectionRunner {
     }, async event => {
       this.buffer.push(event)
       if (this.buffer.length >= this.batchSize) await this.flush()
-    }, err => { this.failure = err })
+    }, err => { this.failure = err; this.failedAt = Date.now(); this.detach() })
   }
+
+  /** Old subscriptions still winding down (awaited by `stop`). */
+  private stopping: Array<Promise<void>> = []
 
   private async unsubscribe (): Promise<void> {
     const sub = this.sub
     this.sub = null
     this.buffer = []
     await sub?.stop()
+  }
+
+  /**
+   * Ends the subscription without waiting for it: for a flush that may run inside the
+   * subscription's own handler (its `stop` waits for that handler, which waits for the
+   * flush). The old loop delivers nothing more: it checks its stop flag before each event.
+   */
+  private detach (): void {
+    const sub = this.sub
+    this.sub = null
+    this.buffer = []
+    if (sub) this.stopping.push(sub.stop().catch(() => undefined))
   }
 
   private schedule (): void {
@@ -210,8 +231,13 @@ export class ProjectionRunner {
         await applyBatch(this.reads, this.projections, this.checkpoints, events, through)
         this.advance()
       } catch (err) {
-        if (!(err instanceof CheckpointConflictError)) { this.failure = err; throw err }
-        await this.unsubscribe()
+        this.detach()
+        if (!(err instanceof CheckpointConflictError)) {
+          // A failed write (a busy or full disk): not ready; the tick subscribes again from the checkpoints.
+          this.failure = err
+          this.failedAt = Date.now()
+          return
+        }
         await this.reloadCheckpoints()
         if (this.leader && !this.stopped) this.subscribe()
       }
@@ -239,10 +265,14 @@ export class ProjectionRunner {
     if (this.timer) clearInterval(this.timer)
     await this.unsubscribe()
     while (this.flushing) await this.flushing.catch(() => undefined)
+    await Promise.all(this.stopping)
     // Hand the lease over at once rather than after it expires.
     if (this.leader) await this.reads.lease(this.holder, 0).catch(() => undefined)
   }
 }
+
+/** How long the projector waits after a failed batch before it subscribes again (ms). */
+const RETRY_MS = 1_000
 
 /** Events read and applied per batch of a rebuild (one commit each). */
 const REBUILD_PAGE = 10_000
