@@ -27,6 +27,7 @@ import { simulate } from '../src/verifier/sandbox.ts'
 import type { EventStore, NewEvent } from '../src/infra/eventstore/port.ts'
 import { PROJECTIONS } from '../src/projections/index.ts'
 import { rebuildProjections } from '../src/projections/runner.ts'
+import { unlimitedRates } from '../test/support/plans.ts'
 import { client, signUp, startTestService, testConfig } from '../test/support/service.ts'
 
 const { values: args } = parseArgs({
@@ -55,7 +56,7 @@ log('read side: signing an account up…')
 let owner: string
 let apiKey: string
 {
-  const service = await startTestService(testConfig(dir))
+  const service = await startTestService(testConfig(dir, unlimitedRates(dir)))
   const api = client(service.url)
   const token = await signUp(api, dir, 'million@example.com')
   owner = (await api('GET', '/api/users/me', { token })).body.uuid
@@ -185,7 +186,7 @@ async function startServe (dataDir: string): Promise<{ child: ChildProcess, url:
   const t0 = performance.now()
   const { NATS_URL: _, ...env } = process.env
   // The embedded default: in-process bus, SQLite stores.
-  const child = spawn(process.execPath, [cli, 'serve'], { env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' }, stdio: 'ignore' })
+  const child = spawn(process.execPath, [cli, 'serve'], { env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', ...unlimitedRates(dir) }, stdio: 'ignore' })
   const url = `http://127.0.0.1:${port}`
   for (;;) {
     if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}`)

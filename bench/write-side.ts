@@ -25,6 +25,7 @@ import type { WalletEvent } from '../src/domain/wallet/events.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 import { simulate } from '../src/verifier/sandbox.ts'
 import type { EventStore, NewEvent } from '../src/infra/eventstore/port.ts'
+import { unlimitedRates } from '../test/support/plans.ts'
 import { client, signUp, startTestService, testConfig } from '../test/support/service.ts'
 
 const { values: args } = parseArgs({
@@ -186,7 +187,8 @@ async function commandBurst (batchMax: number): Promise<Record<string, unknown>>
 /** BURST concurrent POST /api/verify on one wallet through the HTTP API (embedded default), after a warm-up. */
 async function httpBurst (): Promise<Record<string, unknown>> {
   const d = mkdtempSync(join(tmpdir(), 'bench-burst-'))
-  const service = await startTestService(testConfig(d))
+  // Throughput, not the rate limiter, is measured here: rate limits no run reaches.
+  const service = await startTestService(testConfig(d, unlimitedRates(d)))
   try {
     const api = client(service.url)
     const email = 'burst@example.com'

@@ -11,6 +11,7 @@ import { accountOfEmail } from './commands/email-index.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 import { banUser, unbanUser } from './commands/ban-user.ts'
+import { operatorSetPlan } from './commands/subscription.ts'
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -156,6 +157,18 @@ wallet.command('grant')
       const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: operator() })
       return { granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }
     })
+  })
+
+const subscription = program.command('subscription').description('operator commands on subscriptions')
+subscription.command('set')
+  .description('move an account to a plan (free ends a paid one), appending what billing appends: the plan change and one period\'s tokens')
+  .requiredOption('--email <address>', 'account email')
+  .requiredOption('--plan <code>', 'plan code from the plan catalogue')
+  .option('--cycle <cycle>', 'monthly or yearly', 'monthly')
+  .option('--period-end <date-time>', 'end of the current period (RFC 3339)')
+  .option('--no-grant', 'change the plan without granting its tokens')
+  .action(async (opts: { email: string, plan: string, cycle: string, periodEnd?: string, grant: boolean }) => {
+    await operatorCommand(async core => await operatorSetPlan(core.ctx, { email: opts.email, plan: opts.plan, cycle: opts.cycle, period_end: opts.periodEnd ?? null, grant: opts.grant, operator: operator() }))
   })
 
 program.parseAsync().catch(err => {

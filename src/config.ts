@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { DEFAULT_PLANS_FILE, loadPlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
 
 const intFromEnv = (def: number, min: number, max: number) =>
   z.coerce.number().int().min(min).max(max).default(def)
@@ -56,7 +57,12 @@ export const ConfigSchema = z.object({
   COMMAND_DEADLINE_MS: intFromEnv(30_000, 100, 600_000),
   IDEMPOTENCY_KEY_TTL_S: intFromEnv(86_400, 60, 30 * 86_400),
   // Test-only: the named step of a flow kills the process (SIGKILL) when it is reached.
-  FAULT_POINT: z.string().regex(/^[a-z_]+\.[a-z_]+$/).optional()
+  FAULT_POINT: z.string().regex(/^[a-z_]+\.[a-z_]+$/).optional(),
+  PLANS_FILE: z.string().min(1).optional(),
+  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\S+$/, 'expected sk_test_…, sk_live_… or a restricted key').optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, 'expected whsec_…').optional(),
+  STRIPE_API_URL: z.string().url().optional(),
+  RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600)
 })
 
 export interface Config {
@@ -103,6 +109,16 @@ export interface Config {
   }
   /** `GET /metrics`: a bearer token on the main port, and/or a port of its own without one; neither: not served. */
   metrics: { token: string | null, port: number | null }
+  /** The plan grid and top-up packs (`PLANS_FILE`, default `config/plans.json`). */
+  plans: PlanCatalogue
+  /**
+   * Stripe (`STRIPE_SECRET_KEY`, `STRIPE_WEBHOOK_SECRET`): without the secret key, checkout
+   * and portal answer 503 and everything else works. `api_url` points the SDK elsewhere
+   * than api.stripe.com (tests: a local server answering Stripe's documented shapes).
+   */
+  billing: { stripe_secret_key: string | null, stripe_webhook_secret: string | null, stripe_api_url: string | null }
+  /** The window of per-key and per-agent rate limits (s); the plan's limit counts per window of 60 s by default. */
+  rate_limit_window_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
   fault_point: string | null
   webhooks: {
@@ -167,6 +183,9 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     },
     commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
     fault_point: c.FAULT_POINT ?? null,
+    plans: loadPlanCatalogue(c.PLANS_FILE ? resolve(c.PLANS_FILE) : DEFAULT_PLANS_FILE),
+    billing: { stripe_secret_key: c.STRIPE_SECRET_KEY ?? null, stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null, stripe_api_url: c.STRIPE_API_URL ?? null },
+    rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

@@ -1,3 +1,6 @@
+import { InProcessRateCounter, type RateCounter } from './infra/ratelimit/port.ts'
+import { NatsKvRateCounter } from './infra/ratelimit/nats-kv.ts'
+import { StripeBilling } from './infra/billing/stripe.ts'
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
@@ -184,7 +187,15 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const ready = (): boolean => readiness.every(f => f())
   const serveApi = role === 'serve' || role === 'api'
   const caughtUp = (p: number): Promise<boolean> => runner ? runner.waitFor(p) : Promise.resolve(false)
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics }, { logger: false, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  let rateCounter: RateCounter | null = null
+  if (serveApi) {
+    const counter: RateCounter = config.nats_url
+      ? await NatsKvRateCounter.connect(config.nats_url, { prefix: config.nats.prefix, max_window_ms: config.rate_limit_window_s * 1000 })
+      : new InProcessRateCounter()
+    rateCounter = counter
+    closers.push(() => counter.close())
+  }
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing: config.billing.stripe_secret_key ? new StripeBilling({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null }, { logger: false, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

@@ -59,7 +59,7 @@ t.test('POST /api/agents: 400 invalid name or scopes, 401, 403 scope not allowed
   t.equal(refused.status, 403)
   t.equal(refused.body.code, 'create_agent.scope_not_allowed')
   const config = (await api('GET', '/api/config')).body
-  t.notOk(config.plans[0].agent_scopes.includes('api_keys:create'), '/api/config lists the scopes a plan allows agents')
+  t.notOk(config.plans.find((p: { code: string }) => p.code === 'free').allowed_scopes.includes('api_keys:create'), '/api/config lists the scopes a plan allows agents')
   t.equal((await api('GET', '/api/agents', { token })).body.total, before, 'nothing was created')
 })
 

@@ -4,6 +4,7 @@ import { client, signUp } from './support/service.ts'
 import { startSvc } from './support/processes.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
+import { unlimitedRates } from './support/plans.ts'
 
 // One wallet contended from two OS processes (issue "Write side", scope 3): `svc serve`
 // and `svc api` on one SQLite event store, each taking half of 1,500 concurrent
@@ -13,7 +14,7 @@ import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 
 const dataDir = t.testdir()
 const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example' }
+const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
 const serve = await startSvc(t, ['serve'], env)
 const second = await startSvc(t, ['api'], env)
 const a = client(serve.url)

@@ -11,6 +11,8 @@ import type { WalletEvent } from '../src/domain/wallet/events.ts'
 import type { JobEvent } from '../src/domain/job/events.ts'
 import { resolveChecks, costOf } from '../src/domain/checks.ts'
 import { spec } from './support/decider-spec.ts'
+import * as subscription from '../src/domain/subscription/decider.ts'
+import type { Subscription, SubscriptionEvent } from '../src/domain/subscription/events.ts'
 import { auditWallet } from '../src/domain/wallet/audit.ts'
 
 const now = '2026-11-22T10:00:00.000Z'
@@ -159,4 +161,35 @@ t.test('session: rotation and reuse detection', async t => {
   const long = [started, ...many].reduce(session.evolve, session.initialState())
   t.equal(long.status !== 'none' && long.spent.length, session.SPENT_MEMORY, 'spent tokens remembered are bounded')
   s([started, revoked]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: ok } }).thenThrows('refresh.invalid_token')
+})
+
+t.test('subscription', async t => {
+  const s = spec(t, subscription)
+  const sub = (over: Partial<Subscription> = {}): Subscription => ({ user_uuid: U, plan: 'pro', cycle: 'yearly', status: 'active', current_period_end: '2027-11-22T10:00:00.000Z', cancel_at_period_end: false, stripe_customer: 'cus_1', stripe_subscription: 'sub_1', stripe_as_of: 100, ...over })
+  const set = (over: Record<string, unknown> = {}) => ({ type: 'SetPlan' as const, data: { user_uuid: U, plan: 'pro', cycle: 'yearly' as const, status: 'active' as const, current_period_end: '2027-11-22T10:00:00.000Z', cancel_at_period_end: false, stripe_subscription: 'sub_1', stripe_customer: 'cus_1', source: 'billing' as const, as_of: 100, now, ...over } })
+  const started: SubscriptionEvent = { type: 'PlanStarted', data: { user_uuid: U, subscription: sub(), source: 'billing', at: now } }
+  s([]).when(set()).then([started], 'from Free, a paid plan starts')
+  s([started]).when(set({ as_of: 101 })).then([], 'Stripe repeating the same state changes nothing')
+  s([started]).when(set({ plan: 'business', cycle: 'monthly', as_of: 102 })).then([{ type: 'PlanChanged', data: { user_uuid: U, subscription: sub({ plan: 'business', cycle: 'monthly', stripe_as_of: 102 }), previous_plan: 'pro', source: 'billing', at: now } }])
+  s([started]).when(set({ plan: 'business', as_of: 99 })).then([], 'an event older than the latest applied changes nothing')
+  s([started]).when({ type: 'EndPlan', data: { user_uuid: U, stripe_subscription: 'sub_other', source: 'billing', as_of: 103, now } }).then([], 'another subscription\'s end')
+  s([started]).when({ type: 'EndPlan', data: { user_uuid: U, stripe_subscription: 'sub_1', source: 'billing', as_of: 103, now } })
+    .then([{ type: 'PlanEnded', data: { user_uuid: U, subscription: { ...subscription.freeSubscription(U, 'cus_1'), stripe_as_of: 103 }, previous_plan: 'pro', source: 'billing', at: now } }])
+  s([]).when({ type: 'EndPlan', data: { user_uuid: U, stripe_subscription: null, source: 'operator', as_of: null, now } }).then([], 'Free cannot end')
+  s([]).when(set({ current_period_end: 'next tuesday' })).thenThrows('subscription.invalid_period')
+  s([started]).when({ type: 'LinkCustomer', data: { user_uuid: U, stripe_customer: 'cus_1', now } }).then([], 'the same customer')
+})
+
+t.test('api keys: update', async t => {
+  const k = spec(t, apikey)
+  const created: ApiKeyEvent = { type: 'ApiKeyCreated', data: { key_uuid: 'k1', user_uuid: U, name: 'n', environment: 'live', key_hash: 'h', key_prefix: 'svc_abcd', scopes: ['results:read'], enabled_checks: ['syntax', 'dns'], rate_limit_per_minute: 60, created_at: now } }
+  const granter = { scopes: ['api_keys:read'], enabled_checks: ['syntax', 'dns', 'smtp'] }
+  const update = (over: Record<string, unknown>) => ({ type: 'UpdateApiKey' as const, data: { key_uuid: 'k1', plan_checks: ['syntax', 'dns', 'smtp'] as const, granter, now, ...over } })
+  k([created]).when(update({ name: 'renamed' })).then([{ type: 'ApiKeyUpdated', data: { key_uuid: 'k1', user_uuid: U, name: 'renamed', updated_at: now } }])
+  k([created]).when(update({ enabled_checks: ['syntax', 'dns'] })).then([], 'the same checks change nothing')
+  k([created]).when(update({ enabled_checks: ['syntax', 'smtp'] })).then([{ type: 'ApiKeyUpdated', data: { key_uuid: 'k1', user_uuid: U, enabled_checks: ['syntax', 'smtp'], updated_at: now } }])
+  k([created]).when(update({ enabled_checks: ['catch_all'] })).thenThrows('update_api_key.check_not_allowed')
+  k([created]).when(update({ enabled_checks: ['smtp'], plan_checks: ['syntax', 'dns', 'smtp'], granter: { scopes: [], enabled_checks: ['syntax'] } })).thenThrows('update_api_key.check_not_held')
+  k([created, { type: 'ApiKeyRevoked', data: { key_uuid: 'k1', user_uuid: U, reason: 'r', revoked_at: now } }]).when(update({ name: 'x' })).thenThrows('update_api_key.revoked')
+  k([]).when(update({ name: 'x' })).thenThrows('update_api_key.revoked', 'another account\'s key is not in this stream')
 })

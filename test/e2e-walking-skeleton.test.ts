@@ -4,6 +4,7 @@ import { promisify } from 'node:util'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, signUp, settled, startTestService, testConfig, confirmationCode } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
+import { unlimitedRates } from './support/plans.ts'
 
 const run = promisify(execFile)
 
@@ -20,7 +21,7 @@ const world = await startMailWorld({
 t.teardown(() => world.close())
 
 const dataDir = t.testdir()
-const config = testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server })
+const config = testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, ...unlimitedRates(dataDir) })
 let service = await startTestService(config)
 t.teardown(() => service.close())
 let api = client(service.url)
@@ -34,7 +35,7 @@ t.test('sign up, confirm from the mailed code, get the Free plan tokens', async 
   t.equal(w.body.balance, 1000)
   const cfg = await api('GET', '/api/config')
   t.equal(cfg.body.plans[0].code, 'free')
-  t.equal(cfg.body.plans[0].tokens_granted, 1000)
+  t.equal(cfg.body.plans.find((p: { code: string }) => p.code === 'free').tokens_per_month, 1000)
   t.same(cfg.body.check_costs, { syntax: 0, typo: 0, disposable: 1, role: 0, free: 0, dns: 1, smtp: 6, catch_all: 2 })
 })
 

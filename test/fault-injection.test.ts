@@ -5,6 +5,7 @@ import { exited, startSvc, type SvcProcess } from './support/processes.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import { unlimitedRates } from './support/plans.ts'
 
 // Crash tests (issue "Write side", scope 2): `svc serve` is killed with SIGKILL at each
 // step of a submission and of its settlement (FAULT_POINT), then started again. After
@@ -14,7 +15,7 @@ import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
 
 const dataDir = t.testdir()
 const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example' }
+const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
 
 const stop = async (p: SvcProcess): Promise<void> => {
   p.child.kill('SIGTERM')

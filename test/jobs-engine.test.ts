@@ -2,6 +2,7 @@ import t from 'tap'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, signUp, settled, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
+import { unlimitedRates } from './support/plans.ts'
 
 // This file owns 127.0.22.0/24.
 const exists = (a: string): { code: number, message: string } => /^(jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
@@ -21,7 +22,7 @@ const world = await startMailWorld({
 t.teardown(() => world.close())
 
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.5', VERIFIER_GREYLIST_DEADLINE_S: '2.5' }))
+const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.5', VERIFIER_GREYLIST_DEADLINE_S: '2.5', ...unlimitedRates(dataDir) }))
 t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'dev@example.com')

@@ -9,6 +9,7 @@ import { startMailWorld } from './support/mail-world.ts'
 import { client, confirmationCode } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { startSvc, type SvcProcess } from './support/processes.ts'
+import { unlimitedRates } from './support/plans.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import { ROUTES } from '../src/main.ts'
@@ -50,7 +51,8 @@ if (!reachable) {
     VERIFIER_MAX_SESSIONS_PER_MX: '4',
     VERIFIER_CONCURRENCY: '8',
     VERIFIER_RESULT_CACHE_TTL_S: '0',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true'
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...unlimitedRates(dataDir)
   }
   const notified: Array<{ job_uuid: string, delivery: string }> = []
   const receiver = createServer((req, res) => {

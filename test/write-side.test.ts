@@ -1,5 +1,6 @@
 import t from 'tap'
 import { generate } from 'otplib'
+import { unlimitedRates } from './support/plans.ts'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { grantTokens } from '../src/commands/grant-tokens.ts'
 import { banUser, unbanUser } from '../src/commands/ban-user.ts'
@@ -10,7 +11,7 @@ import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
 // bans, and two-factor enabled once. Oracles: the HTTP statuses and the event store's own
 // records (counted here, not by the code under test).
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
+const service = await startTestService(testConfig(dataDir, unlimitedRates(dataDir)))
 t.teardown(() => service.close())
 const api = client(service.url)
 const store = service.core.store

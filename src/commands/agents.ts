@@ -3,7 +3,7 @@ import { DomainError } from '../domain/shared.ts'
 import * as agent from '../domain/agent/decider.ts'
 import type { AgentCreated } from '../domain/agent/events.ts'
 import { isScope, type Scope } from '../domain/apikey/scopes.ts'
-import { FREE_PLAN } from '../domain/plans.ts'
+import { planOf } from '../projections/subscriptions.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 
@@ -25,7 +25,7 @@ export interface CreatedAgent {
  * left open by the interface (section 5); this is our answer.
  * @throws DomainError invalid `create_agent.invalid_name` (1–100 characters after trimming),
  *   `create_agent.invalid_scopes` (empty or unknown scopes); forbidden
- *   `create_agent.scope_not_allowed` (the plan's `agent_scopes`), `create_agent.limit_reached`
+ *   `create_agent.scope_not_allowed` (the plan's `allowed_scopes`), `create_agent.limit_reached`
  *   (the plan's `max_agents` usable agents).
  */
 export async function createAgent (ctx: CommandContext, input: { user_uuid: string, name: string, scopes: string[] }): Promise<CreatedAgent> {
@@ -35,7 +35,7 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
   if (input.scopes.length === 0 || unknown.length > 0) {
     throw new DomainError('invalid', 'create_agent.invalid_scopes', input.scopes.length === 0 ? 'scopes must not be empty' : `unknown scopes: ${unknown.join(', ')}`)
   }
-  const plan = FREE_PLAN
+  const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
   const agentUuid = ctx.newId()
   const token = `${AGENT_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
   const r = await handle(ctx, `agents-${input.user_uuid}`, agent, {
@@ -49,7 +49,7 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
       token_prefix: token.slice(0, 8),
       created_at: ctx.now().toISOString(),
       max_agents: plan.max_agents,
-      plan_scopes: plan.agent_scopes
+      plan_scopes: plan.allowed_scopes
     }
   }, { actor: input.user_uuid })
   const created = r.events.find((e): e is AgentCreated => e.type === 'AgentCreated')!.data

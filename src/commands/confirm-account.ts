@@ -1,7 +1,7 @@
 import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import * as wallet from '../domain/wallet/decider.ts'
-import { FREE_PLAN } from '../domain/plans.ts'
+import { freePlan } from '../domain/plans.ts'
 import { handle, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
 import { confirmationCodeHash } from './register-user.ts'
@@ -30,9 +30,10 @@ export async function confirmAccount (ctx: CommandContext, input: { email: strin
 
 /** Grants the Free plan's tokens once per account; returns the wallet's head position. */
 export async function grantPlanTokens (ctx: CommandContext, owner: string): Promise<number> {
+  const free = freePlan(ctx.config.plans)
   const r = await handle(ctx, `wallet-${owner}`, wallet, {
     type: 'GrantTokens',
-    data: { user_uuid: owner, grant_uuid: `plan-${FREE_PLAN.code}-initial`, amount: FREE_PLAN.tokens_granted, source: 'plan', plan: FREE_PLAN.code, reason: `${FREE_PLAN.name} plan`, now: ctx.now().toISOString() }
+    data: { user_uuid: owner, grant_uuid: `plan-${free.code}-initial`, amount: free.tokens_per_month, source: 'plan', plan: free.code, reason: `${free.name} plan`, now: ctx.now().toISOString() }
   }, { actor: owner })
   return r.position
 }

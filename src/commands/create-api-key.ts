@@ -4,7 +4,7 @@ import * as apikey from '../domain/apikey/decider.ts'
 import type { ApiKeyCreated } from '../domain/apikey/events.ts'
 import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { CHECK_NAMES, isCheckName, type CheckName } from '../domain/checks.ts'
-import { FREE_PLAN } from '../domain/plans.ts'
+import { planOf } from '../projections/subscriptions.ts'
 import { sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, type CommandContext } from './context.ts'
 
@@ -39,7 +39,7 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
   const scopes = (input.scopes ?? DEFAULT_KEY_SCOPES.filter(s => input.granter.scopes.includes(s))) as Scope[]
   const checks = (input.enabled_checks ?? CHECK_NAMES.filter(c => input.granter.enabled_checks.includes(c))) as CheckName[]
   if (scopes.length === 0) throw new DomainError('forbidden', 'create_api_key.scope_not_held', 'this credential holds none of the default scopes; name the scopes to grant')
-  const plan = FREE_PLAN
+  const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
   const notAllowed = checks.filter(c => !plan.allowed_checks.includes(c))
   if (notAllowed.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
 
@@ -73,5 +73,28 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
  */
 export async function revokeApiKey (ctx: CommandContext, owner: string, keyUuid: string, reason: string, actor: string): Promise<number> {
   const r = await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: keyUuid, reason, now: ctx.now().toISOString() } }, { actor })
+  return r.position
+}
+
+/**
+ * PATCH /api/keys/{uuid}: renames the key and/or sets its enabled checks (omitted fields
+ * keep theirs; a rate limit is never writable). The checks must be allowed by the
+ * account's plan and held by the credential making the change.
+ * @returns the position of the change (or of the stream's head when nothing changed).
+ * @throws DomainError invalid `update_api_key.empty`, `update_api_key.invalid_name`,
+ *   `update_api_key.invalid_checks`; forbidden `update_api_key.check_not_allowed`,
+ *   `update_api_key.check_not_held`; conflict `update_api_key.revoked`.
+ */
+export async function updateApiKey (ctx: CommandContext, input: { user_uuid: string, key_uuid: string, name?: string, enabled_checks?: string[], granter: apikey.Granter, actor: string }): Promise<number> {
+  if (input.name === undefined && input.enabled_checks === undefined) throw new DomainError('invalid', 'update_api_key.empty', 'give name and/or enabled_checks')
+  const name = input.name?.trim()
+  if (name !== undefined && (name.length < 1 || name.length > 100)) throw new DomainError('invalid', 'update_api_key.invalid_name', 'name must be 1 to 100 characters')
+  if (input.enabled_checks && (input.enabled_checks.length === 0 || !input.enabled_checks.every(isCheckName))) throw new DomainError('invalid', 'update_api_key.invalid_checks', `enabled_checks must be a non-empty list of: ${CHECK_NAMES.join(', ')}`)
+  const checks = input.enabled_checks === undefined ? undefined : CHECK_NAMES.filter(c => input.enabled_checks!.includes(c))
+  const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
+  const r = await handle(ctx, `apikeys-${input.user_uuid}`, apikey, {
+    type: 'UpdateApiKey',
+    data: { key_uuid: input.key_uuid, ...(name !== undefined && { name }), ...(checks !== undefined && { enabled_checks: checks }), plan_checks: plan.allowed_checks, granter: input.granter, now: ctx.now().toISOString() }
+  }, { actor: input.actor })
   return r.position
 }

@@ -3,7 +3,7 @@ import { DomainError } from '../domain/shared.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import { WEBHOOK_EVENTS, type WebhookEndpointCreated, type WebhookEventKind } from '../domain/webhook/events.ts'
 import { validateTargetUrl } from '../domain/webhook/target.ts'
-import { FREE_PLAN } from '../domain/plans.ts'
+import { planOf } from '../projections/subscriptions.ts'
 import { handle, type CommandContext } from './context.ts'
 
 /** Longest endpoint description (characters). */
@@ -49,7 +49,7 @@ export async function createWebhook (ctx: CommandContext, input: { user_uuid: st
       description,
       secret: await ctx.sealer.seal(input.user_uuid, secret),
       created_at: ctx.now().toISOString(),
-      max_endpoints: FREE_PLAN.max_webhooks
+      max_endpoints: (await planOf(ctx, ctx.config.plans, input.user_uuid)).max_webhooks
     }
   }, { actor: input.actor })
   const endpoint = r.events.find((e): e is WebhookEndpointCreated => e.type === 'WebhookEndpointCreated')!.data

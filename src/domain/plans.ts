@@ -1,44 +1,118 @@
+import { readFileSync } from 'node:fs'
+import { z } from 'zod'
 import { CHECK_NAMES, type CheckName } from './checks.ts'
-import type { Scope } from './apikey/scopes.ts'
+import { SCOPES, type Scope } from './apikey/scopes.ts'
 
-/** A subscription plan: its grant of tokens and the caps it puts on an account. */
+/** Billing cycles a paid plan is sold in. */
+export const CYCLES = ['monthly', 'yearly'] as const
+export type Cycle = typeof CYCLES[number]
+
+/** A price of a plan for one cycle: cents of the catalogue's currency, and Stripe's price id (null: not sold through Stripe). */
+export interface Price { cents: number, stripe_price: string | null }
+
+/** A subscription plan (interface section 8, "Plan-driven limits"): its tokens and the caps it puts on an account. */
 export interface Plan {
   code: string
   name: string
-  /** Price per month in cents of `currency` (0 for Free). */
-  monthly_price_cents: number
-  currency: string
-  /** Tokens granted when the plan starts (Free: on confirmation). */
-  tokens_granted: number
+  /** Tokens granted per month of the plan (a yearly invoice grants twelve months' worth; Free: on confirmation). */
+  tokens_per_month: number
+  prices: Readonly<Record<Cycle, Price>>
   max_api_keys: number
   max_agents: number
   max_webhooks: number
   /** Unique valid addresses per batch, cumulative across chunks. */
   max_batch_size: number
-  /** Requests per minute seeded into each API key. */
+  /** Addresses per request of a batch chunk. */
+  max_chunk_size: number
+  /** Requests per minute of each API key and agent token (seeded into keys, realigned when the plan changes). */
   rate_limit_per_minute: number
   allowed_checks: readonly CheckName[]
-  /**
-   * Scopes an agent may be granted (interface section 5: a scope not allowed for the plan
-   * is refused at agent creation with 403).
-   */
-  agent_scopes: readonly Scope[]
+  /** Scopes an agent may be granted (interface section 5: refused at agent creation with 403). */
+  allowed_scopes: readonly Scope[]
 }
 
-export const FREE_PLAN: Plan = {
-  code: 'free',
-  name: 'Free',
-  monthly_price_cents: 0,
-  currency: 'usd',
-  tokens_granted: 1_000,
-  max_api_keys: 5,
-  max_agents: 2,
-  max_webhooks: 2,
-  max_batch_size: 1_000,
-  rate_limit_per_minute: 60,
-  allowed_checks: CHECK_NAMES,
-  // Free agents verify and read; managing keys and webhooks from an agent needs a paid plan.
-  agent_scopes: ['email:verify:single', 'email:verify:bulk', 'results:read', 'usage:read', 'billing:read', 'api_keys:read', 'webhooks:read']
+/** A top-up pack: `quantity` is how checkout names it (`top_up_quantity`), `tokens` what it grants. */
+export interface TopUpPack { quantity: number, tokens: number, cents: number, stripe_price: string | null }
+
+/** The plan grid and top-up pricing (`config/plans.json`, or `PLANS_FILE`). */
+export interface PlanCatalogue {
+  currency: string
+  plans: readonly Plan[]
+  top_up: readonly TopUpPack[]
 }
 
-export const PLANS: readonly Plan[] = [FREE_PLAN]
+/** The plan of an account that never subscribed, or whose subscription ended. */
+export const FREE = 'free'
+
+const count = z.number().int().min(0).max(1_000_000_000)
+const PriceSchema = z.object({ cents: count, stripe_price: z.string().min(1).nullable() }).strict()
+const PlanSchema = z.object({
+  code: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/),
+  name: z.string().min(1).max(64),
+  tokens_per_month: count,
+  prices: z.object({ monthly: PriceSchema, yearly: PriceSchema }).strict(),
+  max_api_keys: count,
+  max_agents: count,
+  max_webhooks: count,
+  max_batch_size: count.min(1),
+  max_chunk_size: count.min(1),
+  rate_limit_per_minute: count.min(1),
+  allowed_checks: z.array(z.enum(CHECK_NAMES)).min(1),
+  allowed_scopes: z.array(z.enum(SCOPES))
+}).strict()
+const CatalogueSchema = z.object({
+  currency: z.string().regex(/^[a-z]{3}$/),
+  plans: z.array(PlanSchema).min(1),
+  top_up: z.array(z.object({ quantity: count.min(1), tokens: count.min(1), cents: count.min(1), stripe_price: z.string().min(1).nullable() }).strict())
+}).strict().superRefine((c, issue) => {
+  if (!c.plans.some(p => p.code === FREE)) issue.addIssue({ code: 'custom', message: `a plan with code "${FREE}" is required`, path: ['plans'] })
+  if (new Set(c.plans.map(p => p.code)).size !== c.plans.length) issue.addIssue({ code: 'custom', message: 'plan codes must be unique', path: ['plans'] })
+  if (new Set(c.top_up.map(p => p.quantity)).size !== c.top_up.length) issue.addIssue({ code: 'custom', message: 'top-up quantities must be unique', path: ['top_up'] })
+})
+
+/** The catalogue shipped with the service. */
+export const DEFAULT_PLANS_FILE = new URL('../../config/plans.json', import.meta.url).pathname
+
+/**
+ * Reads and checks a plan catalogue (JSON). Checks are kept in the engine's order.
+ * @throws Error naming the file and every invalid field (the process should exit with it).
+ */
+export function loadPlanCatalogue (file: string = DEFAULT_PLANS_FILE): PlanCatalogue {
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new Error(`plans file ${file}: ${(err as Error).message}`)
+  }
+  const parsed = CatalogueSchema.safeParse(raw)
+  if (!parsed.success) throw new Error(`plans file ${file}: ${parsed.error.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
+  const c = parsed.data
+  return {
+    currency: c.currency,
+    plans: c.plans.map(p => ({ ...p, allowed_checks: CHECK_NAMES.filter(n => p.allowed_checks.includes(n)), allowed_scopes: SCOPES.filter(s => p.allowed_scopes.includes(s)) })),
+    top_up: [...c.top_up].sort((a, b) => a.quantity - b.quantity)
+  }
+}
+
+/** The plan `code` of the catalogue, or null. */
+export function findPlan (catalogue: PlanCatalogue, code: string): Plan | null {
+  return catalogue.plans.find(p => p.code === code) ?? null
+}
+
+/** The Free plan of the catalogue (always present: the loader checks it). */
+export function freePlan (catalogue: PlanCatalogue): Plan {
+  return findPlan(catalogue, FREE)!
+}
+
+/**
+ * The plan an account is on: its subscription's plan, or Free when it has none or the
+ * plan left the catalogue (an operator removed it: the account keeps Free's caps).
+ */
+export function planFor (catalogue: PlanCatalogue, code: string | null | undefined): Plan {
+  return (code ? findPlan(catalogue, code) : null) ?? freePlan(catalogue)
+}
+
+/** Tokens an invoice of `plan` for one `cycle` grants. */
+export function tokensPerInvoice (plan: Plan, cycle: Cycle): number {
+  return plan.tokens_per_month * (cycle === 'yearly' ? 12 : 1)
+}

@@ -4,10 +4,12 @@ import { z } from 'zod'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { registerErrorHandling } from './plugins/errors.ts'
 import { authPlugin } from './plugins/auth.ts'
+import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { authRoutes } from './routes/auth.ts'
 import { configRoutes } from './routes/config.ts'
+import { billingPaymentRoutes, billingRoutes } from './routes/billing.ts'
 import { walletRoutes } from './routes/wallet.ts'
 import { keyRoutes } from './routes/keys.ts'
 import { agentRoutes } from './routes/agents.ts'
@@ -69,11 +71,14 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   const app = base(options, rt.metrics, rt.ctx.config.metrics.token)
   await app.register(cookie)
   authPlugin(app, rt.ctx)
+  await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s)
   await openapiPlugin(app)
   healthRoutes(app, rt.ready)
-  configRoutes(app)
+  configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null)
   authRoutes(app, rt)
   walletRoutes(app, rt)
+  billingRoutes(app, rt)
+  billingPaymentRoutes(app, rt)
   keyRoutes(app, rt)
   agentRoutes(app, rt)
   webhookRoutes(app, rt)

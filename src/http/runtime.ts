@@ -1,5 +1,7 @@
 import type { CommandContext } from '../commands/context.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
+import type { RateCounter } from '../infra/ratelimit/port.ts'
+import type { Billing } from '../infra/billing/stripe.ts'
 
 /** What routes need: the command context and read-your-writes. */
 export interface HttpRuntime {
@@ -8,6 +10,10 @@ export interface HttpRuntime {
   caughtUp: (position: number) => Promise<boolean>
   /** Whether the service is ready (read models caught up, workers running). */
   ready: () => boolean
+  /** Rate counters of keys and agent tokens (shared across API processes in the production topology). */
+  rate_counter: RateCounter
+  /** Stripe, or null when `STRIPE_SECRET_KEY` is not set (billing operations answer 503). */
+  billing: Billing | null
   /** This process's metrics. */
   metrics: ServiceMetrics
 }

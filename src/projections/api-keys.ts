@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
+import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
 import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up. */
@@ -16,6 +16,7 @@ export interface ApiKeyDoc {
   enabled_checks: string[]
   rate_limit_per_minute: number
   created_at: string
+  updated_at: string
   revoked_at: string | null
 }
 
@@ -23,19 +24,24 @@ export interface ApiKeyDoc {
 export const API_KEYS = collection({ name: 'api_keys', projection: 'api_keys', fields: { user_uuid: 'text', key_hash: 'text', created_at: 'text' }, indexes: [['key_hash'], ['user_uuid', 'created_at']] })
 
 function evolve (doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
-  const e = event as unknown as ApiKeyCreated | ApiKeyRevoked
+  const e = event as unknown as ApiKeyCreated | ApiKeyRevoked | ApiKeyUpdated
   if (e.type === 'ApiKeyCreated') {
     const { key_uuid: uuid, ...rest } = e.data
-    return { _id: uuid, uuid, ...rest, revoked_at: null }
+    return { _id: uuid, uuid, ...rest, updated_at: rest.created_at, revoked_at: null }
+  }
+  if (e.type === 'ApiKeyUpdated') {
+    if (!doc) return null
+    return { ...doc, ...(e.data.name !== undefined && { name: e.data.name }), ...(e.data.enabled_checks !== undefined && { enabled_checks: e.data.enabled_checks }), updated_at: e.data.updated_at }
   }
   return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
 }
 
 export const apiKeysProjection = foldProjection<ApiKeyDoc>({
   name: 'api_keys',
+  // ApiKeyUpdated joined in version 2: none existed before it (documents without `updated_at` read it as `created_at`).
   version: 2,
   collection: API_KEYS,
-  event_types: ['ApiKeyCreated', 'ApiKeyRevoked'],
+  event_types: ['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyUpdated'],
   erase: true,
   id: event => event.data.key_uuid as string,
   evolve

@@ -8,6 +8,7 @@ import { jobsProjection } from './jobs.ts'
 import { walletsProjection } from './wallets.ts'
 import { statsProjection } from './stats.ts'
 import { notificationsProjection } from './notifications.ts'
+import { subscriptionsProjection } from './subscriptions.ts'
 
 /**
  * Every projection, in the order the runner applies an event to them. Each owns its
@@ -16,7 +17,8 @@ import { notificationsProjection } from './notifications.ts'
  */
 export const PROJECTIONS: readonly Projection[] = [
   usersProjection, sessionsProjection, apiKeysProjection, agentsProjection, webhooksProjection,
-  webhookDeliveriesProjection, jobsProjection, walletsProjection, statsProjection, notificationsProjection
+  webhookDeliveriesProjection, jobsProjection, walletsProjection, statsProjection, notificationsProjection,
+  subscriptionsProjection
 ]
 
 /** The projection named `name`. @throws Error naming the known ones. */

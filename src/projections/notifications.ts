@@ -6,9 +6,10 @@ import type { TwoFactorDisabled, TwoFactorEnabled, UserDeleted } from '../domain
 import type { TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
 import type { WebhookEndpointDisabled } from '../domain/webhook/events.ts'
 import type { NotificationsSeen } from '../domain/notification/events.ts'
+import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription/events.ts'
 import { collection, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
-export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled'] as const
+export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled', 'plan_started', 'plan_changed', 'plan_cancelling', 'plan_ended'] as const
 export type NotificationKind = typeof NOTIFICATION_KINDS[number]
 
 /** One entry of an account's feed (keyed by the event that caused it; `position` orders the feed). */
@@ -37,6 +38,8 @@ export interface NotificationStateDoc {
   low: boolean
   /** The account was erased: its later events make no entries. */
   erased: boolean
+  /** Whether the paid plan is set to end at the period's end (said once). */
+  cancelling?: boolean
 }
 
 /** Per account, newest first from a position (index user_uuid, position): a page reads `limit` entries. */
@@ -49,7 +52,7 @@ export const KNOWN_CLIENTS = 50
 export const LOW_BALANCE_SHARE = 0.1
 export const LOW_BALANCE_MIN = 10
 
-type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted
+type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted | PlanStarted | PlanChanged | PlanEnded
 
 const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floor(granted * LOW_BALANCE_SHARE))
 
@@ -86,12 +89,20 @@ export function notify (state: NotificationStateDoc, event: RecordedEvent): { st
       if (state.low || e.type !== 'TokensReserved') return { state: { ...state, balance, granted }, entry: null }
       return { state: { ...state, balance, granted, low: true }, entry: { kind: 'balance_low', message: `The balance is low: ${balance} tokens left`, data: { balance, threshold: mark } } }
     }
+    case 'PlanStarted': return { state, entry: { kind: 'plan_started', message: `The ${e.data.subscription.plan} plan started`, data: { plan: e.data.subscription.plan, cycle: e.data.subscription.cycle } } }
+    case 'PlanChanged': {
+      const s = e.data.subscription
+      if (s.plan !== e.data.previous_plan) return { state, entry: { kind: 'plan_changed', message: `The plan changed from ${e.data.previous_plan} to ${s.plan}`, data: { plan: s.plan, previous_plan: e.data.previous_plan, cycle: s.cycle } } }
+      if (s.cancel_at_period_end && !state.cancelling) return { state: { ...state, cancelling: true }, entry: { kind: 'plan_cancelling', message: `The ${s.plan} plan ends at the end of the period`, data: { plan: s.plan, current_period_end: s.current_period_end } } }
+      return { state: { ...state, cancelling: s.cancel_at_period_end }, entry: null }
+    }
+    case 'PlanEnded': return { state: { ...state, cancelling: false }, entry: { kind: 'plan_ended', message: `The ${e.data.previous_plan} plan ended: the account is on Free`, data: { previous_plan: e.data.previous_plan } } }
     case 'NotificationsSeen': return { state: { ...state, seen_up_to: Math.max(state.seen_up_to, e.data.up_to) }, entry: null }
     case 'UserDeleted': return { state: { ...state, clients: [], erased: true }, entry: null }
   }
 }
 
-const emptyState = (user: string): NotificationStateDoc => ({ _id: user, user_uuid: user, seen_up_to: 0, clients: [], balance: 0, granted: 0, low: false, erased: false })
+const emptyState = (user: string): NotificationStateDoc => ({ _id: user, user_uuid: user, seen_up_to: 0, clients: [], balance: 0, granted: 0, low: false, erased: false, cancelling: false })
 
 async function apply (event: RecordedEvent, writer: ProjectionWriter): Promise<void> {
   const user = event.data.user_uuid as string
@@ -106,13 +117,14 @@ async function apply (event: RecordedEvent, writer: ProjectionWriter): Promise<v
 /**
  * The account feed (interface "Notifications"): an endpoint disabled, the balance low, a
  * key or agent created or revoked, a sign-in from a new client, two-factor turned on or
- * off. An erased account's feed is deleted and its later events make no entries.
+ * off, a plan started, changed, set to end or ended. An erased account's feed is deleted and its later events make no entries.
  */
 export const notificationsProjection: Projection = {
   name: 'notifications',
+  // Plan events joined in version 1: none existed before them, so no document changes meaning.
   version: 1,
   collections: [NOTIFICATIONS, NOTIFICATION_STATE],
-  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted'],
+  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted', 'PlanStarted', 'PlanChanged', 'PlanEnded'],
   apply
 }
 

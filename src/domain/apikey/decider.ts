@@ -28,6 +28,11 @@ export function evolve (state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
       usable.delete(event.data.key_uuid)
       return { ...state, usable }
     }
+    case 'ApiKeyUpdated': {
+      const key = state.usable.get(event.data.key_uuid)
+      if (!key || event.data.enabled_checks === undefined) return state
+      return { ...state, usable: new Map(state.usable).set(event.data.key_uuid, { ...key, enabled_checks: event.data.enabled_checks }) }
+    }
     case 'ApiKeysSnapshotted':
       return { user_uuid: event.data.user_uuid, usable: new Map(event.data.usable.map(({ key_uuid: k, ...rest }) => [k, rest])) }
     default: {
@@ -48,6 +53,7 @@ export interface Granter { scopes: readonly string[], enabled_checks: readonly s
 
 export type ApiKeyCommand =
   | { type: 'CreateApiKey', data: ApiKeyCreated['data'] & { max_keys: number, granter: Granter } }
+  | { type: 'UpdateApiKey', data: { key_uuid: string, name?: string, enabled_checks?: CheckName[], plan_checks: readonly CheckName[], granter: Granter, now: string } }
   | { type: 'RevokeApiKey', data: { key_uuid: string, reason: string, now: string } }
   | { type: 'RevokeAllApiKeys', data: { reason: string, now: string } }
 
@@ -56,11 +62,16 @@ export type ApiKeyCommand =
  * - CreateApiKey → ApiKeyCreated, when the account holds fewer than `max_keys` usable keys
  *   (decided on this stream with its expected revision: concurrent creations never pass
  *   the cap) and the creating credential holds every scope and check it grants.
+ * - UpdateApiKey → ApiKeyUpdated for a usable key of the account, with the fields given:
+ *   the checks must be allowed by the plan (`plan_checks`) and held by the credential;
+ *   nothing when they change nothing.
  * - RevokeApiKey → ApiKeyRevoked for a usable key of the account; nothing otherwise (a
  *   repeat keeps the first `revoked_at`; another account's key is not in this stream).
  * - RevokeAllApiKeys → ApiKeyRevoked for each usable key (account deletion).
  * @throws DomainError forbidden `create_api_key.limit_reached`, `create_api_key.scope_not_held`,
- *   `create_api_key.check_not_held`; conflict `create_api_key.exists`.
+ *   `create_api_key.check_not_held`, `update_api_key.check_not_allowed`, `update_api_key.check_not_held`;
+ *   conflict `create_api_key.exists`, `update_api_key.revoked` (a revoked key, or not the account's).
+ *   (Interface "API keys": a rate limit is never writable: no command carries one.)
  */
 export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent[] {
   switch (command.type) {
@@ -73,6 +84,20 @@ export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEven
       if (checks.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${checks.join(', ')}`)
       if (state.usable.size >= max) throw new DomainError('forbidden', 'create_api_key.limit_reached', `your plan allows ${max} API keys`)
       return [{ type: 'ApiKeyCreated', data }]
+    }
+    case 'UpdateApiKey': {
+      const d = command.data
+      const key = state.usable.get(d.key_uuid)
+      if (!key) throw new DomainError('conflict', 'update_api_key.revoked', 'a revoked key cannot be changed')
+      if (d.enabled_checks !== undefined) {
+        const notAllowed = d.enabled_checks.filter(c => !d.plan_checks.includes(c))
+        if (notAllowed.length > 0) throw new DomainError('forbidden', 'update_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
+        const notHeld = d.enabled_checks.filter(c => !d.granter.enabled_checks.includes(c))
+        if (notHeld.length > 0) throw new DomainError('forbidden', 'update_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${notHeld.join(', ')}`)
+      }
+      const checksChange = d.enabled_checks !== undefined && d.enabled_checks.join(',') !== key.enabled_checks.join(',')
+      if (d.name === undefined && !checksChange) return []
+      return [{ type: 'ApiKeyUpdated', data: { key_uuid: d.key_uuid, user_uuid: state.user_uuid!, ...(d.name !== undefined && { name: d.name }), ...(d.enabled_checks !== undefined && { enabled_checks: d.enabled_checks }), updated_at: d.now } }]
     }
     case 'RevokeApiKey': {
       if (!state.usable.has(command.data.key_uuid)) return []

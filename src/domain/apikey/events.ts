@@ -24,6 +24,9 @@ export type ApiKeyCreated = Event<'ApiKeyCreated', {
 /** The key no longer authenticates; `revoked_at` never changes afterwards. */
 export type ApiKeyRevoked = Event<'ApiKeyRevoked', { key_uuid: string, user_uuid: string, reason: string, revoked_at: string }>
 
+/** The key's name and/or enabled checks changed (PATCH /api/keys/{uuid}); absent fields kept theirs. */
+export type ApiKeyUpdated = Event<'ApiKeyUpdated', { key_uuid: string, user_uuid: string, name?: string, enabled_checks?: CheckName[], updated_at: string }>
+
 /** The account's usable keys carried forward (an in-stream snapshot every SNAPSHOT_EVERY events). */
 export type ApiKeysSnapshotted = Event<'ApiKeysSnapshotted', {
   user_uuid: string
@@ -31,4 +34,4 @@ export type ApiKeysSnapshotted = Event<'ApiKeysSnapshotted', {
   snapshotted_at: string
 }>
 
-export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked | ApiKeysSnapshotted
+export type ApiKeyEvent = ApiKeyCreated | ApiKeyRevoked | ApiKeyUpdated | ApiKeysSnapshotted

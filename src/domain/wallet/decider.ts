@@ -83,7 +83,7 @@ export function closeBooks (state: WalletState, now: string): WalletBooksClosed 
 export const snapshot = { types: ['WalletBooksClosed'], every: CLOSE_BOOKS_EVERY, take: closeBooks } as const
 
 export type WalletCommand =
-  | { type: 'GrantTokens', data: { user_uuid: string, grant_uuid: string, amount: number, source: 'plan' | 'operator', plan: string | null, reason: string, now: string } }
+  | { type: 'GrantTokens', data: { user_uuid: string, grant_uuid: string, amount: number, source: 'plan' | 'operator' | 'top_up', plan: string | null, reason: string, now: string } }
   | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string, amount: number, job?: AcceptedJob, now: string } }
   | { type: 'CaptureTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, amount: number, now: string } }
   | { type: 'ReleaseTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, reason: string, now: string } }

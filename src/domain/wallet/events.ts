@@ -6,7 +6,8 @@ export type TokensGranted = Event<'TokensGranted', {
   user_uuid: string
   grant_uuid: string
   amount: number
-  source: 'plan' | 'operator'
+  /** Why: a plan's period (`plan`), an operator's credit, or a top-up pack bought (`top_up`). */
+  source: 'plan' | 'operator' | 'top_up'
   plan: string | null
   reason: string
   granted_at: string

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { SCOPES, type Scope } from '../../domain/apikey/scopes.ts'
-import { CHECK_NAMES } from '../../domain/checks.ts'
 import { sha256Hex } from '../../infra/crypto/hashing.ts'
 import { verifyAccessToken } from '../../infra/crypto/jwt.ts'
 import { apiKeyByHash } from '../../projections/api-keys.ts'
 import { agentByHash } from '../../projections/agents.ts'
 import { AGENT_TOKEN_PREFIX } from '../../commands/agents.ts'
-import { FREE_PLAN } from '../../domain/plans.ts'
+import type { Plan } from '../../domain/plans.ts'
+import { planOf } from '../../projections/subscriptions.ts'
 import { getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { getSession } from '../../projections/sessions.ts'
 import { load, type CommandContext } from '../../commands/context.ts'
@@ -22,7 +22,10 @@ export interface Principal {
   session_uuid: string | null
   agent_uuid: string | null
   scopes: readonly Scope[]
+  /** Checks it may run: a key's enabled checks, an agent's or a session's the plan's, always within the plan. */
   enabled_checks: readonly string[]
+  /** The account's plan now (its caps and rate limit: interface section 8). */
+  plan: Plan
   /**
    * Set only for operations that opt in with `deleted_account: true`: the access token is
    * genuine and unexpired, but its account has been deleted since it was issued.
@@ -84,22 +87,24 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an API key')
     const key = await apiKeyByHash(ctx, sha256Hex(token))
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
-    if (!isActive(await user(key.user_uuid))) throw unauthorized('the key\'s account is not active')
-    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks }
+    const [account, plan] = await Promise.all([user(key.user_uuid), planOf(ctx, ctx.config.plans, key.user_uuid)])
+    if (!isActive(account)) throw unauthorized('the key\'s account is not active')
+    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks.filter(c => plan.allowed_checks.includes(c as never)), plan }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
   if (token.startsWith(AGENT_TOKEN_PREFIX)) {
     if (mode === 'jwt') throw unauthorized('this operation needs a session access token, not an agent token')
     const agent = await agentByHash(ctx, sha256Hex(token))
     if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
-    if (!isActive(await user(agent.user_uuid))) throw unauthorized('the agent\'s account is not active')
-    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: FREE_PLAN.allowed_checks }
+    const [account, plan] = await Promise.all([user(agent.user_uuid), planOf(ctx, ctx.config.plans, agent.user_uuid)])
+    if (!isActive(account)) throw unauthorized('the agent\'s account is not active')
+    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: plan.allowed_checks, plan }
   }
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
   if (!claims) throw unauthorized('invalid or expired access token')
-  const principal: Principal = { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes: SCOPES, enabled_checks: CHECK_NAMES }
   // A revoked session ends its access tokens at once, not only when they expire.
-  const session = await getSession(ctx, claims.session_uuid)
+  const [session, plan] = await Promise.all([getSession(ctx, claims.session_uuid), planOf(ctx, ctx.config.plans, claims.user_uuid)])
+  const principal: Principal = { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes: SCOPES, enabled_checks: plan.allowed_checks, plan }
   const account = session && session.revoked_at === null ? await user(claims.user_uuid) : null
   // A ban voids every session started before it, whether or not its revocation has landed.
   if (isActive(account) && (account.sessions_valid_from ?? '') <= session!.started_at) return principal

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyError } from 'fastify'
 import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import { HttpProblem, problem, sendProblem } from '../problem.ts'
 import { WrongExpectedRevisionError } from '../../infra/eventstore/port.ts'
+import { BillingUnavailableError, InvalidWebhookError } from '../../infra/billing/stripe.ts'
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, unprocessable: 422, locked: 429
@@ -30,6 +31,11 @@ export function registerErrorHandling (app: FastifyInstance): void {
     }
     if (err instanceof HttpProblem) return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
     if (err instanceof DomainError) return sendProblem(reply, problem(STATUS_OF[err.kind], err.code, err.message))
+    if (err instanceof BillingUnavailableError) {
+      request.log.warn({ err }, 'billing unavailable')
+      return sendProblem(reply, problem(503, 'billing.unavailable', 'billing is unavailable right now; try again later'))
+    }
+    if (err instanceof InvalidWebhookError) return sendProblem(reply, problem(400, 'billing_webhook.invalid_signature', err.message))
     if (err instanceof WrongExpectedRevisionError) {
       // Still contended after the command handler's retries: nothing was written; try again.
       reply.header('retry-after', '1')

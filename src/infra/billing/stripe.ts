@@ -1,0 +1,100 @@
+import Stripe from 'stripe'
+
+/** Billing could not be reached or is not configured (interface: 503 "billing unavailable"). */
+export class BillingUnavailableError extends Error {
+  constructor (message: string) { super(message); this.name = 'BillingUnavailableError' }
+}
+
+/** A Stripe webhook whose signature or body does not verify (answered 400; nothing changes). */
+export class InvalidWebhookError extends Error {
+  constructor (message: string) { super(message); this.name = 'InvalidWebhookError' }
+}
+
+/** A Stripe event as delivered to the webhook endpoint: what we read of it is checked by the handler. */
+export interface StripeEvent { id: string, type: string, created: number, data: { object: Record<string, unknown> } }
+
+export interface CheckoutRequest {
+  mode: 'subscription' | 'payment'
+  price: string
+  quantity: number
+  /** The account's Stripe customer, when it has one; otherwise Stripe makes one. */
+  customer: string | null
+  user_uuid: string
+  /** Kept on the session (and, for a subscription, on the subscription: webhooks read it back). */
+  metadata: Record<string, string>
+  locale: string
+  success_url: string
+  cancel_url: string
+}
+
+/** The billing provider as commands use it (the Stripe adapter; tests point it at a local server). */
+export interface Billing {
+  /** A hosted Checkout Session. @throws BillingUnavailableError when Stripe does not answer or refuses. */
+  checkout (request: CheckoutRequest): Promise<{ id: string, url: string }>
+  /** A hosted customer portal session. @throws BillingUnavailableError likewise. */
+  portal (request: { customer: string, return_url: string, locale: string }): Promise<{ url: string }>
+  /** The event of a webhook delivery, its signature checked. @throws InvalidWebhookError. */
+  parseWebhook (rawBody: Buffer, signature: string | undefined): StripeEvent
+}
+
+/**
+ * Stripe through its official SDK: Checkout Sessions (subscription mode for a plan,
+ * payment mode for a top-up pack), the customer portal, and webhook signatures
+ * (`stripe.webhooks.constructEvent`, HMAC-SHA256 over `t.payload` with a tolerance of
+ * 300 s). `api_url` points the SDK at another server (its `host`, `port` and `protocol`).
+ * Requests time out after 10 s and are retried once by the SDK.
+ */
+export class StripeBilling implements Billing {
+  private readonly stripe: Stripe
+  private readonly webhookSecret: string | null
+
+  constructor (options: { secret_key: string, webhook_secret: string | null, api_url: string | null }) {
+    const url = options.api_url ? new URL(options.api_url) : null
+    this.stripe = new Stripe(options.secret_key, {
+      maxNetworkRetries: 1,
+      timeout: 10_000,
+      ...(url && { host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), protocol: url.protocol === 'https:' ? 'https' : 'http' })
+    })
+    this.webhookSecret = options.webhook_secret
+  }
+
+  async checkout (r: CheckoutRequest): Promise<{ id: string, url: string }> {
+    try {
+      const session = await this.stripe.checkout.sessions.create({
+        mode: r.mode,
+        line_items: [{ price: r.price, quantity: r.quantity }],
+        ...(r.customer ? { customer: r.customer } : r.mode === 'payment' ? { customer_creation: 'always' as const } : {}),
+        client_reference_id: r.user_uuid,
+        metadata: r.metadata,
+        ...(r.mode === 'subscription' && { subscription_data: { metadata: r.metadata } }),
+        locale: r.locale as never,
+        success_url: r.success_url,
+        cancel_url: r.cancel_url
+      })
+      if (!session.url) throw new BillingUnavailableError('Stripe answered a checkout session without a URL')
+      return { id: session.id, url: session.url }
+    } catch (err) {
+      if (err instanceof BillingUnavailableError) throw err
+      throw new BillingUnavailableError(`Stripe checkout failed: ${(err as Error).message}`)
+    }
+  }
+
+  async portal (r: { customer: string, return_url: string, locale: string }): Promise<{ url: string }> {
+    try {
+      const session = await this.stripe.billingPortal.sessions.create({ customer: r.customer, return_url: r.return_url, locale: r.locale as never })
+      return { url: session.url }
+    } catch (err) {
+      throw new BillingUnavailableError(`Stripe portal failed: ${(err as Error).message}`)
+    }
+  }
+
+  parseWebhook (rawBody: Buffer, signature: string | undefined): StripeEvent {
+    if (this.webhookSecret === null) throw new BillingUnavailableError('STRIPE_WEBHOOK_SECRET is not set')
+    if (!signature) throw new InvalidWebhookError('missing Stripe-Signature header')
+    try {
+      return this.stripe.webhooks.constructEvent(rawBody, signature, this.webhookSecret) as unknown as StripeEvent
+    } catch (err) {
+      throw new InvalidWebhookError(`Stripe signature did not verify: ${(err as Error).message}`)
+    }
+  }
+}
