@@ -45,6 +45,7 @@ export const ConfigSchema = z.object({
   VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
   VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
+  VERIFIER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: intFromEnv(10_000, 50, 60_000),
   WEBHOOK_MAX_ATTEMPTS: intFromEnv(6, 1, 20),
@@ -62,7 +63,10 @@ export const ConfigSchema = z.object({
   STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\S+$/, 'expected sk_test_…, sk_live_… or a restricted key').optional(),
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, 'expected whsec_…').optional(),
   STRIPE_API_URL: z.string().url().optional(),
-  RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600)
+  RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600),
+  REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
+  REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
+  REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000)
 })
 
 export interface Config {
@@ -98,6 +102,8 @@ export interface Config {
     max_sessions_per_mx: number
     max_sessions: number
     starttls: boolean
+    /** Probe MX hosts on non-public addresses (tests with a loopback mail world, on-prem); off: never connected to. */
+    allow_private_targets: boolean
   }
   commands: {
     /** Commands on one stream decided together and appended in one append (group commit), at most. */
@@ -119,6 +125,8 @@ export interface Config {
   billing: { stripe_secret_key: string | null, stripe_webhook_secret: string | null, stripe_api_url: string | null }
   /** The window of per-key and per-agent rate limits (s); the plan's limit counts per window of 60 s by default. */
   rate_limit_window_s: number
+  /** Registrations an hour: per client address, per address domain, and in all (429 past them). */
+  registrations_per_hour: { client: number, domain: number, all: number }
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
   fault_point: string | null
   webhooks: {
@@ -179,13 +187,15 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       catch_all_ttl_ms: Math.round(c.VERIFIER_CATCH_ALL_TTL_S * 1000),
       max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,
       max_sessions: c.VERIFIER_MAX_SESSIONS,
-      starttls: c.VERIFIER_STARTTLS === 'true'
+      starttls: c.VERIFIER_STARTTLS === 'true',
+      allow_private_targets: c.VERIFIER_ALLOW_PRIVATE_TARGETS === 'true'
     },
     commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
     fault_point: c.FAULT_POINT ?? null,
     plans: loadPlanCatalogue(c.PLANS_FILE ? resolve(c.PLANS_FILE) : DEFAULT_PLANS_FILE),
     billing: { stripe_secret_key: c.STRIPE_SECRET_KEY ?? null, stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null, stripe_api_url: c.STRIPE_API_URL ?? null },
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
+    registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

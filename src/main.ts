@@ -32,7 +32,7 @@ import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
-import { buildApp, buildHealthApp, type AppOptions } from './http/app.ts'
+import { buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
 
@@ -41,7 +41,7 @@ export function buildEngine (config: Config): VerificationEngine {
   const v = config.verifier
   return new VerificationEngine({
     resolver: new CachingMailResolver(new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms })),
-    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, starttls: v.starttls },
+    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, starttls: v.starttls, allow_private_targets: v.allow_private_targets },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,
@@ -110,7 +110,7 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
 export async function startRole (role: Role, config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
-  const log = (options.logger ?? pino({ level: config.log_level })).child({ role })
+  const log = (options.logger ?? pino({ level: config.log_level, redact: REDACT })).child({ role })
   const core = await openCore(config)
   const metrics = new ServiceMetrics(role)
   const { ctx, store } = core
@@ -195,7 +195,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     rateCounter = counter
     closers.push(() => counter.close())
   }
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing: config.billing.stripe_secret_key ? new StripeBilling({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null }, { logger: false, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing: config.billing.stripe_secret_key ? new StripeBilling({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

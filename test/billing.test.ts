@@ -1,4 +1,6 @@
 import t from 'tap'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import Stripe from 'stripe'
 import { randomBytes } from 'node:crypto'
 import { client, signUp, startTestService, testConfig, type Api } from './support/service.ts'
@@ -221,7 +223,8 @@ t.test('Stripe not answering: checkout and portal answer 503', async t => {
 })
 
 t.test('without STRIPE_SECRET_KEY: both billing operations answer 503, everything else works', async t => {
-  const dir = t.testdir()
+  const dir = join(dataDir, 'bare')
+  mkdirSync(dir)
   const bare = await startTestService(testConfig(dir, { PLANS_FILE }))
   t.teardown(() => bare.close())
   const a = client(bare.url)

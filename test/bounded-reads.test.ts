@@ -68,12 +68,16 @@ t.test('a wallet with 5,000 events: commands read one closing of the books at mo
   await cold.close()
 })
 
-t.test('a user stream with 1,000 sign-in failures: snapshots bound what a command reads', async t => {
+t.test('a user stream with 1,000 sign-in events: snapshots bound what a command reads', async t => {
   const store = counting(new SqliteEventStore(join(dir, 'users.db')))
   const c = contextOn(store)
   const stream = `user-${U}`
   await handle(c, stream, user, { type: 'RegisterUser', data: { user_uuid: U, email_sealed: 'sealed:v1:x', password_hash: 'h', locale: 'en', code_hash: 'c', code_sealed: 'sealed:v1:c', code_expires_at: now(), now: now() } })
-  for (let i = 0; i < 1_000; i++) await handle(c, stream, user, { type: 'RecordLogin', data: { succeeded: false, now: now() } })
+  // 500 sign-ins: each counted before its password is judged (PasswordCheckStarted), then a success.
+  for (let i = 0; i < 500; i++) {
+    await handle(c, stream, user, { type: 'StartPasswordCheck', data: { operation: 'login', now: now() } })
+    await handle(c, stream, user, { type: 'RecordLogin', data: { succeeded: true, now: now() } })
+  }
   const all = await store.readStream(stream)
   t.ok(all.filter(e => e.type === 'UserSnapshotted').length >= 9, 'snapshots every SNAPSHOT_EVERY events')
   const fresh = counting(new SqliteEventStore(join(dir, 'users.db')))

@@ -11,6 +11,8 @@ import type { WalletEvent } from '../src/domain/wallet/events.ts'
 import type { JobEvent } from '../src/domain/job/events.ts'
 import { resolveChecks, costOf } from '../src/domain/checks.ts'
 import { spec } from './support/decider-spec.ts'
+import * as userDecider from '../src/domain/user/decider.ts'
+import type { UserEvent } from '../src/domain/user/events.ts'
 import * as subscription from '../src/domain/subscription/decider.ts'
 import type { Subscription, SubscriptionEvent } from '../src/domain/subscription/events.ts'
 import { auditWallet } from '../src/domain/wallet/audit.ts'
@@ -153,6 +155,15 @@ t.test('session: rotation and reuse detection', async t => {
   s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now: '2027-01-01T00:00:00.000Z', account: ok } }).thenThrows('refresh.invalid_token', 'expired')
   const revoked: SessionEvent = { type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'logout', revoked_at: now } }
   s([started, revoked]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', now } }).then([], 'logout is idempotent')
+  s([started]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', presented_hash: 'not h1', now } }).then([], 'a logout without the current refresh token changes nothing')
+  s([started]).when({ type: 'RevokeSession', data: { session_uuid: 's1', reason: 'logout', presented_hash: 'h1', now } }).then([revoked], 'with it, the session ends')
+  // Absolute lifetime (ASVS 5.0 V7.3.2): refreshed every day, a session still ends SESSION_MAX_LIFETIME_MS after it started.
+  const day = (n: number): string => new Date(Date.parse(now) + n * 86_400_000).toISOString()
+  const lateRefresh: SessionEvent = { type: 'SessionRefreshed', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h9', expires_at: day(119), refreshed_at: day(89) } }
+  s([started, lateRefresh]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h9', new_hash: 'h10', expires_at: day(120), now: day(90), account: ok } })
+    .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'lifetime_reached', revoked_at: day(90) } }], 'past its lifetime it is revoked')
+  s([started, lateRefresh]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h9', new_hash: 'h10', expires_at: day(119), now: day(89), account: ok } })
+    .then([{ type: 'SessionRefreshed', data: { session_uuid: 's1', user_uuid: U, refresh_hash: 'h10', expires_at: day(90), refreshed_at: day(89) } }], 'a refresh never reaches past the lifetime')
   s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: { active: false, sessions_valid_from: now } } })
     .then([{ type: 'SessionRevoked', data: { session_uuid: 's1', user_uuid: U, reason: 'account_inactive', revoked_at: now } }], 'a banned account\'s refresh revokes the session')
   s([started]).when({ type: 'RefreshSession', data: { session_uuid: 's1', presented_hash: 'h1', new_hash: 'h3', expires_at: now, now, account: { active: true, sessions_valid_from: '2026-11-22T11:00:00.000Z' } } })
@@ -192,4 +203,33 @@ t.test('api keys: update', async t => {
   k([created]).when(update({ enabled_checks: ['smtp'], plan_checks: ['syntax', 'dns', 'smtp'], granter: { scopes: [], enabled_checks: ['syntax'] } })).thenThrows('update_api_key.check_not_held')
   k([created, { type: 'ApiKeyRevoked', data: { key_uuid: 'k1', user_uuid: U, reason: 'r', revoked_at: now } }]).when(update({ name: 'x' })).thenThrows('update_api_key.revoked')
   k([]).when(update({ name: 'x' })).thenThrows('update_api_key.revoked', 'another account\'s key is not in this stream')
+})
+
+t.test('user: registration renewed, passwords counted before they are judged, unconfirmed expiry', async t => {
+  const u = spec(t, userDecider)
+  const registered: UserEvent = { type: 'UserRegistered', data: { user_uuid: U, email: 'sealed:e', password_hash: 'attacker', locale: 'en', registered_at: now } }
+  const code1: UserEvent = { type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'c1', code: 'sealed:c1', expires_at: '2026-11-22T10:30:00.000Z', issued_at: now } }
+  const later = '2026-11-22T10:00:10.000Z'
+  const register = { type: 'RegisterUser' as const, data: { user_uuid: U, email_sealed: 'sealed:e', password_hash: 'owner', locale: 'fr', code_hash: 'c2', code_sealed: 'sealed:c2', code_expires_at: '2026-11-22T10:30:10.000Z', now: later } }
+  u([registered, code1]).when(register).then([
+    { type: 'RegistrationRenewed', data: { user_uuid: U, password_hash: 'owner', locale: 'fr', registered_at: later } },
+    { type: 'ConfirmationCodeIssued', data: { user_uuid: U, code_hash: 'c2', code: 'sealed:c2', expires_at: '2026-11-22T10:30:10.000Z', issued_at: later } }
+  ], 'registering an unconfirmed address again replaces its password and mails a new code (within the cooldown too)')
+  const renewed: UserEvent = { type: 'RegistrationRenewed', data: { user_uuid: U, password_hash: 'owner', locale: 'fr', registered_at: later } }
+  u([registered, code1, renewed]).when({ type: 'ConfirmUser', data: { code_hash: 'c1', now: later } }).then([], 'the earlier code is void: it confirms nothing')
+  const weekLater = new Date(Date.parse(now) + userDecider.UNCONFIRMED_TTL_MS).toISOString()
+  u([registered]).when({ type: 'IssueConfirmationCode', data: { code_hash: 'c3', code_sealed: 's', expires_at: weekLater, now: weekLater } }).then([], 'an expired registration gets no code')
+  const confirmed: UserEvent = { type: 'UserConfirmed', data: { user_uuid: U, confirmed_at: now } }
+  u([registered, code1, confirmed]).when(register).thenThrows('register_user.already_registered', 'a confirmed account is never registered again')
+  const start = { type: 'StartPasswordCheck' as const, data: { operation: 'login', now } }
+  const counted: UserEvent = { type: 'PasswordCheckStarted', data: { user_uuid: U, operation: 'login', started_at: now } }
+  u([registered, confirmed]).when(start).then([counted], 'an attempt is counted before it is judged')
+  const four = Array.from({ length: userDecider.LOGIN_FAILURES_BEFORE_LOCK - 1 }, () => counted)
+  u([registered, confirmed, ...four]).when(start).then([counted], 'the threshold\'s last one is still judged')
+  u([registered, confirmed, ...four, counted]).when(start).thenThrows('login.locked', 'then the account is locked')
+  u([registered, confirmed, ...four, counted]).when({ type: 'StartPasswordCheck', data: { operation: 'change_email', now } }).thenThrows('change_email.locked', 'for every current-password check')
+  const quarterHour = new Date(Date.parse(now) + userDecider.LOGIN_LOCK_MS).toISOString()
+  u([registered, confirmed, ...four, counted]).when({ type: 'StartPasswordCheck', data: { operation: 'login', now: quarterHour } }).then([{ type: 'PasswordCheckStarted', data: { user_uuid: U, operation: 'login', started_at: quarterHour } }], 'until the lock time has passed')
+  u([registered, confirmed, counted]).when({ type: 'RecordLogin', data: { succeeded: true, now } }).then([{ type: 'LoginSucceeded', data: { user_uuid: U, succeeded_at: now } }], 'a success clears the count')
+  u([registered, confirmed, counted]).when({ type: 'RecordLogin', data: { succeeded: false, now } }).then([], 'a failure was counted already')
 })

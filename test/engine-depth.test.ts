@@ -37,7 +37,7 @@ function engine (over: Partial<EngineOptions> = {}): { e: VerificationEngine, re
   const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 }))
   const e = new VerificationEngine({
     resolver,
-    probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 500 },
+    probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 500, allow_private_targets: true },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 2, burst_per_host: 2, sessions_per_second_per_host: 100, backoff: { initial_ms: 50, max_ms: 400 } },
     greylist: { retry_ms: 300, deadline_ms: 3_000 },
     ...over

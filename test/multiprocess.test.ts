@@ -48,6 +48,8 @@ if (!reachable) {
     VERIFIER_DNS_SERVERS: world.dns_server,
     VERIFIER_SMTP_TIMEOUT_MS: '2000',
     VERIFIER_HELO_NAME: 'verifier.test.example',
+    // The mail world is on loopback: the probe may connect there.
+    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
     VERIFIER_MAX_SESSIONS_PER_MX: '4',
     VERIFIER_CONCURRENCY: '8',
     VERIFIER_RESULT_CACHE_TTL_S: '0',

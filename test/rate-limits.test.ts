@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { randomUUID } from 'node:crypto'
@@ -17,6 +19,11 @@ const STARTER = 8
 const WINDOW_MS = 60_000
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
 const run = promisify(execFile)
+
+// Each part's DATA_DIR under this file's fixture, removed when the whole file is done (a
+// subtest's own fixture would be removed while its service still writes the outbox).
+const root = t.testdir()
+const dirFor = (name: string): string => { const d = join(root, name); mkdirSync(d, { recursive: true }); return d }
 
 /** Waits, when less than 15 s are left in the current window, for the next one (a burst must fall in one window). */
 async function windowWithRoom (): Promise<void> {
@@ -47,7 +54,7 @@ function checkBurst (t: Test, answers: Answer[], limit: number, label: string): 
 }
 
 t.test('embedded default: keys and agent tokens are limited by the plan, sessions are not, a plan change applies', async t => {
-  const dataDir = t.testdir()
+  const dataDir = dirFor('embedded')
   const PLANS_FILE = plansFile(dataDir, { free: { rate_limit_per_minute: N }, starter: { rate_limit_per_minute: STARTER } })
   const service = await startTestService(testConfig(dataDir, { PLANS_FILE }))
   t.teardown(() => service.close())
@@ -92,7 +99,7 @@ t.test('embedded default: keys and agent tokens are limited by the plan, session
 t.test('production topology: one count across two `svc api` processes on NATS', async t => {
   const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
   if (!(await natsAnswers(natsUrl))) { t.fail(`no NATS server answers at ${natsUrl}: .ci/run starts one`); return }
-  const dataDir = t.testdir()
+  const dataDir = dirFor('two-processes')
   const PLANS_FILE = plansFile(dataDir, { free: { rate_limit_per_minute: N } })
   // The account and its key, made on the embedded default, then served by two API processes.
   let raw: string

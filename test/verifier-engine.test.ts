@@ -54,7 +54,7 @@ t.teardown(() => world.close())
 
 const engine = new VerificationEngine({
   resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
-  probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 400 },
+  probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 400, allow_private_targets: true },
   result_cache_ttl_ms: 0
 })
 const all = CHECK_NAMES

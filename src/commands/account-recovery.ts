@@ -7,6 +7,7 @@ import { handle, load, type CommandContext } from './context.ts'
 import { accountOfEmail } from './email-index.ts'
 import { assertPasswordPolicy, confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './register-user.ts'
 import { revokeAllSessions } from './refresh-session.ts'
+import { startPasswordCheck } from './password-check.ts'
 
 /** Lifetime of a password reset link, seconds. */
 export const RESET_TOKEN_TTL_S = 30 * 60
@@ -86,6 +87,7 @@ export async function changePassword (ctx: CommandContext, owner: string, curren
   assertPasswordPolicy('change_password', input.new_password)
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
+  await startPasswordCheck(ctx, owner, 'change_password')
   const [passwordOk, passwordHash] = await Promise.all([verifyPassword(state.password_hash, input.current_password), hashPassword(input.new_password)])
   await handle(ctx, `user-${owner}`, user, { type: 'ChangePassword', data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, now: ctx.now().toISOString() } }, { actor: owner })
   await revokeAllSessions(ctx, owner, currentSession)

@@ -6,6 +6,7 @@ import { newOwnedToken, parseOwnedToken } from './owned-token.ts'
 import { parseAddress } from '../verifier/syntax.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { accountOfEmail, emailClaimStream } from './email-index.ts'
+import { startPasswordCheck } from './password-check.ts'
 
 /** Lifetime of an email-change link, seconds. */
 export const EMAIL_CHANGE_TTL_S = 24 * 3_600
@@ -22,6 +23,7 @@ export async function requestEmailChange (ctx: CommandContext, owner: string, in
   if (!parsed.ok) throw new DomainError('invalid', 'change_email.invalid_email', `invalid email: ${parsed.detail}`)
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_email.not_found', 'no such user')
+  await startPasswordCheck(ctx, owner, 'change_email')
   const passwordOk = await verifyPassword(state.password_hash, input.current_password)
   if (passwordOk && await accountOfEmail(ctx, parsed.normalized) !== null) throw new DomainError('conflict', 'change_email.email_taken', 'this address belongs to another account')
   const { token: link, secret } = newOwnedToken(owner)

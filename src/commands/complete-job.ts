@@ -18,6 +18,26 @@ export function chargeFor (result: VerificationResult, requested: readonly strin
 const metaOf = (jobUuid: string, causationId: string): { causation_id: string, correlation_id: string, actor: string } => ({ causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' })
 
 /**
+ * The engine's result as it is kept in `JobCompleted`: everything derived from the
+ * address sealed with the owner's data key (the address, the suggested correction, the
+ * MX host, the SMTP reply text and each check's detail), so destroying the key erases it
+ * (crypto-shredding, ARCHITECTURE.md); verdict, reason, score, flags and check names and
+ * outcomes stay readable for statistics. The submitted `email` is not kept (the job has it).
+ */
+export async function sealResult (ctx: CommandContext, owner: string, result: VerificationResult): Promise<Record<string, unknown>> {
+  const seal = async (text: string | null): Promise<string | null> => text === null || text === '' ? text : await ctx.sealer.seal(owner, text)
+  const { email: _email, normalized, did_you_mean: suggestion, mx, smtp, checks, ...rest } = result
+  return {
+    ...rest,
+    normalized: await seal(normalized),
+    did_you_mean: await seal(suggestion),
+    mx: mx === null ? null : { ...mx, host: await seal(mx.host) },
+    smtp: smtp === null ? null : { ...smtp, message: await seal(smtp.message) },
+    checks: await Promise.all(checks.map(async c => ({ ...c, detail: typeof c.detail === 'string' ? await seal(c.detail) : c.detail })))
+  }
+}
+
+/**
  * Records the engine's result on `job-<uuid>` (JobCompleted; the address fields are
  * sealed with the owner's data key) and settles the reservation. The job stream is read
  * once: `loaded` is what the worker read before verifying (re-read only if the stream
@@ -28,8 +48,7 @@ const metaOf = (jobUuid: string, causationId: string): { causation_id: string, c
 export async function completeJob (ctx: CommandContext, loaded: LoadedJob, result: VerificationResult, causationId: string): Promise<boolean> {
   const state = loaded.state
   if (state.status === 'none') return false
-  const { email: _email, normalized, ...rest } = result
-  const sealed = { ...rest, normalized: normalized === null ? null : await ctx.sealer.seal(state.user_uuid, normalized) }
+  const sealed = await sealResult(ctx, state.user_uuid, result)
   const r = await handle(ctx, `job-${state.job_uuid}`, job, {
     type: 'CompleteJob',
     data: { job_uuid: state.job_uuid, verdict: result.verdict, reason: result.reason, score: result.score, charge: chargeFor(result, state.checks), result: sealed, completed_at: ctx.now().toISOString() }

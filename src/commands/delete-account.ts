@@ -9,6 +9,7 @@ import { verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { emailClaimStream } from './email-index.ts'
 import { revokeAllSessions } from './refresh-session.ts'
+import { startPasswordCheck } from './password-check.ts'
 
 /**
  * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every
@@ -26,6 +27,7 @@ export async function deleteAccount (ctx: CommandContext, owner: string, passwor
     await releaseAndShred(ctx, owner, await ctx.sealer.unseal(owner, state.email), ctx.now().toISOString())
     throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
   }
+  await startPasswordCheck(ctx, owner, 'delete_user')
   const passwordOk = await verifyPassword(state.password_hash, password)
   const email = await ctx.sealer.unseal(owner, state.email)
   const now = ctx.now().toISOString()

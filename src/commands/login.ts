@@ -6,14 +6,16 @@ import { accountOfEmail } from './email-index.ts'
 import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { issueChallengeToken, verifyChallengeToken } from '../infra/crypto/jwt.ts'
 import { checkSecondFactor } from './two-factor.ts'
+import { startPasswordCheck } from './password-check.ts'
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
 
 /**
  * POST /api/auth/login. An absent account costs one argon2 verification against a dummy
- * hash, like a present one, so timing does not tell them apart. Wrong passwords are
- * recorded on the account (LoginFailed); LOGIN_FAILURES_BEFORE_LOCK of them in a row lock
- * sign-in for LOGIN_LOCK_MS — a temporary lock that also holds for the right password.
+ * hash, like a present one. Each attempt is counted on the account before its password is
+ * judged (`startPasswordCheck`) and cleared by a success; LOGIN_FAILURES_BEFORE_LOCK
+ * standing attempts lock sign-in for LOGIN_LOCK_MS — a temporary lock that also holds for
+ * the right password, decided in the user decider.
  * With two-factor active, the answer is a challenge (`temp_token`) to complete at
  * `/api/auth/2fa/verify`.
  * @throws DomainError unauthorized `login.invalid_credentials` (wrong credentials, banned or
@@ -25,9 +27,17 @@ export async function login (ctx: CommandContext, input: { email: string, passwo
   const { state } = owner ? await load(ctx, `user-${owner}`, user) : { state: user.initialState() }
   const now = ctx.now().toISOString()
   const known = state.status !== 'none' && state.status !== 'deleted'
-  const ok = await verifyPassword(known ? state.password_hash : null, input.password)
-  if (!known) throw invalid()
-  if (user.loginLocked(state, now)) throw new DomainError('locked', 'login.locked', 'too many wrong passwords: sign-in is locked for a while; try again later or reset your password')
+  if (!known) {
+    // An address without an account locks like one with it: the answers do not tell them apart.
+    const guess = `unknown:${input.email.trim().toLowerCase()}`
+    if (unknownLocked(guess, Date.now())) throw new DomainError('locked', 'login.locked', 'too many wrong passwords: the account is locked for a while; try again later or reset your password')
+    countUnknown(guess, Date.now())
+    await verifyPassword(null, input.password)
+    throw invalid()
+  }
+  // Counted before it is judged: of concurrent guesses, at most the lock's threshold are checked.
+  await startPasswordCheck(ctx, state.user_uuid, 'login')
+  const ok = await verifyPassword(state.password_hash, input.password)
   await handle(ctx, `user-${state.user_uuid}`, user, { type: 'RecordLogin', data: { succeeded: ok, now } }, { actor: state.user_uuid })
   if (!ok || state.banned) throw invalid()
   if (state.status === 'unconfirmed') throw new DomainError('forbidden', 'login.unconfirmed', 'confirm your email address first')
@@ -35,6 +45,24 @@ export async function login (ctx: CommandContext, input: { email: string, passwo
     return { two_factor_required: true, temp_token: await issueChallengeToken(ctx.secrets, ctx.config.jwt_issuer, state.user_uuid, CHALLENGE_TTL_S, ctx.now()) }
   }
   return await startSession(ctx, state.user_uuid, 'password', client)
+}
+
+/**
+ * Sign-in attempts for addresses without an account, per address (in process, bounded):
+ * they lock after LOGIN_FAILURES_BEFORE_LOCK within LOGIN_LOCK_MS like an account does, so
+ * a 429 does not tell that an account exists.
+ */
+const unknownAttempts = new Map<string, number[]>()
+function recentUnknown (key: string, now: number): number[] {
+  const list = (unknownAttempts.get(key) ?? []).filter(t => now - t < user.LOGIN_LOCK_MS)
+  if (list.length === 0) unknownAttempts.delete(key)
+  else unknownAttempts.set(key, list)
+  return list
+}
+const unknownLocked = (key: string, now: number): boolean => recentUnknown(key, now).length >= user.LOGIN_FAILURES_BEFORE_LOCK
+function countUnknown (key: string, now: number): void {
+  unknownAttempts.set(key, [...recentUnknown(key, now), now])
+  if (unknownAttempts.size > 100_000) unknownAttempts.delete(unknownAttempts.keys().next().value as string)
 }
 
 /** Lifetime of the two-factor challenge token, seconds. */
@@ -47,10 +75,12 @@ export const CHALLENGE_TTL_S = 5 * 60
  *   locked `verify_2fa.locked`.
  */
 export async function completeTwoFactor (ctx: CommandContext, tempToken: string, code: string, client: ClientSeen | null = null): Promise<SignedIn> {
-  const owner = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
-  if (!owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
+  const challenge = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
+  const owner = challenge?.user_uuid
+  if (!challenge || !owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active') throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
-  await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized')
+  // Single use: the accepted code spends the challenge (a second completion with it is refused).
+  await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized', challenge.challenge_id)
   return await startSession(ctx, owner, 'password', client)
 }

@@ -70,30 +70,53 @@ const COMMON_PASSWORDS: ReadonlySet<string> = new Set(
  * POST /api/auth/register (interface "Authentication and sign-in"): validates the address,
  * password and locale, claims the address (`user_email-<hmac>`, expected revision
  * `no_stream`), appends UserRegistered with the address sealed and a ConfirmationCodeIssued
- * that the mailer sends. When the address is already registered nothing is appended and
- * the caller sees the same outcome (the password is hashed either way, for equal timing).
+ * that the mailer sends. An unconfirmed address registered again gets RegistrationRenewed
+ * (the new password; earlier codes void) and a new code (ASVS 5.0 V6.4: no account takeover
+ * by registering someone's address first). When the address belongs to a confirmed account
+ * nothing is appended and the caller sees the same outcome (the password is hashed either
+ * way, for equal timing).
  * @throws DomainError invalid `register_user.invalid_email`, `register_user.invalid_password`,
  *   `register_user.invalid_locale`, `register_user.disposable_email`.
  */
 export async function registerUser (ctx: CommandContext, input: { email: string, password: string, locale: string }): Promise<void> {
+  await completeRegistration(ctx, { ...input, email: await checkRegistration(ctx, input) })
+}
+
+/**
+ * The checks of a registration that do not depend on whether the address has an account:
+ * the address, the password policy, the locale and sign-up screening (the route answers
+ * after these, and does the rest after the answer: nothing in its timing tells whether the
+ * address is registered).
+ * @returns the normalized address.
+ * @throws DomainError as `registerUser`.
+ */
+export async function checkRegistration (ctx: CommandContext, input: { email: string, password: string, locale: string }): Promise<string> {
   const parsed = parseAddress(input.email)
   if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
   assertPasswordPolicy('register_user', input.password)
   if (!isLocale(input.locale)) throw new DomainError('invalid', 'register_user.invalid_locale', `unsupported locale "${input.locale}"`)
   const screening = await screenForSignUp(ctx, parsed.normalized)
   if (!screening.may_sign_up) throw new DomainError('invalid', `register_user.${screening.refusal}`, screening.refusal === 'disposable_email' ? 'disposable addresses cannot sign up' : 'mail to this address cannot be delivered')
+  return parsed.normalized
+}
 
+/** The account-dependent part of a registration, for a checked address (`checkRegistration`). */
+export async function completeRegistration (ctx: CommandContext, input: { email: string, password: string, locale: string }): Promise<void> {
+  const parsed = parseAddress(input.email)
+  if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
   const passwordHash = await hashPassword(input.password)
   const now = ctx.now().toISOString()
   const claimStream = emailClaimStream(ctx, parsed.normalized)
   const candidate = ctx.newId()
   const claimed = await handle(ctx, claimStream, claim, { type: 'ClaimValue', data: { owner_uuid: candidate, now } })
   const owner = claimed.state.owner_uuid!
-  // The address belongs to an account that exists: say nothing, change nothing.
+  // The address belongs to a confirmed (or deleted) account: say nothing, change nothing.
   const existing = await load(ctx, `user-${owner}`, user)
-  if (existing.state.status !== 'none') return
+  if (existing.state.status === 'confirmed' || existing.state.status === 'deleted') return
 
-  // A new claim, or one left without its account by an interrupted registration.
+  // A new claim, one left without its account by an interrupted registration, or an
+  // unconfirmed account registered again: this password replaces the earlier one (whoever
+  // registered first never holds the owner's account) and a new code is mailed.
   const code = sixDigitCode()
   const email = await ctx.sealer.seal(owner, parsed.normalized)
   const codeSealed = await ctx.sealer.seal(owner, code)

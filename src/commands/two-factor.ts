@@ -4,6 +4,7 @@ import { DomainError, type ErrorKind } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import { hmacHex, verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
+import { startPasswordCheck } from './password-check.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
 export const BACKUP_CODES = 10
@@ -74,10 +75,10 @@ export async function verifyTwoFactorSetup (ctx: CommandContext, owner: string, 
  * wrong code is recorded; TWO_FACTOR_FAILURES_BEFORE_LOCK of them lock the step for a while.
  * @throws DomainError `<operation>.invalid_code` of kind `wrongKind`; locked `<operation>.locked`.
  */
-export async function checkSecondFactor (ctx: CommandContext, owner: string, code: string, operation: string, wrongKind: ErrorKind): Promise<void> {
+export async function checkSecondFactor (ctx: CommandContext, owner: string, code: string, operation: string, wrongKind: ErrorKind, challengeId?: string): Promise<void> {
   const state = await account(ctx, owner)
   const facts = await secondFactorFacts(ctx, state, code)
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'CheckSecondFactor', data: { ...facts, operation, now: ctx.now().toISOString() } }, { actor: owner })
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'CheckSecondFactor', data: { ...facts, ...(challengeId !== undefined && { challenge_id: challengeId }), operation, now: ctx.now().toISOString() } }, { actor: owner })
   if (user.refusedSecondFactor(r.events)) throw new DomainError(wrongKind, `${operation}.invalid_code`, 'the code is wrong or was already used')
 }
 
@@ -90,6 +91,7 @@ export async function checkSecondFactor (ctx: CommandContext, owner: string, cod
 export async function disableTwoFactor (ctx: CommandContext, owner: string, password: string, code: string): Promise<number> {
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'disable_2fa.not_found', 'no such user')
+  await startPasswordCheck(ctx, owner, 'disable_2fa')
   const [passwordOk, facts] = await Promise.all([verifyPassword(state.password_hash, password), secondFactorFacts(ctx, state, code)])
   const r = await handle(ctx, `user-${owner}`, user, { type: 'DisableTwoFactor', data: { password_ok: passwordOk, for_password_hash: state.password_hash, ...facts, now: ctx.now().toISOString() } }, { actor: owner })
   if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'disable_2fa.invalid_code', 'the code is wrong or was already used')

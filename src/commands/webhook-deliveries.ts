@@ -77,7 +77,13 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
     return { kind: 'over' }
   }
   const body = deliveryBody(r)
-  const outcome = await send(endpoint.url, body, {
+  // Sealed since the URL is the account's data (one written before that is read as is).
+  const url = endpoint.url.startsWith('sealed:') ? await ctx.sealer.unseal(r.user_uuid, endpoint.url) : endpoint.url
+  if (url === null) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+    return { kind: 'over' }
+  }
+  const outcome = await send(url, body, {
     [SIGNATURE_HEADER]: signatureHeader(secret, Math.floor(ctx.now().getTime() / 1000), body),
     'X-Service-Event': r.event,
     'X-Service-Delivery': r.delivery_uuid,

@@ -44,9 +44,10 @@ export async function createWebhook (ctx: CommandContext, input: { user_uuid: st
     data: {
       webhook_uuid: uuid,
       user_uuid: input.user_uuid,
-      url,
+      // The URL and description are the account's data: sealed like the address (crypto-shredding).
+      url: await ctx.sealer.seal(input.user_uuid, url),
       events,
-      description,
+      description: description === null ? null : await ctx.sealer.seal(input.user_uuid, description),
       secret: await ctx.sealer.seal(input.user_uuid, secret),
       created_at: ctx.now().toISOString(),
       max_endpoints: (await planOf(ctx, ctx.config.plans, input.user_uuid)).max_webhooks
@@ -64,13 +65,15 @@ export async function createWebhook (ctx: CommandContext, input: { user_uuid: st
  *   not_found `update_webhook.not_found`.
  */
 export async function updateWebhook (ctx: CommandContext, owner: string, uuid: string, input: { url?: string, events?: string[], description?: string | null, status?: 'active' | 'disabled' }, actor: string): Promise<number> {
+  const url = input.url === undefined ? undefined : validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets)
+  const description = input.description === undefined ? undefined : checkDescription('update_webhook', input.description)
   const r = await handle(ctx, webhooksStream(owner), webhook, {
     type: 'UpdateWebhook',
     data: {
       webhook_uuid: uuid,
-      ...(input.url !== undefined && { url: validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets) }),
+      ...(url !== undefined && { url: await ctx.sealer.seal(owner, url) }),
       ...(input.events !== undefined && { events: checkEvents('update_webhook', input.events) }),
-      ...(input.description !== undefined && { description: checkDescription('update_webhook', input.description) }),
+      ...(description !== undefined && { description: description === null ? null : await ctx.sealer.seal(owner, description) }),
       ...(input.status !== undefined && { status: input.status }),
       now: ctx.now().toISOString()
     }

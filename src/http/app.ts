@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import helmet from '@fastify/helmet'
 import cookie from '@fastify/cookie'
 import { z } from 'zod'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -26,6 +27,8 @@ import type { HttpRuntime } from './runtime.ts'
 export interface AppOptions {
   /** A pino options object, or false. */
   logger: boolean | Record<string, unknown>
+  /** The process's (redacting) logger: errors and 500s are logged through it (overrides `logger`). */
+  logger_instance?: FastifyBaseLogger
   /** Test builds: hooks added before the routes (a check of every response against its schema). */
   instrument?: (app: FastifyInstance) => void
 }
@@ -44,10 +47,15 @@ function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
   })
 }
 
+/** Where credentials sit in what is logged: never written out (ARCHITECTURE.md: secrets are never logged). */
+export const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.current_password', '*.new_password', '*.token', '*.temp_token', '*.raw_key', '*.refresh_token', '*.access_token', '*.code', '*.secret']
+
 /** The base of every role's app: zod validation and serialization, problem+json errors. */
 function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: string | null): FastifyInstance {
   const app = Fastify({
-    logger: options.logger === false ? false : { ...(options.logger === true ? {} : options.logger), redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'] },
+    ...(options.logger_instance
+      ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true }) }
+      : { logger: options.logger === false ? false : { ...(options.logger === true ? {} : options.logger), redact: REDACT } }),
     bodyLimit: 1024 * 1024,
     trustProxy: false,
     return503OnClosing: true
@@ -70,6 +78,12 @@ function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: strin
 export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<FastifyInstance> {
   const app = base(options, rt.metrics, rt.ctx.config.metrics.token)
   await app.register(cookie)
+  // Security headers (OWASP ASVS 5.0 V3.4): a JSON API renders nothing, so its documents may load nothing and be framed nowhere; /docs sets its own policy.
+  await app.register(helmet, { global: true, contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } })
+  // Answers carry personal data and credentials: no shared or browser cache keeps them (ASVS 5.0 V14.3.2).
+  app.addHook('onSend', async (request, reply) => {
+    if (request.url.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+  })
   authPlugin(app, rt.ctx)
   await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s)
   await openapiPlugin(app)

@@ -117,11 +117,30 @@ export const jobsProjection: Projection = {
   }
 }
 
-/** A job with its address unsealed (`[erased]` once its key is destroyed). */
+/** A sealed field of a result, unsealed (`[erased]` once the key is destroyed); a field written before it was sealed is returned as is. */
+async function open (rc: ReadContext, owner: string, value: unknown): Promise<unknown> {
+  if (typeof value !== 'string' || !value.startsWith('sealed:')) return value
+  return (await rc.sealer.unseal(owner, value)) ?? ERASED
+}
+
+/** A job with its address and the address-derived fields of its result unsealed (`[erased]` once its key is destroyed). */
 async function unsealed (rc: ReadContext, j: JobDoc): Promise<JobDoc> {
   const email = (await rc.sealer.unseal(j.user_uuid, j.email)) ?? ERASED
-  if (!j.result || typeof j.result.normalized !== 'string') return { ...j, email }
-  return { ...j, email, result: { ...j.result, normalized: (await rc.sealer.unseal(j.user_uuid, j.result.normalized)) ?? ERASED } }
+  if (!j.result) return { ...j, email }
+  const r = j.result as Record<string, any>
+  const owner = j.user_uuid
+  return {
+    ...j,
+    email,
+    result: {
+      ...r,
+      normalized: await open(rc, owner, r.normalized),
+      did_you_mean: await open(rc, owner, r.did_you_mean ?? null),
+      mx: r.mx ? { ...r.mx, host: await open(rc, owner, r.mx.host) } : r.mx ?? null,
+      smtp: r.smtp ? { ...r.smtp, message: await open(rc, owner, r.smtp.message) } : r.smtp ?? null,
+      checks: Array.isArray(r.checks) ? await Promise.all(r.checks.map(async (c: Record<string, unknown>) => ({ ...c, detail: await open(rc, owner, c.detail) }))) : r.checks
+    }
+  }
 }
 
 /** A job of `owner` (or null: unknown or another account's), unsealed. */

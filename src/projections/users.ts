@@ -35,6 +35,7 @@ function evolve (doc: Doc | null, event: RecordedEvent): UserDoc | null {
     case 'UserConfirmed': return { ...doc, status: 'confirmed', confirmed_at: e.data.confirmed_at }
     case 'EmailChanged': return { ...doc, email: e.data.email }
     case 'LocaleChanged': return { ...doc, locale: e.data.locale }
+    case 'RegistrationRenewed': return { ...doc, locale: e.data.locale }
     case 'TwoFactorEnabled': return { ...doc, two_factor_enabled: true }
     case 'TwoFactorDisabled': return { ...doc, two_factor_enabled: false }
     case 'UserBanned': return { ...doc, banned: true, sessions_valid_from: e.data.banned_at }
@@ -48,7 +49,7 @@ export const usersProjection = foldProjection<UserDoc>({
   name: 'users',
   version: 2,
   collection: USERS,
-  event_types: ['UserRegistered', 'UserConfirmed', 'EmailChanged', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserDeleted'],
+  event_types: ['UserRegistered', 'RegistrationRenewed', 'UserConfirmed', 'EmailChanged', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserDeleted'],
   id: event => event.data.user_uuid as string,
   evolve
 })

@@ -2,6 +2,7 @@ import type { MailHost, MailResolver } from './dns.ts'
 import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal, type RcptOutcome } from './classify.ts'
 import type { Politeness } from './politeness.ts'
+import { isPublicAddress } from '../domain/webhook/target.ts'
 
 export interface ProbeOptions {
   port: number
@@ -17,6 +18,12 @@ export interface ProbeOptions {
   rcpt_per_session?: number
   /** STARTTLS when the server offers it (RFC 3207). */
   starttls?: boolean
+  /**
+   * Connect to MX hosts on loopback, private, link-local and other non-public addresses
+   * (tests, on-prem). Off by default: a domain whose MX points there gets `no_connect`
+   * without any connection (no SSRF through the probe, which sign-up reaches unauthenticated).
+   */
+  allow_private_targets?: boolean
   /** Retry after a receiver pushes back (421, 4.7.x), within the deadline; false answers at once. */
   retry_pushback?: boolean
 }
@@ -65,7 +72,7 @@ export class SmtpProber {
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
     this.politeness = politeness
-    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, ...options }
+    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, ...options }
   }
 
   /**
@@ -130,8 +137,10 @@ export class SmtpProber {
    * answered go back to the front of the queue (at most twice per recipient).
    */
   private async session (host: MailHost, provider: string | null, queue: Item[], answers: Map<string, RecipientAnswer>, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
-    const ips = await this.resolver.addresses(host.host)
-    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
+    const resolved = await this.resolver.addresses(host.host)
+    if (resolved.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
+    const ips = this.o.allow_private_targets ? resolved : resolved.filter(isPublicAddress)
+    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no public address: not connected` }, pushedBack: false }
     const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
     this.stats.sessions++
     counted.sessions++

@@ -1,18 +1,20 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Bus, Consumer } from '../infra/bus/port.ts'
 import type { Mailer } from '../infra/mail/port.ts'
-import type { ConfirmationCodeIssued, EmailChangeRequested, PasswordResetRequested } from '../domain/user/events.ts'
+import type { ConfirmationCodeIssued, EmailChanged, EmailChangeRequested, PasswordChanged, PasswordResetRequested } from '../domain/user/events.ts'
 import * as user from '../domain/user/decider.ts'
 import { load, type CommandContext } from '../commands/context.ts'
-import { confirmationMail, emailChangeMail, resetMail } from './mail-templates.ts'
+import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */
-export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested'] as const
+export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested', 'PasswordChanged', 'EmailChanged', 'TwoFactorEnabled', 'TwoFactorDisabled'] as const
 
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
  * ConfirmationCodeIssued → the code; PasswordResetRequested → the reset link (`token=`);
- * both unsealed with the account's data key. The mail id is
+ * both unsealed with the account's data key; PasswordChanged → a notice to the account's
+ * address; EmailChanged → a notice to the previous address; TwoFactorEnabled/Disabled →
+ * a notice to the account. The mail id is
  * the event id, so a redelivered event re-sends the same message (same Message-ID, same
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
@@ -25,6 +27,37 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.new_email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
       const mail = emailChangeMail(state.locale, `${options.public_url.replace(/\/$/, '')}/verify-email-change?token=${encodeURIComponent(token)}`)
+      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      return
+    }
+    if (event.type === 'TwoFactorEnabled' || event.type === 'TwoFactorDisabled') {
+      const owner = event.data.user_uuid as string
+      const { state } = await load(ctx, `user-${owner}`, user)
+      if (state.status !== 'confirmed') return
+      const to = await ctx.sealer.unseal(owner, state.email)
+      if (to === null) return
+      const mail = twoFactorMail(state.locale, event.type === 'TwoFactorEnabled')
+      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      return
+    }
+    if (event.type === 'PasswordChanged') {
+      const d = event.data as PasswordChanged['data']
+      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      if (state.status !== 'confirmed') return
+      const to = await ctx.sealer.unseal(d.user_uuid, state.email)
+      if (to === null) return
+      const mail = passwordChangedMail(state.locale, d.reason)
+      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      return
+    }
+    if (event.type === 'EmailChanged') {
+      const d = event.data as EmailChanged['data']
+      if (d.previous_email === undefined) return
+      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      if (state.status !== 'confirmed') return
+      const [to, now] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.previous_email), ctx.sealer.unseal(d.user_uuid, d.email)])
+      if (to === null || now === null) return
+      const mail = emailChangedMail(state.locale, now)
       await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
       return
     }

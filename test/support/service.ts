@@ -8,7 +8,7 @@ import { checkResponses } from './response-check.ts'
 
 /** Config for a test service on a random port in `dataDir`, probing the given mail world. */
 export function testConfig (dataDir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_SMTP_TIMEOUT_MS: '1000', VERIFIER_DNS_TIMEOUT_MS: '1000', VERIFIER_HELO_NAME: 'verifier.test.example', ...env })
+  return loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_SMTP_TIMEOUT_MS: '1000', VERIFIER_DNS_TIMEOUT_MS: '1000', VERIFIER_HELO_NAME: 'verifier.test.example', ...(env.VERIFIER_DNS_SERVERS !== undefined && { VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' }), ...env })
 }
 
 /** Schema violations of every answer of the test services of this process (see `checkResponses`). */

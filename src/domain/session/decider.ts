@@ -13,6 +13,12 @@ export type SessionState =
     expires_at: string
   }
 
+/**
+ * A session's absolute lifetime (ms; OWASP ASVS 5.0 V7.3.2): refreshing never carries it
+ * past this from its start; then the account signs in again.
+ */
+export const SESSION_MAX_LIFETIME_MS = 90 * 86_400_000
+
 /** Spent refresh tokens remembered for reuse detection; an older one is simply invalid. */
 export const SPENT_MEMORY = 32
 /** Events between two SessionSnapshotted (a session refreshed every 15 minutes for months). */
@@ -49,7 +55,8 @@ export const snapshot = { types: ['SessionSnapshotted', 'SessionStarted'], every
 export type SessionCommand =
   | { type: 'StartSession', data: SessionStarted['data'] }
   | { type: 'RefreshSession', data: { session_uuid: string, presented_hash: string, new_hash: string, expires_at: string, now: string, account: AccountStanding } }
-  | { type: 'RevokeSession', data: { session_uuid: string, reason: SessionRevoked['data']['reason'], now: string } }
+  /** With `presented_hash` (logout by cookie), only when it is the session's current refresh token. */
+  | { type: 'RevokeSession', data: { session_uuid: string, reason: SessionRevoked['data']['reason'], presented_hash?: string, now: string } }
 
 /**
  * Where the session's account stands, as its user stream says (a fact passed in by the
@@ -86,10 +93,14 @@ export function decide (command: SessionCommand, state: SessionState): SessionEv
       }
       if (state.spent.includes(d.presented_hash)) return [{ type: 'SessionRevoked', data: { ...ids, reason: 'refresh_token_reuse', revoked_at: d.now } }]
       if (state.refresh_hash !== d.presented_hash || d.now >= state.expires_at) throw invalid()
-      return [{ type: 'SessionRefreshed', data: { ...ids, refresh_hash: d.new_hash, expires_at: d.expires_at, refreshed_at: d.now } }]
+      const end = Date.parse(state.started_at) + SESSION_MAX_LIFETIME_MS
+      if (Date.parse(d.now) >= end) return [{ type: 'SessionRevoked', data: { ...ids, reason: 'lifetime_reached', revoked_at: d.now } }]
+      const expires = Date.parse(d.expires_at) > end ? new Date(end).toISOString() : d.expires_at
+      return [{ type: 'SessionRefreshed', data: { ...ids, refresh_hash: d.new_hash, expires_at: expires, refreshed_at: d.now } }]
     }
     case 'RevokeSession':
       if (state.status !== 'active') return []
+      if (command.data.presented_hash !== undefined && command.data.presented_hash !== state.refresh_hash) return []
       return [{ type: 'SessionRevoked', data: { session_uuid: command.data.session_uuid, user_uuid: state.user_uuid, reason: command.data.reason, revoked_at: command.data.now } }]
     default: {
       const _exhaustive: never = command

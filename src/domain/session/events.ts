@@ -29,7 +29,7 @@ export type SessionRefreshed = Event<'SessionRefreshed', {
 export type SessionRevoked = Event<'SessionRevoked', {
   session_uuid: string
   user_uuid: string
-  reason: 'logout' | 'revoked' | 'refresh_token_reuse' | 'account_inactive'
+  reason: 'logout' | 'revoked' | 'refresh_token_reuse' | 'account_inactive' | 'lifetime_reached'
   revoked_at: string
 }>
 

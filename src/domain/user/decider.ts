@@ -14,6 +14,8 @@ export const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Wrong passwords in a row that lock sign-in, and for how long (ms). */
 export const LOGIN_FAILURES_BEFORE_LOCK = 5
 export const LOGIN_LOCK_MS = 15 * 60_000
+/** An unconfirmed registration expires after this (ms): no code confirms it, none is resent; registering again starts it afresh. */
+export const UNCONFIRMED_TTL_MS = 7 * 86_400_000
 /** Events between two UserSnapshotted (the most a command reads back, plus one append). */
 export const SNAPSHOT_EVERY = 100
 
@@ -35,6 +37,8 @@ export interface Account {
   email: string
   password_hash: string
   locale: string
+  /** When the (latest) registration was made (absent in snapshots older than it: never expires). */
+  registered_at?: string
   code: { hash: string, expires_at: string, failed: number } | null
   /** When confirmation codes were issued in the last 24 h (for the cooldown and the daily allowance). */
   codes_issued: string[]
@@ -53,16 +57,22 @@ export interface TwoFactorState {
   last_step: number
   /** Recent failed codes (for the temporary lock; the latest TWO_FACTOR_FAILURES_BEFORE_LOCK). */
   failures: string[]
+  /** Sign-in challenges completed lately (the latest SPENT_CHALLENGES): each is single use. */
+  used_challenges?: string[]
 }
 
 const TWO_FACTOR_OFF: TwoFactorState = { status: 'off', secret: null, backup_code_hashes: [], last_step: -1, failures: [] }
 
 export const initialState = (): UserState => ({ status: 'none' })
 
+/** Sign-in challenges remembered as spent (a challenge lives 5 minutes; far fewer are completed in that time). */
+export const SPENT_CHALLENGES = 16
+const spend = (tf: TwoFactorState, id: string | undefined): string[] => id === undefined ? (tf.used_challenges ?? []) : [...(tf.used_challenges ?? []), id].slice(-SPENT_CHALLENGES)
+
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', banned: false, sessions_valid_from: null, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
+      return { status: 'unconfirmed', banned: false, sessions_valid_from: null, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, registered_at: event.data.registered_at, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
     case 'UserSnapshotted':
       return { ...(event.data.state as unknown as Account) }
   }
@@ -76,8 +86,12 @@ export function evolve (state: UserState, event: UserEvent): UserState {
       return state.code ? { ...state, code: { ...state.code, failed: state.code.failed + 1 } } : state
     case 'UserConfirmed': return { ...state, status: 'confirmed', code: null, codes_issued: [] }
     case 'PasswordResetRequested': return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
-    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null }
+    // A new password voids a pending reset and a pending email change (one started by whoever held the old password).
+    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null, email_change: null }
     case 'LocaleChanged': return { ...state, locale: event.data.locale }
+    case 'PasswordCheckStarted': return { ...state, login_failures: [...state.login_failures, event.data.started_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
+    case 'PasswordCheckSucceeded': return { ...state, login_failures: [] }
+    case 'RegistrationRenewed': return { ...state, password_hash: event.data.password_hash, locale: event.data.locale, registered_at: event.data.registered_at, code: null, login_failures: [] }
     case 'LoginFailed': return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
     case 'LoginSucceeded': return { ...state, login_failures: [] }
     case 'UserBanned': return { ...state, banned: true, sessions_valid_from: event.data.banned_at }
@@ -86,8 +100,8 @@ export function evolve (state: UserState, event: UserEvent): UserState {
     case 'EmailChanged': return { ...state, email: event.data.email, email_change: null }
     case 'TwoFactorSetupStarted': return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
     case 'TwoFactorEnabled': return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
-    case 'TwoFactorCodeAccepted': return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [] } }
-    case 'BackupCodeUsed': return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [] } }
+    case 'TwoFactorCodeAccepted': return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [], used_challenges: spend(state.two_factor, event.data.challenge_id) } }
+    case 'BackupCodeUsed': return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [], used_challenges: spend(state.two_factor, event.data.challenge_id) } }
     case 'TwoFactorFailed': return { ...state, two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) } }
     case 'TwoFactorDisabled': return { ...state, two_factor: TWO_FACTOR_OFF }
     case 'UserDeleted': return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
@@ -112,7 +126,7 @@ export const snapshot = { types: ['UserSnapshotted', 'UserRegistered'], every: S
  * time step the code matches (null when it matches none), for the sealed secret
  * `for_secret`, and the HMAC of the code read as a backup code.
  */
-export interface SecondFactor { for_secret: string | null, time_step: number | null, backup_code_hash: string }
+export interface SecondFactor { for_secret: string | null, time_step: number | null, backup_code_hash: string, challenge_id?: string }
 
 /** A password as checked by the command handler: whether it matched the hash `for_password_hash`. */
 export interface PasswordCheck { password_ok: boolean, for_password_hash: string }
@@ -126,6 +140,7 @@ export type UserCommand =
   | { type: 'ChangePassword', data: PasswordCheck & { password_hash: string, now: string } }
   | { type: 'ChangeLocale', data: { locale: string, now: string } }
   | { type: 'RecordLogin', data: { succeeded: boolean, now: string } }
+  | { type: 'StartPasswordCheck', data: { operation: string, now: string } }
   | { type: 'BanUser', data: { reason: string, now: string } }
   | { type: 'UnbanUser', data: { now: string } }
   | { type: 'DeleteUser', data: PasswordCheck & { now: string } }
@@ -152,6 +167,12 @@ function account (state: UserState, operation: string): Account {
 
 const passwordMatches = (state: Account, p: PasswordCheck): boolean => p.password_ok && p.for_password_hash === state.password_hash
 
+/** After a right current password: the failures counted before it are cleared (an event only when there were some). */
+const passed = (state: Account, operation: string, now: string): UserEvent[] =>
+  state.login_failures.length > 0 ? [{ type: 'PasswordCheckSucceeded', data: { user_uuid: state.user_uuid, operation, succeeded_at: now } }] : []
+
+const expired = (state: Account, now: string): boolean => state.registered_at !== undefined && Date.parse(now) - Date.parse(state.registered_at) >= UNCONFIRMED_TTL_MS
+
 /**
  * The second factor of an active two-factor setup (RFC 6238 §5.2: a step is accepted
  * once): a TOTP code of a step after the last accepted one → TwoFactorCodeAccepted; an
@@ -162,11 +183,13 @@ const passwordMatches = (state: Account, p: PasswordCheck): boolean => p.passwor
 function secondFactor (state: Account, f: SecondFactor & { operation: string, now: string }): UserEvent[] {
   if (twoFactorLocked(state, f.now)) fail('locked', `${f.operation}.locked`, 'too many wrong codes; try again later')
   const tf = state.two_factor
+  if (f.challenge_id !== undefined && (tf.used_challenges ?? []).includes(f.challenge_id)) fail('unauthorized', `${f.operation}.invalid_token`, 'this sign-in challenge was used already; sign in again')
+  const spent = f.challenge_id !== undefined ? { challenge_id: f.challenge_id } : {}
   if (f.time_step !== null && f.for_secret === tf.secret && f.time_step > tf.last_step) {
-    return [{ type: 'TwoFactorCodeAccepted', data: { user_uuid: state.user_uuid, time_step: f.time_step, accepted_at: f.now } }]
+    return [{ type: 'TwoFactorCodeAccepted', data: { user_uuid: state.user_uuid, time_step: f.time_step, ...spent, accepted_at: f.now } }]
   }
   if (f.time_step === null && tf.backup_code_hashes.some(h => sameHash(h, f.backup_code_hash))) {
-    return [{ type: 'BackupCodeUsed', data: { user_uuid: state.user_uuid, code_hash: f.backup_code_hash, used_at: f.now } }]
+    return [{ type: 'BackupCodeUsed', data: { user_uuid: state.user_uuid, code_hash: f.backup_code_hash, ...spent, used_at: f.now } }]
   }
   return [{ type: 'TwoFactorFailed', data: { user_uuid: state.user_uuid, failed_at: f.now } }]
 }
@@ -180,6 +203,13 @@ export const refusedSecondFactor = (events: readonly UserEvent[]): boolean => ev
  * hash (`password_ok` for `for_password_hash`: stale when the password changed since), a
  * TOTP step checked against a sealed secret, HMACs of codes and tokens.
  * - RegisterUser on a new stream → UserRegistered and the first ConfirmationCodeIssued;
+ *   on an unconfirmed one → RegistrationRenewed (the new password; earlier codes void) and a
+ *   new code within the daily allowance. A registration unconfirmed for UNCONFIRMED_TTL_MS
+ *   expires: no code confirms it and none is resent.
+ * - StartPasswordCheck → PasswordCheckStarted, counted as a failure until the operation
+ *   it guards succeeds (LoginSucceeded / PasswordCheckSucceeded clear the count); refused
+ *   with `<operation>.locked` while LOGIN_FAILURES_BEFORE_LOCK recent ones stand: sign-in
+ *   and every current-password check share the lock, judged before the password is.
  *   IssueConfirmationCode (unconfirmed,
  *   past the cooldown, under the daily allowance) → ConfirmationCodeIssued.
  * - ConfirmUser: the current code, unexpired, with tries left → UserConfirmed; else
@@ -200,6 +230,14 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'RegisterUser': {
       const d = command.data
+      if (state.status === 'unconfirmed') {
+        // Registered again before confirmation: this password replaces the earlier one, whose
+        // codes are void; a new code is mailed unless the daily allowance is spent.
+        const now = Date.parse(d.now)
+        const renewed: UserEvent = { type: 'RegistrationRenewed', data: { user_uuid: state.user_uuid, password_hash: d.password_hash, locale: d.locale, registered_at: d.now } }
+        if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return [renewed]
+        return [renewed, { type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now } }]
+      }
       if (state.status !== 'none') fail('conflict', 'register_user.already_registered', 'account already registered')
       return [
         { type: 'UserRegistered', data: { user_uuid: d.user_uuid, email: d.email_sealed, password_hash: d.password_hash, locale: d.locale, registered_at: d.now } },
@@ -207,7 +245,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       ]
     }
     case 'IssueConfirmationCode': {
-      if (state.status !== 'unconfirmed') return []
+      if (state.status !== 'unconfirmed' || expired(state, command.data.now)) return []
       const now = Date.parse(command.data.now)
       const last = state.codes_issued[state.codes_issued.length - 1]
       if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
@@ -217,6 +255,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     case 'ConfirmUser': {
       const d = command.data
       if (state.status !== 'unconfirmed' || !state.code) return []
+      if (expired(state, d.now)) return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }]
       if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && d.now < state.code.expires_at && sameHash(state.code.hash, d.code_hash)) {
         return [{ type: 'UserConfirmed', data: { user_uuid: state.user_uuid, confirmed_at: d.now } }]
       }
@@ -238,11 +277,16 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     case 'ChangePassword': {
       const a = account(state, 'change_password')
       if (!passwordMatches(a, command.data)) fail('invalid', 'change_password.wrong_password', 'the current password is wrong')
-      return [{ type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+      return [...passed(a, 'change_password', command.data.now), { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+    }
+    case 'StartPasswordCheck': {
+      const a = account(state, command.data.operation)
+      if (loginLocked(a, command.data.now)) fail('locked', `${command.data.operation}.locked`, 'too many wrong passwords: the account is locked for a while; try again later or reset your password')
+      return [{ type: 'PasswordCheckStarted', data: { user_uuid: a.user_uuid, operation: command.data.operation, started_at: command.data.now } }]
     }
     case 'RecordLogin':
-      if (state.status === 'none') return []
-      if (!command.data.succeeded) return [{ type: 'LoginFailed', data: { user_uuid: state.user_uuid, failed_at: command.data.now } }]
+      // The attempt was counted when its check started (StartPasswordCheck): a failure adds nothing.
+      if (state.status === 'none' || !command.data.succeeded) return []
       return state.login_failures.length > 0 ? [{ type: 'LoginSucceeded', data: { user_uuid: state.user_uuid, succeeded_at: command.data.now } }] : []
     case 'BanUser': {
       const a = account(state, 'ban_user')
@@ -257,7 +301,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (state.status === 'deleted') fail('invalid', 'delete_user.already_deleted', 'the account is already deleted')
       const a = state as Account
       if (!passwordMatches(a, command.data)) fail('invalid', 'delete_user.wrong_password', 'the password is wrong')
-      return [{ type: 'UserDeleted', data: { user_uuid: a.user_uuid, deleted_at: command.data.now } }]
+      return [...passed(a, 'delete_user', command.data.now), { type: 'UserDeleted', data: { user_uuid: a.user_uuid, deleted_at: command.data.now } }]
     }
     case 'ChangeLocale': {
       const a = account(state, 'change_locale')
@@ -268,7 +312,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const a = account(state, 'change_email')
       const d = command.data
       if (!passwordMatches(a, d)) fail('invalid', 'change_email.wrong_password', 'the current password is wrong')
-      return [{ type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+      return [...passed(a, 'change_email', d.now), { type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
     }
     case 'ChangeEmail': {
       const d = command.data
@@ -276,7 +320,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
         fail('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
       }
       const a = state as Account
-      return [{ type: 'EmailChanged', data: { user_uuid: a.user_uuid, email: a.email_change!.new_email, changed_at: d.now } }]
+      return [{ type: 'EmailChanged', data: { user_uuid: a.user_uuid, email: a.email_change!.new_email, previous_email: a.email, changed_at: d.now } }]
     }
     case 'StartTwoFactorSetup': {
       const a = account(state, 'enable_2fa')
@@ -303,8 +347,8 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (twoFactorLocked(a, d.now)) fail('locked', 'disable_2fa.locked', 'too many wrong codes; try again later')
       if (!passwordMatches(a, d)) fail('invalid', 'disable_2fa.wrong_password', 'the password is wrong')
       const factor = secondFactor(a, { ...d, operation: 'disable_2fa' })
-      if (refusedSecondFactor(factor)) return factor
-      return [...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
+      if (refusedSecondFactor(factor)) return [...passed(a, 'disable_2fa', d.now), ...factor]
+      return [...passed(a, 'disable_2fa', d.now), ...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
     }
     default: {
       const _exhaustive: never = command

@@ -32,6 +32,20 @@ export type LocaleChanged = Event<'LocaleChanged', { user_uuid: string, locale: 
 
 /** A wrong password for this account (counted for the temporary lock). */
 export type LoginFailed = Event<'LoginFailed', { user_uuid: string, failed_at: string }>
+/**
+ * A password is about to be checked (sign-in, or the current password of an account
+ * operation): counted as a failure until the check passes, so concurrent guesses are
+ * counted before any of them is judged and the lock is decided on the count.
+ */
+export type PasswordCheckStarted = Event<'PasswordCheckStarted', { user_uuid: string, operation: string, started_at: string }>
+/** The current password of an account operation was right: the count of failures starts again. */
+export type PasswordCheckSucceeded = Event<'PasswordCheckSucceeded', { user_uuid: string, operation: string, succeeded_at: string }>
+/**
+ * The unconfirmed address was registered again: the new password replaces the old one and
+ * every earlier confirmation code is void (a registration made first by someone else never
+ * becomes the owner's password).
+ */
+export type RegistrationRenewed = Event<'RegistrationRenewed', { user_uuid: string, password_hash: string, locale: string, registered_at: string }>
 /** A sign-in after failures: the failure count starts again. */
 export type LoginSucceeded = Event<'LoginSucceeded', { user_uuid: string, succeeded_at: string }>
 
@@ -45,15 +59,17 @@ export type UserDeleted = Event<'UserDeleted', { user_uuid: string, deleted_at: 
 export type TwoFactorSetupStarted = Event<'TwoFactorSetupStarted', { user_uuid: string, secret: string, backup_code_hashes: string[], started_at: string }>
 export type TwoFactorEnabled = Event<'TwoFactorEnabled', { user_uuid: string, time_step: number, enabled_at: string }>
 /** A TOTP code was accepted at `time_step`: no code of that step or before is accepted again. */
-export type TwoFactorCodeAccepted = Event<'TwoFactorCodeAccepted', { user_uuid: string, time_step: number, accepted_at: string }>
-export type BackupCodeUsed = Event<'BackupCodeUsed', { user_uuid: string, code_hash: string, used_at: string }>
+/** `challenge_id`: the sign-in challenge it completed (spent: a challenge is single use). */
+export type TwoFactorCodeAccepted = Event<'TwoFactorCodeAccepted', { user_uuid: string, time_step: number, challenge_id?: string, accepted_at: string }>
+export type BackupCodeUsed = Event<'BackupCodeUsed', { user_uuid: string, code_hash: string, challenge_id?: string, used_at: string }>
 export type TwoFactorFailed = Event<'TwoFactorFailed', { user_uuid: string, failed_at: string }>
 export type TwoFactorDisabled = Event<'TwoFactorDisabled', { user_uuid: string, disabled_at: string }>
 
 /** A change of address waits for the link mailed to the new one; both sealed. */
 export type EmailChangeRequested = Event<'EmailChangeRequested', { user_uuid: string, new_email: string, token_hash: string, token: string, expires_at: string, requested_at: string }>
 /** The new address is the account's (`email` sealed). */
-export type EmailChanged = Event<'EmailChanged', { user_uuid: string, email: string, changed_at: string }>
+/** `previous_email` (sealed; absent in events older than it): the address that is told of the change. */
+export type EmailChanged = Event<'EmailChanged', { user_uuid: string, email: string, previous_email?: string, changed_at: string }>
 
 /**
  * The account's whole state carried forward (an in-stream snapshot, every
@@ -66,5 +82,5 @@ export type UserSnapshotted = Event<'UserSnapshotted', {
   snapshotted_at: string
 }>
 
-export type UserEvent = UserSnapshotted | EmailChangeRequested | EmailChanged | TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
+export type UserEvent = PasswordCheckStarted | PasswordCheckSucceeded | RegistrationRenewed | UserSnapshotted | EmailChangeRequested | EmailChanged | TwoFactorSetupStarted | TwoFactorEnabled | TwoFactorCodeAccepted | BackupCodeUsed | TwoFactorFailed | TwoFactorDisabled | UserRegistered | ConfirmationCodeIssued | ConfirmationFailed | UserConfirmed | PasswordResetRequested | PasswordChanged | LocaleChanged
   | LoginFailed | LoginSucceeded | UserBanned | UserUnbanned | UserDeleted

@@ -33,6 +33,24 @@ export class FailureThrottle {
     }
   }
 
+  /**
+   * Counts an attempt before it is judged, as a failure until `succeeded` says otherwise:
+   * concurrent attempts beyond the limit are refused without being judged.
+   * @throws HttpProblem 429 as `check`.
+   */
+  attempt (client: string, now = Date.now()): void {
+    this.check(client, now)
+    this.fail(client, now)
+  }
+
+  /** The attempt counted last for `client` succeeded: it no longer counts. */
+  succeeded (client: string): void {
+    const list = this.failures.get(client)
+    if (!list) return
+    list.pop()
+    if (list.length === 0) this.failures.delete(client)
+  }
+
   fail (client: string, now = Date.now()): void {
     const list = this.recent(client, now)
     list.push(now)

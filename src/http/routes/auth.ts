@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { registerUser, screenForSignUp } from '../../commands/register-user.ts'
+import { checkRegistration, completeRegistration, screenForSignUp } from '../../commands/register-user.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import { confirmAccount } from '../../commands/confirm-account.ts'
 import { completeTwoFactor, login } from '../../commands/login.ts'
@@ -12,6 +12,7 @@ import { forgotPassword, resendConfirmation, resetPassword } from '../../command
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, json, problems } from '../schemas.ts'
 import { FailureThrottle } from '../plugins/throttle.ts'
+import { AfterAnswer } from '../after-answer.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -41,8 +42,18 @@ function signedInBody (s: SignedIn): { access_token: string, token_type: 'Bearer
 export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Authentication']
+  // The account-dependent work of the three "same 204" operations runs after their answer.
+  const after = new AfterAnswer()
+  fastify.addHook('onClose', async () => { await after.drain() })
   // Per client: 30 previews and registrations an hour (each runs DNS and SMTP checks).
   const signUpAllowance = new FailureThrottle({ limit: 30, window_ms: 60 * 60_000, code: 'signup_preview.too_many_requests' })
+  // Registrations: per client (with the previews above), per address domain and in all, an hour each.
+  const perHour = rt.ctx.config.registrations_per_hour
+  const registrations = {
+    client: new FailureThrottle({ limit: perHour.client, window_ms: 60 * 60_000, code: 'register_user.too_many_requests' }),
+    domain: new FailureThrottle({ limit: perHour.domain, window_ms: 60 * 60_000, code: 'register_user.too_many_requests' }),
+    all: new FailureThrottle({ limit: perHour.all, window_ms: 60 * 60_000, code: 'register_user.too_many_requests' })
+  }
 
   app.route({
     method: 'POST',
@@ -77,11 +88,20 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       summary: 'Sign up; a confirmation code is mailed (the same 204 whether or not the address existed)',
       tags,
       body: z.object({ email: Email, password: z.string().max(4096), locale: z.string().max(35) }).meta({ examples: [{ email: 'jane@example.com', password: 'a long passphrase', locale: 'en' }] }),
-      response: { 204: NoContent, ...problems(...BODY_PROBLEMS) }
+      response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 429) }
     },
     handler: async (request, reply) => {
+      const parsed = parseAddress(request.body.email)
+      const domain = parsed.ok ? parsed.ascii_domain : '(invalid)'
+      registrations.client.check(request.ip)
+      registrations.domain.check(domain)
+      registrations.all.check('all')
       signUpAllowance.fail(request.ip)
-      await registerUser(rt.ctx, request.body)
+      registrations.client.fail(request.ip)
+      registrations.domain.fail(domain)
+      registrations.all.fail('all')
+      const email = await checkRegistration(rt.ctx, request.body)
+      after.run(request.log, 'register', email, async () => { await completeRegistration(rt.ctx, { ...request.body, email }) })
       return reply.code(204).send()
     }
   })
@@ -105,7 +125,9 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'none', invalid: 'resend_confirmation.invalid_email' },
     schema: { operationId: 'resendConfirmation', summary: 'Mail a new confirmation code (the same 204 in every case)', tags, body: z.object({ email: Email }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS) } },
     handler: async (request, reply) => {
-      await resendConfirmation(rt.ctx, request.body.email)
+      const parsed = parseAddress(request.body.email)
+      if (!parsed.ok) throw new HttpProblem(400, 'resend_confirmation.invalid_email', 'invalid email')
+      after.run(request.log, 'resend-confirmation', parsed.normalized, async () => { await resendConfirmation(rt.ctx, request.body.email) })
       return reply.code(204).send()
     }
   })
@@ -116,7 +138,9 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'none', invalid: 'forgot_password.invalid_email' },
     schema: { operationId: 'forgotPassword', summary: 'Mail a password reset link (the same 204 whether or not the account exists)', tags, body: z.object({ email: Email }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS) } },
     handler: async (request, reply) => {
-      await forgotPassword(rt.ctx, request.body.email)
+      const parsed = parseAddress(request.body.email)
+      if (!parsed.ok) throw new HttpProblem(400, 'forgot_password.invalid_email', 'invalid email')
+      after.run(request.log, 'forgot-password', parsed.normalized, async () => { await forgotPassword(rt.ctx, request.body.email) })
       return reply.code(204).send()
     }
   })
@@ -177,7 +201,8 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
       if (parsed) {
         // Idempotent: an unknown or already revoked session is simply logged out.
-        const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout').catch(err => {
+        // Only the holder of the session's current refresh token signs it out (its id alone does not).
+        const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout', undefined, parsed.secret).catch(err => {
           if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
           throw err
         })
@@ -205,11 +230,13 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
     },
     handler: async (request, reply) => {
-      loginThrottle.check(request.ip)
+      // Counted before it is judged (a burst of guesses from one client is bounded too).
+      loginThrottle.attempt(request.ip)
       const s = await login(rt.ctx, request.body, clientSeen(request)).catch(err => {
-        if (err instanceof DomainError && err.kind === 'unauthorized') loginThrottle.fail(request.ip)
+        if (!(err instanceof DomainError && err.kind === 'unauthorized')) loginThrottle.succeeded(request.ip)
         throw err
       })
+      loginThrottle.succeeded(request.ip)
       if ('two_factor_required' in s) return reply.code(200).send(s)
       await rt.caughtUp(s.position)
       setRefreshCookie(request, reply, s)

@@ -92,7 +92,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'DELETE',
     url: '/api/users/:uuid',
     config: { auth: 'jwt', deleted_account: true, invalid: 'delete_user.invalid_password' },
-    schema: { operationId: 'deleteUser', summary: 'Delete the account (its personal data is erased)', tags, params: UuidParams, body: z.object({ password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    schema: { operationId: 'deleteUser', summary: 'Delete the account (its personal data is erased)', tags, params: UuidParams, body: z.object({ password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404, 429) } },
     handler: async (request, reply) => {
       await ownUser(request, request.params.uuid, 'delete')
       await rt.caughtUp(await deleteAccount(rt.ctx, request.params.uuid, request.body.password))
@@ -104,7 +104,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'PATCH',
     url: '/api/users/:uuid/email',
     config: { auth: 'jwt', invalid: 'change_email.invalid_request' },
-    schema: { operationId: 'changeEmail', summary: 'Change the address: a link is mailed to the new one', tags, params: UuidParams, body: z.object({ new_email: z.string().trim().max(320), current_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404, 409) } },
+    schema: { operationId: 'changeEmail', summary: 'Change the address: a link is mailed to the new one', tags, params: UuidParams, body: z.object({ new_email: z.string().trim().max(320), current_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404, 409, 429) } },
     handler: async (request, reply) => {
       await ownUser(request, request.params.uuid, 'change the address of')
       await requestEmailChange(rt.ctx, request.params.uuid, request.body)
@@ -116,7 +116,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'PATCH',
     url: '/api/users/:uuid/password',
     config: { auth: 'jwt', invalid: 'change_password.invalid_request' },
-    schema: { operationId: 'changePassword', summary: 'Change the password (other sessions are signed out)', tags, params: UuidParams, body: z.object({ current_password: Password, new_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    schema: { operationId: 'changePassword', summary: 'Change the password (other sessions are signed out)', tags, params: UuidParams, body: z.object({ current_password: Password, new_password: Password }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 403, 404, 429) } },
     handler: async (request, reply) => {
       const { principal } = await ownUser(request, request.params.uuid, 'change the password of')
       await changePassword(rt.ctx, request.params.uuid, principal.session_uuid, request.body)

@@ -10,6 +10,7 @@ import { actorOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
+import { ERASED } from '../../infra/crypto/sealer.ts'
 
 /** A webhook endpoint (interface section 2): never its secret, but once at creation. */
 export const WebhookEndpoint = z.object({
@@ -25,13 +26,19 @@ export const WebhookEndpoint = z.object({
 }).meta({ id: 'WebhookEndpoint' })
 type WebhookView = z.infer<typeof WebhookEndpoint>
 
-/** The public view of an endpoint: never its secret. */
-export function webhookView (w: WebhookDoc): WebhookView {
+/** A sealed field of an endpoint, unsealed (`[erased]` once the key is destroyed); one written before it was sealed as is. */
+async function opened (rt: HttpRuntime, owner: string, value: string | null): Promise<string | null> {
+  if (value === null || !value.startsWith('sealed:')) return value
+  return (await rt.ctx.sealer.unseal(owner, value)) ?? ERASED
+}
+
+/** The public view of an endpoint: never its secret; its URL and description unsealed. */
+export async function webhookView (rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
   return {
     uuid: w.uuid,
-    url: w.url,
+    url: (await opened(rt, w.user_uuid, w.url)) ?? '',
     events: w.events,
-    description: w.description,
+    description: await opened(rt, w.user_uuid, w.description),
     status: w.status,
     disabled_reason: w.disabled_reason,
     consecutive_failures: w.consecutive_failures,
@@ -108,7 +115,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     config: { auth: 'any', scope: 'webhooks:read' },
     schema: { operationId: 'listWebhooks', summary: 'The account\'s endpoints, newest first', tags, response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) } },
     handler: async request => {
-      return (await webhooksOf(rt.ctx, principalOf(request).user_uuid)).map(webhookView)
+      return await Promise.all((await webhooksOf(rt.ctx, principalOf(request).user_uuid)).map(async w => await webhookView(rt, w)))
     }
   })
 
@@ -128,7 +135,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...request.body, actor: actorOf(p) })
       await rt.caughtUp(created.position)
       const e = created.endpoint
-      const view = webhookView({ _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at })
+      const view = await webhookView(rt, { _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at })
       return reply.code(201).send({ ...view, secret: created.secret })
     }
   })
@@ -138,7 +145,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     url: '/api/webhooks/:uuid',
     config: { auth: 'any', scope: 'webhooks:read' },
     schema: { operationId: 'getWebhook', summary: 'An endpoint', tags, params: UuidParams, response: { 200: WebhookEndpoint, ...problems(400, 401, 403, 404) } },
-    handler: async request => webhookView(await ownEndpoint(request.params.uuid, principalOf(request).user_uuid))
+    handler: async request => await webhookView(rt, await ownEndpoint(request.params.uuid, principalOf(request).user_uuid))
   })
 
   app.route({
@@ -154,7 +161,7 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       }
       const position = await updateWebhook(rt.ctx, p.user_uuid, request.params.uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined }, actorOf(p))
       await rt.caughtUp(position)
-      return webhookView(await ownEndpoint(request.params.uuid, p.user_uuid))
+      return await webhookView(rt, await ownEndpoint(request.params.uuid, p.user_uuid))
     }
   })
 

@@ -23,9 +23,27 @@ export interface NatsBusOptions {
 
 const encoder = new TextEncoder()
 
+/**
+ * Connection options from `NATS_URL` (`nats://[user:password@]host:port`, comma-separated
+ * for a cluster): the credentials of the first server that names some are sent as user
+ * and password (the client takes none from a URL), the servers without them.
+ */
+export function natsConnection (url: string): { servers: string[], user?: string, pass?: string } {
+  const servers: string[] = []
+  let user: string | undefined
+  let pass: string | undefined
+  for (const s of url.split(',')) {
+    const m = /^(nats:\/\/)(?:([^:@/]+)(?::([^@/]*))?@)?(.+)$/.exec(s.trim())
+    if (!m) { servers.push(s.trim()); continue }
+    if (m[2] !== undefined && user === undefined) { user = decodeURIComponent(m[2]); pass = m[3] === undefined ? undefined : decodeURIComponent(m[3]) }
+    servers.push(`${m[1]}${m[4]}`)
+  }
+  return { servers, ...(user !== undefined && { user }), ...(pass !== undefined && { pass }) }
+}
+
 /** Whether a NATS server accepts TCP connections at the first address of `url` (tests, benchmarks). */
 export async function natsAnswers (url: string, timeoutMs = 1_000): Promise<boolean> {
-  const [host, port] = url.replace(/^nats:\/\//, '').split(',')[0].split(':')
+  const [host, port] = natsConnection(url).servers[0].replace(/^nats:\/\//, '').split(':')
   return await new Promise<boolean>(resolve => {
     const s = createConnection({ host, port: Number(port ?? 4222) })
     const done = (ok: boolean): void => { s.destroy(); resolve(ok) }
@@ -73,7 +91,7 @@ export class NatsBus implements Bus {
 
   /** Connects to `url` (`nats://host:port`, comma-separated for a cluster). @throws when no server answers. */
   static async connect (url: string, options: NatsBusOptions): Promise<NatsBus> {
-    const nc = await connect({ servers: url.split(','), name: `svc-${process.pid}`, maxReconnectAttempts: -1 })
+    const nc = await connect({ ...natsConnection(url), name: `svc-${process.pid}`, maxReconnectAttempts: -1 })
     return new NatsBus(nc, await jetstreamManager(nc), options)
   }
 

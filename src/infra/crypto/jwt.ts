@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
 import type { Secrets } from './secrets.ts'
 
@@ -37,16 +38,16 @@ export async function issueChallengeToken (secrets: Secrets, issuer: string, use
   const iat = Math.floor(now.getTime() / 1000)
   return await new SignJWT({ typ: '2fa' })
     .setProtectedHeader({ alg: 'EdDSA', kid: secrets.jwt.kid, typ: '2fa+jwt' })
-    .setSubject(userUuid).setIssuer(issuer).setAudience(`${ACCESS_AUDIENCE}/2fa`)
+    .setSubject(userUuid).setIssuer(issuer).setAudience(`${ACCESS_AUDIENCE}/2fa`).setJti(randomUUID())
     .setIssuedAt(iat).setExpirationTime(iat + ttlS)
     .sign(secrets.jwt.private_key)
 }
 
-/** The user of a valid challenge token, or null. */
-export async function verifyChallengeToken (secrets: Secrets, issuer: string, token: string): Promise<string | null> {
+/** The user and id (`jti`: the challenge is single use) of a valid challenge token, or null. */
+export async function verifyChallengeToken (secrets: Secrets, issuer: string, token: string): Promise<{ user_uuid: string, challenge_id: string } | null> {
   try {
     const { payload } = await jwtVerify(token, secrets.jwt.public_key, { issuer, audience: `${ACCESS_AUDIENCE}/2fa`, algorithms: ['EdDSA'], typ: '2fa+jwt' })
-    return payload.typ === '2fa' && typeof payload.sub === 'string' ? payload.sub : null
+    return payload.typ === '2fa' && typeof payload.sub === 'string' && typeof payload.jti === 'string' ? { user_uuid: payload.sub, challenge_id: payload.jti } : null
   } catch {
     return null
   }

@@ -33,15 +33,23 @@ function unwrap (kek: Buffer, blob: Buffer, owner: string): Buffer {
   return Buffer.concat([d.update(blob.subarray(12, blob.length - 16)), d.final()])
 }
 
+/** How long a process trusts a data key it read (ms): a key destroyed by another process stops working here within this. */
+export const KEY_CACHE_TTL_MS = 30_000
+/** Data keys kept in memory at most (the least recently read go first). */
+const KEY_CACHE_MAX = 10_000
+
 /**
  * SQLite key store in its own file (`DATA_DIR/keys.db`), apart from the events, with
- * `secure_delete` so a destroyed key leaves no bytes behind in free pages.
- * Destroyed owners keep a tombstone row so a key is never re-created for them.
+ * `secure_delete` so a destroyed key leaves no bytes behind in free pages, and a
+ * destruction checkpoints and truncates the write-ahead log, where the key's page would
+ * otherwise survive. Destroyed owners keep a tombstone row so a key is never re-created
+ * for them. Keys read are cached for KEY_CACHE_TTL_MS: a destruction in another process
+ * reaches this one within it.
  */
 export class SqliteDataKeyStore implements DataKeyStore {
   private readonly db: DatabaseSync
   private readonly kek: Buffer
-  private readonly cache = new Map<string, Buffer>()
+  private readonly cache = new Map<string, { key: Buffer, until: number }>()
 
   constructor (file: string, masterKey: Buffer) {
     this.kek = masterKey
@@ -61,11 +69,14 @@ export class SqliteDataKeyStore implements DataKeyStore {
 
   async get (owner: string): Promise<Buffer | null> {
     const hit = this.cache.get(owner)
-    if (hit) return hit
+    const now = Date.now()
+    if (hit && hit.until > now) return hit.key
+    this.cache.delete(owner)
     const row = this.db.prepare('SELECT wrapped FROM data_keys WHERE owner = ?').get(owner) as { wrapped: Uint8Array | null } | undefined
     if (!row?.wrapped) return null
     const key = unwrap(this.kek, Buffer.from(row.wrapped), owner)
-    this.cache.set(owner, key)
+    this.cache.set(owner, { key, until: now + KEY_CACHE_TTL_MS })
+    if (this.cache.size > KEY_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string)
     return key
   }
 
@@ -73,6 +84,14 @@ export class SqliteDataKeyStore implements DataKeyStore {
     this.cache.delete(owner)
     this.db.prepare(`INSERT INTO data_keys (owner, wrapped, destroyed_at) VALUES (?, NULL, ?)
       ON CONFLICT(owner) DO UPDATE SET wrapped = NULL, destroyed_at = excluded.destroyed_at`).run(owner, new Date().toISOString())
+    // The page that held the key lives on in the WAL until a checkpoint: copy it back (where
+    // secure_delete has zeroed the old cell) and truncate the log. A reader in another
+    // process can hold it back for a moment: retried, then left to the next destruction.
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const r = this.db.prepare('PRAGMA wal_checkpoint(TRUNCATE)').get() as { busy: number }
+      if (Number(r.busy) === 0) return
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
   }
 
   async close (): Promise<void> { this.db.close() }

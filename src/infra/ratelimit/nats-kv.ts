@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { Kvm, type KV } from '@nats-io/kv'
 import { windowOf, type RateCounter } from './port.ts'
+import { natsConnection } from '../bus/nats.ts'
 
 /** Compare-and-set attempts per hit before it gives up (each a round trip; contention is per credential). */
 const MAX_ATTEMPTS = 64
@@ -23,7 +24,7 @@ export class NatsKvRateCounter implements RateCounter {
 
   /** Connects to `url` and opens (or creates) the bucket. @throws when no server answers. */
   static async connect (url: string, options: { prefix: string, max_window_ms?: number }): Promise<NatsKvRateCounter> {
-    const nc = await connect({ servers: url.split(','), name: `svc-ratelimit-${process.pid}`, maxReconnectAttempts: -1 })
+    const nc = await connect({ ...natsConnection(url), name: `svc-ratelimit-${process.pid}`, maxReconnectAttempts: -1 })
     try {
       const kv = await new Kvm(nc).create(`${options.prefix}_rate_limits`, { history: 1, ttl: 2 * (options.max_window_ms ?? 3_600_000) })
       return new NatsKvRateCounter(nc, kv, true)

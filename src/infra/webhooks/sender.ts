@@ -79,7 +79,10 @@ export async function postWebhook (url: string, body: string, headers: Record<st
     })
     const timer = setTimeout(() => { finish(null, `no response within ${options.timeout_ms} ms`); req.destroy() }, options.timeout_ms)
     req.on('error', (err: NodeJS.ErrnoException) => {
-      finish(null, err.code === 'EPRIVATETARGET' ? 'target resolves to no public address' : err.code ? `${err.code}` : err.message)
+      // One answer for every failure to reach the host (no such name, a name that resolves
+      // only to private addresses, refused, unreachable): a test-fire must not tell which
+      // internal names exist.
+      finish(null, 'could not connect to the endpoint')
     })
     req.end(body)
   })
