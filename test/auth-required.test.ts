@@ -21,7 +21,7 @@ const operations: Array<[string, string, unknown?]> = [
   ['PATCH', '/api/users/me/locale', { locale: 'fr' }],
   ['GET', '/api/users/me/2fa'],
   ['POST', '/api/users/me/2fa/enable'],
-  ['POST', '/api/users/me/2fa/verify-setup', { code: '123456' }],
+  ['POST', '/api/users/me/2fa/verify-setup', { code: '123456', password: 'x' }],
   ['POST', '/api/users/me/2fa/disable', { password: 'x', code: '123456' }],
   ['GET', '/api/users/me/sessions'],
   ['DELETE', '/api/users/me/sessions/01a200f4-4e74-7104-92f0-217355e415da'],

@@ -18,7 +18,7 @@ async function setUp (email: string): Promise<{ token: string, secret: string, b
   if (r.status !== 200) throw new Error(`enable: ${r.status}`)
   const at = now()
   const setupCode = await code(r.body.secret, 0, at)
-  const setup = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: setupCode } })
+  const setup = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: setupCode, password } })
   if (setup.status !== 204) throw new Error(`verify-setup: ${setup.status} ${JSON.stringify(setup.body)}`)
   return { token, secret: r.body.secret, backup: r.body.backup_codes, at, setupCode }
 }
@@ -31,18 +31,18 @@ const challenge = async (email: string): Promise<string> => {
 t.test('setup: enable gives a secret, an otpauth URI and backup codes; the first code activates it', async t => {
   const token = await signUp(api, dataDir, 'twofa@example.com', password)
   t.same((await api('GET', '/api/users/me/2fa', { token })).body, { enabled: false })
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: '123456' } })).body.code, 'verify_2fa_setup.no_setup')
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: '123456', password } })).body.code, 'verify_2fa_setup.no_setup')
   const r = await api('POST', '/api/users/me/2fa/enable', { token })
   t.equal(r.status, 200)
   t.match(r.body.otpauth_uri, /^otpauth:\/\/totp\/.*secret=[A-Z2-7]+/)
   t.equal(r.body.backup_codes.length, 10)
-  const wrong = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: '000000' } })
+  const wrong = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: '000000', password } })
   t.equal(wrong.status, 400)
   t.equal(wrong.body.code, 'verify_2fa_setup.invalid_code')
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await code(r.body.secret) } })).status, 204)
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await code(r.body.secret), password } })).status, 204)
   t.same((await api('GET', '/api/users/me/2fa', { token })).body, { enabled: true })
   t.equal((await api('POST', '/api/users/me/2fa/enable', { token })).status, 409)
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await code(r.body.secret) } })).status, 409)
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await code(r.body.secret), password } })).status, 409)
   t.equal((await api('POST', '/api/users/me/2fa/enable')).status, 401)
 })
 

@@ -141,11 +141,12 @@ t.test('two-factor: setup, enabling, second factor, disabling, lock', async t =>
     .then([{ type: 'TwoFactorSetupStarted', data: { user_uuid: U, secret: 'sealed:v1:s2', backup_code_hashes: ['b3'], started_at: now } }], 'a setup in progress starts again')
   u(on).when({ type: 'StartTwoFactorSetup', data: { secret_sealed: 'sealed:v1:s2', backup_code_hashes: [], now } }).thenThrows('enable_2fa.already_enabled')
 
-  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(100), now } }).then([enabled])
-  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(null), now } }).thenThrows('verify_2fa_setup.invalid_code')
-  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(100, 'none', 'sealed:v1:older'), now } }).thenThrows('verify_2fa_setup.invalid_code', 'a code of a secret the setup no longer has')
-  u(active).when({ type: 'EnableTwoFactor', data: { ...factor(100), now } }).thenThrows('verify_2fa_setup.no_setup')
-  u(on).when({ type: 'EnableTwoFactor', data: { ...factor(101), now } }).thenThrows('verify_2fa_setup.already_enabled', 'the second of two concurrent requests')
+  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(100), ...password(), now } }).then([enabled])
+  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(100), ...password(false), now } }).thenThrows('verify_2fa_setup.wrong_password', 'the current password is needed too')
+  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(null), ...password(), now } }).thenThrows('verify_2fa_setup.invalid_code')
+  u([...active, setup]).when({ type: 'EnableTwoFactor', data: { ...factor(100, 'none', 'sealed:v1:older'), ...password(), now } }).thenThrows('verify_2fa_setup.invalid_code', 'a code of a secret the setup no longer has')
+  u(active).when({ type: 'EnableTwoFactor', data: { ...factor(100), ...password(), now } }).thenThrows('verify_2fa_setup.no_setup')
+  u(on).when({ type: 'EnableTwoFactor', data: { ...factor(101), ...password(), now } }).thenThrows('verify_2fa_setup.already_enabled', 'the second of two concurrent requests')
 
   const check = (step: number | null, backup = 'none', secret: string | null = 'sealed:v1:s1', when = now) => ({ type: 'CheckSecondFactor' as const, data: { ...factor(step, backup, secret), operation: 'verify_2fa', now: when } })
   u(on).when(check(101)).then([{ type: 'TwoFactorCodeAccepted', data: { user_uuid: U, time_step: 101, accepted_at: now } }])

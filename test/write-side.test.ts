@@ -159,7 +159,7 @@ t.test('two concurrent requests that enable two-factor append exactly one TwoFac
   const token = await signUp(api, dataDir, 'two-factor-race@example.com')
   const setup = await api('POST', '/api/users/me/2fa/enable', { token })
   const code = await generate({ secret: setup.body.secret } as Parameters<typeof generate>[0])
-  const rs = await Promise.all([1, 2, 3].map(() => api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code } })))
+  const rs = await Promise.all([1, 2, 3].map(() => api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code, password: 'correct horse battery staple' } })))
   t.same(statuses(rs), { 204: 1, 409: 2 })
   const enabled = (await store.readStream(`user-${await userOf(token)}`)).filter(e => e.type === 'TwoFactorEnabled')
   t.equal(enabled.length, 1)

@@ -65,7 +65,7 @@ t.test('turning two-factor on is told to the account', async t => {
   const token = await signUp(api, dataDir, 'twofactor@example.com', password)
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
   const code = totp(setup.secret)
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code } })).status, 204)
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code, password } })).status, 204)
   t.ok(await mailWith('twofactor@example.com', /^Subject: Two-factor authentication was turned on/m), 'the account hears of it')
 })
 

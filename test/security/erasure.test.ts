@@ -42,7 +42,7 @@ t.test('after deletion no file holds the address, the suggestion, the reply, the
   t.equal(endpoint.status, 201)
   t.equal((await api('GET', `/api/webhooks/${endpoint.body.uuid}`, { token })).body.url, hook.url, 'the URL reads back')
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret) } })).status, 204)
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret), password } })).status, 204)
 
   const sealedOnly = readFileSync(join(dataDir, 'events.db'))
   const wal = existsSync(join(dataDir, 'events.db-wal')) ? readFileSync(join(dataDir, 'events.db-wal')) : Buffer.alloc(0)

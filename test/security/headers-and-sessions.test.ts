@@ -49,10 +49,14 @@ t.test('the tests\' TOTP oracle reproduces RFC 6238 Appendix B', async t => {
   for (const v of corpus.rfc6238_appendix_b) t.equal(totp(v.secret_base32, v.time * 1000, { digits: v.digits, algorithm: v.mode.toLowerCase() as 'sha1' }), v.totp, `${v.mode} at ${v.time}`)
 })
 
-t.test('the two-factor challenge token is single use', async t => {
+t.test('turning two-factor on needs the current password; its challenge token is single use', async t => {
   const token = await signUp(api, dataDir, 'challenge@example.com', password)
   const setup = await api('POST', '/api/users/me/2fa/enable', { token })
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.body.secret) } })).status, 204)
+  const stolen = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.body.secret), password: 'a session thief does not know it' } })
+  t.equal(stolen.status, 400, 'a session alone cannot turn two-factor on')
+  t.equal(stolen.body.code, 'verify_2fa_setup.wrong_password')
+  t.equal((await api('GET', '/api/users/me/2fa', { token })).body.enabled, false, 'still off')
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.body.secret), password } })).status, 204)
   const challenge = await api('POST', '/api/auth/login', { body: { email: 'challenge@example.com', password } })
   t.equal(challenge.body.two_factor_required, true)
   const [first, second] = setup.body.backup_codes as string[]

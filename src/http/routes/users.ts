@@ -155,9 +155,9 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'POST',
     url: '/api/users/me/2fa/verify-setup',
     config: { auth: 'jwt', invalid: 'verify_2fa_setup.invalid_code' },
-    schema: { operationId: 'verifyTwoFactorSetup', summary: 'Turn two-factor on with a first TOTP code', tags, body: z.object({ code: z.string().max(64) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 409) } },
+    schema: { operationId: 'verifyTwoFactorSetup', summary: 'Turn two-factor on with the current password and a first TOTP code', tags, body: z.object({ code: z.string().max(64), password: Password.meta({ description: 'the current password: a session alone cannot turn two-factor on' }) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 409, 429) } },
     handler: async (request, reply) => {
-      await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, principalOf(request).user_uuid, request.body.code))
+      await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, principalOf(request).user_uuid, request.body.code, request.body.password))
       return reply.code(204).send()
     }
   })
