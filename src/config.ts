@@ -66,7 +66,8 @@ export const ConfigSchema = z.object({
   RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600),
   REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
-  REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000)
+  REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
+  BATCH_INTAKE_IDLE_S: z.coerce.number().positive().max(30 * 86_400).default(86_400)
 })
 
 export interface Config {
@@ -127,6 +128,8 @@ export interface Config {
   rate_limit_window_s: number
   /** Registrations an hour: per client address, per address domain, and in all (429 past them). */
   registrations_per_hour: { client: number, domain: number, all: number }
+  /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
+  batch_intake_idle_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
   fault_point: string | null
   webhooks: {
@@ -196,6 +199,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     billing: { stripe_secret_key: c.STRIPE_SECRET_KEY ?? null, stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null, stripe_api_url: c.STRIPE_API_URL ?? null },
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
+    batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

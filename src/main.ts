@@ -26,6 +26,7 @@ import { PROJECTIONS } from './projections/index.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
+import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
 import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
 import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
@@ -76,7 +77,7 @@ export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', '
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each), as each worker declares them. */
-export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS } as const
+export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, batches: BATCH_WORKER_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS } as const
 
 export interface Service {
   role: Role
@@ -143,6 +144,15 @@ export async function startRole (role: Role, config: Config, options: { logger?:
       greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
       reads: runner ? ctx.reads : undefined,
       metrics
+    }))
+    // Batches share the engine (its sessions per MX and its politeness) with single jobs.
+    consumers.push(await startBatchWorker(ctx, bus, engine, {
+      concurrency: Math.max(2, Math.ceil(config.verifier.concurrency / 16)),
+      greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+      intake_idle_s: config.batch_intake_idle_s,
+      sweep: true,
+      metrics,
+      log: (msg, err) => { log.error({ err }, msg) }
     }))
     // The intake process manager goes with the verifier: both keep jobs moving.
     consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16 }))

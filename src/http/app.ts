@@ -18,6 +18,7 @@ import { webhookRoutes } from './routes/webhooks.ts'
 import { verifyRoutes } from './routes/verify.ts'
 import { userRoutes } from './routes/users.ts'
 import { jobRoutes } from './routes/jobs.ts'
+import { batchRoutes } from './routes/batches.ts'
 import { statsRoutes } from './routes/stats.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { problems } from './schemas.ts'
@@ -99,6 +100,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   verifyRoutes(app, rt)
   userRoutes(app, rt)
   jobRoutes(app, rt)
+  batchRoutes(app, rt)
   statsRoutes(app, rt)
   notificationRoutes(app, rt)
   return app

@@ -9,6 +9,7 @@ import { walletsProjection } from './wallets.ts'
 import { statsProjection } from './stats.ts'
 import { notificationsProjection } from './notifications.ts'
 import { subscriptionsProjection } from './subscriptions.ts'
+import { batchesProjection } from './batches.ts'
 
 /**
  * Every projection, in the order the runner applies an event to them. Each owns its
@@ -18,7 +19,7 @@ import { subscriptionsProjection } from './subscriptions.ts'
 export const PROJECTIONS: readonly Projection[] = [
   usersProjection, sessionsProjection, apiKeysProjection, agentsProjection, webhooksProjection,
   webhookDeliveriesProjection, jobsProjection, walletsProjection, statsProjection, notificationsProjection,
-  subscriptionsProjection
+  subscriptionsProjection, batchesProjection
 ]
 
 /** The projection named `name`. @throws Error naming the known ones. */

@@ -4,6 +4,13 @@ import type { TokensReserved } from '../domain/wallet/events.ts'
 import type { CommandContext } from '../commands/context.ts'
 import { queueJob } from '../commands/submit-job.ts'
 import { faultPoint } from '../infra/faults.ts'
+import { RetryLater } from '../infra/bus/port.ts'
+import * as batch from '../domain/batch/decider.ts'
+import * as wallet from '../domain/wallet/decider.ts'
+import { handle, load } from '../commands/context.ts'
+
+/** How long a chunk's reservation waits for its chunk before the chunk is abandoned (ms): far beyond a request's life. */
+export const CHUNK_GRACE_MS = 120_000
 
 /** Event types the intake process manager consumes (its NATS stream and durable consumer). */
 export const INTAKE_EVENTS = ['TokensReserved'] as const
@@ -15,11 +22,30 @@ export const INTAKE_EVENTS = ['TokensReserved'] as const
  * process died in between, and releases a reservation that finds its job funded by
  * another (`queueJob`). The job's events name the reservation's actor, whichever of the
  * two queues it. Idempotent: redelivery queues nothing twice.
+ * A reservation for a batch chunk (`batch_uuid`) whose chunk is not in the batch
+ * `grace_ms` after it was made (its submitter died between the two appends) abandons the
+ * chunk (the batch refuses it for good) and is released.
  * Fault point: `intake.before_queue`.
  */
-export async function startIntakeWorker (ctx: CommandContext, bus: Bus, options: { concurrency: number }): Promise<Consumer> {
-  return await bus.consume({ name: 'intake', event_types: INTAKE_EVENTS, concurrency: options.concurrency, max_deliveries: 20 }, async (event: RecordedEvent) => {
+export async function startIntakeWorker (ctx: CommandContext, bus: Bus, options: { concurrency: number, grace_ms?: number }): Promise<Consumer> {
+  const grace = options.grace_ms ?? CHUNK_GRACE_MS
+  return await bus.consume({ name: 'intake', event_types: INTAKE_EVENTS, concurrency: options.concurrency, max_deliveries: 20, max_pending: 10_000 }, async (event: RecordedEvent) => {
     const d = event.data as TokensReserved['data']
+    if (d.batch_uuid !== undefined && d.reservation_uuid !== undefined) {
+      const stream = `batch-${d.batch_uuid}`
+      const s = (await load(ctx, stream, batch)).state
+      if (s.status !== 'none' && s.chunk_uuids.has(d.job_uuid)) return
+      const wait = Date.parse(d.reserved_at) + grace - ctx.now().getTime()
+      if (wait > 0) throw new RetryLater(Math.min(wait, 30_000))
+      const now = ctx.now().toISOString()
+      const meta = { actor: 'intake', causation_id: event.id, correlation_id: d.batch_uuid }
+      if (s.status !== 'none') {
+        const r = await handle(ctx, stream, batch, { type: 'AbandonChunk', data: { chunk_uuid: d.job_uuid, now } }, meta)
+        if (r.state.status !== 'none' && r.state.chunk_uuids.has(d.job_uuid)) return
+      }
+      await handle(ctx, `wallet-${d.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, reason: 'chunk_abandoned', now } }, meta)
+      return
+    }
     if (!d.job || !d.reservation_uuid) return
     faultPoint(ctx.config.fault_point, 'intake.before_queue')
     await queueJob(ctx, {

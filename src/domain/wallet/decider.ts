@@ -84,7 +84,7 @@ export const snapshot = { types: ['WalletBooksClosed'], every: CLOSE_BOOKS_EVERY
 
 export type WalletCommand =
   | { type: 'GrantTokens', data: { user_uuid: string, grant_uuid: string, amount: number, source: 'plan' | 'operator' | 'top_up', plan: string | null, reason: string, now: string } }
-  | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string, amount: number, job?: AcceptedJob, now: string } }
+  | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string, amount: number, job?: AcceptedJob, batch_uuid?: string, now: string } }
   | { type: 'CaptureTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, amount: number, now: string } }
   | { type: 'ReleaseTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, reason: string, now: string } }
 
@@ -127,7 +127,7 @@ export function decide (command: WalletCommand, state: WalletState): WalletEvent
       if (state.balance < d.amount) {
         throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${d.amount} tokens; the wallet holds ${state.balance}`)
       }
-      return [{ type: 'TokensReserved', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, amount: d.amount, reserved_at: d.now, ...(d.job && { job: d.job }) } }]
+      return [{ type: 'TokensReserved', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, amount: d.amount, reserved_at: d.now, ...(d.job && { job: d.job }), ...(d.batch_uuid !== undefined && { batch_uuid: d.batch_uuid }) } }]
     }
     case 'CaptureTokens': {
       const d = command.data

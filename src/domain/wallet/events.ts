@@ -28,7 +28,8 @@ export interface AcceptedJob {
 /**
  * Tokens held for a job (ARCHITECTURE.md "Money"). `reservation_uuid` tells one
  * reservation from another for the same job (absent on events written before it existed:
- * the job uuid stands in for it). `job`, when present, is the job this reservation accepts.
+ * the job uuid stands in for it). `job`, when present, is the job this reservation accepts;
+ * `batch_uuid`, when present, names the batch of the chunk it pays for.
  */
 export type TokensReserved = Event<'TokensReserved', {
   user_uuid: string
@@ -37,6 +38,8 @@ export type TokensReserved = Event<'TokensReserved', {
   amount: number
   reserved_at: string
   job?: AcceptedJob
+  /** The batch whose chunk this reservation pays for (`job_uuid` is then the chunk's uuid). */
+  batch_uuid?: string
 }>
 
 /** A reservation turned into a charge (firm verdict). */

@@ -1,0 +1,187 @@
+import { DomainError } from '../domain/shared.ts'
+import * as batch from '../domain/batch/decider.ts'
+import * as wallet from '../domain/wallet/decider.ts'
+import type { BatchItem } from '../domain/batch/events.ts'
+import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from '../domain/checks.ts'
+import type { Plan } from '../domain/plans.ts'
+import type { EventMetadata } from '../infra/eventstore/port.ts'
+import { hmacHex } from '../infra/crypto/hashing.ts'
+import { faultPoint } from '../infra/faults.ts'
+import { parseAddress } from '../verifier/syntax.ts'
+import { handle, load, type CommandContext, type Loaded } from './context.ts'
+
+/** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
+export interface BatchSubmitter {
+  user_uuid: string
+  environment: 'live' | 'test'
+  key_uuid: string | null
+  agent_uuid: string | null
+  enabled_checks: readonly string[]
+  plan: Pick<Plan, 'max_batch_size' | 'max_chunk_size' | 'allowed_checks'>
+}
+
+/** What a chunk did: items accepted (unique, invalid ones included), duplicates dropped, invalid addresses, tokens reserved. */
+export interface ChunkOutcome {
+  batch_uuid: string
+  accepted: number
+  duplicates: number
+  invalid: number
+  reserved: number
+  /** Global position of the append (read-your-writes). */
+  position: number
+}
+
+/** Longest address text in a batch (characters): longer text is a 400, like a job's. */
+export const MAX_BATCH_EMAIL = 1024
+/** Attempts at a chunk whose batch changed between the read and the append (another chunk came first). */
+const CHUNK_ATTEMPTS = 8
+
+const metaOf = (by: BatchSubmitter, batchUuid: string): Partial<EventMetadata> => ({ actor: by.key_uuid ?? by.agent_uuid ?? by.user_uuid, correlation_id: batchUuid })
+
+/** The batch's blind index of an address (64 bits of HMAC-SHA-256 with the index key): equal addresses, equal hashes; nothing about the address otherwise. */
+function blindIndex (ctx: CommandContext, batchUuid: string, key: string): string {
+  return hmacHex(ctx.secrets.index_key, `batch\n${batchUuid}\n${key}`).slice(0, 16)
+}
+
+/** An address of a list: trimmed, normalized when its syntax holds (the de-duplication key), kept as sent otherwise. */
+interface Candidate { text: string, key: string, invalid: boolean }
+
+function candidates (emails: readonly string[]): Candidate[] {
+  return emails.map(raw => {
+    const text = raw.trim()
+    const parsed = parseAddress(text)
+    return parsed.ok ? { text: parsed.normalized, key: parsed.normalized, invalid: false } : { text, key: `invalid\n${text}`, invalid: true }
+  })
+}
+
+/**
+ * A batch's checks with their dependencies, checked against the key and the plan
+ * (interface "Batches": 403 for a check the plan does not allow); without a list, every
+ * check the key and the plan allow.
+ * @throws DomainError invalid `create_batch.invalid_checks`; forbidden `create_batch.check_not_allowed`.
+ */
+function checksFor (by: BatchSubmitter, requested: readonly string[] | undefined): CheckName[] {
+  if (requested && !requested.every(isCheckName)) throw new DomainError('invalid', 'create_batch.invalid_checks', `checks must be among: ${CHECK_NAMES.join(', ')}`)
+  // Without a list: every check the key and the plan allow.
+  const checks = requested && requested.length > 0
+    ? resolveChecks(requested as CheckName[])
+    : resolveChecks(CHECK_NAMES.filter(c => by.enabled_checks.includes(c) && by.plan.allowed_checks.includes(c)))
+  const refused = checks.filter(c => !by.enabled_checks.includes(c) || !by.plan.allowed_checks.includes(c))
+  if (refused.length > 0) throw new DomainError('forbidden', 'create_batch.check_not_allowed', `the plan or this key does not allow: ${refused.join(', ')}`)
+  return checks
+}
+
+/**
+ * POST /api/batches (interface "Batches"): opens a batch and accepts its first chunk.
+ * Addresses are trimmed, normalized and de-duplicated; invalid ones become `invalid`
+ * items at once, at no cost. Nothing is stored when the list is refused.
+ * @throws DomainError invalid `create_batch.empty` (no address), `create_batch.too_many`
+ *   (above the plan's `max_chunk_size`), `create_batch.all_rejected` (no valid address),
+ *   `create_batch.invalid_checks`; forbidden `create_batch.check_not_allowed`,
+ *   `add_chunk.max_batch_size`; payment_required `add_chunk.insufficient_tokens`.
+ */
+export async function createBatch (ctx: CommandContext, by: BatchSubmitter, input: { emails: readonly string[], checks?: readonly string[], final: boolean, name?: string | null }): Promise<ChunkOutcome> {
+  const checks = checksFor(by, input.checks)
+  if (input.emails.length === 0) throw new DomainError('invalid', 'create_batch.empty', 'the list holds no address')
+  if (input.emails.length > by.plan.max_chunk_size) throw new DomainError('invalid', 'create_batch.too_many', `at most ${by.plan.max_chunk_size} addresses per request on this plan`)
+  const listed = candidates(input.emails)
+  if (listed.every(c => c.invalid)) throw new DomainError('invalid', 'create_batch.all_rejected', 'no address of the list is a valid address')
+  const uniqueValid = new Set(listed.filter(c => !c.invalid).map(c => c.key)).size
+  if (uniqueValid > by.plan.max_batch_size) throw new DomainError('forbidden', 'add_chunk.max_batch_size', `the list holds ${uniqueValid} unique valid addresses; the plan allows ${by.plan.max_batch_size} per batch`)
+  const batchUuid = ctx.newId()
+  const creation: CreateData = { batch_uuid: batchUuid, user_uuid: by.user_uuid, name: input.name ?? null, checks, cost_per_item: by.environment === 'test' ? 0 : costOf(checks), environment: by.environment, key_uuid: by.key_uuid, agent_uuid: by.agent_uuid, now: ctx.now().toISOString() }
+  // The batch is created with its first chunk in one append, after the chunk's reservation: a refused list leaves nothing.
+  const none: Loaded<batch.BatchState> = { state: batch.initialState(), revision: -1, position: 0, since_snapshot: 0 }
+  return await acceptChunk(ctx, by, batchUuid, listed, input.final, none, creation)
+}
+
+type CreateData = Extract<batch.BatchCommand, { type: 'CreateBatch' }>['data']
+
+/**
+ * POST /api/batches/{uuid}/emails: a chunk, de-duplicated against the whole batch; the
+ * cumulative unique valid count may not pass the plan's `max_batch_size`. `final` closes
+ * intake. An empty chunk is accepted only with `final: true` (it closes intake).
+ * @throws DomainError not_found `batch.not_found` (unknown, or another account's);
+ *   invalid `add_chunk.empty`, `add_chunk.too_many`; conflict `add_chunk.intake_closed`;
+ *   forbidden `add_chunk.max_batch_size`, `create_batch.check_not_allowed` (the plan no
+ *   longer allows a check of the batch); payment_required `add_chunk.insufficient_tokens`.
+ */
+export async function addChunk (ctx: CommandContext, by: BatchSubmitter, batchUuid: string, input: { emails: readonly string[], final?: boolean }): Promise<ChunkOutcome> {
+  if (input.emails.length > by.plan.max_chunk_size) throw new DomainError('invalid', 'add_chunk.too_many', `at most ${by.plan.max_chunk_size} addresses per request on this plan`)
+  const loaded = await load(ctx, `batch-${batchUuid}`, batch)
+  const s = loaded.state
+  if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
+  if (s.status !== 'receiving') throw new DomainError('conflict', 'add_chunk.intake_closed', s.status === 'completed' ? 'the batch is completed' : 'the batch\'s intake is closed')
+  if (input.emails.length === 0 && input.final !== true) throw new DomainError('invalid', 'add_chunk.empty', 'the chunk holds no address (send `final: true` alone to close intake)')
+  checksFor(by, s.checks)
+  return await acceptChunk(ctx, by, batchUuid, candidates(input.emails), input.final === true, loaded)
+}
+
+/**
+ * The chunk's items against the batch as loaded: de-duplicated, sealed, reserved on the
+ * wallet (one reservation per chunk, `job_uuid` the chunk's uuid), then appended with the
+ * expected revision of that read. When another chunk came first, the reservation is
+ * released and the chunk decided again on the new state. Should this process die between
+ * the reservation and the append, the intake process manager abandons the chunk and
+ * releases the reservation. Fault point: `batch.after_reserve`.
+ */
+async function acceptChunk (ctx: CommandContext, by: BatchSubmitter, batchUuid: string, listed: readonly Candidate[], final: boolean, first: Loaded<batch.BatchState>, creation?: CreateData): Promise<ChunkOutcome> {
+  const meta = metaOf(by, batchUuid)
+  let loaded = first
+  for (let attempt = 1; ; attempt++) {
+    // A batch being created is decided on as it will be once created.
+    const s = creation ? batch.evolve(batch.initialState(), batch.decide({ type: 'CreateBatch', data: creation }, batch.initialState())[0]) : loaded.state
+    if (s.status === 'none') throw new DomainError('not_found', 'batch.not_found', 'no such batch')
+    const chosen = new Map<string, Candidate & { hash: string }>()
+    let duplicates = 0
+    for (const c of listed) {
+      const hash = blindIndex(ctx, batchUuid, c.key)
+      if (chosen.has(hash) || (s.status === 'receiving' && batch.holds(s, hash))) { duplicates++; continue }
+      chosen.set(hash, { ...c, hash })
+    }
+    const items: BatchItem[] = []
+    for (const c of chosen.values()) {
+      items.push({ email: await ctx.sealer.seal(by.user_uuid, c.text), hash: c.hash, ...(c.invalid && { invalid: true as const }) })
+    }
+    const valid = batch.validCount(items)
+    if (s.status === 'receiving' && s.valid + valid > by.plan.max_batch_size) {
+      throw new DomainError('forbidden', 'add_chunk.max_batch_size', `the batch would hold ${s.valid + valid} unique valid addresses; the plan allows ${by.plan.max_batch_size}`)
+    }
+    const chunkUuid = ctx.newId()
+    const amount = valid * s.cost_per_item
+    const now = ctx.now().toISOString()
+    let reservation: string | null = null
+    if (amount > 0) {
+      reservation = ctx.newId()
+      try {
+        await handle(ctx, `wallet-${by.user_uuid}`, wallet, { type: 'ReserveTokens', data: { user_uuid: by.user_uuid, job_uuid: chunkUuid, reservation_uuid: reservation, amount, batch_uuid: batchUuid, now } }, { ...meta, causation_id: chunkUuid })
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'submit_job.insufficient_tokens') throw new DomainError('payment_required', 'add_chunk.insufficient_tokens', `${valid} addresses at ${s.cost_per_item} tokens cost ${amount}; ${err.message.replace(/^.*; /, '')}`)
+        throw err
+      }
+      faultPoint(ctx.config.fault_point, 'batch.after_reserve')
+    }
+    try {
+      const chunk = { chunk_uuid: chunkUuid, items, duplicates, reservation_uuid: reservation, amount, max_batch_size: by.plan.max_batch_size, final, now }
+      const r = await handle(ctx, `batch-${batchUuid}`, batch, creation ? { type: 'CreateBatch', data: { ...creation, first_chunk: chunk } } : { type: 'AddChunk', data: chunk }, meta, { known: loaded })
+      return { batch_uuid: batchUuid, accepted: items.length, duplicates, invalid: items.length - valid, reserved: amount, position: r.position }
+    } catch (err) {
+      if (reservation !== null) {
+        await handle(ctx, `wallet-${by.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { user_uuid: by.user_uuid, job_uuid: chunkUuid, reservation_uuid: reservation, reason: 'chunk_not_accepted', now: ctx.now().toISOString() } }, meta)
+      }
+      if (!(err instanceof DomainError && err.code === 'add_chunk.changed') || attempt >= CHUNK_ATTEMPTS) throw err
+      loaded = await load(ctx, `batch-${batchUuid}`, batch)
+    }
+  }
+}
+
+/**
+ * Closes intake of batches idle since `idle_before` (`BATCH_INTAKE_IDLE_S` without a chunk),
+ * for the batch worker's sweep. A chunk that arrives meanwhile keeps intake open (the
+ * decider compares with the batch's latest chunk).
+ * @returns whether intake was closed.
+ */
+export async function closeIdleIntake (ctx: CommandContext, batchUuid: string, idleBefore: string): Promise<boolean> {
+  const r = await handle(ctx, `batch-${batchUuid}`, batch, { type: 'CloseIntake', data: { reason: 'idle', idle_before: idleBefore, now: ctx.now().toISOString() } }, { actor: 'batch-intake' })
+  return r.events.length > 0
+}

@@ -1,0 +1,235 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { stringify } from 'csv-stringify'
+import { addChunk, createBatch, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batches.ts'
+import { CHECK_NAMES } from '../../domain/checks.ts'
+import { batchItems, getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
+import { principalOf, type Principal } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
+import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
+import type { HttpRuntime } from '../runtime.ts'
+
+const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
+
+/** A batch as the API shows it: status, progress, aggregated results and tokens (interface "Batches"). */
+export const Batch = z.object({
+  uuid: z.string(),
+  name: z.string().nullable(),
+  status: z.enum(['receiving', 'processing', 'completed']).meta({ description: '`receiving`: intake open; `processing`: intake closed, items pending; `completed`: terminal' }),
+  intake: z.enum(['open', 'closed']),
+  checks: z.array(z.string()),
+  environment: z.enum(['live', 'test']),
+  cost_per_item: z.number().meta({ description: 'tokens reserved per unique valid address (0 for test keys)' }),
+  progress: z.object({ total: z.number(), processed: z.number(), pending: z.number() }),
+  duplicates: z.number().meta({ description: 'addresses dropped as repeats of one already in the batch' }),
+  results: z.object({
+    by_verdict: z.object({ valid: z.number(), invalid: z.number(), risky: z.number(), unknown: z.number() }),
+    by_reason: z.record(z.string(), z.number())
+  }),
+  tokens: z.object({ reserved: z.number(), captured: z.number(), released: z.number() }),
+  created_at: Timestamp,
+  closed_at: Timestamp.nullable(),
+  completed_at: Timestamp.nullable()
+}).meta({ id: 'Batch' })
+type BatchView = z.infer<typeof Batch>
+
+/** What the request's chunk did, beside the batch. */
+const Chunk = z.object({ accepted: z.number().meta({ description: 'new unique addresses (invalid ones included)' }), duplicates: z.number(), invalid: z.number(), reserved: z.number().meta({ description: 'tokens reserved for this chunk' }) })
+const Accepted = Batch.extend({ chunk: Chunk }).meta({ id: 'BatchAccepted' })
+
+const BatchItem = z.object({
+  index: z.number().meta({ description: 'position of the address in the batch, from 0' }),
+  email: z.string(),
+  status: z.enum(['pending', 'deferred', 'done']),
+  verdict: Verdict.nullable(),
+  reason: z.string().nullable(),
+  score: z.number().nullable(),
+  flags: z.array(z.string()),
+  did_you_mean: z.string().nullable()
+}).meta({ id: 'BatchItem' })
+
+const Emails = z.array(z.string().max(MAX_BATCH_EMAIL)).meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
+
+const CreateBatch = z.object({
+  emails: Emails,
+  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` }),
+  final: z.boolean().meta({ description: '`false` keeps intake open for more chunks' }),
+  name: z.string().max(200).nullable().optional()
+}).meta({ examples: [{ emails: ['jane@example.com', 'john@example.org'], final: true, name: 'November newsletter' }] })
+
+const AddChunk = z.object({
+  emails: Emails,
+  final: z.boolean().optional().meta({ description: '`true` closes intake with this chunk' })
+})
+
+const submitterOf = (p: Principal): BatchSubmitter => ({ user_uuid: p.user_uuid, environment: p.environment, key_uuid: p.key_uuid, agent_uuid: p.agent_uuid, enabled_checks: p.enabled_checks, plan: p.plan })
+
+/** The public view of a batch. */
+export function batchView (b: BatchDoc): BatchView {
+  const v = b.by_verdict
+  return {
+    uuid: b.uuid,
+    name: b.name,
+    status: b.status,
+    intake: b.status === 'receiving' ? 'open' : 'closed',
+    checks: b.checks,
+    environment: b.environment,
+    cost_per_item: b.cost_per_item,
+    progress: { total: b.total, processed: b.processed, pending: b.total - b.processed },
+    duplicates: b.duplicates,
+    results: { by_verdict: { valid: v.valid ?? 0, invalid: v.invalid ?? 0, risky: v.risky ?? 0, unknown: v.unknown ?? 0 }, by_reason: b.by_reason },
+    tokens: b.tokens,
+    created_at: b.created_at,
+    closed_at: b.closed_at,
+    completed_at: b.completed_at
+  }
+}
+
+/** Pages of the CSV export (items read per range of the index). */
+const CSV_PAGE = 1_000
+/** Bodies of batch requests: the largest plan's chunk of long addresses (bytes). */
+const BATCH_BODY_LIMIT = 64 * 1024 * 1024
+
+/** Batches (interface section 4, "Batches"; issue "Bulk verification"). */
+export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const tags = ['Batches']
+
+  /** The batch after a write, once the read models have it (read-your-writes), with the chunk's outcome. */
+  const answer = async (owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
+    await rt.caughtUp(outcome.position)
+    const doc = await getBatch(rt.ctx, owner, outcome.batch_uuid)
+    if (!doc) throw new HttpProblem(503, 'batch.not_ready', 'the batch was accepted; read it again in a moment')
+    return { ...batchView(doc), chunk: { accepted: outcome.accepted, duplicates: outcome.duplicates, invalid: outcome.invalid, reserved: outcome.reserved } }
+  }
+
+  app.route({
+    method: 'GET',
+    url: '/api/batches',
+    config: { auth: 'any', scope: 'results:read', invalid: 'list_batches.invalid_query' },
+    schema: { operationId: 'listBatches', summary: 'The account\'s batches, newest first', tags, querystring: PageQuery, response: { 200: Paginated(Batch), ...problems(400, 401, 403, 429) } },
+    handler: async request => {
+      const { items, total } = await listBatches(rt.ctx, principalOf(request).user_uuid, request.query)
+      return { items: items.map(batchView), total, limit: request.query.limit, offset: request.query.offset }
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/batches',
+    bodyLimit: BATCH_BODY_LIMIT,
+    config: { auth: 'any', scope: 'email:verify:bulk', invalid: 'create_batch.invalid_request' },
+    schema: {
+      operationId: 'createBatch',
+      summary: 'Verify a list of addresses (a batch: 202, verified as it arrives; `final: false` keeps intake open for more chunks)',
+      tags,
+      body: CreateBatch,
+      response: { 202: json(Accepted, 'Accepted and queued; `Location` names the batch'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 429) }
+    },
+    handler: async (request, reply) => {
+      const p = principalOf(request)
+      const outcome = await createBatch(rt.ctx, submitterOf(p), request.body)
+      reply.header('location', `/api/batches/${outcome.batch_uuid}`)
+      return reply.code(202).send(await answer(p.user_uuid, outcome))
+    }
+  })
+
+  app.route({
+    method: 'GET',
+    url: '/api/batches/:uuid',
+    config: { auth: 'any', scope: 'results:read' },
+    schema: { operationId: 'getBatch', summary: 'A batch: status, progress, results by verdict and reason, tokens', tags, params: UuidParams, response: { 200: Batch, ...problems(400, 401, 403, 404, 429) } },
+    handler: async request => {
+      const doc = await getBatch(rt.ctx, principalOf(request).user_uuid, request.params.uuid)
+      if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
+      return batchView(doc)
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/api/batches/:uuid/emails',
+    bodyLimit: BATCH_BODY_LIMIT,
+    config: { auth: 'any', scope: 'email:verify:bulk', invalid: 'add_chunk.invalid_request' },
+    schema: {
+      operationId: 'addBatchEmails',
+      summary: 'Add a chunk of addresses to a batch whose intake is open (`final: true` closes it)',
+      tags,
+      params: UuidParams,
+      body: AddChunk,
+      response: { 202: json(Accepted, 'Chunk accepted and queued'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 404, 409, 429) }
+    },
+    handler: async (request, reply) => {
+      const p = principalOf(request)
+      const outcome = await addChunk(rt.ctx, submitterOf(p), request.params.uuid, request.body)
+      return reply.code(202).send(await answer(p.user_uuid, outcome))
+    }
+  })
+
+  app.route({
+    method: 'GET',
+    url: '/api/batches/:uuid/results',
+    config: { auth: 'any', scope: 'results:read', invalid: 'batch_results.invalid_query' },
+    schema: {
+      operationId: 'getBatchResults',
+      summary: 'Per-address results, in the order the addresses were accepted; `Accept: text/csv` streams all of them as CSV',
+      tags,
+      params: UuidParams,
+      querystring: PageQuery,
+      response: {
+        200: {
+          description: 'A page of results (JSON), or every result as CSV with a header line',
+          content: {
+            'application/json': { schema: Paginated(BatchItem) },
+            'text/csv': { schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean' }) }
+          }
+        },
+        ...problems(400, 401, 403, 404, 429)
+      }
+    },
+    handler: async (request, reply) => {
+      const owner = principalOf(request).user_uuid
+      const doc = await getBatch(rt.ctx, owner, request.params.uuid)
+      if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
+      if (prefersCsv(request.headers.accept)) {
+        const csv = stringify({ header: true, columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean'] })
+        const total = doc.total
+        void (async () => {
+          try {
+            for (let from = 0; from < total; from += CSV_PAGE) {
+              for (const it of await batchItems(rt.ctx, owner, doc.uuid, from, CSV_PAGE)) {
+                const row = [it.i, it.email, it.status, it.verdict ?? '', it.reason ?? '', it.score ?? '', it.flags.join(' '), it.did_you_mean ?? '']
+                // Back-pressure: wait while the client reads slower than we write.
+                if (!csv.write(row)) await new Promise(resolve => csv.once('drain', resolve))
+              }
+            }
+            csv.end()
+          } catch (err) {
+            csv.destroy(err as Error)
+          }
+        })()
+        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="batch-${doc.uuid}.csv"`)
+        return reply.code(200).send(csv)
+      }
+      const { limit, offset } = request.query
+      const items = offset >= doc.total ? [] : await batchItems(rt.ctx, owner, doc.uuid, offset, limit)
+      return reply.code(200).send({ items: items.map(({ i, ...rest }) => ({ index: i, ...rest, verdict: rest.verdict as z.infer<typeof Verdict> | null })), total: doc.total, limit, offset })
+    }
+  })
+}
+
+/** Whether an `Accept` header asks for CSV before JSON (RFC 9110 §12.5.1, q-values honoured). */
+function prefersCsv (accept: string | undefined): boolean {
+  if (!accept) return false
+  const ranked = accept.split(',').map((part, order) => {
+    const [type, ...params] = part.trim().toLowerCase().split(';').map(s => s.trim())
+    const q = params.find(x => x.startsWith('q='))
+    return { type, q: q ? Number(q.slice(2)) : 1, order }
+  }).filter(r => Number.isFinite(r.q) && r.q > 0).sort((a, b) => b.q - a.q || a.order - b.order)
+  for (const r of ranked) {
+    if (r.type === 'text/csv') return true
+    if (r.type === 'application/json' || r.type === 'application/*' || r.type === '*/*') return false
+  }
+  return false
+}

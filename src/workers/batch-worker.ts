@@ -1,0 +1,135 @@
+import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
+import type { BatchChunkProcessed, BatchItemResult, BatchItemsAdded, BatchItemsDeferred } from '../domain/batch/events.ts'
+import * as batch from '../domain/batch/decider.ts'
+import * as wallet from '../domain/wallet/decider.ts'
+import type { VerificationEngine } from '../verifier/engine.ts'
+import type { VerificationResult } from '../verifier/result.ts'
+import { simulate } from '../verifier/sandbox.ts'
+import { handle, load, type CommandContext } from '../commands/context.ts'
+import { chargeFor } from '../commands/complete-job.ts'
+import { closeIdleIntake } from '../commands/batches.ts'
+import { idleBatches } from '../projections/batches.ts'
+import { VerifyBatcher } from './verify-batcher.ts'
+import type { ServiceMetrics } from '../infra/metrics.ts'
+
+/** Event types the batch worker consumes (its NATS stream and durable consumer). */
+export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const
+
+export interface BatchWorkerOptions {
+  /** Parts verified at once by this process. */
+  concurrency: number
+  /** Greylisting: first retry delay, doubled per attempt, and the deadline after the chunk came (ms). */
+  greylist: { retry_ms: number, deadline_ms: number }
+  /** Intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`). */
+  intake_idle_s: number
+  /** Whether this process sweeps idle intakes (it has the read models). */
+  sweep: boolean
+  metrics?: ServiceMetrics
+  log?: (msg: string, err?: unknown) => void
+}
+
+const metaOf = (batchUuid: string, causation: string): { actor: string, correlation_id: string, causation_id: string } => ({ actor: 'verifier', correlation_id: batchUuid, causation_id: causation })
+
+/**
+ * The batch worker (issue "Bulk verification"): verifies each part of a chunk as it
+ * arrives (BatchItemsAdded), through a micro-batcher over the engine so that the parts of
+ * concurrent batches share DNS lookups and SMTP sessions per MX; records the results of a
+ * part in one BatchResultsRecorded, greylisted items in one BatchItemsDeferred that comes
+ * back through the bus when due (retries double until the deadline, then `unknown`/
+ * `greylisted`, not charged). A chunk whose items all have results (BatchChunkProcessed)
+ * has its reservation captured for the firm verdicts and the rest released, once (the
+ * wallet decider settles a reservation once). Test-key batches are simulated (sandbox).
+ * Idempotent: items with a result are skipped, results recorded twice change nothing.
+ * With `sweep`, intake idle for `intake_idle_s` is closed every min(60 s, idle / 4).
+ */
+export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: BatchWorkerOptions): Promise<Consumer> {
+  const batcher = new VerifyBatcher(engine, { greylist: 'defer', max_items: 4_000, max_wait_ms: 25 })
+
+  /** Verifies `items` of a chunk and records their results; greylisted ones are deferred (attempt `attempt`). */
+  const verify = async (batchUuid: string, chunkUuid: string, items: ReadonlyArray<{ i: number, email: string }>, attempt: number, deadline: number, causation: string): Promise<void> => {
+    const loaded = await load(ctx, `batch-${batchUuid}`, batch)
+    const s = loaded.state
+    if (s.status === 'none') return
+    const chunk = s.open.get(chunkUuid)
+    if (!chunk) return
+    const todo = items.filter(item => {
+      const k = item.i - chunk.first
+      return k >= 0 && k < chunk.size && (chunk.done[k >> 3] & (1 << (k & 7))) === 0
+    })
+    if (todo.length === 0) return
+    const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
+    const results: BatchItemResult[] = []
+    const deferred: Array<{ i: number, email: string }> = []
+    const now = ctx.now().getTime()
+    await Promise.all(opened.map(async item => {
+      if (item.address === null) {
+        // The account was erased meanwhile: nothing to verify, nothing charged.
+        results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
+        return
+      }
+      const r: VerificationResult = s.environment === 'test' ? simulate(item.address, s.checks, ctx.now()) : await batcher.verify(item.address, s.checks)
+      const retryAt = now + options.greylist.retry_ms * 2 ** (attempt - 1)
+      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); return }
+      results.push({
+        i: item.i,
+        verdict: r.verdict,
+        reason: r.reason,
+        score: r.score,
+        flags: r.flags,
+        did_you_mean: r.did_you_mean === null ? null : await ctx.sealer.seal(s.user_uuid, r.did_you_mean),
+        charge: s.cost_per_item === 0 ? 0 : Math.min(s.cost_per_item, chargeFor(r, s.checks))
+      })
+      options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason })
+    }))
+    const at = ctx.now().toISOString()
+    if (results.length > 0) {
+      results.sort((a, b) => a.i - b.i)
+      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: at } }, metaOf(batchUuid, causation))
+    }
+    if (deferred.length > 0) {
+      deferred.sort((a, b) => a.i - b.i)
+      const retryAt = new Date(now + options.greylist.retry_ms * 2 ** (attempt - 1)).toISOString()
+      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'DeferItems', data: { chunk_uuid: chunkUuid, items: deferred, attempt, retry_at: retryAt, deadline_at: new Date(deadline).toISOString(), now: at } }, metaOf(batchUuid, causation))
+      options.metrics?.deferrals.inc()
+    }
+  }
+
+  const consumer = await bus.consume({ name: 'batches', event_types: BATCH_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
+    if (event.type === 'BatchItemsAdded') {
+      const d = event.data as BatchItemsAdded['data']
+      const items = d.items.flatMap((item, k) => item.invalid ? [] : [{ i: d.first + k, email: item.email }])
+      await verify(d.batch_uuid, d.chunk_uuid, items, 1, Date.parse(d.added_at) + options.greylist.deadline_ms, event.id)
+      return
+    }
+    if (event.type === 'BatchItemsDeferred') {
+      const d = event.data as BatchItemsDeferred['data']
+      const wait = Date.parse(d.retry_at) - Date.now()
+      if (wait > 0) throw new RetryLater(wait)
+      await verify(d.batch_uuid, d.chunk_uuid, d.items, d.attempt + 1, Date.parse(d.deadline_at), event.id)
+      return
+    }
+    if (event.type === 'BatchChunkProcessed') {
+      const d = event.data as BatchChunkProcessed['data']
+      if (d.reservation_uuid === null || d.amount === 0) return
+      await handle(ctx, `wallet-${d.user_uuid}`, wallet, { type: 'CaptureTokens', data: { user_uuid: d.user_uuid, job_uuid: d.chunk_uuid, reservation_uuid: d.reservation_uuid, amount: d.charge, now: ctx.now().toISOString() } }, metaOf(d.batch_uuid, event.id))
+    }
+  })
+
+  let timer: NodeJS.Timeout | null = null
+  if (options.sweep) {
+    const idleMs = options.intake_idle_s * 1000
+    const sweep = async (): Promise<void> => {
+      const before = new Date(ctx.now().getTime() - idleMs).toISOString()
+      for (const b of await idleBatches(ctx, before)) await closeIdleIntake(ctx, b.uuid, before)
+    }
+    timer = setInterval(() => { sweep().catch(err => options.log?.('batch intake sweep failed', err)) }, Math.max(50, Math.min(60_000, idleMs / 4)))
+  }
+
+  return {
+    stop: async () => {
+      if (timer) clearInterval(timer)
+      await consumer.stop()
+    }
+  }
+}
