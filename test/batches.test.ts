@@ -1,5 +1,7 @@
 import t from 'tap'
 import { parse } from 'csv-parse/sync'
+import { createServer, type IncomingMessage } from 'node:http'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, signUp, startTestService, testConfig, type Api } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
@@ -31,10 +33,10 @@ const dataDir = t.testdir()
 // Small caps so that every cap is reachable: 60 unique valid addresses a batch, 50 a request
 // on Free; Pro lifts them for the 2,000-address run.
 const plans = plansFile(dataDir, {
-  free: { tokens_per_month: 200, max_batch_size: 60, max_chunk_size: 50, rate_limit_per_minute: 1_000_000, allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'] },
+  free: { tokens_per_month: 200, max_webhooks: 5, max_batch_size: 60, max_chunk_size: 50, rate_limit_per_minute: 1_000_000, allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'] },
   pro: { max_batch_size: 5_000, max_chunk_size: 600, rate_limit_per_minute: 1_000_000 }
 })
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.3', VERIFIER_GREYLIST_DEADLINE_S: '30', PLANS_FILE: plans }))
+const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.3', VERIFIER_GREYLIST_DEADLINE_S: '30', PLANS_FILE: plans, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '200' }))
 t.teardown(() => service.close())
 const api = client(service.url)
 
@@ -311,4 +313,59 @@ t.test('2,000 addresses in 4 chunks against the mail world: every result its gro
   t.equal((await wallet(pro.token)).balance, before.balance - captured)
   const asked = new Set(world.transcript.filter(l => / RCPT TO:/i.test(l)).map(l => /<([^>]+)>/.exec(l)?.[1]?.toLowerCase()))
   t.ok(emails.filter(e => !e.endsWith('@nowhere-bulk.com')).every(e => asked.has(e)), 'the world saw a RCPT for every address with a mail server')
+})
+
+t.test('batch.completed webhooks: one signed delivery per batch; 410 disables at once; 503 with Retry-After is retried no sooner', async t => {
+  const got: Array<{ path: string, at: number, body: string, headers: IncomingMessage['headers'] }> = []
+  const busySeen = new Set<string>()
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => { body += c.toString('utf8') })
+    req.on('end', () => {
+      got.push({ path: req.url ?? '', at: Date.now(), body, headers: req.headers })
+      if (req.url === '/gone') { res.writeHead(410).end(); return }
+      const delivery = String(req.headers['x-service-delivery'])
+      if (req.url === '/busy' && !busySeen.has(delivery)) { busySeen.add(delivery); res.writeHead(503, { 'retry-after': '2' }).end(); return }
+      res.writeHead(200).end('ok')
+    })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
+  const base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
+  const hook = async (path: string, events: string[]): Promise<{ uuid: string, secret: string }> => (await api('POST', '/api/webhooks', { token: rich.token, body: { url: base + path, events } })).body
+  const ok = await hook('/ok', ['batch.completed'])
+  const gone = await hook('/gone', ['batch.completed'])
+  const busy = await hook('/busy', ['batch.completed'])
+  await hook('/jobs', ['job.completed'])
+  const to = (path: string): typeof got => got.filter(g => g.path === path)
+
+  const first = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok30@alpha-bulk.com'], checks: ['smtp'], final: true } })
+  await completed(api, rich.key, first.body.uuid)
+  await waitUntil(async () => (await api('GET', `/api/webhooks/${gone.uuid}`, { token: rich.token })).body.status === 'disabled', 15_000)
+  t.equal(to('/gone').length, 1, 'one request, then disabled')
+  const second = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok31@beta-bulk.com'], checks: ['smtp'], final: true } })
+  await completed(api, rich.key, second.body.uuid)
+  // Positive controls: both batches reached /ok, and the busy endpoint's retries came.
+  await waitUntil(() => to('/ok').length >= 2 && to('/busy').length >= 4, 20_000)
+  const bodies = to('/ok').map(g => JSON.parse(g.body))
+  t.same(bodies.map(b => b.batch_uuid).sort(), [first.body.uuid, second.body.uuid].sort(), 'one delivery per batch')
+  t.ok(bodies.every(b => b.event === 'batch.completed' && b.status === 'completed' && Number.isInteger(b.timestamp)))
+  for (const g of to('/ok')) {
+    const header = String(g.headers['x-service-signature'])
+    const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)
+    t.ok(m, header)
+    const expected = createHmac('sha256', ok.secret).update(`${m![1]}.${g.body}`).digest('hex')
+    t.ok(timingSafeEqual(Buffer.from(expected), Buffer.from(m![2])), 'HMAC-SHA256 over t.body, recomputed')
+  }
+  t.equal(to('/gone').length, 1, 'the disabled endpoint got nothing for the second batch')
+  t.equal(to('/jobs').length, 0, 'an endpoint subscribed to job.completed only hears no batch')
+  for (const uuid of [first.body.uuid, second.body.uuid]) {
+    const tries = to('/busy').filter(g => JSON.parse(g.body).batch_uuid === uuid)
+    t.equal(tries.length, 2, 'a 503, then the retry')
+    t.ok(tries[1].at - tries[0].at >= 2_000, `the retry came ${tries[1].at - tries[0].at} ms later (Retry-After: 2; the schedule alone says 200 ms)`)
+  }
+  t.equal((await api('GET', `/api/webhooks/${busy.uuid}`, { token: rich.token })).body.status, 'active')
+  const feed = await api('GET', '/api/notifications?limit=96', { token: rich.token })
+  const done = feed.body.items.filter((n: any) => n.kind === 'batch_completed').map((n: any) => n.data.batch_uuid)
+  t.ok(done.includes(first.body.uuid) && done.includes(second.body.uuid), 'each completed batch is in the account feed')
 })

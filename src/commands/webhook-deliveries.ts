@@ -42,9 +42,24 @@ export function retryDelayMs (policy: DeliveryPolicy, next: number, random = Mat
   return Math.round(base * (1 + 0.1 * random()))
 }
 
-/** The JSON body of a delivery (interface section 6): no raw email. */
+/** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
 export function deliveryBody (r: WebhookDeliveryRequested['data']): string {
+  if (r.event === 'batch.completed') return JSON.stringify({ event: r.event, batch_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
   return JSON.stringify({ event: r.event, job_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
+}
+
+/**
+ * When the next attempt is due (ms from now), or null when none comes: attempts left and
+ * not `410 Gone`. A 429 or 503 with `Retry-After` waits that long, but never less than the
+ * schedule's delay nor more than its longest one (the delay before the last attempt).
+ */
+export function nextAttemptIn (policy: DeliveryPolicy, attempt: number, maxAttempts: number, outcome: SendOutcome): number | null {
+  const succeeded = outcome.status !== null && outcome.status >= 200 && outcome.status < 300
+  if (succeeded || outcome.status === 410 || attempt >= maxAttempts) return null
+  const scheduled = retryDelayMs(policy, attempt + 1)
+  const asked = outcome.retry_after_ms ?? null
+  if (asked === null) return scheduled
+  return Math.max(scheduled, Math.min(asked, retryDelayMs(policy, maxAttempts, () => 1)))
 }
 
 export type AttemptResult =
@@ -91,7 +106,7 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
   })
   const succeeded = outcome.status !== null && outcome.status >= 200 && outcome.status < 300
   const maxAttempts = r.test ? 1 : policy.max_attempts
-  const retryIn = !succeeded && attempt < maxAttempts ? retryDelayMs(policy, attempt + 1) : null
+  const retryIn = nextAttemptIn(policy, attempt, maxAttempts, outcome)
   const at = ctx.now()
   const recorded = await handle(ctx, stream, delivery, {
     type: 'RecordAttempt',
@@ -106,6 +121,10 @@ export async function attemptDelivery (ctx: CommandContext, deliveryId: string, 
     }
   }, { actor: 'webhooks', correlation_id: r.job_uuid })
   if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
+  // 410 Gone: the receiver says the endpoint is no more; disabled at once (issue "Bulk verification").
+  if (outcome.status === 410 && !r.test) {
+    await handle(ctx, webhooksStream(r.user_uuid), webhook, { type: 'DisableGone', data: { webhook_uuid: r.webhook_uuid, now: at.toISOString() } }, { actor: 'webhooks', correlation_id: r.job_uuid })
+  }
   if (retryIn !== null) return { kind: 'retry', outcome, attempt, retry_in_ms: retryIn }
   return { kind: succeeded ? 'delivered' : 'failed', outcome, attempt }
 }

@@ -7,9 +7,10 @@ import type { TokensGranted, TokensReleased, TokensReserved } from '../domain/wa
 import type { WebhookEndpointDisabled } from '../domain/webhook/events.ts'
 import type { NotificationsSeen } from '../domain/notification/events.ts'
 import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription/events.ts'
+import type { BatchCompleted } from '../domain/batch/events.ts'
 import { collection, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
-export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled', 'plan_started', 'plan_changed', 'plan_cancelling', 'plan_ended'] as const
+export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled', 'plan_started', 'plan_changed', 'plan_cancelling', 'plan_ended', 'batch_completed'] as const
 export type NotificationKind = typeof NOTIFICATION_KINDS[number]
 
 /** One entry of an account's feed (keyed by the event that caused it; `position` orders the feed). */
@@ -52,7 +53,7 @@ export const KNOWN_CLIENTS = 50
 export const LOW_BALANCE_SHARE = 0.1
 export const LOW_BALANCE_MIN = 10
 
-type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted | PlanStarted | PlanChanged | PlanEnded
+type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted | PlanStarted | PlanChanged | PlanEnded | BatchCompleted
 
 const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floor(granted * LOW_BALANCE_SHARE))
 
@@ -99,6 +100,7 @@ export function notify (state: NotificationStateDoc, event: RecordedEvent): { st
     case 'PlanEnded': return { state: { ...state, cancelling: false }, entry: { kind: 'plan_ended', message: `The ${e.data.previous_plan} plan ended: the account is on Free`, data: { previous_plan: e.data.previous_plan } } }
     case 'NotificationsSeen': return { state: { ...state, seen_up_to: Math.max(state.seen_up_to, e.data.up_to) }, entry: null }
     case 'UserDeleted': return { state: { ...state, clients: [], erased: true }, entry: null }
+    case 'BatchCompleted': return { state, entry: { kind: 'batch_completed', message: `A batch of ${e.data.total} addresses is completed`, data: { batch_uuid: e.data.batch_uuid, total: e.data.total } } }
   }
 }
 
@@ -117,14 +119,14 @@ async function apply (event: RecordedEvent, writer: ProjectionWriter): Promise<v
 /**
  * The account feed (interface "Notifications"): an endpoint disabled, the balance low, a
  * key or agent created or revoked, a sign-in from a new client, two-factor turned on or
- * off, a plan started, changed, set to end or ended. An erased account's feed is deleted and its later events make no entries.
+ * off, a plan started, changed, set to end or ended, a batch completed. An erased account's feed is deleted and its later events make no entries.
  */
 export const notificationsProjection: Projection = {
   name: 'notifications',
-  // Plan events joined in version 1: none existed before them, so no document changes meaning.
+  // Plan events joined in version 1, batches in 1 too: none existed before them, so no document changes meaning.
   version: 1,
   collections: [NOTIFICATIONS, NOTIFICATION_STATE],
-  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted', 'PlanStarted', 'PlanChanged', 'PlanEnded'],
+  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted', 'PlanStarted', 'PlanChanged', 'PlanEnded', 'BatchCompleted'],
   apply
 }
 

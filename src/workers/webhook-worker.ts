@@ -6,12 +6,13 @@ import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, 
 import { webhooksStream } from '../commands/webhook-endpoints.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
+import type { BatchCompleted } from '../domain/batch/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
 import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
-export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'WebhookDeliveryRequested'] as const
+export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'BatchCompleted', 'WebhookDeliveryRequested'] as const
 /**
  * Event types of the webhook service's retry consumer: each recorded attempt either
  * schedules the next one (held until due) or ends the delivery (its outcome is counted).
@@ -38,7 +39,7 @@ export interface WebhookWorkerOptions {
  * - JobCompleted / JobFailed → one WebhookDeliveryRequested per active endpoint of the
  *   account subscribed to `job.completed`, read from the account's `webhooks-<user>`
  *   stream (delivery ids derive from endpoint and job, so a redelivered event requests
- *   nothing twice);
+ *   nothing twice); BatchCompleted likewise for `batch.completed`;
  * - WebhookDeliveryRequested → the first attempt: sign, POST, record;
  * - WebhookDeliveryAttempted (a second, retry consumer) → with attempts left, the next
  *   one once due (held with `RetryLater`: NATS `nak` with delay); after the last one, its
@@ -73,13 +74,31 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     }
   }
 
+  const onBatchCompleted = async (event: RecordedEvent): Promise<void> => {
+    const d = event.data as BatchCompleted['data']
+    const { state } = await load(ctx, webhooksStream(d.user_uuid), webhook)
+    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes('batch.completed'))) {
+      await requestDelivery(ctx, {
+        delivery_uuid: deliveryUuid(endpoint.webhook_uuid, 'batch.completed', d.batch_uuid),
+        webhook_uuid: endpoint.webhook_uuid,
+        user_uuid: d.user_uuid,
+        event: 'batch.completed',
+        job_uuid: d.batch_uuid,
+        status: 'completed',
+        timestamp: Math.floor(Date.parse(d.completed_at) / 1000),
+        test: false
+      })
+    }
+  }
+
   const consumer = await bus.consume({ name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async event => {
     if (event.type === 'WebhookDeliveryRequested') {
       const d = event.data as WebhookDeliveryRequested['data']
       if (!d.test) await attempt(d.delivery_uuid, 1) // tests are sent by the API at once
       return
     }
-    await onJobEnded(event)
+    if (event.type === 'BatchCompleted') await onBatchCompleted(event)
+    else await onJobEnded(event)
   })
 
   const retries = await bus.consume({ name: 'webhook_retries', event_types: WEBHOOK_RETRY_EVENTS, concurrency: options.concurrency, max_deliveries: 50, max_pending: MAX_WAITING_RETRIES }, async event => {

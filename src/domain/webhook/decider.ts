@@ -67,6 +67,7 @@ export type WebhookCommand =
   | { type: 'DeleteWebhook', data: { webhook_uuid: string, now: string } }
   | { type: 'DeleteAllWebhooks', data: { now: string } }
   | { type: 'RecordDeliveryOutcome', data: { webhook_uuid: string, delivery_uuid: string, succeeded: boolean, disable_after: number, now: string } }
+  | { type: 'DisableGone', data: { webhook_uuid: string, now: string } }
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -82,6 +83,7 @@ const sameList = (a: readonly string[], b: readonly string[]): boolean => a.leng
  * - RecordDeliveryOutcome: a failed delivery counts one more consecutive failure and, at
  *   `disable_after`, disables an active endpoint; a success after failures clears the
  *   count. The same delivery is counted once (the latest 256 per endpoint are remembered).
+ * - DisableGone (the receiver answered 410 Gone) → WebhookEndpointDisabled `gone` of an active endpoint.
  * @throws DomainError forbidden `create_webhook.limit_reached`; conflict
  *   `create_webhook.exists`; not_found `update_webhook.not_found` (unknown, deleted or another account's).
  */
@@ -126,6 +128,11 @@ export function decide (command: WebhookCommand, state: WebhooksState): WebhookE
         out.push({ type: 'WebhookEndpointDisabled', data: { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid!, reason: 'consecutive_failures', consecutive_failures: failures, disabled_at: d.now } })
       }
       return out
+    }
+    case 'DisableGone': {
+      const e = state.endpoints.get(command.data.webhook_uuid)
+      if (!e || e.status !== 'active') return []
+      return [{ type: 'WebhookEndpointDisabled', data: { webhook_uuid: e.webhook_uuid, user_uuid: state.user_uuid!, reason: 'gone', consecutive_failures: e.consecutive_failures, disabled_at: command.data.now } }]
     }
     default: {
       const _exhaustive: never = command

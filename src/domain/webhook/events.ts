@@ -1,7 +1,7 @@
 import type { Event } from '../shared.ts'
 
 /** Event kinds an endpoint can subscribe to (interface section 6). */
-export const WEBHOOK_EVENTS = ['job.completed'] as const
+export const WEBHOOK_EVENTS = ['job.completed', 'batch.completed'] as const
 export type WebhookEventKind = typeof WEBHOOK_EVENTS[number]
 
 /**
@@ -27,8 +27,8 @@ export type WebhookEndpointUpdated = Event<'WebhookEndpointUpdated', {
   description?: string | null
   updated_at: string
 }>
-/** `reason`: `requested` (status update) or `consecutive_failures` (automatic). */
-export type WebhookEndpointDisabled = Event<'WebhookEndpointDisabled', { webhook_uuid: string, user_uuid: string, reason: 'requested' | 'consecutive_failures', consecutive_failures: number, disabled_at: string }>
+/** `reason`: `requested` (status update), `consecutive_failures` (automatic) or `gone` (the receiver answered 410). */
+export type WebhookEndpointDisabled = Event<'WebhookEndpointDisabled', { webhook_uuid: string, user_uuid: string, reason: 'requested' | 'consecutive_failures' | 'gone', consecutive_failures: number, disabled_at: string }>
 export type WebhookEndpointEnabled = Event<'WebhookEndpointEnabled', { webhook_uuid: string, user_uuid: string, enabled_at: string }>
 export type WebhookEndpointDeleted = Event<'WebhookEndpointDeleted', { webhook_uuid: string, user_uuid: string, deleted_at: string }>
 /** A delivery to the endpoint failed every attempt; `consecutive_failures` counts them since the last success. */
@@ -47,7 +47,11 @@ export type WebhookEvent =
   | WebhooksSnapshotted | WebhookEndpointCreated | WebhookEndpointUpdated | WebhookEndpointDisabled | WebhookEndpointEnabled
   | WebhookEndpointDeleted | WebhookDeliveryFailureCounted | WebhookDeliveryFailuresCleared
 
-/** One notification to one endpoint (stream `webhook_delivery-<uuid>`); `timestamp` is Unix seconds. */
+/**
+ * One notification to one endpoint (stream `webhook_delivery-<uuid>`); `timestamp` is Unix
+ * seconds; `job_uuid` the job it is about, or for `batch.completed` the batch (`batch_uuid`
+ * in the body).
+ */
 export type WebhookDeliveryRequested = Event<'WebhookDeliveryRequested', {
   delivery_uuid: string
   webhook_uuid: string

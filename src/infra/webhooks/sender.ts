@@ -10,6 +10,19 @@ export interface SendOutcome {
   /** Why no usable response came (timeout, refused, private target…); null otherwise. */
   error: string | null
   duration_ms: number
+  /** A 429 or 503 answer's `Retry-After` (RFC 9110 §10.2.3: seconds or an HTTP date), in ms from now; null otherwise. */
+  retry_after_ms?: number | null
+}
+
+/** `Retry-After` as ms from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); null when absent or malformed. */
+export function retryAfterMs (value: string | string[] | undefined, now = Date.now()): number | null {
+  const v = Array.isArray(value) ? value[0] : value
+  if (v === undefined) return null
+  const text = v.trim()
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000
+  const at = Date.parse(text)
+  if (!/[a-z]/i.test(text) || Number.isNaN(at)) return null
+  return Math.max(0, at - now)
 }
 
 export interface SendOptions {
@@ -45,7 +58,7 @@ function guardedLookup (allowPrivate: boolean): LookupFunction {
  */
 export async function postWebhook (url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendOutcome> {
   const started = performance.now()
-  const done = (status: number | null, error: string | null): SendOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) })
+  const done = (status: number | null, error: string | null, retryAfter: number | null = null): SendOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started), retry_after_ms: retryAfter })
   let target: URL
   try { target = new URL(url) } catch { return done(null, 'invalid url') }
   const literal = target.hostname.replace(/^\[|\]$/g, '')
@@ -57,11 +70,12 @@ export async function postWebhook (url: string, body: string, headers: Record<st
   if (!request) return done(null, 'unsupported scheme')
   return await new Promise<SendOutcome>(resolve => {
     let settled = false
+    let retryAfter: number | null = null
     const finish = (status: number | null, error: string | null): void => {
       if (settled) return
       settled = true
       clearTimeout(timer)
-      resolve(done(status, error))
+      resolve(done(status, error, retryAfter))
     }
     const req = request(target, {
       method: 'POST',
@@ -69,6 +83,7 @@ export async function postWebhook (url: string, body: string, headers: Record<st
       lookup: guardedLookup(options.allow_private),
       agent: false
     }, res => {
+      if (res.statusCode === 429 || res.statusCode === 503) retryAfter = retryAfterMs(res.headers['retry-after'])
       let received = 0
       res.on('data', (chunk: Buffer) => {
         received += chunk.length
