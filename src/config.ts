@@ -67,7 +67,8 @@ export const ConfigSchema = z.object({
   REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
-  BATCH_INTAKE_IDLE_S: z.coerce.number().positive().max(30 * 86_400).default(86_400)
+  BATCH_INTAKE_IDLE_S: z.coerce.number().positive().max(30 * 86_400).default(86_400),
+  BATCH_CHUNK_GRACE_S: z.coerce.number().positive().max(86_400).default(120)
 })
 
 export interface Config {
@@ -130,6 +131,8 @@ export interface Config {
   registrations_per_hour: { client: number, domain: number, all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
   batch_intake_idle_s: number
+  /** A chunk's reservation whose chunk did not appear this long after it was made is released (s; `BATCH_CHUNK_GRACE_S`, default 120). */
+  batch_chunk_grace_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
   fault_point: string | null
   webhooks: {
@@ -200,6 +203,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
+    batch_chunk_grace_s: c.BATCH_CHUNK_GRACE_S,
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

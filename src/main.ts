@@ -155,7 +155,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
       log: (msg, err) => { log.error({ err }, msg) }
     }))
     // The intake process manager goes with the verifier: both keep jobs moving.
-    consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16 }))
+    consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16, grace_ms: config.batch_chunk_grace_s * 1000 }))
   }
   if (bus && (role === 'serve' || role === 'worker:webhooks')) {
     const w = config.webhooks

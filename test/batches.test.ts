@@ -369,3 +369,22 @@ t.test('batch.completed webhooks: one signed delivery per batch; 410 disables at
   const done = feed.body.items.filter((n: any) => n.kind === 'batch_completed').map((n: any) => n.data.batch_uuid)
   t.ok(done.includes(first.body.uuid) && done.includes(second.body.uuid), 'each completed batch is in the account feed')
 })
+
+t.test('intake closes after BATCH_INTAKE_IDLE_S without a chunk', async t => {
+  const dir = t.testdir()
+  const idle = await startTestService(testConfig(dir, { VERIFIER_DNS_SERVERS: world.dns_server, PLANS_FILE: plans, BATCH_INTAKE_IDLE_S: '1' }))
+  t.teardown(() => idle.close())
+  const a = client(idle.url)
+  const token = await signUp(a, dir, 'idle@example.com')
+  const r = await a('POST', '/api/batches', { token, body: { emails: ['ok1@alpha-bulk.com'], checks: ['smtp'], final: false } })
+  t.equal(r.status, 202)
+  t.equal(r.body.intake, 'open')
+  const kept = await a('POST', `/api/batches/${r.body.uuid}/emails`, { token, body: { emails: ['ok2@alpha-bulk.com'] } })
+  t.equal(kept.status, 202, 'a chunk within the idle time is accepted')
+  let b: any
+  await waitUntil(async () => { b = (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body; return b.intake === 'closed' }, 15_000)
+  t.ok(Date.parse(b.closed_at) - Date.parse(b.created_at) >= 1_000, `closed ${Date.parse(b.closed_at) - Date.parse(b.created_at)} ms after it was opened, at least the idle time`)
+  const late = await a('POST', `/api/batches/${r.body.uuid}/emails`, { token, body: { emails: ['ok3@alpha-bulk.com'] } })
+  t.equal(late.status, 409)
+  await waitUntil(async () => (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body.status === 'completed', 15_000)
+})
