@@ -12,6 +12,7 @@ import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 import { banUser, unbanUser } from './commands/ban-user.ts'
 import { operatorSetPlan } from './commands/subscription.ts'
+import { ApiError, verifyFile } from './client/verify-file.ts'
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -95,8 +96,8 @@ for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const
 }
 
 /** A progress bar on stderr (when it is a terminal, or with SVC_PROGRESS=1), with the rate in events per second. */
-function progressBar (label: string): { update: (position: number, end: number) => void, stop: () => void } {
-  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} events | {rate} events/s | {eta_formatted}`, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', hideCursor: true }, Presets.shades_classic)
+function progressBar (label: string, unit = 'events'): { update: (position: number, end: number) => void, stop: () => void } {
+  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_formatted}`, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', hideCursor: true }, Presets.shades_classic)
   const t0 = Date.now()
   let started = false
   return {
@@ -169,6 +170,33 @@ subscription.command('set')
   .option('--no-grant', 'change the plan without granting its tokens')
   .action(async (opts: { email: string, plan: string, cycle: string, periodEnd?: string, grant: boolean }) => {
     await operatorCommand(async core => await operatorSetPlan(core.ctx, { email: opts.email, plan: opts.plan, cycle: opts.cycle, period_end: opts.periodEnd ?? null, grant: opts.grant, operator: operator() }))
+  })
+
+program.command('verify-file')
+  .description('verify the addresses of a CSV file (or one per line) through the public API as one batch, writing results as they complete; resumable')
+  .argument('<input>', 'CSV with an `email` column (or --column), or one address per line')
+  .requiredOption('--out <results.csv>', 'where results go (email, verdict, reason, score, flags, did_you_mean), in input order')
+  .option('--api-url <url>', 'the service (default: SVC_API_URL, else http://127.0.0.1:8080)')
+  .option('--api-key <key>', 'an API key with email:verify:bulk and results:read (default: SVC_API_KEY)')
+  .option('--chunk-size <n>', 'addresses per request, at most the plan\'s max_chunk_size', positiveInt, 1000)
+  .option('--column <name>', 'the column holding the addresses')
+  .option('--checks <list>', 'comma-separated checks (default: every check the key and plan allow)')
+  .option('--name <text>', 'a name for the batch')
+  .option('--resume <batch-uuid>', 'go on with an interrupted run of this batch (its state is kept beside --out)')
+  .action(async (input: string, opts: { out: string, apiUrl?: string, apiKey?: string, chunkSize: number, column?: string, checks?: string, name?: string, resume?: string }) => {
+    const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
+    if (!apiKey) { console.error('error: an API key is needed (--api-key or SVC_API_KEY)'); process.exitCode = 2; return }
+    const bar = progressBar('verify', 'addresses')
+    try {
+      const r = await verifyFile({ input, out: opts.out, api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080', api_key: apiKey, chunk_size: opts.chunkSize, column: opts.column, checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''), name: opts.name, resume: opts.resume, onProgress: bar.update })
+      bar.stop()
+      console.log(JSON.stringify(r))
+    } catch (err) {
+      bar.stop()
+      if (!(err instanceof ApiError)) throw err
+      console.error(`error: ${err.message}${err.code ? ` (${err.code})` : ''}`)
+      process.exitCode = 1
+    }
   })
 
 program.parseAsync().catch(err => {
