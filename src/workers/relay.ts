@@ -7,11 +7,16 @@ export interface CheckpointStore {
   setCheckpoint (name: string, position: number): Promise<void>
 }
 
+/** How often the relay writes its checkpoint while events flow (ms). */
+const SAVE_EVERY_MS = 100
+
 /**
  * The relay (ARCHITECTURE.md "Fan-out"): reads committed events in global order from its
- * checkpoint and publishes them to the bus, up to `window` publishes in flight. The stored
- * checkpoint only passes an event once it and every event before it were accepted by the
- * bus, so a restart re-publishes (never skips); the bus and consumers drop duplicates.
+ * checkpoint and publishes them to the bus, up to `window` publishes in flight, the events
+ * that arrived in one turn together (one socket write). The stored checkpoint only passes
+ * an event once it and every event before it were accepted by the bus, and is written at
+ * most every SAVE_EVERY_MS, so a restart re-publishes (never skips); the bus and consumers
+ * drop duplicates.
  */
 export class Relay {
   private readonly store: EventStore
@@ -24,7 +29,14 @@ export class Relay {
   private readonly pending = new Map<number, boolean>()
   private order: number[] = []
   private slots: Array<() => void> = []
+  /** Events taken from the subscription, published together on the next turn (one socket write for many). */
+  private queue: Parameters<Bus['publish']>[0][] = []
+  private pumping = false
   private saved = 0
+  /** Checkpoint last written to the store (written at most every SAVE_EVERY_MS while events flow). */
+  private stored = 0
+  private saving: Promise<void> | null = null
+  private saveTimer: NodeJS.Timeout | null = null
   /** Whether the relay has read everything stored when it started (ready). */
   caughtUp = false
 
@@ -33,17 +45,28 @@ export class Relay {
     this.bus = bus
     this.checkpoints = checkpoints
     this.name = options.name ?? 'relay'
-    this.window = options.window ?? 256
+    this.window = options.window ?? 4_096
     this.eventTypes = options.event_types
   }
 
   async start (): Promise<void> {
     this.saved = await this.checkpoints.getCheckpoint(this.name)
+    this.stored = this.saved
     this.sub = this.store.subscribeToAll({ from_position: this.saved, event_types: this.eventTypes, on_caught_up: () => { this.caughtUp = true } }, async event => {
       while (this.pending.size >= this.window) await new Promise<void>(resolve => this.slots.push(resolve))
       this.pending.set(event.position, false)
       this.order.push(event.position)
-      void this.publish(event)
+      this.queue.push(event)
+      if (!this.pumping) {
+        this.pumping = true
+        // Published on the next turn, all at once: the client writes them to its socket together.
+        setImmediate(() => {
+          this.pumping = false
+          const batch = this.queue
+          this.queue = []
+          for (const e of batch) void this.publish(e)
+        })
+      }
     }, err => { console.error('relay subscription stopped', err) })
   }
 
@@ -65,13 +88,37 @@ export class Relay {
     }
     if (advanced > this.saved) {
       this.saved = advanced
-      await this.checkpoints.setCheckpoint(this.name, advanced)
+      this.saveSoon()
     }
     for (const s of this.slots.splice(0)) s()
+  }
+
+  /** Writes the checkpoint at most every SAVE_EVERY_MS (a restart re-publishes what came after it: the bus drops duplicates). */
+  private saveSoon (): void {
+    if (this.saveTimer !== null) return
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null
+      void this.save()
+    }, SAVE_EVERY_MS)
+  }
+
+  private async save (): Promise<void> {
+    while (this.saving) await this.saving
+    if (this.saved <= this.stored) return
+    const position = this.saved
+    this.saving = this.checkpoints.setCheckpoint(this.name, position)
+      .then(() => { this.stored = Math.max(this.stored, position) })
+      .catch((err: unknown) => { console.error('relay: checkpoint not saved', err) })
+      .finally(() => { this.saving = null })
+    await this.saving
   }
 
   /** Checkpoint stored so far (every event up to it was accepted by the bus). */
   get checkpoint (): number { return this.saved }
 
-  async stop (): Promise<void> { await this.sub?.stop() }
+  async stop (): Promise<void> {
+    await this.sub?.stop()
+    if (this.saveTimer !== null) { clearTimeout(this.saveTimer); this.saveTimer = null }
+    await this.save()
+  }
 }
