@@ -3,7 +3,9 @@
 // per-MX throttling, no caches), over a simulated world of 10,000 addresses on 200
 // domains, measured in one run. Prints wall time, addresses per second, SMTP sessions per
 // address, wall time as a multiple of the world's lower bound, and agreement with the
-// world's ground truth. `npm run bench -- --json` prints the same as one JSON object.
+// world's ground truth; then the same list as a batch through the HTTP API of `svc serve`
+// (bench/bulk-api.ts), as a ratio to the engine alone (goal: the API adds less than 30%).
+// `npm run bench -- --json` prints the same as one JSON object; `--no-api` skips the API run.
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,6 +16,7 @@ import { CachingMailResolver, DnsClient } from '../src/verifier/dns.ts'
 import { DEFAULT_POLITENESS, unlimited } from '../src/verifier/politeness.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 import type { WorldSpec } from './world.ts'
+import { runApiBulk, type ApiBulkRun } from './bulk-api.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -26,7 +29,8 @@ const { values: args } = parseArgs({
     'max-sessions': { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '1024' },
     seed: { type: 'string', default: '42' },
-    'engine-only': { type: 'boolean', default: false }
+    'engine-only': { type: 'boolean', default: false },
+    'no-api': { type: 'boolean', default: false }
   }
 })
 const N_DOMAINS = Number(args.domains)
@@ -145,13 +149,29 @@ async function run (mode: 'engine' | 'naive'): Promise<Run> {
   }
 }
 
+/** The same list as a batch through the HTTP API of `svc serve` (a fresh world: nothing cached, nothing greylisted yet). */
+async function runApi (): Promise<ApiBulkRun & { agreement: number, smtp_sessions: number, refused_421: number, rcpts: number }> {
+  const { child, dns } = await startWorld()
+  try {
+    const r = await runApiBulk(dns, addresses, { max_sessions_per_mx: MAX_SESSIONS, max_sessions: CONCURRENCY, greylist_ms: GREYLIST_MS })
+    const agree = r.results.filter(x => truth.get(x.email) === `${x.verdict}/${x.reason}`).length
+    const counters = await worldCounters(child)
+    return { ...r, agreement: Math.round(agree / addresses.length * 10_000) / 100, smtp_sessions: counters.sessions, refused_421: counters.refused_421, rcpts: counters.rcpts }
+  } finally {
+    child.kill()
+  }
+}
+
 const engineRun = await run('engine')
+const apiRun = args['no-api'] ? null : await runApi()
 const naiveRun = args['engine-only'] ? null : await run('naive')
 const summary = {
   world: { addresses: addresses.length, domains: N_DOMAINS, catch_all_domains: spec.domains.filter(d => d.kind === 'catch_all').length, greylisting_domains: spec.domains.filter(d => d.kind === 'greylist').length, latency_ms: LATENCY, max_sessions_per_mx: MAX_SESSIONS, greylist_ms: GREYLIST_MS, lower_bound_ms: lowerBoundMs(), concurrency: CONCURRENCY },
   engine: engineRun,
   naive: naiveRun,
+  api: apiRun === null ? null : { wall_ms: apiRun.wall_ms, addresses_per_s: apiRun.addresses_per_s, chunks: apiRun.chunks, agreement: apiRun.agreement, smtp_sessions: apiRun.smtp_sessions, refused_421: apiRun.refused_421, rcpts: apiRun.rcpts, service_rss_mb: apiRun.service_rss_mb },
   ratios: {
+    api_vs_engine: apiRun === null ? null : Math.round(apiRun.wall_ms / engineRun.wall_ms * 100) / 100,
     fewer_sessions: naiveRun ? Math.round(naiveRun.smtp_sessions / engineRun.smtp_sessions * 10) / 10 : null,
     faster: naiveRun ? Math.round(naiveRun.wall_ms / engineRun.wall_ms * 10) / 10 : null
   },
@@ -159,7 +179,8 @@ const summary = {
     fewer_sessions_at_least_5x: naiveRun ? naiveRun.smtp_sessions / engineRun.smtp_sessions >= 5 : null,
     faster_at_least_3x: naiveRun ? naiveRun.wall_ms / engineRun.wall_ms >= 3 : null,
     within_2x_of_lower_bound: engineRun.vs_lower_bound <= 2,
-    full_agreement: engineRun.agreement === 100
+    full_agreement: engineRun.agreement === 100,
+    api_adds_less_than_30_percent: apiRun === null ? null : apiRun.wall_ms / engineRun.wall_ms < 1.3
   }
 }
 
@@ -171,6 +192,7 @@ if (args.json) {
   const row = (r: Run): string => `${r.mode.padEnd(28)} ${String(r.wall_ms).padStart(7)} ms ${String(r.addresses_per_s).padStart(6)}/s ${String(r.smtp_sessions).padStart(6)} sessions (${r.sessions_per_address}/address) ${String(r.refused_421).padStart(5)}×421 ${String(r.vs_lower_bound).padStart(5)}× lower bound ${String(r.agreement).padStart(6)}% agreement`
   console.log(row(engineRun))
   if (naiveRun) console.log(row(naiveRun))
+  if (apiRun) console.log(`${'HTTP API (batch, chunks of 2,000)'.padEnd(28)} ${String(apiRun.wall_ms).padStart(7)} ms ${String(apiRun.addresses_per_s).padStart(6)}/s ${String(apiRun.chunks).padStart(3)} chunks, ${apiRun.smtp_sessions} sessions, ${apiRun.refused_421}×421, ${apiRun.agreement}% agreement, service peak RSS ${apiRun.service_rss_mb} MB: ${summary.ratios.api_vs_engine}× the engine's wall time`)
   if (naiveRun) console.log(`engine vs one connection per address: ${summary.ratios.fewer_sessions}× fewer sessions, ${summary.ratios.faster}× faster`)
   for (const [k, v] of Object.entries(summary.targets)) if (v !== null) console.log(`  ${v ? 'met   ' : 'MISSED'} ${k}`)
   for (const r of naiveRun ? [engineRun, naiveRun] : [engineRun]) if (Object.keys(r.disagreements).length > 0) console.log(`  ${r.mode} disagreements: ${JSON.stringify(r.disagreements)}`)

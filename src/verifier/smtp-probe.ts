@@ -54,6 +54,22 @@ const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code ==
 
 interface Item { address: string, attempts: number }
 
+/** Where session runners put answers: the callers waiting for each address are told at once. */
+interface Answers { has: (address: string) => boolean, set: (address: string, answer: RecipientAnswer) => void }
+
+/**
+ * The work of one MX route shared by every caller probing it at the same time: one queue,
+ * the sessions working through it, and who waits for which address. A caller that comes
+ * while sessions are open adds its recipients to their queue rather than open sessions of
+ * its own, so concurrent lists (parts of batches, single jobs) share the sessions of an MX.
+ */
+interface Lane {
+  queue: Item[]
+  waiting: Map<string, Array<(a: RecipientAnswer) => void>>
+  runners: number
+  deadline: number
+}
+
 /**
  * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
  * `RCPT TO` for many recipients of the same MX, in envelopes of up to `rcpt_per_envelope`
@@ -68,6 +84,8 @@ export class SmtpProber {
   private readonly politeness: Politeness
   private readonly o: Required<ProbeOptions>
   readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0, by_provider: {} }
+  /** Routes being probed now, by their hosts. */
+  private readonly lanes = new Map<string, Lane>()
 
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
@@ -78,8 +96,9 @@ export class SmtpProber {
   /**
    * Probes recipients against the mail hosts `hosts` of one route. `groups` are lists of
    * recipients that belong in one session (a domain's catch-all probe and its addresses):
-   * with `reuse`, every group goes into one queue that up to the politeness limit of
-   * sessions work through; without, each group gets a session of its own.
+   * with `reuse`, every group goes into the route's queue (shared with concurrent callers)
+   * that up to the politeness limit of sessions work through; without, each group gets a
+   * session of its own.
    * `provider` labels the politeness limits; `deadline` (epoch ms) bounds retries after
    * push-backs. Resolves with one answer per recipient address.
    */
@@ -91,14 +110,55 @@ export class SmtpProber {
       await Promise.all(groups.map(g => this.runQueue(tried, provider, g.map(address => ({ address, attempts: 0 })), answers, options.deadline, g.length)))
       return answers
     }
-    const queue: Item[] = [...new Set(groups.flat())].map(address => ({ address, attempts: 0 }))
-    const sessions = Math.max(1, Math.min(this.politeness.sessionsFor(tried[0].host, provider), Math.ceil(queue.length / 4)))
-    await Promise.all(Array.from({ length: sessions }, () => this.runQueue(tried, provider, queue, answers, options.deadline, this.o.rcpt_per_session)))
+    // Reuse: the route's lane, shared with whoever probes it now.
+    const key = tried.map(h => h.host).join(',')
+    let lane = this.lanes.get(key)
+    if (!lane) {
+      lane = { queue: [], waiting: new Map(), runners: 0, deadline: options.deadline }
+      this.lanes.set(key, lane)
+    }
+    lane.deadline = Math.max(lane.deadline, options.deadline)
+    const asked = [...new Set(groups.flat())]
+    const done = asked.map(address => new Promise<void>(resolve => {
+      const l = lane!
+      const waiters = l.waiting.get(address)
+      const tell = (a: RecipientAnswer): void => { answers.set(address, a); resolve() }
+      if (waiters) { waiters.push(tell); return }
+      l.waiting.set(address, [tell])
+      l.queue.push({ address, attempts: 0 })
+    }))
+    this.staff(key, lane, tried, provider)
+    await Promise.all(done)
     return answers
   }
 
+  /** Starts session runners for a lane up to the politeness limit (one per 4 queued recipients at least). */
+  private staff (key: string, lane: Lane, hosts: readonly MailHost[], provider: string | null): void {
+    const target = Math.max(1, Math.min(this.politeness.sessionsFor(hosts[0].host, provider), Math.ceil(lane.queue.length / 4)))
+    const sink: Answers = {
+      has: address => !lane.waiting.has(address),
+      set: (address, a) => {
+        const waiters = lane.waiting.get(address)
+        if (!waiters) return
+        lane.waiting.delete(address)
+        for (const tell of waiters) tell(a)
+      }
+    }
+    while (lane.runners < target && lane.queue.length > 0) {
+      lane.runners++
+      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session)
+        .catch(() => undefined)
+        .finally(() => {
+          lane.runners--
+          // Recipients added while this runner was ending are not left without one.
+          if (lane.queue.length > 0) this.staff(key, lane, hosts, provider)
+          else if (lane.runners === 0 && lane.waiting.size === 0 && this.lanes.get(key) === lane) this.lanes.delete(key)
+        })
+    }
+  }
+
   /** One session runner: takes recipients from the shared queue until it is empty. */
-  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Map<string, RecipientAnswer>, deadline: number, perSession: number): Promise<void> {
+  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Answers, deadline: number, perSession: number): Promise<void> {
     let hostIndex = 0
     let lastFailure: Failure | null = null
     while (queue.length > 0) {
@@ -136,7 +196,7 @@ export class SmtpProber {
    * queue is empty or `perSession` recipients were asked. Recipients taken but not
    * answered go back to the front of the queue (at most twice per recipient).
    */
-  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Map<string, RecipientAnswer>, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
+  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
     const resolved = await this.resolver.addresses(host.host)
     if (resolved.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
     const ips = this.o.allow_private_targets ? resolved : resolved.filter(isPublicAddress)

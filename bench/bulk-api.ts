@@ -1,0 +1,119 @@
+// Bulk verification through the public HTTP API (issue "Bulk verification"): `svc serve` in a
+// process of its own on a fresh DATA_DIR, probing the benchmark's simulated world; an
+// account on the Business plan submits the list as a batch in chunks (as `svc verify-file`
+// does) and polls it until completed. Used by bench/engine.ts, which runs the engine alone
+// on the same world in the same run and prints the ratio.
+import { spawn, execFile, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+
+const cli = new URL('../src/cli.ts', import.meta.url).pathname
+const plans = new URL('../config/plans.json', import.meta.url).pathname
+
+export interface ApiBulkRun { wall_ms: number, addresses_per_s: number, chunks: number, results: Array<{ email: string, verdict: string, reason: string }>, service_rss_mb: number }
+
+async function until<T> (fn: () => Promise<T | null>, timeoutMs: number, pauseMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await fn()
+    if (v !== null) return v
+    if (Date.now() > deadline) throw new Error('bulk-api: timed out')
+    await new Promise(resolve => setTimeout(resolve, pauseMs))
+  }
+}
+
+/** Resident memory of a process (MiB, from /proc). */
+function rssMb (pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return m ? Math.round(Number(m[1]) / 1024) : 0
+}
+
+/**
+ * Runs `addresses` through the API of a fresh `svc serve` probing the world at `dns`.
+ * `verifier` is the engine's configuration of the engine-only run, so both probe alike.
+ */
+export async function runApiBulk (dns: string, addresses: readonly string[], verifier: { max_sessions_per_mx: number, max_sessions: number, greylist_ms: number }, chunkSize = 2_000): Promise<ApiBulkRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-bulk-api-'))
+  // The shipped plans with rate limits this run never reaches.
+  const catalogue = JSON.parse(readFileSync(plans, 'utf8')) as { plans: Array<Record<string, unknown>> }
+  for (const p of catalogue.plans) p.rate_limit_per_minute = 1_000_000_000
+  writeFileSync(join(dir, 'plans.json'), JSON.stringify(catalogue))
+  const env = {
+    ...process.env,
+    NATS_URL: '',
+    DATA_DIR: dir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    PLANS_FILE: join(dir, 'plans.json'),
+    SIGNUP_SCREENING: 'lists',
+    VERIFIER_DNS_SERVERS: dns,
+    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
+    VERIFIER_HELO_NAME: 'bench.verifier.example',
+    VERIFIER_SMTP_TIMEOUT_MS: '10000',
+    VERIFIER_MAX_SESSIONS_PER_MX: String(verifier.max_sessions_per_mx),
+    VERIFIER_MAX_SESSIONS: String(verifier.max_sessions),
+    VERIFIER_GREYLIST_RETRY_S: String(verifier.greylist_ms / 1000),
+    VERIFIER_GREYLIST_DEADLINE_S: '30'
+  }
+  delete (env as Record<string, string | undefined>).NATS_URL
+  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_SERVICE_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_PROF}`] : []), cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    let out = ''
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on('data', (b: Buffer) => { out += b.toString(); const m = /"url":"(http:\/\/[^"]+)"/.exec(out); if (m) resolve(m[1]) })
+      child.once('exit', code => reject(new Error(`svc serve exited with ${code}`)))
+    })
+    const api = async (method: string, path: string, body?: unknown, token?: string): Promise<any> => {
+      const res = await fetch(url + path, { method, headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }, body: body === undefined ? undefined : JSON.stringify(body) })
+      const text = await res.text()
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
+      return text.length > 0 ? JSON.parse(text) : null
+    }
+    // An account, as a customer makes one: register, the mailed code, confirm.
+    const email = 'bench@bulk.example.com'
+    await api('POST', '/api/auth/register', { email, password: 'correct horse battery staple', locale: 'en' })
+    const code = await until(async () => {
+      const outbox = join(dir, 'outbox')
+      if (!existsSync(outbox)) return null
+      for (const f of readdirSync(outbox)) { const m = /code is (\d{6})/.exec(readFileSync(join(outbox, f), 'utf8')); if (m) return m[1] }
+      return null
+    }, 30_000)
+    const token = (await api('POST', '/api/auth/confirm', { email, code })).access_token as string
+    const key = (await api('POST', '/api/keys', { name: 'bench', environment: 'live' }, token)).raw_key as string
+    // The operator moves it to Business and credits it (operator commands on the same DATA_DIR).
+    await promisify(execFile)(process.execPath, [cli, 'subscription', 'set', '--email', email, '--plan', 'business', '--no-grant'], { env })
+    await promisify(execFile)(process.execPath, [cli, 'wallet', 'grant', '--email', email, '--tokens', String(addresses.length * 20), '--reason', 'benchmark'], { env })
+    await until(async () => (await api('GET', '/api/subscription', undefined, token)).plan.code === 'business' ? true : null, 30_000)
+
+    const t0 = performance.now()
+    const chunks: string[][] = []
+    for (let i = 0; i < addresses.length; i += chunkSize) chunks.push(addresses.slice(i, i + chunkSize))
+    const first = await api('POST', '/api/batches', { emails: chunks[0], final: chunks.length === 1 }, key)
+    for (let k = 1; k < chunks.length; k++) {
+      const c0 = performance.now()
+      await api('POST', `/api/batches/${first.uuid}/emails`, { emails: chunks[k], final: k === chunks.length - 1 }, key)
+      if (process.env.BENCH_TRACE) console.error(`chunk ${k}: ${Math.round(performance.now() - c0)} ms`)
+    }
+    if (process.env.BENCH_TRACE) console.error(`intake done at ${Math.round(performance.now() - t0)} ms`)
+    let peak = 0
+    let last = -1
+    await until(async () => {
+      peak = Math.max(peak, rssMb(child.pid!))
+      const b = await api('GET', `/api/batches/${first.uuid}`, undefined, key)
+      if (process.env.BENCH_TRACE && b.progress.processed !== last) { last = b.progress.processed; console.error(`${Math.round(performance.now() - t0)} ms: ${b.progress.processed} processed`) }
+      return b.status === 'completed' ? true : null
+    }, 600_000, 50)
+    const wall = performance.now() - t0
+    const results: ApiBulkRun['results'] = []
+    for (let offset = 0; offset < addresses.length; offset += 96) {
+      const page = await api('GET', `/api/batches/${first.uuid}/results?limit=96&offset=${offset}`, undefined, key)
+      for (const r of page.items) results.push({ email: r.email, verdict: r.verdict, reason: r.reason })
+    }
+    return { wall_ms: Math.round(wall), addresses_per_s: Math.round(addresses.length / wall * 1000), chunks: chunks.length, results, service_rss_mb: peak }
+  } finally {
+    child.kill('SIGTERM')
+  }
+}
