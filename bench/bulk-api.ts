@@ -25,55 +25,49 @@ async function until<T> (fn: () => Promise<T | null>, timeoutMs: number, pauseMs
 }
 
 /** Resident memory of a process (MiB, from /proc). */
-function rssMb (pid: number): number {
+export function rssMb (pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Math.round(Number(m[1]) / 1024) : 0
 }
 
-/**
- * Runs `addresses` through the API of a fresh `svc serve` probing the world at `dns`.
- * `verifier` is the engine's configuration of the engine-only run, so both probe alike.
- */
-export async function runApiBulk (dns: string, addresses: readonly string[], verifier: { max_sessions_per_mx: number, max_sessions: number, greylist_ms: number }, chunkSize = 2_000): Promise<ApiBulkRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-bulk-api-'))
-  // The shipped plans with rate limits this run never reaches.
+/** A `svc serve` of a benchmark: its URL, process, a JSON client, and the operator's way to an account on a plan. */
+export interface BenchService {
+  url: string
+  child: ChildProcess
+  dir: string
+  api: (method: string, path: string, body?: unknown, token?: string) => Promise<any>
+  /** Registers and confirms an account, moves it to `plan` and credits it; its session token and a live API key. */
+  account: (email: string, plan: string, tokens: number) => Promise<{ token: string, key: string }>
+  stop: () => void
+}
+
+/** Starts `svc serve` on a fresh DATA_DIR with the shipped plans (rate limits out of reach) and `env`. */
+export async function startBenchService (extra: Record<string, string>): Promise<BenchService> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-svc-'))
+  // The shipped plans with rate limits a benchmark never reaches.
   const catalogue = JSON.parse(readFileSync(plans, 'utf8')) as { plans: Array<Record<string, unknown>> }
   for (const p of catalogue.plans) p.rate_limit_per_minute = 1_000_000_000
   writeFileSync(join(dir, 'plans.json'), JSON.stringify(catalogue))
-  const env = {
-    ...process.env,
-    NATS_URL: '',
-    DATA_DIR: dir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    PLANS_FILE: join(dir, 'plans.json'),
-    SIGNUP_SCREENING: 'lists',
-    VERIFIER_DNS_SERVERS: dns,
-    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
-    VERIFIER_HELO_NAME: 'bench.verifier.example',
-    VERIFIER_SMTP_TIMEOUT_MS: '10000',
-    VERIFIER_MAX_SESSIONS_PER_MX: String(verifier.max_sessions_per_mx),
-    VERIFIER_MAX_SESSIONS: String(verifier.max_sessions),
-    VERIFIER_GREYLIST_RETRY_S: String(verifier.greylist_ms / 1000),
-    VERIFIER_GREYLIST_DEADLINE_S: '30'
+  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PLANS_FILE: join(dir, 'plans.json'), SIGNUP_SCREENING: 'lists', ...extra }
+  delete env.NATS_URL
+  // The V8 flags `npm start` and the image give the service (package.json "start").
+  const flags = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string).split(' ').filter(a => a.startsWith('--'))
+  const child: ChildProcess = spawn(process.execPath, [...flags, ...(process.env.BENCH_SERVICE_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_PROF}`] : []), cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (b: Buffer) => { out += b.toString(); const m = /"url":"(http:\/\/[^"]+)"/.exec(out); if (m) resolve(m[1]) })
+    child.once('exit', code => reject(new Error(`svc serve exited with ${code}`)))
+  })
+  child.stdout!.removeAllListeners('data')
+  child.stdout!.resume()
+  const api: BenchService['api'] = async (method, path, body, token) => {
+    const res = await fetch(url + path, { method, headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const text = await res.text()
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
+    return text.length > 0 ? JSON.parse(text) : null
   }
-  delete (env as Record<string, string | undefined>).NATS_URL
-  const child: ChildProcess = spawn(process.execPath, [...(process.env.BENCH_SERVICE_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_PROF}`] : []), cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
-  try {
-    let out = ''
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout!.on('data', (b: Buffer) => { out += b.toString(); const m = /"url":"(http:\/\/[^"]+)"/.exec(out); if (m) resolve(m[1]) })
-      child.once('exit', code => reject(new Error(`svc serve exited with ${code}`)))
-    })
-    const api = async (method: string, path: string, body?: unknown, token?: string): Promise<any> => {
-      const res = await fetch(url + path, { method, headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }, body: body === undefined ? undefined : JSON.stringify(body) })
-      const text = await res.text()
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
-      return text.length > 0 ? JSON.parse(text) : null
-    }
-    // An account, as a customer makes one: register, the mailed code, confirm.
-    const email = 'bench@bulk.example.com'
+  const account: BenchService['account'] = async (email, plan, tokens) => {
+    // As a customer makes one: register, the mailed code, confirm.
     await api('POST', '/api/auth/register', { email, password: 'correct horse battery staple', locale: 'en' })
     const code = await until(async () => {
       const outbox = join(dir, 'outbox')
@@ -83,11 +77,33 @@ export async function runApiBulk (dns: string, addresses: readonly string[], ver
     }, 30_000)
     const token = (await api('POST', '/api/auth/confirm', { email, code })).access_token as string
     const key = (await api('POST', '/api/keys', { name: 'bench', environment: 'live' }, token)).raw_key as string
-    // The operator moves it to Business and credits it (operator commands on the same DATA_DIR).
-    await promisify(execFile)(process.execPath, [cli, 'subscription', 'set', '--email', email, '--plan', 'business', '--no-grant'], { env })
-    await promisify(execFile)(process.execPath, [cli, 'wallet', 'grant', '--email', email, '--tokens', String(addresses.length * 20), '--reason', 'benchmark'], { env })
-    await until(async () => (await api('GET', '/api/subscription', undefined, token)).plan.code === 'business' ? true : null, 30_000)
+    // The operator moves it to the plan and credits it (operator commands on the same DATA_DIR).
+    await promisify(execFile)(process.execPath, [cli, 'subscription', 'set', '--email', email, '--plan', plan, '--no-grant'], { env })
+    if (tokens > 0) await promisify(execFile)(process.execPath, [cli, 'wallet', 'grant', '--email', email, '--tokens', String(tokens), '--reason', 'benchmark'], { env })
+    await until(async () => (await api('GET', '/api/subscription', undefined, token)).plan.code === plan ? true : null, 30_000)
+    return { token, key }
+  }
+  return { url, child, dir, api, account, stop: () => { child.kill('SIGTERM') } }
+}
 
+/**
+ * Runs `addresses` through the API of a fresh `svc serve` probing the world at `dns`.
+ * `verifier` is the engine's configuration of the engine-only run, so both probe alike.
+ */
+export async function runApiBulk (dns: string, addresses: readonly string[], verifier: { max_sessions_per_mx: number, max_sessions: number, greylist_ms: number }, chunkSize = 2_000): Promise<ApiBulkRun> {
+  const svc = await startBenchService({
+    VERIFIER_DNS_SERVERS: dns,
+    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
+    VERIFIER_HELO_NAME: 'bench.verifier.example',
+    VERIFIER_SMTP_TIMEOUT_MS: '10000',
+    VERIFIER_MAX_SESSIONS_PER_MX: String(verifier.max_sessions_per_mx),
+    VERIFIER_MAX_SESSIONS: String(verifier.max_sessions),
+    VERIFIER_GREYLIST_RETRY_S: String(verifier.greylist_ms / 1000),
+    VERIFIER_GREYLIST_DEADLINE_S: '30'
+  })
+  const { api, child } = svc
+  try {
+    const { key } = await svc.account('bench@bulk.example.com', 'business', addresses.length * 20)
     const t0 = performance.now()
     const chunks: string[][] = []
     for (let i = 0; i < addresses.length; i += chunkSize) chunks.push(addresses.slice(i, i + chunkSize))
@@ -114,6 +130,6 @@ export async function runApiBulk (dns: string, addresses: readonly string[], ver
     }
     return { wall_ms: Math.round(wall), addresses_per_s: Math.round(addresses.length / wall * 1000), chunks: chunks.length, results, service_rss_mb: peak }
   } finally {
-    child.kill('SIGTERM')
+    svc.stop()
   }
 }

@@ -1,15 +1,13 @@
 import { InProcessRateCounter, type RateCounter } from './infra/ratelimit/port.ts'
 import { NatsKvRateCounter } from './infra/ratelimit/nats-kv.ts'
-import { StripeBilling } from './infra/billing/stripe.ts'
+import type { Billing } from './infra/billing/stripe.ts'
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
-import { KurrentEventStore } from './infra/eventstore/kurrentdb.ts'
 import type { EventStore } from './infra/eventstore/port.ts'
-import { MongoReadStore } from './infra/readstore/mongodb.ts'
 import { SqliteReadStore } from './infra/readstore/sqlite.ts'
 import type { CheckpointStore } from './workers/relay.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
@@ -65,8 +63,9 @@ export interface Core {
 export async function openCore (config: Config): Promise<Core> {
   mkdirSync(config.data_dir, { recursive: true })
   const secrets = await loadSecrets(config.data_dir)
-  const store = config.eventstore_url ? new KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
-  const reads = config.mongodb_url ? await MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
+  // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
+  const store = config.eventstore_url ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
   return { ctx, store, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
@@ -180,7 +179,8 @@ export async function startRole (role: Role, config: Config, options: { logger?:
 
   let relay: Relay | null = null
   if (bus && (role === 'serve' || role === 'relay')) {
-    relay = new Relay(store, bus, store, { event_types: [...new Set(Object.values(ROUTES).flat())] })
+    // In process, a publish is its consumers' work done: a small window is all it takes.
+    relay = new Relay(store, bus, store, { event_types: [...new Set(Object.values(ROUTES).flat())], window: config.nats_url ? 4_096 : 256 })
     await relay.start()
     const r = relay
     readiness.push(() => r.caughtUp)
@@ -205,7 +205,8 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     rateCounter = counter
     closers.push(() => counter.close())
   }
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing: config.billing.stripe_secret_key ? new StripeBilling({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

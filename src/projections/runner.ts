@@ -92,7 +92,7 @@ export interface RunnerOptions {
  * checkpoints, so `waitFor` (read-your-writes) works in every process. The projector reads
  * events through a catch-up then live subscription from the lowest checkpoint and commits
  * them in batches (up to `batch` events, or what has arrived when the loop is idle) with
- * the checkpoints, by compare-and-set: after a conflict (another projector, a rebuild
+ * the checkpoints (or BATCH_BYTES of event data), by compare-and-set: after a conflict (another projector, a rebuild
  * switching generations) it re-reads the checkpoints and goes on from there. Start-up cost
  * is bounded by the events not yet applied, memory by one batch.
  */
@@ -105,6 +105,8 @@ export class ProjectionRunner {
   private readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly checkpoints = new Map<string, number>()
   private buffer: RecordedEvent[] = []
+  /** Characters of data buffered (events' `size`): a batch is committed at BATCH_BYTES too. */
+  private bufferBytes = 0
   private seen = 0
   private flushing: Promise<void> | null = null
   private scheduled = false
@@ -187,7 +189,8 @@ export class ProjectionRunner {
       on_checkpoint: position => { this.seen = position; this.schedule() }
     }, async event => {
       this.buffer.push(event)
-      if (this.buffer.length >= this.batchSize) await this.flush()
+      this.bufferBytes += event.size ?? 0
+      if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
     }, err => { this.failure = err; this.failedAt = Date.now(); this.detach() })
   }
 
@@ -198,6 +201,7 @@ export class ProjectionRunner {
     const sub = this.sub
     this.sub = null
     this.buffer = []
+    this.bufferBytes = 0
     await sub?.stop()
   }
 
@@ -210,6 +214,7 @@ export class ProjectionRunner {
     const sub = this.sub
     this.sub = null
     this.buffer = []
+    this.bufferBytes = 0
     if (sub) this.stopping.push(sub.stop().catch(() => undefined))
   }
 
@@ -226,6 +231,7 @@ export class ProjectionRunner {
     const events = this.buffer
     const through = Math.max(this.seen, events[events.length - 1]?.position ?? 0)
     this.buffer = []
+    this.bufferBytes = 0
     this.flushing = (async () => {
       try {
         await applyBatch(this.reads, this.projections, this.checkpoints, events, through)
@@ -271,6 +277,9 @@ export class ProjectionRunner {
   }
 }
 
+/** Characters of event data committed in one batch at most (large events, such as batch chunks, make smaller batches). */
+const BATCH_BYTES = 8 * 1024 * 1024
+
 /** How long the projector waits after a failed batch before it subscribes again (ms). */
 const RETRY_MS = 1_000
 
@@ -300,7 +309,7 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
   let events = 0
   for (;;) {
     const head = await store.headPosition()
-    const page = await store.readAll({ from_position: position, max_count: REBUILD_PAGE })
+    const page = await store.readAll({ from_position: position, max_count: REBUILD_PAGE, max_bytes: BATCH_BYTES })
     if (page.length === 0) break
     events += page.length
     position = page[page.length - 1].position

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { createSocket } from 'node:dgram'
 import { createConnection, isIP } from 'node:net'
 import { getServers } from 'node:dns'
@@ -147,8 +148,9 @@ const minTtl = (answers: packet.Answer[]): number => Math.min(...answers.map(a =
  */
 export class CachingMailResolver implements MailResolver {
   private readonly dns: DnsClient
-  private readonly routes = new Map<string, Cached<MailRoute>>()
-  private readonly addrs = new Map<string, Cached<string[]>>()
+  // The most recent 100,000 names each (least recently used go first): bounded whatever the lists.
+  private readonly routes = new LRUCache<string, Cached<MailRoute>>({ max: 100_000 })
+  private readonly addrs = new LRUCache<string, Cached<string[]>>({ max: 100_000 })
   private readonly inflight = new Map<string, Promise<unknown>>()
   private readonly now: () => number
   private readonly enabled: boolean
@@ -173,7 +175,7 @@ export class CachingMailResolver implements MailResolver {
     })
   }
 
-  private async cached<T> (map: Map<string, Cached<T>>, key: string, name: string, load: () => Promise<{ value: T, ttl: number }>): Promise<T> {
+  private async cached<T> (map: LRUCache<string, Cached<T>>, key: string, name: string, load: () => Promise<{ value: T, ttl: number }>): Promise<T> {
     const hit = map.get(name)
     if (hit && hit.expires > this.now()) return hit.value
     const pending = this.inflight.get(key) as Promise<T> | undefined

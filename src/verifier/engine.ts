@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { CheckName } from '../domain/checks.ts'
 import { parseAddress } from './syntax.ts'
 import { suggestCorrection } from './typo.ts'
@@ -18,6 +19,8 @@ export interface EngineOptions {
   mode?: 'engine' | 'naive'
   /** Result cache per address, ms (0 disables). */
   result_cache_ttl_ms?: number
+  /** Results kept in the result cache at most (least recently used go first; default 20,000). */
+  result_cache_max?: number
   /** Catch-all answer cache per domain, ms. */
   catch_all_ttl_ms?: number
   /** Greylisting: first retry delay (then doubling) and how long to keep trying, ms. */
@@ -67,12 +70,15 @@ interface Work {
 export class VerificationEngine {
   private readonly o: EngineOptions
   private readonly prober: SmtpProber
-  private readonly resultCache = new Map<string, { result: VerificationResult, expires: number }>()
-  private readonly catchAll = new Map<string, { accepts: boolean, expires: number }>()
+  /** Results per address and checks, the most recent `result_cache_max` (a bulk list must not fill the memory). */
+  private readonly resultCache: LRUCache<string, { result: VerificationResult, expires: number }>
+  /** Catch-all status per domain, the most recent 100,000. */
+  private readonly catchAll = new LRUCache<string, { accepts: boolean, expires: number }>({ max: 100_000 })
   private readonly counters = { result_cache_hits: 0, catch_all_cache_hits: 0, greylist_rounds: 0 }
 
   constructor (options: EngineOptions) {
     this.o = options
+    this.resultCache = new LRUCache({ max: options.result_cache_max ?? 20_000 })
     this.prober = new SmtpProber(options.resolver, new Politeness(options.politeness ?? DEFAULT_POLITENESS), options.probe)
   }
 

@@ -10,7 +10,6 @@ import { handle, load, type CommandContext } from '../commands/context.ts'
 import { chargeFor } from '../commands/complete-job.ts'
 import { closeIdleIntake } from '../commands/batches.ts'
 import { idleBatches } from '../projections/batches.ts'
-import { VerifyBatcher } from './verify-batcher.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
@@ -33,8 +32,8 @@ const metaOf = (batchUuid: string, causation: string): { actor: string, correlat
 
 /**
  * The batch worker (issue "Bulk verification"): verifies each part of a chunk as it
- * arrives (BatchItemsAdded), through a micro-batcher over the engine so that the parts of
- * concurrent batches share DNS lookups and SMTP sessions per MX; records the results of a
+ * arrives (BatchItemsAdded) with one engine call, whose SMTP sessions per MX are shared
+ * with the parts of concurrent batches and with single jobs (the prober's lanes); records the results of a
  * part in one BatchResultsRecorded, greylisted items in one BatchItemsDeferred that comes
  * back through the bus when due (retries double until the deadline, then `unknown`/
  * `greylisted`, not charged). A chunk whose items all have results (BatchChunkProcessed)
@@ -44,7 +43,6 @@ const metaOf = (batchUuid: string, causation: string): { actor: string, correlat
  * With `sweep`, intake idle for `intake_idle_s` is closed every min(60 s, idle / 4).
  */
 export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: BatchWorkerOptions): Promise<Consumer> {
-  const batcher = new VerifyBatcher(engine, { greylist: 'defer', max_items: 4_000, max_wait_ms: 25 })
 
   /** Verifies `items` of a chunk and records their results; greylisted ones are deferred (attempt `attempt`). */
   const verify = async (batchUuid: string, chunkUuid: string, items: ReadonlyArray<{ i: number, email: string }>, attempt: number, deadline: number, causation: string): Promise<void> => {
@@ -62,15 +60,18 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     const results: BatchItemResult[] = []
     const deferred: Array<{ i: number, email: string }> = []
     const now = ctx.now().getTime()
-    await Promise.all(opened.map(async item => {
-      if (item.address === null) {
-        // The account was erased meanwhile: nothing to verify, nothing charged.
-        results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-        return
-      }
-      const r: VerificationResult = s.environment === 'test' ? simulate(item.address, s.checks, ctx.now()) : await batcher.verify(item.address, s.checks)
-      const retryAt = now + options.greylist.retry_ms * 2 ** (attempt - 1)
-      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); return }
+    // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
+    // are shared with every other part and job probing the same MX meanwhile.
+    const live = opened.filter(item => item.address !== null)
+    const verified = s.environment === 'test'
+      ? live.map(item => simulate(item.address!, s.checks, ctx.now()))
+      : await engine.verifyMany(live.map(item => ({ email: item.address!, checks: s.checks })), { greylist: 'defer' })
+    // The account was erased meanwhile: nothing to verify, nothing charged.
+    for (const item of opened) if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
+    const retryAt = now + options.greylist.retry_ms * 2 ** (attempt - 1)
+    for (const [k, item] of live.entries()) {
+      const r: VerificationResult = verified[k]
+      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); continue }
       results.push({
         i: item.i,
         verdict: r.verdict,
@@ -81,7 +82,7 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
         charge: s.cost_per_item === 0 ? 0 : Math.min(s.cost_per_item, chargeFor(r, s.checks))
       })
       options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason })
-    }))
+    }
     const at = ctx.now().toISOString()
     if (results.length > 0) {
       results.sort((a, b) => a.i - b.i)

@@ -12,7 +12,8 @@ const SAVE_EVERY_MS = 100
 
 /**
  * The relay (ARCHITECTURE.md "Fan-out"): reads committed events in global order from its
- * checkpoint and publishes them to the bus, up to `window` publishes in flight, the events
+ * checkpoint and publishes them to the bus, up to `window` publishes (and `window_bytes`
+ * of event data) in flight, the events
  * that arrived in one turn together (one socket write). The stored checkpoint only passes
  * an event once it and every event before it were accepted by the bus, and is written at
  * most every SAVE_EVERY_MS, so a restart re-publishes (never skips); the bus and consumers
@@ -27,6 +28,10 @@ export class Relay {
   private readonly eventTypes: readonly string[] | undefined
   private sub: Subscription | null = null
   private readonly pending = new Map<number, boolean>()
+  /** Characters of event data in flight (events' `size`), at most `window_bytes` (one event at least). */
+  private pendingBytes = 0
+  private readonly sizes = new Map<number, number>()
+  private readonly windowBytes: number
   private order: number[] = []
   private slots: Array<() => void> = []
   /** Events taken from the subscription, published together on the next turn (one socket write for many). */
@@ -40,12 +45,13 @@ export class Relay {
   /** Whether the relay has read everything stored when it started (ready). */
   caughtUp = false
 
-  constructor (store: EventStore, bus: Bus, checkpoints: CheckpointStore, options: { name?: string, window?: number, event_types?: readonly string[] } = {}) {
+  constructor (store: EventStore, bus: Bus, checkpoints: CheckpointStore, options: { name?: string, window?: number, window_bytes?: number, event_types?: readonly string[] } = {}) {
     this.store = store
     this.bus = bus
     this.checkpoints = checkpoints
     this.name = options.name ?? 'relay'
     this.window = options.window ?? 4_096
+    this.windowBytes = options.window_bytes ?? 16 * 1024 * 1024
     this.eventTypes = options.event_types
   }
 
@@ -53,8 +59,10 @@ export class Relay {
     this.saved = await this.checkpoints.getCheckpoint(this.name)
     this.stored = this.saved
     this.sub = this.store.subscribeToAll({ from_position: this.saved, event_types: this.eventTypes, on_caught_up: () => { this.caughtUp = true } }, async event => {
-      while (this.pending.size >= this.window) await new Promise<void>(resolve => this.slots.push(resolve))
+      while (this.pending.size >= this.window || (this.pending.size > 0 && this.pendingBytes >= this.windowBytes)) await new Promise<void>(resolve => this.slots.push(resolve))
       this.pending.set(event.position, false)
+      this.sizes.set(event.position, event.size ?? 0)
+      this.pendingBytes += event.size ?? 0
       this.order.push(event.position)
       this.queue.push(event)
       if (!this.pumping) {
@@ -81,6 +89,8 @@ export class Relay {
       }
     }
     this.pending.set(event.position, true)
+    this.pendingBytes -= this.sizes.get(event.position) ?? 0
+    this.sizes.delete(event.position)
     let advanced = -1
     while (this.order.length > 0 && this.pending.get(this.order[0]) === true) {
       advanced = this.order.shift()!

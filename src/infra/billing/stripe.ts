@@ -1,4 +1,4 @@
-import Stripe from 'stripe'
+import type Stripe from 'stripe'
 
 /** Billing could not be reached or is not configured (interface: 503 "billing unavailable"). */
 export class BillingUnavailableError extends Error {
@@ -48,9 +48,15 @@ export class StripeBilling implements Billing {
   private readonly stripe: Stripe
   private readonly webhookSecret: string | null
 
-  constructor (options: { secret_key: string, webhook_secret: string | null, api_url: string | null }) {
+  /** Loads the SDK (only where billing is configured: it weighs about 18 MiB) and connects it. */
+  static async create (options: { secret_key: string, webhook_secret: string | null, api_url: string | null }): Promise<StripeBilling> {
+    const { default: Sdk } = await import('stripe')
+    return new StripeBilling(Sdk, options)
+  }
+
+  private constructor (Sdk: typeof Stripe, options: { secret_key: string, webhook_secret: string | null, api_url: string | null }) {
     const url = options.api_url ? new URL(options.api_url) : null
-    this.stripe = new Stripe(options.secret_key, {
+    this.stripe = new Sdk(options.secret_key, {
       maxNetworkRetries: 1,
       timeout: 10_000,
       ...(url && { host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), protocol: url.protocol === 'https:' ? 'https' : 'http' })

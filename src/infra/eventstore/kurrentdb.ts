@@ -85,7 +85,7 @@ export class KurrentEventStore implements EventStore {
     return out
   }
 
-  async readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]> {
+  async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = []
     const from = options.from_position === 0 ? START : fromPosition(options.from_position)
     for await (const r of this.client.readAll({ fromPosition: from, direction: FORWARDS, maxCount: options.max_count + 1 })) {

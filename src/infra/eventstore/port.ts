@@ -31,6 +31,8 @@ export interface RecordedEvent<T extends string = string, D = Record<string, unk
   type: T
   data: D
   metadata: EventMetadata
+  /** Characters of `data` as stored, where the adapter knows it: what batches of events are weighed by (memory bounds). */
+  size?: number
 }
 
 /**
@@ -101,8 +103,12 @@ export interface EventStore {
    * - `max_count`: at most that many events.
    */
   readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>
-  /** Events after `from_position` (exclusive) in global order, at most `max_count`. */
-  readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]>
+  /**
+   * Events after `from_position` (exclusive) in global order, at most `max_count`, and, where
+   * the adapter can tell sizes before reading (SQLite), about `max_bytes` of data at most
+   * (always one event at least): a page of large events (batch chunks) stays small in memory.
+   */
+  readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]>
   /** Global position of the last committed event (0 when empty). */
   headPosition (): Promise<number>
   /**

@@ -35,9 +35,13 @@ function toRecorded (row: Row): RecordedEvent {
     position: Number(row.position),
     type: row.type,
     data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata)
+    metadata: JSON.parse(row.metadata),
+    size: row.data.length
   }
 }
+
+/** Bytes of event data a subscription's page holds at most (besides one event, whatever its size). */
+const PAGE_BYTES = 4 * 1024 * 1024
 
 export interface SqliteEventStoreOptions {
   /** How often (ms) to look for appends made by other processes on the same file. */
@@ -77,7 +81,7 @@ export class SqliteEventStore implements EventStore {
     this.batchSize = options.batch_size ?? 500
     this.db = new DatabaseSync(file, { timeout: 10_000 })
     // A 64 MiB page cache (SQLite's default is 2 MiB): the indexes of a store of millions of events stay warm.
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cache_size = -65536;')
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cache_size = -16384;')
     this.db.exec(SCHEMA)
     const interval = options.checkpoint_interval_ms ?? 500
     if (interval > 0) {
@@ -95,7 +99,11 @@ export class SqliteEventStore implements EventStore {
       // Both served by the UNIQUE (stream, revision) index: cost is the slice, not the stream.
       readForwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
       readBackwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
-      readAll: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      // A page of at most LIMIT events whose data before the last one stays under a byte budget.
+      readAll: this.db.prepare(`SELECT position, id, stream, revision, type, data, metadata FROM (
+        SELECT *, SUM(LENGTH(data)) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) - LENGTH(data) AS before
+        FROM (SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?)
+      ) WHERE before < ? ORDER BY position`),
       dataVersion: this.db.prepare('PRAGMA data_version'),
       getCp: this.db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
       setCp: this.db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position')
@@ -143,9 +151,9 @@ export class SqliteEventStore implements EventStore {
     return (rows as unknown as Row[]).map(toRecorded)
   }
 
-  async readAll (options: { from_position: number, max_count: number }): Promise<RecordedEvent[]> {
+  async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
     this.assertOpen()
-    return (this.st.readAll.all(options.from_position, options.max_count) as unknown as Row[]).map(toRecorded)
+    return (this.st.readAll.all(options.from_position, options.max_count, options.max_bytes ?? Number.MAX_SAFE_INTEGER) as unknown as Row[]).map(toRecorded)
   }
 
   async headPosition (): Promise<number> {
@@ -176,14 +184,15 @@ export class SqliteEventStore implements EventStore {
     const loop = async (): Promise<void> => {
       let caughtUpReported = false
       while (!stopped && !this.closed) {
-        const batch = (this.st.readAll.all(position, this.batchSize) as unknown as Row[]).map(toRecorded)
+        const batch = (this.st.readAll.all(position, this.batchSize, PAGE_BYTES) as unknown as Row[]).map(toRecorded)
         for (const event of batch) {
           if (stopped) return
           if (types === null || types.has(event.type)) await handler(event)
           position = event.position
           options.on_checkpoint?.(position)
         }
-        if (batch.length === this.batchSize) continue
+        // A full page, by count or by bytes: more may follow at once.
+        if (batch.length === this.batchSize || (batch.length > 0 && Number((this.st.head.get() as { p: number }).p) > position)) continue
         if (!caughtUpReported) { caughtUpReported = true; options.on_caught_up?.(position) }
         await new Promise<void>(resolve => {
           wake = resolve

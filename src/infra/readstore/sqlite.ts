@@ -133,7 +133,7 @@ export class SqliteReadStore implements ReadStore {
     this.db = options.db ?? new DatabaseSync(file, { timeout: 10_000 })
     this.pinned = options.pinned ?? new Map()
     if (this.owns) {
-      this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = FAST; PRAGMA cache_size = -${options.cache_kib ?? 32_768};`)
+      this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = FAST; PRAGMA cache_size = -${options.cache_kib ?? 16_384};`)
       this.db.exec(META)
     }
     this.reloadGenerations()
