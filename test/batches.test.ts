@@ -167,6 +167,24 @@ t.test('plan caps: max_batch_size across chunks (403), per-request cap (400), ch
   await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: rich.key, body: { emails: [], final: true } })
 })
 
+t.test('a chunk whose batch runs a check the plan no longer allows: 403', async t => {
+  const down = await account('downgrade@example.com', 1_000)
+  await operatorSetPlan(service.core.ctx, { email: 'downgrade@example.com', plan: 'pro', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
+  await waitUntil(async () => (await api('GET', '/api/subscription', { token: down.token })).body.plan.code === 'pro')
+  // A key made on Pro enables catch_all (one made on Free would not).
+  down.key = (await api('POST', '/api/keys', { token: down.token, body: { name: 'pro', environment: 'live' } })).body.raw_key
+  const r = await api('POST', '/api/batches', { token: down.key, body: { emails: ['ok@alpha-bulk.com'], checks: ['catch_all'], final: false } })
+  t.equal(r.status, 202, 'Pro allows catch_all')
+  await operatorSetPlan(service.core.ctx, { email: 'downgrade@example.com', plan: 'free', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
+  await waitUntil(async () => (await api('GET', '/api/subscription', { token: down.token })).body.plan.code === 'free')
+  const chunk = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: down.key, body: { emails: ['ok2@alpha-bulk.com'] } })
+  t.equal(chunk.status, 403)
+  t.equal(chunk.body.code, 'create_batch.check_not_allowed')
+  const close = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: down.key, body: { emails: [], final: true } })
+  t.equal(close.status, 202, 'closing intake needs no check: allowed')
+  t.equal(close.body.intake, 'closed')
+})
+
 t.test('POST /api/batches refuses an empty list, an all-invalid list and unknown checks (400), and changes nothing', async t => {
   const before = (await api('GET', '/api/batches', { token: rich.key })).body.total
   for (const [body, code] of [
@@ -220,6 +238,10 @@ t.test('scopes and ownership: email:verify:bulk to submit, results:read to read;
   t.equal((await api('GET', `/api/batches/${r.body.uuid}`, { token: readOnly })).status, 200)
   t.equal((await api('GET', '/api/batches')).status, 401)
   t.equal((await api('POST', '/api/batches', { body: { emails: ['a@b.com'], final: true } })).status, 401)
+  t.equal((await api('GET', `/api/batches/${r.body.uuid}`)).status, 401)
+  t.equal((await api('GET', `/api/batches/${r.body.uuid}/results`)).status, 401)
+  t.equal((await api('POST', `/api/batches/${r.body.uuid}/emails`, { body: { emails: ['a@b.com'] } })).status, 401)
+  t.equal((await api('GET', `/api/batches/${r.body.uuid}`, { token: 'sk_live_not-a-key' })).status, 401)
   const other = await account('other@example.com')
   for (const path of [`/api/batches/${r.body.uuid}`, `/api/batches/${r.body.uuid}/results`]) t.equal((await api('GET', path, { token: other.key })).status, 404, path)
   const foreign = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: other.key, body: { emails: ['ok@alpha-bulk.com'] } })

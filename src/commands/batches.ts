@@ -114,7 +114,8 @@ export async function addChunk (ctx: CommandContext, by: BatchSubmitter, batchUu
   if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   if (s.status !== 'receiving') throw new DomainError('conflict', 'add_chunk.intake_closed', s.status === 'completed' ? 'the batch is completed' : 'the batch\'s intake is closed')
   if (input.emails.length === 0 && input.final !== true) throw new DomainError('invalid', 'add_chunk.empty', 'the chunk holds no address (send `final: true` alone to close intake)')
-  checksFor(by, s.checks)
+  // New addresses only for checks the plan allows now; an empty final chunk (closing intake) always.
+  if (input.emails.length > 0) checksFor(by, s.checks)
   return await acceptChunk(ctx, by, batchUuid, candidates(input.emails), input.final === true, loaded)
 }
 

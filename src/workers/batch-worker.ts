@@ -59,7 +59,6 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
     const results: BatchItemResult[] = []
     const deferred: Array<{ i: number, email: string }> = []
-    const now = ctx.now().getTime()
     // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
     // are shared with every other part and job probing the same MX meanwhile.
     const live = opened.filter(item => item.address !== null)
@@ -68,7 +67,9 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
       : await engine.verifyMany(live.map(item => ({ email: item.address!, checks: s.checks })), { greylist: 'defer' })
     // The account was erased meanwhile: nothing to verify, nothing charged.
     for (const item of opened) if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-    const retryAt = now + options.greylist.retry_ms * 2 ** (attempt - 1)
+    // Asked again once the greylisting window since the last RCPT (at the latest, when the call
+    // returned) has passed, with the engine's slack: never too early, which would cost a round.
+    const retryAt = ctx.now().getTime() + options.greylist.retry_ms * 2 ** (attempt - 1) + Math.min(250, options.greylist.retry_ms * 0.1)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
       if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); continue }
@@ -90,8 +91,7 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     }
     if (deferred.length > 0) {
       deferred.sort((a, b) => a.i - b.i)
-      const retryAt = new Date(now + options.greylist.retry_ms * 2 ** (attempt - 1)).toISOString()
-      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'DeferItems', data: { chunk_uuid: chunkUuid, items: deferred, attempt, retry_at: retryAt, deadline_at: new Date(deadline).toISOString(), now: at } }, metaOf(batchUuid, causation))
+      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'DeferItems', data: { chunk_uuid: chunkUuid, items: deferred, attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString(), now: at } }, metaOf(batchUuid, causation))
       options.metrics?.deferrals.inc()
     }
   }

@@ -1,6 +1,6 @@
 import { DomainError } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
-import { BATCH_PART_ITEMS, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
+import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
 
 /** A chunk whose items do not all have their result yet. `done` has one bit per item (index `first + k` → bit k). */
 export interface OpenChunk {
@@ -18,16 +18,8 @@ export type BatchStatus = 'receiving' | 'processing' | 'completed'
 
 export type BatchState =
   | { status: 'none' }
-  | {
+  | Omit<BatchCreated['data'], 'created_at'> & {
     status: BatchStatus
-    batch_uuid: string
-    user_uuid: string
-    name: string | null
-    checks: CheckName[]
-    cost_per_item: number
-    environment: 'live' | 'test'
-    key_uuid: string | null
-    agent_uuid: string | null
     last_chunk_at: string
     /** Items (unique addresses, invalid ones included). */
     total: number
@@ -85,8 +77,8 @@ function mark (chunk: OpenChunk, indexes: readonly number[], charge: number): Op
 
 export function evolve (state: BatchState, event: BatchEvent): BatchState {
   if (event.type === 'BatchCreated') {
-    const d = event.data
-    return { status: 'receiving', batch_uuid: d.batch_uuid, user_uuid: d.user_uuid, name: d.name, checks: d.checks, cost_per_item: d.cost_per_item, environment: d.environment, key_uuid: d.key_uuid, agent_uuid: d.agent_uuid, last_chunk_at: d.created_at, total: 0, valid: 0, processed: 0, hashes: [], chunk_uuids: new Set(), abandoned: new Set(), open: new Map() }
+    const { created_at: createdAt, ...d } = event.data
+    return { ...d, status: 'receiving', last_chunk_at: createdAt, total: 0, valid: 0, processed: 0, hashes: [], chunk_uuids: new Set(), abandoned: new Set(), open: new Map() }
   }
   if (state.status === 'none') return state
   switch (event.type) {
