@@ -466,3 +466,17 @@ t.test('svc verify-file: a CSV through the public API in chunks, a progress bar,
   t.same(wrong.slice(0, 3), [], `${wrong.length} results differ from the world's ground truth`)
   t.match(written.find(r => r.email === 'not an address'), { verdict: 'invalid', reason: 'invalid_syntax' })
 })
+
+t.test('batch items count in the account\'s statistics and the public summary', async t => {
+  const who = await account('stats@example.com', 1_000)
+  const before = (await api('GET', '/api/stats/summary')).body
+  const r = await api('POST', '/api/batches', { token: who.key, body: { emails: ['ok1@alpha-bulk.com', 'no1@beta-bulk.com', 'no address'], checks: ['smtp'], final: true } })
+  const b = await completed(api, who.key, r.body.uuid)
+  await waitUntil(async () => (await api('GET', '/api/stats/overview?days=1', { token: who.token })).body.totals.completed === 3)
+  const o = (await api('GET', '/api/stats/overview?days=1', { token: who.token })).body
+  t.match(o.totals, { submitted: 3, completed: 3, failed: 0, tokens_spent: b.tokens.captured })
+  t.match(o.verdicts, { valid: 1, invalid: 2 })
+  t.match(o.reasons, { accepted_email: 1, mailbox_not_found: 1, invalid_syntax: 1 })
+  const after = (await api('GET', '/api/stats/summary')).body
+  t.equal(after.verifications - before.verifications, 2, 'the two verified by the engine (the invalid one was never verified)')
+})

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts'
 import type { TokensCaptured } from '../domain/wallet/events.ts'
+import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
 import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
 import { slotOf, type Bucket } from './buckets.ts'
 
@@ -43,16 +44,17 @@ const emptySlot = (user: string, slot: string): UsageSlotDoc => ({ _id: `${user}
 const add = (m: Record<string, number>, key: string, n = 1): Record<string, number> => ({ ...m, [key]: (m[key] ?? 0) + n })
 
 /**
- * Statistics an analyst can rebuild: per account and 15-minute slot, jobs submitted,
- * completed by verdict and reason, failed, checks run and tokens charged; and the
+ * Statistics an analyst can rebuild: per account and 15-minute slot, jobs and batch items
+ * submitted, completed by verdict and reason, failed, checks run (jobs) and tokens charged; and the
  * all-time summary of live (not sandbox) verifications over every account (it keeps the
  * counts of erased accounts: nothing in it is personal).
  */
 export const statsProjection: Projection = {
   name: 'stats',
-  version: 2,
+  // 3: batch items count as submitted and completed like jobs.
+  version: 3,
   collections: [USAGE_SLOTS, SUMMARY],
-  event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'UserDeleted'],
+  event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'BatchItemsAdded', 'BatchResultsRecorded', 'UserDeleted'],
   async apply (event: RecordedEvent, writer) {
     const user = event.data.user_uuid as string
     const tombstone = `${user}|erased`
@@ -62,14 +64,33 @@ export const statsProjection: Projection = {
       return
     }
     if (await writer.get(USAGE_SLOTS, tombstone)) return
-    const e = event as unknown as JobQueued | JobCompleted | JobFailed | TokensCaptured
-    const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.data.captured_at
+    const e = event as unknown as JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
+    const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.type === 'TokensCaptured' ? e.data.captured_at : e.type === 'BatchItemsAdded' ? e.data.added_at : e.data.recorded_at
     const slot = slotOf(at)
     const s = await writer.get<UsageSlotDoc>(USAGE_SLOTS, `${user}|${slot}`) ?? emptySlot(user, slot)
     switch (e.type) {
       case 'JobQueued': s.submitted++; break
       case 'JobFailed': s.failed++; break
       case 'TokensCaptured': s.tokens_spent += e.data.amount; break
+      case 'BatchItemsAdded': {
+        // Every item is submitted; one with bad syntax is completed `invalid` at once (only syntax ran).
+        const invalid = e.data.items.filter(item => item.invalid === true).length
+        s.submitted += e.data.items.length
+        if (invalid > 0) { s.completed = add(s.completed, 'invalid', invalid); s.reasons = add(s.reasons, 'invalid_syntax', invalid); s.checks = add(s.checks, 'syntax', invalid) }
+        break
+      }
+      case 'BatchResultsRecorded': {
+        // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
+        for (const r of e.data.results) { s.completed = add(s.completed, r.verdict); s.reasons = add(s.reasons, r.reason) }
+        if (e.data.sandbox) break
+        const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+        let byVerdict = sum.by_verdict
+        let byReason = sum.by_reason
+        for (const r of e.data.results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
+        const when = e.data.recorded_at
+        writer.put(SUMMARY, { ...sum, verifications: sum.verifications + e.data.results.length, by_verdict: byVerdict, by_reason: byReason, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
+        break
+      }
       case 'JobCompleted': {
         const ran = ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
         s.completed = add(s.completed, e.data.verdict)

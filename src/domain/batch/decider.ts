@@ -254,7 +254,7 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
         return true
       })
       if (fresh.length === 0) return []
-      return finish(state, [{ type: 'BatchResultsRecorded', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, results: fresh, recorded_at: d.now } }], [d.chunk_uuid], d.now)
+      return finish(state, [{ type: 'BatchResultsRecorded', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, results: fresh, sandbox: state.environment === 'test', recorded_at: d.now } }], [d.chunk_uuid], d.now)
     }
     case 'DeferItems': {
       const d = command.data

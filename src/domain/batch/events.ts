@@ -63,8 +63,8 @@ export interface BatchItemResult {
   charge: number
 }
 
-/** Results of some items of one chunk, as the engine finished them. */
-export type BatchResultsRecorded = Event<'BatchResultsRecorded', { batch_uuid: string, user_uuid: string, chunk_uuid: string, results: BatchItemResult[], recorded_at: string }>
+/** Results of some items of one chunk, as the engine finished them; `sandbox` for a test key's batch (simulated, never in the public statistics). */
+export type BatchResultsRecorded = Event<'BatchResultsRecorded', { batch_uuid: string, user_uuid: string, chunk_uuid: string, results: BatchItemResult[], sandbox: boolean, recorded_at: string }>
 
 /** Greylisted items (450/451) retried at `retry_at`, until `deadline_at`; `emails` sealed, by item index. */
 export type BatchItemsDeferred = Event<'BatchItemsDeferred', {
