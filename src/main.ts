@@ -146,7 +146,8 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     }))
     // Batches share the engine (its sessions per MX and its politeness) with single jobs.
     consumers.push(await startBatchWorker(ctx, bus, engine, {
-      concurrency: Math.max(2, Math.ceil(config.verifier.concurrency / 16)),
+      // Parts share the sessions of their MX (the prober's lanes): many in flight cost little more than one.
+      concurrency: 16,
       greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
       intake_idle_s: config.batch_intake_idle_s,
       sweep: true,
