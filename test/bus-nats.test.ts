@@ -15,7 +15,10 @@ const open = async (group: string, ackWaitMs = 30_000): Promise<NatsBus> => {
   return bus
 }
 
-if (!reachable) {
+if (!reachable && process.env.REQUIRE_NATS === '1') {
+  // CI (`.ci/run` sets REQUIRE_NATS=1): the production topology's tests never pass by skipping.
+  t.fail(`no NATS server answers at ${url}, and REQUIRE_NATS=1`)
+} else if (!reachable) {
   t.plan(0, `no NATS server answers at ${url} (set NATS_URL; .ci/run starts one)`)
 } else {
   t.teardown(async () => {

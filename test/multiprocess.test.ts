@@ -21,7 +21,10 @@ import { ROUTES } from '../src/main.ts'
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
 const reachable = await natsAnswers(natsUrl)
 
-if (!reachable) {
+if (!reachable && process.env.REQUIRE_NATS === '1') {
+  // CI (`.ci/run` sets REQUIRE_NATS=1): the production topology's tests never pass by skipping.
+  t.fail(`no NATS server answers at ${natsUrl}, and REQUIRE_NATS=1`)
+} else if (!reachable) {
   t.plan(0, `no NATS server answers at ${natsUrl} (set NATS_URL; .ci/run starts one)`)
 } else {
   const run = promisify(execFile)

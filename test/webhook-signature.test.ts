@@ -14,7 +14,8 @@ import { spec } from './support/decider-spec.ts'
 // Our header is Stripe's scheme (t=<ts>,v1=<hex HMAC-SHA256 over "<ts>.<body>">), so the
 // public Stripe vectors of ../shared/corpora apply as they are, read at run time.
 const corpus = new URL('../../shared/corpora/webhook-vectors.json', import.meta.url).pathname
-t.test('Stripe-scheme vectors of the shared corpus', { skip: existsSync(corpus) ? false : `corpus not found at ${corpus}` }, async t => {
+// In CI (REQUIRE_SHARED=1) a missing corpus fails instead of skipping.
+t.test('Stripe-scheme vectors of the shared corpus', { skip: existsSync(corpus) || process.env.REQUIRE_SHARED === '1' ? false : `corpus not found at ${corpus}` }, async t => {
   const vectors = (JSON.parse(readFileSync(corpus, 'utf8')) as any[]).filter(v => v.id.startsWith('stripe-'))
   t.ok(vectors.length >= 10, `${vectors.length} Stripe vectors`)
   for (const v of vectors) {
