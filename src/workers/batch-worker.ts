@@ -2,11 +2,11 @@ import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
 import type { BatchChunkProcessed, BatchItemResult, BatchItemsAdded, BatchItemsDeferred } from '../domain/batch/events.ts'
 import * as batch from '../domain/batch/decider.ts'
-import * as wallet from '../domain/wallet/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { handle, load, type CommandContext } from '../commands/context.ts'
+import { load, type CommandContext } from '../commands/context.ts'
+import { deferBatchItems, recordBatchResults, settleBatchChunk } from '../commands/batch-processing.ts'
 import { chargeFor } from '../commands/complete-job.ts'
 import { closeIdleIntake } from '../commands/batches.ts'
 import { idleBatches } from '../projections/batches.ts'
@@ -27,8 +27,6 @@ export interface BatchWorkerOptions {
   metrics?: ServiceMetrics
   log?: (msg: string, err?: unknown) => void
 }
-
-const metaOf = (batchUuid: string, causation: string): { actor: string, correlation_id: string, causation_id: string } => ({ actor: 'verifier', correlation_id: batchUuid, causation_id: causation })
 
 /**
  * The batch worker (issue "Bulk verification"): verifies each part of a chunk as it
@@ -84,14 +82,13 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
       })
       options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason })
     }
-    const at = ctx.now().toISOString()
     if (results.length > 0) {
       results.sort((a, b) => a.i - b.i)
-      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: at } }, metaOf(batchUuid, causation))
+      await recordBatchResults(ctx, batchUuid, chunkUuid, results, causation)
     }
     if (deferred.length > 0) {
       deferred.sort((a, b) => a.i - b.i)
-      await handle(ctx, `batch-${batchUuid}`, batch, { type: 'DeferItems', data: { chunk_uuid: chunkUuid, items: deferred, attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString(), now: at } }, metaOf(batchUuid, causation))
+      await deferBatchItems(ctx, batchUuid, chunkUuid, deferred, { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)
       options.metrics?.deferrals.inc()
     }
   }
@@ -111,9 +108,7 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
       return
     }
     if (event.type === 'BatchChunkProcessed') {
-      const d = event.data as BatchChunkProcessed['data']
-      if (d.reservation_uuid === null || d.amount === 0) return
-      await handle(ctx, `wallet-${d.user_uuid}`, wallet, { type: 'CaptureTokens', data: { user_uuid: d.user_uuid, job_uuid: d.chunk_uuid, reservation_uuid: d.reservation_uuid, amount: d.charge, now: ctx.now().toISOString() } }, metaOf(d.batch_uuid, event.id))
+      await settleBatchChunk(ctx, event.data as BatchChunkProcessed['data'], event.id)
     }
   })
 

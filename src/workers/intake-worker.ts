@@ -5,9 +5,7 @@ import type { CommandContext } from '../commands/context.ts'
 import { queueJob } from '../commands/submit-job.ts'
 import { faultPoint } from '../infra/faults.ts'
 import { RetryLater } from '../infra/bus/port.ts'
-import * as batch from '../domain/batch/decider.ts'
-import * as wallet from '../domain/wallet/decider.ts'
-import { handle, load } from '../commands/context.ts'
+import { resolveChunkReservation } from '../commands/batch-processing.ts'
 
 /** How long a chunk's reservation waits for its chunk before the chunk is abandoned (ms): far beyond a request's life. */
 export const CHUNK_GRACE_MS = 120_000
@@ -32,18 +30,8 @@ export async function startIntakeWorker (ctx: CommandContext, bus: Bus, options:
   return await bus.consume({ name: 'intake', event_types: INTAKE_EVENTS, concurrency: options.concurrency, max_deliveries: 20, max_pending: 10_000 }, async (event: RecordedEvent) => {
     const d = event.data as TokensReserved['data']
     if (d.batch_uuid !== undefined && d.reservation_uuid !== undefined) {
-      const stream = `batch-${d.batch_uuid}`
-      const s = (await load(ctx, stream, batch)).state
-      if (s.status !== 'none' && s.chunk_uuids.has(d.job_uuid)) return
-      const wait = Date.parse(d.reserved_at) + grace - ctx.now().getTime()
-      if (wait > 0) throw new RetryLater(Math.min(wait, 30_000))
-      const now = ctx.now().toISOString()
-      const meta = { actor: 'intake', causation_id: event.id, correlation_id: d.batch_uuid }
-      if (s.status !== 'none') {
-        const r = await handle(ctx, stream, batch, { type: 'AbandonChunk', data: { chunk_uuid: d.job_uuid, now } }, meta)
-        if (r.state.status !== 'none' && r.state.chunk_uuids.has(d.job_uuid)) return
-      }
-      await handle(ctx, `wallet-${d.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, reason: 'chunk_abandoned', now } }, meta)
+      const r = await resolveChunkReservation(ctx, { ...d, batch_uuid: d.batch_uuid, reservation_uuid: d.reservation_uuid }, grace, event.id)
+      if (r.outcome === 'wait') throw new RetryLater(Math.min(r.ms, 30_000))
       return
     }
     if (!d.job || !d.reservation_uuid) return
