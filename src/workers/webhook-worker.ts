@@ -7,7 +7,7 @@ import { webhooksStream } from '../commands/webhook-endpoints.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
-import type { WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
+import type { WebhookDeliveryAttempted, WebhookDeliveryRequested, WebhookEventKind } from '../domain/webhook/events.ts'
 import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 
@@ -55,40 +55,26 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     if (r.kind === 'delivered' || r.kind === 'failed' || r.kind === 'retry') options.metrics?.webhookAttempts.inc({ outcome: r.kind })
   }
 
+  /**
+   * One delivery request per active endpoint of the account subscribed to `kind`, read from
+   * `webhooks-<user>` (the write side now, never a read model that may lag); delivery ids
+   * derive from endpoint, kind and subject, so a redelivered event requests nothing twice.
+   */
+  const notify = async (user: string, kind: WebhookEventKind, subject: string, status: string, at: string): Promise<void> => {
+    const { state } = await load(ctx, webhooksStream(user), webhook)
+    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes(kind))) {
+      await requestDelivery(ctx, { delivery_uuid: deliveryUuid(endpoint.webhook_uuid, kind, subject), webhook_uuid: endpoint.webhook_uuid, user_uuid: user, event: kind, job_uuid: subject, status, timestamp: Math.floor(Date.parse(at) / 1000), test: false })
+    }
+  }
+
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as (JobCompleted['data'] | JobFailed['data'])
-    // The endpoints as the write side holds them now, never a read model that may lag.
-    const { state } = await load(ctx, webhooksStream(d.user_uuid), webhook)
-    const ended = 'completed_at' in d ? d.completed_at : d.failed_at
-    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes('job.completed'))) {
-      await requestDelivery(ctx, {
-        delivery_uuid: deliveryUuid(endpoint.webhook_uuid, 'job.completed', d.job_uuid),
-        webhook_uuid: endpoint.webhook_uuid,
-        user_uuid: d.user_uuid,
-        event: 'job.completed',
-        job_uuid: d.job_uuid,
-        status: event.type === 'JobCompleted' ? 'completed' : 'failed',
-        timestamp: Math.floor(Date.parse(ended) / 1000),
-        test: false
-      })
-    }
+    await notify(d.user_uuid, 'job.completed', d.job_uuid, event.type === 'JobCompleted' ? 'completed' : 'failed', 'completed_at' in d ? d.completed_at : d.failed_at)
   }
 
   const onBatchCompleted = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as BatchCompleted['data']
-    const { state } = await load(ctx, webhooksStream(d.user_uuid), webhook)
-    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes('batch.completed'))) {
-      await requestDelivery(ctx, {
-        delivery_uuid: deliveryUuid(endpoint.webhook_uuid, 'batch.completed', d.batch_uuid),
-        webhook_uuid: endpoint.webhook_uuid,
-        user_uuid: d.user_uuid,
-        event: 'batch.completed',
-        job_uuid: d.batch_uuid,
-        status: 'completed',
-        timestamp: Math.floor(Date.parse(d.completed_at) / 1000),
-        test: false
-      })
-    }
+    await notify(d.user_uuid, 'batch.completed', d.batch_uuid, 'completed', d.completed_at)
   }
 
   const consumer = await bus.consume({ name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async event => {
