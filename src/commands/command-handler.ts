@@ -1,6 +1,7 @@
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent, type RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Event } from '../domain/shared.ts'
 import type { CommandContext } from './context.ts'
+import { LRUCache } from 'lru-cache'
 
 /**
  * In-stream snapshots: events that carry an aggregate's whole state forward (the wallet's
@@ -17,6 +18,12 @@ export interface Snapshotting<S, E extends Event<string, unknown>> {
    */
   every?: number
   take?: (state: S, now: string) => E
+  /**
+   * Approximate bytes the state holds (default 1 KiB): the per-process cache of states is
+   * bounded by their sum (CACHE_BYTES) as well as by their number, so a few large states
+   * (a million-address batch's de-duplication index) cannot fill the heap.
+   */
+  weight?: (state: S) => number
 }
 
 export interface Decider<S, E extends Event<string, unknown>, C> {
@@ -62,15 +69,25 @@ interface Pending {
 const PAGE = 256
 /** Long-lived streams whose state is kept between commands in each process. */
 const MAX_CACHED_STREAMS = 4_096
+/** Bytes of cached states at most (their `weight`), least recently used dropped first. */
+const CACHE_BYTES = 96 * 1024 * 1024
+/** Events per page when a stream without snapshot events is folded forwards (large events, such as batch parts, stay few in memory). */
+const FOLD_PAGE = 16
+
+/** A cached state with the decider that folds it and its weight function. */
+type Cached = Loaded<unknown> & { evolve: AnyDecider['evolve'], weight?: (state: unknown) => number }
 
 interface StoreState {
   queues: Map<string, Pending[]>
-  cache: Map<string, Loaded<unknown> & { evolve: AnyDecider['evolve'] }>
+  cache: LRUCache<string, Cached>
 }
 const perStore = new WeakMap<EventStore, StoreState>()
 function of (store: EventStore): StoreState {
   let s = perStore.get(store)
-  if (!s) { s = { queues: new Map(), cache: new Map() }; perStore.set(store, s) }
+  if (!s) {
+    s = { queues: new Map(), cache: new LRUCache({ max: MAX_CACHED_STREAMS, maxSize: CACHE_BYTES, sizeCalculation: v => Math.max(1, Math.min(CACHE_BYTES, Math.round(v.weight?.(v.state) ?? 1024))) }) }
+    perStore.set(store, s)
+  }
   return s
 }
 
@@ -88,12 +105,22 @@ const fold = <S>(decider: AnyDecider, from: Loaded<S>, events: readonly Recorded
 /**
  * Reads a stream into state at a cost bounded by its snapshot interval: backwards, page by
  * page, down to its latest snapshot event, then folds forwards. Streams without snapshots
- * (jobs, deliveries: short by construction) are read whole.
+ * (jobs, deliveries: short by construction) are read whole; long-lived streams without
+ * snapshot events (batches: bounded by the plan's `max_batch_size`) are folded forwards
+ * page by page, FOLD_PAGE events in memory at a time.
  */
 async function readFresh<S> (store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
   const empty: Loaded<S> = { state: decider.initialState() as S, revision: -1, position: 0, since_snapshot: 0 }
   const types = decider.snapshot?.types
   if (!types) return fold(decider, empty, await store.readStream(stream))
+  if (types.length === 0) {
+    let loaded = empty
+    for (;;) {
+      const page = await store.readStream(stream, { from_revision: loaded.revision + 1, max_count: FOLD_PAGE })
+      loaded = fold(decider, loaded, page)
+      if (page.length < FOLD_PAGE) return loaded
+    }
+  }
   const page = Math.min(PAGE, decider.snapshot?.every ?? 1)
   const tail: RecordedEvent[] = []
   let from: number | undefined
@@ -138,9 +165,7 @@ function remember (store: EventStore, stream: string, decider: AnyDecider, loade
   const { cache } = of(store)
   const old = cache.get(stream)
   if (old && old.revision > loaded.revision && old.evolve === decider.evolve) return
-  cache.delete(stream)
-  cache.set(stream, { ...loaded, evolve: decider.evolve })
-  if (cache.size > MAX_CACHED_STREAMS) cache.delete(cache.keys().next().value as string)
+  cache.set(stream, { ...loaded, evolve: decider.evolve, weight: decider.snapshot.weight })
 }
 
 /**

@@ -279,5 +279,15 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
   }
 }
 
-/** Long-lived while intake is open: the state is kept between commands in each process (no snapshot event: a batch is bounded by `max_batch_size`). */
-export const snapshot = { types: [] as string[], every: 1_000_000 } as const
+/**
+ * Long-lived while intake is open: the state is kept between commands in each process (no
+ * snapshot event: a batch is bounded by `max_batch_size`), weighed by its de-duplication
+ * index (about 64 bytes an address) and open chunks' bitmaps.
+ */
+export const snapshot = {
+  types: [] as string[],
+  every: 1_000_000,
+  weight: (state: BatchState): number => state.status === 'none'
+    ? 256
+    : 1024 + 64 * (state.hashes ?? []).reduce((n, segment) => n + segment.size, 0) + [...state.open.values()].reduce((n, c) => n + c.done.length + 64, 0)
+}
