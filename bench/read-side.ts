@@ -138,7 +138,7 @@ let totalEvents: number
   seedMs = performance.now() - t0
   totalEvents = await core.store.headPosition()
   // As if the service had run all along: the relay has handed every event to the bus already.
-  await core.store.setCheckpoint('relay', totalEvents)
+  await core.checkpoints.setCheckpoint('relay', totalEvents)
   await core.close()
 }
 log(`  ${totalEvents} events in ${Math.round(seedMs / 1000)} s`)

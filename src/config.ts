@@ -20,7 +20,7 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
   SIGNUP_SCREENING: z.enum(['full', 'lists']).default('full'),
-  EVENTSTORE_URL: z.string().regex(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/, 'expected esdb://host:port[?tls=false]').optional(),
+  EVENTSTORE_URL: z.string().regex(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/, 'expected kurrentdb://host:port[?tls=false] (esdb:// is read as kurrentdb://)').optional(),
   MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database').optional(),
   NATS_PREFIX: z.string().regex(/^[a-z][a-z0-9_]{0,30}$/).default('svc'),
   NATS_ACK_WAIT_MS: intFromEnv(30_000, 500, 3_600_000),

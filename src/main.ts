@@ -50,7 +50,13 @@ export function buildEngine (config: Config): VerificationEngine {
 
 export interface Core {
   ctx: CommandContext
-  store: EventStore & CheckpointStore
+  store: EventStore
+  /**
+   * Where the relay keeps its position, never in the event log: the SQLite event store's
+   * own table on the embedded default, the read store (MongoDB's `consumer_checkpoints`)
+   * beside EventStoreDB.
+   */
+  checkpoints: CheckpointStore
   keys: SqliteDataKeyStore
   close (): Promise<void>
 }
@@ -68,7 +74,10 @@ export async function openCore (config: Config): Promise<Core> {
   const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
-  return { ctx, store, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
+  const checkpoints: CheckpointStore = store instanceof SqliteEventStore
+    ? store
+    : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
+  return { ctx, store, checkpoints, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
 }
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
@@ -181,7 +190,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   let relay: Relay | null = null
   if (bus && (role === 'serve' || role === 'relay')) {
     // In process, a publish is its consumers' work done: a small window is all it takes.
-    relay = new Relay(store, bus, store, { event_types: [...new Set(Object.values(ROUTES).flat())], window: config.nats_url ? 4_096 : 256 })
+    relay = new Relay(store, bus, core.checkpoints, { event_types: [...new Set(Object.values(ROUTES).flat())], window: config.nats_url ? 4_096 : 256 })
     await relay.start()
     const r = relay
     readiness.push(() => r.caughtUp)

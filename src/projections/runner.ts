@@ -333,6 +333,8 @@ class CompositeStore implements ReadStore {
     for (const c of checkpoints) await this.of(c.projection).write(ops.filter(o => o.spec.projection === c.projection), [c])
   }
   async getCheckpoint (projection: string) { return await this.of(projection).getCheckpoint(projection) }
+  async getConsumerCheckpoint (): Promise<number> { throw new Error('a rebuild view keeps no consumer checkpoints') }
+  async setConsumerCheckpoint (): Promise<void> { throw new Error('a rebuild view keeps no consumer checkpoints') }
   async lease (): Promise<boolean> { return false }
   async prepare (): Promise<void> { throw new Error('a rebuild view prepares nothing') }
   async startRebuild (): Promise<never> { throw new Error('a rebuild view rebuilds nothing') }

@@ -140,9 +140,61 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.same(seen.map(e => e.type), ['A', 'C', 'D'], 'live events follow in order')
     t.equal(lastCheckpoint, seen[2].position)
     await sub.stop()
+    // Positive control: a second subscription started before the append sees it; then the stopped one must not have.
+    const control: string[] = []
+    const sub2 = store.subscribeToAll({ from_position: seen[2].position }, e => { if (e.stream === s) control.push(e.type) })
     await store.append(s, [ev('A')], { expected_revision: 3 })
-    await new Promise(resolve => setTimeout(resolve, 100))
+    await waitUntil(() => control.length === 1)
+    await sub2.stop()
     t.equal(seen.length, 3, 'nothing after stop')
+  })
+
+  t.test('on_checkpoint reaches the events the filter skips, caught up and live', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const start = await store.headPosition()
+    const s = `${p()}-skip`
+    const first = await store.append(s, [ev('Skipped')], { expected_revision: 'no_stream' })
+    let checkpoint = 0
+    let caughtUp = -1
+    const handled: string[] = []
+    const sub = store.subscribeToAll({ from_position: start, event_types: ['Wanted'], on_checkpoint: pos => { checkpoint = Math.max(checkpoint, pos) }, on_caught_up: pos => { caughtUp = pos } }, e => { handled.push(e.type) })
+    t.teardown(() => sub.stop())
+    await waitUntil(() => caughtUp >= 0)
+    t.ok(checkpoint >= first.position, 'a skipped event in the catch-up moves the checkpoint')
+    const live = await store.append(s, [ev('Skipped')], { expected_revision: 0 })
+    // What read-your-writes waits for: the position of an event no projection handles.
+    await waitUntil(() => checkpoint >= live.position)
+    t.same(handled, [], 'nothing of another type was handled')
+  })
+
+  t.test('neither on_checkpoint nor on_caught_up runs ahead of a slow handler', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const start = await store.headPosition()
+    const s = `${p()}-slow`
+    await store.append(s, Array.from({ length: 20 }, (_, i) => ev(i % 4 === 3 ? 'Other' : 'Slow', { i })), { expected_revision: 'no_stream' })
+    const positions = (await store.readStream(s)).map(e => e.position)
+    const wanted = positions.filter((_, i) => i % 4 !== 3)
+    let handledAtCaughtUp = -1
+    const handled: number[] = []
+    const ahead: string[] = []
+    const sub = store.subscribeToAll({
+      from_position: start,
+      event_types: ['Slow'],
+      // At a checkpoint, every wanted event at or before it has been handled.
+      on_checkpoint: pos => { for (const w of wanted) if (w <= pos && !handled.includes(w)) ahead.push(`checkpoint ${pos} before event ${w} was handled`) },
+      on_caught_up: () => { handledAtCaughtUp = handled.length }
+    }, async e => {
+      if (e.stream !== s) return
+      await new Promise(resolve => setTimeout(resolve, 5))
+      handled.push(e.position)
+    })
+    t.teardown(() => sub.stop())
+    await waitUntil(() => handledAtCaughtUp >= 0)
+    t.same(ahead, [], 'every checkpoint came after its event was handled')
+    t.equal(handledAtCaughtUp, 15, 'caught up only once every stored event was handled')
+    t.same(handled, wanted, 'each once, in order')
   })
 
   t.test('a live subscription sees appends made through another connection', async t => {

@@ -85,6 +85,57 @@ export function readStoreContract (t: Test, open: StoreFactory): void {
     t.equal(await s.getCheckpoint('contract'), 0)
   })
 
+  t.test('the same answers as JSON would give: an undefined field is left out, a missing field matches null, no sort means _id order', async t => {
+    const s = await prepared(await open())
+    t.teardown(() => s.close())
+    const c = s.collection<Row>(SPEC)
+    const bare = { _id: 'b2', owner: 'u3', at: '2026-02-01', n: 1, done: false } as unknown as Row
+    await s.write([put({ ...row(1), _id: 'b3', owner: 'u3', status: undefined } as unknown as Doc), put(bare), put({ ...row(2), _id: 'b1', owner: 'u3', status: 'done' })], [{ projection: 'contract', from: 0, to: 3 }])
+    const b3 = await c.get('b3') as Record<string, unknown>
+    t.notOk('status' in b3, 'a field set to undefined is not stored (not even as null)')
+    t.same((await c.find({ where: { owner: 'u3', status: null } })).map(d => d._id), ['b2', 'b3'], 'missing and undefined fields match null')
+    t.same((await c.find({ where: { owner: 'u3', status: { in: [null] } } })).map(d => d._id), ['b2', 'b3'])
+    t.equal(await c.count({ owner: 'u3', status: null }), 2)
+    t.same((await c.find({ where: { owner: 'u3' } })).map(d => d._id), ['b1', 'b2', 'b3'], 'without a sort: by _id')
+  })
+
+  t.test('a batch judged against one generation never lands in another: a write racing a switch is refused or stays in the old generation', async t => {
+    const live = await prepared(await open())
+    const rebuilder = await open(live)
+    t.teardown(async () => { await rebuilder.close(); await live.close() })
+    await live.write([put(row(1))], [{ projection: 'contract', from: 0, to: 5 }])
+    const target = await rebuilder.startRebuild('contract', [SPEC])
+    await target.store.write([put(row(1)), put(row(2))], [{ projection: 'contract', from: 0, to: 7 }])
+    t.equal(await target.activate(), true)
+    // The live writer still believes its checkpoint is 5 (the old generation's).
+    const outcome = await live.write([put({ ...row(9), n: 555 })], [{ projection: 'contract', from: 5, to: 6 }]).then(() => 'written', (err: unknown) => err)
+    if (outcome !== 'written') t.ok(outcome instanceof CheckpointConflictError, 'refused by compare-and-set against the new generation')
+    const reader = await open(live)
+    t.teardown(() => reader.close())
+    t.equal(await reader.getCheckpoint('contract'), 7, 'the new generation\'s checkpoint is untouched')
+    t.equal(await reader.collection(SPEC).get('r09'), null, 'and so are its documents')
+    t.equal(await target.activate(), false, 'a generation already live does not switch again')
+    const second = await rebuilder.startRebuild('contract', [SPEC])
+    const third = await rebuilder.startRebuild('contract', [SPEC])
+    await third.store.write([put(row(3))], [{ projection: 'contract', from: 0, to: 8 }])
+    t.equal(await third.activate(), true)
+    t.equal(await second.activate(), false, 'a rebuild of a generation that is no longer live does not switch')
+  })
+
+  t.test('consumer checkpoints (the relay\'s position) are kept by name, apart from the projections\' generations', async t => {
+    const a = await open()
+    const b = await open(a)
+    t.teardown(async () => { await b.close(); await a.close() })
+    t.equal(await a.getConsumerCheckpoint('relay'), 0)
+    await a.setConsumerCheckpoint('relay', 41)
+    await a.setConsumerCheckpoint('relay', 42)
+    await a.setConsumerCheckpoint('other', 7)
+    t.equal(await b.getConsumerCheckpoint('relay'), 42, 'seen from another connection')
+    t.equal(await b.getConsumerCheckpoint('other'), 7)
+    await prepared(a, 'v9')
+    t.equal(await b.getConsumerCheckpoint('relay'), 42, 'a new generation of a projection leaves it alone')
+  })
+
   t.test('the projector lease: one holder at a time, taken over once it expires', async t => {
     const a = await open()
     const b = await open(a)

@@ -1,7 +1,8 @@
 import {
   KurrentDBClient, jsonEvent, START, END, BACKWARDS, FORWARDS, NO_STREAM, ANY, STREAM_EXISTS,
-  WrongExpectedVersionError, StreamNotFoundError, excludeSystemEvents, eventTypeFilter,
-  type ResolvedEvent, type Position
+  WrongExpectedVersionError, StreamNotFoundError, UnavailableError, CancelledError, DeadlineExceededError,
+  NotLeaderError, TimeoutError, excludeSystemEvents,
+  type AllStreamResolvedEvent, type AllStreamSubscription, type Position, type ResolvedEvent
 } from '@kurrent/kurrentdb-client'
 import {
   WrongExpectedRevisionError,
@@ -10,21 +11,28 @@ import {
 } from './port.ts'
 import { randomUUID } from 'node:crypto'
 
+/** What the adapter uses of the client (a test drives the adapter with the client's own `Subscription` behind it). */
+export type KurrentClient = Pick<KurrentDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>
+
 /** Global position of our port ↔ the commit position of the transaction log. */
 const toPosition = (p: Position | undefined): number => p ? Number(p.commit) : 0
 const fromPosition = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) })
 
-function toRecorded (r: ResolvedEvent): RecordedEvent | null {
+/** Our event, or null for the server's own (system streams and types start with `$`). */
+function toRecorded (r: ResolvedEvent | AllStreamResolvedEvent, sized = false): RecordedEvent | null {
   const e = r.event
   if (!e || e.type.startsWith('$') || e.streamId.startsWith('$')) return null
+  const data = e.data as Record<string, unknown>
   return {
     id: e.id,
     stream: e.streamId,
     revision: Number(e.revision),
     position: toPosition(e.position),
     type: e.type,
-    data: e.data as Record<string, unknown>,
-    metadata: (e.metadata ?? { occurred_at: e.created.toISOString() }) as unknown as RecordedEvent['metadata']
+    data,
+    metadata: (e.metadata ?? { occurred_at: e.created.toISOString() }) as unknown as RecordedEvent['metadata'],
+    // What pages and windows are weighed by (the client does not keep the raw length).
+    ...(sized && { size: JSON.stringify(data).length })
   }
 }
 
@@ -35,24 +43,78 @@ function streamState (expected: ExpectedRevision): typeof NO_STREAM | typeof ANY
   return BigInt(expected)
 }
 
+/** Ends the server's side of a read left before its end (leaving the loop only destroys the client's stream). */
+async function cancel (read: object): Promise<void> {
+  await (read as { cancel?: () => Promise<void> }).cancel?.().catch(() => undefined)
+}
+
 /**
- * Event store on EventStoreDB / KurrentDB (`EVENTSTORE_URL`, `esdb://` or `kurrentdb://`,
- * `?tls=false` for local servers) with the official client. Thin: streams, revisions and
- * expected-revision checks are the server's own; global positions are commit positions of
- * the transaction log; `subscribeToAll` runs from an exclusive checkpoint with a
- * server-side event-type filter (system events excluded), reports checkpoints the server
- * sends while filtering, and resubscribes from the last position after a drop. Leader
- * preference on clusters comes from the connection string (`nodePreference=leader`, the
- * client's default).
- * Not run against a live server in this repository's CI (none can be installed there);
- * it passes the event store contract suite wherever `EVENTSTORE_URL` is set.
+ * Errors after which a subscription is made again and nothing is reported: the server or
+ * the connection went away or moved (the client's own error classes).
+ */
+export function isTransient (err: unknown): boolean {
+  return err instanceof UnavailableError || err instanceof CancelledError || err instanceof DeadlineExceededError ||
+    err instanceof NotLeaderError || err instanceof TimeoutError
+}
+
+/**
+ * `esdb://` and `esdb+discover://` are the deprecated spellings of `kurrentdb://` (the
+ * client warns on each connection): the same string in the current scheme.
+ */
+export function currentScheme (connectionString: string): string {
+  return connectionString.replace(/^esdb(\+discover)?:\/\//, (_m, discover: string | undefined) => `kurrentdb${discover ?? ''}://`)
+}
+
+/**
+ * Things the subscription loop puts into the client's stream itself, in order with the
+ * events: the client calls `checkpointReached` and emits `caughtUp` as soon as the server
+ * sends them, while events received before them may still wait in the stream's buffer.
+ */
+type Marker = { marker: 'checkpoint', position: number } | { marker: 'caught_up' }
+const isMarker = (x: unknown): x is Marker => typeof x === 'object' && x !== null && 'marker' in x
+
+export interface KurrentEventStoreOptions {
+  /** Pause before the first new subscription after a drop (ms); doubles per failed attempt up to `retry_max_ms`. */
+  retry_min_ms?: number
+  retry_max_ms?: number
+  /** Where errors that are not transient (and are retried all the same) are told. */
+  log?: (msg: string, err: unknown) => void
+}
+
+/**
+ * Event store on EventStoreDB / KurrentDB (`EVENTSTORE_URL`, `kurrentdb://` — `esdb://` is
+ * taken in the current scheme —, `?tls=false` for local servers) with the official client.
+ * Thin: streams, revisions and expected-revision checks are the server's own; global
+ * positions are commit positions of the transaction log.
+ *
+ * `subscribeToAll` delivers every event to the handler once, in order, and advances its
+ * position only after the handler returned: system events are left out by the server,
+ * the port's event types are filtered in the loop (so `on_checkpoint` comes for every
+ * event, handled or skipped, as read-your-writes needs), and the server's checkpoints and
+ * caught-up signal are put into the client's stream behind the events received before
+ * them, so neither runs ahead of the handler. A dropped subscription (any error that is
+ * not the handler's; transient ones, by the client's error classes, quietly) is cancelled
+ * and made again from the last position, after a pause that `stop` cuts short; a handler
+ * error stops it and goes to `on_error`. Cost: one stream per subscription; memory: the
+ * client's stream buffer (16 events).
+ *
+ * Not run against a live server in this repository's CI (none can be installed there); it
+ * passes the event store contract suite wherever `EVENTSTORE_URL` is set, and
+ * test/eventstore-kurrentdb-subscription.test.ts drives the subscription loop with the
+ * client's own `Subscription` over real protocol messages.
  */
 export class KurrentEventStore implements EventStore {
-  private readonly client: KurrentDBClient
+  private readonly client: KurrentClient
   private readonly subs = new Set<{ stop: () => Promise<void> }>()
+  private readonly retryMin: number
+  private readonly retryMax: number
+  private readonly log: (msg: string, err: unknown) => void
 
-  constructor (connectionString: string) {
-    this.client = KurrentDBClient.connectionString(connectionString)
+  constructor (connection: string | KurrentClient, options: KurrentEventStoreOptions = {}) {
+    this.client = typeof connection === 'string' ? KurrentDBClient.connectionString(currentScheme(connection)) : connection
+    this.retryMin = options.retry_min_ms ?? 100
+    this.retryMax = options.retry_max_ms ?? 10_000
+    this.log = options.log ?? ((msg, err) => { console.error(msg, err) })
   }
 
   async append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
@@ -85,21 +147,43 @@ export class KurrentEventStore implements EventStore {
     return out
   }
 
+  /**
+   * Reads `$all` forwards and stops once it holds `max_count` of our events or `max_bytes`
+   * of their data (always one at least): system events in between do not end a page early,
+   * so an empty page means the end of the log. Cost: the events read, plus the system
+   * events among them.
+   */
   async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = []
+    const maxBytes = options.max_bytes ?? Number.MAX_SAFE_INTEGER
+    let bytes = 0
     const from = options.from_position === 0 ? START : fromPosition(options.from_position)
-    for await (const r of this.client.readAll({ fromPosition: from, direction: FORWARDS, maxCount: options.max_count + 1 })) {
-      const e = toRecorded(r)
-      if (e && e.position > options.from_position) out.push(e)
-      if (out.length >= options.max_count) break
+    const read = this.client.readAll({ fromPosition: from, direction: FORWARDS })
+    try {
+      for await (const r of read) {
+        const e = toRecorded(r, true)
+        if (!e || e.position <= options.from_position) continue
+        if (out.length > 0 && bytes >= maxBytes) break
+        out.push(e)
+        bytes += e.size ?? 0
+        if (out.length >= options.max_count) break
+      }
+    } finally {
+      await cancel(read)
     }
     return out
   }
 
+  /** Position of our last event: `$all` read backwards past any system events after it. Cost: those system events. */
   async headPosition (): Promise<number> {
-    for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 64 })) {
-      const e = toRecorded(r)
-      if (e) return e.position
+    const read = this.client.readAll({ fromPosition: END, direction: BACKWARDS })
+    try {
+      for await (const r of read) {
+        const e = toRecorded(r)
+        if (e) return e.position
+      }
+    } finally {
+      await cancel(read)
     }
     return 0
   }
@@ -107,41 +191,73 @@ export class KurrentEventStore implements EventStore {
   subscribeToAll (options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
     let position = options.from_position
     let stopped = false
-    let current: ReturnType<KurrentDBClient['subscribeToAll']> | null = null
+    let caughtUp = false
+    let current: AllStreamSubscription | null = null
+    let wake: (() => void) | null = null
+    const types = options.event_types ? new Set(options.event_types) : null
+    const pause = (ms: number): Promise<void> => new Promise(resolve => {
+      const timer = setTimeout(() => { wake = null; resolve() }, ms)
+      wake = () => { clearTimeout(timer); wake = null; resolve() }
+    })
+
     const run = async (): Promise<void> => {
       let attempt = 0
       while (!stopped) {
-        const filter = options.event_types
-          ? eventTypeFilter({ regex: `^(${options.event_types.map(t => t.replace(/[^A-Za-z0-9_]/g, '')).join('|')})$`, checkpointInterval: 1, checkpointReached: (_s, p) => { position = Math.max(position, toPosition(p)); options.on_checkpoint?.(position) } })
-          : excludeSystemEvents({ checkpointInterval: 1, checkpointReached: (_s, p) => { position = Math.max(position, toPosition(p)); options.on_checkpoint?.(position) } })
-        const sub = this.client.subscribeToAll({ fromPosition: position === 0 ? START : fromPosition(position), filter })
+        const sub = this.client.subscribeToAll({
+          fromPosition: position === 0 ? START : fromPosition(position),
+          // Checkpoints come at least every 32 system events the filter skips (multiplier 1 × the default window).
+          // Both signals go behind the events the stream already holds (see Marker).
+          filter: excludeSystemEvents({ checkpointInterval: 1, checkpointReached: (s, p) => { s.push({ marker: 'checkpoint', position: toPosition(p) } satisfies Marker) } })
+        })
         current = sub
-        sub.on('caughtUp', () => { options.on_caught_up?.(position) })
+        sub.on('caughtUp', () => { sub.push({ marker: 'caught_up' } satisfies Marker) })
+        let handlerError: { err: unknown } | null = null
         try {
-          for await (const r of sub) {
+          for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | Marker>) {
             if (stopped) break
-            const e = toRecorded(r)
-            if (!e || e.position <= position) continue
-            await handler(e)
+            if (isMarker(item)) {
+              if (item.marker === 'checkpoint') {
+                if (item.position > position) { position = item.position; options.on_checkpoint?.(position) }
+              } else if (!caughtUp) {
+                caughtUp = true
+                options.on_caught_up?.(position)
+              }
+              continue
+            }
+            const e = toRecorded(item, true)
+            if (e === null || e.position <= position) continue
+            if (types === null || types.has(e.type)) {
+              try {
+                await handler(e)
+              } catch (err) {
+                handlerError = { err }
+                break
+              }
+            }
             position = e.position
             options.on_checkpoint?.(position)
             attempt = 0
           }
-          if (stopped) return
         } catch (err) {
-          if (stopped) return
-          // A dropped subscription resubscribes from the last position; a handler error stops it.
-          if (!(err instanceof Error) || !/UNAVAILABLE|CANCELLED|DEADLINE|ECONNRESET|drop|closed/i.test(err.message)) throw err
+          if (!stopped && !isTransient(err)) this.log('event store subscription dropped; subscribing again', err)
+        } finally {
+          current = null
+          await sub.unsubscribe().catch(() => undefined)
+          sub.destroy()
         }
+        if (handlerError) throw handlerError.err
+        if (stopped) return
         attempt++
-        await new Promise(resolve => setTimeout(resolve, Math.min(10_000, 100 * 2 ** attempt)))
+        await pause(Math.min(this.retryMax, this.retryMin * 2 ** (attempt - 1)))
       }
     }
     const done = run().catch(err => { if (!stopped) (onError ?? (e => { console.error('subscription failed', e) }))(err) })
     const handle = {
       stop: async () => {
         stopped = true
-        await current?.unsubscribe().catch(() => undefined)
+        wake?.()
+        // Ends the loop's wait for the next message; the handler, if running, finishes first.
+        current?.destroy()
         await done
         this.subs.delete(handle)
       }
@@ -149,29 +265,6 @@ export class KurrentEventStore implements EventStore {
     this.subs.add(handle)
     return handle
   }
-
-  /** Relay checkpoints: the last event of stream `checkpoint-<name>` (kept to one event). */
-  async getCheckpoint (name: string): Promise<number> {
-    try {
-      for await (const r of this.client.readStream(`checkpoint-${name}`, { fromRevision: END, direction: BACKWARDS, maxCount: 1 })) {
-        return Number((r.event?.data as { position?: number } | undefined)?.position ?? 0)
-      }
-    } catch (err) {
-      if (!(err instanceof StreamNotFoundError)) throw err
-    }
-    return 0
-  }
-
-  async setCheckpoint (name: string, position: number): Promise<void> {
-    const stream = `checkpoint-${name}`
-    await this.client.appendToStream(stream, jsonEvent({ type: 'CheckpointStored', data: { position } }))
-    if (!this.capped.has(stream)) {
-      await this.client.setStreamMetadata(stream, { maxCount: 1 })
-      this.capped.add(stream)
-    }
-  }
-
-  private readonly capped = new Set<string>()
 
   async close (): Promise<void> {
     for (const s of [...this.subs]) await s.stop()

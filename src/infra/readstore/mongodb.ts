@@ -84,7 +84,8 @@ export class MongoReadStore implements ReadStore {
 
   /** Connects; the generations are re-read every `refresh_ms` (ms). */
   static async connect (url: string, options: { database?: string, refresh_ms?: number } = {}): Promise<MongoReadStore> {
-    const client = await new MongoClient(url).connect()
+    // `ignoreUndefined`: a field set to undefined is left out, as JSON (the embedded store) leaves it out, not stored as null.
+    const client = await new MongoClient(url, { ignoreUndefined: true }).connect()
     const store = new MongoReadStore(client, client.db(options.database), true, new Map())
     await store.reloadGenerations()
     store.timer = setInterval(() => { void store.reloadGenerations().catch(() => undefined) }, options.refresh_ms ?? 1_000)
@@ -145,33 +146,71 @@ export class MongoReadStore implements ReadStore {
     }
   }
 
+  /**
+   * The generations a batch is judged and written in, read once inside its transaction: a
+   * switch made meanwhile (a rebuild's `activate`) never splits a batch between two
+   * generations, whatever the periodic reload of `gens` does between the transaction's
+   * steps. Writers are pinned per batch; the next batch's compare-and-set meets the new
+   * generation's checkpoint and the runner goes on from there.
+   */
+  private async generationsOf (projections: readonly string[], session: ClientSession): Promise<Map<string, number>> {
+    const out = new Map<string, number>()
+    const unpinned = projections.filter(p => { const g = this.pinned.get(p); if (g !== undefined) out.set(p, g); return g === undefined })
+    if (unpinned.length > 0) {
+      for (const row of await this.db.collection('projection_generations').find({ _id: { $in: unpinned.map(idOf) } }, { session }).toArray()) out.set(String(row._id), Number(row.gen))
+    }
+    for (const p of projections) if (!out.has(p)) throw new Error(`projection ${p} is not prepared`)
+    return out
+  }
+
   async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
-    const session: ClientSession = this.client.startSession()
-    try {
-      await session.withTransaction(async () => {
-        const cps = this.db.collection('projection_checkpoints')
-        for (const c of checkpoints) {
-          const name = checkpointName(c.projection, this.genOf(c.projection))
-          const row = await cps.findOne({ _id: idOf(name) }, { session })
-          const actual = typeof row?.position === 'number' ? row.position : 0
-          if (actual !== c.from) throw new CheckpointConflictError(c.projection, c.from, actual)
-          await cps.updateOne({ _id: idOf(name) }, { $set: { position: c.to } }, { upsert: true, session })
-        }
-        for (const w of ops) {
-          const c = this.collectionFor(w.spec)
-          if (w.op === 'delete') await c.deleteOne({ _id: idOf(w.id) }, { session })
-          else if (w.op === 'deleteWhere') await c.deleteMany(toFilter(w.spec, w.where), { session })
-          else await c.replaceOne({ _id: idOf(w.doc._id) }, w.doc, { upsert: true, session })
-        }
-      })
-    } finally {
-      await session.endSession()
+    const projections = [...new Set([...checkpoints.map(c => c.projection), ...ops.map(o => o.spec.projection)])]
+    for (let attempt = 1; ; attempt++) {
+      const session: ClientSession = this.client.startSession()
+      try {
+        await session.withTransaction(async () => {
+          const gens = await this.generationsOf(projections, session)
+          // Readers of this connection follow a switch as soon as a writer meets it.
+          for (const [p, g] of gens) if (!this.pinned.has(p)) this.gens.set(p, g)
+          const cps = this.db.collection('projection_checkpoints')
+          for (const c of checkpoints) {
+            const name = checkpointName(c.projection, gens.get(c.projection)!)
+            const row = await cps.findOne({ _id: idOf(name) }, { session })
+            const actual = typeof row?.position === 'number' ? row.position : 0
+            if (actual !== c.from) throw new CheckpointConflictError(c.projection, c.from, actual)
+            await cps.updateOne({ _id: idOf(name) }, { $set: { position: c.to } }, { upsert: true, session })
+          }
+          for (const w of ops) {
+            const c = this.db.collection(collectionName(w.spec, gens.get(w.spec.projection)!))
+            if (w.op === 'delete') await c.deleteOne({ _id: idOf(w.id) }, { session })
+            else if (w.op === 'deleteWhere') await c.deleteMany(toFilter(w.spec, w.where), { session })
+            else await c.replaceOne({ _id: idOf(w.doc._id) }, w.doc, { upsert: true, session })
+          }
+        })
+        return
+      } catch (err) {
+        // Two first upserts of one checkpoint or document racing: the loser's retry meets the
+        // winner's checkpoint and fails its compare-and-set (nothing of it written).
+        if (isDuplicateKey(err) && attempt < 3) continue
+        throw err
+      } finally {
+        await session.endSession()
+      }
     }
   }
 
   async getCheckpoint (projection: string): Promise<number> {
     const row = await this.db.collection('projection_checkpoints').findOne({ _id: idOf(checkpointName(projection, this.genOf(projection))) })
     return typeof row?.position === 'number' ? row.position : 0
+  }
+
+  async getConsumerCheckpoint (name: string): Promise<number> {
+    const row = await this.db.collection('consumer_checkpoints').findOne({ _id: idOf(name) })
+    return typeof row?.position === 'number' ? row.position : 0
+  }
+
+  async setConsumerCheckpoint (name: string, position: number): Promise<void> {
+    await this.db.collection('consumer_checkpoints').updateOne({ _id: idOf(name) }, { $set: { position } }, { upsert: true })
   }
 
   async lease (holder: string, ttlMs: number): Promise<boolean> {

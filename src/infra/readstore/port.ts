@@ -73,6 +73,13 @@ export interface ReadStore {
   /** Global position up to which a projection's live generation has applied events (0 when none). */
   getCheckpoint (projection: string): Promise<number>
   /**
+   * Position a named consumer of the event log (the relay) has stored, 0 when none: kept
+   * here so that it never becomes an event itself. Cost: one key lookup.
+   */
+  getConsumerCheckpoint (name: string): Promise<number>
+  /** Stores a consumer's position (last write wins; the consumer is the only writer of its name). */
+  setConsumerCheckpoint (name: string, position: number): Promise<void>
+  /**
    * Takes or renews the projector lease for `holder` for `ttl_ms` (one process projects;
    * the others follow the checkpoints). @returns whether `holder` holds it now.
    */

@@ -8,6 +8,7 @@ import {
 const META = `
 CREATE TABLE IF NOT EXISTS projection_generations (projection TEXT PRIMARY KEY, gen INTEGER NOT NULL, signature TEXT NOT NULL, newest INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS consumer_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS projector_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `
 const IDENT = /^[a-z][a-z0-9_]*$/
@@ -249,6 +250,11 @@ export class SqliteReadStore implements ReadStore {
     return {
       store: view,
       activate: async () => {
+        // Not when another rebuild switched first, nor when a later rebuild dropped this one's tables (abandoned).
+        const row = this.db.prepare('SELECT gen FROM projection_generations WHERE projection = ?').get(projection) as { gen: number } | undefined
+        const tables = specs.map(spec => tableOf(spec, next))
+        const present = tables.every(name => this.db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(name) !== undefined)
+        if (Number(row?.gen) !== live || !present) return false
         for (const spec of specs) this.createIndexes(spec, next)
         // Statistics for the planner's choice between indexes, from a sample of each new table.
         this.db.exec('PRAGMA analysis_limit = 1000')
@@ -293,6 +299,15 @@ export class SqliteReadStore implements ReadStore {
   async getCheckpoint (projection: string): Promise<number> {
     const row = this.statement('SELECT position FROM projection_checkpoints WHERE name = ?').get(checkpointName(projection, this.genOf(projection))) as { position: number } | undefined
     return row ? Number(row.position) : 0
+  }
+
+  async getConsumerCheckpoint (name: string): Promise<number> {
+    const row = this.statement('SELECT position FROM consumer_checkpoints WHERE name = ?').get(name) as { position: number } | undefined
+    return row ? Number(row.position) : 0
+  }
+
+  async setConsumerCheckpoint (name: string, position: number): Promise<void> {
+    this.statement('INSERT INTO consumer_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position').run(name, position)
   }
 
   async lease (holder: string, ttlMs: number): Promise<boolean> {
