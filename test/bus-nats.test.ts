@@ -9,8 +9,8 @@ const reachable = await natsAnswers(url)
 
 const routes = { verifier: ['JobQueued', 'JobDeferred'], mailer: ['ConfirmationCodeIssued'] }
 const made: NatsBus[] = []
-const open = async (group: string, ackWaitMs = 30_000): Promise<NatsBus> => {
-  const bus = await NatsBus.connect(url, { prefix: `test_${group}`, routes, ack_wait_ms: ackWaitMs, drain_ms: 500, log: () => {} })
+const open = async (group: string, ackWaitMs = 30_000, log: (msg: string, err?: unknown) => void = () => {}): Promise<NatsBus> => {
+  const bus = await NatsBus.connect(url, { prefix: `test_${group}`, routes, ack_wait_ms: ackWaitMs, drain_ms: 500, log })
   made.push(bus)
   return bus
 }
@@ -26,7 +26,7 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     for (const bus of made) await bus.destroy().catch(() => {})
     await admin.close()
   })
-  busContract(t, g => open(g))
+  busContract(t, (g, log) => open(g, 30_000, log))
 
   t.test('an instance that dies before acking has its message redelivered to the other', async t => {
     const group = randomUUID().slice(0, 8)
@@ -58,8 +58,10 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     const seen: string[] = []
     await relay1.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => { seen.push(e.id) })
     await waitUntil(() => seen.length === 1)
-    await new Promise(resolve => setTimeout(resolve, 300))
-    t.same(seen, [m.id])
+    const sentinel = message('JobQueued', 8)
+    await relay2.publish(sentinel)
+    await waitUntil(() => seen.includes(sentinel.id))
+    t.same(seen, [m.id, sentinel.id], 'the duplicate added nothing before the sentinel')
     await relay1.close(); await relay2.close()
   })
 }

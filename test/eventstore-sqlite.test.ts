@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
-import { eventStoreContract, ev } from './support/eventstore-contract.ts'
+import { existsSync, writeFileSync } from 'node:fs'
+import { eventStoreContract, ev, waitUntil } from './support/eventstore-contract.ts'
 
 const run = promisify(execFile)
 const files = new Map<object, string>()
@@ -28,16 +29,24 @@ t.test('two OS processes appending to one stream with expected revisions never l
   const file = join(dir, 'procs.db')
   new SqliteEventStore(file).close()
   const worker = new URL('./support/append-worker.ts', import.meta.url).pathname
-  const [a, b] = await Promise.all([
-    run(process.execPath, [worker, file, 'counter-1', 'a', '60']),
-    run(process.execPath, [worker, file, 'counter-1', 'b', '60'])
+  const N = 200
+  const both = Promise.all([
+    run(process.execPath, [worker, file, 'counter-1', 'a', String(N)]),
+    run(process.execPath, [worker, file, 'counter-1', 'b', String(N)])
   ])
+  // Both processes are up with the store open before either appends (the start barrier).
+  await waitUntil(() => existsSync(`${file}.a.ready`) && existsSync(`${file}.b.ready`), 30_000)
+  writeFileSync(`${file}.go`, '')
+  const [a, b] = await both
   const store = new SqliteEventStore(file)
   t.teardown(() => store.close())
   const events = await store.readStream('counter-1')
-  t.equal(events.length, 120, 'every append landed once')
-  t.same(events.map(e => e.revision), Array.from({ length: 120 }, (_, i) => i), 'revisions are contiguous')
-  t.equal(events.filter(e => e.data.who === 'a').length, 60)
+  t.equal(events.length, 2 * N, 'every append landed once')
+  t.same(events.map(e => e.revision), Array.from({ length: 2 * N }, (_, i) => i), 'revisions are contiguous')
+  t.equal(events.filter(e => e.data.who === 'a').length, N)
+  // The processes really raced: their appends interleave in the stream (one after the other would switch once).
+  const switches = events.filter((e, i) => i > 0 && e.data.who !== events[i - 1].data.who).length
+  t.ok(switches >= 2, `the two processes' appends interleave (${switches} switches between them)`)
   const conflicts = JSON.parse(a.stdout).conflicts + JSON.parse(b.stdout).conflicts
   t.comment(`conflicts seen and retried: ${conflicts}`)
 })

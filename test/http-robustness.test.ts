@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SMTPServer } from 'smtp-server'
-import { client, startTestService, testConfig } from './support/service.ts'
+import { client, settled, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 
 // This file owns 127.0.31.0/24. A receiving SMTP server stands in for SMTP_URL.
@@ -40,42 +40,44 @@ t.test('with SMTP_URL the confirmation code goes out over SMTP, in the account\'
 
 t.test('bad input gets a 4xx problem, never a 500', async t => {
   const token = await signUpViaSmtp()
-  const probes: Array<[string, string, { raw?: string, body?: unknown, headers?: Record<string, string> }]> = [
-    ['POST', '/api/verify', { raw: '[1,2,3]' }],
-    ['POST', '/api/verify', { raw: 'null' }],
-    ['POST', '/api/verify', { raw: '"just a string"' }],
-    ['POST', '/api/verify', { body: { email: 42 } }],
-    ['POST', '/api/verify', { body: { email: 'a'.repeat(5000) } }],
-    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: 'smtp' } }],
-    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: [] } }],
-    ['POST', '/api/verify', { raw: 'email=a@b.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
-    ['POST', '/api/verify', { raw: 'x', headers: { 'content-type': 'text/plain' } }],
-    ['POST', '/api/keys', { body: { name: '', environment: 'live' } }],
-    ['POST', '/api/keys', { body: { name: 'x', environment: 'prod' } }],
-    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', rate_limit_per_minute: 1000 } }],
-    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', scopes: ['root'] } }],
-    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', enabled_checks: ['mind_reading'] } }],
-    ['GET', '/api/verify/00000000-0000-0000-0000-00000000000g', {}],
-    ['GET', '/api/verify/%00', {}],
-    ['POST', '/api/agents', { raw: '{"name":' }],
-    ['POST', '/api/agents', { body: { name: ['x'], scopes: ['results:read'] } }],
-    ['POST', '/api/agents', { body: { name: 'x', scopes: Array.from({ length: 1000 }, () => 'results:read') } }],
-    ['GET', '/api/agents?limit=1e3', {}],
-    ['GET', '/api/agents?offset=99999999999999999999', {}],
-    ['GET', '/api/agents?offset=-0.5', {}],
-    ['POST', '/api/webhooks', { body: { url: 42, events: ['job.completed'] } }],
-    ['POST', '/api/webhooks', { body: { url: 'https://example.com/h', events: [null] } }],
-    ['POST', '/api/webhooks', { body: { url: 'https://[::1/h', events: ['job.completed'] } }],
-    ['POST', '/api/webhooks', { body: { url: 'https://exa mple.com/h', events: ['job.completed'] } }],
-    ['POST', '/api/webhooks', { body: { url: 'javascript:alert(1)', events: ['job.completed'] } }],
-    ['POST', '/api/webhooks', { body: { url: 'https://169.254.169.254/latest', events: ['job.completed'] } }],
-    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { raw: '[]' }],
-    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { body: { status: 7 } }],
-    ['GET', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da/deliveries?limit=abc', {}]
+  // The status each must get: 400 for a malformed body or an invalid field value (interface §7);
+  // 415 for a body in a media type the API does not take (RFC 9110 §15.5.16, declared in the OpenAPI document).
+  const probes: Array<[string, string, { raw?: string, body?: unknown, headers?: Record<string, string> }, number]> = [
+    ['POST', '/api/verify', { raw: '[1,2,3]' }, 400],
+    ['POST', '/api/verify', { raw: 'null' }, 400],
+    ['POST', '/api/verify', { raw: '"just a string"' }, 400],
+    ['POST', '/api/verify', { body: { email: 42 } }, 400],
+    ['POST', '/api/verify', { body: { email: 'a'.repeat(5000) } }, 400],
+    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: 'smtp' } }, 400],
+    ['POST', '/api/verify', { body: { email: 'a@b.com', checks: [] } }, 400],
+    ['POST', '/api/verify', { raw: 'email=a@b.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415],
+    ['POST', '/api/verify', { raw: 'x', headers: { 'content-type': 'text/plain' } }, 400],
+    ['POST', '/api/keys', { body: { name: '', environment: 'live' } }, 400],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'prod' } }, 400],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', rate_limit_per_minute: 1000 } }, 400],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', scopes: ['root'] } }, 400],
+    ['POST', '/api/keys', { body: { name: 'x', environment: 'live', enabled_checks: ['mind_reading'] } }, 400],
+    ['GET', '/api/verify/00000000-0000-0000-0000-00000000000g', {}, 400],
+    ['GET', '/api/verify/%00', {}, 400],
+    ['POST', '/api/agents', { raw: '{"name":' }, 400],
+    ['POST', '/api/agents', { body: { name: ['x'], scopes: ['results:read'] } }, 400],
+    ['POST', '/api/agents', { body: { name: 'x', scopes: Array.from({ length: 1000 }, () => 'results:read') } }, 400],
+    ['GET', '/api/agents?limit=1e3', {}, 400],
+    ['GET', '/api/agents?offset=99999999999999999999', {}, 400],
+    ['GET', '/api/agents?offset=-0.5', {}, 400],
+    ['POST', '/api/webhooks', { body: { url: 42, events: ['job.completed'] } }, 400],
+    ['POST', '/api/webhooks', { body: { url: 'https://example.com/h', events: [null] } }, 400],
+    ['POST', '/api/webhooks', { body: { url: 'https://[::1/h', events: ['job.completed'] } }, 400],
+    ['POST', '/api/webhooks', { body: { url: 'https://exa mple.com/h', events: ['job.completed'] } }, 400],
+    ['POST', '/api/webhooks', { body: { url: 'javascript:alert(1)', events: ['job.completed'] } }, 400],
+    ['POST', '/api/webhooks', { body: { url: 'https://169.254.169.254/latest', events: ['job.completed'] } }, 400],
+    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { raw: '[]' }, 400],
+    ['PATCH', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da', { body: { status: 7 } }, 400],
+    ['GET', '/api/webhooks/01a200f4-4e74-7104-92f0-217355e415da/deliveries?limit=abc', {}, 400]
   ]
-  for (const [method, path, o] of probes) {
+  for (const [method, path, o, status] of probes) {
     const r = await api(method, path, { token, ...o })
-    t.ok(r.status >= 400 && r.status < 500, `${method} ${path} ${JSON.stringify(o).slice(0, 80)} → ${r.status}`)
+    t.equal(r.status, status, `${method} ${path} ${JSON.stringify(o).slice(0, 80)} → ${status}`)
     t.equal(r.headers.get('content-type')?.split(';')[0], 'application/problem+json')
     t.type(r.body.code, 'string')
   }
@@ -93,6 +95,10 @@ t.test('a job for an absurd but short address is accepted and completes invalid_
   const token = await signUpViaSmtp('second@example.fr')
   const r = await api('POST', '/api/verify', { token, body: { email: '"\\\u0000"@@@' } })
   t.equal(r.status, 202)
+  const job = await settled(api, token, r.body.uuid)
+  t.equal(job.status, 'completed')
+  t.equal(job.verdict, 'invalid', 'VERIFICATION.md: a syntax failure is invalid')
+  t.equal(job.reason, 'invalid_syntax')
 })
 
 t.test('health and readiness', async t => {

@@ -58,8 +58,10 @@ t.test('a completed job is delivered once, signed, to each subscribed endpoint, 
   const secret = created.body.secret as string
   const job = await verify('private-person@example.org')
   await waitUntil(() => to('/a').length >= 1)
-  await new Promise(resolve => setTimeout(resolve, 200))
-  const got = to('/a')
+  // Positive control: a later job's delivery to the same endpoint has arrived.
+  const later = await verify('another-person@example.org')
+  await waitUntil(() => to('/a').some(r => r.body.includes(later)))
+  const got = to('/a').filter(r => r.body.includes(job))
   t.equal(got.length, 1, 'delivered once')
   const body = JSON.parse(got[0].body)
   t.same(Object.keys(body).sort(), ['event', 'job_uuid', 'status', 'timestamp'])
@@ -78,8 +80,9 @@ t.test('a completed job is delivered once, signed, to each subscribed endpoint, 
 
   const deliveries = await api('GET', `/api/webhooks/${created.body.uuid}/deliveries`, { token })
   t.equal(deliveries.status, 200)
-  t.match(deliveries.body, { total: 1, limit: 20, offset: 0 })
-  t.match(deliveries.body.items[0], { event: 'job.completed', job_uuid: job, response_status: 200, succeeded: true, attempt: 1, test: false, timestamp: String })
+  t.match(deliveries.body, { total: 2, limit: 20, offset: 0 }, 'the job\'s delivery and the control\'s')
+  t.same(deliveries.body.items.filter((d: any) => d.job_uuid === job).length, 1)
+  t.match(deliveries.body.items.find((d: any) => d.job_uuid === job), { event: 'job.completed', job_uuid: job, response_status: 200, succeeded: true, attempt: 1, test: false, timestamp: String })
   const events = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'WebhookEndpointCreated')
   t.notOk(JSON.stringify(events).includes(secret), 'the signing secret is sealed in the event')
   await deleteAll(token)
@@ -112,9 +115,12 @@ t.test('repeated failed deliveries disable the endpoint; re-enabling clears the 
   const disabled = (await api('GET', `/api/webhooks/${w.uuid}`, { token })).body
   t.match(disabled, { status: 'disabled', disabled_reason: 'consecutive_failures', consecutive_failures: 2 })
   t.equal(to('/down').length, 6, 'three attempts per delivery')
-  await verify('third@example.org')
-  await new Promise(resolve => setTimeout(resolve, 300))
+  // Positive control: an active endpoint subscribed to the same kind receives the next job.
+  const witness = (await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/witness'), events: ['job.completed'] } })).body
+  const third = await verify('third@example.org')
+  await waitUntil(() => to('/witness').some(r => r.body.includes(third)))
   t.equal(to('/down').length, 6, 'a disabled endpoint receives nothing')
+  await api('DELETE', `/api/webhooks/${witness.uuid}`, { token })
   const test = await api('POST', `/api/webhooks/${w.uuid}/test`, { token })
   t.equal(test.status, 200, 'a disabled endpoint can still be tested')
   t.match(test.body, { delivered: false, response_status: 500 })
@@ -278,6 +284,8 @@ t.test('in-process bus: a retry that was waiting when the service stopped is mad
   await waitUntil(async () => (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.total === 2)
   const list = (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.items
   t.same(list.map((x: any) => [x.attempt, x.response_status, x.job_uuid]), [[2, 200, job], [1, 500, job]])
-  await new Promise(resolve => setTimeout(resolve, 300))
-  t.equal(to('/restart').length, 2, 'and only once')
+  // Positive control: a later job's delivery to the same endpoint has arrived.
+  const later = (await b('POST', '/api/verify', { token: key, body: { email: 'valid2@example.org' } })).body.uuid
+  await waitUntil(() => to('/restart').some(r => r.body.includes(later)), 10_000)
+  t.equal(to('/restart').filter(r => r.body.includes(job)).length, 2, 'and only once')
 })

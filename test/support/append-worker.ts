@@ -1,10 +1,15 @@
 // Child process for the multi-process contract test: appends `count` events to one stream,
-// each with the expected revision it just read, retrying on conflicts.
+// each with the expected revision it just read, retrying on conflicts. It opens the store,
+// says it is ready (`<file>.<who>.ready`) and starts only once `<file>.go` exists, so that
+// the processes append at the same time.
+import { existsSync, writeFileSync } from 'node:fs'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { WrongExpectedRevisionError } from '../../src/infra/eventstore/port.ts'
 
 const [file, stream, who, countText] = process.argv.slice(2)
 const store = new SqliteEventStore(file, { poll_interval_ms: 0 })
+writeFileSync(`${file}.${who}.ready`, '')
+while (!existsSync(`${file}.go`)) await new Promise(resolve => setTimeout(resolve, 1))
 let conflicts = 0
 for (let i = 0; i < Number(countText); i++) {
   for (;;) {

@@ -9,10 +9,13 @@ export function message (type: string, n: number): RecordedEvent {
 }
 
 /**
- * The contract every Bus adapter passes. `open(group)` gives a bus instance; instances
- * opened with the same `group` share streams (they stand for processes of one deployment).
+ * The contract every Bus adapter passes. `open(group, log)` gives a bus instance (its
+ * `log` gets what the bus reports, such as a message given up); instances opened with the
+ * same `group` share streams (they stand for processes of one deployment). Absence is
+ * asserted after a positive control: a sentinel published after the suspect messages has
+ * been delivered (a consumer receives in publication order).
  */
-export function busContract (t: Test, open: (group: string) => Promise<Bus>): void {
+export function busContract (t: Test, open: (group: string, log?: (msg: string, err?: unknown) => void) => Promise<Bus>): void {
   t.test('delivers the subscribed types only, each once', async t => {
     const group = randomUUID().slice(0, 8)
     const bus = await open(group)
@@ -22,8 +25,9 @@ export function busContract (t: Test, open: (group: string) => Promise<Bus>): vo
     for (let i = 0; i < 5; i++) await bus.publish(message(i % 2 === 0 ? 'JobQueued' : 'ConfirmationCodeIssued', i))
     await waitUntil(() => seen.length === 3)
     t.same(seen, [0, 2, 4], 'in order')
-    await new Promise(resolve => setTimeout(resolve, 100))
-    t.same(seen, [0, 2, 4], 'nothing else')
+    await bus.publish(message('JobQueued', 99))
+    await waitUntil(() => seen.includes(99))
+    t.same(seen, [0, 2, 4, 99], 'nothing else before the sentinel')
     await c.stop()
   })
 
@@ -35,10 +39,13 @@ export function busContract (t: Test, open: (group: string) => Promise<Bus>): vo
     const m = message('JobQueued', 1)
     await bus.publish(m)
     await bus.publish(m)
-    await bus.publish(message('JobQueued', 2))
-    await waitUntil(() => seen.length >= 2)
-    await new Promise(resolve => setTimeout(resolve, 200))
+    const second = message('JobQueued', 2)
+    await bus.publish(second)
+    const sentinel = message('JobQueued', 3)
+    await bus.publish(sentinel)
+    await waitUntil(() => seen.includes(sentinel.id))
     t.equal(seen.filter(id => id === m.id).length, 1)
+    t.equal(seen.filter(id => id === second.id).length, 1)
   })
 
   t.test('two instances of one service share the work without duplicates', async t => {
@@ -53,14 +60,16 @@ export function busContract (t: Test, open: (group: string) => Promise<Bus>): vo
     await b.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 2 }, async e => { await slow(); byB.push(e.data.n as number) })
     await Promise.all(Array.from({ length: 60 }, (_, i) => a.publish(message('JobQueued', i))))
     await waitUntil(() => byA.length + byB.length >= 60)
-    await new Promise(resolve => setTimeout(resolve, 200))
+    await a.publish(message('JobQueued', 60))
+    await waitUntil(() => byA.includes(60) || byB.includes(60))
     const all = [...byA, ...byB].sort((x, y) => x - y)
-    t.same(all, Array.from({ length: 60 }, (_, i) => i), 'every message once')
+    t.same(all, Array.from({ length: 61 }, (_, i) => i), 'every message once (the sentinel last)')
     t.ok(byA.length > 0 && byB.length > 0, `both worked: ${byA.length} + ${byB.length}`)
   })
 
   t.test('a failing handler is retried with a delay; a poison message is given up', async t => {
-    const bus = await open(randomUUID().slice(0, 8))
+    const reports: string[] = []
+    const bus = await open(randomUUID().slice(0, 8), msg => { reports.push(msg) })
     t.teardown(() => bus.close())
     const attempts = new Map<number, number>()
     await bus.consume({ name: 'mailer', event_types: ['ConfirmationCodeIssued'], concurrency: 2, max_deliveries: 3 }, async e => {
@@ -72,7 +81,10 @@ export function busContract (t: Test, open: (group: string) => Promise<Bus>): vo
     await bus.publish(message('ConfirmationCodeIssued', 1))
     await bus.publish(message('ConfirmationCodeIssued', 2))
     await waitUntil(() => attempts.get(1) === 2 && attempts.get(2) === 3, 20_000)
-    await new Promise(resolve => setTimeout(resolve, 300))
+    // Positive controls: the bus reports giving the poison up, then a later message arrives.
+    await waitUntil(() => reports.some(r => /gave up|giving up/.test(r)), 20_000)
+    await bus.publish(message('ConfirmationCodeIssued', 3))
+    await waitUntil(() => attempts.get(3) === 1)
     t.equal(attempts.get(1), 2, 'retried once, then handled')
     t.equal(attempts.get(2), 3, 'given up after max deliveries')
   })

@@ -1,5 +1,6 @@
 import type { Test } from 'tap'
 import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore } from '../../src/infra/readstore/port.ts'
+import { waitUntil } from './eventstore-contract.ts'
 
 /** Opens a fresh store (`open()`), or a second connection to the same one (`open(first)`). */
 export type StoreFactory = (same?: ReadStore) => Promise<ReadStore>
@@ -77,8 +78,8 @@ export function readStoreContract (t: Test, open: StoreFactory): void {
     t.equal(await other.getCheckpoint('contract'), 1)
     t.equal(await target.activate(), true)
     t.equal(await target.activate(), false, 'compare-and-set')
-    await new Promise(resolve => setTimeout(resolve, 300))
-    t.equal((await other.collection<Row>(SPEC).get('r01'))?.n, 99, 'readers of another connection follow the switch')
+    await waitUntil(async () => (await other.collection<Row>(SPEC).get('r01'))?.n === 99)
+    t.pass('readers of another connection follow the switch')
     t.equal(await other.getCheckpoint('contract'), 7)
     await prepared(s, 'v2')
     t.equal(await s.collection(SPEC).get('r01'), null, 'a new signature: a new, empty generation')

@@ -75,13 +75,16 @@ export async function signUp (api: Api, dataDir: string, email: string, password
   return c.body.access_token
 }
 
-/** Polls a job until it leaves `queued`. */
+/**
+ * Polls a job until it is terminal (`completed` or `failed`): `deferred` (greylisting) is
+ * still under way, not settled.
+ */
 export async function settled (api: Api, token: string, uuid: string): Promise<any> {
   let job: any
   await waitUntil(async () => {
     const r = await api('GET', `/api/verify/${uuid}`, { token })
     job = r.body
-    return r.status === 200 && job.status !== 'queued'
+    return r.status === 200 && (job.status === 'completed' || job.status === 'failed')
   }, 20_000)
   return job
 }
