@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs'
+import { readdirSync, readFileSync, existsSync, appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { tmpdir } from 'node:os'
 import { pino } from 'pino'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { startService, type Service } from '../../src/main.ts'
@@ -26,7 +27,22 @@ export interface Api {
   (method: string, path: string, options?: { body?: unknown, token?: string, raw?: string, headers?: Record<string, string> }): Promise<{ status: number, body: any, headers: Headers }>
 }
 
-/** A small JSON client for the app under test. */
+/**
+ * Where the requests of one `tap` run are recorded for test/zz-coverage/interface-coverage.test.ts:
+ * a directory per runner process (every test file is a child of it), a file per test file.
+ */
+export const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
+let coverageFile: string | null = null
+/** Records one exchange (method, path without the query, status) for the interface-coverage report. */
+function record (method: string, path: string, status: number): void {
+  if (coverageFile === null) {
+    mkdirSync(coverageDir(), { recursive: true })
+    coverageFile = join(coverageDir(), `${process.pid}.jsonl`)
+  }
+  appendFileSync(coverageFile, `${JSON.stringify({ method, path: path.split('?')[0], status })}\n`)
+}
+
+/** A small JSON client for the app under test; every exchange is recorded for the interface-coverage report. */
 export function client (baseUrl: string): Api {
   return async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) }
@@ -34,6 +50,7 @@ export function client (baseUrl: string): Api {
     let body: string | undefined
     if (options.raw !== undefined) { body = options.raw; headers['content-type'] ??= 'application/json' } else if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] = 'application/json' }
     const res = await fetch(baseUrl + path, { method, headers, body })
+    record(method, path, res.status)
     const text = await res.text()
     let parsed: unknown = text
     try { parsed = text.length > 0 ? JSON.parse(text) : null } catch {}
