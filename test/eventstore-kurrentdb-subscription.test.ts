@@ -1,9 +1,11 @@
-// The KurrentDB adapter's subscription and reads, driven through the client's own stream
-// classes (`Subscription`, `ReadStream`) and its own event conversion, over the protocol's
-// real messages (`ReadResp` from the client's generated protobuf code), as a server would
-// send them: events, then a checkpoint and a caught-up signal while a slow handler still
-// holds earlier events. Only the gRPC call is replaced, by an object stream the test
-// writes to. No KurrentDB server can run here (see test/eventstore-kurrentdb.test.ts).
+// The KurrentDB adapter's subscription and reads, driven through the client's own
+// `Subscription` stream class and its own event conversion, over the protocol's real
+// messages (`ReadResp` from the client's generated protobuf code), as a server would send
+// them: events, then a checkpoint and a caught-up signal while a slow handler still holds
+// earlier events. Only the gRPC call is replaced, by an object stream the test writes to.
+// `readAll` goes through the client's native bridge in this version (an async generator of
+// converted events): the fake yields the same events. No KurrentDB server can run here
+// (see test/eventstore-kurrentdb.test.ts).
 import t from 'tap'
 import { createRequire } from 'node:module'
 import { PassThrough } from 'node:stream'
@@ -14,7 +16,6 @@ import { waitUntil } from './support/eventstore-contract.ts'
 
 const require = createRequire(import.meta.url)
 const { Subscription } = require('@kurrent/kurrentdb-client/dist/streams/utils/Subscription.js')
-const { ReadStream } = require('@kurrent/kurrentdb-client/dist/streams/utils/ReadStream.js')
 const { convertGrpcEvent } = require('@kurrent/kurrentdb-client/dist/utils/convertGrpcEvent.js')
 const { ReadResp } = require('@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/streams_pb.js')
 const { UUID, StreamIdentifier } = require('@kurrent/kurrentdb-client/generated/kurrentdb/protocols/v1/shared_pb.js')
@@ -69,16 +70,24 @@ class FakeClient implements KurrentClient {
     return new Subscription(async () => call, convertGrpcEvent, {}, options.filter?.checkpointReached)
   }) as unknown as KurrentClient['subscribeToAll']
 
+  /** Reads left before their end (the adapter returned the generator). */
+  readsReturned = 0
   readAll = ((options: { fromPosition?: Position | 'start' | 'end', direction?: string }) => {
-    const call = new FakeCall()
     const at = (m: Message): number => Number(m.getEvent().getCommitPosition())
     const from = options.fromPosition
     const msgs = options.direction === FORWARDS || options.direction === undefined
       ? this.log.filter(m => typeof from !== 'object' || at(m) > Number(from.commit))
       : [...this.log].reverse()
-    for (const m of msgs) call.write(m)
-    call.end()
-    return new ReadStream(async () => call, convertGrpcEvent, {})
+    const client = this
+    return (async function * () {
+      let done = false
+      try {
+        for (const m of msgs) yield convertGrpcEvent(m.getEvent())
+        done = true
+      } finally {
+        if (!done) client.readsReturned++
+      }
+    })()
   }) as unknown as KurrentClient['readAll']
 
   appendToStream = (async () => { throw new Error('not used') }) as unknown as KurrentClient['appendToStream']
@@ -240,6 +249,7 @@ t.test('readAll: system events do not end a page early; pages are bounded by byt
   t.same((await store.readAll({ from_position: 0, max_count: 10, max_bytes: size * 2 })).map(e => e.position), [10, 200], 'at most max_bytes of data')
   t.same((await store.readAll({ from_position: 0, max_count: 10, max_bytes: 1 })).map(e => e.position), [10], 'one event at least')
   t.equal(await store.headPosition(), 220)
+  t.ok(client.readsReturned > 0, 'a read left early ends the client\'s generator (the server stops reading)')
   client.log = [eventMsg(10, 'A'), ...Array.from({ length: 100 }, (_, i) => systemMsg(11 + i))]
   t.equal(await store.headPosition(), 10, 'a hundred trailing system events (more than one read of 64) are passed over')
   client.log = []

@@ -43,11 +43,6 @@ function streamState (expected: ExpectedRevision): typeof NO_STREAM | typeof ANY
   return BigInt(expected)
 }
 
-/** Ends the server's side of a read left before its end (leaving the loop only destroys the client's stream). */
-async function cancel (read: object): Promise<void> {
-  await (read as { cancel?: () => Promise<void> }).cancel?.().catch(() => undefined)
-}
-
 /**
  * Errors after which a subscription is made again and nothing is reported: the server or
  * the connection went away or moved (the client's own error classes).
@@ -158,32 +153,23 @@ export class KurrentEventStore implements EventStore {
     const maxBytes = options.max_bytes ?? Number.MAX_SAFE_INTEGER
     let bytes = 0
     const from = options.from_position === 0 ? START : fromPosition(options.from_position)
-    const read = this.client.readAll({ fromPosition: from, direction: FORWARDS })
-    try {
-      for await (const r of read) {
-        const e = toRecorded(r, true)
-        if (!e || e.position <= options.from_position) continue
-        if (out.length > 0 && bytes >= maxBytes) break
-        out.push(e)
-        bytes += e.size ?? 0
-        if (out.length >= options.max_count) break
-      }
-    } finally {
-      await cancel(read)
+    // Leaving the loop returns the client's generator, which ends the read on the server.
+    for await (const r of this.client.readAll({ fromPosition: from, direction: FORWARDS })) {
+      const e = toRecorded(r, true)
+      if (!e || e.position <= options.from_position) continue
+      if (out.length > 0 && bytes >= maxBytes) break
+      out.push(e)
+      bytes += e.size ?? 0
+      if (out.length >= options.max_count) break
     }
     return out
   }
 
   /** Position of our last event: `$all` read backwards past any system events after it. Cost: those system events. */
   async headPosition (): Promise<number> {
-    const read = this.client.readAll({ fromPosition: END, direction: BACKWARDS })
-    try {
-      for await (const r of read) {
-        const e = toRecorded(r)
-        if (e) return e.position
-      }
-    } finally {
-      await cancel(read)
+    for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS })) {
+      const e = toRecorded(r)
+      if (e) return e.position
     }
     return 0
   }
