@@ -20,7 +20,10 @@ export type MailRoute =
 
 export interface MailResolver {
   route (domain: string): Promise<MailRoute>
-  /** IPv4 then IPv6 addresses of a host; [] when it has none. */
+  /**
+   * IPv4 then IPv6 addresses of a host; [] when it has none.
+   * @throws DnsLookupError when DNS did not say (timeout, SERVFAIL, an alias loop).
+   */
   addresses (host: string): Promise<string[]>
 }
 
@@ -29,6 +32,16 @@ export interface DnsAnswer { rcode: string, answers: packet.Answer[], authoritie
 export class DnsTimeoutError extends Error {
   readonly code = 'ETIMEOUT'
   constructor (name: string, type: string) { super(`DNS ${type} ${name}: no answer in time`); this.name = 'DnsTimeoutError' }
+}
+
+/** A host's addresses could not be learnt: `code` is ETIMEOUT, a response code (SERVFAIL, …) or ECNAMELOOP. */
+export class DnsLookupError extends Error {
+  readonly code: string
+  constructor (host: string, code: string) {
+    super(`${host}: address lookup failed (${code})`)
+    this.name = 'DnsLookupError'
+    this.code = code
+  }
 }
 
 function parseServer (s: string): { host: string, port: number } {
@@ -140,6 +153,14 @@ function negativeTtl (authorities: packet.Answer[]): number {
 
 const minTtl = (answers: packet.Answer[]): number => Math.min(...answers.map(a => (a as { ttl?: number }).ttl ?? 300))
 
+/** The CNAME records of an answer: a result reached through aliases is valid only as long as each link's TTL (RFC 2181 §8, §10.1). */
+const aliasesOf = (answers: packet.Answer[]): packet.Answer[] => answers.filter(a => a.type === 'CNAME')
+
+const canonical = (name: string): string => name.toLowerCase().replace(/\.$/, '')
+
+/** Aliases followed per question at most (RFC 1034 §5.3.3: a resolver bounds its work so that no request loops). */
+const MAX_CNAME_LINKS = 8
+
 /**
  * MailResolver with a cache that respects each record's TTL (VERIFICATION.md check 4):
  * MX routes and host addresses are kept until their TTL runs out, negative answers per
@@ -171,7 +192,9 @@ export class CachingMailResolver implements MailResolver {
     if (isIP(host)) return [host]
     return await this.cached(this.addrs, `addr:${host}`, host, async () => {
       const r = await this.lookupAddresses(host)
-      return typeof r === 'string' ? { value: [], ttl: 0 } : r
+      if (r === 'NXDOMAIN') return { value: [], ttl: 0 }
+      if (typeof r === 'string') throw new DnsLookupError(host, r)
+      return r
     })
   }
 
@@ -188,13 +211,41 @@ export class CachingMailResolver implements MailResolver {
     return await p
   }
 
+  /**
+   * One question, following aliases: an answer with a CNAME but no record of the type asked
+   * (a server that did not chase it) is asked again at the canonical name, "processed as if
+   * it were the initial name" (RFC 5321 §5.1; RFC 1034 §3.6.2, §5.3.3), at most
+   * `MAX_CNAME_LINKS` links. The aliases come first in the answers returned, so that their
+   * TTLs bound the caching. An alias loop is the error ECNAMELOOP.
+   */
   private async ask (name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer | string> {
-    this.queries++
-    try {
-      return await this.dns.query(name, type)
-    } catch (err) {
-      return (err as { code?: string }).code ?? 'EUNKNOWN'
+    const aliases: packet.Answer[] = []
+    const seen = new Set<string>([canonical(name)])
+    let target = canonical(name)
+    for (let links = 0; links <= MAX_CNAME_LINKS; links++) {
+      this.queries++
+      let res: DnsAnswer
+      try {
+        res = await this.dns.query(target, type)
+      } catch (err) {
+        return (err as { code?: string }).code ?? 'EUNKNOWN'
+      }
+      const answers = [...aliases, ...res.answers]
+      if (res.rcode !== 'NOERROR' || res.answers.some(a => a.type === type)) return { ...res, answers }
+      // Follow the chain as far as this answer goes.
+      let end = target
+      for (;;) {
+        const link = res.answers.find(a => a.type === 'CNAME' && canonical(a.name) === end)
+        if (!link) break
+        aliases.push(link)
+        end = canonical((link as { data: string }).data)
+        if (seen.has(end)) return 'ECNAMELOOP'
+        seen.add(end)
+      }
+      if (end === target) return { ...res, answers }
+      target = end
     }
+    return 'ECNAMELOOP'
   }
 
   private async lookupRoute (domain: string): Promise<{ value: MailRoute, ttl: number }> {
@@ -204,7 +255,7 @@ export class CachingMailResolver implements MailResolver {
     if (mx.rcode !== 'NOERROR') return { value: { kind: 'error', code: mx.rcode }, ttl: 0 }
     const records = mx.answers.filter(a => a.type === 'MX') as Array<packet.Answer & { data: { preference: number, exchange: string } }>
     if (records.length > 0) {
-      const ttl = minTtl(records)
+      const ttl = minTtl([...records, ...aliasesOf(mx.answers)])
       if (records.length === 1 && (records[0].data.exchange === '' || records[0].data.exchange === '.')) return { value: { kind: 'null_mx' }, ttl }
       const hosts = records.filter(r => r.data.exchange !== '' && r.data.exchange !== '.')
         .map(r => ({ host: r.data.exchange.toLowerCase().replace(/\.$/, ''), preference: r.data.preference }))
@@ -227,13 +278,16 @@ export class CachingMailResolver implements MailResolver {
       if (typeof r === 'string' || r.rcode !== 'NOERROR') continue
       const recs = r.answers.filter(a => a.type === 'A' || a.type === 'AAAA')
       for (const a of recs) out.push((a as { data: string }).data)
-      if (recs.length > 0) ttls.push(minTtl(recs))
+      if (recs.length > 0) ttls.push(minTtl([...recs, ...aliasesOf(r.answers)]))
     }
     if (out.length > 0) return { value: out, ttl: Math.min(...ttls) }
     if (typeof v4 !== 'string' && v4.rcode === 'NXDOMAIN') return 'NXDOMAIN'
-    if (typeof v4 === 'string') return v4
-    if (v4.rcode !== 'NOERROR') return v4.rcode
-    return { value: [], ttl: negativeTtl(v4.authorities) }
+    // No address, and a query that failed (either family) may hide one: that is the answer, not "none".
+    for (const r of [v4, v6]) {
+      if (typeof r === 'string') return r
+      if (r.rcode !== 'NOERROR') return r.rcode
+    }
+    return { value: [], ttl: negativeTtl((v4 as DnsAnswer).authorities) }
   }
 }
 

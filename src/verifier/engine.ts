@@ -251,7 +251,7 @@ export class VerificationEngine {
     const records = w.records.filter(r => r.name !== 'smtp' && r.name !== 'catch_all')
     const smtpDetail = answer.kind === 'session'
       ? { outcome: 'error' as const, detail: `${answer.reason}: ${answer.detail}` }
-      : { outcome: rcptCheckOutcome(answer.outcome), detail: `${answer.host.host}${answer.tls ? ' (TLS)' : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
+      : { outcome: rcptCheckOutcome(answer.outcome), detail: `${answer.host.host}${answer.tls ? ' (TLS)' : answer.clear_text ? ` (clear text: ${answer.clear_text})` : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
     records.push({ name: 'smtp', duration_ms: ms, ...smtpDetail })
     if (w.checks.includes('catch_all')) {
       records.push({ name: 'catch_all', duration_ms: 0, outcome: catchAll === null ? 'error' : catchAll ? 'warn' : 'pass', detail: catchAll === null ? 'catch-all status unknown' : catchAll ? 'the domain accepts any address' : 'the domain rejects unknown addresses' })

@@ -45,6 +45,8 @@ export class SmtpSession {
 
   /** Whether the session runs over TLS (after STARTTLS). */
   tls = false
+  /** The server's refusal of STARTTLS (e.g. 454 4.7.0, RFC 3207 §4), when it refused. */
+  tlsRefusal: SmtpReply | null = null
   /** Extensions announced in the last EHLO reply, upper-cased keywords (RFC 5321 §4.1.1.1). */
   extensions = new Set<string>()
 
@@ -73,12 +75,15 @@ export class SmtpSession {
    * STARTTLS (RFC 3207) and the TLS handshake, bounded by the timeout. Certificates are
    * not validated: a probe sends no message, and receivers commonly present self-signed
    * or mismatched certificates. The caller must say EHLO again afterwards.
-   * @returns false when the server refused STARTTLS (the session goes on in clear text).
+   * @returns false when the server refused STARTTLS (the session goes on in clear text; the reply is in `tlsRefusal`).
    * @throws SmtpSessionError when the handshake fails or times out (the session is over).
    */
   async startTls (servername: string): Promise<boolean> {
     const reply = await this.command('STARTTLS')
-    if (reply.code !== 220) return false
+    if (reply.code !== 220) {
+      this.tlsRefusal = reply
+      return false
+    }
     const plain = this.socket
     plain.removeAllListeners('data')
     plain.removeAllListeners('error')

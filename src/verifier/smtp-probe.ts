@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { MailHost, MailResolver } from './dns.ts'
 import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal, type RcptOutcome } from './classify.ts'
@@ -32,14 +33,23 @@ export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable'
 
 /** The answer for one recipient. */
 export type RecipientAnswer =
-  /** `asked_at`: when RCPT TO was sent (epoch ms). */
-  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number }
+  /**
+   * `asked_at`: when RCPT TO was sent (epoch ms). `clear_text`: why the session ran without
+   * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
+   */
+  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number, clear_text?: string }
   | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
 
 /** Counters of a prober, for tests, the benchmark and `/metrics`; `by_provider` counts sessions and RCPTs per mail provider (`other` for the rest). */
 export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number, by_provider: Record<string, { sessions: number, rcpts: number }> }
 
 type Failure = Extract<RecipientAnswer, { kind: 'session' }>
+
+/**
+ * How a session ended: `answered` recipients got their answer in it; `tls_failed`: the
+ * STARTTLS handshake failed, so the session is over and a clear-text one may follow.
+ */
+interface SessionOutcome { failure: Failure | null, pushedBack: boolean, answered: number, tls_failed?: boolean }
 
 function failureOf (host: MailHost | null, err: unknown): Failure {
   if (err instanceof SmtpSessionError) {
@@ -86,6 +96,8 @@ export class SmtpProber {
   readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0, by_provider: {} }
   /** Routes being probed now, by their hosts. */
   private readonly lanes = new Map<string, Lane>()
+  /** MX hosts whose STARTTLS handshake failed lately, and how: asked in clear text for an hour. */
+  private readonly tlsFailed = new LRUCache<string, string>({ max: 10_000, ttl: 3_600_000 })
 
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
@@ -161,6 +173,7 @@ export class SmtpProber {
   private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Answers, deadline: number, perSession: number): Promise<void> {
     let hostIndex = 0
     let lastFailure: Failure | null = null
+    let clearTextTried = false
     while (queue.length > 0) {
       if (hostIndex >= hosts.length) {
         // Every host failed for this runner: the recipients still queued get the failure,
@@ -170,7 +183,7 @@ export class SmtpProber {
       }
       const host = hosts[hostIndex]
       const release = await this.politeness.acquire(host.host, provider)
-      let outcome: { failure: Failure | null, pushedBack: boolean }
+      let outcome: SessionOutcome
       try {
         outcome = await this.session(host, provider, queue, answers, perSession)
       } finally {
@@ -185,9 +198,18 @@ export class SmtpProber {
         this.stats.pushbacks++
         const pause = this.politeness.pushBack(host.host, provider)
         if (this.o.retry_pushback && Date.now() + pause < deadline) continue
+      } else if (outcome.tls_failed === true && !clearTextTried) {
+        // The TLS handshake failed: the same host again, in clear text (the session skips STARTTLS now).
+        clearTextTried = true
+        continue
+      } else if (outcome.answered > 0) {
+        // The server hung up after answering some recipients: the rest in a new session on the
+        // same host, as after any lost connection (RFC 5321 §3.8). Each retry answers one more at least.
+        continue
       }
       // Connection refused, timeout, blocked, or out of time for push-backs: next host.
       hostIndex++
+      clearTextTried = false
     }
   }
 
@@ -195,21 +217,42 @@ export class SmtpProber {
    * One SMTP session with `host`: greeting, optional STARTTLS, then envelopes until the
    * queue is empty or `perSession` recipients were asked. Recipients taken but not
    * answered go back to the front of the queue (at most twice per recipient).
+   *
+   * STARTTLS (RFC 3207) when offered: a refusal (454, §4: the client decides whether to go
+   * on) lets the session go on in clear text; a failed handshake ends it (§4: the client
+   * aborts the connection) and marks the host, so that the next session asks in clear text
+   * (the probe carries no message). Either way the answers say why they were asked without
+   * TLS (`clear_text`).
    */
-  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number): Promise<{ failure: Failure | null, pushedBack: boolean }> {
-    const resolved = await this.resolver.addresses(host.host)
-    if (resolved.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false }
+  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number): Promise<SessionOutcome> {
+    let answered = 0
+    let resolved: string[]
+    try {
+      resolved = await this.resolver.addresses(host.host)
+    } catch (err) {
+      // DNS did not say where the host is: a DNS timeout is a timeout, anything else unexpected.
+      const code = (err as { code?: string }).code
+      return { failure: { kind: 'session', host, reply: null, reason: code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error', detail: err instanceof Error ? err.message : String(err) }, pushedBack: false, answered }
+    }
+    if (resolved.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false, answered }
     const ips = this.o.allow_private_targets ? resolved : resolved.filter(isPublicAddress)
-    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no public address: not connected` }, pushedBack: false }
+    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no public address: not connected` }, pushedBack: false, answered }
     const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
     this.stats.sessions++
     counted.sessions++
-    let session: SmtpSession
-    try {
-      session = await SmtpSession.connect(ips[0], this.o.port, this.o.timeout_ms)
-    } catch (err) {
-      return { failure: failureOf(host, err), pushedBack: false }
+    let session: SmtpSession | null = null
+    let connectError: unknown = null
+    // A multihomed host (A and AAAA, or several of either): when an address cannot be
+    // reached, the next one (RFC 5321 §5.1: try at least two addresses).
+    for (const ip of ips.slice(0, 2)) {
+      try {
+        session = await SmtpSession.connect(ip, this.o.port, this.o.timeout_ms)
+        break
+      } catch (err) {
+        connectError = err
+      }
     }
+    if (session === null) return { failure: failureOf(host, connectError), pushedBack: false, answered }
     const inFlight: Item[] = []
     // Recipients asked but not answered go back to the queue; after 3 tries they keep the failure.
     const requeue = (failure: Failure): void => {
@@ -219,20 +262,37 @@ export class SmtpProber {
         else answers.set(item.address, failure)
       }
     }
-    const refused = (reply: SmtpReply, step: string): { failure: Failure, pushedBack: boolean } => {
+    const refused = (reply: SmtpReply, step: string): SessionOutcome => {
       const f: Failure = { kind: 'session', host, reply, reason: classifySessionRefusal(reply), detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300) }
       requeue(f)
-      return { failure: f, pushedBack: isPushBack(f) }
+      return { failure: f, pushedBack: isPushBack(f), answered }
     }
     try {
       const banner = await session.read()
       if (banner.code !== 220) return refused(banner, 'banner')
       let hello = await session.hello(this.o.helo_name)
       if (hello.code !== 250) return refused(hello, 'HELO')
+      let clearText: string | undefined
       if (this.o.starttls && session.extensions.has('STARTTLS')) {
-        if (await session.startTls(host.host)) {
-          hello = await session.hello(this.o.helo_name)
-          if (hello.code !== 250) return refused(hello, 'EHLO after STARTTLS')
+        const failedBefore = this.tlsFailed.get(host.host)
+        if (failedBefore !== undefined) clearText = `STARTTLS failed: ${failedBefore}`
+        else {
+          let secured: boolean
+          try {
+            secured = await session.startTls(host.host)
+          } catch (err) {
+            const f = failureOf(host, err)
+            this.tlsFailed.set(host.host, f.detail.slice(0, 120))
+            session.close()
+            return { failure: { ...f, detail: `STARTTLS failed: ${f.detail}` }, pushedBack: false, answered, tls_failed: true }
+          }
+          if (secured) {
+            hello = await session.hello(this.o.helo_name)
+            if (hello.code !== 250) return refused(hello, 'EHLO after STARTTLS')
+          } else {
+            const r = session.tlsRefusal
+            clearText = `STARTTLS refused: ${r ? `${r.code}${r.enhanced ? ` ${r.enhanced}` : ''} ${r.message}` : ''}`.slice(0, 120)
+          }
         }
       }
       let asked = 0
@@ -259,7 +319,8 @@ export class SmtpProber {
             return refused(reply, 'RCPT TO')
           }
           inFlight.pop()
-          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt })
+          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
+          answered++
           inEnvelope++
           asked++
         }
@@ -269,12 +330,12 @@ export class SmtpProber {
         }
       }
       await session.quit()
-      return { failure: null, pushedBack: false }
+      return { failure: null, pushedBack: false, answered }
     } catch (err) {
       session.close()
       const f = failureOf(host, err)
       requeue(f)
-      return { failure: f, pushedBack: false }
+      return { failure: f, pushedBack: false, answered }
     }
   }
 }
