@@ -11,6 +11,8 @@ import { accountOfEmail } from './commands/email-index.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 import { banUser, unbanUser } from './commands/ban-user.ts'
+import { endAllSessions, revokeAllSessions } from './commands/refresh-session.ts'
+import { openSessions } from './projections/sessions.ts'
 import { operatorSetPlan } from './commands/subscription.ts'
 import { ApiError, verifyFile } from './client/verify-file.ts'
 
@@ -94,6 +96,32 @@ for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const
       await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator()))
     })
 }
+
+const sessions = program.command('sessions').description('operator commands on sign-in sessions')
+sessions.command('end')
+  .description('end sessions without a ban (ASVS 5.0 V7.4.5): every session of one account, or of every account; access ends at once, each must sign in again')
+  .option('--email <address>', 'the account whose sessions end')
+  .option('--all', 'every open session of every account')
+  .action(async (opts: { email?: string, all?: boolean }) => {
+    if ((opts.email === undefined) === (opts.all !== true)) {
+      console.error('error: give either --email <address> or --all')
+      process.exitCode = 2
+      return
+    }
+    await operatorCommand(async core => {
+      if (opts.email !== undefined) {
+        const owner = await accountOfEmail(core.ctx, opts.email)
+        if (!owner) throw new DomainError('not_found', 'end_sessions.not_found', 'no account with that email')
+        const before = (await openSessions(core.ctx, owner)).length
+        await revokeAllSessions(core.ctx, owner, null, `operator:${operator()}`)
+        return { user_uuid: owner, sessions_ended: before }
+      }
+      const bar = progressBar('end sessions', 'sessions')
+      try {
+        return await endAllSessions(core.ctx, `operator:${operator()}`, n => { bar.update(n, n) })
+      } finally { bar.stop() }
+    })
+  })
 
 /** A progress bar on stderr (when it is a terminal, or with SVC_PROGRESS=1), with the rate in events per second. */
 function progressBar (label: string, unit = 'events'): { update: (position: number, end: number) => void, stop: () => void } {

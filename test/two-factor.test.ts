@@ -11,8 +11,8 @@ const now = (): number => Math.floor(Date.now() / 1000)
 // Codes from our RFC 6238 oracle (test/support/totp.ts, checked against the RFC's Appendix B), not from the library the service checks them with.
 const code = async (secret: string, offsetS = 0, at = now()): Promise<string> => totp(secret, (at + offsetS) * 1000)
 
-// Codes are derived from the moment of setup, so a test that crosses a 30 s step boundary
-// still uses the step it means (the server accepts one step of drift either side).
+// Codes are derived from the moment of setup; the server accepts a code only in its own
+// 30 s step (no drift window: ASVS 5.0 V6.5.5), so a test that needs a later code waits for its step.
 async function setUp (email: string): Promise<{ token: string, secret: string, backup: string[], at: number, setupCode: string }> {
   const token = await signUp(api, dataDir, email, password)
   const r = await api('POST', '/api/users/me/2fa/enable', { token })
@@ -50,7 +50,9 @@ t.test('setup: enable gives a secret, an otpauth URI and backup codes; the first
 t.test('sign-in: a challenge, completed by a TOTP code never accepted twice, or a single-use backup code', async t => {
   const { secret, backup, at, setupCode } = await setUp('signin2fa@example.com')
   const temp = await challenge('signin2fa@example.com')
-  const next = await code(secret, 30, at)
+  // A code is accepted only in its own 30 s step (ASVS 5.0 V6.5.5): wait for the step after the setup's.
+  await new Promise(resolve => setTimeout(resolve, (Math.floor(at / 30) + 1) * 30_000 - Date.now() + 50))
+  const next = await code(secret)
   t.equal((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: 'not.a.token', code: next } })).status, 401)
   const replay = await api('POST', '/api/auth/2fa/verify', { body: { temp_token: temp, code: setupCode } })
   t.equal(replay.status, 401, 'the code of the setup step is spent')

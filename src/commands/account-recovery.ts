@@ -8,6 +8,7 @@ import { accountOfEmail } from './email-index.ts'
 import { assertPasswordPolicy, confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './register-user.ts'
 import { revokeAllSessions } from './refresh-session.ts'
 import { startPasswordCheck } from './password-check.ts'
+import { contextWords, factorOf } from './two-factor.ts'
 
 /** Lifetime of a password reset link, seconds. */
 export const RESET_TOKEN_TTL_S = 30 * 60
@@ -73,22 +74,26 @@ export async function resetPassword (ctx: CommandContext, token: string, newPass
   const { owner, secret } = parsed
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none') throw new DomainError('not_found', 'reset_password.no_account', 'no account matches this reset link')
+  assertPasswordPolicy('reset_password', newPassword, await contextWords(ctx, state))
   const passwordHash = await hashPassword(newPassword)
   await handle(ctx, `user-${owner}`, user, { type: 'ResetPassword', data: { token_hash: sha256Hex(secret), password_hash: passwordHash, now: ctx.now().toISOString() } }, { actor: owner })
   await revokeAllSessions(ctx, owner, null)
 }
 
 /**
- * PATCH /api/users/{uuid}/password: checks the current password, sets the new one and
- * revokes every other session of the account.
- * @throws DomainError invalid `change_password.invalid_password`, `change_password.wrong_password`.
+ * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,
+ * `code`: a TOTP or backup code, ASVS 5.0 V7.5.1), sets the new one and revokes every
+ * other session of the account.
+ * @throws DomainError invalid `change_password.invalid_password`, `change_password.wrong_password`,
+ *   `change_password.second_factor_required`, `change_password.invalid_code`; locked `change_password.locked`.
  */
-export async function changePassword (ctx: CommandContext, owner: string, currentSession: string | null, input: { current_password: string, new_password: string }): Promise<void> {
-  assertPasswordPolicy('change_password', input.new_password)
+export async function changePassword (ctx: CommandContext, owner: string, currentSession: string | null, input: { current_password: string, new_password: string, code?: string }): Promise<void> {
   const { state } = await load(ctx, `user-${owner}`, user)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
+  assertPasswordPolicy('change_password', input.new_password, await contextWords(ctx, state))
   await startPasswordCheck(ctx, owner, 'change_password')
-  const [passwordOk, passwordHash] = await Promise.all([verifyPassword(state.password_hash, input.current_password), hashPassword(input.new_password)])
-  await handle(ctx, `user-${owner}`, user, { type: 'ChangePassword', data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, now: ctx.now().toISOString() } }, { actor: owner })
+  const [passwordOk, passwordHash, factor] = await Promise.all([verifyPassword(state.password_hash, input.current_password), hashPassword(input.new_password), factorOf(ctx, state, input.code)])
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'ChangePassword', data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, factor, now: ctx.now().toISOString() } }, { actor: owner })
+  if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'change_password.invalid_code', 'the code is wrong or was already used')
   await revokeAllSessions(ctx, owner, currentSession)
 }

@@ -5,11 +5,24 @@ import * as user from '../domain/user/decider.ts'
 import { hmacHex, verifyPassword } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import { startPasswordCheck } from './password-check.ts'
+import { addressWords } from './register-user.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
 export const BACKUP_CODES = 10
-/** Accepted clock drift for TOTP codes, seconds either side (one 30 s step; RFC 6238 §5.2). */
-const TOTP_TOLERANCE_S = 30
+
+/**
+ * A backup code: 112 random bits (ASVS 5.0 V6.5.2: a lookup secret kept under a plain
+ * keyed hash needs at least 112 bits), as 28 hex digits in groups of 4
+ * (`3f9a-0c1e-…`); dashes, spaces and case do not matter when it is typed back.
+ */
+const backupCode = (): string => randomBytes(14).toString('hex').match(/.{4}/g)!.join('-')
+/**
+ * Accepted clock drift for TOTP codes, seconds: none. A code lives only in its own 30 s
+ * step (ASVS 5.0 V6.5.5: a TOTP lives at most 30 s), stricter than RFC 6238 §5.2's
+ * allowance of a step of network delay; a code typed at the end of its step is refused and
+ * the next one works.
+ */
+const TOTP_TOLERANCE_S = 0
 
 type Account = user.Account
 
@@ -23,7 +36,7 @@ async function account (ctx: CommandContext, owner: string): Promise<Account> {
 
 /**
  * A code checked against the account's current TOTP secret (the facts the user decider
- * needs): the time step it matches within one step of drift, or null; and its HMAC as a
+ * needs): the time step it matches (its own step only), or null; and its HMAC as a
  * backup code. Only six digits can be a TOTP code.
  */
 export async function secondFactorFacts (ctx: CommandContext, state: Account, code: string): Promise<user.SecondFactor> {
@@ -41,6 +54,24 @@ export async function secondFactorFacts (ctx: CommandContext, state: Account, co
 }
 
 /**
+ * The second factor a credential change presents (`code`), checked against the account's
+ * secret: null without a code or without two-factor on (the user decider then refuses a
+ * change that needs one, `withSecondFactor`).
+ */
+export async function factorOf (ctx: CommandContext, state: Account, code: string | undefined): Promise<user.SecondFactor | null> {
+  return code === undefined || state.two_factor.status !== 'active' ? null : await secondFactorFacts(ctx, state, code)
+}
+
+/**
+ * The words no new password of the account may contain: its address's parts (unsealed
+ * here; none once the data key is destroyed).
+ */
+export async function contextWords (ctx: CommandContext, state: Account): Promise<string[]> {
+  const email = await ctx.sealer.unseal(state.user_uuid, state.email)
+  return email === null ? [] : addressWords(email)
+}
+
+/**
  * POST /api/users/me/2fa/enable: starts setup with a new TOTP secret (sealed in the event)
  * and single-use backup codes (only their HMACs are kept); a setup in progress starts again.
  * @throws DomainError conflict `enable_2fa.already_enabled`; not_found `enable_2fa.not_found`.
@@ -48,7 +79,7 @@ export async function secondFactorFacts (ctx: CommandContext, state: Account, co
 export async function enableTwoFactor (ctx: CommandContext, owner: string): Promise<{ secret: string, otpauth_uri: string, backup_codes: string[] }> {
   const state = await account(ctx, owner)
   const secret = generateSecret()
-  const codes = Array.from({ length: BACKUP_CODES }, () => randomBytes(5).toString('hex'))
+  const codes = Array.from({ length: BACKUP_CODES }, backupCode)
   const sealed = await ctx.sealer.seal(owner, secret)
   const label = (await ctx.sealer.unseal(owner, state.email)) ?? owner
   await handle(ctx, `user-${owner}`, user, { type: 'StartTwoFactorSetup', data: { secret_sealed: sealed, backup_code_hashes: codes.map(c => backupHash(ctx, owner, c)), now: ctx.now().toISOString() } }, { actor: owner })

@@ -15,7 +15,7 @@ export interface LedgerAudit {
   differences: string[]
 }
 
-interface Replayed { state: WalletState, granted: number, spent: number, reserved: number, transactions: number }
+interface Replayed { state: WalletState, granted: number, spent: number, reserved: number, transactions: number, revision: number }
 
 /**
  * Replays the `wallet-*` streams alone (ARCHITECTURE.md "Ledger audit") and compares what
@@ -23,7 +23,8 @@ interface Replayed { state: WalletState, granted: number, spent: number, reserve
  * tokens and its number of transactions (`wallets`), and every transaction
  * (`wallet_transactions`, by event id: amount, type, job, time, balance after). Also
  * checks each closing of the books against the replay. Audits through the wallets
- * projection's checkpoint as it stood at the start, so both sides cover the same events.
+ * projection's checkpoint as it stood at the start, so both sides cover the same events;
+ * an account whose wallet moved on meanwhile is replayed on to where it shows.
  * With `owner`, that account's stream alone; otherwise every wallet event of the store
  * (cost: all events, one pass; memory: one small state per account). `onProgress` gets
  * the position reached and the end.
@@ -38,7 +39,7 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
 
   const apply = async (e: RecordedEvent): Promise<void> => {
     const user = e.data.user_uuid as string
-    const r = replay.get(user) ?? { state: initialState(), granted: 0, spent: 0, reserved: 0, transactions: 0 }
+    const r = replay.get(user) ?? { state: initialState(), granted: 0, spent: 0, reserved: 0, transactions: 0, revision: -1 }
     const event = { type: e.type, data: e.data } as WalletEvent
     if (event.type === 'WalletBooksClosed') {
       const open = [...r.state.reserved].map(([job, h]) => `${job}:${h.reservation_uuid}:${h.amount}`).sort().join(',')
@@ -61,6 +62,7 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
       }
     }
     if (event.type === 'WalletBooksClosed') r.state = evolve(r.state, event)
+    r.revision = e.revision
     replay.set(user, r)
   }
 
@@ -86,6 +88,14 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     // An erased account shows nothing: its ledger stays in the events, unreadable to the API.
     if (shown?.erased === true) continue
     accounts++
+    if (shown && shown.transactions > r.transactions) {
+      // The projector went on past `through` while the audit ran: this account's replay is
+      // brought to where its wallet shows (the events after it in its own stream).
+      for (const e of await store.readStream(`wallet-${user}`, { from_revision: r.revision + 1 })) {
+        if (r.transactions >= shown.transactions) break
+        await apply(e)
+      }
+    }
     const want = { balance: r.state.balance, reserved: r.reserved, spent: r.spent, granted: r.granted, transactions: r.transactions }
     if (!shown) differ(user, 'no wallet is shown')
     else for (const [k, v] of Object.entries(want)) if (shown[k] !== v) differ(user, `the wallet shows ${k} ${JSON.stringify(shown[k])}, the ledger makes ${v}`)

@@ -15,8 +15,12 @@ export interface SessionDoc {
   revoked_at: string | null
 }
 
-/** By id (the auth check), and an account's open sessions newest first (index user, revoked_at, started_at). */
-export const SESSIONS = collection({ name: 'sessions', projection: 'sessions', fields: { user_uuid: 'text', revoked_at: 'text', started_at: 'text' }, indexes: [['user_uuid', 'revoked_at', 'started_at']] })
+/**
+ * By id (the auth check), an account's open sessions newest first (index user, revoked_at,
+ * started_at), and every open session by start (index revoked_at, started_at: the operator's
+ * "end all sessions").
+ */
+export const SESSIONS = collection({ name: 'sessions', projection: 'sessions', fields: { user_uuid: 'text', revoked_at: 'text', started_at: 'text' }, indexes: [['user_uuid', 'revoked_at', 'started_at'], ['revoked_at', 'started_at']] })
 
 function evolve (doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionDoc | null {
   const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
@@ -31,7 +35,7 @@ function evolve (doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionD
 
 export const sessionsProjection = foldProjection<SessionDoc>({
   name: 'sessions',
-  version: 2,
+  version: 3,
   collection: SESSIONS,
   event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
   erase: true,
@@ -47,4 +51,17 @@ export async function getSession (rc: Pick<ReadContext, 'reads'>, uuid: string):
 /** The account's sessions not revoked, newest first (bounded by the account's open sessions). */
 export async function openSessions (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<SessionDoc[]> {
   return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).find({ where: { user_uuid: owner, revoked_at: null }, sort: [['started_at', -1]] })
+}
+
+/**
+ * Open sessions of every account started in `[from, to]`, oldest first (ties by id), at
+ * most `limit`: one range of the index (revoked_at, started_at). Cost: `limit` entries.
+ */
+export async function openSessionsStarted (rc: Pick<ReadContext, 'reads'>, range: { from: string, to: string, limit: number }): Promise<SessionDoc[]> {
+  return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).find({ where: { revoked_at: null, started_at: { gte: range.from, lte: range.to } }, sort: [['started_at', 1]], limit: range.limit })
+}
+
+/** Open sessions started exactly at `at` with ids from `id_from` on, by id (the ties of a page of `openSessionsStarted`). Cost: `limit` entries. */
+export async function openSessionsStartedAt (rc: Pick<ReadContext, 'reads'>, tie: { at: string, id_from: string, limit: number }): Promise<SessionDoc[]> {
+  return await rc.reads.collection<Folded<SessionDoc>>(SESSIONS).find({ where: { revoked_at: null, started_at: tie.at, _id: { gte: tie.id_from } }, sort: [['_id', 1]], limit: tie.limit })
 }

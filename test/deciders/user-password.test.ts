@@ -1,9 +1,9 @@
 import t from 'tap'
 import * as user from '../../src/domain/user/decider.ts'
-import type { UserCommand } from '../../src/domain/user/decider.ts'
+import type { SecondFactor, UserCommand } from '../../src/domain/user/decider.ts'
 import type { UserEvent } from '../../src/domain/user/events.ts'
 import { spec } from '../support/decider-spec.ts'
-import { active, at, checkStarted, checkSucceeded, confirmed, deleted, loginFailed, loginSucceeded, now, password, passwordChanged, registered, resetRequested } from './user-builders.ts'
+import { active, at, backupUsed, checkStarted, checkSucceeded, codeAccepted, confirmed, deleted, factor, loginFailed, loginSucceeded, now, password, passwordChanged, registered, resetRequested, setupStarted, twoFactorEnabled, twoFactorFailed } from './user-builders.ts'
 
 // Passwords of an account: reset, change, and the sign-in lock. Interface section 4:
 // forgot-password "204 (same whether or not the account exists)"; reset-password "401 token
@@ -79,4 +79,22 @@ t.test('sign-in: failures recorded as LoginFailed (events written before checks 
   u([...active, ...five]).when(start('login', at(5))).thenRejects('login.locked', 429, 'they lock the password check too')
   u([...active, ...Array.from({ length: 50 }, (_, i) => loginFailed({ failed_at: at(i) }))])
     .thenState(s => s.status !== 'none' && s.login_failures.length, user.LOGIN_FAILURES_BEFORE_LOCK, 'only the latest failures are remembered')
+})
+
+t.test('with two-factor on, a password change needs a second factor (ASVS 5.0 V7.5.1); a reset lifts the sign-in lock (V6.1.1)', async t => {
+  const u = spec(t, user)
+  const on = [...active, setupStarted(), twoFactorEnabled()]
+  const changeWith = (f: SecondFactor | null): UserCommand => ({ type: 'ChangePassword', data: { ...password(true), password_hash: 'p2', factor: f, now } })
+  u(on).when(changeWith(null)).thenRejects('change_password.second_factor_required', 400, 'no second factor: refused, nothing written')
+  u(on).when(changeWith(factor(101))).then([codeAccepted(), passwordChanged()], 'a TOTP code of a later step: accepted, then the change')
+  u(on).when(changeWith(factor(null, 'b1'))).then([backupUsed({ code_hash: 'b1' }), passwordChanged()], 'a backup code: spent, then the change')
+  u(on).when(changeWith(factor(null, 'nope'))).then([twoFactorFailed()], 'a wrong code: counted as a failure, no change')
+  u(on).when(changeWith(factor(100))).then([twoFactorFailed()], 'the step already accepted at enabling: refused (a code works once)')
+  u(active).when(changeWith(null)).then([passwordChanged()], 'without two-factor, the password alone')
+  const locked = [...active, ...[1, 2, 3, 4, 5].map(i => checkStarted({ started_at: at(i / 10) }))]
+  u(locked).when({ type: 'StartPasswordCheck', data: { operation: 'login', now: at(1) } }).thenRejects('login.locked', 429, 'five wrong passwords lock sign-in')
+  u([...locked, resetRequested(), passwordChanged({ reason: 'reset', changed_at: at(1) })]).when({ type: 'StartPasswordCheck', data: { operation: 'login', now: at(1) } })
+    .then([checkStarted({ started_at: at(1) })], 'a completed reset (the mailbox\'s owner) lifts the lock at once')
+  u([...locked, passwordChanged({ changed_at: at(1) })]).when({ type: 'StartPasswordCheck', data: { operation: 'login', now: at(1) } })
+    .thenRejects('login.locked', 429, 'a change (with the current password) does not lift it')
 })

@@ -1,5 +1,8 @@
 import { DomainError, type ErrorKind } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
+import { TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_OFF, refusedSecondFactor, sameHash, secondFactor, spend, twoFactorLocked, withSecondFactor, type SecondFactor, type TwoFactorState } from './two-factor.ts'
+
+export { SPENT_CHALLENGES, TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_LOCK_MS, refusedSecondFactor, sameHash, twoFactorLocked, type SecondFactor, type TwoFactorState } from './two-factor.ts'
 
 /** Wrong confirmation attempts allowed per code before it stops working. */
 export const MAX_CONFIRMATION_ATTEMPTS = 5
@@ -8,9 +11,6 @@ export const CODE_RESEND_COOLDOWN_MS = 60_000
 export const CODE_DAILY_ALLOWANCE = 5
 /** Password reset mails: at least this long between two (ms). */
 export const RESET_COOLDOWN_MS = 60_000
-/** Wrong two-factor codes in a row that lock the second step, and for how long (ms). */
-export const TWO_FACTOR_FAILURES_BEFORE_LOCK = 5
-export const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Wrong passwords in a row that lock sign-in, and for how long (ms). */
 export const LOGIN_FAILURES_BEFORE_LOCK = 5
 export const LOGIN_LOCK_MS = 15 * 60_000
@@ -47,27 +47,8 @@ export interface Account {
   email_change: { new_email: string, hash: string, expires_at: string } | null
 }
 
-/** Two-factor: not enabled, setup in progress, active (interface section 3). */
-export interface TwoFactorState {
-  status: 'off' | 'setup' | 'active'
-  /** The TOTP secret, sealed. */
-  secret: string | null
-  backup_code_hashes: string[]
-  /** Last accepted TOTP time step (a code is never accepted twice). */
-  last_step: number
-  /** Recent failed codes (for the temporary lock; the latest TWO_FACTOR_FAILURES_BEFORE_LOCK). */
-  failures: string[]
-  /** Sign-in challenges completed lately (the latest SPENT_CHALLENGES): each is single use. */
-  used_challenges?: string[]
-}
-
-const TWO_FACTOR_OFF: TwoFactorState = { status: 'off', secret: null, backup_code_hashes: [], last_step: -1, failures: [] }
-
 export const initialState = (): UserState => ({ status: 'none' })
 
-/** Sign-in challenges remembered as spent (a challenge lives 5 minutes; far fewer are completed in that time). */
-export const SPENT_CHALLENGES = 16
-const spend = (tf: TwoFactorState, id: string | undefined): string[] => id === undefined ? (tf.used_challenges ?? []) : [...(tf.used_challenges ?? []), id].slice(-SPENT_CHALLENGES)
 
 export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
@@ -87,7 +68,8 @@ export function evolve (state: UserState, event: UserEvent): UserState {
     case 'UserConfirmed': return { ...state, status: 'confirmed', code: null, codes_issued: [] }
     case 'PasswordResetRequested': return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
     // A new password voids a pending reset and a pending email change (one started by whoever held the old password).
-    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null, email_change: null }
+    // A reset proves control of the mailbox: it lifts the sign-in lock too (ASVS 5.0 V6.1.1, malicious lockout).
+    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null, email_change: null, ...(event.data.reason === 'reset' && { login_failures: [] }) }
     case 'LocaleChanged': return { ...state, locale: event.data.locale }
     case 'PasswordCheckStarted': return { ...state, login_failures: [...state.login_failures, event.data.started_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
     case 'PasswordCheckSucceeded': return { ...state, login_failures: [] }
@@ -121,13 +103,6 @@ export function takeSnapshot (state: UserState, now: string): UserSnapshotted {
 /** A snapshot every SNAPSHOT_EVERY events (read back to by `handle`). */
 export const snapshot = { types: ['UserSnapshotted', 'UserRegistered'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
-/**
- * A second factor as checked by the command handler against the secret it read: the TOTP
- * time step the code matches (null when it matches none), for the sealed secret
- * `for_secret`, and the HMAC of the code read as a backup code.
- */
-export interface SecondFactor { for_secret: string | null, time_step: number | null, backup_code_hash: string, challenge_id?: string }
-
 /** A password as checked by the command handler: whether it matched the hash `for_password_hash`. */
 export interface PasswordCheck { password_ok: boolean, for_password_hash: string }
 
@@ -137,26 +112,20 @@ export type UserCommand =
   | { type: 'ConfirmUser', data: { code_hash: string, now: string } }
   | { type: 'RequestPasswordReset', data: { token_hash: string, token_sealed: string, expires_at: string, now: string } }
   | { type: 'ResetPassword', data: { token_hash: string, password_hash: string, now: string } }
-  | { type: 'ChangePassword', data: PasswordCheck & { password_hash: string, now: string } }
+  | { type: 'ChangePassword', data: PasswordCheck & { password_hash: string, factor?: SecondFactor | null, now: string } }
   | { type: 'ChangeLocale', data: { locale: string, now: string } }
   | { type: 'RecordLogin', data: { succeeded: boolean, now: string } }
   | { type: 'StartPasswordCheck', data: { operation: string, now: string } }
   | { type: 'BanUser', data: { reason: string, now: string } }
   | { type: 'UnbanUser', data: { now: string } }
   | { type: 'DeleteUser', data: PasswordCheck & { now: string } }
-  | { type: 'RequestEmailChange', data: PasswordCheck & { new_email_sealed: string, token_hash: string, token_sealed: string, expires_at: string, now: string } }
+  | { type: 'RequestEmailChange', data: PasswordCheck & { new_email_sealed: string, token_hash: string, token_sealed: string, expires_at: string, factor?: SecondFactor | null, now: string } }
   | { type: 'ChangeEmail', data: { token_hash: string, now: string } }
   | { type: 'StartTwoFactorSetup', data: { secret_sealed: string, backup_code_hashes: string[], now: string } }
   | { type: 'EnableTwoFactor', data: SecondFactor & PasswordCheck & { now: string } }
   | { type: 'CheckSecondFactor', data: SecondFactor & { operation: string, now: string } }
   | { type: 'DisableTwoFactor', data: PasswordCheck & SecondFactor & { now: string } }
-
-/** Constant-time comparison of two hashes (hex strings). */
-export function sameHash (a: string, b: string): boolean {
-  let diff = a.length ^ b.length
-  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0)
-  return diff === 0
-}
+  | { type: 'Reauthenticate', data: PasswordCheck & { operation: string, factor?: SecondFactor | null, now: string } }
 
 function fail (kind: ErrorKind, code: string, message: string): never { throw new DomainError(kind, code, message) }
 
@@ -172,30 +141,6 @@ const passed = (state: Account, operation: string, now: string): UserEvent[] =>
   state.login_failures.length > 0 ? [{ type: 'PasswordCheckSucceeded', data: { user_uuid: state.user_uuid, operation, succeeded_at: now } }] : []
 
 const expired = (state: Account, now: string): boolean => state.registered_at !== undefined && Date.parse(now) - Date.parse(state.registered_at) >= UNCONFIRMED_TTL_MS
-
-/**
- * The second factor of an active two-factor setup (RFC 6238 §5.2: a step is accepted
- * once): a TOTP code of a step after the last accepted one → TwoFactorCodeAccepted; an
- * unused backup code → BackupCodeUsed (spent); anything else → TwoFactorFailed, which the
- * command handler reports as `<operation>.invalid_code` after appending it.
- * @throws DomainError locked `<operation>.locked` after TWO_FACTOR_FAILURES_BEFORE_LOCK recent failures.
- */
-function secondFactor (state: Account, f: SecondFactor & { operation: string, now: string }): UserEvent[] {
-  if (twoFactorLocked(state, f.now)) fail('locked', `${f.operation}.locked`, 'too many wrong codes; try again later')
-  const tf = state.two_factor
-  if (f.challenge_id !== undefined && (tf.used_challenges ?? []).includes(f.challenge_id)) fail('unauthorized', `${f.operation}.invalid_token`, 'this sign-in challenge was used already; sign in again')
-  const spent = f.challenge_id !== undefined ? { challenge_id: f.challenge_id } : {}
-  if (f.time_step !== null && f.for_secret === tf.secret && f.time_step > tf.last_step) {
-    return [{ type: 'TwoFactorCodeAccepted', data: { user_uuid: state.user_uuid, time_step: f.time_step, ...spent, accepted_at: f.now } }]
-  }
-  if (f.time_step === null && tf.backup_code_hashes.some(h => sameHash(h, f.backup_code_hash))) {
-    return [{ type: 'BackupCodeUsed', data: { user_uuid: state.user_uuid, code_hash: f.backup_code_hash, ...spent, used_at: f.now } }]
-  }
-  return [{ type: 'TwoFactorFailed', data: { user_uuid: state.user_uuid, failed_at: f.now } }]
-}
-
-/** Whether a decision refused a second factor (the handler then reports `invalid_code`). */
-export const refusedSecondFactor = (events: readonly UserEvent[]): boolean => events.some(e => e.type === 'TwoFactorFailed')
 
 /**
  * The user decider (interface "Authentication and sign-in", "Account"; section 3 states).
@@ -216,13 +161,17 @@ export const refusedSecondFactor = (events: readonly UserEvent[]): boolean => ev
  *   ConfirmationFailed (counted; the handler answers `confirm_account.invalid_code`).
  * - RequestPasswordReset (confirmed, past the cooldown) → PasswordResetRequested;
  *   ResetPassword with the current token → PasswordChanged `reset`.
- * - ChangePassword, DeleteUser, RequestEmailChange need the current password.
+ * - ChangePassword, DeleteUser, RequestEmailChange need the current password; with
+ *   two-factor on, ChangePassword and RequestEmailChange need a second factor too
+ *   (`withSecondFactor`). A reset (PasswordChanged `reset`) lifts the sign-in lock.
  * - ChangeEmail with the current link → EmailChanged.
  * - RecordLogin → LoginFailed, or LoginSucceeded after failures.
  * - Two-factor: StartTwoFactorSetup (not active) → TwoFactorSetupStarted, restarting a
  *   setup in progress; EnableTwoFactor with a code of the setup's secret → TwoFactorEnabled;
  *   CheckSecondFactor (see `secondFactor`); DisableTwoFactor with the password and a
  *   second factor → the factor's event and TwoFactorDisabled.
+ * - Reauthenticate: the password, and a second factor with two-factor on (events of the
+ *   check only; the handler then does the sensitive step, e.g. ending other sessions).
  * - BanUser / UnbanUser / ChangeLocale: idempotent.
  * @throws DomainError with the operation's code, per rule above (see each case).
  */
@@ -277,7 +226,9 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     case 'ChangePassword': {
       const a = account(state, 'change_password')
       if (!passwordMatches(a, command.data)) fail('invalid', 'change_password.wrong_password', 'the current password is wrong')
-      return [...passed(a, 'change_password', command.data.now), { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+      const factor = withSecondFactor(a, command.data.factor, 'change_password', command.data.now)
+      if (!factor.ok) return [...passed(a, 'change_password', command.data.now), ...factor.events]
+      return [...passed(a, 'change_password', command.data.now), ...factor.events, { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
     }
     case 'StartPasswordCheck': {
       const a = account(state, command.data.operation)
@@ -312,7 +263,9 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const a = account(state, 'change_email')
       const d = command.data
       if (!passwordMatches(a, d)) fail('invalid', 'change_email.wrong_password', 'the current password is wrong')
-      return [...passed(a, 'change_email', d.now), { type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+      const factor = withSecondFactor(a, d.factor, 'change_email', d.now)
+      if (!factor.ok) return [...passed(a, 'change_email', d.now), ...factor.events]
+      return [...passed(a, 'change_email', d.now), ...factor.events, { type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
     }
     case 'ChangeEmail': {
       const d = command.data
@@ -352,6 +305,14 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (refusedSecondFactor(factor)) return [...passed(a, 'disable_2fa', d.now), ...factor]
       return [...passed(a, 'disable_2fa', d.now), ...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
     }
+    case 'Reauthenticate': {
+      // Every factor the account has, before a sensitive step (ASVS 5.0 V7.5.2: ending sessions).
+      const a = account(state, command.data.operation)
+      const d = command.data
+      if (!passwordMatches(a, d)) fail('invalid', `${d.operation}.wrong_password`, 'the password is wrong')
+      const factor = withSecondFactor(a, d.factor, d.operation, d.now)
+      return [...passed(a, d.operation, d.now), ...factor.events]
+    }
     default: {
       const _exhaustive: never = command
       return []
@@ -367,11 +328,4 @@ export function loginLocked (state: UserState, now: string): boolean {
   if (state.status === 'none' || state.login_failures.length < LOGIN_FAILURES_BEFORE_LOCK) return false
   const last = state.login_failures[state.login_failures.length - 1]
   return Date.parse(now) - Date.parse(last) < LOGIN_LOCK_MS
-}
-
-/** Whether the two-factor step is locked now (too many wrong codes recently). */
-export function twoFactorLocked (state: UserState, now: string): boolean {
-  if (state.status === 'none') return false
-  const f = state.two_factor.failures
-  return f.length >= TWO_FACTOR_FAILURES_BEFORE_LOCK && Date.parse(now) - Date.parse(f[f.length - 1]) < TWO_FACTOR_LOCK_MS
 }

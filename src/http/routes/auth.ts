@@ -38,6 +38,21 @@ function signedInBody (s: SignedIn): { access_token: string, token_type: 'Bearer
   return { access_token: s.access_token, token_type: s.token_type, expires_in: s.expires_in }
 }
 
+/**
+ * A sign-in replaces the session the browser holds: the one its `svc_refresh` cookie names
+ * ends (ASVS 5.0 V7.2.4), when the cookie carries that session's current refresh token
+ * (its id alone ends nothing). Nothing happens without a cookie or for an unknown one.
+ * @returns the global position of the revocation (0 when there was none).
+ */
+async function endReplacedSession (rt: HttpRuntime, request: FastifyRequest): Promise<number> {
+  const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
+  if (!parsed) return 0
+  return await revokeSession(rt.ctx, parsed.session_uuid, 'logout', undefined, parsed.secret).catch(err => {
+    if (err instanceof DomainError) return 0
+    throw err
+  })
+}
+
 /** Authentication and sign-in (interface section 4). Public routes; refresh and logout read the `svc_refresh` cookie. */
 export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
@@ -113,7 +128,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     schema: { operationId: 'confirm', summary: 'Confirm the address with its six-digit code; signs in', tags, body: z.object({ email: Email, code: z.string().trim().max(32) }), response: { 200: json(Authenticated, 'Signed in; the `svc_refresh` cookie is set'), ...problems(...BODY_PROBLEMS, 401) } },
     handler: async (request, reply) => {
       const s = await confirmAccount(rt.ctx, request.body, clientSeen(request))
-      await rt.caughtUp(s.position)
+      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))
     }
@@ -238,7 +253,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       })
       loginThrottle.succeeded(request.ip)
       if ('two_factor_required' in s) return reply.code(200).send(s)
-      await rt.caughtUp(s.position)
+      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))
     }
@@ -251,7 +266,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     schema: { operationId: 'verifyTwoFactor', summary: 'Complete a sign-in with the challenge token and a TOTP or backup code', tags, body: z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }), response: { 200: json(Authenticated, 'Signed in'), ...problems(...BODY_PROBLEMS, 401, 429) } },
     handler: async (request, reply) => {
       const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code, clientSeen(request))
-      await rt.caughtUp(s.position)
+      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
       setRefreshCookie(request, reply, s)
       return reply.code(200).send(signedInBody(s))
     }
