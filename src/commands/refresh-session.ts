@@ -2,9 +2,7 @@ import { DomainError } from '../domain/shared.ts'
 import * as session from '../domain/session/decider.ts'
 import * as user from '../domain/user/decider.ts'
 import { issueAccessToken } from '../infra/crypto/jwt.ts'
-import { randomToken, sha256Hex, verifyPassword } from '../infra/crypto/hashing.ts'
-import { startPasswordCheck } from './password-check.ts'
-import { factorOf } from './two-factor.ts'
+import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import { handle, load, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from './owned-token.ts'
@@ -20,15 +18,18 @@ export function parseRefreshToken (value: string): { session_uuid: string, secre
  * POST /api/auth/refresh: rotates the refresh token and issues a new access token. A spent
  * token presented again revokes the whole session (reuse detection); so does a refresh for
  * an account that may no longer sign in (banned, deleted) or a session its ban voided.
+ * With `client_id` (the OAuth token endpoint, RFC 6749 §6), the token must be a grant of
+ * that client: a sign-in session's refresh token or another client's is refused.
  * @throws DomainError unauthorized `refresh.invalid_token` (malformed, unknown, expired,
- *   revoked or reused token, inactive account).
+ *   revoked or reused token, inactive account, another client's).
  */
-export async function refreshSession (ctx: CommandContext, cookie: string): Promise<SignedIn> {
+export async function refreshSession (ctx: CommandContext, cookie: string, clientId?: string): Promise<SignedIn> {
   const parsed = parseRefreshToken(cookie)
   if (!parsed) throw new DomainError('unauthorized', 'refresh.invalid_token', 'malformed refresh token')
   const stream = `session-${parsed.session_uuid}`
   const { state: current } = await load(ctx, stream, session)
   if (current.status === 'none') throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
+  if (clientId !== undefined && current.grant?.client_id !== clientId) throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token was not issued to this client')
   const { state: account } = await load(ctx, `user-${current.user_uuid}`, user)
   const now = ctx.now()
   const secret = randomToken(32)
@@ -46,13 +47,15 @@ export async function refreshSession (ctx: CommandContext, cookie: string): Prom
   })
   if (r.state.status !== 'active') throw new DomainError('unauthorized', 'refresh.invalid_token', 'this session is revoked; sign in again')
   return {
-    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid }, ctx.config.access_token_ttl_s, now),
+    // An OAuth grant's tokens stay bound to its client and scopes, whichever endpoint refreshes them.
+    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid, grant: r.state.grant ?? null }, ctx.config.access_token_ttl_s, now),
     token_type: 'Bearer',
     expires_in: ctx.config.access_token_ttl_s,
     refresh_token: `${parsed.session_uuid}.${secret}`,
     refresh_expires_at: expires,
     session_uuid: parsed.session_uuid,
-    position: r.position
+    position: r.position,
+    grant: r.state.grant ?? null
   }
 }
 
@@ -81,25 +84,6 @@ export async function revokeAllSessions (ctx: CommandContext, owner: string, kee
   let position = 0
   for (const s of items) if (s.uuid !== keep) position = Math.max(position, await revokeSession(ctx, s.uuid, 'revoked', undefined, undefined, actor))
   return position
-}
-
-/**
- * POST /api/users/me/sessions/end-others: after the account's every factor (the password,
- * and with two-factor on a code: ASVS 5.0 V7.5.2), ends every session but the caller's.
- * The password check counts towards the account's lock.
- * @throws DomainError invalid `end_sessions.wrong_password`, `end_sessions.second_factor_required`,
- *   `end_sessions.invalid_code`; locked `end_sessions.locked`; not_found `end_sessions.not_found`.
- * @returns how many sessions ended and the global position of the last revocation.
- */
-export async function endOtherSessions (ctx: CommandContext, owner: string, current: string | null, input: { password: string, code?: string }): Promise<{ sessions_ended: number, position: number }> {
-  const { state } = await load(ctx, `user-${owner}`, user)
-  if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'end_sessions.not_found', 'no such user')
-  await startPasswordCheck(ctx, owner, 'end_sessions')
-  const [passwordOk, factor] = await Promise.all([verifyPassword(state.password_hash, input.password), factorOf(ctx, state, input.code)])
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'Reauthenticate', data: { operation: 'end_sessions', password_ok: passwordOk, for_password_hash: state.password_hash, factor, now: ctx.now().toISOString() } }, { actor: owner })
-  if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'end_sessions.invalid_code', 'the code is wrong or was already used')
-  const others = (await openSessions(ctx, owner)).filter(s => s.uuid !== current).length
-  return { sessions_ended: others, position: Math.max(r.position, await revokeAllSessions(ctx, owner, current, owner)) }
 }
 
 /**

@@ -15,6 +15,8 @@ export interface SignedIn {
   refresh_expires_at: Date
   session_uuid: string
   position: number
+  /** An OAuth grant's client and scopes (absent for a sign-in session). */
+  grant?: { client_id: string, scopes: string[] } | null
 }
 
 /** Where a sign-in comes from, as the HTTP layer sees it. */
@@ -39,18 +41,22 @@ export function clientOf (ctx: CommandContext, userUuid: string, seen: ClientSee
   return { id: hmacHex(ctx.secrets.code_key, `client:${userUuid}:${ua}:${network}`).slice(0, 32), label }
 }
 
-/** Starts a session for a user: a `session-<uuid>` stream and an access token. */
-export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password', client: ClientSeen | null = null): Promise<SignedIn> {
+/**
+ * Starts a session for a user: a `session-<uuid>` stream and an access token. An OAuth
+ * grant (method `oauth`) is a session bound to its client and consented scopes, started
+ * under the uuid chosen by the code exchange (`session_uuid`).
+ */
+export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password' | 'oauth', client: ClientSeen | null = null, oauth: { session_uuid: string, grant: { client_id: string, scopes: string[] } } | null = null): Promise<SignedIn> {
   const now = ctx.now()
-  const sessionUuid = ctx.newId()
+  const sessionUuid = oauth?.session_uuid ?? ctx.newId()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
   const r = await handle(ctx, `session-${sessionUuid}`, session, {
     type: 'StartSession',
-    data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null }
+    data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null, ...(oauth && { grant: oauth.grant }) }
   }, { actor: userUuid })
   return {
-    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: userUuid, session_uuid: sessionUuid }, ctx.config.access_token_ttl_s, now),
+    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: userUuid, session_uuid: sessionUuid, grant: oauth?.grant ?? null }, ctx.config.access_token_ttl_s, now),
     token_type: 'Bearer',
     expires_in: ctx.config.access_token_ttl_s,
     refresh_token: `${sessionUuid}.${secret}`,

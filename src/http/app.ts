@@ -21,6 +21,8 @@ import { jobRoutes } from './routes/jobs.ts'
 import { batchRoutes } from './routes/batches.ts'
 import { statsRoutes } from './routes/stats.ts'
 import { notificationRoutes } from './routes/notifications.ts'
+import { oauthRoutes } from './routes/oauth.ts'
+import { mcpRoutes } from './routes/mcp.ts'
 import { problems } from './schemas.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { HttpRuntime } from './runtime.ts'
@@ -49,7 +51,7 @@ function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
 }
 
 /** Where credentials sit in what is logged: never written out (ARCHITECTURE.md: secrets are never logged). */
-export const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.current_password', '*.new_password', '*.token', '*.temp_token', '*.raw_key', '*.refresh_token', '*.access_token', '*.code', '*.secret']
+export const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.current_password', '*.new_password', '*.token', '*.temp_token', '*.raw_key', '*.refresh_token', '*.access_token', '*.code', '*.secret', '*.code_verifier', '*.csrf', '*.req']
 
 /** The base of every role's app: zod validation and serialization, problem+json errors. */
 function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: string | null): FastifyInstance {
@@ -103,6 +105,8 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   batchRoutes(app, rt)
   statsRoutes(app, rt)
   notificationRoutes(app, rt)
+  await oauthRoutes(app, rt)
+  await mcpRoutes(app, rt)
   return app
 }
 

@@ -10,6 +10,7 @@ import { statsProjection } from './stats.ts'
 import { notificationsProjection } from './notifications.ts'
 import { subscriptionsProjection } from './subscriptions.ts'
 import { batchesProjection } from './batches.ts'
+import { oauthClientsProjection } from './oauth-clients.ts'
 
 /**
  * Every projection, in the order the runner applies an event to them. Each owns its
@@ -19,7 +20,7 @@ import { batchesProjection } from './batches.ts'
 export const PROJECTIONS: readonly Projection[] = [
   usersProjection, sessionsProjection, apiKeysProjection, agentsProjection, webhooksProjection,
   webhookDeliveriesProjection, jobsProjection, walletsProjection, statsProjection, notificationsProjection,
-  subscriptionsProjection, batchesProjection
+  subscriptionsProjection, batchesProjection, oauthClientsProjection
 ]
 
 /** The projection named `name`. @throws Error naming the known ones. */

@@ -148,21 +148,3 @@ t.test('V7.4.5: the operator ends one account\'s sessions, or everyone\'s, witho
   await t.rejects(run(process.execPath, [cli, 'sessions', 'end'], { env }), 'neither --email nor --all: a non-zero exit')
 })
 
-t.test('V7.5.2: ending every other session needs every factor of the account; the caller\'s session goes on', async t => {
-  const { token, backup } = await withTwoFactor('endothers@example.com')
-  const signIn = async (): Promise<string> => {
-    const temp = (await api('POST', '/api/auth/login', { body: { email: 'endothers@example.com', password } })).body.temp_token
-    return (await api('POST', '/api/auth/2fa/verify', { body: { temp_token: temp, code: backup.pop()! } })).body.access_token
-  }
-  const others = [await signIn(), await signIn()]
-  const wrong = await api('POST', '/api/users/me/sessions/end-others', { token, body: { password: 'not the password at all' } })
-  t.equal(wrong.status, 400)
-  t.equal(wrong.body.code, 'end_sessions.wrong_password')
-  t.equal((await api('POST', '/api/users/me/sessions/end-others', { token, body: { password } })).body.code, 'end_sessions.second_factor_required', 'two-factor on: the password alone is not enough')
-  for (const o of others) t.equal((await api('GET', '/api/users/me', { token: o })).status, 200, 'nothing ended by refused attempts')
-  const ok = await api('POST', '/api/users/me/sessions/end-others', { token, body: { password, code: backup[0] } })
-  t.equal(ok.status, 200)
-  t.equal(ok.body.sessions_ended, 2)
-  for (const o of others) t.equal((await api('GET', '/api/users/me', { token: o })).status, 401, 'the other sessions ended')
-  t.equal((await api('GET', '/api/users/me', { token })).status, 200, 'the caller\'s goes on')
-})

@@ -11,6 +11,8 @@ export type SessionState =
     /** Hashes of the latest SPENT_MEMORY spent refresh tokens (presenting one again revokes the session). */
     spent: string[]
     expires_at: string
+    /** An OAuth grant's client and consented scopes (null for a sign-in session). */
+    grant?: { client_id: string, scopes: string[] } | null
   }
 
 /**
@@ -29,7 +31,7 @@ export const initialState = (): SessionState => ({ status: 'none' })
 export function evolve (state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
     case 'SessionStarted':
-      return { status: 'active', user_uuid: event.data.user_uuid, started_at: event.data.started_at, refresh_hash: event.data.refresh_hash, spent: [], expires_at: event.data.expires_at }
+      return { status: 'active', user_uuid: event.data.user_uuid, started_at: event.data.started_at, refresh_hash: event.data.refresh_hash, spent: [], expires_at: event.data.expires_at, grant: event.data.grant ?? null }
     case 'SessionSnapshotted':
       return { ...(event.data.state as unknown as Exclude<SessionState, { status: 'none' }>) }
     case 'SessionRefreshed':

@@ -7,7 +7,13 @@ export type SessionStarted = Event<'SessionStarted', {
   refresh_hash: string
   expires_at: string
   started_at: string
-  method: 'confirmation' | 'password'
+  method: 'confirmation' | 'password' | 'oauth'
+  /**
+   * An OAuth grant (method `oauth`): the client it was authorized for and the scopes the
+   * account consented to; its access tokens carry them and reach nothing else. Absent or
+   * null on sign-in sessions.
+   */
+  grant?: { client_id: string, scopes: string[] } | null
   /**
    * The client it was started from: `id` an HMAC of the account, the user agent and the
    * network (IPv4 /24, IPv6 /48) — never the address itself — and a `label` such as

@@ -125,7 +125,6 @@ export type UserCommand =
   | { type: 'EnableTwoFactor', data: SecondFactor & PasswordCheck & { now: string } }
   | { type: 'CheckSecondFactor', data: SecondFactor & { operation: string, now: string } }
   | { type: 'DisableTwoFactor', data: PasswordCheck & SecondFactor & { now: string } }
-  | { type: 'Reauthenticate', data: PasswordCheck & { operation: string, factor?: SecondFactor | null, now: string } }
 
 function fail (kind: ErrorKind, code: string, message: string): never { throw new DomainError(kind, code, message) }
 
@@ -170,8 +169,6 @@ const expired = (state: Account, now: string): boolean => state.registered_at !=
  *   setup in progress; EnableTwoFactor with a code of the setup's secret → TwoFactorEnabled;
  *   CheckSecondFactor (see `secondFactor`); DisableTwoFactor with the password and a
  *   second factor → the factor's event and TwoFactorDisabled.
- * - Reauthenticate: the password, and a second factor with two-factor on (events of the
- *   check only; the handler then does the sensitive step, e.g. ending other sessions).
  * - BanUser / UnbanUser / ChangeLocale: idempotent.
  * @throws DomainError with the operation's code, per rule above (see each case).
  */
@@ -304,14 +301,6 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const factor = secondFactor(a, { ...d, operation: 'disable_2fa' })
       if (refusedSecondFactor(factor)) return [...passed(a, 'disable_2fa', d.now), ...factor]
       return [...passed(a, 'disable_2fa', d.now), ...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
-    }
-    case 'Reauthenticate': {
-      // Every factor the account has, before a sensitive step (ASVS 5.0 V7.5.2: ending sessions).
-      const a = account(state, command.data.operation)
-      const d = command.data
-      if (!passwordMatches(a, d)) fail('invalid', `${d.operation}.wrong_password`, 'the password is wrong')
-      const factor = withSecondFactor(a, d.factor, d.operation, d.now)
-      return [...passed(a, d.operation, d.now), ...factor.events]
     }
     default: {
       const _exhaustive: never = command

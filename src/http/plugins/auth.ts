@@ -15,7 +15,7 @@ import { HttpProblem } from '../problem.ts'
 
 /** The authenticated caller. */
 export interface Principal {
-  kind: 'session' | 'api_key' | 'agent'
+  kind: 'session' | 'api_key' | 'agent' | 'oauth'
   user_uuid: string
   environment: 'live' | 'test'
   key_uuid: string | null
@@ -73,7 +73,9 @@ function bearer (request: FastifyRequest): string | null {
 /**
  * Authenticates a request (interface section 5): `Authorization: Bearer` with a JWT access
  * token (EdDSA; issuer, audience, type and expiry checked), an API key (`svc_…` /
- * `svc_test_…`) or an agent token (`sva_…`), both looked up by SHA-256. The account must
+ * `svc_test_…`) or an agent token (`sva_…`), both looked up by SHA-256; an OAuth access
+ * token (a JWT of a grant: `client_id`, `scope`) is accepted where keys and agent tokens
+ * are (mode `any`), with its consented scopes within the plan's. The account must
  * exist, be confirmed and not banned. With `deleted_account`, a genuine unexpired access
  * token whose account was deleted since yields a principal marked `account_deleted`
  * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
@@ -104,7 +106,9 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   if (!claims) throw unauthorized('invalid or expired access token')
   // A revoked session ends its access tokens at once, not only when they expire.
   const [session, plan] = await Promise.all([getSession(ctx, claims.session_uuid), planOf(ctx, ctx.config.plans, claims.user_uuid)])
-  const principal: Principal = { kind: 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes: SCOPES, enabled_checks: plan.allowed_checks, plan }
+  if (claims.grant && mode === 'jwt') throw unauthorized('this operation needs a session access token, not an OAuth client\'s')
+  const scopes = claims.grant ? SCOPES.filter(s => claims.grant!.scopes.includes(s) && plan.allowed_scopes.includes(s)) : SCOPES
+  const principal: Principal = { kind: claims.grant ? 'oauth' : 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes, enabled_checks: plan.allowed_checks, plan }
   const account = session && session.revoked_at === null ? await user(claims.user_uuid) : null
   // A ban voids every session started before it, whether or not its revocation has landed.
   if (isActive(account) && (account.sessions_valid_from ?? '') <= session!.started_at) return principal

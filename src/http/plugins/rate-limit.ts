@@ -4,11 +4,12 @@ import type { RateCounter } from '../../infra/ratelimit/port.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 
-/** The credential a request is counted under: its API key or agent; sessions and public routes are not limited. */
+/** The credential a request is counted under: its API key, agent or OAuth grant; sessions and public routes are not limited. */
 function limitedKey (request: FastifyRequest): string | null {
   const p = request.principal
   if (p?.kind === 'api_key') return `key_${p.key_uuid}`
   if (p?.kind === 'agent') return `agent_${p.agent_uuid}`
+  if (p?.kind === 'oauth') return `grant_${p.session_uuid}`
   return null
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { endOtherSessions, revokeAllSessions, revokeSession } from '../../commands/refresh-session.ts'
+import { revokeAllSessions, revokeSession } from '../../commands/refresh-session.ts'
 import { changePassword } from '../../commands/account-recovery.ts'
 import { deleteAccount } from '../../commands/delete-account.ts'
 import { requestEmailChange } from '../../commands/change-email.ts'
@@ -192,26 +192,6 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       return items.filter(s => s.expires_at > now).map(s => ({
         uuid: s.uuid, method: s.method, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid
       }))
-    }
-  })
-
-  app.route({
-    method: 'POST',
-    url: '/api/users/me/sessions/end-others',
-    config: { auth: 'jwt', invalid: 'end_sessions.invalid_request' },
-    schema: {
-      operationId: 'endOtherSessions',
-      summary: 'Sign every other session out, after the password (and a code with two-factor on)',
-      description: 'Not in the interface document: "end all" of ASVS 5.0 V7.5.2, behind re-authentication with every factor of the account. The caller\'s session goes on.',
-      tags,
-      body: z.object({ password: Password, code: SecondFactorCode.optional() }),
-      response: { 200: z.object({ sessions_ended: z.number().int() }), ...problems(...BODY_PROBLEMS, 401, 404, 429) }
-    },
-    handler: async request => {
-      const p = principalOf(request)
-      const r = await endOtherSessions(rt.ctx, p.user_uuid, p.session_uuid, request.body)
-      await rt.caughtUp(r.position)
-      return { sessions_ended: r.sessions_ended }
     }
   })
 

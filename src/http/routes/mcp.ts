@@ -1,0 +1,143 @@
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
+import { createBatch } from '../../commands/batches.ts'
+import { DomainError } from '../../domain/shared.ts'
+import type { Scope } from '../../domain/apikey/scopes.ts'
+import { getJob, listJobs } from '../../projections/jobs.ts'
+import { getWallet } from '../../projections/wallets.ts'
+import { principalOf, type Principal } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
+import { problems } from '../schemas.ts'
+import type { HttpRuntime } from '../runtime.ts'
+import { jobView } from './verify.ts'
+import { baseUrl } from './oauth.ts'
+
+/** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
+export const VERIFY_WAIT_MS = 20_000
+
+/** A tool's structured answer (also as text, for clients that read only text). */
+const answer = (value: Record<string, unknown>): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value })
+const refusal = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] })
+
+/**
+ * The tools of one request's MCP server, bound to its caller: each needs the scope its
+ * HTTP operation needs (interface section 5), and calls the same commands and queries.
+ */
+function serverFor (rt: HttpRuntime, p: Principal): McpServer {
+  const server = new McpServer({ name: 'email-verification', version: '0.9.0' })
+  const guarded = <A>(scope: Scope, fn: (args: A) => Promise<CallToolResult>) => async (args: A): Promise<CallToolResult> => {
+    if (!p.scopes.includes(scope)) return refusal(`forbidden: this credential lacks the scope ${scope}`)
+    try {
+      return await fn(args)
+    } catch (err) {
+      if (err instanceof DomainError || err instanceof HttpProblem) return refusal(`${err instanceof DomainError ? err.code : err.code}: ${err.message}`)
+      throw err
+    }
+  }
+
+  server.registerTool('verify_email', {
+    title: 'Verify an email address',
+    description: `Checks whether an address will accept mail (syntax, domain, MX, SMTP mailbox, catch-all, disposable, role). Costs tokens like POST /api/verify. Waits up to ${VERIFY_WAIT_MS / 1000} s for the result; after that, the job's uuid to ask get_job with.`,
+    inputSchema: { email: z.string().max(MAX_EMAIL_INPUT), checks: z.array(z.string()).min(1).max(32).optional() }
+  }, guarded('email:verify:single', async ({ email, checks }: { email: string, checks?: string[] }) => {
+    const submitted = await submitJob(rt.ctx, p, { email: email.trim(), checks })
+    const deadline = Date.now() + VERIFY_WAIT_MS
+    await rt.caughtUp(submitted.position)
+    for (;;) {
+      const doc = await getJob(rt.ctx, p.user_uuid, submitted.job_uuid)
+      if ((doc && (doc.status === 'completed' || doc.status === 'failed')) || Date.now() >= deadline) {
+        return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })
+      }
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  }))
+
+  server.registerTool('get_job', {
+    title: 'A verification job',
+    description: 'A job by uuid, with its per-check results (GET /api/verify/{uuid}).',
+    inputSchema: { uuid: z.string().max(64) }
+  }, guarded('results:read', async ({ uuid }: { uuid: string }) => {
+    const doc = /^[0-9a-f-]{36}$/.test(uuid) ? await getJob(rt.ctx, p.user_uuid, uuid) : null
+    return doc ? answer({ ...jobView(doc) }) : refusal('job.not_found: no such job')
+  }))
+
+  server.registerTool('list_jobs', {
+    title: 'Recent verification jobs',
+    description: 'Standalone jobs, newest first (GET /api/jobs).',
+    inputSchema: { limit: z.number().int().min(1).max(100).optional(), status: z.array(z.enum(['queued', 'deferred', 'completed', 'failed'])).optional() }
+  }, guarded('results:read', async ({ limit, status }: { limit?: number, status?: string[] }) => {
+    const page = await listJobs(rt.ctx, p.user_uuid, { status }, 'created_at', -1, { limit: limit ?? 20, offset: 0 })
+    return answer({ items: page.items.map(j => ({ ...jobView(j) })), total: page.total })
+  }))
+
+  server.registerTool('get_wallet', {
+    title: 'The token wallet',
+    description: 'Tokens available, reserved, spent and granted (GET /api/wallet).',
+    inputSchema: {}
+  }, guarded('billing:read', async () => {
+    const w = await getWallet(rt.ctx, p.user_uuid)
+    return answer({ balance: w?.balance ?? 0, reserved: w?.reserved ?? 0, spent: w?.spent ?? 0, granted: w?.granted ?? 0 })
+  }))
+
+  server.registerTool('verify_list', {
+    title: 'Verify a list of addresses',
+    description: 'A batch of addresses (POST /api/batches with final true): answers the batch at once; its results come with GET /api/batches/{uuid}/results.',
+    inputSchema: { emails: z.array(z.string().max(MAX_EMAIL_INPUT)).min(1).max(10_000), name: z.string().max(200).optional() }
+  }, guarded('email:verify:bulk', async ({ emails, name }: { emails: string[], name?: string }) => {
+    const r = await createBatch(rt.ctx, p, { emails, final: true, name: name ?? null })
+    return answer({ batch_uuid: r.batch_uuid, accepted: r.accepted, duplicates: r.duplicates, invalid: r.invalid, reserved: r.reserved })
+  }))
+  return server
+}
+
+/**
+ * The MCP endpoint (Model Context Protocol, Streamable HTTP, stateless: a server per
+ * request) at `/mcp`, for AI assistants acting for an account. Protected as the MCP
+ * authorization specification says: a bearer credential (an OAuth access token, an agent
+ * token, an API key or a session token; each with its own scopes and rate limit), and
+ * without one a 401 whose `WWW-Authenticate` points to the protected resource metadata
+ * (RFC 9728 §5.1).
+ */
+export async function mcpRoutes (fastify: FastifyInstance, rt: HttpRuntime): Promise<void> {
+  await fastify.register(async scope => {
+    scope.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode === 401) reply.header('www-authenticate', `Bearer resource_metadata="${baseUrl(rt, request)}/.well-known/oauth-protected-resource"`)
+      return payload
+    })
+    const app = scope.withTypeProvider<ZodTypeProvider>()
+    app.route({
+      method: 'POST',
+      url: '/mcp',
+      config: { auth: 'any' },
+      schema: {
+        operationId: 'mcp',
+        summary: 'Model Context Protocol (Streamable HTTP): tools verify_email, get_job, list_jobs, get_wallet, verify_list',
+        tags: ['MCP'],
+        body: z.looseObject({}).or(z.array(z.looseObject({}))),
+        response: { 200: { description: 'JSON-RPC response(s)', content: { 'application/json': { schema: z.unknown() } } }, 202: z.null().meta({ description: 'Notifications accepted' }), ...problems(400, 401, 413, 415) }
+      },
+      handler: async (request, reply) => {
+        const server = serverFor(rt, principalOf(request))
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+        reply.hijack()
+        reply.raw.on('close', () => { void transport.close(); void server.close() })
+        await server.connect(transport)
+        await transport.handleRequest(request.raw, reply.raw, request.body)
+      }
+    })
+    for (const method of ['GET', 'DELETE'] as const) {
+      app.route({
+        method,
+        url: '/mcp',
+        config: { auth: 'any' },
+        schema: { operationId: `mcp${method}`, summary: 'Not offered: the endpoint is stateless (no server-sent stream, no session to end)', tags: ['MCP'], response: { ...problems(401, 405) } },
+        handler: async () => { throw new HttpProblem(405, 'mcp.method_not_allowed', 'this MCP endpoint is stateless: POST only') }
+      })
+    }
+  })
+}

@@ -1,0 +1,231 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import formbody from '@fastify/formbody'
+import { z } from 'zod'
+import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import { OAUTH_SCOPES, OAuthError, checkAuthorization, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
+import type { SignedIn } from '../../commands/start-session.ts'
+import { problems } from '../schemas.ts'
+import type { HttpRuntime } from '../runtime.ts'
+import { consentRoutes, page } from './oauth-consent.ts'
+
+/** The service's base URL: `PUBLIC_URL`, or the one the request came to. */
+export function baseUrl (rt: HttpRuntime, request: FastifyRequest): string {
+  return (rt.ctx.config.public_url ?? `${request.protocol}://${request.host}`).replace(/\/$/, '')
+}
+
+/** An OAuth error answer (RFC 6749 §5.2): `{ error, error_description }`. */
+const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string() }).meta({ id: 'OAuthError' })
+const oauthErrors = (...statuses: number[]): Record<number, { description: string, content: { 'application/json': { schema: typeof OAuthErrorBody } } }> =>
+  Object.fromEntries(statuses.map(s => [s, { description: 'OAuth error (RFC 6749 §5.2)', content: { 'application/json': { schema: OAuthErrorBody } } }]))
+
+const TokenResponse = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  refresh_token: z.string(),
+  scope: z.string()
+}).meta({ id: 'OAuthTokenResponse' })
+
+/** Sends an OAuth error, or rethrows anything else (a 5xx problem). */
+function sendOAuthError (reply: FastifyReply, err: unknown): FastifyReply {
+  if (!(err instanceof OAuthError)) throw err
+  return reply.code(err.status).header('cache-control', 'no-store').send({ error: err.error, error_description: err.message })
+}
+
+const tokenBody = (s: SignedIn, scopes: readonly string[]): z.infer<typeof TokenResponse> =>
+  ({ access_token: s.access_token, token_type: 'Bearer', expires_in: s.expires_in, refresh_token: s.refresh_token, scope: scopes.join(' ') })
+
+/**
+ * OAuth 2.1 authorization server (issue "OAuth 2.1 with PKCE, and an MCP endpoint"):
+ * RFC 8414 metadata, RFC 9728 protected-resource metadata for `/mcp`, RFC 7591 dynamic
+ * registration of public clients, `GET /oauth/authorize` as the interface's table says
+ * (400, or 302 to the consent page with `state` unchanged), the token endpoint
+ * (`authorization_code` with PKCE S256, `refresh_token` with rotation and reuse
+ * detection), RFC 7009 revocation, and the consent page (`oauth-consent.ts`). Form bodies
+ * (`application/x-www-form-urlencoded`, RFC 6749 §4.1.3) are parsed on these routes only.
+ */
+export async function oauthRoutes (fastify: FastifyInstance, rt: HttpRuntime): Promise<void> {
+  await fastify.register(async scope => {
+    await scope.register(formbody, { bodyLimit: 64 * 1024 })
+    routes(scope, rt)
+    consentRoutes(scope, rt)
+  })
+}
+
+function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
+  const app = fastify.withTypeProvider<ZodTypeProvider>()
+  const tags = ['OAuth']
+
+  app.route({
+    method: 'GET',
+    url: '/.well-known/oauth-authorization-server',
+    config: { auth: 'none' },
+    schema: {
+      operationId: 'oauthAuthorizationServerMetadata',
+      summary: 'Authorization server metadata (RFC 8414)',
+      tags,
+      response: {
+        200: z.object({
+          issuer: z.string(), authorization_endpoint: z.string(), token_endpoint: z.string(), registration_endpoint: z.string(), revocation_endpoint: z.string(),
+          response_types_supported: z.array(z.string()), grant_types_supported: z.array(z.string()), code_challenge_methods_supported: z.array(z.string()),
+          token_endpoint_auth_methods_supported: z.array(z.string()), revocation_endpoint_auth_methods_supported: z.array(z.string()), scopes_supported: z.array(z.string()),
+          authorization_response_iss_parameter_supported: z.boolean()
+        }),
+        ...problems()
+      }
+    },
+    handler: async request => {
+      const base = baseUrl(rt, request)
+      return {
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/oauth/token`,
+        registration_endpoint: `${base}/oauth/register`,
+        revocation_endpoint: `${base}/oauth/revoke`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        revocation_endpoint_auth_methods_supported: ['none'],
+        scopes_supported: [...OAUTH_SCOPES],
+        authorization_response_iss_parameter_supported: true
+      }
+    }
+  })
+
+  app.route({
+    method: 'GET',
+    url: '/.well-known/oauth-protected-resource',
+    config: { auth: 'none' },
+    schema: {
+      operationId: 'oauthProtectedResourceMetadata',
+      summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)',
+      tags,
+      response: { 200: z.object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()), resource_name: z.string() }), ...problems() }
+    },
+    handler: async request => {
+      const base = baseUrl(rt, request)
+      return { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'], resource_name: 'Email verification (MCP)' }
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/oauth/register',
+    config: { auth: 'none', invalid: 'register_client.invalid_request' },
+    schema: {
+      operationId: 'oauthRegisterClient',
+      summary: 'Dynamic client registration of a public client (RFC 7591)',
+      tags,
+      body: z.object({
+        redirect_uris: z.array(z.string().max(2_000)).max(10),
+        client_name: z.string().max(200).optional(),
+        grant_types: z.array(z.string().max(64)).max(5).optional(),
+        response_types: z.array(z.string().max(64)).max(5).optional(),
+        token_endpoint_auth_method: z.string().max(64).optional(),
+        scope: z.string().max(1_000).optional()
+      }).passthrough(),
+      response: {
+        201: z.object({ client_id: z.string(), client_id_issued_at: z.number().int(), client_name: z.string(), redirect_uris: z.array(z.string()), grant_types: z.array(z.string()), response_types: z.array(z.string()), token_endpoint_auth_method: z.literal('none'), scope: z.string() }),
+        ...oauthErrors(400),
+        ...problems(413, 415)
+      }
+    },
+    handler: async (request, reply) => {
+      try {
+        const c = await registerClient(rt.ctx, request.body)
+        await rt.caughtUp(c.position)
+        return reply.code(201).header('cache-control', 'no-store').send({
+          client_id: c.client_id, client_id_issued_at: Math.floor(Date.parse(c.registered_at) / 1000), client_name: c.client_name, redirect_uris: c.redirect_uris,
+          grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: c.scopes.join(' ')
+        })
+      } catch (err) { return sendOAuthError(reply, err) }
+    }
+  })
+
+  app.route({
+    method: 'GET',
+    url: '/oauth/authorize',
+    config: { auth: 'none' },
+    schema: {
+      operationId: 'oauthAuthorize',
+      summary: 'Authorization request (code with PKCE S256): 302 to the consent page, `state` carried through unchanged',
+      tags,
+      querystring: z.object({
+        client_id: z.string().max(100).optional(), redirect_uri: z.string().max(2_000).optional(), response_type: z.string().max(64).optional(),
+        code_challenge: z.string().max(200).optional(), code_challenge_method: z.string().max(64).optional(), scope: z.string().max(1_000).optional(), state: z.string().max(1_000).optional()
+      }),
+      response: {
+        302: z.null().meta({ description: 'To the consent page (or back to the client with `error=invalid_scope`)' }),
+        400: { description: 'Any validation failure (unknown client_id, unregistered redirect_uri, malformed response_type or PKCE parameter)', content: { 'text/html': { schema: z.string() } } },
+        ...problems()
+      }
+    },
+    handler: async (request, reply) => {
+      const checked = await checkAuthorization(rt.ctx, request.query)
+      if (!checked.ok) {
+        const r = checked.refusal
+        if (r.to === 'page') return page(reply.code(400), request, 'error', { message: r.description })
+        const to = new URL(r.redirect_uri)
+        to.searchParams.set('error', r.error)
+        to.searchParams.set('error_description', r.description)
+        if (r.state !== null) to.searchParams.set('state', r.state)
+        to.searchParams.set('iss', baseUrl(rt, request))
+        return reply.redirect(to.toString(), 302)
+      }
+      return reply.redirect(`/oauth/consent?req=${encodeURIComponent(checked.signed)}`, 302)
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/oauth/token',
+    config: { auth: 'none', invalid: 'token.invalid_request' },
+    schema: {
+      operationId: 'oauthToken',
+      summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token (rotated)',
+      tags,
+      body: z.object({
+        grant_type: z.string().max(64), code: z.string().max(200).optional(), redirect_uri: z.string().max(2_000).optional(), client_id: z.string().max(100).optional(),
+        code_verifier: z.string().max(200).optional(), refresh_token: z.string().max(200).optional(), scope: z.string().max(1_000).optional()
+      }),
+      response: { 200: TokenResponse, ...oauthErrors(400, 401), ...problems(413, 415) }
+    },
+    handler: async (request, reply) => {
+      const b = request.body
+      try {
+        reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+        if (b.grant_type === 'authorization_code') {
+          const s = await exchangeCode(rt.ctx, b)
+          await rt.caughtUp(s.position)
+          return reply.code(200).send(tokenBody(s, s.scopes))
+        }
+        if (b.grant_type === 'refresh_token') {
+          const s = await refreshGrant(rt.ctx, b)
+          await rt.caughtUp(s.position)
+          return reply.code(200).send(tokenBody(s, s.grant?.scopes ?? []))
+        }
+        throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token')
+      } catch (err) { return sendOAuthError(reply, err) }
+    }
+  })
+
+  app.route({
+    method: 'POST',
+    url: '/oauth/revoke',
+    config: { auth: 'none', invalid: 'revoke.invalid_request' },
+    schema: {
+      operationId: 'oauthRevoke',
+      summary: 'Token revocation (RFC 7009): the grant of a refresh or access token ends; the same 200 for any token',
+      tags,
+      body: z.object({ token: z.string().max(4_096), token_type_hint: z.string().max(64).optional(), client_id: z.string().max(100).optional() }),
+      response: { 200: z.null().meta({ description: 'Revoked, or nothing to revoke' }), ...oauthErrors(400), ...problems(413, 415) }
+    },
+    handler: async (request, reply) => {
+      try {
+        await rt.caughtUp(await revokeToken(rt.ctx, request.body))
+        return reply.code(200).header('cache-control', 'no-store').send(null)
+      } catch (err) { return sendOAuthError(reply, err) }
+    }
+  })
+}

@@ -1,0 +1,75 @@
+// The MCP endpoint (issue "OAuth 2.1 with PKCE, and an MCP endpoint"): the MCP SDK's own
+// client over Streamable HTTP, with an OAuth access token and with an agent token; tools
+// listed, an address verified against the mail world on loopback (its own records are the
+// oracle); a credential without `email:verify:single` cannot verify; no credential → 401
+// pointing to the protected resource metadata (RFC 9728 §5.1).
+import t from 'tap'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { startMailWorld } from './support/mail-world.ts'
+import { client, signUp, startTestService, testConfig } from './support/service.ts'
+import { grantFor } from './support/oauth-flow.ts'
+
+// This file owns 127.0.94.0/24.
+const world = await startMailWorld({
+  dns_ip: '127.0.94.1',
+  domains: [{ name: 'mcp-mail.com', mx: [{ preference: 10, exchange: 'mx.mcp-mail.com' }] }],
+  hosts: [{ name: 'mx.mcp-mail.com', ip: '127.0.94.2', rcpt: a => a.startsWith('jane') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 No such user' } }]
+})
+t.teardown(() => world.close())
+const dataDir = t.testdir()
+const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server }))
+t.teardown(() => service.close())
+const api = client(service.url)
+const password = 'correct horse battery staple'
+const session = await signUp(api, dataDir, 'assistant-owner@example.com', password)
+
+async function connect (token: string): Promise<Client> {
+  const c = new Client({ name: 'mcp-test', version: '1.0.0' })
+  await c.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+  return c
+}
+
+t.test('without a credential: 401 pointing to the protected resource metadata', async t => {
+  const r = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+  t.equal(r.status, 401)
+  t.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource"`)
+  const meta = await (await fetch(`${service.url}/.well-known/oauth-protected-resource`)).json() as { authorization_servers: string[] }
+  t.same(meta.authorization_servers, [service.url], 'which names this authorization server')
+})
+
+for (const kind of ['OAuth access token', 'agent token'] as const) {
+  t.test(`${kind}: tools listed, an address verified`, async t => {
+    const token = kind === 'agent token'
+      ? (await api('POST', '/api/agents', { token: session, body: { name: 'assistant', scopes: ['email:verify:single', 'results:read', 'billing:read'] } })).body.token as string
+      : (await grantFor(service.url, { email: 'assistant-owner@example.com', password, scope: 'email:verify:single results:read billing:read' })).access_token
+    const c = await connect(token)
+    t.teardown(() => c.close())
+    const tools = (await c.listTools()).tools.map(x => x.name).sort()
+    t.same(tools, ['get_job', 'get_wallet', 'list_jobs', 'verify_email', 'verify_list'])
+    // An address of its own per credential (the engine caches results).
+    const email = kind === 'agent token' ? 'jane.agent@mcp-mail.com' : 'jane.oauth@mcp-mail.com'
+    const rcpts = world.transcript.filter(l => l.includes(`RCPT TO:<${email}>`)).length
+    const r = await c.callTool({ name: 'verify_email', arguments: { email } })
+    t.notOk(r.isError, JSON.stringify(r.content))
+    const job = r.structuredContent as { uuid: string, status: string, verdict: string, reason: string }
+    t.match(job, { status: 'completed', verdict: 'valid', reason: 'accepted_email' })
+    t.equal(world.transcript.filter(l => l.includes(`RCPT TO:<${email}>`)).length, rcpts + 1, 'the mail server was asked about it once')
+    const again = await c.callTool({ name: 'get_job', arguments: { uuid: job.uuid } })
+    t.match(again.structuredContent, { uuid: job.uuid, verdict: 'valid' })
+    const wallet = await c.callTool({ name: 'get_wallet', arguments: {} })
+    t.type((wallet.structuredContent as { balance: number }).balance, 'number')
+  })
+}
+
+t.test('a credential without email:verify:single cannot call verify_email (nor verify_list without email:verify:bulk)', async t => {
+  const grant = await grantFor(service.url, { email: 'assistant-owner@example.com', password, scope: 'results:read' })
+  const c = await connect(grant.access_token)
+  t.teardown(() => c.close())
+  const r = await c.callTool({ name: 'verify_email', arguments: { email: 'jane@mcp-mail.com' } })
+  t.equal(r.isError, true)
+  t.match(JSON.stringify(r.content), /email:verify:single/)
+  t.equal((await c.callTool({ name: 'verify_list', arguments: { emails: ['jane@mcp-mail.com'] } })).isError, true)
+  const list = await c.callTool({ name: 'list_jobs', arguments: { limit: 5 } })
+  t.notOk(list.isError, 'what the scope allows works')
+})

@@ -1,0 +1,167 @@
+// The OAuth 2.1 authorization server over HTTP (issue "OAuth 2.1 with PKCE, and an MCP
+// endpoint"). Oracles: the interface's table for /oauth/authorize (each validation failure
+// → 400, else 302 with state unchanged), RFC 8414 / 7591 / 7636 / 6749 §5.2 / 7009 for the
+// rest; PKCE challenges are computed here with node:crypto.
+import t from 'tap'
+import { client, signUp, startTestService, testConfig } from './support/service.ts'
+import { authorizeByForms, authorizeUrl, pkce, raw as rawRequest, tokenRequest } from './support/oauth-flow.ts'
+
+const dataDir = t.testdir()
+const service = await startTestService(testConfig(dataDir))
+t.teardown(() => service.close())
+const api = client(service.url)
+const password = 'correct horse battery staple'
+const REDIRECT = 'http://127.0.0.1:9/callback'
+
+const raw = (method: string, path: string, options: { form?: Record<string, string>, cookie?: string } = {}): Promise<Response> => rawRequest(service.url, method, path, options)
+async function register (body: Record<string, unknown> = {}): Promise<{ status: number, body: any }> {
+  return await api('POST', '/oauth/register', { body: { client_name: 'Test assistant', redirect_uris: [REDIRECT], ...body } })
+}
+const authorize = async (clientId: string, email: string, challenge: string, scope?: string, state?: string): Promise<{ code: string, state: string | null }> =>
+  await authorizeByForms(service.url, { client_id: clientId, redirect_uri: REDIRECT, email, password, challenge, scope, state })
+const token = (form: Record<string, string>): Promise<{ status: number, body: any, headers: Headers }> => tokenRequest(service.url, form)
+
+t.test('metadata: RFC 8414 and RFC 9728', async t => {
+  const m = (await api('GET', '/.well-known/oauth-authorization-server')).body
+  t.equal(m.issuer, service.url)
+  t.match(m, { authorization_endpoint: `${service.url}/oauth/authorize`, token_endpoint: `${service.url}/oauth/token`, registration_endpoint: `${service.url}/oauth/register`, revocation_endpoint: `${service.url}/oauth/revoke` })
+  t.same(m.response_types_supported, ['code'])
+  t.same(m.grant_types_supported, ['authorization_code', 'refresh_token'])
+  t.same(m.code_challenge_methods_supported, ['S256'])
+  t.same(m.token_endpoint_auth_methods_supported, ['none'])
+  t.ok(m.scopes_supported.includes('email:verify:single'))
+  const pr = (await api('GET', '/.well-known/oauth-protected-resource')).body
+  t.same(pr.authorization_servers, [service.url])
+  t.equal(pr.resource, `${service.url}/mcp`)
+})
+
+t.test('dynamic client registration (RFC 7591): public clients with exact redirect URIs', async t => {
+  const ok = await register()
+  t.equal(ok.status, 201)
+  t.match(ok.body, { client_id: /^[0-9a-f-]{36}$/, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] })
+  for (const [body, error, why] of [
+    [{ redirect_uris: ['http://evil.example/cb'] }, 'invalid_redirect_uri', 'plain http off loopback'],
+    [{ redirect_uris: ['https://app.example/cb#frag'] }, 'invalid_redirect_uri', 'a fragment (RFC 6749 §3.1.2)'],
+    [{ redirect_uris: [] }, 'invalid_redirect_uri', 'none'],
+    [{ token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata', 'a confidential client'],
+    [{ scope: 'api_keys:create' }, 'invalid_client_metadata', 'a scope that is never granted to clients'],
+    [{ grant_types: ['implicit'] }, 'invalid_client_metadata', 'the implicit grant']
+  ] as const) {
+    const r = await register(body as Record<string, unknown>)
+    t.equal(r.status, 400, why)
+    t.equal(r.body.error, error, why)
+  }
+})
+
+t.test('GET /oauth/authorize: each validation failure is a 400; otherwise a 302 to the consent page', async t => {
+  const c = (await register()).body.client_id as string
+  const { challenge } = pkce()
+  const good = { client_id: c, redirect_uri: REDIRECT, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'opaque state/with ?&= chars' }
+  for (const [params, why] of [
+    [{ ...good, client_id: undefined }, 'no client_id'],
+    [{ ...good, client_id: '01a200f4-4e74-7104-92f0-217355e415da' }, 'an unknown client_id'],
+    [{ ...good, client_id: 'not-a-uuid' }, 'a malformed client_id'],
+    [{ ...good, redirect_uri: undefined }, 'no redirect_uri'],
+    [{ ...good, redirect_uri: `${REDIRECT}/` }, 'a redirect_uri not exactly registered (a trailing slash)'],
+    [{ ...good, redirect_uri: 'http://127.0.0.1:9/other' }, 'another path'],
+    [{ ...good, response_type: 'token' }, 'response_type token'],
+    [{ ...good, response_type: undefined }, 'no response_type'],
+    [{ ...good, code_challenge: undefined }, 'no code_challenge'],
+    [{ ...good, code_challenge: 'short' }, 'a code_challenge that is not 43 base64url characters'],
+    [{ ...good, code_challenge: `${challenge.slice(0, 42)}+` }, 'a code_challenge with a character outside base64url'],
+    [{ ...good, code_challenge_method: undefined }, 'no code_challenge_method'],
+    [{ ...good, code_challenge_method: 'plain' }, 'code_challenge_method plain']
+  ] as const) {
+    const r = await raw('GET', authorizeUrl(params))
+    t.equal(r.status, 400, why)
+    t.match(r.headers.get('content-type'), /^text\/html/)
+    t.equal(r.headers.get('location'), null, `${why}: no redirect to an unverified URI`)
+  }
+  const r = await raw('GET', authorizeUrl(good))
+  t.equal(r.status, 302)
+  const to = new URL(r.headers.get('location')!, service.url)
+  t.equal(to.pathname, '/oauth/consent')
+  const scoped = await raw('GET', authorizeUrl({ ...good, scope: 'results:read api_keys:create' }))
+  t.equal(scoped.status, 302, 'a scope the client may not ask for goes back to the client')
+  const back = new URL(scoped.headers.get('location')!)
+  t.equal(back.origin + back.pathname, REDIRECT)
+  t.equal(back.searchParams.get('error'), 'invalid_scope')
+  t.equal(back.searchParams.get('state'), good.state, 'state unchanged')
+  const consent = await raw('GET', to.pathname + to.search)
+  t.equal(consent.status, 200)
+  const html = await consent.text()
+  t.match(html, /Test assistant/)
+  t.match(html, /type="password"/)
+  t.notMatch(html, /<script/i, 'no JavaScript')
+  t.match(consent.headers.get('content-security-policy'), /frame-ancestors 'none'/)
+  t.equal(consent.headers.get('x-frame-options'), 'DENY')
+})
+
+t.test('code, token, refresh and revocation: PKCE, single-use codes, rotation, scopes', async t => {
+  await signUp(api, dataDir, 'grantor@example.com', password)
+  const c = (await register({ scope: 'billing:read results:read email:verify:single' })).body.client_id as string
+  const { verifier, challenge } = pkce()
+  const { code, state } = await authorize(c, 'grantor@example.com', challenge, 'billing:read results:read')
+  t.equal(state, 'xyz-123', 'state carried through unchanged')
+  const wrongVerifier = await token({ grant_type: 'authorization_code', code, client_id: c, redirect_uri: REDIRECT, code_verifier: pkce().verifier })
+  t.equal(wrongVerifier.status, 400)
+  t.equal(wrongVerifier.body.error, 'invalid_grant', 'a wrong verifier')
+  const first = await token({ grant_type: 'authorization_code', code, client_id: c, redirect_uri: REDIRECT, code_verifier: verifier })
+  t.equal(first.status, 200)
+  t.equal(first.headers.get('cache-control'), 'no-store')
+  t.match(first.body, { token_type: 'Bearer', expires_in: 900, scope: 'billing:read results:read' })
+  t.equal((await api('GET', '/api/wallet', { token: first.body.access_token })).status, 200, 'the access token reaches an "A" operation within its scopes')
+  t.equal((await api('POST', '/api/verify', { token: first.body.access_token, body: { email: 'a@example.com' } })).status, 403, 'not beyond them')
+  t.equal((await api('GET', '/api/users/me', { token: first.body.access_token })).status, 401, 'nor a session-only operation')
+  const again = await token({ grant_type: 'authorization_code', code, client_id: c, redirect_uri: REDIRECT, code_verifier: verifier })
+  t.equal(again.body.error, 'invalid_grant', 'a code works once')
+  t.equal((await api('GET', '/api/wallet', { token: first.body.access_token })).status, 401, 'and its second use revoked what the first issued')
+  t.equal((await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: c })).body.error, 'invalid_grant')
+
+  const second = pkce()
+  const code2 = (await authorize(c, 'grantor@example.com', second.challenge)).code
+  t.equal((await token({ grant_type: 'authorization_code', code: code2, client_id: '01a200f4-4e74-7104-92f0-217355e415da', redirect_uri: REDIRECT, code_verifier: second.verifier })).body.error, 'invalid_grant', 'another client')
+  const issued = await token({ grant_type: 'authorization_code', code: code2, client_id: c, redirect_uri: REDIRECT, code_verifier: second.verifier })
+  t.equal(issued.status, 200, 'a refused exchange does not spend the code')
+  const rotated = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: c })
+  t.equal(rotated.status, 200)
+  t.not(rotated.body.refresh_token, issued.body.refresh_token, 'rotated')
+  t.equal(rotated.body.scope, issued.body.scope)
+  t.equal((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: 'another' })).body.error, 'invalid_grant', 'another client\'s refresh')
+  t.equal((await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: c })).body.error, 'invalid_grant', 'a spent refresh token…')
+  t.equal((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: c })).body.error, 'invalid_grant', '…revokes the grant (reuse detection)')
+  t.equal((await token({ grant_type: 'password', client_id: c })).body.error, 'unsupported_grant_type')
+
+  const third = pkce()
+  const t3 = (await token({ grant_type: 'authorization_code', code: (await authorize(c, 'grantor@example.com', third.challenge)).code, client_id: c, redirect_uri: REDIRECT, code_verifier: third.verifier })).body
+  t.equal((await raw('POST', '/oauth/revoke', { form: { token: t3.refresh_token, client_id: 'someone-else' } })).status, 200, 'RFC 7009: the same 200…')
+  t.equal((await api('GET', '/api/wallet', { token: t3.access_token })).status, 200, '…and another client\'s request revokes nothing')
+  t.equal((await raw('POST', '/oauth/revoke', { form: { token: t3.refresh_token, client_id: c } })).status, 200)
+  t.equal((await api('GET', '/api/wallet', { token: t3.access_token })).status, 401, 'revoking the refresh token ends the grant\'s access at once')
+  const sessions = (await api('GET', '/api/users/me/sessions', { token: await signUpToken() })).body
+  t.ok(Array.isArray(sessions))
+})
+
+t.test('deny: back to the client with error=access_denied and state', async t => {
+  await signUp(api, dataDir, 'denier@example.com', password)
+  const c = (await register()).body.client_id as string
+  const r = await raw('GET', authorizeUrl({ client_id: c, redirect_uri: REDIRECT, response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's-1' }))
+  const req = new URL(r.headers.get('location')!, service.url).searchParams.get('req')!
+  const wrong = await raw('POST', '/oauth/consent', { form: { req, action: 'signin', email: 'denier@example.com', password: 'not the password' } })
+  t.equal(wrong.status, 401, 'a wrong password re-renders the sign-in')
+  const signin = await raw('POST', '/oauth/consent', { form: { req, action: 'signin', email: 'denier@example.com', password } })
+  const cookie = /svc_consent=[^;]+/.exec(signin.headers.get('set-cookie') ?? '')![0]
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await signin.text())![1]
+  t.equal((await raw('POST', '/oauth/consent', { form: { req, csrf: 'forged', action: 'approve' }, cookie })).status, 403, 'a forged CSRF token is refused')
+  t.equal((await raw('POST', '/oauth/consent', { form: { req, csrf, action: 'approve' } })).status, 403, 'without the sign-in cookie too')
+  const denied = await raw('POST', '/oauth/consent', { form: { req, csrf, action: 'deny' }, cookie })
+  t.equal(denied.status, 302)
+  const to = new URL(denied.headers.get('location')!)
+  t.equal(to.searchParams.get('error'), 'access_denied')
+  t.equal(to.searchParams.get('state'), 's-1')
+  t.equal(to.searchParams.get('code'), null)
+})
+
+async function signUpToken (): Promise<string> {
+  return (await api('POST', '/api/auth/login', { body: { email: 'grantor@example.com', password } })).body.access_token
+}
