@@ -46,3 +46,24 @@ t.test('register: 400 for a malformed address', async t => {
   t.equal(r.status, 400)
   t.equal(r.body.code, 'register_user.invalid_email')
 })
+
+// "A" operations (API key, session token or agent token) answer 401 without a credential,
+// with a forged one, or with a revoked key (interface section 4's rows list their 401).
+const revoked = (await api('POST', '/api/keys', { token, body: { name: 'gone', environment: 'test' } })).body
+await api('DELETE', `/api/keys/${revoked.uuid}`, { token })
+for (const [method, path, body] of [
+  ['GET', '/api/keys'],
+  ['POST', '/api/keys', { name: 'x', environment: 'test' }],
+  ['PATCH', '/api/keys/01a200f4-4e74-7104-92f0-217355e415da', { name: 'y' }],
+  ['GET', '/api/wallet/balance-history'],
+  ['GET', '/api/wallet'],
+  ['GET', '/api/jobs']
+] as Array<[string, string, unknown?]>) {
+  t.test(`${method} ${path}: 401 without a valid credential`, async t => {
+    for (const credential of [undefined, 'svc_not_a_key_at_all', 'sva_not_an_agent_token', revoked.raw_key as string]) {
+      const r = await api(method, path, { token: credential, body })
+      t.equal(r.status, 401, credential ?? 'no credential')
+      t.equal(r.body.code, 'auth.unauthorized')
+    }
+  })
+}

@@ -69,6 +69,7 @@ t.test('embedded default: keys and agent tokens are limited by the plan, session
   checkBurst(t, await Promise.all(Array.from({ length: 2 * N }, async () => await api('GET', '/api/keys/me', { token: k1.raw_key }))), N, 'a key')
   const elsewhere = await api('GET', '/api/jobs', { token: k1.raw_key })
   t.equal(elsewhere.status, 429, 'the count is the key\'s across operations')
+  t.equal((await api('GET', `/api/verify/${randomUUID()}`, { token: k1.raw_key })).status, 429, 'reading a job too')
   const bad = await api('POST', '/api/verify', { token: k1.raw_key, body: { not: 'valid' } })
   t.equal(bad.status, 429, 'a malformed request past the limit is a 429 too (counted before the body is read)')
   const fresh = await api('GET', '/api/keys/me', { token: k2.raw_key })

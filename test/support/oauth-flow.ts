@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { record } from './service.ts'
 
 /** A PKCE pair computed here with node:crypto (RFC 7636 §4.1–4.2, S256): the tests' oracle. */
 export function pkce (): { verifier: string, challenge: string } {
@@ -8,12 +9,14 @@ export function pkce (): { verifier: string, challenge: string } {
 
 /** A request to `base` without following redirects; a form body when `form` is given. */
 export async function raw (base: string, method: string, path: string, options: { form?: Record<string, string>, cookie?: string } = {}): Promise<Response> {
-  return await fetch(base + path, {
+  const res = await fetch(base + path, {
     method,
     redirect: 'manual',
     headers: { ...(options.form && { 'content-type': 'application/x-www-form-urlencoded' }), ...(options.cookie && { cookie: options.cookie }) },
     body: options.form ? new URLSearchParams(options.form).toString() : undefined
   })
+  record(method, path, res.status)
+  return res
 }
 
 export const authorizeUrl = (params: Record<string, string | undefined>): string =>

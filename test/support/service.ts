@@ -34,7 +34,7 @@ export interface Api {
 export const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
 let coverageFile: string | null = null
 /** Records one exchange (method, path without the query, status) for the interface-coverage report. */
-function record (method: string, path: string, status: number): void {
+export function record (method: string, path: string, status: number): void {
   if (coverageFile === null) {
     mkdirSync(coverageDir(), { recursive: true })
     coverageFile = join(coverageDir(), `${process.pid}.jsonl`)
