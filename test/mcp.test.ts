@@ -62,6 +62,21 @@ for (const kind of ['OAuth access token', 'agent token'] as const) {
   })
 }
 
+t.test('an API test key: a sandbox address (VERIFICATION.md "Sandbox"), no network', async t => {
+  const key = (await api('POST', '/api/keys', { token: session, body: { name: 'sandbox', environment: 'test' } })).body.raw_key as string
+  const c = await connect(key)
+  t.teardown(() => c.close())
+  const connections = world.connection_log.length
+  const r = await c.callTool({ name: 'verify_email', arguments: { email: 'mailbox-full@example.com' } })
+  t.match(r.structuredContent, { status: 'completed', environment: 'test', verdict: 'risky', reason: 'mailbox_full' }, 'the sandbox\'s mailbox-full branch')
+  // Positive control for the absence: a live verification through another credential reaches the world.
+  const live = await connect((await api('POST', '/api/agents', { token: session, body: { name: 'control', scopes: ['email:verify:single'] } })).body.token)
+  t.teardown(() => live.close())
+  await live.callTool({ name: 'verify_email', arguments: { email: 'jane.control@mcp-mail.com' } })
+  t.ok(world.connection_log.slice(connections).every(x => x.ip === '127.0.94.2') && world.connection_log.length > connections)
+  t.equal(world.transcript.filter(l => l.includes('mailbox-full@example.com')).length, 0, 'the sandbox address reached no mail server')
+})
+
 t.test('a credential without email:verify:single cannot call verify_email (nor verify_list without email:verify:bulk)', async t => {
   const grant = await grantFor(service.url, { email: 'assistant-owner@example.com', password, scope: 'results:read' })
   const c = await connect(grant.access_token)

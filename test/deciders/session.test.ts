@@ -86,7 +86,10 @@ t.test('RevokeSession: logout and revocation by the owner', async t => {
 t.test('snapshots: the session carried forward', async t => {
   const s = spec(t, session)
   const snap = session.takeSnapshot([started(), refreshed()].reduce(session.evolve, session.initialState()), now)
-  t.same(snap.data.state, { status: 'active', user_uuid: U, started_at: now, refresh_hash: 'h2', spent: ['h1'], expires_at: month }, 'the snapshot holds the whole state')
+  t.same(snap.data.state, { status: 'active', user_uuid: U, started_at: now, refresh_hash: 'h2', spent: ['h1'], expires_at: month, grant: null }, 'the snapshot holds the whole state')
+  const grant = { client_id: 'c-1', scopes: ['results:read'] }
+  const oauth = [started({ method: 'oauth', grant }), refreshed()].reduce(session.evolve, session.initialState())
+  t.same((oauth as { grant?: unknown }).grant, grant, 'an OAuth grant\'s client and scopes stay with the session through its refreshes (its tokens carry them)')
   s([snap]).when(refresh('h2', 'h3')).then([refreshed({ refresh_hash: 'h3' })], 'the current token carries forward')
   s([snap]).when(refresh('h1', 'h3')).then([revoked({ reason: 'refresh_token_reuse' })], 'and so do the spent ones')
   t.same(session.snapshot.types, ['SessionSnapshotted', 'SessionStarted'], 'loading reads back to a snapshot or the start')
