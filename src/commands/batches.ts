@@ -6,6 +6,7 @@ import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from 
 import type { Plan } from '../domain/plans.ts'
 import type { EventMetadata } from '../infra/eventstore/port.ts'
 import { createHmac } from 'node:crypto'
+import { keyObjectOf } from '../infra/crypto/hashing.ts'
 import { faultPoint } from '../infra/faults.ts'
 import { parseAddress } from '../verifier/syntax.ts'
 import { handle, load, type CommandContext, type Loaded } from './context.ts'
@@ -41,7 +42,7 @@ const metaOf = (by: BatchSubmitter, batchUuid: string): Partial<EventMetadata> =
 /** The batch's blind index of an address (64 bits of HMAC-SHA-256 with the index key): equal addresses, equal hashes; nothing about the address otherwise. */
 function blindIndex (ctx: CommandContext, batchUuid: string, key: string): string {
   // A string of its own (not a slice of the whole digest's hex, which a slice would keep alive): a batch holds a million.
-  return createHmac('sha256', ctx.secrets.index_key).update(`batch\n${batchUuid}\n${key}`).digest().toString('hex', 0, 8)
+  return createHmac('sha256', keyObjectOf(ctx.secrets.index_key)).update(`batch\n${batchUuid}\n${key}`).digest().toString('hex', 0, 8)
 }
 
 /** An address of a list: trimmed, normalized when its syntax holds (the de-duplication key), kept as sent otherwise. */

@@ -40,6 +40,12 @@ export interface VerifyManyOptions {
    * caller schedules the retry (jobs).
    */
   greylist?: 'wait' | 'defer'
+  /**
+   * With `defer`: called for each request that comes back greylisted, with when its
+   * recipient was asked (epoch ms): the receiver's greylisting window runs from then, so a
+   * caller can schedule the retry from it rather than from the end of the call.
+   */
+  on_greylisted?: (index: number, asked_at: number) => void
 }
 
 export interface EngineStats extends ProbeStats { result_cache_hits: number, catch_all_cache_hits: number, greylist_rounds: number }
@@ -140,7 +146,11 @@ export class VerificationEngine {
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline.
     const answers = await this.smtpPhase(works, smtpPending, routes, options.greylist === 'wait')
-    for (const i of smtpPending) results[i] = this.fromSmtp(works[i], answers.get(i)!)
+    for (const i of smtpPending) {
+      const got = answers.get(i)!
+      results[i] = this.fromSmtp(works[i], got)
+      if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.asked_at)
+    }
 
     for (let i = 0; i < results.length; i++) {
       const r = results[i]!

@@ -60,14 +60,18 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
     // are shared with every other part and job probing the same MX meanwhile.
     const live = opened.filter(item => item.address !== null)
+    // The latest time a greylisted recipient of this part was asked (the windows run from there).
+    let lastGreylisted = 0
     const verified = s.environment === 'test'
       ? live.map(item => simulate(item.address!, s.checks, ctx.now()))
-      : await engine.verifyMany(live.map(item => ({ email: item.address!, checks: s.checks })), { greylist: 'defer' })
+      : await engine.verifyMany(live.map(item => ({ email: item.address!, checks: s.checks })), { greylist: 'defer', on_greylisted: (_i, at) => { lastGreylisted = Math.max(lastGreylisted, at) } })
     // The account was erased meanwhile: nothing to verify, nothing charged.
     for (const item of opened) if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-    // Asked again once the greylisting window since the last RCPT (at the latest, when the call
-    // returned) has passed, with the engine's slack: never too early, which would cost a round.
-    const retryAt = ctx.now().getTime() + options.greylist.retry_ms * 2 ** (attempt - 1) + Math.min(250, options.greylist.retry_ms * 0.1)
+    // Asked again once the greylisting window since the part's last greylisted RCPT has passed
+    // (the engine's slack added): as the engine alone would, never too early (which would cost
+    // a round), and not later for the rest of the part's call.
+    const askedAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
+    const retryAt = askedAt + options.greylist.retry_ms * 2 ** (attempt - 1) + Math.min(250, options.greylist.retry_ms * 0.1)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
       if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); continue }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { keyObjectOf } from './hashing.ts'
 import type { DataKeyStore } from './keystore.ts'
 
 const PREFIX = 'sealed:v1:'
@@ -19,7 +20,7 @@ export class Sealer {
   async seal (owner: string, plaintext: string): Promise<string> {
     const key = await this.keys.getOrCreate(owner)
     const iv = randomBytes(12)
-    const c = createCipheriv('aes-256-gcm', key, iv)
+    const c = createCipheriv('aes-256-gcm', keyObjectOf(key), iv)
     c.setAAD(Buffer.from(owner))
     const body = Buffer.concat([iv, c.update(plaintext, 'utf8'), c.final(), c.getAuthTag()])
     return PREFIX + body.toString('base64url')
@@ -34,7 +35,7 @@ export class Sealer {
     const key = await this.keys.get(owner)
     if (!key) return null
     const body = Buffer.from(sealed.slice(PREFIX.length), 'base64url')
-    const d = createDecipheriv('aes-256-gcm', key, body.subarray(0, 12))
+    const d = createDecipheriv('aes-256-gcm', keyObjectOf(key), body.subarray(0, 12))
     d.setAAD(Buffer.from(owner))
     d.setAuthTag(body.subarray(body.length - 16))
     return Buffer.concat([d.update(body.subarray(12, body.length - 16)), d.final()]).toString('utf8')
