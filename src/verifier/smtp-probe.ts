@@ -4,6 +4,7 @@ import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal, type RcptOutcome } from './classify.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
+import { lingerIn, type Item, type Lane } from './lanes.ts'
 
 export interface ProbeOptions {
   port: number
@@ -27,6 +28,13 @@ export interface ProbeOptions {
   allow_private_targets?: boolean
   /** Retry after a receiver pushes back (421, 4.7.x), within the deadline; false answers at once. */
   retry_pushback?: boolean
+  /**
+   * How long (ms) a shared session whose queue ran dry stays open for recipients that other
+   * callers add to its route meanwhile (the next part of a batch, a retry after
+   * greylisting), instead of quitting and connecting again: fewer sessions, and no
+   * reconnection that the receiver, still counting the old one, turns away with 421.
+   */
+  linger_ms?: number
 }
 
 export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
@@ -62,7 +70,6 @@ function failureOf (host: MailHost | null, err: unknown): Failure {
 // Pushed back by the receiver: try again later rather than answer.
 const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
 
-interface Item { address: string, attempts: number }
 
 /** Where session runners put answers: the callers waiting for each address are told at once. */
 interface Answers { has: (address: string) => boolean, set: (address: string, answer: RecipientAnswer) => void }
@@ -73,13 +80,6 @@ interface Answers { has: (address: string) => boolean, set: (address: string, an
  * while sessions are open adds its recipients to their queue rather than open sessions of
  * its own, so concurrent lists (parts of batches, single jobs) share the sessions of an MX.
  */
-interface Lane {
-  queue: Item[]
-  waiting: Map<string, Array<(a: RecipientAnswer) => void>>
-  runners: number
-  deadline: number
-}
-
 /**
  * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
  * `RCPT TO` for many recipients of the same MX, in envelopes of up to `rcpt_per_envelope`
@@ -102,7 +102,7 @@ export class SmtpProber {
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
     this.politeness = politeness
-    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, ...options }
+    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, linger_ms: 250, ...options }
   }
 
   /**
@@ -126,7 +126,7 @@ export class SmtpProber {
     const key = tried.map(h => h.host).join(',')
     let lane = this.lanes.get(key)
     if (!lane) {
-      lane = { queue: [], waiting: new Map(), runners: 0, deadline: options.deadline }
+      lane = { queue: [], waiting: new Map(), runners: 0, deadline: options.deadline, wakers: [] }
       this.lanes.set(key, lane)
     }
     lane.deadline = Math.max(lane.deadline, options.deadline)
@@ -139,6 +139,7 @@ export class SmtpProber {
       l.waiting.set(address, [tell])
       l.queue.push({ address, attempts: 0 })
     }))
+    for (const wake of lane.wakers.splice(0)) wake()
     this.staff(key, lane, tried, provider)
     await Promise.all(done)
     return answers
@@ -158,7 +159,7 @@ export class SmtpProber {
     }
     while (lane.runners < target && lane.queue.length > 0) {
       lane.runners++
-      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session)
+      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session, lingerIn(lane))
         .catch(() => undefined)
         .finally(() => {
           lane.runners--
@@ -170,7 +171,7 @@ export class SmtpProber {
   }
 
   /** One session runner: takes recipients from the shared queue until it is empty. */
-  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Answers, deadline: number, perSession: number): Promise<void> {
+  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Answers, deadline: number, perSession: number, more?: (ms: number) => Promise<boolean>): Promise<void> {
     let hostIndex = 0
     let lastFailure: Failure | null = null
     let clearTextTried = false
@@ -185,7 +186,7 @@ export class SmtpProber {
       const release = await this.politeness.acquire(host.host, provider)
       let outcome: SessionOutcome
       try {
-        outcome = await this.session(host, provider, queue, answers, perSession)
+        outcome = await this.session(host, provider, queue, answers, perSession, more)
       } finally {
         release()
       }
@@ -224,7 +225,7 @@ export class SmtpProber {
    * (the probe carries no message). Either way the answers say why they were asked without
    * TLS (`clear_text`).
    */
-  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number): Promise<SessionOutcome> {
+  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number, more?: (ms: number) => Promise<boolean>): Promise<SessionOutcome> {
     let answered = 0
     let resolved: string[]
     try {
@@ -296,38 +297,45 @@ export class SmtpProber {
         }
       }
       let asked = 0
-      while (queue.length > 0 && asked < perSession) {
-        const mail = await session.command(`MAIL FROM:<${this.o.mail_from}>`)
-        if (mail.code !== 250) return refused(mail, 'MAIL FROM')
-        this.stats.envelopes++
-        let inEnvelope = 0
-        while (queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
-          const item = queue.shift()!
-          inFlight.push(item)
-          const askedAt = Date.now()
-          const reply = await session.command(`RCPT TO:<${item.address}>`)
-          this.stats.rcpts++
-          counted.rcpts++
-          const outcome = classifyRcpt(reply)
-          if (outcome === 'too_many_recipients' && inEnvelope > 0) {
-            // 452 4.5.3: this envelope is full; ask again in the next one.
+      for (;;) {
+        while (queue.length > 0 && asked < perSession) {
+          const mail = await session.command(`MAIL FROM:<${this.o.mail_from}>`)
+          if (mail.code !== 250) return refused(mail, 'MAIL FROM')
+          this.stats.envelopes++
+          let inEnvelope = 0
+          while (queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
+            const item = queue.shift()!
+            inFlight.push(item)
+            const askedAt = Date.now()
+            const reply = await session.command(`RCPT TO:<${item.address}>`)
+            this.stats.rcpts++
+            counted.rcpts++
+            const outcome = classifyRcpt(reply)
+            if (outcome === 'too_many_recipients' && inEnvelope > 0) {
+              // 452 4.5.3: this envelope is full; ask again in the next one.
+              inFlight.pop()
+              queue.unshift(item)
+              break
+            }
+            if (reply.code === 421) {
+              return refused(reply, 'RCPT TO')
+            }
             inFlight.pop()
-            queue.unshift(item)
-            break
+            answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
+            answered++
+            inEnvelope++
+            asked++
           }
-          if (reply.code === 421) {
-            return refused(reply, 'RCPT TO')
+          if (queue.length > 0 && asked < perSession) {
+            const rset = await session.command('RSET')
+            if (rset.code !== 250) return refused(rset, 'RSET')
           }
-          inFlight.pop()
-          answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
-          answered++
-          inEnvelope++
-          asked++
         }
-        if (queue.length > 0 && asked < perSession) {
-          const rset = await session.command('RSET')
-          if (rset.code !== 250) return refused(rset, 'RSET')
-        }
+        // The queue ran dry: linger for recipients other callers add to this route (the
+        // transaction ended without DATA, so RSET before the next MAIL FROM).
+        if (asked >= perSession || more === undefined || this.o.linger_ms <= 0 || !(await more(this.o.linger_ms))) break
+        const rset = await session.command('RSET')
+        if (rset.code !== 250) return refused(rset, 'RSET')
       }
       await session.quit()
       return { failure: null, pushedBack: false, answered }

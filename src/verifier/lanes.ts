@@ -1,0 +1,37 @@
+import type { RecipientAnswer } from './smtp-probe.ts'
+
+/** A recipient waiting in a route's queue (`attempts`: how often a session took it and lost it). */
+export interface Item { address: string, attempts: number }
+
+/**
+ * A route's lane: the queue of recipients shared by every caller probing the route now,
+ * the callers waiting for each answer, the session runners working through the queue, and
+ * the lingering ones waiting for more (see `ProbeOptions.linger_ms`).
+ */
+export interface Lane {
+  queue: Item[]
+  waiting: Map<string, Array<(a: RecipientAnswer) => void>>
+  runners: number
+  deadline: number
+  /** Lingering sessions waiting for recipients (woken when some are queued). */
+  wakers: Array<() => void>
+}
+
+/**
+ * A lane's linger: resolves true as soon as recipients are queued (at once when some are
+ * already), false after `ms` (milliseconds) without any.
+ */
+export function lingerIn (lane: Lane): (ms: number) => Promise<boolean> {
+  return async ms => {
+    if (lane.queue.length > 0) return true
+    return await new Promise<boolean>(resolve => {
+      const wake = (): void => { clearTimeout(timer); resolve(lane.queue.length > 0) }
+      const timer = setTimeout(() => {
+        const k = lane.wakers.indexOf(wake)
+        if (k >= 0) lane.wakers.splice(k, 1)
+        resolve(lane.queue.length > 0)
+      }, ms)
+      lane.wakers.push(wake)
+    })
+  }
+}
