@@ -36,7 +36,9 @@ t.teardown(() => browser.close())
 async function authorizeInBrowser (clientId: string, challenge: string, state: string): Promise<{ code: string, state: string | null }> {
   const page = await browser.newPage()
   try {
-    const before = arrived.length
+    // Only the redirect counts (the browser also asks the app for /favicon.ico).
+    const callbacks = (): URL[] => arrived.filter(u => u.pathname === '/callback')
+    const before = callbacks().length
     await page.goto(service.url + authorizeUrl({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', scope: 'billing:read results:read', state }))
     await page.type('input[name=email]', 'browser-owner@example.com')
     await page.type('input[name=password]', password)
@@ -44,8 +46,8 @@ async function authorizeInBrowser (clientId: string, challenge: string, state: s
     const text = await page.evaluate(() => document.body.innerText)
     if (!/Read your wallet/.test(text)) throw new Error(`not the consent form: ${text.slice(0, 300)}`)
     await Promise.all([page.waitForNavigation(), page.click('button[value=approve]')])
-    await waitUntil(() => arrived.length > before)
-    const back = arrived[arrived.length - 1]
+    await waitUntil(() => callbacks().length > before)
+    const back = callbacks()[before]
     return { code: back.searchParams.get('code')!, state: back.searchParams.get('state') }
   } finally {
     await page.close()

@@ -4,7 +4,7 @@
 // rest; PKCE challenges are computed here with node:crypto.
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
-import { authorizeByForms, authorizeUrl, pkce, raw as rawRequest, tokenRequest } from './support/oauth-flow.ts'
+import { authorizeByForms, authorizeUrl, consentPage, pkce, raw as rawRequest, tokenRequest } from './support/oauth-flow.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))
@@ -82,11 +82,14 @@ t.test('GET /oauth/authorize: each validation failure is a 400; otherwise a 302 
   const to = new URL(r.headers.get('location')!, service.url)
   t.equal(to.pathname, '/oauth/consent')
   const scoped = await raw('GET', authorizeUrl({ ...good, scope: 'results:read api_keys:create' }))
-  t.equal(scoped.status, 302, 'a scope the client may not ask for goes back to the client')
-  const back = new URL(scoped.headers.get('location')!)
-  t.equal(back.origin + back.pathname, REDIRECT)
-  t.equal(back.searchParams.get('error'), 'invalid_scope')
-  t.equal(back.searchParams.get('state'), good.state, 'state unchanged')
+  t.equal(scoped.status, 302)
+  const narrowed = new URL(scoped.headers.get('location')!, service.url)
+  t.equal(narrowed.pathname, '/oauth/consent', 'a scope the client may not ask for is left out (RFC 6749 §3.3): no redirect to the client without the user (no open redirector)')
+  // The signed request the consent page carries, read here (JWT payload, base64url JSON).
+  const carried = JSON.parse(Buffer.from(narrowed.searchParams.get('req')!.split('.')[1], 'base64url').toString('utf8')) as { req: { scopes: string[], state: string } }
+  t.same(carried.req.scopes, ['results:read'], 'the grantable scope only')
+  t.equal(carried.req.state, good.state, 'state carried unchanged')
+  t.equal((await raw('GET', authorizeUrl({ ...good, scope: 'api_keys:create' }))).status, 400, 'nothing grantable: 400')
   const consent = await raw('GET', to.pathname + to.search)
   t.equal(consent.status, 200)
   const html = await consent.text()
@@ -120,14 +123,16 @@ t.test('code, token, refresh and revocation: PKCE, single-use codes, rotation, s
 
   const second = pkce()
   const code2 = (await authorize(c, 'grantor@example.com', second.challenge)).code
-  t.equal((await token({ grant_type: 'authorization_code', code: code2, client_id: '01a200f4-4e74-7104-92f0-217355e415da', redirect_uri: REDIRECT, code_verifier: second.verifier })).body.error, 'invalid_grant', 'another client')
+  const other = (await register()).body.client_id as string
+  t.equal((await token({ grant_type: 'authorization_code', code: code2, client_id: other, redirect_uri: REDIRECT, code_verifier: second.verifier })).body.error, 'invalid_grant', 'a code issued to another client')
+  t.equal((await token({ grant_type: 'authorization_code', code: code2, client_id: '01a200f4-4e74-7104-92f0-217355e415da', redirect_uri: REDIRECT, code_verifier: second.verifier })).body.error, 'invalid_client', 'an unknown client')
   const issued = await token({ grant_type: 'authorization_code', code: code2, client_id: c, redirect_uri: REDIRECT, code_verifier: second.verifier })
   t.equal(issued.status, 200, 'a refused exchange does not spend the code')
   const rotated = await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: c })
   t.equal(rotated.status, 200)
   t.not(rotated.body.refresh_token, issued.body.refresh_token, 'rotated')
   t.equal(rotated.body.scope, issued.body.scope)
-  t.equal((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: 'another' })).body.error, 'invalid_grant', 'another client\'s refresh')
+  t.equal((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: other })).body.error, 'invalid_grant', 'another client\'s refresh')
   t.equal((await token({ grant_type: 'refresh_token', refresh_token: issued.body.refresh_token, client_id: c })).body.error, 'invalid_grant', 'a spent refresh token…')
   t.equal((await token({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: c })).body.error, 'invalid_grant', '…revokes the grant (reuse detection)')
   t.equal((await token({ grant_type: 'password', client_id: c })).body.error, 'unsupported_grant_type')
@@ -147,9 +152,13 @@ t.test('deny: back to the client with error=access_denied and state', async t =>
   const c = (await register()).body.client_id as string
   const r = await raw('GET', authorizeUrl({ client_id: c, redirect_uri: REDIRECT, response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's-1' }))
   const req = new URL(r.headers.get('location')!, service.url).searchParams.get('req')!
-  const wrong = await raw('POST', '/oauth/consent', { form: { req, action: 'signin', email: 'denier@example.com', password: 'not the password' } })
+  const { pre, cookie: preCookie } = await consentPage(service.url, req)
+  const forged = await raw('POST', '/oauth/consent', { form: { req, pre, action: 'signin', email: 'denier@example.com', password } })
+  t.equal(forged.status, 403, 'a sign-in posted without the page\'s pre-sign-in cookie (login CSRF from another site) is refused')
+  t.equal(forged.headers.get('set-cookie'), null, 'and signs nobody in')
+  const wrong = await raw('POST', '/oauth/consent', { form: { req, pre, action: 'signin', email: 'denier@example.com', password: 'not the password' }, cookie: preCookie })
   t.equal(wrong.status, 401, 'a wrong password re-renders the sign-in')
-  const signin = await raw('POST', '/oauth/consent', { form: { req, action: 'signin', email: 'denier@example.com', password } })
+  const signin = await raw('POST', '/oauth/consent', { form: { req, pre, action: 'signin', email: 'denier@example.com', password }, cookie: preCookie })
   const cookie = /svc_consent=[^;]+/.exec(signin.headers.get('set-cookie') ?? '')![0]
   const csrf = /name="csrf" value="([^"]+)"/.exec(await signin.text())![1]
   t.equal((await raw('POST', '/oauth/consent', { form: { req, csrf: 'forged', action: 'approve' }, cookie })).status, 403, 'a forged CSRF token is refused')
@@ -165,3 +174,36 @@ t.test('deny: back to the client with error=access_denied and state', async t =>
 async function signUpToken (): Promise<string> {
   return (await api('POST', '/api/auth/login', { body: { email: 'grantor@example.com', password } })).body.access_token
 }
+
+t.test('redirect URIs (RFC 8252): loopback on any port, no localhost, private-use schemes; RFC error shapes; codes exchanged twice at once', async t => {
+  const loop = await register({ redirect_uris: ['http://127.0.0.1/cb'] })
+  t.equal(loop.status, 201)
+  const { challenge } = pkce()
+  const anyPort = await raw('GET', authorizeUrl({ client_id: loop.body.client_id, redirect_uri: 'http://127.0.0.1:51234/cb', response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' }))
+  t.equal(anyPort.status, 302, 'a loopback redirect URI matches on any port (RFC 8252 §7.3)')
+  t.equal((await raw('GET', authorizeUrl({ client_id: loop.body.client_id, redirect_uri: 'http://127.0.0.1:51234/other', response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' }))).status, 400, 'but not on another path')
+  t.equal((await register({ redirect_uris: ['http://localhost:8000/cb'] })).body.error, 'invalid_redirect_uri', 'localhost is not accepted (RFC 8252 §8.3)')
+  t.equal((await register({ redirect_uris: ['https://a;sandbox/cb'] })).body.error, 'invalid_redirect_uri', 'a host with odd characters')
+  t.equal((await register({ redirect_uris: ['javascript:alert(1)'] })).body.error, 'invalid_redirect_uri')
+  t.equal((await register({ redirect_uris: ['com.example.app:/oauth/cb'] })).status, 201, 'a native app\'s private-use scheme (RFC 8252 §7.1)')
+
+  const bare = await raw('POST', '/oauth/token', { form: { code: 'x' } })
+  t.equal(bare.status, 400)
+  t.equal(bare.headers.get('cache-control'), 'no-store')
+  t.match(await bare.json(), { error: 'invalid_request' }, 'a body that fails the schema: the RFC 6749 §5.2 shape')
+  const unknown = await token({ grant_type: 'authorization_code', code: 'x', client_id: '01a200f4-4e74-7104-92f0-217355e415da', redirect_uri: REDIRECT, code_verifier: pkce().verifier })
+  t.equal(unknown.status, 401)
+  t.equal(unknown.body.error, 'invalid_client')
+  t.equal((await raw('POST', '/oauth/revoke', { form: { token: 'x'.repeat(10_000), client_id: loop.body.client_id } })).status, 200, 'RFC 7009: the same 200 for any token, a long one too')
+
+  await signUp(api, dataDir, 'racer@example.com', password)
+  const c = (await register()).body.client_id as string
+  const p = pkce()
+  const { code } = await authorize(c, 'racer@example.com', p.challenge)
+  const form = { grant_type: 'authorization_code', code, client_id: c, redirect_uri: REDIRECT, code_verifier: p.verifier }
+  const both = await Promise.all([token(form), token(form)])
+  t.ok(both.some(r => r.body.error === 'invalid_grant'), 'two exchanges of one code at once: at least one is refused')
+  for (const r of both) {
+    if (r.status === 200) t.equal((await api('GET', '/api/wallet', { token: r.body.access_token })).status, 401, 'and whatever the other issued is revoked')
+  }
+})

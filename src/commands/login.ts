@@ -22,7 +22,7 @@ const invalid = (): DomainError => new DomainError('unauthorized', 'login.invali
  *   deleted account); forbidden `login.unconfirmed` (right password, address not
  *   confirmed); locked `login.locked`.
  */
-export async function login (ctx: CommandContext, input: { email: string, password: string }, client: ClientSeen | null = null): Promise<SignedIn | { two_factor_required: true, temp_token: string }> {
+export async function login (ctx: CommandContext, input: { email: string, password: string }, client: ClientSeen | null = null, sessionTtlS?: number): Promise<SignedIn | { two_factor_required: true, temp_token: string }> {
   const owner = await accountOfEmail(ctx, input.email)
   const { state } = owner ? await load(ctx, `user-${owner}`, user) : { state: user.initialState() }
   const now = ctx.now().toISOString()
@@ -44,7 +44,7 @@ export async function login (ctx: CommandContext, input: { email: string, passwo
   if (state.two_factor.status === 'active') {
     return { two_factor_required: true, temp_token: await issueChallengeToken(ctx.secrets, ctx.config.jwt_issuer, state.user_uuid, CHALLENGE_TTL_S, ctx.now()) }
   }
-  return await startSession(ctx, state.user_uuid, 'password', client)
+  return await startSession(ctx, state.user_uuid, 'password', client, null, sessionTtlS)
 }
 
 /**
@@ -74,7 +74,7 @@ export const CHALLENGE_TTL_S = 5 * 60
  * @throws DomainError unauthorized `verify_2fa.invalid_token`, `verify_2fa.invalid_code`;
  *   locked `verify_2fa.locked`.
  */
-export async function completeTwoFactor (ctx: CommandContext, tempToken: string, code: string, client: ClientSeen | null = null): Promise<SignedIn> {
+export async function completeTwoFactor (ctx: CommandContext, tempToken: string, code: string, client: ClientSeen | null = null, sessionTtlS?: number): Promise<SignedIn> {
   const challenge = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
   const owner = challenge?.user_uuid
   if (!challenge || !owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
@@ -82,5 +82,5 @@ export async function completeTwoFactor (ctx: CommandContext, tempToken: string,
   if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active') throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   // Single use: the accepted code spends the challenge (a second completion with it is refused).
   await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized', challenge.challenge_id)
-  return await startSession(ctx, owner, 'password', client)
+  return await startSession(ctx, owner, 'password', client, null, sessionTtlS)
 }

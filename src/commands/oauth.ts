@@ -27,18 +27,40 @@ export class OAuthError extends Error {
   }
 }
 
+/** Schemes no redirect may use (script, local content, other transports). */
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:', 'mailto:', 'tel:'])
+const LOOPBACK = new Set(['127.0.0.1', '[::1]'])
+
 /**
- * A redirect URI a public client may register (RFC 6749 §3.1.2, RFC 8252 §7.3, OAuth 2.1
- * §2.3.1): absolute, no fragment, `https`, or `http` on a loopback host; at most 2,000
- * characters.
+ * A redirect URI a public client may register (RFC 6749 §3.1.2, RFC 8252 §7, OAuth 2.1
+ * §2.3.1): absolute, no fragment, at most 2,000 characters; `https` with a plain host name
+ * or IP literal; `http` only on a loopback IP literal (`localhost` is not accepted, RFC
+ * 8252 §8.3); or a private-use scheme of a native app (RFC 8252 §7.1, e.g.
+ * `com.example.app:/cb`), PKCE protecting its codes.
  */
 export function acceptableRedirectUri (uri: string): boolean {
-  if (uri.length > 2_000) return false
+  if (uri.length > 2_000 || uri.includes('#')) return false
   let u: URL
   try { u = new URL(uri) } catch { return false }
-  if (u.hash !== '' || uri.includes('#')) return false
-  if (u.protocol === 'https:') return true
-  return u.protocol === 'http:' && ['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname)
+  if (u.protocol === 'https:') return /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(u.hostname) && u.username === '' && u.password === ''
+  if (u.protocol === 'http:') return LOOPBACK.has(u.hostname)
+  return /^[a-z][a-z0-9+.-]*:$/.test(u.protocol) && !FORBIDDEN_SCHEMES.has(u.protocol)
+}
+
+/**
+ * Whether a requested redirect URI is a registered one: the same string, or, for a
+ * loopback `http` URI, the same but for the port (RFC 8252 §7.3: a native app listens on
+ * the port it gets).
+ */
+export function redirectMatches (registered: string, requested: string): boolean {
+  if (registered === requested) return true
+  try {
+    const a = new URL(registered)
+    const b = new URL(requested)
+    return a.protocol === 'http:' && b.protocol === 'http:' && LOOPBACK.has(a.hostname) && a.hostname === b.hostname && a.pathname === b.pathname && a.search === b.search && b.hash === '' && !requested.includes('#')
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -50,7 +72,7 @@ export function acceptableRedirectUri (uri: string): boolean {
  */
 export async function registerClient (ctx: CommandContext, metadata: { redirect_uris: string[], client_name?: string, grant_types?: string[], response_types?: string[], token_endpoint_auth_method?: string, scope?: string }): Promise<{ client_id: string, client_name: string, redirect_uris: string[], scopes: string[], registered_at: string, position: number }> {
   if (metadata.redirect_uris.length === 0 || metadata.redirect_uris.length > 10 || !metadata.redirect_uris.every(acceptableRedirectUri)) {
-    throw new OAuthError('invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs without a fragment, https or http on a loopback host')
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs without a fragment: https, http on 127.0.0.1 or [::1], or a native app\'s private-use scheme')
   }
   if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== 'none') throw new OAuthError('invalid_client_metadata', 'only public clients: token_endpoint_auth_method none')
   if (!(metadata.grant_types ?? []).every(g => g === 'authorization_code' || g === 'refresh_token')) throw new OAuthError('invalid_client_metadata', 'grant_types: authorization_code and refresh_token only')
@@ -67,28 +89,32 @@ export async function clientById (ctx: CommandContext, clientId: string): Promis
   return /^[0-9a-f-]{36}$/.test(clientId) ? await getOAuthClient(ctx, clientId) : null
 }
 
-/** Where a refused authorization request goes: a 400 page (no trustworthy redirect URI yet), or back to the client with `error`. */
-export type AuthorizationRefusal = { to: 'page', description: string } | { to: 'client', redirect_uri: string, error: string, description: string, state: string | null }
+/** A refused authorization request: a 400 page, never a redirect (see `checkAuthorization`). */
+export interface AuthorizationRefusal { to: 'page', description: string }
 
 /**
  * GET /oauth/authorize, checked as the interface's table says: 400 for an unknown
  * `client_id`, a `redirect_uri` not exactly registered, a `response_type` other than
  * `code`, or a missing or malformed PKCE parameter (`code_challenge` 43 base64url
- * characters, `code_challenge_method` `S256`); a scope the client may not ask for goes back
- * to the client as `invalid_scope` (RFC 6749 §4.1.2.1). Otherwise the request, signed, for
- * the consent page.
+ * characters, `code_challenge_method` `S256`), or no scope the client may be granted;
+ * scopes it may not ask for are left out. Otherwise the request, signed, for the consent
+ * page.
  */
 export async function checkAuthorization (ctx: CommandContext, q: Record<string, string | undefined>): Promise<{ ok: true, request: AuthorizationRequest, signed: string, client_name: string } | { ok: false, refusal: AuthorizationRefusal }> {
   const page = (description: string): { ok: false, refusal: AuthorizationRefusal } => ({ ok: false, refusal: { to: 'page', description } })
   const client = q.client_id ? await clientById(ctx, q.client_id) : null
   if (!client) return page('unknown client_id')
-  if (!q.redirect_uri || !client.redirect_uris.includes(q.redirect_uri)) return page('redirect_uri is not one the client registered')
+  if (!q.redirect_uri || !client.redirect_uris.some(r => redirectMatches(r, q.redirect_uri!))) return page('redirect_uri is not one the client registered')
   if (q.response_type !== 'code') return page('response_type must be code')
   if (!q.code_challenge || !/^[A-Za-z0-9_-]{43}$/.test(q.code_challenge)) return page('code_challenge must be the base64url SHA-256 of a code_verifier (43 characters)')
   if (q.code_challenge_method !== 'S256') return page('code_challenge_method must be S256')
   const state = q.state ?? null
-  const scopes = q.scope === undefined || q.scope.trim() === '' ? client.scopes : [...new Set(q.scope.split(' ').filter(s => s !== ''))]
-  if (!scopes.every(s => client.scopes.includes(s))) return { ok: false, refusal: { to: 'client', redirect_uri: q.redirect_uri, error: 'invalid_scope', description: `scope: within ${client.scopes.join(' ')}`, state } }
+  // Scopes the client may not ask for are left out (RFC 6749 §3.3), never answered with a
+  // redirect: anyone may register a client, and an error sent to its redirect URI without a
+  // step by the user would make this service an open redirector (RFC 9700 §4.11.2).
+  const asked = q.scope === undefined || q.scope.trim() === '' ? client.scopes : [...new Set(q.scope.split(' ').filter(s => s !== ''))]
+  const scopes = asked.filter(s => client.scopes.includes(s))
+  if (scopes.length === 0) return page(`scope: none of those asked for may be granted to this client (${client.scopes.join(' ')})`)
   const request: AuthorizationRequest = { client_id: client.client_id, redirect_uri: q.redirect_uri, scopes, state, code_challenge: q.code_challenge }
   return { ok: true, request, signed: await issueAuthorizationRequest(ctx.secrets, ctx.config.jwt_issuer, request, ctx.now()), client_name: client.client_name }
 }
@@ -132,15 +158,24 @@ export async function exchangeCode (ctx: CommandContext, input: { code?: string,
     if (err instanceof DomainError && err.code === 'token.invalid_grant') throw new OAuthError('invalid_grant', err.message)
     throw err
   }
-  const replay = r.events.find(e => e.type === 'AuthorizationCodeReplayed')
-  if (replay) {
-    await revokeSession(ctx, replay.data.session_uuid, 'revoked').catch(err => { if (!(err instanceof DomainError)) throw err })
+  const redeemed = r.events.some(e => e.type === 'AuthorizationCodeRedeemed')
+  if (!redeemed) {
+    // A code used again: the grant its first exchange started ends (if it has started yet:
+    // otherwise that exchange sees the replay below and ends it itself).
+    const replay = r.events.find(e => e.type === 'AuthorizationCodeReplayed')
+    if (replay) await revokeSession(ctx, replay.data.session_uuid, 'revoked').catch(err => { if (!(err instanceof DomainError)) throw err })
     throw new OAuthError('invalid_grant', 'the authorization code was used already; what it issued is revoked')
   }
   const issued = r.state as Exclude<oauth.CodeState, { status: 'none' }>
   const { state: account } = await load(ctx, `user-${issued.user_uuid}`, user)
   if (!user.isActive(account)) throw new OAuthError('invalid_grant', 'the account is not active')
   const signedIn = await startSession(ctx, issued.user_uuid, 'oauth', null, { session_uuid: sessionUuid, grant: { client_id: issued.client_id, scopes: issued.scopes } })
+  // Two exchanges at once: the second's replay may have landed before this grant existed.
+  const after = (await load(ctx, stream, oauth.code)).state
+  if (after.status !== 'none' && after.replayed) {
+    await revokeSession(ctx, sessionUuid, 'revoked')
+    throw new OAuthError('invalid_grant', 'the authorization code was used twice at once; what it issued is revoked')
+  }
   return { ...signedIn, scopes: issued.scopes }
 }
 

@@ -46,11 +46,11 @@ export function clientOf (ctx: CommandContext, userUuid: string, seen: ClientSee
  * grant (method `oauth`) is a session bound to its client and consented scopes, started
  * under the uuid chosen by the code exchange (`session_uuid`).
  */
-export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password' | 'oauth', client: ClientSeen | null = null, oauth: { session_uuid: string, grant: { client_id: string, scopes: string[] } } | null = null): Promise<SignedIn> {
+export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password' | 'oauth', client: ClientSeen | null = null, oauth: { session_uuid: string, grant: { client_id: string, scopes: string[] } } | null = null, refreshTtlS?: number): Promise<SignedIn> {
   const now = ctx.now()
   const sessionUuid = oauth?.session_uuid ?? ctx.newId()
   const secret = randomToken(32)
-  const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
+  const expires = new Date(now.getTime() + (refreshTtlS ?? ctx.config.refresh_token_ttl_s) * 1000)
   const r = await handle(ctx, `session-${sessionUuid}`, session, {
     type: 'StartSession',
     data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null, ...(oauth && { grant: oauth.grant }) }

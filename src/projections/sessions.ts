@@ -13,6 +13,8 @@ export interface SessionDoc {
   last_used_at: string
   expires_at: string
   revoked_at: string | null
+  /** The OAuth client of a grant (method `oauth`), null for a sign-in. */
+  client_id?: string | null
 }
 
 /**
@@ -24,7 +26,7 @@ export const SESSIONS = collection({ name: 'sessions', projection: 'sessions', f
 
 function evolve (doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionDoc | null {
   const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
-  if (e.type === 'SessionStarted') return { _id: e.data.session_uuid, uuid: e.data.session_uuid, user_uuid: e.data.user_uuid, method: e.data.method, started_at: e.data.started_at, last_used_at: e.data.started_at, expires_at: e.data.expires_at, revoked_at: null }
+  if (e.type === 'SessionStarted') return { _id: e.data.session_uuid, uuid: e.data.session_uuid, user_uuid: e.data.user_uuid, method: e.data.method, started_at: e.data.started_at, last_used_at: e.data.started_at, expires_at: e.data.expires_at, revoked_at: null, client_id: e.data.grant?.client_id ?? null }
   if (doc === null) return null
   switch (e.type) {
     case 'SessionRefreshed': return { ...doc, last_used_at: e.data.refreshed_at, expires_at: e.data.expires_at }
@@ -35,7 +37,7 @@ function evolve (doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionD
 
 export const sessionsProjection = foldProjection<SessionDoc>({
   name: 'sessions',
-  version: 3,
+  version: 4,
   collection: SESSIONS,
   event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
   erase: true,

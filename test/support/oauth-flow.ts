@@ -29,12 +29,20 @@ export const authorizeUrl = (params: Record<string, string | undefined>): string
 export async function authorizeByForms (base: string, input: { client_id: string, redirect_uri: string, email: string, password: string, challenge: string, scope?: string, state?: string }): Promise<{ code: string, state: string | null }> {
   const r = await raw(base, 'GET', authorizeUrl({ client_id: input.client_id, redirect_uri: input.redirect_uri, response_type: 'code', code_challenge: input.challenge, code_challenge_method: 'S256', scope: input.scope, state: input.state ?? 'xyz-123' }))
   const req = new URL(r.headers.get('location')!, base).searchParams.get('req')!
-  const signin = await raw(base, 'POST', '/oauth/consent', { form: { req, action: 'signin', email: input.email, password: input.password } })
+  const { pre, cookie: preCookie } = await consentPage(base, req)
+  const signin = await raw(base, 'POST', '/oauth/consent', { form: { req, pre, action: 'signin', email: input.email, password: input.password }, cookie: preCookie })
   const cookie = /svc_consent=[^;]+/.exec(signin.headers.get('set-cookie') ?? '')![0]
   const csrf = /name="csrf" value="([^"]+)"/.exec(await signin.text())![1]
   const approved = await raw(base, 'POST', '/oauth/consent', { form: { req, csrf, action: 'approve' }, cookie })
   const to = new URL(approved.headers.get('location')!)
   return { code: to.searchParams.get('code')!, state: to.searchParams.get('state') }
+}
+
+/** The consent page as a browser first gets it: its sign-in form's token and the pre-sign-in cookie that goes with it. */
+export async function consentPage (base: string, req: string): Promise<{ pre: string, cookie: string, html: string }> {
+  const page = await raw(base, 'GET', `/oauth/consent?req=${encodeURIComponent(req)}`)
+  const html = await page.text()
+  return { pre: /name="pre" value="([^"]+)"/.exec(html)?.[1] ?? '', cookie: /svc_consent_pre=[^;]+/.exec(page.headers.get('set-cookie') ?? '')?.[0] ?? '', html }
 }
 
 /** POST /oauth/token with a form; the status, JSON body and headers. */

@@ -31,7 +31,7 @@ export const client = {
 
 export type CodeState =
   | { status: 'none' }
-  | ({ status: 'issued' | 'redeemed' } & AuthorizationCodeIssued['data'] & { session_uuid: string | null })
+  | ({ status: 'issued' | 'redeemed' } & AuthorizationCodeIssued['data'] & { session_uuid: string | null, replayed: boolean })
 
 export type CodeCommand =
   | { type: 'IssueCode', data: AuthorizationCodeIssued['data'] }
@@ -48,9 +48,9 @@ export const code = {
   initialState: (): CodeState => ({ status: 'none' }),
   evolve (state: CodeState, event: AuthorizationCodeEvent): CodeState {
     switch (event.type) {
-      case 'AuthorizationCodeIssued': return { status: 'issued', ...event.data, session_uuid: null }
+      case 'AuthorizationCodeIssued': return { status: 'issued', ...event.data, session_uuid: null, replayed: false }
       case 'AuthorizationCodeRedeemed': return state.status === 'none' ? state : { ...state, status: 'redeemed', session_uuid: event.data.session_uuid }
-      case 'AuthorizationCodeReplayed': return state
+      case 'AuthorizationCodeReplayed': return state.status === 'none' ? state : { ...state, replayed: true }
       default: return state
     }
   },
@@ -58,8 +58,10 @@ export const code = {
    * - IssueCode on a new stream → AuthorizationCodeIssued.
    * - RedeemCode of an issued code, before it expires, by its client, with its redirect URI
    *   and a verifier matching its challenge → AuthorizationCodeRedeemed (the grant starts).
-   * - RedeemCode of a redeemed code → AuthorizationCodeReplayed: the handler revokes the
-   *   grant the first exchange started, and answers `invalid_grant` (RFC 6749 §4.1.2).
+   * - RedeemCode of a redeemed code by its own client → AuthorizationCodeReplayed, once:
+   *   the handler revokes the grant the first exchange started (and the first exchange,
+   *   should it still be starting that grant, sees the replay and revokes it itself), and
+   *   answers `invalid_grant` (RFC 6749 §4.1.2). By another client: `invalid_grant` only.
    * @throws DomainError invalid `token.invalid_grant` for an unknown or expired code, another
    *   client or redirect URI, or a wrong verifier (RFC 6749 §5.2; RFC 7636 §4.6).
    */
@@ -70,7 +72,10 @@ export const code = {
     }
     const d = command.data
     if (state.status === 'none') throw invalidGrant('unknown authorization code')
-    if (state.status === 'redeemed') return [{ type: 'AuthorizationCodeReplayed', data: { user_uuid: state.user_uuid, session_uuid: state.session_uuid!, replayed_at: d.now } }]
+    if (state.status === 'redeemed') {
+      if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
+      return state.replayed ? [] : [{ type: 'AuthorizationCodeReplayed', data: { user_uuid: state.user_uuid, session_uuid: state.session_uuid!, replayed_at: d.now } }]
+    }
     if (d.now >= state.expires_at) throw invalidGrant('the authorization code has expired')
     if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
     if (d.redirect_uri !== state.redirect_uri) throw invalidGrant('redirect_uri differs from the authorization request\'s')

@@ -58,3 +58,19 @@ export class FailureThrottle {
     if (this.failures.size > 100_000) this.failures.delete(this.failures.keys().next().value as string)
   }
 }
+
+const signInThrottles = new WeakMap<object, FailureThrottle>()
+
+/**
+ * The per-client throttle of sign-ins of one app (keyed by its runtime): 20 that did not
+ * succeed per 15 minutes, shared by `/api/auth/login` and the
+ * OAuth consent page's sign-in, so that no pathway sprays passwords past it (ASVS 5.0 V6.3.1).
+ */
+export function signInThrottleOf (runtime: object): FailureThrottle {
+  let t = signInThrottles.get(runtime)
+  if (!t) {
+    t = new FailureThrottle({ limit: 20, window_ms: 15 * 60_000, code: 'login.too_many_attempts' })
+    signInThrottles.set(runtime, t)
+  }
+  return t
+}

@@ -11,7 +11,7 @@ import { parseRefreshToken, refreshSession, revokeSession } from '../../commands
 import { forgotPassword, resendConfirmation, resetPassword } from '../../commands/account-recovery.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, json, problems } from '../schemas.ts'
-import { FailureThrottle } from '../plugins/throttle.ts'
+import { FailureThrottle, signInThrottleOf } from '../plugins/throttle.ts'
 import { AfterAnswer } from '../after-answer.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -229,7 +229,7 @@ export function authRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   })
 
   // Per client: 20 failed sign-ins in 15 minutes, then 429 until the window moves on.
-  const loginThrottle = new FailureThrottle({ limit: 20, window_ms: 15 * 60_000, code: 'login.too_many_attempts' })
+  const loginThrottle = signInThrottleOf(rt)
   app.route({
     method: 'POST',
     url: '/api/auth/login',

@@ -28,15 +28,17 @@ const refusal = (text: string): CallToolResult => ({ isError: true, content: [{ 
  * The tools of one request's MCP server, bound to its caller: each needs the scope its
  * HTTP operation needs (interface section 5), and calls the same commands and queries.
  */
-function serverFor (rt: HttpRuntime, p: Principal): McpServer {
+function serverFor (rt: HttpRuntime, p: Principal, log: (err: unknown) => void): McpServer {
   const server = new McpServer({ name: 'email-verification', version: '0.9.0' })
-  const guarded = <A>(scope: Scope, fn: (args: A) => Promise<CallToolResult>) => async (args: A): Promise<CallToolResult> => {
+  const guarded = <A>(scope: Scope, fn: (args: A, signal: AbortSignal) => Promise<CallToolResult>) => async (args: A, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
     if (!p.scopes.includes(scope)) return refusal(`forbidden: this credential lacks the scope ${scope}`)
     try {
-      return await fn(args)
+      return await fn(args, extra.signal)
     } catch (err) {
-      if (err instanceof DomainError || err instanceof HttpProblem) return refusal(`${err instanceof DomainError ? err.code : err.code}: ${err.message}`)
-      throw err
+      if (err instanceof DomainError || err instanceof HttpProblem) return refusal(`${err.code}: ${err.message}`)
+      // Anything else is ours, not the caller's: logged, and told as the HTTP API tells a 500.
+      log(err)
+      return refusal('internal_error: an unexpected error occurred; it has been logged')
     }
   }
 
@@ -44,16 +46,18 @@ function serverFor (rt: HttpRuntime, p: Principal): McpServer {
     title: 'Verify an email address',
     description: `Checks whether an address will accept mail (syntax, domain, MX, SMTP mailbox, catch-all, disposable, role). Costs tokens like POST /api/verify. Waits up to ${VERIFY_WAIT_MS / 1000} s for the result; after that, the job's uuid to ask get_job with.`,
     inputSchema: { email: z.string().max(MAX_EMAIL_INPUT), checks: z.array(z.string()).min(1).max(32).optional() }
-  }, guarded('email:verify:single', async ({ email, checks }: { email: string, checks?: string[] }) => {
+  }, guarded('email:verify:single', async ({ email, checks }: { email: string, checks?: string[] }, signal: AbortSignal) => {
     const submitted = await submitJob(rt.ctx, p, { email: email.trim(), checks })
     const deadline = Date.now() + VERIFY_WAIT_MS
     await rt.caughtUp(submitted.position)
-    for (;;) {
+    // Polls the job's read model, 50 ms then slower (at most every second), until it is
+    // done, the wait is over, or the client went away (the request's signal).
+    for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
       const doc = await getJob(rt.ctx, p.user_uuid, submitted.job_uuid)
-      if ((doc && (doc.status === 'completed' || doc.status === 'failed')) || Date.now() >= deadline) {
+      if ((doc && (doc.status === 'completed' || doc.status === 'failed')) || Date.now() >= deadline || signal.aborted) {
         return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })
       }
-      await new Promise(resolve => setTimeout(resolve, 100))
+      await new Promise(resolve => setTimeout(resolve, Math.min(pause, deadline - Date.now())))
     }
   }))
 
@@ -118,12 +122,14 @@ export async function mcpRoutes (fastify: FastifyInstance, rt: HttpRuntime): Pro
         operationId: 'mcp',
         summary: 'Model Context Protocol (Streamable HTTP): tools verify_email, get_job, list_jobs, get_wallet, verify_list',
         tags: ['MCP'],
-        body: z.looseObject({}).or(z.array(z.looseObject({}))),
+        body: z.looseObject({}).meta({ description: 'one JSON-RPC message (batches are refused: each tool call counts against the rate limit as a request)' }),
         response: { 200: { description: 'JSON-RPC response(s)', content: { 'application/json': { schema: z.unknown() } } }, 202: z.null().meta({ description: 'Notifications accepted' }), ...problems(400, 401, 413, 415) }
       },
       handler: async (request, reply) => {
-        const server = serverFor(rt, principalOf(request))
+        const server = serverFor(rt, principalOf(request), err => { request.log.error({ err }, 'mcp tool failed') })
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+        // The answer leaves through the transport: headers set so far (RateLimit-*) go with it.
+        for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string | number | string[])
         reply.hijack()
         reply.raw.on('close', () => { void transport.close(); void server.close() })
         await server.connect(transport)

@@ -7,6 +7,9 @@ import { revokeSession } from '../../commands/refresh-session.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { hmacHex } from '../../infra/crypto/hashing.ts'
+import { randomBytes } from 'node:crypto'
+import { signInThrottleOf } from '../plugins/throttle.ts'
+import { HttpProblem } from '../problem.ts'
 import { verifyAccessToken, verifyAuthorizationRequest, type AuthorizationRequest } from '../../infra/crypto/jwt.ts'
 import { getSession } from '../../projections/sessions.ts'
 import { getUserDoc } from '../../projections/users.ts'
@@ -43,8 +46,20 @@ function localeOf (request: FastifyRequest, account?: string | null): Locale {
   return /^\s*fr\b/i.test(request.headers['accept-language'] ?? '') ? 'fr' : 'en'
 }
 
+/**
+ * Where a redirect URI leads, as the page shows it and as CSP's `form-action` allows it:
+ * its origin for http(s), its scheme (and host) for a native app's private-use scheme.
+ */
+function redirectTarget (uri: string): { shown: string, source: string } {
+  const u = new URL(uri)
+  if (u.protocol === 'https:' || u.protocol === 'http:') return { shown: u.origin, source: u.origin }
+  return { shown: `${u.protocol}//${u.host}`, source: u.protocol }
+}
+
 export interface PageData {
   message?: string
+  /** The sign-in forms' CSRF token (bound to the browser's pre-sign-in cookie and the request). */
+  pre?: string
   req?: string
   request?: AuthorizationRequest
   client_name?: string
@@ -67,24 +82,24 @@ export function page (reply: FastifyReply, request: FastifyRequest, kind: 'error
   if (kind === 'error') body = `<h1>${esc(t.error)}</h1>${msg}`
   else if (kind === 'signin') {
     body = `<h1>${esc(t.title)}</h1><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><h2>${esc(t.signin)}</h2>${msg}
-<form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('action', 'signin')}
+<form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('pre', d.pre)}${hidden('action', 'signin')}
 <label>${esc(t.email)} <input type="email" name="email" autocomplete="username" required></label>
 <label>${esc(t.password)} <input type="password" name="password" autocomplete="current-password" required></label>
 <button type="submit" name="go" value="signin">${esc(t.next)}</button></form>`
   } else if (kind === '2fa') {
     body = `<h1>${esc(t.title)}</h1><p>${esc(t.twofa)}</p>${msg}
-<form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('action', '2fa')}${hidden('temp_token', d.temp_token)}
+<form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('pre', d.pre)}${hidden('action', '2fa')}${hidden('temp_token', d.temp_token)}
 <label>${esc(t.code)} <input type="text" name="code" autocomplete="one-time-code" inputmode="numeric" required></label>
 <button type="submit" name="go" value="2fa">${esc(t.verify)}</button></form>`
   } else {
     const r = d.request!
     const scopes = r.scopes.map(s => `<li>${esc(t[s] ?? s)} <code>${esc(s)}</code></li>`).join('')
     body = `<h1>${esc(t.title)}</h1><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><p>${esc(t.as)} <strong>${esc(d.email ?? '')}</strong></p>
-<p>${esc(t.asks)}</p><ul>${scopes}</ul><p>${esc(t.redirect)} <code>${esc(new URL(r.redirect_uri).origin)}</code></p>
+<p>${esc(t.asks)}</p><ul>${scopes}</ul><p>${esc(t.redirect)} <code>${esc(redirectTarget(r.redirect_uri).shown)}</code></p>
 <form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('csrf', d.csrf)}
 <button type="submit" name="action" value="approve">${esc(t.approve)}</button> <button type="submit" name="action" value="deny">${esc(t.deny)}</button></form>`
   }
-  const formTargets = d.request ? ` ${new URL(d.request.redirect_uri).origin}` : ''
+  const formTargets = d.request ? ` ${redirectTarget(d.request.redirect_uri).source}` : ''
   reply.header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTargets}; frame-ancestors 'none'; base-uri 'none'`)
     .header('x-frame-options', 'DENY').header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8')
   const lang = localeOf(request, d.locale)
@@ -110,6 +125,26 @@ async function signedIn (rt: HttpRuntime, request: FastifyRequest): Promise<{ us
 /** The CSRF token of a consent form: bound to the sign-in session and to the signed request (ASVS 5.0 V3.5). */
 const csrfOf = (rt: HttpRuntime, sessionUuid: string, requestId: string): string => hmacHex(rt.ctx.secrets.code_key, `consent:${sessionUuid}:${requestId}`).slice(0, 43)
 
+/** The sign-in's lifetime on the consent page (s): it serves this authorization only, and is ended by the decision. */
+const CONSENT_SESSION_S = 900
+
+/**
+ * The sign-in forms' CSRF token (login CSRF: a page elsewhere must not sign the browser
+ * in as someone else): an HMAC of the browser's pre-sign-in cookie `svc_consent_pre`
+ * (HttpOnly, SameSite=Strict, so a cross-site post does not carry it) and the request.
+ */
+const preOf = (rt: HttpRuntime, cookie: string, requestId: string): string => hmacHex(rt.ctx.secrets.code_key, `consent-pre:${cookie}:${requestId}`).slice(0, 43)
+
+/** The browser's pre-sign-in cookie, set when absent (random, 10 minutes, under /oauth). */
+function preCookie (request: FastifyRequest, reply: FastifyReply): string {
+  const existing = request.cookies.svc_consent_pre
+  if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing
+  const value = randomBytes(32).toString('base64url')
+  const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
+  reply.setCookie('svc_consent_pre', value, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/oauth', maxAge: 600 })
+  return value
+}
+
 const Html = { description: 'A page of the authorization flow', content: { 'text/html': { schema: z.string() } } }
 
 /** GET and POST /oauth/consent: sign in (with the second factor when on), then approve or deny. */
@@ -134,7 +169,7 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       const who = await signedIn(rt, request)
       if (who) return await consentPage(request, reply, request.query.req!, parsed.request, parsed.id, who)
       const client = await clientById(rt.ctx, parsed.request.client_id)
-      return page(reply.code(200), request, 'signin', { req: request.query.req, client_name: client?.client_name })
+      return page(reply.code(200), request, 'signin', { req: request.query.req, client_name: client?.client_name, pre: preOf(rt, preCookie(request, reply), parsed.id) })
     }
   })
 
@@ -148,7 +183,7 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       tags,
       body: z.object({
         req: z.string().max(8_192), action: z.enum(['signin', '2fa', 'approve', 'deny']), email: z.string().max(320).optional(), password: z.string().max(4_096).optional(),
-        temp_token: z.string().max(2_048).optional(), code: z.string().max(64).optional(), csrf: z.string().max(64).optional(), go: z.string().max(16).optional()
+        temp_token: z.string().max(2_048).optional(), code: z.string().max(64).optional(), csrf: z.string().max(64).optional(), pre: z.string().max(64).optional(), go: z.string().max(16).optional()
       }),
       response: { 200: Html, 302: z.null().meta({ description: 'Back to the client' }), 400: Html, 401: Html, 403: Html, 429: Html, ...problems(413, 415) }
     },
@@ -159,20 +194,31 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       if (!parsed) return page(reply.code(400), request, 'error', { message: t.expired })
       const client = await clientById(rt.ctx, parsed.request.client_id)
       const seen = { user_agent: request.headers['user-agent'] ?? null, ip: request.ip }
-      const refused = (err: unknown, kind: 'signin' | '2fa'): FastifyReply => {
-        if (!(err instanceof DomainError)) throw err
-        const status = err.kind === 'locked' ? 429 : err.kind === 'forbidden' ? 403 : 401
-        const message = err.kind === 'locked' ? t.locked : err.kind === 'forbidden' ? t.unconfirmed : kind === '2fa' ? t.wrongCode : t.wrong
-        return page(reply.code(status), request, kind, { req: b.req, client_name: client?.client_name, temp_token: b.temp_token, message })
-      }
       if (b.action === 'signin' || b.action === '2fa') {
+        const preCookieValue = request.cookies.svc_consent_pre ?? ''
+        const pre = preOf(rt, preCookieValue, parsed.id)
+        if (preCookieValue === '' || b.pre !== pre) return page(reply.code(403), request, 'error', { message: t.expired })
+        const refused = (err: unknown, kind: 'signin' | '2fa'): FastifyReply => {
+          if (!(err instanceof DomainError)) throw err
+          const status = err.kind === 'locked' ? 429 : err.kind === 'forbidden' ? 403 : 401
+          const message = err.kind === 'locked' ? t.locked : err.kind === 'forbidden' ? t.unconfirmed : kind === '2fa' ? t.wrongCode : t.wrong
+          return page(reply.code(status), request, kind, { req: b.req, client_name: client?.client_name, temp_token: b.temp_token, message, pre })
+        }
+        // The same per-client sign-in throttle as /api/auth/login (counted before it is judged).
+        const throttle = signInThrottleOf(rt)
         let s: Awaited<ReturnType<typeof login>>
         try {
+          if (b.action === 'signin') throttle.attempt(request.ip)
           s = b.action === 'signin'
-            ? await login(rt.ctx, { email: b.email ?? '', password: b.password ?? '' }, seen)
-            : await completeTwoFactor(rt.ctx, b.temp_token ?? '', b.code ?? '', seen)
-        } catch (err) { return refused(err, b.action) }
-        if ('two_factor_required' in s) return page(reply.code(200), request, '2fa', { req: b.req, temp_token: s.temp_token })
+            ? await login(rt.ctx, { email: b.email ?? '', password: b.password ?? '' }, seen, CONSENT_SESSION_S)
+            : await completeTwoFactor(rt.ctx, b.temp_token ?? '', b.code ?? '', seen, CONSENT_SESSION_S)
+          if (b.action === 'signin') throttle.succeeded(request.ip)
+        } catch (err) {
+          if (err instanceof HttpProblem && err.status === 429) return page(reply.code(429), request, 'signin', { req: b.req, client_name: client?.client_name, message: t.locked, pre })
+          if (b.action === 'signin' && !(err instanceof DomainError && err.kind === 'unauthorized')) throttle.succeeded(request.ip)
+          return refused(err, b.action)
+        }
+        if ('two_factor_required' in s) return page(reply.code(200), request, '2fa', { req: b.req, temp_token: s.temp_token, pre })
         await rt.caughtUp(s.position)
         setConsentCookie(request, reply, s)
         return await consentPage(request, reply, b.req, parsed.request, parsed.id, { user_uuid: (await verifyAccessToken(rt.ctx.secrets, rt.ctx.config.jwt_issuer, s.access_token))!.user_uuid, session_uuid: s.session_uuid })

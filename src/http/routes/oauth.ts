@@ -1,8 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { FailureThrottle } from '../plugins/throttle.ts'
+import { HttpProblem } from '../problem.ts'
 import formbody from '@fastify/formbody'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { OAUTH_SCOPES, OAuthError, checkAuthorization, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
+import { OAUTH_SCOPES, OAuthError, checkAuthorization, clientById, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -25,6 +27,26 @@ const TokenResponse = z.object({
   refresh_token: z.string(),
   scope: z.string()
 }).meta({ id: 'OAuthTokenResponse' })
+
+/**
+ * The error handler of the token, registration and revocation endpoints: what their
+ * clients parse is the RFC's shape (RFC 6749 §5.2, RFC 7591 §3.2.2), with `no-store`, for
+ * a body that fails the schema, a duplicated parameter or an unreadable body too
+ * (`invalid_request`, or `invalid_client_metadata` at registration); a rate limit stays a
+ * 429 problem; anything else is logged and answered `server_error`.
+ */
+function oauthErrorHandler (invalid: 'invalid_request' | 'invalid_client_metadata') {
+  return (err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    reply.header('cache-control', 'no-store')
+    if (err instanceof OAuthError) return reply.code(err.status).send({ error: err.error, error_description: err.message })
+    if (err instanceof HttpProblem && err.status === 429) return reply.code(429).type('application/problem+json').send({ type: `/problems/${err.code}`, title: 'Too Many Requests', status: 429, detail: err.message, code: err.code })
+    const status = (err as FastifyError).statusCode
+    if ((err as FastifyError).validation || (typeof status === 'number' && status >= 400 && status < 500)) return reply.code(400).send({ error: invalid, error_description: err.message.slice(0, 300) })
+    request.log.error({ err }, 'oauth endpoint failed')
+    return reply.code(500).send({ error: 'server_error', error_description: 'an unexpected error occurred; it has been logged' })
+  }
+}
+
 
 /** Sends an OAuth error, or rethrows anything else (a 5xx problem). */
 function sendOAuthError (reply: FastifyReply, err: unknown): FastifyReply {
@@ -54,6 +76,8 @@ export async function oauthRoutes (fastify: FastifyInstance, rt: HttpRuntime): P
 
 function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
+  // Registration is open to anyone: 20 clients an hour per client (IP), 1,000 in all.
+  const registrations = { client: new FailureThrottle({ limit: 20, window_ms: 3_600_000, code: 'register_client.too_many_requests' }), all: new FailureThrottle({ limit: 1_000, window_ms: 3_600_000, code: 'register_client.too_many_requests' }) }
   const tags = ['OAuth']
 
   app.route({
@@ -113,6 +137,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'POST',
     url: '/oauth/register',
     config: { auth: 'none', invalid: 'register_client.invalid_request' },
+    errorHandler: oauthErrorHandler('invalid_client_metadata'),
     schema: {
       operationId: 'oauthRegisterClient',
       summary: 'Dynamic client registration of a public client (RFC 7591)',
@@ -128,11 +153,13 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       response: {
         201: z.object({ client_id: z.string(), client_id_issued_at: z.number().int(), client_name: z.string(), redirect_uris: z.array(z.string()), grant_types: z.array(z.string()), response_types: z.array(z.string()), token_endpoint_auth_method: z.literal('none'), scope: z.string() }),
         ...oauthErrors(400),
-        ...problems(413, 415)
+        ...problems(429)
       }
     },
     handler: async (request, reply) => {
       try {
+        registrations.client.attempt(request.ip)
+        registrations.all.attempt('all')
         const c = await registerClient(rt.ctx, request.body)
         await rt.caughtUp(c.position)
         return reply.code(201).header('cache-control', 'no-store').send({
@@ -156,23 +183,14 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
         code_challenge: z.string().max(200).optional(), code_challenge_method: z.string().max(64).optional(), scope: z.string().max(1_000).optional(), state: z.string().max(1_000).optional()
       }),
       response: {
-        302: z.null().meta({ description: 'To the consent page (or back to the client with `error=invalid_scope`)' }),
+        302: z.null().meta({ description: 'To the consent page' }),
         400: { description: 'Any validation failure (unknown client_id, unregistered redirect_uri, malformed response_type or PKCE parameter)', content: { 'text/html': { schema: z.string() } } },
         ...problems()
       }
     },
     handler: async (request, reply) => {
       const checked = await checkAuthorization(rt.ctx, request.query)
-      if (!checked.ok) {
-        const r = checked.refusal
-        if (r.to === 'page') return page(reply.code(400), request, 'error', { message: r.description })
-        const to = new URL(r.redirect_uri)
-        to.searchParams.set('error', r.error)
-        to.searchParams.set('error_description', r.description)
-        if (r.state !== null) to.searchParams.set('state', r.state)
-        to.searchParams.set('iss', baseUrl(rt, request))
-        return reply.redirect(to.toString(), 302)
-      }
+      if (!checked.ok) return page(reply.code(400), request, 'error', { message: checked.refusal.description })
       return reply.redirect(`/oauth/consent?req=${encodeURIComponent(checked.signed)}`, 302)
     }
   })
@@ -181,6 +199,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'POST',
     url: '/oauth/token',
     config: { auth: 'none', invalid: 'token.invalid_request' },
+    errorHandler: oauthErrorHandler('invalid_request'),
     schema: {
       operationId: 'oauthToken',
       summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token (rotated)',
@@ -189,12 +208,14 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
         grant_type: z.string().max(64), code: z.string().max(200).optional(), redirect_uri: z.string().max(2_000).optional(), client_id: z.string().max(100).optional(),
         code_verifier: z.string().max(200).optional(), refresh_token: z.string().max(200).optional(), scope: z.string().max(1_000).optional()
       }),
-      response: { 200: TokenResponse, ...oauthErrors(400, 401), ...problems(413, 415) }
+      response: { 200: TokenResponse, ...oauthErrors(400, 401), ...problems() }
     },
     handler: async (request, reply) => {
       const b = request.body
       try {
         reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+        // A public client identifies itself by client_id (RFC 6749 §2.3, §3.2.1): an unknown one is invalid_client.
+        if (b.client_id !== undefined && (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') && !(await clientById(rt.ctx, b.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
         if (b.grant_type === 'authorization_code') {
           const s = await exchangeCode(rt.ctx, b)
           await rt.caughtUp(s.position)
@@ -214,12 +235,13 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'POST',
     url: '/oauth/revoke',
     config: { auth: 'none', invalid: 'revoke.invalid_request' },
+    errorHandler: oauthErrorHandler('invalid_request'),
     schema: {
       operationId: 'oauthRevoke',
       summary: 'Token revocation (RFC 7009): the grant of a refresh or access token ends; the same 200 for any token',
       tags,
-      body: z.object({ token: z.string().max(4_096), token_type_hint: z.string().max(64).optional(), client_id: z.string().max(100).optional() }),
-      response: { 200: z.null().meta({ description: 'Revoked, or nothing to revoke' }), ...oauthErrors(400), ...problems(413, 415) }
+      body: z.object({ token: z.string().max(60_000), token_type_hint: z.string().max(64).optional(), client_id: z.string().max(100).optional() }),
+      response: { 200: z.null().meta({ description: 'Revoked, or nothing to revoke (the same answer for any token, RFC 7009 §2.2)' }), ...oauthErrors(400), ...problems() }
     },
     handler: async (request, reply) => {
       try {

@@ -31,7 +31,8 @@ function profile (u: UserDoc): z.infer<typeof Profile> {
 
 const Session = z.object({
   uuid: z.string(),
-  method: z.string().meta({ description: '`password` or `confirmation`' }),
+  method: z.string().meta({ description: '`password`, `confirmation`, or `oauth` (an application the account authorized)' }),
+  client_id: z.string().nullable().meta({ description: 'the OAuth client of an `oauth` session (from POST /oauth/register), null otherwise' }),
   started_at: Timestamp,
   last_used_at: Timestamp,
   expires_at: Timestamp,
@@ -190,7 +191,7 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const items = await openSessions(rt.ctx, p.user_uuid)
       const now = new Date().toISOString()
       return items.filter(s => s.expires_at > now).map(s => ({
-        uuid: s.uuid, method: s.method, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid
+        uuid: s.uuid, method: s.method, client_id: s.client_id ?? null, started_at: s.started_at, last_used_at: s.last_used_at, expires_at: s.expires_at, current: s.uuid === p.session_uuid
       }))
     }
   })
