@@ -18,10 +18,14 @@ import type { HttpRuntime } from '../runtime.ts'
 
 const Email = z.string().trim().min(1).max(320)
 
+/** Whether a cookie set on this request must be `Secure`: always, except on plain HTTP to a local host (development, tests). */
+export function secureCookie (request: FastifyRequest): boolean {
+  return !(request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host))
+}
+
 /** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
 export function setRefreshCookie (request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
-  const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
-  reply.setCookie('svc_refresh', s.refresh_token, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/api/auth', expires: s.refresh_expires_at })
+  reply.setCookie('svc_refresh', s.refresh_token, { httpOnly: true, sameSite: 'strict', secure: secureCookie(request), path: '/api/auth', expires: s.refresh_expires_at })
 }
 
 /** Where a sign-in comes from (user agent and address), for the session's client. */

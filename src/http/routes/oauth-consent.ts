@@ -16,6 +16,7 @@ import { getUserDoc } from '../../projections/users.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { baseUrl } from './oauth.ts'
+import { secureCookie } from './auth.ts'
 
 type Locale = 'en' | 'fr'
 
@@ -109,8 +110,7 @@ export function page (reply: FastifyReply, request: FastifyRequest, kind: 'error
 
 /** The sign-in of the consent page: the session's access token, HttpOnly, SameSite=Strict, under /oauth, 15 minutes. */
 function setConsentCookie (request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
-  const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
-  reply.setCookie('svc_consent', s.access_token, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/oauth', maxAge: s.expires_in })
+  reply.setCookie('svc_consent', s.access_token, { httpOnly: true, sameSite: 'strict', secure: secureCookie(request), path: '/oauth', maxAge: s.expires_in })
 }
 
 /** The consent page's signed-in account: its session (unrevoked) and user, or null. */
@@ -140,8 +140,7 @@ function preCookie (request: FastifyRequest, reply: FastifyReply): string {
   const existing = request.cookies.svc_consent_pre
   if (existing && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing
   const value = randomBytes(32).toString('base64url')
-  const local = request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host)
-  reply.setCookie('svc_consent_pre', value, { httpOnly: true, sameSite: 'strict', secure: !local, path: '/oauth', maxAge: 600 })
+  reply.setCookie('svc_consent_pre', value, { httpOnly: true, sameSite: 'strict', secure: secureCookie(request), path: '/oauth', maxAge: 600 })
   return value
 }
 
