@@ -207,3 +207,22 @@ t.test('redirect URIs (RFC 8252): loopback on any port, no localhost, private-us
     if (r.status === 200) t.equal((await api('GET', '/api/wallet', { token: r.body.access_token })).status, 401, 'and whatever the other issued is revoked')
   }
 })
+
+t.test('CORS for browser-based clients on the discovery, registration, token, revocation and MCP endpoints only', async t => {
+  const origin = { origin: 'https://assistant.example' }
+  const pre = await fetch(`${service.url}/oauth/token`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } })
+  t.equal(pre.status, 204, 'a preflight is answered')
+  t.equal(pre.headers.get('access-control-allow-origin'), '*')
+  t.match(pre.headers.get('access-control-allow-methods'), /POST/)
+  t.equal(pre.headers.get('access-control-allow-credentials'), null, 'no credentials (no cookies) cross-origin')
+  const meta = await fetch(`${service.url}/.well-known/oauth-authorization-server`, { headers: origin })
+  t.equal(meta.headers.get('access-control-allow-origin'), '*')
+  const mcp = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { ...origin, 'content-type': 'application/json' }, body: '{}' })
+  t.equal(mcp.status, 401)
+  t.equal(mcp.headers.get('access-control-allow-origin'), '*')
+  t.match(mcp.headers.get('access-control-expose-headers'), /WWW-Authenticate/i, 'the 401\'s WWW-Authenticate is readable cross-origin')
+  for (const path of ['/oauth/consent', '/api/wallet', '/api/auth/login']) {
+    const r = await fetch(`${service.url}${path}`, { headers: origin })
+    t.equal(r.headers.get('access-control-allow-origin'), null, `${path}: no CORS`)
+  }
+})

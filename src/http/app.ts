@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import helmet from '@fastify/helmet'
 import cookie from '@fastify/cookie'
+import cors from '@fastify/cors'
 import { z } from 'zod'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
 import { registerErrorHandling } from './plugins/errors.ts'
@@ -35,6 +36,9 @@ export interface AppOptions {
   /** Test builds: hooks added before the routes (a check of every response against its schema). */
   instrument?: (app: FastifyInstance) => void
 }
+
+/** The endpoints a browser-based OAuth/MCP client calls cross-origin (besides `/.well-known/…`). */
+const CORS_PATHS = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke', '/mcp'])
 
 /** Routes every role answers: liveness and readiness. */
 function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
@@ -86,6 +90,18 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   // Answers carry personal data and credentials: no shared or browser cache keeps them (ASVS 5.0 V14.3.2).
   app.addHook('onSend', async (request, reply) => {
     if (request.url.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+  })
+  // Browser-based MCP clients discover, register, exchange codes and call /mcp from other
+  // origins: CORS on those endpoints only (no cookies travel: `credentials` off), answered
+  // before authentication so that a 401's WWW-Authenticate is readable. Never on the
+  // consent page or the API.
+  await app.register(cors, {
+    delegator: (request, done) => {
+      const path = (request.url ?? '').split('?')[0]
+      done(null, CORS_PATHS.has(path) || path.startsWith('/.well-known/')
+        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id'], exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'], maxAge: 600 }
+        : { origin: false })
+    }
   })
   authPlugin(app, rt.ctx)
   await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s)
