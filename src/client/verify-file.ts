@@ -1,5 +1,4 @@
-import { createReadStream, createWriteStream, existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs'
-import { once } from 'node:events'
+import { appendFileSync, createReadStream, existsSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { parse } from 'csv-parse'
 import { stringify } from 'csv-stringify/sync'
 import pRetry, { AbortError } from 'p-retry'
@@ -34,7 +33,12 @@ export interface VerifyFileOptions {
 
 export interface VerifyFileResult { batch_uuid: string, rows: number, unique: number, written: number, by_verdict: Record<string, number> }
 
-interface RunState { batch_uuid: string, rows_sent: number, final_sent: boolean, results_written: number }
+/**
+ * Where a run stands, saved in `<out>.state.json` after every step: `out_bytes` is the
+ * length of the output file that the written results fill (a resumed run cuts anything
+ * after it: rows written by a run killed before it could say so are written again, once).
+ */
+interface RunState { batch_uuid: string, rows_sent: number, final_sent: boolean, results_written: number, out_bytes?: number }
 
 /** An HTTP answer that is not a success; `retryable` for 429, 5xx and network errors. */
 export class ApiError extends Error {
@@ -109,9 +113,11 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
     if (b.intake === 'closed') state.final_sent = true
   }
   const writing = state !== null && state.results_written > 0
-  const out = createWriteStream(o.out, { flags: writing ? 'a' : 'w' })
-  if (!writing) out.write(stringify([['email', 'verdict', 'reason', 'score', 'flags', 'did_you_mean']]))
-  const write = async (text: string): Promise<void> => { if (!out.write(text)) await once(out, 'drain') }
+  if (!writing) writeFileSync(o.out, stringify([['email', 'verdict', 'reason', 'score', 'flags', 'did_you_mean']]))
+  else if (state!.out_bytes !== undefined && existsSync(o.out) && statSync(o.out).size > state!.out_bytes) truncateSync(o.out, state!.out_bytes)
+  // Each page of results reaches the file before the state counts it (a buffered stream
+  // could lose rows the state already counts), and the state records the file's length.
+  const write = async (text: string): Promise<void> => { appendFileSync(o.out, text) }
 
   /** Writes every done result after the ones written, in order, up to the first that is not done. */
   const drain = async (s: RunState): Promise<boolean> => {
@@ -122,6 +128,7 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
       if (done.length > 0) {
         await write(stringify(done.map(x => [x.email, x.verdict ?? '', x.reason ?? '', x.score ?? '', x.flags.join(' '), x.did_you_mean ?? ''])))
         s.results_written += done.length
+        s.out_bytes = statSync(o.out).size
         saveState(o.out, s)
         o.onProgress?.(s.results_written, rows)
       }
@@ -158,8 +165,6 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
   }
   const s = state as unknown as RunState
   while (!(await drain(s))) await new Promise(resolve => setTimeout(resolve, o.poll_ms ?? 500))
-  out.end()
-  await once(out, 'finish')
   const b = await call(o, 'GET', `/api/batches/${s.batch_uuid}`)
   return { batch_uuid: s.batch_uuid, rows, unique: b.progress.total, written: s.results_written, by_verdict: b.results.by_verdict }
 }
