@@ -88,10 +88,15 @@ async function compare (t: Test, name: string, known: (i: number) => Promise<num
   }
   t.same([...new Set(statuses)], [204], `${name}: every sample answered 204 (none throttled)`)
   const [ma, mb] = [median(a), median(b)]
-  t.comment(`${name} medians: known ${ma.toFixed(3)} ms, unknown ${mb.toFixed(3)} ms`)
-  // The goal of the issue "Account security to ASVS level 2": within 0.1 ms. 151 interleaved
-  // pairs keep the medians' own noise well below it (measured 0.007–0.036 ms apart here).
-  t.ok(Math.abs(ma - mb) < 0.1, `${name}: medians ${Math.abs(ma - mb).toFixed(3)} ms apart (under 0.1 ms)`)
+  // The difference within each pair (known minus unknown, taken a few ms apart): what the
+  // machine is doing meanwhile (the service's work after earlier answers, the other core)
+  // weighs on both members of a pair alike, so its median shows a systematic difference
+  // where the two medians alone drift apart by noise (up to about 0.11 ms in CI).
+  const paired = median(a.map((x, i) => x - b[i]))
+  t.comment(`${name} medians: known ${ma.toFixed(3)} ms, unknown ${mb.toFixed(3)} ms (${Math.abs(ma - mb).toFixed(3)} ms apart); median difference within pairs ${paired.toFixed(3)} ms`)
+  // The goal of the issue "Account security to ASVS level 2": within 0.1 ms.
+  t.ok(Math.abs(paired) < 0.1, `${name}: known and unknown within 0.1 ms (median difference within pairs ${paired.toFixed(3)} ms)`)
+  t.ok(Math.abs(ma - mb) < 0.25, `${name}: and the medians themselves ${Math.abs(ma - mb).toFixed(3)} ms apart (under 0.25 ms whatever the noise)`)
 }
 
 t.test('register, forgot-password, resend-confirmation: known vs unknown address', async t => {
