@@ -24,7 +24,7 @@ export async function confirmAccount (ctx: CommandContext, input: { email: strin
   const r = await handle(ctx, `user-${owner}`, user, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
   if (r.state.status !== 'confirmed' || !r.events.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   const granted = await grantPlanTokens(ctx, owner)
-  const signedIn = await startSession(ctx, owner, 'confirmation', client)
+  const signedIn = await startSession(ctx, owner, 'confirmation', { client })
   return { ...signedIn, position: Math.max(signedIn.position, granted) }
 }
 

@@ -44,7 +44,7 @@ export async function login (ctx: CommandContext, input: { email: string, passwo
   if (state.two_factor.status === 'active') {
     return { two_factor_required: true, temp_token: await issueChallengeToken(ctx.secrets, ctx.config.jwt_issuer, state.user_uuid, CHALLENGE_TTL_S, ctx.now()) }
   }
-  return await startSession(ctx, state.user_uuid, 'password', client, null, sessionTtlS)
+  return await startSession(ctx, state.user_uuid, 'password', { client, refresh_ttl_s: sessionTtlS })
 }
 
 /**
@@ -82,5 +82,5 @@ export async function completeTwoFactor (ctx: CommandContext, tempToken: string,
   if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active') throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   // Single use: the accepted code spends the challenge (a second completion with it is refused).
   await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized', challenge.challenge_id)
-  return await startSession(ctx, owner, 'password', client, null, sessionTtlS)
+  return await startSession(ctx, owner, 'password', { client, refresh_ttl_s: sessionTtlS })
 }

@@ -169,7 +169,7 @@ export async function exchangeCode (ctx: CommandContext, input: { code?: string,
   const issued = r.state as Exclude<oauth.CodeState, { status: 'none' }>
   const { state: account } = await load(ctx, `user-${issued.user_uuid}`, user)
   if (!user.isActive(account)) throw new OAuthError('invalid_grant', 'the account is not active')
-  const signedIn = await startSession(ctx, issued.user_uuid, 'oauth', null, { session_uuid: sessionUuid, grant: { client_id: issued.client_id, scopes: issued.scopes } })
+  const signedIn = await startSession(ctx, issued.user_uuid, 'oauth', { oauth: { session_uuid: sessionUuid, grant: { client_id: issued.client_id, scopes: issued.scopes } } })
   // Two exchanges at once: the second's replay may have landed before this grant existed.
   const after = (await load(ctx, stream, oauth.code)).state
   if (after.status !== 'none' && after.replayed) {

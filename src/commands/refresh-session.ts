@@ -54,6 +54,7 @@ export async function refreshSession (ctx: CommandContext, cookie: string, clien
     refresh_token: `${parsed.session_uuid}.${secret}`,
     refresh_expires_at: expires,
     session_uuid: parsed.session_uuid,
+    user_uuid: r.state.user_uuid,
     position: r.position,
     grant: r.state.grant ?? null
   }

@@ -14,6 +14,8 @@ export interface SignedIn {
   refresh_token: string
   refresh_expires_at: Date
   session_uuid: string
+  /** Whose session it is. */
+  user_uuid: string
   position: number
   /** An OAuth grant's client and scopes (absent for a sign-in session). */
   grant?: { client_id: string, scopes: string[] } | null
@@ -41,16 +43,27 @@ export function clientOf (ctx: CommandContext, userUuid: string, seen: ClientSee
   return { id: hmacHex(ctx.secrets.code_key, `client:${userUuid}:${ua}:${network}`).slice(0, 32), label }
 }
 
+/** How a session starts beyond its user and method (all optional). */
+export interface SessionStart {
+  /** Where the sign-in comes from. */
+  client?: ClientSeen | null
+  /** An OAuth grant: its client and consented scopes, under the uuid the code exchange chose. */
+  oauth?: { session_uuid: string, grant: { client_id: string, scopes: string[] } } | null
+  /** The refresh token's lifetime (s), when shorter than `REFRESH_TOKEN_TTL_S` (the consent page's sign-in). */
+  refresh_ttl_s?: number
+}
+
 /**
  * Starts a session for a user: a `session-<uuid>` stream and an access token. An OAuth
  * grant (method `oauth`) is a session bound to its client and consented scopes, started
- * under the uuid chosen by the code exchange (`session_uuid`).
+ * under the uuid chosen by the code exchange (`oauth.session_uuid`).
  */
-export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password' | 'oauth', client: ClientSeen | null = null, oauth: { session_uuid: string, grant: { client_id: string, scopes: string[] } } | null = null, refreshTtlS?: number): Promise<SignedIn> {
+export async function startSession (ctx: CommandContext, userUuid: string, method: 'confirmation' | 'password' | 'oauth', start: SessionStart = {}): Promise<SignedIn> {
+  const { client = null, oauth = null } = start
   const now = ctx.now()
   const sessionUuid = oauth?.session_uuid ?? ctx.newId()
   const secret = randomToken(32)
-  const expires = new Date(now.getTime() + (refreshTtlS ?? ctx.config.refresh_token_ttl_s) * 1000)
+  const expires = new Date(now.getTime() + (start.refresh_ttl_s ?? ctx.config.refresh_token_ttl_s) * 1000)
   const r = await handle(ctx, `session-${sessionUuid}`, session, {
     type: 'StartSession',
     data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null, ...(oauth && { grant: oauth.grant }) }
@@ -62,6 +75,7 @@ export async function startSession (ctx: CommandContext, userUuid: string, metho
     refresh_token: `${sessionUuid}.${secret}`,
     refresh_expires_at: expires,
     session_uuid: sessionUuid,
+    user_uuid: userUuid,
     position: r.position
   }
 }

@@ -220,7 +220,7 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
         if ('two_factor_required' in s) return page(reply.code(200), request, '2fa', { req: b.req, temp_token: s.temp_token, pre })
         await rt.caughtUp(s.position)
         setConsentCookie(request, reply, s)
-        return await consentPage(request, reply, b.req, parsed.request, parsed.id, { user_uuid: (await verifyAccessToken(rt.ctx.secrets, rt.ctx.config.jwt_issuer, s.access_token))!.user_uuid, session_uuid: s.session_uuid })
+        return await consentPage(request, reply, b.req, parsed.request, parsed.id, { user_uuid: s.user_uuid, session_uuid: s.session_uuid })
       }
       // Approve or deny: the signed-in account of this page, and the form this page gave it.
       const who = await signedIn(rt, request)

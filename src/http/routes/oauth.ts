@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { FailureThrottle } from '../plugins/throttle.ts'
-import { HttpProblem } from '../problem.ts'
+import { HttpProblem, problem, sendProblem } from '../problem.ts'
 import formbody from '@fastify/formbody'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -39,7 +39,7 @@ function oauthErrorHandler (invalid: 'invalid_request' | 'invalid_client_metadat
   return (err: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
     reply.header('cache-control', 'no-store')
     if (err instanceof OAuthError) return reply.code(err.status).send({ error: err.error, error_description: err.message })
-    if (err instanceof HttpProblem && err.status === 429) return reply.code(429).type('application/problem+json').send({ type: `/problems/${err.code}`, title: 'Too Many Requests', status: 429, detail: err.message, code: err.code })
+    if (err instanceof HttpProblem && err.status === 429) return sendProblem(reply, problem(429, err.code, err.message))
     const status = (err as FastifyError).statusCode
     if ((err as FastifyError).validation || (typeof status === 'number' && status >= 400 && status < 500)) return reply.code(400).send({ error: invalid, error_description: err.message.slice(0, 300) })
     request.log.error({ err }, 'oauth endpoint failed')
@@ -47,12 +47,6 @@ function oauthErrorHandler (invalid: 'invalid_request' | 'invalid_client_metadat
   }
 }
 
-
-/** Sends an OAuth error, or rethrows anything else (a 5xx problem). */
-function sendOAuthError (reply: FastifyReply, err: unknown): FastifyReply {
-  if (!(err instanceof OAuthError)) throw err
-  return reply.code(err.status).header('cache-control', 'no-store').send({ error: err.error, error_description: err.message })
-}
 
 const tokenBody = (s: SignedIn, scopes: readonly string[]): z.infer<typeof TokenResponse> =>
   ({ access_token: s.access_token, token_type: 'Bearer', expires_in: s.expires_in, refresh_token: s.refresh_token, scope: scopes.join(' ') })
@@ -157,16 +151,14 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
     },
     handler: async (request, reply) => {
-      try {
-        registrations.client.attempt(request.ip)
-        registrations.all.attempt('all')
-        const c = await registerClient(rt.ctx, request.body)
-        await rt.caughtUp(c.position)
-        return reply.code(201).header('cache-control', 'no-store').send({
-          client_id: c.client_id, client_id_issued_at: Math.floor(Date.parse(c.registered_at) / 1000), client_name: c.client_name, redirect_uris: c.redirect_uris,
-          grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: c.scopes.join(' ')
-        })
-      } catch (err) { return sendOAuthError(reply, err) }
+      registrations.client.attempt(request.ip)
+      registrations.all.attempt('all')
+      const c = await registerClient(rt.ctx, request.body)
+      await rt.caughtUp(c.position)
+      return reply.code(201).header('cache-control', 'no-store').send({
+        client_id: c.client_id, client_id_issued_at: Math.floor(Date.parse(c.registered_at) / 1000), client_name: c.client_name, redirect_uris: c.redirect_uris,
+        grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: c.scopes.join(' ')
+      })
     }
   })
 
@@ -212,22 +204,20 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const b = request.body
-      try {
-        reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-        // A public client identifies itself by client_id (RFC 6749 §2.3, §3.2.1): an unknown one is invalid_client.
-        if (b.client_id !== undefined && (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') && !(await clientById(rt.ctx, b.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
-        if (b.grant_type === 'authorization_code') {
-          const s = await exchangeCode(rt.ctx, b)
-          await rt.caughtUp(s.position)
-          return reply.code(200).send(tokenBody(s, s.scopes))
-        }
-        if (b.grant_type === 'refresh_token') {
-          const s = await refreshGrant(rt.ctx, b)
-          await rt.caughtUp(s.position)
-          return reply.code(200).send(tokenBody(s, s.grant?.scopes ?? []))
-        }
-        throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token')
-      } catch (err) { return sendOAuthError(reply, err) }
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      // A public client identifies itself by client_id (RFC 6749 §2.3, §3.2.1): an unknown one is invalid_client.
+      if (b.client_id !== undefined && (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') && !(await clientById(rt.ctx, b.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
+      if (b.grant_type === 'authorization_code') {
+        const s = await exchangeCode(rt.ctx, b)
+        await rt.caughtUp(s.position)
+        return reply.code(200).send(tokenBody(s, s.scopes))
+      }
+      if (b.grant_type === 'refresh_token') {
+        const s = await refreshGrant(rt.ctx, b)
+        await rt.caughtUp(s.position)
+        return reply.code(200).send(tokenBody(s, s.grant?.scopes ?? []))
+      }
+      throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token')
     }
   })
 
@@ -244,10 +234,8 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 200: z.null().meta({ description: 'Revoked, or nothing to revoke (the same answer for any token, RFC 7009 §2.2)' }), ...oauthErrors(400), ...problems() }
     },
     handler: async (request, reply) => {
-      try {
-        await rt.caughtUp(await revokeToken(rt.ctx, request.body))
-        return reply.code(200).header('cache-control', 'no-store').send(null)
-      } catch (err) { return sendOAuthError(reply, err) }
+      await rt.caughtUp(await revokeToken(rt.ctx, request.body))
+      return reply.code(200).header('cache-control', 'no-store').send(null)
     }
   })
 }
