@@ -1,6 +1,6 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import { ERASED } from '../infra/crypto/sealer.ts'
-import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
+import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -28,13 +28,8 @@ export interface BatchDoc {
   revision: number
 }
 
-/** Read model `batch_items`: one document per item, its address sealed; `i` its index in the batch (dense from 0). */
-export interface BatchItemDoc {
-  [k: string]: unknown
-  _id: string
-  batch_uuid: string
-  user_uuid: string
-  i: number
+/** An item of a batch as its block keeps it: the address sealed. */
+export interface BatchItemEntry {
   /** Sealed with the owner's data key. */
   email: string
   status: 'pending' | 'deferred' | 'done'
@@ -46,28 +41,76 @@ export interface BatchItemDoc {
   did_you_mean: string | null
 }
 
+/** Items per document of `batch_item_blocks` (a results page of up to 96 reads one or two). */
+export const ITEM_BLOCK = 100
+
+/**
+ * Read model `batch_item_blocks`: a batch's items `block * ITEM_BLOCK` to
+ * `block * ITEM_BLOCK + ITEM_BLOCK - 1` (`i`, dense from 0) in one document, `items[k]`
+ * the item `block * ITEM_BLOCK + k` (null until it is added). One document per hundred
+ * items rather than one per item: a part of a chunk writes, and its results rewrite, a
+ * few dozen documents, not thousands.
+ */
+export interface BatchItemBlockDoc {
+  [k: string]: unknown
+  _id: string
+  batch_uuid: string
+  user_uuid: string
+  block: number
+  items: Array<BatchItemEntry | null>
+}
+
 /** Lists by account, newest first; the idle sweep by status and latest chunk; erasure by account. */
 export const BATCHES = collection({ name: 'batches', projection: 'batches', fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text' }, indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid']] })
-/** Pages of a batch's results are ranges of `i` (no offset scan, whatever the batch's size); erasure by account. */
-export const BATCH_ITEMS = collection({ name: 'batch_items', projection: 'batches', fields: { batch_uuid: 'text', i: 'number', user_uuid: 'text' }, indexes: [['batch_uuid', 'i'], ['user_uuid']] })
+/** Pages of a batch's results are ranges of `block` (no offset scan, whatever the batch's size); erasure by account. */
+export const BATCH_ITEM_BLOCKS = collection({ name: 'batch_item_blocks', projection: 'batches', fields: { batch_uuid: 'text', block: 'number', user_uuid: 'text' }, indexes: [['batch_uuid', 'block'], ['user_uuid']] })
 
-const itemId = (batch: string, i: number): string => `${batch}|${String(i).padStart(9, '0')}`
+const blockId = (batch: string, block: number): string => `${batch}|${String(block).padStart(9, '0')}`
+
+/**
+ * Changes items of a batch, each block read and written once: `change(i, entry)` gets the
+ * stored entry (null when absent) and returns the new one, or undefined to leave it.
+ * `indexes` ascending or not; a block without any change is not written.
+ */
+async function changeItems (writer: ProjectionWriter, batch: string, user: string, indexes: readonly number[], change: (i: number, entry: BatchItemEntry | null) => BatchItemEntry | undefined): Promise<void> {
+  const byBlock = new Map<number, number[]>()
+  for (const i of indexes) {
+    const b = Math.floor(i / ITEM_BLOCK)
+    const list = byBlock.get(b)
+    if (list) list.push(i)
+    else byBlock.set(b, [i])
+  }
+  for (const [block, list] of byBlock) {
+    const doc = await writer.get<BatchItemBlockDoc>(BATCH_ITEM_BLOCKS, blockId(batch, block))
+    const items = doc ? doc.items.slice() : []
+    let changed = false
+    for (const i of list) {
+      const k = i - block * ITEM_BLOCK
+      const next = change(i, items[k] ?? null)
+      if (next === undefined) continue
+      while (items.length < k) items.push(null)
+      items[k] = next
+      changed = true
+    }
+    if (changed) writer.put(BATCH_ITEM_BLOCKS, { _id: blockId(batch, block), batch_uuid: batch, user_uuid: doc?.user_uuid ?? user, block, items } satisfies BatchItemBlockDoc)
+  }
+}
 
 const tally = (counts: Record<string, number>, key: string, delta = 1): Record<string, number> => ({ ...counts, [key]: (counts[key] ?? 0) + delta })
 
 /**
  * Batches and their items. A chunk's part writes its items (pending, or `invalid` at once
  * for bad syntax); results update their items and the batch's counts; the settled chunk
- * adds its capture and release. Cost: one batch document and the event's items per event
- * (an item is read back once, when its result comes). Erased accounts lose both.
+ * adds its capture and release. Cost: one batch document and the blocks of the event's
+ * items per event (a block is read back when results for it come). Erased accounts lose both.
  */
 export const batchesProjection: Projection = {
   name: 'batches',
-  version: 1,
-  collections: [BATCHES, BATCH_ITEMS],
+  version: 2,
+  collections: [BATCHES, BATCH_ITEM_BLOCKS],
   event_types: ['BatchCreated', 'BatchItemsAdded', 'BatchIntakeClosed', 'BatchResultsRecorded', 'BatchItemsDeferred', 'BatchChunkProcessed', 'BatchCompleted', 'UserDeleted'],
   async apply (event, writer) {
-    if (event.type === 'UserDeleted') { eraseAccount(writer, [BATCHES, BATCH_ITEMS], event.data.user_uuid as string); return }
+    if (event.type === 'UserDeleted') { eraseAccount(writer, [BATCHES, BATCH_ITEM_BLOCKS], event.data.user_uuid as string); return }
     const e = event as unknown as BatchEvent
     const id = e.data.batch_uuid
     if (e.type === 'BatchCreated') {
@@ -81,33 +124,31 @@ export const batchesProjection: Projection = {
     switch (e.type) {
       case 'BatchItemsAdded': {
         const d = e.data
-        let invalid = 0
-        d.items.forEach((item, k) => {
-          const i = d.first + k
-          if (item.invalid) invalid++
-          writer.put(BATCH_ITEMS, { _id: itemId(id, i), batch_uuid: id, user_uuid: d.user_uuid, i, email: item.email, status: item.invalid ? 'done' : 'pending', verdict: item.invalid ? 'invalid' : null, reason: item.invalid ? 'invalid_syntax' : null, score: item.invalid ? 0 : null, flags: [], did_you_mean: null } satisfies BatchItemDoc)
+        const invalid = d.items.filter(item => item.invalid).length
+        await changeItems(writer, id, d.user_uuid, d.items.map((_, k) => d.first + k), i => {
+          const item = d.items[i - d.first]
+          return { email: item.email, status: item.invalid ? 'done' : 'pending', verdict: item.invalid ? 'invalid' : null, reason: item.invalid ? 'invalid_syntax' : null, score: item.invalid ? 0 : null, flags: [], did_you_mean: null }
         })
         next = { ...next, last_chunk_at: d.added_at, total: doc.total + d.items.length, processed: doc.processed + invalid, duplicates: doc.duplicates + d.duplicates, tokens: { ...doc.tokens, reserved: doc.tokens.reserved + d.amount } }
         if (invalid > 0) next = { ...next, by_verdict: tally(next.by_verdict, 'invalid', invalid), by_reason: tally(next.by_reason, 'invalid_syntax', invalid) }
         break
       }
       case 'BatchResultsRecorded': {
-        let { by_verdict: verdicts, by_reason: reasons } = next
-        for (const r of e.data.results as BatchItemResult[]) {
-          const item = await writer.get<BatchItemDoc>(BATCH_ITEMS, itemId(id, r.i))
-          if (item === null) continue
-          writer.put(BATCH_ITEMS, { ...item, status: 'done', verdict: r.verdict, reason: r.reason, score: r.score, flags: r.flags, did_you_mean: r.did_you_mean })
-          verdicts = tally(verdicts, r.verdict)
-          reasons = tally(reasons, r.reason)
-        }
+        const verdicts = { ...next.by_verdict }
+        const reasons = { ...next.by_reason }
+        const results = new Map((e.data.results as BatchItemResult[]).map(r => [r.i, r]))
+        await changeItems(writer, id, doc.user_uuid, [...results.keys()], (i, item) => {
+          const r = results.get(i)!
+          if (item === null) return undefined
+          verdicts[r.verdict] = (verdicts[r.verdict] ?? 0) + 1
+          reasons[r.reason] = (reasons[r.reason] ?? 0) + 1
+          return { ...item, status: 'done', verdict: r.verdict, reason: r.reason, score: r.score, flags: r.flags, did_you_mean: r.did_you_mean }
+        })
         next = { ...next, processed: doc.processed + e.data.results.length, by_verdict: verdicts, by_reason: reasons }
         break
       }
       case 'BatchItemsDeferred':
-        for (const { i } of e.data.items) {
-          const item = await writer.get<BatchItemDoc>(BATCH_ITEMS, itemId(id, i))
-          if (item !== null && item.status === 'pending') writer.put(BATCH_ITEMS, { ...item, status: 'deferred' })
-        }
+        await changeItems(writer, id, doc.user_uuid, e.data.items.map(item => item.i), (_, item) => item !== null && item.status === 'pending' ? { ...item, status: 'deferred' } : undefined)
         break
       case 'BatchChunkProcessed':
         next = { ...next, tokens: { reserved: doc.tokens.reserved, captured: doc.tokens.captured + e.data.charge, released: doc.tokens.released + e.data.amount - e.data.charge } }
@@ -139,14 +180,24 @@ export async function listBatches (rc: ReadContext, owner: string, page: { limit
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */
-export interface BatchItemView { i: number, email: string, status: BatchItemDoc['status'], verdict: string | null, reason: string | null, score: number | null, flags: string[], did_you_mean: string | null }
+export interface BatchItemView { i: number, email: string, status: BatchItemEntry['status'], verdict: string | null, reason: string | null, score: number | null, flags: string[], did_you_mean: string | null }
 
 /**
  * Items `from` to `from + limit - 1` of a batch, in order, unsealed. Cost: one range of the
- * (batch_uuid, i) index, the same at any offset (item indexes are dense from 0).
+ * (batch_uuid, block) index, `limit / ITEM_BLOCK + 1` documents at most, the same at any
+ * offset (item indexes are dense from 0).
  */
 export async function batchItems (rc: ReadContext, owner: string, batchUuid: string, from: number, limit: number): Promise<BatchItemView[]> {
-  const docs = await rc.reads.collection<BatchItemDoc>(BATCH_ITEMS).find({ where: { batch_uuid: batchUuid, i: { gte: from, lte: from + limit - 1 } }, sort: [['i', 1]], limit })
+  if (limit <= 0) return []
+  const last = from + limit - 1
+  const blocks = await rc.reads.collection<BatchItemBlockDoc>(BATCH_ITEM_BLOCKS).find({ where: { batch_uuid: batchUuid, block: { gte: Math.floor(from / ITEM_BLOCK), lte: Math.floor(last / ITEM_BLOCK) } }, sort: [['block', 1]] })
+  const docs: Array<BatchItemEntry & { i: number }> = []
+  for (const b of blocks) {
+    b.items.forEach((item, k) => {
+      const i = b.block * ITEM_BLOCK + k
+      if (item !== null && i >= from && i <= last) docs.push({ ...item, i })
+    })
+  }
   return await Promise.all(docs.map(async d => ({
     i: d.i,
     email: (await rc.sealer.unseal(owner, d.email)) ?? ERASED,
