@@ -6,7 +6,8 @@ import type { Sealer } from '../infra/crypto/sealer.ts'
  * What a projection writes through while the runner applies a batch: reads see the
  * batch's own writes first (a document touched by several events of a batch is read
  * once and written once), and everything is written with the projections' checkpoints
- * in one atomic write at the end of the batch.
+ * in one atomic write at the end of the batch. Documents it hands out are frozen (shared
+ * with later events of the batch): a projection builds a new document rather than change one.
  */
 export interface ProjectionWriter {
   get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null>

@@ -10,9 +10,23 @@ export function signatureOf (p: Projection): string {
 }
 
 /**
+ * Freezes a document and everything in it (a projection's documents are values: `evolve`
+ * returns a new one). @returns the same document.
+ */
+export function deepFreeze<T> (value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
+  Object.freeze(value)
+  for (const v of Object.values(value)) deepFreeze(v)
+  return value
+}
+
+/**
  * A batch's writer: read-through cache of documents, writes kept until the batch commits.
  * A document written several times in a batch is written once, its last version (the
  * writes of one key coalesce between two `deleteWhere`s, which keep their place).
+ * Documents are frozen as they enter the cache (read or put) and handed out as they are:
+ * a projection that changed a document it read in place would throw (TypeError), rather
+ * than change what later events of the batch read.
  */
 class BatchWriter implements ProjectionWriter {
   private readonly reads: ReadStore
@@ -28,10 +42,9 @@ class BatchWriter implements ProjectionWriter {
     const k = this.key(spec, id)
     if (!this.cache.has(k)) {
       const stored = await this.reads.collection(spec).get(id)
-      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
+      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : deepFreeze(stored))
     }
-    const doc = this.cache.get(k)
-    return doc ? structuredClone(doc) as T : null
+    return (this.cache.get(k) ?? null) as T | null
   }
   private record (k: string, op: WriteOp): void {
     const at = this.slot.get(k)
@@ -41,7 +54,7 @@ class BatchWriter implements ProjectionWriter {
   }
   put (spec: CollectionSpec, doc: Doc): void {
     const k = this.key(spec, doc._id)
-    this.cache.set(k, doc)
+    this.cache.set(k, deepFreeze(doc))
     this.record(k, { op: 'put', spec, doc })
   }
   delete (spec: CollectionSpec, id: string): void {

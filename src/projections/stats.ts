@@ -67,7 +67,7 @@ export const statsProjection: Projection = {
     const e = event as unknown as JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
     const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.type === 'TokensCaptured' ? e.data.captured_at : e.type === 'BatchItemsAdded' ? e.data.added_at : e.data.recorded_at
     const slot = slotOf(at)
-    const s = await writer.get<UsageSlotDoc>(USAGE_SLOTS, `${user}|${slot}`) ?? emptySlot(user, slot)
+    const s = { ...(await writer.get<UsageSlotDoc>(USAGE_SLOTS, `${user}|${slot}`) ?? emptySlot(user, slot)) }
     switch (e.type) {
       case 'JobQueued': s.submitted++; break
       case 'JobFailed': s.failed++; break

@@ -127,7 +127,7 @@ export const walletsProjection: Projection = {
     const at = event.metadata.occurred_at
     const stored = await writer.get<WalletDoc & { erased?: boolean }>(WALLETS, user)
     if (stored?.erased === true) return
-    const w = stored ?? { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
+    const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
     const tx = transactionOf(e)
     switch (e.type) {
       case 'TokensGranted': w.balance += e.data.amount; w.granted += e.data.amount; break
