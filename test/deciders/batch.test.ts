@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import t from 'tap'
 import { spec } from '../support/decider-spec.ts'
 import * as batch from '../../src/domain/batch/decider.ts'
@@ -119,6 +120,28 @@ t.test('states are never changed in place (a refused append leaves the folded st
   t.equal(JSON.stringify({ ...s0, hashes: s0.hashes?.map(h => [...h]), open: [...s0.open].map(([k, c]) => [k, { ...c, done: [...c.done] }]) }), before, 'folding further events leaves the earlier state unchanged')
   t.notOk(batch.holds(s0, 'h2'), 'an item added to a later state is not in the earlier one')
   const s39 = Array.from({ length: 38 }, (_, k) => added(`c${k + 2}`, k + 1, [item(k + 2)], 7)).reduce(batch.evolve, s0 as batch.BatchState) as batch.Live
-  t.ok([1, 2, 20, 39].every(n => batch.holds(s39, `h${n}`)), 'merged segments still hold every item')
-  t.ok((s39.hashes?.length ?? 0) <= 17, `${s39.hashes?.length} segments`)
+  t.ok([1, 2, 20, 39].every(n => batch.holds(s39, `h${n}`)), 'merged runs still hold every item')
+  t.ok((s39.hashes?.length ?? 0) <= 7, `${s39.hashes?.length} runs`)
+})
+
+t.test('the de-duplication index holds exactly the items added, in few runs, at 8 bytes an item', async t => {
+  // The oracle: a plain Set of the blind indexes added (16 hex digits, as the handler makes them).
+  const added16 = new Set<string>()
+  let s: batch.BatchState = batch.evolve(batch.initialState(), created())
+  let first = 0
+  const parts = 300
+  for (let p = 0; p < parts; p++) {
+    // Parts of uneven sizes, as a chunk's last part is.
+    const items = Array.from({ length: 1 + (p * 37) % 90 }, () => ({ email: 'sealed:x', hash: randomBytes(8).toString('hex') }))
+    for (const it of items) added16.add(it.hash)
+    s = batch.evolve(s, added(`c${p}`, first, items, 7))
+    first += items.length
+  }
+  const live = s as batch.Live
+  const missing = [...added16].filter(h => !batch.holds(live, h))
+  t.same(missing, [], `every one of ${added16.size} added indexes is held`)
+  const others = Array.from({ length: 2_000 }, () => randomBytes(8).toString('hex')).filter(h => !added16.has(h))
+  t.same(others.filter(h => batch.holds(live, h)), [], 'no index that was not added is held')
+  t.ok(live.hashes!.length <= Math.ceil(Math.log2(parts)) + 1, `${live.hashes!.length} runs for ${parts} parts`)
+  t.equal(live.hashes!.reduce((n, run) => n + run.byteLength, 0), 8 * added16.size, '8 bytes an item')
 })

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { DomainError } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
@@ -28,11 +29,12 @@ export type BatchState =
     /** Items with their result. */
     processed: number
     /**
-     * Blind indexes of every item while intake is open (de-duplication), in segments: a part
-     * adds one, and more than MAX_SEGMENTS are merged into one (states share segments and
-     * never change them); null once intake closed.
+     * Blind indexes of every item while intake is open (de-duplication), as sorted runs of
+     * 64-bit values (8 bytes an item): a part adds a run, and runs merge as a binary counter's
+     * bits carry (at most log2(parts) + 1 runs; each item copied log2(parts) times in all).
+     * States share runs and never change them; null once intake closed.
      */
-    hashes: ReadonlyArray<ReadonlySet<string>> | null
+    hashes: ReadonlyArray<HashRun> | null
     /** Chunks accepted, and those abandoned before they were. */
     chunk_uuids: ReadonlySet<string>
     abandoned: ReadonlySet<string>
@@ -44,20 +46,70 @@ export type Live = Exclude<BatchState, { status: 'none' }>
 
 export const initialState = (): BatchState => ({ status: 'none' })
 
-/** Segments of the hash set before they are merged (a lookup asks each). */
-const MAX_SEGMENTS = 16
+/**
+ * Blind indexes as a sorted run: the 64-bit value of each as (high, low) 32-bit pairs in
+ * one array, ascending. A set of strings would cost about 50 bytes an item (50 MB for a
+ * batch of a million, twice that while runs merge).
+ */
+export type HashRun = Uint32Array
 
-/** Whether the batch holds an item with this blind index. */
-export function holds (state: Live, hash: string): boolean {
-  return state.hashes !== null && state.hashes.some(segment => segment.has(hash))
+const HEX64 = /^[0-9a-f]{16}$/
+
+/** The 64 bits of a blind index (16 hex digits, as the handler makes them); any other text by the first 8 bytes of its SHA-256. */
+function bitsOf (hash: string): [number, number] {
+  const hex = HEX64.test(hash) ? hash : createHash('sha256').update(hash).digest('hex').slice(0, 16)
+  return [parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8, 16), 16)]
 }
 
-function withSegment (segments: ReadonlyArray<ReadonlySet<string>>, items: readonly BatchItem[]): ReadonlyArray<ReadonlySet<string>> {
-  const next = [...segments, new Set(items.map(item => item.hash))]
-  if (next.length <= MAX_SEGMENTS) return next
-  const merged = new Set<string>()
-  for (const segment of next) for (const h of segment) merged.add(h)
-  return [merged]
+function runOf (hashes: readonly string[]): HashRun {
+  const pairs = hashes.map(bitsOf).sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  const run = new Uint32Array(pairs.length * 2)
+  pairs.forEach(([hi, lo], k) => { run[2 * k] = hi; run[2 * k + 1] = lo })
+  return run
+}
+
+/** Two runs as one, ascending. */
+function merge (a: HashRun, b: HashRun): HashRun {
+  const out = new Uint32Array(a.length + b.length)
+  let i = 0
+  let j = 0
+  let k = 0
+  while (i < a.length && j < b.length) {
+    if (a[i] < b[j] || (a[i] === b[j] && a[i + 1] <= b[j + 1])) { out[k++] = a[i++]; out[k++] = a[i++] } else { out[k++] = b[j++]; out[k++] = b[j++] }
+  }
+  while (i < a.length) out[k++] = a[i++]
+  while (j < b.length) out[k++] = b[j++]
+  return out
+}
+
+function inRun (run: HashRun, hi: number, lo: number): boolean {
+  let low = 0
+  let high = run.length / 2 - 1
+  while (low <= high) {
+    const mid = (low + high) >>> 1
+    const h = run[2 * mid]
+    const l = run[2 * mid + 1]
+    if (h === hi && l === lo) return true
+    if (h < hi || (h === hi && l < lo)) low = mid + 1
+    else high = mid - 1
+  }
+  return false
+}
+
+/** Whether the batch holds an item with this blind index. Cost: a binary search in each run. */
+export function holds (state: Live, hash: string): boolean {
+  if (state.hashes === null) return false
+  const [hi, lo] = bitsOf(hash)
+  return state.hashes.some(run => inRun(run, hi, lo))
+}
+
+/** The runs with the part's items added: a new run, merged with the last while it is no smaller than it (a binary counter's carry). */
+function withRun (runs: readonly HashRun[], items: readonly BatchItem[]): readonly HashRun[] {
+  const next = [...runs]
+  let run = runOf(items.map(item => item.hash))
+  while (next.length > 0 && next[next.length - 1].length <= run.length) run = merge(next.pop()!, run)
+  next.push(run)
+  return next
 }
 
 const bit = (done: Uint8Array, k: number): boolean => (done[k >> 3] & (1 << (k & 7))) !== 0
@@ -84,8 +136,8 @@ export function evolve (state: BatchState, event: BatchEvent): BatchState {
   switch (event.type) {
     case 'BatchItemsAdded': {
       const d = event.data
-      // Merged every MAX_SEGMENTS parts: bounded by max_batch_size, never by the account's history.
-      const hashes = withSegment(state.hashes ?? [], d.items)
+      // Bounded by max_batch_size, never by the account's history.
+      const hashes = withRun(state.hashes ?? [], d.items)
       const invalid = d.items.filter(item => item.invalid === true).length
       const open = new Map(state.open)
       let chunk = d.part === 0
@@ -282,12 +334,12 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
 /**
  * Long-lived while intake is open: the state is kept between commands in each process (no
  * snapshot event: a batch is bounded by `max_batch_size`), weighed by its de-duplication
- * index (about 64 bytes an address) and open chunks' bitmaps.
+ * index (8 bytes an address) and open chunks' bitmaps.
  */
 export const snapshot = {
   types: [] as string[],
   every: 1_000_000,
   weight: (state: BatchState): number => state.status === 'none'
     ? 256
-    : 1024 + 64 * (state.hashes ?? []).reduce((n, segment) => n + segment.size, 0) + [...state.open.values()].reduce((n, c) => n + c.done.length + 64, 0)
+    : 1024 + (state.hashes ?? []).reduce((n, run) => n + run.byteLength, 0) + [...state.open.values()].reduce((n, c) => n + c.done.length + 64, 0)
 }
