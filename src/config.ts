@@ -36,6 +36,7 @@ export const ConfigSchema = z.object({
   VERIFIER_HELO_NAME: z.string().min(1).optional(),
   VERIFIER_MAIL_FROM: z.string().min(3).optional(),
   VERIFIER_SMTP_TIMEOUT_MS: intFromEnv(10_000, 50, 600_000),
+  VERIFIER_PIPELINE_RCPT: intFromEnv(10, 1, 100),
   VERIFIER_DNS_TIMEOUT_MS: intFromEnv(5_000, 50, 60_000),
   VERIFIER_CONCURRENCY: intFromEnv(64, 1, 4096),
   VERIFIER_GREYLIST_RETRY_S: z.coerce.number().positive().max(86_400).default(60),
@@ -95,6 +96,8 @@ export interface Config {
     helo_name: string
     mail_from: string
     smtp_timeout_ms: number
+    /** RCPT TO commands per write when the server announces PIPELINING (RFC 2920); 1 asks one at a time. */
+    pipeline_rcpt: number
     dns_timeout_ms: number
     concurrency: number
     greylist_retry_ms: number
@@ -185,6 +188,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
       helo_name: helo,
       mail_from: c.VERIFIER_MAIL_FROM ?? `verify@${helo}`,
       smtp_timeout_ms: c.VERIFIER_SMTP_TIMEOUT_MS,
+      pipeline_rcpt: c.VERIFIER_PIPELINE_RCPT,
       dns_timeout_ms: c.VERIFIER_DNS_TIMEOUT_MS,
       concurrency: c.VERIFIER_CONCURRENCY,
       greylist_retry_ms: Math.round(c.VERIFIER_GREYLIST_RETRY_S * 1000),

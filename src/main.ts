@@ -40,7 +40,7 @@ export function buildEngine (config: Config): VerificationEngine {
   const v = config.verifier
   return new VerificationEngine({
     resolver: new CachingMailResolver(new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms })),
-    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, starttls: v.starttls, allow_private_targets: v.allow_private_targets },
+    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, pipeline_rcpt: v.pipeline_rcpt, starttls: v.starttls, allow_private_targets: v.allow_private_targets },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,

@@ -18,7 +18,10 @@ const world = await startMailWorld({
     { name: 'grey.com', mx: [{ preference: 10, exchange: 'mx.grey.com' }] },
     { name: 'greyforever.com', mx: [{ preference: 10, exchange: 'mx.greyforever.com' }] },
     { name: 'silent.com', mx: [{ preference: 10, exchange: 'mx.silent.com' }] },
-    { name: 'cached.com', mx: [{ preference: 10, exchange: 'mx.cached.com' }] }
+    { name: 'cached.com', mx: [{ preference: 10, exchange: 'mx.cached.com' }] },
+    { name: 'pipe.com', mx: [{ preference: 10, exchange: 'mx.pipe.com' }] },
+    { name: 'nopipe.com', mx: [{ preference: 10, exchange: 'mx.nopipe.com' }] },
+    { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] }
   ],
   hosts: [
     { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
@@ -28,7 +31,13 @@ const world = await startMailWorld({
     { name: 'mx.grey.com', ip: '127.0.21.6', rcpt: exists, greylist_ms: 250 },
     { name: 'mx.greyforever.com', ip: '127.0.21.7', rcpt: exists, greylist_ms: 60_000 },
     { name: 'mx.silent.com', ip: '127.0.21.8', silent: true },
-    { name: 'mx.cached.com', ip: '127.0.21.9', rcpt: exists }
+    { name: 'mx.cached.com', ip: '127.0.21.9', rcpt: exists },
+    // Announces PIPELINING (the world's default EHLO reply); answers each RCPT after a pause.
+    { name: 'mx.pipe.com', ip: '127.0.21.10', rcpt: exists, rcpt_delay_ms: 5 },
+    // Announces no PIPELINING.
+    { name: 'mx.nopipe.com', ip: '127.0.21.11', rcpt: exists, ehlo: { code: 250, message: ['mx.nopipe.com at your service', '8BITMIME', 'SMTPUTF8'] } },
+    // Hangs up in its first session once it has answered the first RCPT of a pipelined window.
+    { name: 'mx.dropmid.com', ip: '127.0.21.12', rcpt: exists, drop: { at: 'RCPT', after_reply: true, sessions: 1 } }
   ]
 })
 t.teardown(() => world.close())
@@ -79,6 +88,47 @@ t.test('452 4.5.3 too many recipients opens another envelope', async t => {
   t.ok(results.every(r => r.reason === 'accepted_email'), results.map(r => r.reason).join(','))
   const seen = since(m, '127.0.21.3')
   t.ok(seen.envelopes >= 3, `the server saw ${seen.envelopes} envelopes (MAIL FROM) for 12 addresses at 5 per envelope`)
+  t.ok(seen.conns.some(c => c.pipelined > 0), 'RCPTs were pipelined past the envelope\'s limit (the 452s were asked again)')
+})
+
+/** Addresses of `domain`, every other one unknown to the world (`exists`), so that a reply matched to the wrong recipient shows. */
+const mixed = (domain: string, n: number): Array<{ email: string, checks: typeof all }> =>
+  Array.from({ length: n }, (_, i) => ({ email: i % 2 === 0 ? `u${i}@${domain}` : `nobody${i}@${domain}`, checks: all }))
+const reasonFor = (email: string): string => exists(email).code === 250 ? 'accepted_email' : 'mailbox_not_found'
+
+t.test('PIPELINING announced (RFC 2920): RCPTs go in windows, each reply matched to its recipient in order', async t => {
+  const { e } = engine()
+  const m = mark()
+  const requests = mixed('pipe.com', 24)
+  const results = await e.verifyMany(requests)
+  t.same(results.map(r => r.reason), requests.map(r => reasonFor(r.email)), 'every address as the world answers it')
+  const seen = since(m, '127.0.21.10')
+  const pipelined = seen.conns.reduce((n, c) => n + c.pipelined, 0)
+  t.ok(pipelined > 0, `the server saw ${pipelined} command lines arrive before the previous one was answered`)
+  t.equal(seen.rcpts, 25, 'one RCPT per address plus the catch-all probe')
+})
+
+t.test('without PIPELINING, one RCPT per round trip', async t => {
+  const { e } = engine()
+  const m = mark()
+  const requests = mixed('nopipe.com', 24)
+  const results = await e.verifyMany(requests)
+  t.same(results.map(r => r.reason), requests.map(r => reasonFor(r.email)), 'every address as the world answers it')
+  const seen = since(m, '127.0.21.11')
+  t.ok(seen.sessions >= 1 && seen.rcpts === 25, `${seen.sessions} sessions, ${seen.rcpts} RCPTs`)
+  t.equal(seen.conns.reduce((n, c) => n + c.pipelined, 0), 0, 'no command line arrived before the previous one was answered')
+})
+
+t.test('a server that hangs up in the middle of a pipelined window: the unanswered recipients are asked in a new session', async t => {
+  const { e } = engine()
+  const m = mark()
+  const requests = mixed('dropmid.com', 12)
+  const results = await e.verifyMany(requests)
+  t.same(results.map(r => r.reason), requests.map(r => reasonFor(r.email)), 'every address as the world answers it')
+  const seen = since(m, '127.0.21.12')
+  t.ok(seen.conns[0].pipelined > 0, 'the first session pipelined its RCPTs')
+  t.equal(seen.conns[0].closed_by, 'server', 'and the server hung up on it')
+  t.ok(seen.sessions >= 2, `${seen.sessions} sessions: the rest in another`)
 })
 
 t.test('421 beyond the receiver\'s session limit: back off, adapt, and still answer everything', async t => {
@@ -164,6 +214,7 @@ t.test('naive mode: one session per address, no caches', async t => {
   const seen = since(m, '127.0.21.2')
   t.equal(seen.sessions, 10, 'the server saw one session per address')
   t.equal(seen.rcpts, 20, 'and a catch-all probe in each')
+  t.equal(seen.conns.reduce((n, c) => n + c.pipelined, 0), 0, 'one recipient per round trip, as the open-source reference asks')
 })
 
 t.test('checks are selectable: no smtp means no SMTP traffic and an unknown verdict', async t => {

@@ -85,7 +85,8 @@ export class VerificationEngine {
   constructor (options: EngineOptions) {
     this.o = options
     this.resultCache = new LRUCache({ max: options.result_cache_max ?? 20_000 })
-    this.prober = new SmtpProber(options.resolver, new Politeness(options.politeness ?? DEFAULT_POLITENESS), options.probe)
+    // Naive mode asks as the open-source reference does: one recipient per round trip.
+    this.prober = new SmtpProber(options.resolver, new Politeness(options.politeness ?? DEFAULT_POLITENESS), options.mode === 'naive' ? { ...options.probe, pipeline_rcpt: 1 } : options.probe)
   }
 
   get stats (): EngineStats { return { ...this.prober.stats, ...this.counters } }

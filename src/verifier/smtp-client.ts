@@ -198,10 +198,19 @@ export class SmtpSession {
 
   /** Sends one command line (CRLF added) and reads its reply. */
   async command (line: string): Promise<SmtpReply> {
-    if (/[\r\n]/.test(line)) throw new Error('command contains a line break')
-    if (this.ended) throw this.ended
-    this.socket.write(`${line}\r\n`)
+    this.send([line])
     return await this.read()
+  }
+
+  /**
+   * Sends command lines in one write (RFC 2920 pipelining, when the server announced
+   * PIPELINING); the caller reads one reply per line, in order, with `read`.
+   * @throws Error for a line with a line break; SmtpSessionError when the session is over.
+   */
+  send (lines: readonly string[]): void {
+    if (lines.some(line => /[\r\n]/.test(line))) throw new Error('command contains a line break')
+    if (this.ended) throw this.ended
+    this.socket.write(lines.map(line => `${line}\r\n`).join(''))
   }
 
   /** Sends QUIT without waiting long for the reply, then closes. */

@@ -35,6 +35,12 @@ export interface ProbeOptions {
    * reconnection that the receiver, still counting the old one, turns away with 421.
    */
   linger_ms?: number
+  /**
+   * RCPT TO commands sent together when the server announces PIPELINING (RFC 2920 §3.1:
+   * RCPT TO may be pipelined; replies come in order): one round trip for a window instead
+   * of one each. 1 sends them one at a time (as without PIPELINING).
+   */
+  pipeline_rcpt?: number
 }
 
 export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
@@ -102,7 +108,7 @@ export class SmtpProber {
   constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
     this.politeness = politeness
-    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, linger_ms: 250, ...options }
+    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, linger_ms: 250, pipeline_rcpt: 10, ...options }
   }
 
   /**
@@ -216,8 +222,11 @@ export class SmtpProber {
 
   /**
    * One SMTP session with `host`: greeting, optional STARTTLS, then envelopes until the
-   * queue is empty or `perSession` recipients were asked. Recipients taken but not
-   * answered go back to the front of the queue (at most twice per recipient).
+   * queue is empty or `perSession` recipients were asked. When the server announces
+   * PIPELINING (RFC 2920), RCPT TO commands go in windows of `pipeline_rcpt` per write and
+   * their replies are read in order; a 452 that fills the envelope sends the rest of the
+   * window to the next one. Recipients taken but not answered (the connection lost
+   * mid-window) go back to the front of the queue (at most twice per recipient).
    *
    * STARTTLS (RFC 3207) when offered: a refusal (454, §4: the client decides whether to go
    * on) lets the session go on in clear text; a failed handshake ends it (§4: the client
@@ -296,6 +305,7 @@ export class SmtpProber {
           }
         }
       }
+      const pipelining = this.o.pipeline_rcpt > 1 && session.extensions.has('PIPELINING')
       let asked = 0
       for (;;) {
         while (queue.length > 0 && asked < perSession) {
@@ -303,28 +313,35 @@ export class SmtpProber {
           if (mail.code !== 250) return refused(mail, 'MAIL FROM')
           this.stats.envelopes++
           let inEnvelope = 0
-          while (queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
-            const item = queue.shift()!
-            inFlight.push(item)
+          let full = false
+          while (!full && queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
+            // A window of recipients in one write when the server pipelines (RFC 2920), one otherwise.
+            const room = Math.min(pipelining ? this.o.pipeline_rcpt : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
+            const window = queue.splice(0, room)
+            inFlight.push(...window)
             const askedAt = Date.now()
-            const reply = await session.command(`RCPT TO:<${item.address}>`)
-            this.stats.rcpts++
-            counted.rcpts++
-            const outcome = classifyRcpt(reply)
-            if (outcome === 'too_many_recipients' && inEnvelope > 0) {
-              // 452 4.5.3: this envelope is full; ask again in the next one.
-              inFlight.pop()
-              queue.unshift(item)
-              break
+            session.send(window.map(item => `RCPT TO:<${item.address}>`))
+            // Every reply of the window is read (they come in order), whatever they say.
+            for (const item of window) {
+              const reply = await session.read()
+              this.stats.rcpts++
+              counted.rcpts++
+              if (full) continue
+              const outcome = classifyRcpt(reply)
+              if (outcome === 'too_many_recipients' && inEnvelope > 0) {
+                // 452 4.5.3: this envelope is full; this recipient and the rest of the window in the next one.
+                full = true
+                continue
+              }
+              if (reply.code === 421) return refused(reply, 'RCPT TO')
+              inFlight.shift()
+              answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
+              answered++
+              inEnvelope++
+              asked++
             }
-            if (reply.code === 421) {
-              return refused(reply, 'RCPT TO')
-            }
-            inFlight.pop()
-            answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
-            answered++
-            inEnvelope++
-            asked++
+            // Recipients the full envelope turned away go back to the front of the queue, in order.
+            if (full) queue.unshift(...inFlight.splice(0))
           }
           if (queue.length > 0 && asked < perSession) {
             const rset = await session.command('RSET')

@@ -78,6 +78,8 @@ export interface ConnectionLog {
   at: number
   /** Every command line received, in order (nothing for a connection that never spoke). */
   commands: string[]
+  /** Command lines that arrived while an earlier one was still unanswered (pipelined, RFC 2920). */
+  pipelined: number
   /** The session switched to TLS. */
   tls: boolean
   /** Who ended it (`client`: QUIT or the client's FIN); null while open. */
@@ -112,7 +114,7 @@ const TLS_ALERT = Buffer.from([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28])
 
 function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: SmtpLogs): void {
   const ip = h.ip
-  const entry: ConnectionLog = { ip, at: Date.now(), commands: [], tls: false, closed_by: null }
+  const entry: ConnectionLog = { ip, at: Date.now(), commands: [], pipelined: 0, tls: false, closed_by: null }
   logs.connection_log.push(entry)
   logs.connections.set(ip, (logs.connections.get(ip) ?? 0) + 1)
   state.active++
@@ -163,6 +165,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
     buffer += chunk.toString('latin1')
     let nl: number
     while ((nl = buffer.indexOf('\n')) >= 0) {
+      if (busy || queue.length > 0) entry.pipelined++
       queue.push(buffer.slice(0, nl).replace(/\r$/, ''))
       buffer = buffer.slice(nl + 1)
     }
