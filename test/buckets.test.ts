@@ -128,3 +128,17 @@ t.test('slots are the 15-minute UTC grid every bucket boundary lies on', async t
   }
   t.pass('every local day boundary of a year in five zones is on the grid')
 })
+
+t.test('slotOf: the 15-minute slot of any instant, as Date arithmetic computes it', async t => {
+  // The oracle: the instant floored to a multiple of 15 minutes since the epoch, by Date.
+  const floor = (ms: number): string => new Date(Math.floor(ms / 900_000) * 900_000).toISOString()
+  let wrong = 0
+  for (let k = 0; k < 20_000; k++) {
+    // Instants over two centuries, either side of slot boundaries too.
+    const ms = k % 2 === 0 ? Math.floor(Math.random() * 6.3e12) - 1e12 : Math.floor(Math.random() * 7e6) * 900_000 + (k % 3) - 1
+    if (slotOf(new Date(ms).toISOString()) !== floor(ms)) wrong++
+  }
+  t.equal(wrong, 0, '20,000 instants, canonical form')
+  t.equal(slotOf('2026-11-24T09:37:12+01:00'), '2026-11-24T08:30:00.000Z', 'another offset: by Date.parse')
+  t.equal(slotOf('2026-03-29T01:59:59.999Z'), '2026-03-29T01:45:00.000Z')
+})

@@ -14,8 +14,16 @@ export type Granularity = typeof GRANULARITIES[number]
 /** Length of a slot, ms. */
 export const SLOT_MS = 15 * 60_000
 
-/** The start of the 15-minute slot (UTC) of an instant, as RFC 3339. */
+const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:(\d\d):\d\d\.\d{3}Z$/
+
+/** The start of the 15-minute slot (UTC) of an instant, as RFC 3339 (`toISOString`'s form). */
 export function slotOf (iso: string): string {
+  // The form events carry (`toISOString`): the slot by the minutes' digits.
+  const m = CANONICAL.exec(iso)
+  if (m !== null) {
+    const minute = Math.floor(Number(m[1]) / 15) * 15
+    return `${iso.slice(0, 14)}${minute < 10 ? '0' : ''}${minute}:00.000Z`
+  }
   const ms = Date.parse(iso)
   return new Date(ms - ((ms % SLOT_MS) + SLOT_MS) % SLOT_MS).toISOString()
 }

@@ -24,27 +24,28 @@ export function deepFreeze<T> (value: T): T {
  * A batch's writer: read-through cache of documents, writes kept until the batch commits.
  * A document written several times in a batch is written once, its last version (the
  * writes of one key coalesce between two `deleteWhere`s, which keep their place).
- * Documents are frozen as they enter the cache (read or put) and handed out as they are:
- * a projection that changed a document it read in place would throw (TypeError), rather
- * than change what later events of the batch read.
+ * Documents are handed out frozen and shared (no copy per read): a projection that
+ * changed a document it read in place would throw (TypeError), rather than change what
+ * later events of the batch read. `carried` seeds the cache with documents known to be
+ * stored as they are (a rebuild's previous page).
  */
 class BatchWriter implements ProjectionWriter {
   private readonly reads: ReadStore
-  private readonly cache = new Map<string, Doc | null>()
+  readonly cache: Map<string, Doc | null>
   /** `deleteWhere`s of this batch: a committed document they match reads as gone. */
   private readonly erased: Array<{ name: string, field: string, value: string }> = []
   readonly ops: WriteOp[] = []
   /** Where each key's latest put or delete is in `ops`, since the last `deleteWhere`. */
   private readonly slot = new Map<string, number>()
-  constructor (reads: ReadStore) { this.reads = reads }
+  constructor (reads: ReadStore, carried?: Map<string, Doc | null>) { this.reads = reads; this.cache = carried ?? new Map() }
   private key (spec: CollectionSpec, id: string): string { return `${spec.name}\u0000${id}` }
   async get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null> {
     const k = this.key(spec, id)
     if (!this.cache.has(k)) {
       const stored = await this.reads.collection(spec).get(id)
-      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : deepFreeze(stored))
+      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
     }
-    return (this.cache.get(k) ?? null) as T | null
+    return deepFreeze(this.cache.get(k) ?? null) as T | null
   }
   private record (k: string, op: WriteOp): void {
     const at = this.slot.get(k)
@@ -54,7 +55,7 @@ class BatchWriter implements ProjectionWriter {
   }
   put (spec: CollectionSpec, doc: Doc): void {
     const k = this.key(spec, doc._id)
-    this.cache.set(k, deepFreeze(doc))
+    this.cache.set(k, doc)
     this.record(k, { op: 'put', spec, doc })
   }
   delete (spec: CollectionSpec, id: string): void {
@@ -71,15 +72,19 @@ class BatchWriter implements ProjectionWriter {
     this.slot.clear()
   }
 
+  /** Whether the batch erased documents by a condition (a cache carried past it could hold stale misses). */
+  get erasing (): boolean { return this.erased.length > 0 }
 }
 
 /**
  * Applies `events` (global order) to each projection past its checkpoint, and writes the
- * documents with the checkpoints moved to `through` in one atomic write.
+ * documents with the checkpoints moved to `through` in one atomic write. `carried`: the
+ * documents cache to start from (a rebuild's, whose documents no one else writes).
+ * @returns the batch's writer (its cache: what the documents are now).
  * @throws CheckpointConflictError when another process moved a checkpoint meanwhile.
  */
-export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number): Promise<void> {
-  const writer = new BatchWriter(reads)
+export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>): Promise<BatchWriter> {
+  const writer = new BatchWriter(reads, carried)
   for (const event of events) {
     for (const p of projections) {
       if ((checkpoints.get(p.name) ?? 0) >= event.position || !p.event_types.includes(event.type)) continue
@@ -87,9 +92,10 @@ export async function applyBatch (reads: ReadStore, projections: readonly Projec
     }
   }
   const moves = projections.filter(p => (checkpoints.get(p.name) ?? 0) < through).map(p => ({ projection: p.name, from: checkpoints.get(p.name) ?? 0, to: through }))
-  if (moves.length === 0 && writer.ops.length === 0) return
+  if (moves.length === 0 && writer.ops.length === 0) return writer
   await reads.write(writer.ops, moves)
   for (const m of moves) checkpoints.set(m.projection, m.to)
+  return writer
 }
 
 export interface RunnerOptions {
@@ -296,8 +302,12 @@ const BATCH_BYTES = 8 * 1024 * 1024
 /** How long the projector waits after a failed batch before it subscribes again (ms). */
 const RETRY_MS = 1_000
 
-/** Events read and applied per batch of a rebuild (one commit each). */
-const REBUILD_PAGE = 10_000
+/** Events read and applied per batch of a rebuild (one commit each), and their data's characters at most. */
+const REBUILD_PAGE = 20_000
+const REBUILD_BYTES = 16 * 1024 * 1024
+
+/** Documents a rebuild keeps from one page to the next (the most recently cached). */
+const REBUILD_CARRY = 50_000
 
 /**
  * Rebuilds projections beside their live generations (`svc projections rebuild`): every
@@ -305,11 +315,15 @@ const REBUILD_PAGE = 10_000
  * once caught up with the store (the live projector goes on from the new generation's
  * checkpoint). The new generation gets its secondary indexes when it is complete (the
  * adapter's `activate`). Cost: every event once, in pages of REBUILD_PAGE, each page one
- * commit per projection; memory: one page and its documents. Measured in
- * `bench/read-side.ts`. `onProgress` gets the position reached and the head.
+ * commit per projection; memory: one page, its documents and the REBUILD_CARRY most
+ * recently written ones (read again without the store when the next page touches them). Measured in
+ * `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
+ * change the page size and the documents carried (tests: many pages over a short history).
  * @returns events read and whether each projection switched.
  */
-export async function rebuildProjections (store: EventStore, reads: ReadStore, projections: readonly Projection[], onProgress: (position: number, head: number) => void = () => {}): Promise<{ events: number, switched: Record<string, boolean> }> {
+export async function rebuildProjections (store: EventStore, reads: ReadStore, projections: readonly Projection[], onProgress: (position: number, head: number) => void = () => {}, options: { page?: number, carry?: number } = {}): Promise<{ events: number, switched: Record<string, boolean> }> {
+  const pageSize = options.page ?? REBUILD_PAGE
+  const carry = options.carry ?? REBUILD_CARRY
   for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
   const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
   // One view over every new generation: each target pins its projection.
@@ -320,13 +334,21 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
   const types = new Set(projections.flatMap(p => p.event_types))
   let position = 0
   let events = 0
+  // Documents of the last pages, as written (only the rebuild writes the new generation):
+  // a document touched again in the next page is not read back.
+  let carried = new Map<string, Doc | null>()
   for (;;) {
     const head = await store.headPosition()
-    const page = await store.readAll({ from_position: position, max_count: REBUILD_PAGE, max_bytes: BATCH_BYTES })
+    const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
     if (page.length === 0) break
     events += page.length
     position = page[page.length - 1].position
-    await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position)
+    const writer = await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position, carried)
+    carried = writer.erasing ? new Map() : writer.cache
+    for (const k of carried.keys()) {
+      if (carried.size <= carry) break
+      carried.delete(k)
+    }
     onProgress(position, head)
   }
   const switched: Record<string, boolean> = {}
