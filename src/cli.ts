@@ -33,7 +33,12 @@ async function runRole (role: Role): Promise<void> {
     if (stopping) return
     stopping = true
     console.error(JSON.stringify({ level: 30, role, msg: `${signal}: shutting down` }))
-    await service.close()
+    try {
+      await service.close()
+    } catch (err) {
+      console.error(JSON.stringify({ level: 50, role, msg: 'shutdown incomplete', err: String(err) }))
+      process.exit(1)
+    }
     process.exit(0)
   }
   process.on('SIGINT', () => { void stop('SIGINT') })

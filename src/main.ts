@@ -96,6 +96,7 @@ export interface Service {
   metrics_url: string | null
   core: Core
   runner: ProjectionRunner | null
+  /** Stops every part, in order, each even when one before it failed. @throws AggregateError naming the steps that failed. */
   close (): Promise<void>
 }
 
@@ -236,9 +237,18 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     close: async () => {
       if (closed) return
       closed = true
-      await app.close()
-      for (const c of closers) await c()
-      await core.close()
+      // Every step runs even when one before it failed: a failed step must not leave the
+      // stores, timers and workers of the rest open (the process would never exit).
+      const failures: unknown[] = []
+      for (const step of [() => app.close(), ...closers, () => core.close()]) {
+        try {
+          await step()
+        } catch (err) {
+          log.error({ err }, 'shutdown step failed')
+          failures.push(err)
+        }
+      }
+      if (failures.length > 0) throw new AggregateError(failures, `${failures.length} shutdown step(s) failed: ${failures.map(f => f instanceof Error ? f.message : String(f)).join('; ')}`)
     }
   }
 }
