@@ -315,9 +315,8 @@ const REBUILD_CARRY = 50_000
  * once caught up with the store (the live projector goes on from the new generation's
  * checkpoint). The new generation gets its secondary indexes when it is complete (the
  * adapter's `activate`). Cost: every event once, in pages of REBUILD_PAGE, each page one
- * commit per projection; memory: one page, its documents and the REBUILD_CARRY most
- * recently written ones (read again without the store when the next page touches them). Measured in
- * `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
+ * commit per projection; memory: one page, its documents and the REBUILD_CARRY documents
+ * cached last (the next page reads them without the store). Measured in `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
  * change the page size and the documents carried (tests: many pages over a short history).
  * @returns events read and whether each projection switched.
  */

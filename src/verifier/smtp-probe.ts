@@ -264,11 +264,15 @@ export class SmtpProber {
     }
     if (session === null) return { failure: failureOf(host, connectError), pushedBack: false, answered }
     const inFlight: Item[] = []
-    // Recipients asked but not answered go back to the queue; after 3 tries they keep the failure.
+    // Recipients asked but not answered go back to the queue. The first of them is charged a
+    // try (the session ended at it; the rest of a pipelined window may never have been read):
+    // after 3 it keeps the failure.
     const requeue = (failure: Failure): void => {
-      for (const item of inFlight.splice(0).reverse()) {
+      const lost = inFlight.splice(0)
+      for (let k = lost.length - 1; k >= 0; k--) {
+        const item = lost[k]
         if (answers.has(item.address)) continue
-        if (++item.attempts < 3) queue.unshift(item)
+        if (k > 0 || ++item.attempts < 3) queue.unshift(item)
         else answers.set(item.address, failure)
       }
     }
