@@ -26,7 +26,7 @@ import { CHECK_NAMES } from '../src/domain/checks.ts'
 import { simulate } from '../src/verifier/sandbox.ts'
 import type { EventStore, NewEvent } from '../src/infra/eventstore/port.ts'
 import { PROJECTIONS } from '../src/projections/index.ts'
-import { rebuildProjections } from '../src/projections/runner.ts'
+import { rebuildProjections } from '../src/projections/rebuild.ts'
 import { unlimitedRates } from '../test/support/plans.ts'
 import { client, signUp, startTestService, testConfig } from '../test/support/service.ts'
 

@@ -76,14 +76,20 @@ class BatchWriter implements ProjectionWriter {
   get erasing (): boolean { return this.erased.length > 0 }
 }
 
+/** A committed batch: its documents cache, and whether it erased documents by a condition (`deleteWhere`). */
+export interface AppliedBatch {
+  readonly cache: Map<string, Doc | null>
+  readonly erasing: boolean
+}
+
 /**
  * Applies `events` (global order) to each projection past its checkpoint, and writes the
  * documents with the checkpoints moved to `through` in one atomic write. `carried`: the
  * documents cache to start from (a rebuild's, whose documents no one else writes).
- * @returns the batch's writer (its cache: what the documents are now).
+ * @returns what the documents are now (the batch's cache) and whether it erased any by a condition.
  * @throws CheckpointConflictError when another process moved a checkpoint meanwhile.
  */
-export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>): Promise<BatchWriter> {
+export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>): Promise<AppliedBatch> {
   const writer = new BatchWriter(reads, carried)
   for (const event of events) {
     for (const p of projections) {
@@ -301,76 +307,3 @@ const BATCH_BYTES = 8 * 1024 * 1024
 
 /** How long the projector waits after a failed batch before it subscribes again (ms). */
 const RETRY_MS = 1_000
-
-/** Events read and applied per batch of a rebuild (one commit each), and their data's characters at most. */
-const REBUILD_PAGE = 20_000
-const REBUILD_BYTES = 16 * 1024 * 1024
-
-/** Documents a rebuild keeps from one page to the next (the most recently cached). */
-const REBUILD_CARRY = 50_000
-
-/**
- * Rebuilds projections beside their live generations (`svc projections rebuild`): every
- * event from the first into a new generation, page by page, then makes it the live one
- * once caught up with the store (the live projector goes on from the new generation's
- * checkpoint). The new generation gets its secondary indexes when it is complete (the
- * adapter's `activate`). Cost: every event once, in pages of REBUILD_PAGE, each page one
- * commit per projection; memory: one page, its documents and the REBUILD_CARRY documents
- * cached last (the next page reads them without the store). Measured in `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
- * change the page size and the documents carried (tests: many pages over a short history).
- * @returns events read and whether each projection switched.
- */
-export async function rebuildProjections (store: EventStore, reads: ReadStore, projections: readonly Projection[], onProgress: (position: number, head: number) => void = () => {}, options: { page?: number, carry?: number } = {}): Promise<{ events: number, switched: Record<string, boolean> }> {
-  const pageSize = options.page ?? REBUILD_PAGE
-  const carry = options.carry ?? REBUILD_CARRY
-  for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
-  const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
-  // One view over every new generation: each target pins its projection.
-  const pinned = targets.reduce((view, { p, target }) => ({ ...view, [p.name]: target.store }), {} as Record<string, ReadStore>)
-  const views = Object.values(pinned)
-  const store0 = views.length === 1 ? views[0] : new CompositeStore(pinned)
-  const checkpoints = new Map(projections.map(p => [p.name, 0]))
-  const types = new Set(projections.flatMap(p => p.event_types))
-  let position = 0
-  let events = 0
-  // Documents of the last pages, as written (only the rebuild writes the new generation):
-  // a document touched again in the next page is not read back.
-  let carried = new Map<string, Doc | null>()
-  for (;;) {
-    const head = await store.headPosition()
-    const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
-    if (page.length === 0) break
-    events += page.length
-    position = page[page.length - 1].position
-    const writer = await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position, carried)
-    carried = writer.erasing ? new Map() : writer.cache
-    for (const k of carried.keys()) {
-      if (carried.size <= carry) break
-      carried.delete(k)
-    }
-    onProgress(position, head)
-  }
-  const switched: Record<string, boolean> = {}
-  for (const { p, target } of targets) switched[p.name] = await target.activate()
-  return { events, switched }
-}
-
-/** A store that sends each projection's collections and checkpoints to the view that pins it (several rebuilds at once). */
-class CompositeStore implements ReadStore {
-  readonly durable = true
-  private readonly views: Record<string, ReadStore>
-  constructor (views: Record<string, ReadStore>) { this.views = views }
-  private of (projection: string): ReadStore { return this.views[projection] }
-  collection<T extends Doc> (spec: CollectionSpec) { return this.of(spec.projection).collection<T>(spec) }
-  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
-    // The views share one file and connection: each projection's part is written with its own checkpoint.
-    for (const c of checkpoints) await this.of(c.projection).write(ops.filter(o => o.spec.projection === c.projection), [c])
-  }
-  async getCheckpoint (projection: string) { return await this.of(projection).getCheckpoint(projection) }
-  async getConsumerCheckpoint (): Promise<number> { throw new Error('a rebuild view keeps no consumer checkpoints') }
-  async setConsumerCheckpoint (): Promise<void> { throw new Error('a rebuild view keeps no consumer checkpoints') }
-  async lease (): Promise<boolean> { return false }
-  async prepare (): Promise<void> { throw new Error('a rebuild view prepares nothing') }
-  async startRebuild (): Promise<never> { throw new Error('a rebuild view rebuilds nothing') }
-  async close (): Promise<void> {}
-}

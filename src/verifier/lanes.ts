@@ -1,4 +1,4 @@
-import type { RecipientAnswer } from './smtp-probe.ts'
+import type { RecipientAnswer } from './recipient-answer.ts'
 
 /** A recipient waiting in a route's queue (`attempts`: how often a session took it and lost it). */
 export interface Item { address: string, attempts: number }

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import type { MailHost, MailResolver } from './dns.ts'
-import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
-import { classifyRcpt, classifySessionRefusal, type RcptOutcome } from './classify.ts'
+import { SmtpSession, type SmtpReply } from './smtp-client.ts'
+import { classifyRcpt, classifySessionRefusal } from './classify.ts'
+import { failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
 import { lingerIn, type Item, type Lane } from './lanes.ts'
@@ -43,21 +44,8 @@ export interface ProbeOptions {
   pipeline_rcpt?: number
 }
 
-export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
-
-/** The answer for one recipient. */
-export type RecipientAnswer =
-  /**
-   * `asked_at`: when RCPT TO was sent (epoch ms). `clear_text`: why the session ran without
-   * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
-   */
-  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number, clear_text?: string }
-  | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
-
 /** Counters of a prober, for tests, the benchmark and `/metrics`; `by_provider` counts sessions and RCPTs per mail provider (`other` for the rest). */
 export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number, by_provider: Record<string, { sessions: number, rcpts: number }> }
-
-type Failure = Extract<RecipientAnswer, { kind: 'session' }>
 
 /**
  * How a session ended: `answered` recipients got their answer in it; `tls_failed`: the
@@ -65,27 +53,9 @@ type Failure = Extract<RecipientAnswer, { kind: 'session' }>
  */
 interface SessionOutcome { failure: Failure | null, pushedBack: boolean, answered: number, tls_failed?: boolean }
 
-function failureOf (host: MailHost | null, err: unknown): Failure {
-  if (err instanceof SmtpSessionError) {
-    const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
-    return { kind: 'session', host, reply: null, reason, detail: err.message }
-  }
-  return { kind: 'session', host, reply: null, reason: 'unexpected_error', detail: String(err) }
-}
-
-// Pushed back by the receiver: try again later rather than answer.
-const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
-
-
 /** Where session runners put answers: the callers waiting for each address are told at once. */
 interface Answers { has: (address: string) => boolean, set: (address: string, answer: RecipientAnswer) => void }
 
-/**
- * The work of one MX route shared by every caller probing it at the same time: one queue,
- * the sessions working through it, and who waits for which address. A caller that comes
- * while sessions are open adds its recipients to their queue rather than open sessions of
- * its own, so concurrent lists (parts of batches, single jobs) share the sessions of an MX.
- */
 /**
  * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
  * `RCPT TO` for many recipients of the same MX, in envelopes of up to `rcpt_per_envelope`

@@ -1,0 +1,31 @@
+// What a probe learns about one recipient: the server's RCPT reply, or why the session
+// could not ask (and whether the receiver pushed back).
+import type { MailHost } from './dns.ts'
+import { SmtpSessionError, type SmtpReply } from './smtp-client.ts'
+import type { RcptOutcome } from './classify.ts'
+
+export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+
+/** The answer for one recipient. */
+export type RecipientAnswer =
+  /**
+   * `asked_at`: when RCPT TO was sent (epoch ms). `clear_text`: why the session ran without
+   * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
+   */
+  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number, clear_text?: string }
+  | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
+
+/** A session-level answer: no RCPT reply for the recipient. */
+export type Failure = Extract<RecipientAnswer, { kind: 'session' }>
+
+/** A session failure from what a session threw (SmtpSessionError kinds; anything else unexpected). */
+export function failureOf (host: MailHost | null, err: unknown): Failure {
+  if (err instanceof SmtpSessionError) {
+    const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
+    return { kind: 'session', host, reply: null, reason, detail: err.message }
+  }
+  return { kind: 'session', host, reply: null, reason: 'unexpected_error', detail: String(err) }
+}
+
+/** Pushed back by the receiver (421, 4.7.x): try again later rather than answer. */
+export const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
