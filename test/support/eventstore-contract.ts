@@ -117,6 +117,26 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.equal(await store.headPosition(), all[2].position)
   })
 
+  t.test('readAll stops a page at max_bytes of data, one event at least, and goes on from there', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const start = await store.headPosition()
+    const s = p()
+    const big = { pad: 'x'.repeat(1000) }
+    await store.append(s, [ev('A', big), ev('B', big), ev('C', big), ev('D', big)], { expected_revision: 'no_stream' })
+    // The oracle of a size: the data's JSON text, as stored.
+    const size = JSON.stringify(big).length
+    const types = async (max_bytes: number, from = start) => (await store.readAll({ from_position: from, max_count: 10, max_bytes })).map(e => e.type)
+    t.same(await types(1), ['A'], 'one event at least')
+    t.same(await types(size), ['A'], 'the data taken reached the budget')
+    t.same(await types(size + 1), ['A', 'B'], 'one more while under it')
+    t.same(await types(3 * size), ['A', 'B', 'C'])
+    t.same(await types(100 * size), ['A', 'B', 'C', 'D'], 'max_count and the end of the log bound it too')
+    const first = await store.readAll({ from_position: start, max_count: 10, max_bytes: size + 1 })
+    t.same(await types(size + 1, first[1].position), ['C', 'D'], 'the next page starts after the last event taken')
+    t.same(first.map(e => e.size), [size, size], 'size is the data\'s characters')
+  })
+
   t.test('subscription catches up, then goes live, in order, with checkpoints', async t => {
     const store = await factory.open()
     t.teardown(() => store.close())

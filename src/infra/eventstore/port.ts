@@ -104,9 +104,9 @@ export interface EventStore {
    */
   readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>
   /**
-   * Events after `from_position` (exclusive) in global order, at most `max_count`, and, where
-   * the adapter can tell sizes before reading (SQLite), about `max_bytes` of data at most
-   * (always one event at least): a page of large events (batch chunks) stays small in memory.
+   * Events after `from_position` (exclusive) in global order, at most `max_count`, and no
+   * more once the data of those taken reaches `max_bytes` characters (`size`; always one
+   * event at least): a page of large events (batch chunks) stays small in memory.
    */
   readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]>
   /** Global position of the last committed event (0 when empty). */

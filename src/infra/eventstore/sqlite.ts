@@ -99,11 +99,8 @@ export class SqliteEventStore implements EventStore {
       // Both served by the UNIQUE (stream, revision) index: cost is the slice, not the stream.
       readForwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
       readBackwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
-      // A page of at most LIMIT events whose data before the last one stays under a byte budget.
-      readAll: this.db.prepare(`SELECT position, id, stream, revision, type, data, metadata FROM (
-        SELECT *, SUM(LENGTH(data)) OVER (ORDER BY position ROWS UNBOUNDED PRECEDING) - LENGTH(data) AS before
-        FROM (SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?)
-      ) WHERE before < ? ORDER BY position`),
+      // A page of at most LIMIT events, stepped one row at a time (`page` stops at a byte budget).
+      readAll: this.db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       dataVersion: this.db.prepare('PRAGMA data_version'),
       getCp: this.db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
       setCp: this.db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position')
@@ -153,7 +150,25 @@ export class SqliteEventStore implements EventStore {
 
   async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
     this.assertOpen()
-    return (this.st.readAll.all(options.from_position, options.max_count, options.max_bytes ?? Number.MAX_SAFE_INTEGER) as unknown as Row[]).map(toRecorded)
+    return this.page(options.from_position, options.max_count, options.max_bytes ?? Number.MAX_SAFE_INTEGER)
+  }
+
+  /**
+   * Events after `from` in global order: at most `maxCount`, and no more once the data of
+   * those taken reaches `maxBytes` characters (one event at least). The rows are stepped
+   * one at a time (the statement stops where the page does), so a page of large events
+   * (batch chunks) reads no more rows than it returns. Cost: the page (primary key range).
+   */
+  private page (from: number, maxCount: number, maxBytes: number): RecordedEvent[] {
+    const out: RecordedEvent[] = []
+    let before = 0
+    for (const row of this.st.readAll.iterate(from, maxCount) as IterableIterator<unknown>) {
+      if (out.length > 0 && before >= maxBytes) break
+      const r = row as Row
+      out.push(toRecorded(r))
+      before += r.data.length
+    }
+    return out
   }
 
   async headPosition (): Promise<number> {
@@ -184,7 +199,7 @@ export class SqliteEventStore implements EventStore {
     const loop = async (): Promise<void> => {
       let caughtUpReported = false
       while (!stopped && !this.closed) {
-        const batch = (this.st.readAll.all(position, this.batchSize, PAGE_BYTES) as unknown as Row[]).map(toRecorded)
+        const batch = this.page(position, this.batchSize, PAGE_BYTES)
         for (const event of batch) {
           if (stopped) return
           if (types === null || types.has(event.type)) await handler(event)
