@@ -2,13 +2,14 @@ import type { EventStore } from '../infra/eventstore/port.ts'
 import type { CollectionSpec, Doc, ReadStore, WriteOp } from '../infra/readstore/port.ts'
 import type { Projection } from './projection.ts'
 import { applyBatch, signatureOf } from './runner.ts'
+import { KeyFilter } from './key-filter.ts'
 
 /** Events read and applied per batch of a rebuild (one commit each), and their data's characters at most. */
 const REBUILD_PAGE = 20_000
 const REBUILD_BYTES = 16 * 1024 * 1024
 
 /** Documents a rebuild keeps from one page to the next (the most recently cached). */
-const REBUILD_CARRY = 50_000
+const REBUILD_CARRY = 10_000
 
 /**
  * Rebuilds projections beside their live generations (`svc projections rebuild`): every
@@ -16,8 +17,10 @@ const REBUILD_CARRY = 50_000
  * once caught up with the store (the live projector goes on from the new generation's
  * checkpoint). The new generation gets its secondary indexes when it is complete (the
  * adapter's `activate`). Cost: every event once, in pages of REBUILD_PAGE, each page one
- * commit per projection; memory: one page, its documents and the REBUILD_CARRY documents
- * cached last (the next page reads them without the store). Measured in
+ * commit per projection; a document is read from the store only when it was written in an
+ * earlier page and not carried (a KeyFilter of the keys written tells the new ones apart);
+ * memory: one page, its documents, the REBUILD_CARRY documents cached last (the next page
+ * reads them without the store) and the KeyFilter (at most 16 MiB). Measured in
  * `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
  * change the page size and the documents carried (tests: many pages over a short history).
  * @returns events read and whether each projection switched.
@@ -38,13 +41,15 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
   // Documents of the last pages, as written (only the rebuild writes the new generation):
   // a document touched again in the next page is not read back.
   let carried = new Map<string, Doc | null>()
+  // Sized for the documents of a history this long (more than one per event is rare).
+  const written = new KeyFilter(await store.headPosition())
   for (;;) {
     const head = await store.headPosition()
     const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
     if (page.length === 0) break
     events += page.length
     position = page[page.length - 1].position
-    const writer = await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position, carried)
+    const writer = await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position, carried, written)
     carried = writer.erasing ? new Map() : writer.cache
     for (const k of carried.keys()) {
       if (carried.size <= carry) break

@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts'
 import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore, type WriteOp } from '../infra/readstore/port.ts'
 import type { Projection, ProjectionWriter } from './projection.ts'
+import type { KeyFilter } from './key-filter.ts'
 
 /** The signature of a projection's documents: its version and collection specs (a change starts a new generation). */
 export function signatureOf (p: Projection): string {
@@ -27,7 +28,9 @@ export function deepFreeze<T> (value: T): T {
  * Documents are handed out frozen and shared (no copy per read): a projection that
  * changed a document it read in place would throw (TypeError), rather than change what
  * later events of the batch read. `carried` seeds the cache with documents known to be
- * stored as they are (a rebuild's previous page).
+ * stored as they are (a rebuild's previous page). `written` (a rebuild's, whose documents
+ * no one else writes) holds every key written so far: a key it does not hold is read as
+ * absent without asking the store, and every key put is added to it.
  */
 class BatchWriter implements ProjectionWriter {
   private readonly reads: ReadStore
@@ -37,11 +40,16 @@ class BatchWriter implements ProjectionWriter {
   readonly ops: WriteOp[] = []
   /** Where each key's latest put or delete is in `ops`, since the last `deleteWhere`. */
   private readonly slot = new Map<string, number>()
-  constructor (reads: ReadStore, carried?: Map<string, Doc | null>) { this.reads = reads; this.cache = carried ?? new Map() }
+  private readonly written: KeyFilter | undefined
+  constructor (reads: ReadStore, carried?: Map<string, Doc | null>, written?: KeyFilter) { this.reads = reads; this.cache = carried ?? new Map(); this.written = written }
   private key (spec: CollectionSpec, id: string): string { return `${spec.name}\u0000${id}` }
   async get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null> {
     const k = this.key(spec, id)
     if (!this.cache.has(k)) {
+      if (this.written !== undefined && !this.written.mayHold(k)) {
+        this.cache.set(k, null)
+        return null
+      }
       const stored = await this.reads.collection(spec).get(id)
       this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
     }
@@ -55,6 +63,7 @@ class BatchWriter implements ProjectionWriter {
   }
   put (spec: CollectionSpec, doc: Doc): void {
     const k = this.key(spec, doc._id)
+    this.written?.add(k)
     this.cache.set(k, doc)
     this.record(k, { op: 'put', spec, doc })
   }
@@ -85,12 +94,13 @@ export interface AppliedBatch {
 /**
  * Applies `events` (global order) to each projection past its checkpoint, and writes the
  * documents with the checkpoints moved to `through` in one atomic write. `carried`: the
- * documents cache to start from (a rebuild's, whose documents no one else writes).
+ * documents cache to start from; `written`: the keys written so far (both a rebuild's,
+ * whose documents no one else writes; see BatchWriter).
  * @returns what the documents are now (the batch's cache) and whether it erased any by a condition.
  * @throws CheckpointConflictError when another process moved a checkpoint meanwhile.
  */
-export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>): Promise<AppliedBatch> {
-  const writer = new BatchWriter(reads, carried)
+export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>, written?: KeyFilter): Promise<AppliedBatch> {
+  const writer = new BatchWriter(reads, carried, written)
   for (const event of events) {
     for (const p of projections) {
       if ((checkpoints.get(p.name) ?? 0) >= event.position || !p.event_types.includes(event.type)) continue
