@@ -10,6 +10,8 @@
 //  4. GET /api/jobs on that account through HTTP (an API key), with filters and sorts,
 //     p50 and p99 over every query (goal p99 < 50 ms), and per query shape.
 // Usage: node bench/read-side.ts [--jobs 1000000] [--requests 100] [--keep] [--json]
+//        node bench/read-side.ts --data-dir <a DATA_DIR kept by --keep> [--requests 100] [--json]
+//          (measures 2–4 again on it, without seeding; the directory is left in place)
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,10 +38,11 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '100' },
     /** Leave the seeded DATA_DIR in place (its path goes to stderr), to profile against it. */
     keep: { type: 'boolean', default: false },
+    'data-dir': { type: 'string' },
     json: { type: 'boolean', default: false }
   }
 })
-const JOBS = Number(args.jobs)
+let JOBS = Number(args.jobs)
 const REQUESTS = Number(args.requests)
 const log = (msg: string): void => { process.stderr.write(`${msg}\n`) }
 const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
@@ -47,20 +50,26 @@ const r2 = (x: number): number => Math.round(x * 100) / 100
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
 const DAY = 86_400_000
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-read-'))
+const reuse = args['data-dir']
+const dir = reuse ?? mkdtempSync(join(tmpdir(), 'bench-read-'))
 const emptyDir = mkdtempSync(join(tmpdir(), 'bench-read-empty-'))
 
 // ── 1. An account through the API, then a year of jobs as the service would have written them ──
 
-log('read side: signing an account up…')
+log(reuse ? `read side: signing in to the account kept in ${reuse}…` : 'read side: signing an account up…')
 let owner: string
 let apiKey: string
 {
   const service = await startTestService(testConfig(dir, unlimitedRates(dir)))
   const api = client(service.url)
-  const token = await signUp(api, dir, 'million@example.com')
+  const email = 'million@example.com'
+  const password = 'correct horse battery staple'
+  const token = reuse
+    ? (await api('POST', '/api/auth/login', { body: { email, password } })).body.access_token as string
+    : await signUp(api, dir, email, password)
   owner = (await api('GET', '/api/users/me', { token })).body.uuid
   apiKey = (await api('POST', '/api/keys', { token, body: { name: 'bench', environment: 'live' } })).body.raw_key
+  if (reuse) JOBS = (await api('GET', '/api/jobs?limit=1', { token })).body.total
   await service.close()
 }
 
@@ -127,10 +136,15 @@ async function seed (store: EventStore, jobs: number, sealedEmail: string): Prom
 }
 
 const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' })
-log(`read side: seeding ${JOBS} jobs…`)
-let seedMs: number
+let seedMs = 0
 let totalEvents: number
-{
+if (reuse) {
+  const core = await openCore(config)
+  totalEvents = await core.store.headPosition()
+  await core.close()
+  log(`read side: ${JOBS} jobs, ${totalEvents} events stored already`)
+} else {
+  log(`read side: seeding ${JOBS} jobs…`)
   const core = await openCore(config)
   const sealed = await core.ctx.sealer.seal(owner, 'someone.with.a.typical.address@example-company.com')
   const t0 = performance.now()
@@ -140,8 +154,8 @@ let totalEvents: number
   // As if the service had run all along: the relay has handed every event to the bus already.
   await core.checkpoints.setCheckpoint('relay', totalEvents)
   await core.close()
+  log(`  ${totalEvents} events in ${Math.round(seedMs / 1000)} s`)
 }
-log(`  ${totalEvents} events in ${Math.round(seedMs / 1000)} s`)
 
 // ── 2. Rebuild rate against a raw read ──────────────────────────────────────────────
 
@@ -252,7 +266,7 @@ for (const [name, e] of Object.entries(perQuery)) {
   perQuery[name] = { p50_ms: r2(pct(samples, 50)), p99_ms: r2(pct(samples, 99)), total: e.total }
 }
 await stopServe(full.child)
-if (args.keep) log(`kept ${dir}`)
+if (args.keep || reuse) log(`kept ${dir}`)
 else rmSync(dir, { recursive: true, force: true })
 rmSync(emptyDir, { recursive: true, force: true })
 

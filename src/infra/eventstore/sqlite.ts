@@ -1,6 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
-import { EventEmitter, once } from 'node:events'
-import { Worker } from 'node:worker_threads'
+import { EventEmitter } from 'node:events'
+import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { randomUUID } from 'node:crypto'
 import {
   WrongExpectedRevisionError,
@@ -56,7 +56,7 @@ export interface SqliteEventStoreOptions {
  * Embedded event store on one SQLite file (`node:sqlite`, WAL). Appends run in a
  * `BEGIN IMMEDIATE` transaction, so concurrent writers (other connections or other
  * processes on the same file) are serialised and the expected-revision check is exact.
- * The WAL is checkpointed by a worker thread (`sqlite-checkpointer.ts`), not inside commits.
+ * The WAL is checkpointed by a worker thread (`../sqlite-checkpointer.ts`), not inside commits.
  * Live subscriptions wake on appends in this process at once and on appends by other
  * processes within `poll_interval_ms` (via `PRAGMA data_version`).
  */
@@ -73,7 +73,7 @@ export class SqliteEventStore implements EventStore {
   }
   private poller: NodeJS.Timeout | null = null
   private lastDataVersion = -1
-  private readonly checkpointer: Worker | null = null
+  private readonly checkpointer: WalCheckpointer | null = null
 
   constructor (file: string, options: SqliteEventStoreOptions = {}) {
     this.file = file
@@ -86,9 +86,7 @@ export class SqliteEventStore implements EventStore {
     const interval = options.checkpoint_interval_ms ?? 500
     if (interval > 0) {
       this.db.exec('PRAGMA wal_autocheckpoint = 0')
-      this.checkpointer = new Worker(new URL('./sqlite-checkpointer.ts', import.meta.url), { workerData: { file, interval_ms: interval } })
-      this.checkpointer.on('error', err => { console.error('event store checkpointer failed', err) })
-      this.checkpointer.unref()
+      this.checkpointer = new WalCheckpointer(file, interval)
     }
     this.emitter.setMaxListeners(0)
     this.st = {
@@ -251,11 +249,7 @@ export class SqliteEventStore implements EventStore {
     this.closed = true
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended', -1)
-    if (this.checkpointer) {
-      this.checkpointer.ref()
-      this.checkpointer.postMessage('close')
-      await once(this.checkpointer, 'exit')
-    }
+    await this.checkpointer?.close()
     this.db.close()
   }
 }

@@ -1,4 +1,5 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
+import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import {
   CheckpointConflictError,
   type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
@@ -106,6 +107,8 @@ export interface SqliteReadStoreOptions {
   pinned?: ReadonlyMap<string, number>
   /** Shares the connection of another store (a rebuild's view of the same file). */
   db?: DatabaseSync
+  /** How often (ms) a worker thread checkpoints the WAL (0: SQLite's automatic checkpoints, in the committing call). */
+  checkpoint_interval_ms?: number
 }
 
 /**
@@ -115,8 +118,9 @@ export interface SqliteReadStoreOptions {
  * range. A batch of writes and its checkpoints commit in one `BEGIN IMMEDIATE`
  * transaction after a compare-and-set of the checkpoints. Readers follow generation
  * switches made by other processes (a rebuild) by re-reading the generation table when
- * the file changed (`PRAGMA data_version`), at most every 200 ms. Memory: the page cache
- * (`cache_kib`) and a bounded statement cache.
+ * the file changed (`PRAGMA data_version`), at most every 200 ms. The WAL is checkpointed
+ * by a worker thread (`../sqlite-checkpointer.ts`), not inside commits. Memory: the page
+ * cache (`cache_kib`) and a bounded statement cache.
  */
 export class SqliteReadStore implements ReadStore {
   readonly durable = true
@@ -127,6 +131,7 @@ export class SqliteReadStore implements ReadStore {
   private gens = new Map<string, number>()
   private checked = { at: 0, version: -1 }
   private readonly file: string
+  private readonly checkpointer: WalCheckpointer | null = null
 
   constructor (file: string, options: SqliteReadStoreOptions = {}) {
     this.file = file
@@ -136,6 +141,11 @@ export class SqliteReadStore implements ReadStore {
     if (this.owns) {
       this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = FAST; PRAGMA cache_size = -${options.cache_kib ?? 16_384};`)
       this.db.exec(META)
+      const interval = options.checkpoint_interval_ms ?? 500
+      if (interval > 0) {
+        this.db.exec('PRAGMA wal_autocheckpoint = 0')
+        this.checkpointer = new WalCheckpointer(file, interval)
+      }
     }
     this.reloadGenerations()
   }
@@ -320,6 +330,8 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async close (): Promise<void> {
-    if (this.owns) this.db.close()
+    if (!this.owns || !this.db.isOpen) return
+    await this.checkpointer?.close()
+    this.db.close()
   }
 }
