@@ -32,7 +32,6 @@ export class WalCheckpointer {
 if (!isMainThread && parentPort !== null && (workerData as { wal_checkpointer?: unknown } | null)?.wal_checkpointer !== undefined) runCheckpointer()
 
 function runCheckpointer (): void {
-
   const { file, interval_ms: intervalMs } = (workerData as { wal_checkpointer: { file: string, interval_ms: number } }).wal_checkpointer
   let db: DatabaseSync | null = null
   const checkpoint = (): void => {

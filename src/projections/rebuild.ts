@@ -41,8 +41,8 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
   // Documents of the last pages, as written (only the rebuild writes the new generation):
   // a document touched again in the next page is not read back.
   let carried = new Map<string, Doc | null>()
-  // Sized for the documents of a history this long (more than one per event is rare).
-  const written = new KeyFilter(await store.headPosition())
+  // Sized for the documents of a history this long: a job's four events make about five.
+  const written = new KeyFilter(2 * await store.headPosition())
   for (;;) {
     const head = await store.headPosition()
     const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
