@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import { statSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { SqliteReadStore } from '../src/infra/readstore/sqlite.ts'
+import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
+import { ev } from './support/eventstore-contract.ts'
 import { MongoReadStore } from '../src/infra/readstore/mongodb.ts'
 import type { ReadStore } from '../src/infra/readstore/port.ts'
 import { readStoreContract } from './support/readstore-contract.ts'
@@ -18,24 +20,35 @@ t.test('SQLite read store', async t => {
   })
 })
 
-t.test('SQLite read store: a worker thread checkpoints the WAL into the file while the store is open', async t => {
-  const file = join(t.testdir(), 'reads.db')
+t.test('SQLite stores: one worker thread checkpoints their WALs into their files while they are open', async t => {
+  const dir = t.testdir()
+  const file = join(dir, 'reads.db')
+  // Two stores of one process share the checkpointer thread; closing one leaves the other's checkpoints going.
+  const events = new SqliteEventStore(join(dir, 'events.db'), { checkpoint_interval_ms: 20 })
   const store = new SqliteReadStore(file, { checkpoint_interval_ms: 20 })
   t.teardown(() => store.close())
   const spec = { name: 'notes', projection: 'notes', fields: { n: 'number' as const }, indexes: [] }
   await store.prepare('notes', 'v1', [spec])
-  const before = statSync(file).size
-  // 2 MB in the WAL over four commits: under SQLite's automatic threshold (1,000 pages of 4 KiB), which the store turns off anyway.
+  // The oracle: a database file itself (not its WAL) grows by what was written, seen while its store is open.
+  const grows = async (path: string, by: number): Promise<number> => {
+    const before = statSync(path).size
+    let size = before
+    for (let tries = 0; tries < 500 && size < before + by; tries++) {
+      await new Promise(resolve => setTimeout(resolve, 10))
+      size = statSync(path).size
+    }
+    return size - before
+  }
+  const eventsGrew = grows(join(dir, 'events.db'), 1_000_000)
+  // 1 MB of events and 2 MB of documents over several commits: under SQLite's automatic threshold (1,000 pages of 4 KiB), which the stores turn off anyway.
+  for (let b = 0; b < 4; b++) await events.append(`s-${b}`, Array.from({ length: 250 }, () => ev('E', { text: 'x'.repeat(1_000) })), { expected_revision: 'no_stream' })
+  t.ok(await eventsGrew >= 1_000_000, 'the event store\'s file grew')
+  await events.close()
+  const readsGrew = grows(file, 2_000_000)
   for (let b = 0; b < 4; b++) {
     await store.write(Array.from({ length: 500 }, (_, i) => ({ op: 'put' as const, spec, doc: { _id: `${b}-${i}`, n: i, text: 'x'.repeat(1_000) } })), [{ projection: 'notes', from: b, to: b + 1 }])
   }
-  // The oracle: the database file itself (not the WAL) grows by the documents written, seen while the store is open.
-  let size = before
-  for (let tries = 0; tries < 500 && size < before + 2_000_000; tries++) {
-    await new Promise(resolve => setTimeout(resolve, 10))
-    size = statSync(file).size
-  }
-  t.ok(size >= before + 2_000_000, `the file grew from ${before} to ${size} bytes`)
+  t.ok(await readsGrew >= 2_000_000, 'the read store\'s file grew, after the event store closed')
   t.equal(await store.collection(spec).count(), 2_000, 'every document readable')
 })
 

@@ -1,52 +1,103 @@
-// Checkpoints a SQLite file's WAL off the main thread (the event store's and the read
+// Checkpoints SQLite files' WALs off the main thread (the event store's and the read
 // store's). SQLite's automatic checkpoint runs inside the commit that crosses its
 // threshold, copying the WAL into the database with an fsync, which stalls that commit
 // (and the whole event loop, node:sqlite being synchronous) for milliseconds every few
-// hundred appends, and for seconds over a rebuild. Here a second connection, in a worker
-// thread (the other core), checkpoints PASSIVE (never waiting for readers or writers)
-// every `interval_ms`; the owner turns its automatic checkpoints off.
-import { once } from 'node:events'
+// hundred appends, and for seconds over a rebuild. Here one worker thread per process (the
+// other core) holds a connection to each file and checkpoints it PASSIVE (never waiting
+// for readers or writers) every `interval_ms`; the owners turn their automatic
+// checkpoints off.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { DatabaseSync } from 'node:sqlite'
 
+type ToThread = { add: number, file: string, interval_ms: number } | { remove: number }
+
 /**
- * The worker checkpointing `file` every `intervalMs` (ms) until `close`, which checkpoints
- * once more and waits for the thread to end. The thread does not keep the process alive.
+ * The process's checkpointer thread, started by the first WalCheckpointer and shared by
+ * the rest (one thread, whatever the number of stores). It does not keep the process
+ * alive, except while a `close` waits for its answer.
  */
-export class WalCheckpointer {
+class CheckpointerThread {
   private readonly worker: Worker
-  constructor (file: string, intervalMs: number) {
-    this.worker = new Worker(new URL(import.meta.url), { workerData: { wal_checkpointer: { file, interval_ms: intervalMs } } })
-    this.worker.on('error', err => { console.error(`WAL checkpointer of ${file} failed`, err) })
+  private readonly closing = new Map<number, () => void>()
+  constructor () {
+    this.worker = new Worker(new URL(import.meta.url), { workerData: { wal_checkpointer: true } })
+    this.worker.on('message', (m: { removed: number }) => { this.settle(m.removed) })
+    this.worker.on('error', err => { console.error('the WAL checkpointer thread failed', err) })
+    // A thread that ended (an error) answers no more: the closes waiting on it go on, and the next store starts another.
+    this.worker.on('exit', () => {
+      if (thread === this) thread = null
+      for (const id of [...this.closing.keys()]) this.settle(id)
+    })
     this.worker.unref()
   }
 
-  async close (): Promise<void> {
-    this.worker.ref()
-    this.worker.postMessage('close')
-    await once(this.worker, 'exit')
+  private settle (id: number): void {
+    this.closing.get(id)?.()
+    this.closing.delete(id)
+    if (this.closing.size === 0) this.worker.unref()
+  }
+
+  send (message: ToThread): void { this.worker.postMessage(message) }
+
+  /** Resolves once the thread has checkpointed `id`'s file a last time and closed its connection. */
+  async remove (id: number): Promise<void> {
+    await new Promise<void>(resolve => {
+      this.closing.set(id, resolve)
+      this.worker.ref()
+      this.send({ remove: id })
+    })
   }
 }
 
-// In the thread WalCheckpointer starts (marked by its workerData), not in any other that imports this module.
-if (!isMainThread && parentPort !== null && (workerData as { wal_checkpointer?: unknown } | null)?.wal_checkpointer !== undefined) runCheckpointer()
+let thread: CheckpointerThread | null = null
+let nextId = 1
 
-function runCheckpointer (): void {
-  const { file, interval_ms: intervalMs } = (workerData as { wal_checkpointer: { file: string, interval_ms: number } }).wal_checkpointer
-  let db: DatabaseSync | null = null
-  const checkpoint = (): void => {
+/**
+ * Checkpoints `file` every `intervalMs` (ms) in the process's checkpointer thread until
+ * `close`, which checkpoints once more and waits until the thread has let go of the file.
+ */
+export class WalCheckpointer {
+  private readonly id = nextId++
+  private readonly thread: CheckpointerThread
+  constructor (file: string, intervalMs: number) {
+    thread ??= new CheckpointerThread()
+    this.thread = thread
+    this.thread.send({ add: this.id, file, interval_ms: intervalMs })
+  }
+
+  async close (): Promise<void> {
+    await this.thread.remove(this.id)
+  }
+}
+
+// In the thread CheckpointerThread starts (marked by its workerData), not in any other that imports this module.
+if (!isMainThread && parentPort !== null && (workerData as { wal_checkpointer?: unknown } | null)?.wal_checkpointer === true) runThread()
+
+function runThread (): void {
+  interface Entry { file: string, db: DatabaseSync | null, timer: NodeJS.Timeout | null }
+  const files = new Map<number, Entry>()
+  const checkpoint = (entry: Entry): void => {
     try {
-      db ??= new DatabaseSync(file, { timeout: 1_000 })
-      db.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      entry.db ??= new DatabaseSync(entry.file, { timeout: 1_000 })
+      entry.db.exec('PRAGMA wal_checkpoint(PASSIVE)')
     } catch {
       // Busy, or the file is gone (its store was closed and removed): the next tick tries again.
     }
   }
-  const timer = setInterval(checkpoint, intervalMs)
-  parentPort!.on('message', () => {
-    clearInterval(timer)
-    checkpoint()
-    db?.close()
-    parentPort!.close()
+  parentPort!.on('message', (m: ToThread) => {
+    if ('add' in m) {
+      const entry: Entry = { file: m.file, db: null, timer: null }
+      entry.timer = setInterval(() => { checkpoint(entry) }, m.interval_ms)
+      files.set(m.add, entry)
+      return
+    }
+    const entry = files.get(m.remove)
+    if (entry) {
+      if (entry.timer) clearInterval(entry.timer)
+      checkpoint(entry)
+      try { entry.db?.close() } catch {}
+      files.delete(m.remove)
+    }
+    parentPort!.postMessage({ removed: m.remove })
   })
 }
