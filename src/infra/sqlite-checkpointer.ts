@@ -19,12 +19,14 @@ type ToThread = { add: number, file: string, interval_ms: number } | { remove: n
 class CheckpointerThread {
   private readonly worker: Worker
   private readonly closing = new Map<number, () => void>()
+  private exited = false
   constructor () {
     this.worker = new Worker(new URL(import.meta.url), { workerData: { wal_checkpointer: true } })
     this.worker.on('message', (m: { removed: number }) => { this.settle(m.removed) })
     this.worker.on('error', err => { console.error('the WAL checkpointer thread failed', err) })
     // A thread that ended (an error) answers no more: the closes waiting on it go on, and the next store starts another.
     this.worker.on('exit', () => {
+      this.exited = true
       if (thread === this) thread = null
       for (const id of [...this.closing.keys()]) this.settle(id)
     })
@@ -41,6 +43,7 @@ class CheckpointerThread {
 
   /** Resolves once the thread has checkpointed `id`'s file a last time and closed its connection. */
   async remove (id: number): Promise<void> {
+    if (this.exited) return
     await new Promise<void>(resolve => {
       this.closing.set(id, resolve)
       this.worker.ref()
