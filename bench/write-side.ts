@@ -7,6 +7,8 @@
 //  2. 1,000 concurrent POST /api/verify on one wallet through the HTTP API (embedded
 //     default): throughput, answers by status (goal: 0 answered 409 or 5xx), and the final
 //     balance against a replay of the ledger; once with group commit, once without.
+//  3. A wallet event folded with 100 and with 20,000 reservations open (jobs in flight),
+//     µs per event and their ratio (goal ≤ 2: a command's cost does not grow with them).
 // Usage: node bench/write-side.ts [--jobs 1000000] [--samples 2000] [--burst 1000] [--json]
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -226,7 +228,27 @@ const single = await commandBurst(1)
 const http = await httpBurst()
 const contention = { commands: { grouped, one_append_per_command: single, group_commit_speedup: r2(Number(grouped.per_s) / Number(single.per_s)) }, http }
 
-const summary = { latency, contention }
+// ── 3. Jobs in flight ──────────────────────────────────────────────────────────────────
+// A wallet event folded (what each command pays for the events appended since its cached
+// state) with few and with many reservations open: jobs queued and not settled yet.
+
+/** µs per event folding `pairs` reserve-then-capture pairs onto a wallet holding `open` open reservations. */
+function foldCost (open: number, pairs = 2_000): number {
+  const at = new Date().toISOString()
+  let s = wallet.evolve(wallet.initialState(), { type: 'TokensGranted', data: { user_uuid: OLD, grant_uuid: 'g', amount: 1e9, source: 'operator', plan: null, reason: 'bench', granted_at: at } } as unknown as WalletEvent)
+  for (let i = 0; i < open; i++) s = wallet.evolve(s, { type: 'TokensReserved', data: { user_uuid: OLD, job_uuid: `open-${i}`, reservation_uuid: `r-open-${i}`, amount: 1, reserved_at: at } })
+  const t0 = performance.now()
+  for (let i = 0; i < pairs; i++) {
+    s = wallet.evolve(s, { type: 'TokensReserved', data: { user_uuid: OLD, job_uuid: `j-${i}`, reservation_uuid: `r-${i}`, amount: 1, reserved_at: at } })
+    s = wallet.evolve(s, { type: 'TokensCaptured', data: { user_uuid: OLD, job_uuid: `j-${i}`, reservation_uuid: `r-${i}`, amount: 1, captured_at: at } })
+  }
+  return (performance.now() - t0) * 1000 / (2 * pairs)
+}
+foldCost(1_000) // warm-up
+const inFlight = { few: { open: 100, us_per_event: r2(foldCost(100)) }, many: { open: 20_000, us_per_event: r2(foldCost(20_000)) }, ratio: 0 }
+inFlight.ratio = r2(inFlight.many.us_per_event / inFlight.few.us_per_event)
+
+const summary = { latency, contention, in_flight: inFlight }
 if (args.json) console.log(JSON.stringify(summary))
 else {
   const l = latency
@@ -239,5 +261,6 @@ else {
     console.log(`write side: ${BURST} concurrent submitJob commands on one wallet, ${c.group_commit ? 'group commit' : 'one append per command'}: ${c.wall_ms} ms, ${c.per_s}/s, ${c.refused} refused, ${c.wallet_appends} wallet appends; balance = ledger replay: ${c.balance_equals_replay}`)
   }
   console.log(`  group commit: ${contention.commands.group_commit_speedup}× the submissions per second of one append per command`)
+  console.log(`write side: a wallet event folded with ${inFlight.few.open} reservations open ${inFlight.few.us_per_event} µs, with ${inFlight.many.open} open ${inFlight.many.us_per_event} µs: ${inFlight.ratio}× (goal ≤ 2: no copy of the reservations in flight)`)
   console.log(`write side: ${BURST} concurrent POST /api/verify on one wallet (after 200 to warm up): ${http.wall_ms} ms, ${http.per_s}/s, answers ${JSON.stringify(http.by_status)}, ${http.answered_409_or_5xx} answered 409 or 5xx; all settled: ${http.settled}; balance ${http.balance_shown} = ledger replay ${http.ledger_replay_balance} = raw sum ${http.raw_sum_balance}: ${http.balance_equals_replay}`)
 }

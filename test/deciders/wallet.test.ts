@@ -78,6 +78,18 @@ t.test('CaptureTokens and ReleaseTokens', async t => {
   w([granted(5), reserved('j1', 3), released('j1', 3, 'x')]).thenState(s => [s.balance, s.reserved.size], [5, 0], 'a release gives the tokens back and leaves no trace of the job')
 })
 
+t.test('states are values: a later event leaves an earlier state as it was', async t => {
+  // The oracle: the history itself (which jobs it reserved and has not settled yet).
+  const s1 = [granted(10), reserved('j1', 3)].reduce(wallet.evolve, wallet.initialState())
+  const s2 = wallet.evolve(s1, reserved('j2', 4))
+  const s3 = wallet.evolve(s2, captured('j1', 3))
+  const s4 = wallet.evolve(s3, released('j2', 4, 'job_failed'))
+  const open = (s: typeof s1): string[] => [...s.reserved.keys()].sort()
+  t.same([open(s1), open(s2), open(s3), open(s4)], [['j1'], ['j1', 'j2'], ['j2'], []], 'each state holds the reservations open at its point of the history')
+  t.same([s1.balance, s2.balance, s3.balance, s4.balance], [7, 3, 3, 7])
+  t.same(s2.reserved.get('j1'), { reservation_uuid: R('j1'), amount: 3 }, 'the capture after it did not change it')
+})
+
 t.test('closing the books: the state carried forward is exactly the state before it', async t => {
   const w = spec(t, wallet)
   const history: WalletEvent[] = [granted(10), reserved('j1', 3), reserved('j2', 4), captured('j1', 3)]

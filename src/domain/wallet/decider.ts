@@ -1,3 +1,4 @@
+import { Map as PersistentMap } from 'immutable'
 import { DomainError } from '../shared.ts'
 import type { AcceptedJob, WalletBooksClosed, WalletEvent } from './events.ts'
 
@@ -13,8 +14,12 @@ export interface WalletState {
   user_uuid: string | null
   /** Tokens available to reserve. */
   balance: number
-  /** Open reservations: job uuid → the reservation holding tokens for it. */
-  reserved: ReadonlyMap<string, Reservation>
+  /**
+   * Open reservations: job uuid → the reservation holding tokens for it. A persistent map
+   * (Immutable.js, a hash array mapped trie): each event's change shares the rest, so a
+   * fold costs O(log n) an event, not a copy of every reservation in flight.
+   */
+  reserved: PersistentMap<string, Reservation>
   /** The latest RECENT_GRANTS grant uuids, oldest first. */
   recent_grants: readonly string[]
 }
@@ -24,13 +29,7 @@ export const CLOSE_BOOKS_EVERY = 1_000
 /** Grant uuids remembered for idempotency: retried grants arrive within minutes, not 256 grants later. */
 export const RECENT_GRANTS = 256
 
-export const initialState = (): WalletState => ({ user_uuid: null, balance: 0, reserved: new Map(), recent_grants: [] })
-
-const without = (m: ReadonlyMap<string, Reservation>, job: string): Map<string, Reservation> => {
-  const next = new Map(m)
-  next.delete(job)
-  return next
-}
+export const initialState = (): WalletState => ({ user_uuid: null, balance: 0, reserved: PersistentMap(), recent_grants: [] })
 
 /** The reservation of an event: written ones name it; older ones are named by their job. */
 const reservationOf = (d: { job_uuid: string, reservation_uuid?: string }): string => d.reservation_uuid ?? d.job_uuid
@@ -41,21 +40,21 @@ export function evolve (state: WalletState, event: WalletEvent): WalletState {
     case 'TokensGranted':
       return { ...state, user_uuid: user, balance: state.balance + event.data.amount, recent_grants: [...state.recent_grants, event.data.grant_uuid].slice(-RECENT_GRANTS) }
     case 'TokensReserved':
-      return { ...state, user_uuid: user, balance: state.balance - event.data.amount, reserved: new Map(state.reserved).set(event.data.job_uuid, { reservation_uuid: reservationOf(event.data), amount: event.data.amount }) }
+      return { ...state, user_uuid: user, balance: state.balance - event.data.amount, reserved: state.reserved.set(event.data.job_uuid, { reservation_uuid: reservationOf(event.data), amount: event.data.amount }) }
     case 'TokensCaptured': {
       // A capture takes its amount out of the reservation; the decider releases the rest in the same append.
       const held = state.reserved.get(event.data.job_uuid)
       if (!held) return state
       const left = held.amount - event.data.amount
-      return { ...state, reserved: left > 0 ? new Map(state.reserved).set(event.data.job_uuid, { ...held, amount: left }) : without(state.reserved, event.data.job_uuid) }
+      return { ...state, reserved: left > 0 ? state.reserved.set(event.data.job_uuid, { ...held, amount: left }) : state.reserved.delete(event.data.job_uuid) }
     }
     case 'TokensReleased':
-      return { ...state, balance: state.balance + event.data.amount, reserved: without(state.reserved, event.data.job_uuid) }
+      return { ...state, balance: state.balance + event.data.amount, reserved: state.reserved.delete(event.data.job_uuid) }
     case 'WalletBooksClosed':
       return {
         user_uuid: user,
         balance: event.data.balance,
-        reserved: new Map(event.data.reservations.map(r => [r.job_uuid, { reservation_uuid: r.reservation_uuid, amount: r.amount }])),
+        reserved: PersistentMap(event.data.reservations.map(r => [r.job_uuid, { reservation_uuid: r.reservation_uuid, amount: r.amount }] as const)),
         recent_grants: event.data.recent_grants
       }
     default: {
