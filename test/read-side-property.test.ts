@@ -130,6 +130,9 @@ for (const seed of [1, 2]) {
       ], `${a.email}: the wallet is the sum of its events`)
       t.equal(w.reserved, 0, 'nothing left reserved once every job settled')
       t.equal((await api('GET', '/api/wallet/transactions?limit=1', { token: a.token })).body.total, stream.length, 'one transaction per wallet event')
+      // The account's own audit reads its stream a few events at a time: every event once.
+      const own = await auditLedger(service.core.store, service.core.ctx, { owner: a.uuid, page: 1 + Math.floor(rnd() * 4) })
+      t.same([own.differences, own.accounts, own.transactions], [[], 1, stream.length], `${a.email}: its own audit, in small pages, replays each of its ${stream.length} transactions once`)
     }
   })
 }

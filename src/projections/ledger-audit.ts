@@ -4,6 +4,9 @@ import { evolve, initialState, type WalletState } from '../domain/wallet/decider
 import { transactionOf, WALLET_TRANSACTIONS, WALLETS, type WalletDoc, type WalletTransactionDoc } from './wallets.ts'
 import type { ReadContext } from './projection.ts'
 
+/** Events read at a time (a page of the store, or of one account's stream). */
+const AUDIT_PAGE = 5_000
+
 const WALLET_TYPES = new Set(['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'WalletBooksClosed'])
 
 /** What `svc ledger audit` found. */
@@ -25,15 +28,22 @@ interface Replayed { state: WalletState, granted: number, spent: number, reserve
  * checks each closing of the books against the replay. Audits through the wallets
  * projection's checkpoint as it stood at the start, so both sides cover the same events;
  * an account whose wallet moved on meanwhile is replayed on to where it shows.
- * With `owner`, that account's stream alone; otherwise every wallet event of the store
- * (cost: all events, one pass; memory: one small state per account). `onProgress` gets
- * the position reached and the end.
+ * With `owner`, that account's stream alone, a page of AUDIT_PAGE events at a time (cost:
+ * its events; memory: a page and its state); otherwise every wallet event of the store
+ * (cost: all events, one pass; memory: a page and one small state per account). Both also
+ * hold the differences found. `onProgress` gets the position reached and the end; `page`
+ * changes the events read at a time (tests: many pages over a short history).
  */
-export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'reads'>, options: { owner?: string, onProgress?: (position: number, end: number) => void } = {}): Promise<LedgerAudit> {
+export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'reads'>, options: { owner?: string, onProgress?: (position: number, end: number) => void, page?: number } = {}): Promise<LedgerAudit> {
+  const pageSize = options.page ?? AUDIT_PAGE
   const through = await rc.reads.getCheckpoint('wallets')
   const replay = new Map<string, Replayed>()
   const found = new Map<string, string[]>()
-  const differ = (user: string, text: string): void => { found.set(user, [...(found.get(user) ?? []), `${user}: ${text}`]) }
+  const differ = (user: string, text: string): void => {
+    const list = found.get(user)
+    if (list) list.push(`${user}: ${text}`)
+    else found.set(user, [`${user}: ${text}`])
+  }
   let transactions = 0
   const txs = rc.reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS)
 
@@ -67,12 +77,20 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
   }
 
   if (options.owner !== undefined) {
-    const events = (await store.readStream(`wallet-${options.owner}`)).filter(e => e.position <= through)
-    for (const e of events) await apply(e)
+    // The account's stream a page at a time (a million jobs make two million wallet events).
+    const stream = `wallet-${options.owner}`
+    for (let revision = 0; ;) {
+      const page = await store.readStream(stream, { from_revision: revision, max_count: pageSize })
+      const taken = page.filter(e => e.position <= through)
+      for (const e of taken) await apply(e)
+      if (taken.length > 0) options.onProgress?.(taken[taken.length - 1].position, through)
+      if (page.length < pageSize || taken.length < page.length) break
+      revision = page[page.length - 1].revision + 1
+    }
     options.onProgress?.(through, through)
   } else {
     for (let position = 0; position < through;) {
-      const page = await store.readAll({ from_position: position, max_count: 5_000 })
+      const page = await store.readAll({ from_position: position, max_count: pageSize })
       if (page.length === 0) break
       for (const e of page) if (e.position <= through && WALLET_TYPES.has(e.type)) await apply(e)
       position = page[page.length - 1].position
@@ -91,9 +109,14 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     if (shown && shown.transactions > r.transactions) {
       // The projector went on past `through` while the audit ran: this account's replay is
       // brought to where its wallet shows (the events after it in its own stream).
-      for (const e of await store.readStream(`wallet-${user}`, { from_revision: r.revision + 1 })) {
-        if (r.transactions >= shown.transactions) break
-        await apply(e)
+      for (let revision = r.revision + 1; r.transactions < shown.transactions;) {
+        const page = await store.readStream(`wallet-${user}`, { from_revision: revision, max_count: pageSize })
+        for (const e of page) {
+          if (r.transactions >= shown.transactions) break
+          await apply(e)
+        }
+        if (page.length < pageSize) break
+        revision = page[page.length - 1].revision + 1
       }
     }
     const want = { balance: r.state.balance, reserved: r.reserved, spent: r.spent, granted: r.granted, transactions: r.transactions }
