@@ -1,8 +1,7 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Condition } from '../infra/readstore/port.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
 import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
-import { slotOf } from './buckets.ts'
+import { SLOT_MS, slotOf } from './buckets.ts'
 
 /** Read model `wallets`: the balance of each account, and how many transactions and groups its ledger has. */
 export interface WalletDoc {
@@ -180,20 +179,25 @@ export async function listTransactionGroups (rc: Pick<ReadContext, 'reads'>, own
 
 /**
  * The available balance at each of `ends` (ascending instants, RFC 3339): the closing
- * balance of the last slot with activity at or before each (0 before the first). Reads
- * the slots between the first and last end plus the one before (index user_uuid, slot):
- * bounded by the slots of the window.
+ * balance of the last slot with activity before each (0 before the first), by the index
+ * (user_uuid, slot), whichever way reads less: a seek to the last slot before each end
+ * when the ends are few for their window (a year by day, week or month: at most 364
+ * seeks, not up to 35,000 slots), or else the slots between the first and last end plus
+ * the one before, in one range (hours: about four slots an end). Bounded by the window.
  */
 export async function balancesAt (rc: Pick<ReadContext, 'reads'>, owner: string, ends: readonly string[]): Promise<number[]> {
   if (ends.length === 0) return []
   const c = rc.reads.collection<WalletBalanceDoc>(WALLET_BALANCES)
   const first = ends[0]
-  const window: Condition = { gte: slotOf(first), lte: ends[ends.length - 1] }
+  const last = ends[ends.length - 1]
+  // The closing balance of the last slot that starts before `end` (0 when none).
+  const lastBefore = async (end: string): Promise<number> => (await c.find({ where: { user_uuid: owner, slot: { lte: new Date(Date.parse(end) - 1).toISOString() } }, sort: [['slot', -1]], limit: 1 }))[0]?.balance ?? 0
+  if (ends.length * SEEK_EVERY <= (Date.parse(last) - Date.parse(first)) / SLOT_MS) return await Promise.all(ends.map(lastBefore))
   const [before, slots] = await Promise.all([
-    c.find({ where: { user_uuid: owner, slot: { lte: new Date(Date.parse(first) - 1).toISOString() } }, sort: [['slot', -1]], limit: 1 }),
-    c.find({ where: { user_uuid: owner, slot: window }, sort: [['slot', 1]] })
+    lastBefore(first),
+    c.find({ where: { user_uuid: owner, slot: { gte: slotOf(first), lte: last } }, sort: [['slot', 1]] })
   ])
-  let balance = before[0]?.balance ?? 0
+  let balance = before
   let i = 0
   return ends.map(end => {
     // A slot counts for an end when it starts before it (its closing balance is the latest known then).
@@ -201,3 +205,6 @@ export async function balancesAt (rc: Pick<ReadContext, 'reads'>, owner: string,
     return balance
   })
 }
+
+/** A seek per end costs about as much as reading this many slots in a range (so seeks when the window has more slots per end). */
+const SEEK_EVERY = 8
