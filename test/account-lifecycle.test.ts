@@ -9,7 +9,7 @@ import { API_KEYS } from '../src/projections/api-keys.ts'
 import { AGENTS } from '../src/projections/agents.ts'
 import { SESSIONS } from '../src/projections/sessions.ts'
 import { WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES } from '../src/projections/wallets.ts'
-import { USAGE_SLOTS } from '../src/projections/stats.ts'
+import { USAGE_DAYS, USAGE_HOURS, USAGE_SLOTS } from '../src/projections/stats.ts'
 import { NOTIFICATIONS } from '../src/projections/notifications.ts'
 import { WEBHOOKS } from '../src/projections/webhooks.ts'
 import { USERS } from '../src/projections/users.ts'
@@ -96,7 +96,7 @@ t.test('delete account: erased from events and read models; the address can regi
   const after = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.stream === `user-${me.uuid}`)
   t.equal(after[after.length - 1].type, 'UserDeleted', 'none of those appended anything to the account')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
-  for (const spec of [JOBS, JOB_COUNTS, JOB_TOTALS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, NOTIFICATIONS, WEBHOOKS]) {
+  for (const spec of [JOBS, JOB_COUNTS, JOB_TOTALS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, NOTIFICATIONS, WEBHOOKS]) {
     t.equal(await service.core.ctx.reads.collection(spec).count({ user_uuid: me.uuid }), 0, `${spec.name} purged`)
   }
   t.equal(await service.core.ctx.reads.collection(USERS).get(me.uuid), null)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { bucketCount, bucketsOf, clampDays, slotOf } from '../src/projections/buckets.ts'
+import { bucketCount, bucketsOf, clampDays, dayOf, hourOf, slotOf } from '../src/projections/buckets.ts'
 
 // Oracle: the interface's worked examples (section 8) and the tz database's transitions,
 // written out by hand: Europe/Paris moves to CEST at 2026-03-29T01:00Z and back to CET at
@@ -141,4 +141,18 @@ t.test('slotOf: the 15-minute slot of any instant, as Date arithmetic computes i
   t.equal(wrong, 0, '20,000 instants, canonical form')
   t.equal(slotOf('2026-11-24T09:37:12+01:00'), '2026-11-24T08:30:00.000Z', 'another offset: by Date.parse')
   t.equal(slotOf('2026-03-29T01:59:59.999Z'), '2026-03-29T01:45:00.000Z')
+})
+
+t.test('hourOf and dayOf: the UTC hour and day of any instant, as Date arithmetic computes them', async t => {
+  const floor = (ms: number, unit: number): string => new Date(Math.floor(ms / unit) * unit).toISOString()
+  let wrong = 0
+  for (let k = 0; k < 20_000; k++) {
+    // Instants over two centuries (before the epoch too), and either side of hour and day boundaries.
+    const ms = k % 2 === 0 ? Math.floor(Math.random() * 6.3e12) - 1e12 : Math.floor(Math.random() * 2e6) * 3_600_000 + (k % 3) - 1
+    const iso = new Date(ms).toISOString()
+    if (hourOf(iso) !== floor(ms, 3_600_000) || dayOf(iso) !== floor(ms, 86_400_000)) wrong++
+  }
+  t.equal(wrong, 0, '20,000 instants, canonical form')
+  t.same([hourOf('2026-11-24T00:37:12+01:00'), dayOf('2026-11-24T00:37:12+01:00')], ['2026-11-23T23:00:00.000Z', '2026-11-23T00:00:00.000Z'], 'another offset: the UTC hour and day')
+  t.same([hourOf('+012026-11-24T10:37:12.000Z'), dayOf('+012026-11-24T10:37:12.000Z')], ['+012026-11-24T10:00:00.000Z', '+012026-11-24T00:00:00.000Z'], 'a six-digit year: by arithmetic')
 })

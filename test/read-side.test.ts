@@ -334,7 +334,9 @@ t.test('balance-history and stats/overview: buckets at every granularity, in UTC
     // granularity, zone, days, buckets expected (interface section 8)
     ['day', 'UTC', 8, 8], ['hour', 'UTC', 1, 24], ['month', 'UTC', 364, 12], ['week', 'UTC', 28, 4], ['day', 'UTC', 0, 1], ['day', 'UTC', 5000, 364],
     ['day', 'Europe/Paris', 364, 364], ['week', 'Europe/Paris', 364, 52], ['month', 'Europe/Paris', 364, 12], ['hour', 'Europe/Paris', 2, 48],
-    ['day', 'America/New_York', 40, 40]
+    ['day', 'America/New_York', 40, 40],
+    // Offsets of half and three quarters of an hour: the overview reads 15-minute slots, not hours.
+    ['day', 'Asia/Kolkata', 60, 60], ['month', 'Asia/Kathmandu', 364, 12], ['hour', 'Asia/Kolkata', 2, 48]
   ]
   const completed = jobsA.filter(j => j.status === 'completed')
   for (const [granularity, tz, days, n] of cases) {

@@ -28,6 +28,24 @@ export function slotOf (iso: string): string {
   return new Date(ms - ((ms % SLOT_MS) + SLOT_MS) % SLOT_MS).toISOString()
 }
 
+/** Lengths of an hour and of a day (UTC has no leap seconds in RFC 3339 time as JavaScript counts it), ms. */
+export const HOUR_MS = 3_600_000
+export const DAY_MS = 86_400_000
+
+/** The start of the UTC hour of an instant, as RFC 3339 (`toISOString`'s form). */
+export function hourOf (iso: string): string { return unitOf(iso, HOUR_MS, 14, '00:00.000Z') }
+
+/** The start of the UTC day of an instant, as RFC 3339 (`toISOString`'s form). */
+export function dayOf (iso: string): string { return unitOf(iso, DAY_MS, 11, '00:00:00.000Z') }
+
+/** The start of the `unit` an instant falls in: by its slot's digits in the canonical form, else by arithmetic. */
+function unitOf (iso: string, unit: number, keep: number, rest: string): string {
+  const slot = slotOf(iso)
+  if (slot.length === 24) return `${slot.slice(0, keep)}${rest}`
+  const ms = Date.parse(slot)
+  return new Date(ms - ((ms % unit) + unit) % unit).toISOString()
+}
+
 /** Whether `tz` names a time zone. */
 export const isTimeZone = (tz: string): boolean => IANAZone.isValidZone(tz)
 
@@ -59,10 +77,8 @@ export function bucketsOf (now: Date, granularity: Granularity, days: number, tz
   if (!isTimeZone(tz)) throw new RangeError(`unknown time zone ${tz}`)
   const current = DateTime.fromJSDate(now, { zone: tz }).startOf(granularity)
   const n = bucketCount(granularity, days)
-  const out: Bucket[] = []
-  for (let k = n - 1; k >= 0; k--) {
-    const start = current.minus({ [`${granularity}s`]: k })
-    out.push({ start: start.toUTC().toISO()!, end: start.plus({ [`${granularity}s`]: 1 }).toUTC().toISO()! })
-  }
-  return out
+  // The n + 1 boundaries, oldest first (k = −1: the end of the current bucket); each bucket ends where the next starts.
+  const bounds: string[] = []
+  for (let k = n - 1; k >= -1; k--) bounds.push(new Date(current.minus({ [`${granularity}s`]: k }).toMillis()).toISOString())
+  return bounds.slice(0, n).map((start, i) => ({ start, end: bounds[i + 1] }))
 }

@@ -3,7 +3,7 @@ import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts
 import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
 import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
-import { slotOf, type Bucket } from './buckets.ts'
+import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './buckets.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -37,71 +37,94 @@ export interface SummaryDoc {
 
 /** Per account and slot (index user_uuid, slot): a window of N days reads at most 96 × N documents. */
 export const USAGE_SLOTS = collection({ name: 'usage_slots', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+/** The slots added up per account and UTC hour (`slot`: the hour's start): at most 24 × N documents for N days. */
+export const USAGE_HOURS = collection({ name: 'usage_hours', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+/** The slots added up per account and UTC day (`slot`: the day's start): at most N documents for N days. */
+export const USAGE_DAYS = collection({ name: 'usage_days', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
 /** One document. */
 export const SUMMARY = collection({ name: 'stats_summary', projection: 'stats', fields: {}, indexes: [] })
+
+/** The usage collections, finest first, each with the start of the unit (UTC) an instant falls in. */
+const LEVELS = [
+  { spec: USAGE_SLOTS, unit: SLOT_MS, start: slotOf },
+  { spec: USAGE_HOURS, unit: HOUR_MS, start: hourOf },
+  { spec: USAGE_DAYS, unit: DAY_MS, start: dayOf }
+] as const
 
 const emptySlot = (user: string, slot: string): UsageSlotDoc => ({ _id: `${user}|${slot}`, user_uuid: user, slot, submitted: 0, completed: {}, failed: 0, reasons: {}, checks: {}, tokens_spent: 0 })
 const add = (m: Record<string, number>, key: string, n = 1): Record<string, number> => ({ ...m, [key]: (m[key] ?? 0) + n })
 
+type UsageEvent = JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
+
+/** What a usage event adds to the document of its slot (and of its hour and day): a new document. */
+function addUsage (doc: UsageSlotDoc, e: UsageEvent): UsageSlotDoc {
+  const s = { ...doc }
+  switch (e.type) {
+    case 'JobQueued': s.submitted++; break
+    case 'JobFailed': s.failed++; break
+    case 'TokensCaptured': s.tokens_spent += e.data.amount; break
+    case 'BatchItemsAdded': {
+      // Every item is submitted; one with bad syntax is completed `invalid` at once (only syntax ran).
+      const invalid = e.data.items.filter(item => item.invalid === true).length
+      s.submitted += e.data.items.length
+      if (invalid > 0) { s.completed = add(s.completed, 'invalid', invalid); s.reasons = add(s.reasons, 'invalid_syntax', invalid); s.checks = add(s.checks, 'syntax', invalid) }
+      break
+    }
+    case 'BatchResultsRecorded':
+      // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
+      for (const r of e.data.results) { s.completed = add(s.completed, r.verdict); s.reasons = add(s.reasons, r.reason) }
+      break
+    case 'JobCompleted':
+      s.completed = add(s.completed, e.data.verdict)
+      s.reasons = add(s.reasons, e.data.reason)
+      for (const name of ranChecks(e)) s.checks = add(s.checks, name)
+  }
+  return s
+}
+
+/** The checks a completed job ran (not skipped). */
+const ranChecks = (e: JobCompleted): string[] => ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
+
 /**
  * Statistics an analyst can rebuild: per account and 15-minute slot, jobs and batch items
- * submitted, completed by verdict and reason, failed, checks run (jobs) and tokens charged; and the
- * all-time summary of live (not sandbox) verifications over every account (it keeps the
- * counts of erased accounts: nothing in it is personal).
+ * submitted, completed by verdict and reason, failed, checks run (jobs) and tokens
+ * charged, added up again per UTC hour and per UTC day (a long window reads those); and
+ * the all-time summary of live (not sandbox) verifications over every account (it keeps
+ * the counts of erased accounts: nothing in it is personal).
  */
 export const statsProjection: Projection = {
   name: 'stats',
-  // 3: batch items count as submitted and completed like jobs.
-  version: 3,
-  collections: [USAGE_SLOTS, SUMMARY],
+  // 3: batch items count as submitted and completed like jobs. 4: hours and days.
+  version: 4,
+  collections: [USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, SUMMARY],
   event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'BatchItemsAdded', 'BatchResultsRecorded', 'UserDeleted'],
   async apply (event: RecordedEvent, writer) {
     const user = event.data.user_uuid as string
     const tombstone = `${user}|erased`
     if (event.type === 'UserDeleted') {
-      eraseAccount(writer, [USAGE_SLOTS], user)
+      eraseAccount(writer, LEVELS.map(l => l.spec), user)
       writer.put(USAGE_SLOTS, { _id: tombstone, user_uuid: null, slot: null })
       return
     }
     if (await writer.get(USAGE_SLOTS, tombstone)) return
-    const e = event as unknown as JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
+    const e = event as unknown as UsageEvent
     const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.type === 'TokensCaptured' ? e.data.captured_at : e.type === 'BatchItemsAdded' ? e.data.added_at : e.data.recorded_at
-    const slot = slotOf(at)
-    const s = { ...(await writer.get<UsageSlotDoc>(USAGE_SLOTS, `${user}|${slot}`) ?? emptySlot(user, slot)) }
-    switch (e.type) {
-      case 'JobQueued': s.submitted++; break
-      case 'JobFailed': s.failed++; break
-      case 'TokensCaptured': s.tokens_spent += e.data.amount; break
-      case 'BatchItemsAdded': {
-        // Every item is submitted; one with bad syntax is completed `invalid` at once (only syntax ran).
-        const invalid = e.data.items.filter(item => item.invalid === true).length
-        s.submitted += e.data.items.length
-        if (invalid > 0) { s.completed = add(s.completed, 'invalid', invalid); s.reasons = add(s.reasons, 'invalid_syntax', invalid); s.checks = add(s.checks, 'syntax', invalid) }
-        break
-      }
-      case 'BatchResultsRecorded': {
-        // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
-        for (const r of e.data.results) { s.completed = add(s.completed, r.verdict); s.reasons = add(s.reasons, r.reason) }
-        if (e.data.sandbox) break
-        const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
-        let byVerdict = sum.by_verdict
-        let byReason = sum.by_reason
-        for (const r of e.data.results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
-        const when = e.data.recorded_at
-        writer.put(SUMMARY, { ...sum, verifications: sum.verifications + e.data.results.length, by_verdict: byVerdict, by_reason: byReason, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
-        break
-      }
-      case 'JobCompleted': {
-        const ran = ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
-        s.completed = add(s.completed, e.data.verdict)
-        s.reasons = add(s.reasons, e.data.reason)
-        for (const name of ran) s.checks = add(s.checks, name)
-        if (e.data.result.sandbox === true) break
-        const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
-        writer.put(SUMMARY, { ...sum, verifications: sum.verifications + 1, by_verdict: add(sum.by_verdict, e.data.verdict), by_reason: add(sum.by_reason, e.data.reason), checks_run: sum.checks_run + ran.length, since: sum.since === null || e.data.completed_at < sum.since ? e.data.completed_at : sum.since, updated_at: sum.updated_at === null || e.data.completed_at > sum.updated_at ? e.data.completed_at : sum.updated_at })
-      }
+    for (const level of LEVELS) {
+      const start = level.start(at)
+      writer.put(level.spec, addUsage(await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`) ?? emptySlot(user, start), e))
     }
-    writer.put(USAGE_SLOTS, s)
+    if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) {
+      const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+      let byVerdict = sum.by_verdict
+      let byReason = sum.by_reason
+      for (const r of e.data.results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
+      const when = e.data.recorded_at
+      writer.put(SUMMARY, { ...sum, verifications: sum.verifications + e.data.results.length, by_verdict: byVerdict, by_reason: byReason, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
+    }
+    if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) {
+      const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+      writer.put(SUMMARY, { ...sum, verifications: sum.verifications + 1, by_verdict: add(sum.by_verdict, e.data.verdict), by_reason: add(sum.by_reason, e.data.reason), checks_run: sum.checks_run + ranChecks(e).length, since: sum.since === null || e.data.completed_at < sum.since ? e.data.completed_at : sum.since, updated_at: sum.updated_at === null || e.data.completed_at > sum.updated_at ? e.data.completed_at : sum.updated_at })
+    }
   }
 }
 
@@ -115,11 +138,16 @@ export interface Overview {
 }
 
 /**
- * `owner`'s usage in `buckets` (oldest first, contiguous): the slots of the window (index
- * user_uuid, slot: at most 96 per day of the window) added up per bucket and in all.
+ * `owner`'s usage in `buckets` (oldest first, contiguous), added up per bucket and in all,
+ * from the coarsest usage documents every bucket boundary falls on (index user_uuid,
+ * slot): UTC days (buckets in UTC from a day up: at most one document per day of the
+ * window), else UTC hours (a zone whose offset is whole hours: at most 24 a day), else
+ * 15-minute slots (at most 96 a day).
  */
 export async function usageOverview (rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
-  const slots = buckets.length === 0 ? [] : await rc.reads.collection<UsageSlotDoc>(USAGE_SLOTS).find({ where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } }, sort: [['slot', 1]] })
+  const onBoundaries = (unit: number): boolean => buckets.every(b => Date.parse(b.start) % unit === 0 && Date.parse(b.end) % unit === 0)
+  const level = [...LEVELS].reverse().find(l => onBoundaries(l.unit)) ?? LEVELS[0]
+  const slots = buckets.length === 0 ? [] : await rc.reads.collection<UsageSlotDoc>(level.spec).find({ where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } }, sort: [['slot', 1]] })
   const zero = (): Record<string, number> => Object.fromEntries(VERDICTS.map(v => [v, 0]))
   const out: Overview = { verdicts: zero(), reasons: {}, checks: {}, totals: { submitted: 0, completed: 0, failed: 0, tokens_spent: 0 }, series: buckets.map(b => ({ ...b, submitted: 0, completed: 0, failed: 0, tokens_spent: 0, verdicts: zero() })) }
   let i = 0
