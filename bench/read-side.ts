@@ -11,6 +11,7 @@
 //     DATA_DIR for comparison.
 //  4. GET /api/jobs on that account through HTTP (an API key), with filters and sorts,
 //     p50 and p99 over every query (goal p99 < 50 ms), and per query shape.
+//  5. The wallet and statistics reads over windows up to a year on it (no goal).
 // Usage: node bench/read-side.ts [--jobs 1000000] [--requests 100] [--keep] [--json]
 //        node bench/read-side.ts --data-dir <a DATA_DIR kept by --keep> [--requests 100] [--json]
 //          (measures 2–4 again on it, without seeding; the directory is left in place)
@@ -324,6 +325,35 @@ for (const [name, e] of Object.entries(perQuery)) {
   const samples = (e as unknown as { samples: number[] }).samples
   perQuery[name] = { p50_ms: r2(pct(samples, 50)), p99_ms: r2(pct(samples, 99)), total: e.total }
 }
+
+// ── 5. The ledger and statistics reads over a year (no goal: how they stand) ─────────
+
+const LONG_READS: Record<string, string> = {
+  overview_default: '/api/stats/overview',
+  overview_year_by_day: '/api/stats/overview?granularity=day&days=364',
+  overview_year_by_month: '/api/stats/overview?granularity=month&days=364',
+  overview_year_by_month_paris: '/api/stats/overview?granularity=month&days=364&time_zone=Europe/Paris',
+  overview_year_by_month_kolkata: '/api/stats/overview?granularity=month&days=364&time_zone=Asia/Kolkata',
+  balance_history_default: '/api/wallet/balance-history',
+  balance_history_year_by_day: '/api/wallet/balance-history?granularity=day&days=364',
+  balance_history_year_by_month: '/api/wallet/balance-history?granularity=month&days=364',
+  transactions_by_amount: '/api/wallet/transactions?sort=amount',
+  transactions_grouped: '/api/wallet/transactions/grouped'
+}
+log(`read side: ledger and statistics reads, ${REQUESTS} requests each…`)
+const longReads: Record<string, { p50_ms: number, p99_ms: number }> = {}
+for (const [name, path] of Object.entries(LONG_READS)) {
+  const samples: number[] = []
+  for (let round = 0; round < REQUESTS; round++) {
+    const t0 = performance.now()
+    const res = await fetch(`${full.url}${path}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    await res.arrayBuffer()
+    samples.push(performance.now() - t0)
+    if (res.status !== 200) throw new Error(`${name}: ${res.status}`)
+  }
+  longReads[name] = { p50_ms: r2(pct(samples, 50)), p99_ms: r2(pct(samples, 99)) }
+}
+
 await stopServe(full.child)
 if (args.keep || reuse) log(`kept ${dir}`)
 else rmSync(dir, { recursive: true, force: true })
@@ -344,7 +374,8 @@ const out = {
     ratio_ready: r2(full.ready_ms / empty.ready_ms),
     ratio_rss: r2(full.rss_mib / empty.rss_mib)
   },
-  list_jobs: { requests: all.length, p50_ms: r2(pct(all, 50)), p99_ms: r2(pct(all, 99)), by_query: perQuery }
+  list_jobs: { requests: all.length, p50_ms: r2(pct(all, 50)), p99_ms: r2(pct(all, 99)), by_query: perQuery },
+  ledger_and_statistics: longReads
 }
 if (args.json) console.log(JSON.stringify(out))
 else {
@@ -354,4 +385,6 @@ else {
   console.log(`  start-up ${out.startup.million.ready_ms} ms (empty: ${out.startup.empty.ready_ms} ms; goal < 5000), ${out.startup.million.rss_mib} MiB resident (empty: ${out.startup.empty.rss_mib}; goal < 300)`)
   console.log(`  GET /api/jobs p50 ${out.list_jobs.p50_ms} ms, p99 ${out.list_jobs.p99_ms} ms over ${all.length} requests (goal p99 < 50)`)
   for (const [name, e] of Object.entries(perQuery)) console.log(`    ${name.padEnd(28)} p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms  (total ${e.total})`)
+  console.log('  ledger and statistics reads (no goal)')
+  for (const [name, e] of Object.entries(longReads)) console.log(`    ${name.padEnd(32)} p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms`)
 }
