@@ -11,6 +11,7 @@ import { getWallet, WALLET_TRANSACTIONS } from '../src/projections/wallets.ts'
 import { getJob, JOBS } from '../src/projections/jobs.ts'
 import { allEvents, dumpReadModels, replayInto } from './support/read-models.ts'
 import { ev } from './support/eventstore-contract.ts'
+import { collection, type Projection } from '../src/projections/projection.ts'
 
 const dir = t.testdir()
 const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
@@ -79,6 +80,40 @@ t.test('the runner commits checkpoints with the documents, resumes from them and
   t.teardown(() => fresh.close())
   await replayInto(fresh, await allEvents(store), () => 3)
   t.same(await dumpReadModels(reads), await dumpReadModels(fresh), 'resumed equals replayed from the first event')
+})
+
+t.test('start waits out a long catch-up that keeps moving, and gives up on one that stops', async t => {
+  const events = new SqliteEventStore(join(dir, 'ticks-events.db'))
+  const reads = new SqliteReadStore(join(dir, 'ticks.db'))
+  t.teardown(async () => { await reads.close(); await events.close() })
+  await events.append('tick-1', Array.from({ length: 24 }, (_, n) => ev('Ticked', { n })), { expected_revision: 'no_stream' })
+  const TICKS = collection({ name: 'ticks', projection: 'ticks', fields: {}, indexes: [] })
+  let failing = false
+  // 25 ms an event, committed one at a time: 24 events take far longer than the 150 ms allowed without a move.
+  const ticks: Projection = {
+    name: 'ticks',
+    version: 1,
+    collections: [TICKS],
+    event_types: ['Ticked'],
+    async apply (event, writer) {
+      if (failing) throw new Error('every batch fails')
+      await new Promise(resolve => setTimeout(resolve, 25))
+      writer.put(TICKS, { _id: String(event.data.n) })
+    }
+  }
+  const runner = new ProjectionRunner(events, [ticks], reads, { batch: 1, stall_ms: 150 })
+  await runner.start()
+  t.equal(runner.position, await events.headPosition(), 'caught up, however long it took')
+  t.equal(await reads.collection(TICKS).count(), 24, 'every event applied')
+  await runner.stop()
+
+  await events.append('tick-1', [ev('Ticked', { n: 24 })], { expected_revision: 23 })
+  failing = true
+  const stuck = new ProjectionRunner(events, [ticks], reads, { batch: 1, stall_ms: 150 })
+  await t.rejects(stuck.start(), { message: /did not reach position \d+: at \d+, not moving for 150 ms/ }, 'a catch-up that does not move gives up')
+  await stuck.stop()
+  t.equal(await reads.collection(TICKS).count(), 24, 'the failing event applied nothing')
+  t.equal(await reads.getCheckpoint('ticks'), (await events.readStream('tick-1'))[23].position, 'and the checkpoint stays before it (not skipped)')
 })
 
 t.test('crypto-shredding: a destroyed key leaves the address unreadable', async t => {

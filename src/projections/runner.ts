@@ -119,6 +119,8 @@ export interface RunnerOptions {
   batch?: number
   /** The projector lease's lifetime (ms): another process takes over this long after this one stops renewing. */
   lease_ms?: number
+  /** How long `start` waits without the projections moving before it gives up (ms). */
+  stall_ms?: number
 }
 
 /**
@@ -137,6 +139,7 @@ export class ProjectionRunner {
   private readonly projections: readonly Projection[]
   private readonly batchSize: number
   private readonly leaseMs: number
+  private readonly stallMs: number
   private readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly checkpoints = new Map<string, number>()
   private buffer: RecordedEvent[] = []
@@ -162,16 +165,27 @@ export class ProjectionRunner {
     this.reads = reads
     this.batchSize = options.batch ?? 1_000
     this.leaseMs = options.lease_ms ?? 10_000
+    this.stallMs = options.stall_ms ?? 60_000
   }
 
-  /** Prepares each projection's generation and starts; resolves once caught up with the store (as leader or follower). */
+  /**
+   * Prepares each projection's generation and starts; resolves once caught up with the
+   * store (as leader or follower), however long that takes while the projections move (a
+   * projection changed on a long history is replayed from the first event at start).
+   * @throws Error when they have not moved for `stall_ms` (another process holds the lease
+   * and projects nothing, or every batch fails).
+   */
   async start (): Promise<void> {
     for (const p of this.projections) await this.reads.prepare(p.name, signatureOf(p), p.collections)
     await this.reloadCheckpoints()
     await this.tick()
     this.timer = setInterval(() => { void this.tick() }, Math.max(20, Math.min(250, this.leaseMs / 40)))
     const head = await this.store.headPosition()
-    if (!(await this.waitFor(head, 60_000))) throw new Error(`projections did not reach position ${head}`)
+    let moved = { position: this.position, at: Date.now() }
+    while (!(await this.waitFor(head, Math.min(1_000, this.stallMs)))) {
+      if (this.position > moved.position) moved = { position: this.position, at: Date.now() }
+      else if (Date.now() - moved.at >= this.stallMs) throw new Error(`projections did not reach position ${head}: at ${this.position}, not moving for ${this.stallMs} ms`)
+    }
     this.caughtUp = true
   }
 
@@ -215,18 +229,37 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * Subscribes from the lowest checkpoint. Whatever an ended subscription still delivers
+   * (its handler finishing an event, the checkpoint after it, its error) is ignored: a
+   * checkpoint past events whose batch failed would otherwise commit them as applied.
+   */
   private subscribe (): void {
     const types = [...new Set(this.projections.flatMap(p => p.event_types))]
+    const token = {}
+    this.current = token
     this.seen = this.position
     this.sub = this.store.subscribeToAll({
       from_position: this.position,
       event_types: types,
-      on_checkpoint: position => { this.seen = position; this.schedule() }
+      on_checkpoint: position => { if (this.current !== token) return; this.seen = position; this.schedule() }
     }, async event => {
+      if (this.current !== token) return
       this.buffer.push(event)
       this.bufferBytes += event.size ?? 0
       if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
-    }, err => { this.failure = err; this.failedAt = Date.now(); this.detach() })
+    }, err => { if (this.current !== token) return; this.failure = err; this.failedAt = Date.now(); this.detach() })
+  }
+
+  /** The subscription being followed (its callbacks' token), or null. */
+  private current: object | null = null
+
+  /** Forgets what a subscription delivered and did not commit: the next one starts from the checkpoints. */
+  private forget (): void {
+    this.current = null
+    this.buffer = []
+    this.bufferBytes = 0
+    this.seen = this.position
   }
 
   /** Old subscriptions still winding down (awaited by `stop`). */
@@ -235,8 +268,7 @@ export class ProjectionRunner {
   private async unsubscribe (): Promise<void> {
     const sub = this.sub
     this.sub = null
-    this.buffer = []
-    this.bufferBytes = 0
+    this.forget()
     await sub?.stop()
   }
 
@@ -248,8 +280,7 @@ export class ProjectionRunner {
   private detach (): void {
     const sub = this.sub
     this.sub = null
-    this.buffer = []
-    this.bufferBytes = 0
+    this.forget()
     if (sub) this.stopping.push(sub.stop().catch(() => undefined))
   }
 
