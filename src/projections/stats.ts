@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts'
 import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
-import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
+import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './buckets.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
@@ -56,34 +56,56 @@ const add = (m: Record<string, number>, key: string, n = 1): Record<string, numb
 
 type UsageEvent = JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
 
-/** What a usage event adds to the document of its slot (and of its hour and day): a new document. */
-function addUsage (doc: UsageSlotDoc, e: UsageEvent): UsageSlotDoc {
-  const s = { ...doc }
+/** What one usage event adds to its slot, hour and day. */
+interface UsageDelta { submitted: number, failed: number, tokens_spent: number, completed: Record<string, number>, reasons: Record<string, number>, checks: Record<string, number> }
+
+/** The counts a usage event adds (computed once for the three documents it changes). */
+function usageDelta (e: UsageEvent): UsageDelta {
+  const d: UsageDelta = { submitted: 0, failed: 0, tokens_spent: 0, completed: {}, reasons: {}, checks: {} }
   switch (e.type) {
-    case 'JobQueued': s.submitted++; break
-    case 'JobFailed': s.failed++; break
-    case 'TokensCaptured': s.tokens_spent += e.data.amount; break
+    case 'JobQueued': d.submitted = 1; break
+    case 'JobFailed': d.failed = 1; break
+    case 'TokensCaptured': d.tokens_spent = e.data.amount; break
     case 'BatchItemsAdded': {
       // Every item is submitted; one with bad syntax is completed `invalid` at once (only syntax ran).
       const invalid = e.data.items.filter(item => item.invalid === true).length
-      s.submitted += e.data.items.length
-      if (invalid > 0) { s.completed = add(s.completed, 'invalid', invalid); s.reasons = add(s.reasons, 'invalid_syntax', invalid); s.checks = add(s.checks, 'syntax', invalid) }
+      d.submitted = e.data.items.length
+      if (invalid > 0) { d.completed = { invalid }; d.reasons = { invalid_syntax: invalid }; d.checks = { syntax: invalid } }
       break
     }
     case 'BatchResultsRecorded':
       // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
-      for (const r of e.data.results) { s.completed = add(s.completed, r.verdict); s.reasons = add(s.reasons, r.reason) }
+      for (const r of e.data.results) { d.completed = add(d.completed, r.verdict); d.reasons = add(d.reasons, r.reason) }
       break
     case 'JobCompleted':
-      s.completed = add(s.completed, e.data.verdict)
-      s.reasons = add(s.reasons, e.data.reason)
-      for (const name of ranChecks(e)) s.checks = add(s.checks, name)
+      d.completed = { [e.data.verdict]: 1 }
+      d.reasons = { [e.data.reason]: 1 }
+      for (const name of ranChecks(e)) d.checks = add(d.checks, name)
   }
-  return s
+  return d
+}
+
+/** A usage document with `d` added: a new document. */
+function addUsage (doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
+  const merge = (m: Record<string, number>, plus: Record<string, number>): Record<string, number> => {
+    let out = m
+    for (const [k, n] of Object.entries(plus)) out = add(out, k, n)
+    return out
+  }
+  return { ...doc, submitted: doc.submitted + d.submitted, failed: doc.failed + d.failed, tokens_spent: doc.tokens_spent + d.tokens_spent, completed: merge(doc.completed, d.completed), reasons: merge(doc.reasons, d.reasons), checks: merge(doc.checks, d.checks) }
 }
 
 /** The checks a completed job ran (not skipped). */
 const ranChecks = (e: JobCompleted): string[] => ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
+
+/** Adds live verifications (their verdicts and reasons, the checks they ran, when) to the all-time summary. */
+async function addToSummary (writer: ProjectionWriter, results: ReadonlyArray<{ verdict: string, reason: string }>, checksRun: number, when: string): Promise<void> {
+  const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+  let byVerdict = sum.by_verdict
+  let byReason = sum.by_reason
+  for (const r of results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
+  writer.put(SUMMARY, { ...sum, verifications: sum.verifications + results.length, by_verdict: byVerdict, by_reason: byReason, checks_run: sum.checks_run + checksRun, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
+}
 
 /**
  * Statistics an analyst can rebuild: per account and 15-minute slot, jobs and batch items
@@ -109,22 +131,13 @@ export const statsProjection: Projection = {
     if (await writer.get(USAGE_SLOTS, tombstone)) return
     const e = event as unknown as UsageEvent
     const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.type === 'TokensCaptured' ? e.data.captured_at : e.type === 'BatchItemsAdded' ? e.data.added_at : e.data.recorded_at
+    const delta = usageDelta(e)
     for (const level of LEVELS) {
       const start = level.start(at)
-      writer.put(level.spec, addUsage(await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`) ?? emptySlot(user, start), e))
+      writer.put(level.spec, addUsage(await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`) ?? emptySlot(user, start), delta))
     }
-    if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) {
-      const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
-      let byVerdict = sum.by_verdict
-      let byReason = sum.by_reason
-      for (const r of e.data.results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
-      const when = e.data.recorded_at
-      writer.put(SUMMARY, { ...sum, verifications: sum.verifications + e.data.results.length, by_verdict: byVerdict, by_reason: byReason, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
-    }
-    if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) {
-      const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
-      writer.put(SUMMARY, { ...sum, verifications: sum.verifications + 1, by_verdict: add(sum.by_verdict, e.data.verdict), by_reason: add(sum.by_reason, e.data.reason), checks_run: sum.checks_run + ranChecks(e).length, since: sum.since === null || e.data.completed_at < sum.since ? e.data.completed_at : sum.since, updated_at: sum.updated_at === null || e.data.completed_at > sum.updated_at ? e.data.completed_at : sum.updated_at })
-    }
+    if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) await addToSummary(writer, e.data.results, 0, e.data.recorded_at)
+    if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) await addToSummary(writer, [e.data], ranChecks(e).length, e.data.completed_at)
   }
 }
 
