@@ -209,9 +209,8 @@ export class SqliteEventStore implements EventStore {
         if (!caughtUpReported) { caughtUpReported = true; options.on_caught_up?.(position) }
         await new Promise<void>(resolve => {
           wake = resolve
-          // re-check: an append may have landed between the read and setting `wake`, or
-          // `stop` may have been called while the handler ran (its wake-up found no waiter)
-          if (stopped || Number((this.st.head.get() as { p: number }).p) > position) onAppend()
+          // re-check: an append may have landed between the read and setting `wake`
+          if (Number((this.st.head.get() as { p: number }).p) > position) onAppend()
         })
       }
     }
