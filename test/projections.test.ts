@@ -114,6 +114,20 @@ t.test('start waits out a long catch-up that keeps moving, and gives up on one t
   t.equal(await reads.collection(TICKS).count(), 24, 'every event applied')
 })
 
+t.test('a batch that fails is not skipped: the checkpoint stays before its events', async t => {
+  const events = new SqliteEventStore(join(dir, 'fails-events.db'))
+  const reads = new SqliteReadStore(join(dir, 'fails.db'))
+  await events.append('fail-1', [ev('Failing', { n: 0 }), ev('Failing', { n: 1 }), ev('Failing', { n: 2 })], { expected_revision: 'no_stream' })
+  const FAILS = collection({ name: 'fails', projection: 'fails', fields: {}, indexes: [] })
+  // Every batch throws (as a write would on a full disk); the runner retries from its checkpoint.
+  const fails: Projection = { name: 'fails', version: 1, collections: [FAILS], event_types: ['Failing'], async apply () { throw new Error('every batch fails') } }
+  const runner = new ProjectionRunner(events, [fails], reads, { batch: 1, stall_ms: 150 })
+  // The event store first: its subscriptions end even while a handler finishes an event.
+  t.teardown(async () => { await events.close(); await runner.stop(); await reads.close() })
+  await t.rejects(runner.start(), { message: /did not reach position 3: at 0, not moving for 150 ms/ }, 'start gives up without a move')
+  t.equal(await reads.getCheckpoint('fails'), 0, 'no event was committed as applied')
+})
+
 t.test('crypto-shredding: a destroyed key leaves the address unreadable', async t => {
   const other = '01a200f4-0000-7000-8000-0000000000ff'
   const sealed = await sealer.seal(other, 'gone@example.com')

@@ -229,18 +229,37 @@ export class ProjectionRunner {
     }
   }
 
+  /**
+   * Subscribes from the lowest checkpoint. Whatever an ended subscription still delivers
+   * (its handler finishing an event, the checkpoint after it, its error) is ignored: a
+   * checkpoint past events whose batch failed would otherwise commit them as applied.
+   */
   private subscribe (): void {
     const types = [...new Set(this.projections.flatMap(p => p.event_types))]
+    const token = {}
+    this.current = token
     this.seen = this.position
     this.sub = this.store.subscribeToAll({
       from_position: this.position,
       event_types: types,
-      on_checkpoint: position => { this.seen = position; this.schedule() }
+      on_checkpoint: position => { if (this.current !== token) return; this.seen = position; this.schedule() }
     }, async event => {
+      if (this.current !== token) return
       this.buffer.push(event)
       this.bufferBytes += event.size ?? 0
       if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
-    }, err => { this.failure = err; this.failedAt = Date.now(); this.detach() })
+    }, err => { if (this.current !== token) return; this.failure = err; this.failedAt = Date.now(); this.detach() })
+  }
+
+  /** The subscription being followed (its callbacks' token), or null. */
+  private current: object | null = null
+
+  /** Forgets what a subscription delivered and did not commit: the next one starts from the checkpoints. */
+  private forget (): void {
+    this.current = null
+    this.buffer = []
+    this.bufferBytes = 0
+    this.seen = this.position
   }
 
   /** Old subscriptions still winding down (awaited by `stop`). */
@@ -249,8 +268,7 @@ export class ProjectionRunner {
   private async unsubscribe (): Promise<void> {
     const sub = this.sub
     this.sub = null
-    this.buffer = []
-    this.bufferBytes = 0
+    this.forget()
     await sub?.stop()
   }
 
@@ -262,8 +280,7 @@ export class ProjectionRunner {
   private detach (): void {
     const sub = this.sub
     this.sub = null
-    this.buffer = []
-    this.bufferBytes = 0
+    this.forget()
     if (sub) this.stopping.push(sub.stop().catch(() => undefined))
   }
 
