@@ -78,14 +78,10 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
 
   if (options.owner !== undefined) {
     // The account's stream a page at a time (a million jobs make two million wallet events).
-    const stream = `wallet-${options.owner}`
-    for (let revision = 0; ;) {
-      const page = await store.readStream(stream, { from_revision: revision, max_count: pageSize })
-      const taken = page.filter(e => e.position <= through)
-      for (const e of taken) await apply(e)
-      if (taken.length > 0) options.onProgress?.(taken[taken.length - 1].position, through)
-      if (page.length < pageSize || taken.length < page.length) break
-      revision = page[page.length - 1].revision + 1
+    for await (const e of streamFrom(store, `wallet-${options.owner}`, 0, pageSize)) {
+      if (e.position > through) break
+      await apply(e)
+      if (e.revision % pageSize === pageSize - 1) options.onProgress?.(e.position, through)
     }
     options.onProgress?.(through, through)
   } else {
@@ -109,14 +105,9 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     if (shown && shown.transactions > r.transactions) {
       // The projector went on past `through` while the audit ran: this account's replay is
       // brought to where its wallet shows (the events after it in its own stream).
-      for (let revision = r.revision + 1; r.transactions < shown.transactions;) {
-        const page = await store.readStream(`wallet-${user}`, { from_revision: revision, max_count: pageSize })
-        for (const e of page) {
-          if (r.transactions >= shown.transactions) break
-          await apply(e)
-        }
-        if (page.length < pageSize) break
-        revision = page[page.length - 1].revision + 1
+      for await (const e of streamFrom(store, `wallet-${user}`, r.revision + 1, pageSize)) {
+        if (r.transactions >= shown.transactions) break
+        await apply(e)
       }
     }
     const want = { balance: r.state.balance, reserved: r.reserved, spent: r.spent, granted: r.granted, transactions: r.transactions }
@@ -125,4 +116,14 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     differences.push(...(found.get(user) ?? []))
   }
   return { through, accounts, transactions, differences }
+}
+
+/** The events of `stream` from revision `from` on, read `pageSize` at a time (memory: one page). */
+async function * streamFrom (store: EventStore, stream: string, from: number, pageSize: number): AsyncGenerator<RecordedEvent> {
+  for (let revision = from; ;) {
+    const page = await store.readStream(stream, { from_revision: revision, max_count: pageSize })
+    yield * page
+    if (page.length < pageSize) return
+    revision = page[page.length - 1].revision + 1
+  }
 }

@@ -149,6 +149,8 @@ export class ProjectionRunner {
   private flushing: Promise<void> | null = null
   private scheduled = false
   private sub: Subscription | null = null
+  /** The subscription being followed (its callbacks' token), or null. */
+  private current: object | null = null
   private leader = false
   private timer: NodeJS.Timeout | null = null
   private stopped = false
@@ -250,9 +252,6 @@ export class ProjectionRunner {
       if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
     }, err => { if (this.current !== token) return; this.failure = err; this.failedAt = Date.now(); this.detach() })
   }
-
-  /** The subscription being followed (its callbacks' token), or null. */
-  private current: object | null = null
 
   /** Forgets what a subscription delivered and did not commit: the next one starts from the checkpoints. */
   private forget (): void {
