@@ -124,6 +124,14 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const core = await openCore(config)
   const metrics = new ServiceMetrics(role)
   const { ctx, store } = core
+  // An erasure whose old key bytes a reader keeps in keys.db's WAL is said, never hidden.
+  metrics.watchErasures(() => core.keys.erasureStatus())
+  core.keys.onErasure(e => {
+    const fields = { pending: e.pending, waited_ms: e.waited_ms, ...(e.error !== undefined && { error: e.error }) }
+    if (e.type === 'scrubbed') log.info(fields, 'erasure: keys.db write-ahead log emptied; destroyed data keys are gone from disk')
+    else if (e.type === 'stalled') log.warn(fields, 'erasure: a reader holds keys.db\'s write-ahead log; destroyed data keys may still be on disk there (retrying)')
+    else log.error(fields, 'erasure: emptying keys.db\'s write-ahead log failed (retrying)')
+  })
   const closers: Array<() => Promise<void>> = []
   const readiness: Array<() => boolean> = []
 

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { client, signUp, settled, startTestService, testConfig } from './support/service.ts'
+import { operatorSetPlan } from '../src/commands/subscription.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))
@@ -118,4 +119,19 @@ t.test('GET and DELETE /api/agents/{uuid}: 200, idempotent revoke, 400, 401, 404
   const events = (await service.core.store.readStream(`agents-${owner}`)).filter(e => e.data.agent_uuid === a.uuid)
   t.same(events.map(e => e.type), ['AgentCreated', 'AgentRevoked'], 'one revocation event')
   t.notOk(JSON.stringify(events).includes(a.token), 'the raw token never enters an event')
+})
+
+t.test('after a downgrade an agent keeps only the scopes the new plan allows (as OAuth grants do)', async t => {
+  const owner = await signUp(api, dataDir, 'agents-downgrade@example.com')
+  await operatorSetPlan(service.core.ctx, { email: 'agents-downgrade@example.com', plan: 'pro', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
+  const agent = await api('POST', '/api/agents', { token: owner, body: { name: 'provisioner', scopes: ['api_keys:create', 'api_keys:read'] } })
+  t.equal(agent.status, 201, 'Pro allows agents api_keys:create')
+  const made = await api('POST', '/api/keys', { token: agent.body.token, body: { name: 'by the agent', environment: 'test', scopes: ['api_keys:read'] } })
+  t.equal(made.status, 201, 'the agent creates a key on Pro (positive control)')
+  await operatorSetPlan(service.core.ctx, { email: 'agents-downgrade@example.com', plan: 'free', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
+  const after = await api('POST', '/api/keys', { token: agent.body.token, body: { name: 'after the downgrade', environment: 'test', scopes: ['api_keys:read'] } })
+  t.equal(after.status, 403, 'api_keys:create is not Free\'s')
+  t.equal(after.body.code, 'auth.missing_scope')
+  t.equal((await api('GET', '/api/keys', { token: agent.body.token })).status, 200, 'api_keys:read, which Free allows, still works')
+  t.equal((await api('GET', '/api/keys', { token: owner })).body.length, 1, 'no key was created after the downgrade')
 })

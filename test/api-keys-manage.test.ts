@@ -96,7 +96,7 @@ t.test('PATCH /api/keys/{uuid}: name and/or enabled_checks, omitted fields uncha
   const revoked = await create({ name: 'gone', environment: 'live' })
   await api('DELETE', `/api/keys/${revoked.uuid}`, { token })
   const late = await api('PATCH', `/api/keys/${revoked.uuid}`, { token, body: { name: 'x' } })
-  t.equal(late.status, 409, 'a revoked key cannot be changed')
+  t.equal(late.status, 403, 'a revoked key cannot be changed (a status the interface lists for PATCH)')
   t.equal(late.body.code, 'update_api_key.revoked')
 })
 

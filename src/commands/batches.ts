@@ -104,7 +104,8 @@ type CreateData = Extract<batch.BatchCommand, { type: 'CreateBatch' }>['data']
  * cumulative unique valid count may not pass the plan's `max_batch_size`. `final` closes
  * intake. An empty chunk is accepted only with `final: true` (it closes intake).
  * @throws DomainError not_found `batch.not_found` (unknown, or another account's);
- *   invalid `add_chunk.empty`, `add_chunk.too_many`; conflict `add_chunk.intake_closed`;
+ *   forbidden `add_chunk.environment_mismatch` (a test credential on a live batch, or the
+ *   reverse: checked before anything is reserved); invalid `add_chunk.empty`, `add_chunk.too_many`; conflict `add_chunk.intake_closed`;
  *   forbidden `add_chunk.max_batch_size`, `create_batch.check_not_allowed` (the plan no
  *   longer allows a check of the batch); payment_required `add_chunk.insufficient_tokens`.
  */
@@ -113,6 +114,8 @@ export async function addChunk (ctx: CommandContext, by: BatchSubmitter, batchUu
   const loaded = await load(ctx, `batch-${batchUuid}`, batch)
   const s = loaded.state
   if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
+  // Before any reservation: a test key's chunk must not spend live tokens even for a moment.
+  batch.requireSameEnvironment(s, by.environment)
   if (s.status !== 'receiving') throw new DomainError('conflict', 'add_chunk.intake_closed', s.status === 'completed' ? 'the batch is completed' : 'the batch\'s intake is closed')
   if (input.emails.length === 0 && input.final !== true) throw new DomainError('invalid', 'add_chunk.empty', 'the chunk holds no address (send `final: true` alone to close intake)')
   // New addresses only for checks the plan allows now; an empty final chunk (closing intake) always.
@@ -165,7 +168,7 @@ async function acceptChunk (ctx: CommandContext, by: BatchSubmitter, batchUuid: 
       faultPoint(ctx.config.fault_point, 'batch.after_reserve')
     }
     try {
-      const chunk = { chunk_uuid: chunkUuid, items, duplicates, reservation_uuid: reservation, amount, max_batch_size: by.plan.max_batch_size, final, now }
+      const chunk = { chunk_uuid: chunkUuid, environment: by.environment, items, duplicates, reservation_uuid: reservation, amount, max_batch_size: by.plan.max_batch_size, final, now }
       const r = await handle(ctx, `batch-${batchUuid}`, batch, creation ? { type: 'CreateBatch', data: { ...creation, first_chunk: chunk } } : { type: 'AddChunk', data: chunk }, meta, { known: loaded })
       return { batch_uuid: batchUuid, accepted: items.length, duplicates, invalid: items.length - valid, reserved: amount, position: r.position }
     } catch (err) {

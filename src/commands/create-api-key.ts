@@ -29,7 +29,8 @@ export function newRawKey (environment: 'live' | 'test'): string {
  * SHA-256 is stored; the raw key is returned once.
  * @throws DomainError invalid `create_api_key.invalid_name|invalid_scopes|invalid_checks`;
  *   forbidden `create_api_key.limit_reached`, `create_api_key.check_not_allowed` (plan),
- *   `create_api_key.scope_not_held`, `create_api_key.check_not_held` (credential).
+ *   `create_api_key.scope_not_held`, `create_api_key.check_not_held`,
+ *   `create_api_key.environment_not_held` (credential: a test key mints test keys only).
  */
 export async function createApiKey (ctx: CommandContext, input: { user_uuid: string, name: string, environment: 'live' | 'test', scopes?: string[], enabled_checks?: string[], granter: apikey.Granter, actor: string }): Promise<CreatedKey> {
   const name = input.name.trim()
@@ -68,11 +69,12 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
 
 /**
  * Revokes one key of the account (idempotent: a revoked key, or a key that is not the
- * account's, is left as it is).
+ * account's, is left as it is), by a credential of environment `by.environment`.
+ * @throws DomainError forbidden `revoke_api_key.environment_not_held` (a test key and a live key).
  * @returns the global position of the revocation, or of the stream's head when nothing changed.
  */
-export async function revokeApiKey (ctx: CommandContext, owner: string, keyUuid: string, reason: string, actor: string): Promise<number> {
-  const r = await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: keyUuid, reason, now: ctx.now().toISOString() } }, { actor })
+export async function revokeApiKey (ctx: CommandContext, owner: string, keyUuid: string, by: { environment: 'live' | 'test' }, reason: string, actor: string): Promise<number> {
+  const r = await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeApiKey', data: { key_uuid: keyUuid, reason, environment: by.environment, now: ctx.now().toISOString() } }, { actor })
   return r.position
 }
 
@@ -83,7 +85,7 @@ export async function revokeApiKey (ctx: CommandContext, owner: string, keyUuid:
  * @returns the position of the change (or of the stream's head when nothing changed).
  * @throws DomainError invalid `update_api_key.empty`, `update_api_key.invalid_name`,
  *   `update_api_key.invalid_checks`; forbidden `update_api_key.check_not_allowed`,
- *   `update_api_key.check_not_held`; conflict `update_api_key.revoked`.
+ *   `update_api_key.check_not_held`, `update_api_key.revoked`, `update_api_key.environment_not_held`.
  */
 export async function updateApiKey (ctx: CommandContext, input: { user_uuid: string, key_uuid: string, name?: string, enabled_checks?: string[], granter: apikey.Granter, actor: string }): Promise<number> {
   if (input.name === undefined && input.enabled_checks === undefined) throw new DomainError('invalid', 'update_api_key.empty', 'give name and/or enabled_checks')

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { ProbeStats } from '../verifier/smtp-probe.ts'
+import type { ErasureStatus } from './crypto/keystore.ts'
 
 /**
  * The service's metrics in the Prometheus text format (`prom-client`), one registry per
@@ -22,6 +23,7 @@ export class ServiceMetrics {
   private readonly smtpSources: Array<() => ProbeStats> = []
   private readonly redeliverySources: Array<() => Readonly<Record<string, number>>> = []
   private readonly lagSources = new Map<string, () => Promise<number>>()
+  private erasureSource: (() => ErasureStatus) | null = null
 
   constructor (role: string) {
     const registers = [this.registry]
@@ -66,6 +68,24 @@ export class ServiceMetrics {
         for (const [consumer, lag] of sources.lagSources) this.set({ consumer }, Math.max(0, await lag()))
       }
     })
+    new Gauge({
+      name: 'erasure_scrubs_pending',
+      help: 'Data keys destroyed (account erasures) whose old bytes may still be in keys.db\'s write-ahead log: a reader is holding it',
+      registers,
+      collect () { this.set(sources.erasureSource?.().pending ?? 0) }
+    })
+    new Gauge({
+      name: 'erasure_scrub_pending_seconds',
+      help: 'How long the oldest unfinished erasure scrub has waited (0 when none)',
+      registers,
+      collect () { const since = sources.erasureSource?.().pending_since ?? null; this.set(since === null ? 0 : (Date.now() - since) / 1000) }
+    })
+    new Counter({
+      name: 'erasure_scrub_stalled_total',
+      help: 'Erasure scrubs reported late (the write-ahead log held past the reporting threshold)',
+      registers,
+      collect () { this.reset(); this.inc(sources.erasureSource?.().stalled_reports ?? 0) }
+    })
   }
 
   private smtpTotals (): Record<string, { sessions: number, rcpts: number }> {
@@ -84,6 +104,8 @@ export class ServiceMetrics {
   watchSmtp (stats: () => ProbeStats): void { this.smtpSources.push(stats) }
   /** Reads a bus's redelivery counts at each scrape. */
   watchRedeliveries (counts: () => Readonly<Record<string, number>>): void { this.redeliverySources.push(counts) }
+  /** Reads the data key store's erasure scrubs at each scrape. */
+  watchErasures (status: () => ErasureStatus): void { this.erasureSource = status }
   /** Reads how many events `consumer` has yet to handle at each scrape. */
   watchLag (consumer: string, lag: () => Promise<number>): void { this.lagSources.set(consumer, lag) }
 

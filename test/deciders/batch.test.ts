@@ -28,7 +28,7 @@ const completed = (total: number, at = NOW): BatchCompleted => ({ type: 'BatchCo
 const abandoned = (chunk: string): BatchChunkAbandoned => ({ type: 'BatchChunkAbandoned', data: { batch_uuid: B, user_uuid: U, chunk_uuid: chunk, abandoned_at: NOW } })
 
 // Command builders.
-const chunk = (uuid: string, items: BatchItem[], amount: number, final = false, max = 100) => ({ type: 'AddChunk' as const, data: { chunk_uuid: uuid, items, duplicates: 0, reservation_uuid: amount > 0 ? `r-${uuid}` : null, amount, max_batch_size: max, final, now: NOW } })
+const chunk = (uuid: string, items: BatchItem[], amount: number, final = false, max = 100, environment: 'live' | 'test' = 'live') => ({ type: 'AddChunk' as const, data: { chunk_uuid: uuid, environment, items, duplicates: 0, reservation_uuid: amount > 0 ? `r-${uuid}` : null, amount, max_batch_size: max, final, now: NOW } })
 const createBatch = (over: Partial<Extract<BatchCommand, { type: 'CreateBatch' }>['data']> = {}): BatchCommand => ({ type: 'CreateBatch', data: { batch_uuid: B, user_uuid: U, name: null, checks: ['syntax', 'dns', 'smtp'], cost_per_item: 7, environment: 'live', key_uuid: null, agent_uuid: null, now: NOW, ...over } })
 const record = (chunkUuid: string, results: BatchItemResult[]): BatchCommand => ({ type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: NOW } })
 
@@ -54,6 +54,9 @@ t.test('AddChunk', async t => {
   b([]).when(chunk('c1', [item(1)], 7)).thenRejects('batch.not_found', 404, 'no such batch')
   b([created(), abandoned('c1')]).when(chunk('c1', [item(1)], 7)).thenRejects('add_chunk.changed', 409, 'an abandoned chunk never comes in late')
   b([created(), added('c1', 0, [item(1)], 7)]).when(chunk('c1', [item(2)], 7)).thenRejects('add_chunk.changed', 409, 'a chunk accepted already is not accepted twice')
+  b([created()]).when(chunk('c1', [item(1)], 7, false, 100, 'test')).thenRejects('add_chunk.environment_mismatch', 403, 'a test credential\'s chunk on a live batch: 403 (it would be billed and probed live)')
+  b([created(0, { environment: 'test' })]).when(chunk('c1', [item(1)], 0)).thenRejects('add_chunk.environment_mismatch', 403, 'a live credential\'s chunk on a sandbox batch: 403')
+  b([created(0, { environment: 'test' })]).when(chunk('c1', [item(1)], 0, false, 100, 'test')).then([added('c1', 0, [item(1)], 0)], 'a test chunk on a test batch')
   b([created()]).when(chunk('c1', [item(1, true)], 0)).then([added('c1', 0, [item(1, true)], 0), processed('c1', 0, 0)], 'nothing to verify: processed at once')
   b([created()]).when(chunk('c1', [item(1, true)], 0, true)).then([added('c1', 0, [item(1, true)], 0), processed('c1', 0, 0), closed(), completed(1)], 'and with final, completed at once')
   b([created()]).when(chunk('c1', [], 0, true)).then([added('c1', 0, [], 0), processed('c1', 0, 0), closed(), completed(0)], 'an empty final chunk closes intake')

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import type { Test } from 'tap'
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
@@ -6,12 +7,12 @@ const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 export interface SvcProcess { child: ChildProcess, url: string, output: () => string }
 
 /**
- * Starts `svc <args>` as an OS process with `env` and resolves with its URL once it
+ * Starts `svc <args>` as an OS process with `env` (and Node's `nodeFlags`) and resolves with its URL once it
  * listens (from its JSON log line); the test's teardown stops what is still running.
  * @throws when the process exits before it listens.
  */
-export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv): Promise<SvcProcess> {
-  const child = spawn(process.execPath, [cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<SvcProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stderr!.on('data', (b: Buffer) => { out += b.toString() })
   t.teardown(async () => {
@@ -38,4 +39,13 @@ export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv)
 export async function exited (child: ChildProcess): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode }
   return await new Promise(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
+}
+
+/**
+ * The Node.js flags `npm start` runs the service with (`--max-old-space-size`, …), read
+ * from package.json's `start` script, so a test meets the heap the service really has.
+ */
+export function npmStartNodeFlags (): string[] {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+  return pkg.scripts.start.split(/\s+/).filter(a => /^--(max-old-space-size|max-semi-space-size|stack-size)=/.test(a))
 }

@@ -48,13 +48,26 @@ export function takeSnapshot (state: ApiKeysState, now: string): ApiKeysSnapshot
 
 export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
-/** What the creating credential holds (interface section 5: a credential never grants more than it holds). */
-export interface Granter { scopes: readonly string[], enabled_checks: readonly string[] }
+/**
+ * What the creating credential holds (interface section 5: a credential never grants more
+ * than it holds), and its environment: a test credential reaches test keys only.
+ */
+export interface Granter { scopes: readonly string[], enabled_checks: readonly string[], environment: 'live' | 'test' }
+
+/**
+ * A credential works only in its own environment (issue "Money, tenancy, availability",
+ * item 3): a test key never mints, changes or revokes a live key. Live credentials
+ * (sessions, live keys, agents) manage both.
+ * @throws DomainError forbidden `<operation>.environment_not_held`.
+ */
+function requireEnvironment (operation: string, by: 'live' | 'test', key: 'live' | 'test'): void {
+  if (by === 'test' && key === 'live') throw new DomainError('forbidden', `${operation}.environment_not_held`, 'a test credential cannot create, change or revoke a live key')
+}
 
 export type ApiKeyCommand =
   | { type: 'CreateApiKey', data: ApiKeyCreated['data'] & { max_keys: number, granter: Granter } }
   | { type: 'UpdateApiKey', data: { key_uuid: string, name?: string, enabled_checks?: CheckName[], plan_checks: readonly CheckName[], granter: Granter, now: string } }
-  | { type: 'RevokeApiKey', data: { key_uuid: string, reason: string, now: string } }
+  | { type: 'RevokeApiKey', data: { key_uuid: string, reason: string, /** The revoking credential's environment. */ environment: 'live' | 'test', now: string } }
   | { type: 'RevokeAllApiKeys', data: { reason: string, now: string } }
 
 /**
@@ -69,8 +82,10 @@ export type ApiKeyCommand =
  *   repeat keeps the first `revoked_at`; another account's key is not in this stream).
  * - RevokeAllApiKeys → ApiKeyRevoked for each usable key (account deletion).
  * @throws DomainError forbidden `create_api_key.limit_reached`, `create_api_key.scope_not_held`,
- *   `create_api_key.check_not_held`, `update_api_key.check_not_allowed`, `update_api_key.check_not_held`;
- *   conflict `create_api_key.exists`, `update_api_key.revoked` (a revoked key, or not the account's).
+ *   `create_api_key.check_not_held`, `update_api_key.check_not_allowed`, `update_api_key.check_not_held`,
+ *   `create_api_key|update_api_key|revoke_api_key.environment_not_held` (a test credential and a live key);
+ *   forbidden `update_api_key.revoked` (a revoked key, or not the account's: the
+ *   interface lists 403, not 409, for PATCH); conflict `create_api_key.exists`.
  *   (Interface "API keys": a rate limit is never writable: no command carries one.)
  */
 export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent[] {
@@ -78,6 +93,7 @@ export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEven
     case 'CreateApiKey': {
       const { max_keys: max, granter, ...data } = command.data
       if (state.usable.has(data.key_uuid)) throw new DomainError('conflict', 'create_api_key.exists', 'key already exists')
+      requireEnvironment('create_api_key', granter.environment, data.environment)
       const scopes = data.scopes.filter(s => !granter.scopes.includes(s))
       if (scopes.length > 0) throw new DomainError('forbidden', 'create_api_key.scope_not_held', `this credential cannot grant scopes it does not hold: ${scopes.join(', ')}`)
       const checks = data.enabled_checks.filter(c => !granter.enabled_checks.includes(c))
@@ -88,7 +104,8 @@ export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEven
     case 'UpdateApiKey': {
       const d = command.data
       const key = state.usable.get(d.key_uuid)
-      if (!key) throw new DomainError('conflict', 'update_api_key.revoked', 'a revoked key cannot be changed')
+      if (!key) throw new DomainError('forbidden', 'update_api_key.revoked', 'a revoked key cannot be changed')
+      requireEnvironment('update_api_key', d.granter.environment, key.environment)
       if (d.enabled_checks !== undefined) {
         const notAllowed = d.enabled_checks.filter(c => !d.plan_checks.includes(c))
         if (notAllowed.length > 0) throw new DomainError('forbidden', 'update_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
@@ -100,7 +117,9 @@ export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEven
       return [{ type: 'ApiKeyUpdated', data: { key_uuid: d.key_uuid, user_uuid: state.user_uuid!, ...(d.name !== undefined && { name: d.name }), ...(d.enabled_checks !== undefined && { enabled_checks: d.enabled_checks }), updated_at: d.now } }]
     }
     case 'RevokeApiKey': {
-      if (!state.usable.has(command.data.key_uuid)) return []
+      const key = state.usable.get(command.data.key_uuid)
+      if (!key) return []
+      requireEnvironment('revoke_api_key', command.data.environment, key.environment)
       return [{ type: 'ApiKeyRevoked', data: { key_uuid: command.data.key_uuid, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now } }]
     }
     case 'RevokeAllApiKeys':

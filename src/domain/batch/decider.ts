@@ -187,6 +187,8 @@ export function evolve (state: BatchState, event: BatchEvent): BatchState {
 /** A chunk to append: new items, de-duplicated among themselves (the handler's work); the decider refuses any the batch holds already. */
 export interface ChunkData {
   chunk_uuid: string
+  /** The environment of the credential that sends the chunk: a batch takes chunks of its own only. */
+  environment: 'live' | 'test'
   items: BatchItem[]
   duplicates: number
   reservation_uuid: string | null
@@ -203,6 +205,16 @@ export type BatchCommand =
   | { type: 'RecordResults', data: { chunk_uuid: string, results: BatchItemResult[], now: string } }
   | { type: 'DeferItems', data: { chunk_uuid: string, items: Array<{ i: number, email: string }>, attempt: number, retry_at: string, deadline_at: string, now: string } }
   | { type: 'AbandonChunk', data: { chunk_uuid: string, now: string } }
+
+/**
+ * A chunk may join a batch only from a credential of the batch's environment (issue
+ * "Money, tenancy, availability", item 3: a test key never reaches live money, a live key
+ * never adds to a sandbox batch).
+ * @throws DomainError forbidden `add_chunk.environment_mismatch`.
+ */
+export function requireSameEnvironment (state: Live, environment: 'live' | 'test'): void {
+  if (state.environment !== environment) throw new DomainError('forbidden', 'add_chunk.environment_mismatch', `this is a ${state.environment} batch: add to it with a ${state.environment} credential`)
+}
 
 /** The valid items of a chunk (the ones that cost). */
 export const validCount = (items: readonly BatchItem[]): number => items.filter(i => i.invalid !== true).length
@@ -245,7 +257,8 @@ function finish (state: BatchState, events: BatchEvent[], chunks: readonly strin
  *   BatchCompleted when the batch is.
  * - DeferItems → BatchItemsDeferred of the items without a result yet.
  * - AbandonChunk → BatchChunkAbandoned unless the chunk was accepted (then nothing).
- * @throws DomainError not_found `batch.not_found`; conflict `add_chunk.intake_closed` when
+ * @throws DomainError not_found `batch.not_found`; forbidden `add_chunk.environment_mismatch`
+ *   for a chunk from a credential of another environment; conflict `add_chunk.intake_closed` when
  *   intake is closed or the batch terminal; conflict `add_chunk.changed` when an item is in
  *   the batch already, the chunk was abandoned or its amount no longer matches (the handler
  *   releases its reservation and decides again); forbidden `add_chunk.max_batch_size` when
@@ -262,6 +275,7 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
   switch (command.type) {
     case 'AddChunk': {
       const d = command.data
+      requireSameEnvironment(state, d.environment)
       if (state.status !== 'receiving' || state.hashes === null) throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : 'the batch\'s intake is closed')
       if (state.abandoned.has(d.chunk_uuid) || state.chunk_uuids.has(d.chunk_uuid)) throw new DomainError('conflict', 'add_chunk.changed', 'this chunk was abandoned; send it again')
       if (d.items.some(item => holds(state, item.hash))) throw new DomainError('conflict', 'add_chunk.changed', 'the batch changed meanwhile; decide again')

@@ -75,7 +75,8 @@ function bearer (request: FastifyRequest): string | null {
  * token (EdDSA; issuer, audience, type and expiry checked), an API key (`svc_…` /
  * `svc_test_…`) or an agent token (`sva_…`), both looked up by SHA-256; an OAuth access
  * token (a JWT of a grant: `client_id`, `scope`) is accepted where keys and agent tokens
- * are (mode `any`), with its consented scopes within the plan's. The account must
+ * are (mode `any`). An agent's and an OAuth grant's scopes are held within what the plan
+ * allows on every request (interface section 5.4), so a downgrade narrows them at once. The account must
  * exist, be confirmed and not banned. With `deleted_account`, a genuine unexpired access
  * token whose account was deleted since yields a principal marked `account_deleted`
  * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
@@ -100,7 +101,9 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
     const [account, plan] = await Promise.all([user(agent.user_uuid), planOf(ctx, ctx.config.plans, agent.user_uuid)])
     if (!isActive(account)) throw unauthorized('the agent\'s account is not active')
-    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes: agent.scopes as Scope[], enabled_checks: plan.allowed_checks, plan }
+    // Granted scopes within what the plan allows now: a downgrade takes away what the new plan does not allow (as for OAuth grants).
+    const scopes = (agent.scopes as Scope[]).filter(s => plan.allowed_scopes.includes(s))
+    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes, enabled_checks: plan.allowed_checks, plan }
   }
   const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
   if (!claims) throw unauthorized('invalid or expired access token')

@@ -127,7 +127,7 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       tags: ['API keys'],
       params: UuidParams,
       body: UpdateKey,
-      response: { 200: json(ApiKey, 'The updated key'), ...problems(...BODY_PROBLEMS, 401, 403, 404, 409) }
+      response: { 200: json(ApiKey, 'The updated key'), ...problems(...BODY_PROBLEMS, 401, 403, 404) }
     },
     handler: async request => {
       const p = principalOf(request)
@@ -145,7 +145,7 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async request => {
       const p = principalOf(request)
       await owned(p.user_uuid, request.params.uuid)
-      await rt.caughtUp(await revokeApiKey(rt.ctx, p.user_uuid, request.params.uuid, 'revoked by the account', actorOf(p)))
+      await rt.caughtUp(await revokeApiKey(rt.ctx, p.user_uuid, request.params.uuid, p, 'revoked by the account', actorOf(p)))
       return keyView(await owned(p.user_uuid, request.params.uuid), p.plan)
     }
   })
