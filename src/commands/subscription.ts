@@ -26,21 +26,31 @@ export interface PlanChange {
 }
 
 /**
- * Moves an account to a plan of the catalogue (or Free), as billing and operators do.
- * @returns the subscription after it and the position of the append (or the stream's head).
+ * Moves an account to a plan of the catalogue (or Free), as billing and operators do. The
+ * subscription decider ignores an older Stripe event, an ended or another Stripe
+ * subscription, and a return to `incomplete` (`ignoredBecause`).
+ * @returns the subscription after it, the position of the append (or the stream's head),
+ *   whether it changed, and why not when the decider ignored it (null otherwise).
  * @throws DomainError invalid `subscription.unknown_plan` for a code not in the catalogue.
  */
-export async function setPlan (ctx: CommandContext, c: PlanChange): Promise<{ subscription: Subscription, position: number, changed: boolean }> {
+export async function setPlan (ctx: CommandContext, c: PlanChange): Promise<{ subscription: Subscription, position: number, changed: boolean, ignored: string | null }> {
   if (!findPlan(ctx.config.plans, c.plan)) throw new DomainError('invalid', 'subscription.unknown_plan', `no plan ${c.plan}; one of: ${ctx.config.plans.plans.map(p => p.code).join(', ')}`)
   const { actor, ...data } = c
-  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, { type: 'SetPlan', data: { ...data, now: ctx.now().toISOString() } }, { actor })
-  return { subscription: r.state.subscription ?? subscription.freeSubscription(c.user_uuid), position: r.position, changed: r.events.length > 0 }
+  const command = { type: 'SetPlan', data: { ...data, now: ctx.now().toISOString() } } as const
+  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, command, { actor })
+  const changed = r.events.length > 0
+  return { subscription: r.state.subscription ?? subscription.freeSubscription(c.user_uuid), position: r.position, changed, ignored: changed ? null : subscription.ignoredBecause(command, r.state) }
 }
 
-/** Ends the paid plan (back to Free); a named Stripe subscription must be the current one. */
-export async function endPlan (ctx: CommandContext, c: { user_uuid: string, stripe_subscription: string | null, source: SubscriptionSource, as_of: number | null, actor: string }): Promise<{ position: number, changed: boolean }> {
-  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, { type: 'EndPlan', data: { user_uuid: c.user_uuid, stripe_subscription: c.stripe_subscription, source: c.source, as_of: c.as_of, now: ctx.now().toISOString() } }, { actor: c.actor })
-  return { position: r.position, changed: r.events.length > 0 }
+/**
+ * Ends the paid plan (back to Free); a named Stripe subscription must be the current one.
+ * @returns the position, whether it changed, and why not when the decider ignored it.
+ */
+export async function endPlan (ctx: CommandContext, c: { user_uuid: string, stripe_subscription: string | null, source: SubscriptionSource, as_of: number | null, actor: string }): Promise<{ position: number, changed: boolean, ignored: string | null }> {
+  const command = { type: 'EndPlan', data: { user_uuid: c.user_uuid, stripe_subscription: c.stripe_subscription, source: c.source, as_of: c.as_of, now: ctx.now().toISOString() } } as const
+  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, command, { actor: c.actor })
+  const changed = r.events.length > 0
+  return { position: r.position, changed, ignored: changed ? null : subscription.ignoredBecause(command, r.state) }
 }
 
 /** Records the account's Stripe customer (idempotent). */

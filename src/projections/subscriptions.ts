@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { SubscriptionEvent, Subscription } from '../domain/subscription/events.ts'
-import { freeSubscription } from '../domain/subscription/decider.ts'
-import { planFor, type Plan, type PlanCatalogue } from '../domain/plans.ts'
+import { freeSubscription, planInEffect } from '../domain/subscription/decider.ts'
+import { FREE, planFor, type Plan, type PlanCatalogue } from '../domain/plans.ts'
 import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `subscriptions`: one document per account that ever left Free (others are Free by absence). */
@@ -30,16 +30,29 @@ export const subscriptionsProjection = foldProjection<SubscriptionDoc>({
   evolve
 })
 
-/** The account's subscription (interface `GET /api/subscription`): Free when it never subscribed. One primary-key read. */
-export async function subscriptionOf (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<Subscription & { updated_at: string | null }> {
+/** What the queries read: the read store, and a clock (`now`; the system clock without one). */
+type Reads = Pick<ReadContext, 'reads'> & { now?: () => Date }
+
+/**
+ * The account's subscription (interface `GET /api/subscription`): Free when it never
+ * subscribed. `plan` is the plan in effect now (`planInEffect`: Free's while the status holds
+ * no paid plan, e.g. `incomplete`, `unpaid`, or `past_due` past its grace), so the limits shown
+ * are the ones applied; `status`, `cycle` and the period stay the subscription's own, and
+ * `subscribed_plan` names the plan subscribed to. One primary-key read.
+ */
+export async function subscriptionOf (rc: Reads, owner: string): Promise<Subscription & { updated_at: string | null, subscribed_plan: string }> {
   const doc = await rc.reads.collection<Folded<SubscriptionDoc>>(SUBSCRIPTIONS).get(owner)
-  if (!doc) return { ...freeSubscription(owner), updated_at: null }
+  if (!doc) return { ...freeSubscription(owner), updated_at: null, subscribed_plan: FREE }
   const { _id, revision, ...subscription } = doc
-  return subscription
+  return { ...subscription, plan: planInEffect(subscription, rc.now?.() ?? new Date()), subscribed_plan: subscription.plan }
 }
 
-/** The plan the account is on now, from `catalogue` (Free by default). One primary-key read. */
-export async function planOf (rc: Pick<ReadContext, 'reads'>, catalogue: PlanCatalogue, owner: string): Promise<Plan> {
+/**
+ * The plan whose caps, rate limit, scopes and checks apply to the account now, from
+ * `catalogue`: its subscription's plan while the subscription's status holds it
+ * (`planInEffect`), Free otherwise and by default. One primary-key read.
+ */
+export async function planOf (rc: Reads, catalogue: PlanCatalogue, owner: string): Promise<Plan> {
   const doc = await rc.reads.collection<Folded<SubscriptionDoc>>(SUBSCRIPTIONS).get(owner)
-  return planFor(catalogue, doc?.plan)
+  return planFor(catalogue, doc ? planInEffect(doc, rc.now?.() ?? new Date()) : null)
 }

@@ -23,6 +23,18 @@ export interface Subscription {
   stripe_subscription: string | null
   /** When Stripe made the latest event applied (Unix s): an older one arriving late changes nothing. */
   stripe_as_of: number | null
+  /**
+   * Only while `status` is `past_due`: when the current subscription became past due
+   * (RFC 3339; the `created` time of the Stripe event that first said so). The paid plan is
+   * held for `PAST_DUE_GRACE_S` after it (see `planInEffect`). Absent otherwise.
+   */
+  past_due_since?: string
+  /**
+   * Only on Free after Stripe ended a subscription (`customer.subscription.deleted`, or a
+   * status `canceled` / `incomplete_expired`): its id. Stripe documents both statuses as
+   * terminal, so no later event of that subscription starts a plan again. Absent otherwise.
+   */
+  ended_stripe_subscription?: string
 }
 
 /** Who changed it: Stripe's webhooks (`billing`) or `svc subscription set` (`operator`). */

@@ -11,12 +11,13 @@ import type { HttpRuntime } from '../runtime.ts'
 
 /** The caller's subscription (interface section 2 "Subscription"; Free when it never subscribed). */
 export const SubscriptionView = z.object({
-  plan: z.object({ code: z.string(), name: z.string() }),
+  plan: z.object({ code: z.string(), name: z.string() }).meta({ description: 'the plan subscribed to (Free when the account never subscribed or its subscription ended)' }),
   status: z.enum(['active', 'trialing', 'past_due', 'unpaid', 'incomplete']),
   billing_cycle: z.enum(['monthly', 'yearly']).nullable().meta({ description: 'null on Free' }),
   current_period_end: Timestamp.nullable(),
   cancel_at_period_end: z.boolean().meta({ description: 'the plan ends (back to Free) at current_period_end' }),
-  limits: z.object({ api_keys: z.number(), agents: z.number(), webhooks: z.number(), max_batch_size: z.number(), max_chunk_size: z.number(), rate_limit_per_minute: z.number() }),
+  limits: z.object({ api_keys: z.number(), agents: z.number(), webhooks: z.number(), max_batch_size: z.number(), max_chunk_size: z.number(), rate_limit_per_minute: z.number() }).meta({ description: 'the limits that apply now: the plan\'s while its subscription is `active`, `trialing` or `past_due` within 7 days; Free\'s otherwise' }),
+  limits_plan: z.string().meta({ description: 'the plan whose limits apply now (`free` while the subscription\'s status holds no paid plan)' }),
   tokens_per_month: z.number(),
   has_billing_account: z.boolean().meta({ description: 'whether `POST /api/billing/portal` can open a portal' }),
   updated_at: Timestamp.nullable()
@@ -32,15 +33,17 @@ export function billingRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     schema: { operationId: 'getSubscription', summary: 'The caller\'s subscription (Free when it never subscribed)', tags: ['Billing'], response: { 200: SubscriptionView, ...problems(401, 403) } },
     handler: async request => {
       const s = await subscriptionOf(rt.ctx, principalOf(request).user_uuid)
+      const subscribed = planFor(rt.ctx.config.plans, s.subscribed_plan)
       const plan = planFor(rt.ctx.config.plans, s.plan)
       return {
-        plan: { code: plan.code, name: plan.name },
+        plan: { code: subscribed.code, name: subscribed.name },
         status: s.status,
         billing_cycle: s.cycle,
         current_period_end: s.current_period_end,
         cancel_at_period_end: s.cancel_at_period_end,
         limits: { api_keys: plan.max_api_keys, agents: plan.max_agents, webhooks: plan.max_webhooks, max_batch_size: plan.max_batch_size, max_chunk_size: plan.max_chunk_size, rate_limit_per_minute: plan.rate_limit_per_minute },
-        tokens_per_month: plan.tokens_per_month,
+        limits_plan: plan.code,
+        tokens_per_month: subscribed.tokens_per_month,
         has_billing_account: s.stripe_customer !== null,
         updated_at: s.updated_at
       }

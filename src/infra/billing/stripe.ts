@@ -33,8 +33,12 @@ export interface Billing {
   checkout (request: CheckoutRequest): Promise<{ id: string, url: string }>
   /** A hosted customer portal session. @throws BillingUnavailableError likewise. */
   portal (request: { customer: string, return_url: string, locale: string }): Promise<{ url: string }>
-  /** The event of a webhook delivery, its signature checked. @throws InvalidWebhookError. */
-  parseWebhook (rawBody: Buffer, signature: string | undefined): StripeEvent
+  /**
+   * The parsed JSON body of a webhook delivery, its signature checked: any JSON value (`null`,
+   * a number, an array…), which `handleStripeEvent` checks is a Stripe event object.
+   * @throws InvalidWebhookError.
+   */
+  parseWebhook (rawBody: Buffer, signature: string | undefined): unknown
 }
 
 /**
@@ -94,11 +98,11 @@ export class StripeBilling implements Billing {
     }
   }
 
-  parseWebhook (rawBody: Buffer, signature: string | undefined): StripeEvent {
+  parseWebhook (rawBody: Buffer, signature: string | undefined): unknown {
     if (this.webhookSecret === null) throw new BillingUnavailableError('STRIPE_WEBHOOK_SECRET is not set')
     if (!signature) throw new InvalidWebhookError('missing Stripe-Signature header')
     try {
-      return this.stripe.webhooks.constructEvent(rawBody, signature, this.webhookSecret) as unknown as StripeEvent
+      return this.stripe.webhooks.constructEvent(rawBody, signature, this.webhookSecret) as unknown
     } catch (err) {
       throw new InvalidWebhookError(`Stripe signature did not verify: ${(err as Error).message}`)
     }
