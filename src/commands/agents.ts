@@ -43,7 +43,8 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
     data: {
       agent_uuid: agentUuid,
       user_uuid: input.user_uuid,
-      name,
+      // A customer's free text: sealed with the account's data key like the address (erased with the account).
+      name: await ctx.sealer.seal(input.user_uuid, name),
       scopes: [...new Set(input.scopes)] as Scope[],
       token_hash: sha256Hex(token),
       token_prefix: token.slice(0, 8),
@@ -53,7 +54,7 @@ export async function createAgent (ctx: CommandContext, input: { user_uuid: stri
     }
   }, { actor: input.user_uuid })
   const created = r.events.find((e): e is AgentCreated => e.type === 'AgentCreated')!.data
-  return { agent_uuid: agentUuid, agent: created, token, position: r.position }
+  return { agent_uuid: agentUuid, agent: { ...created, name }, token, position: r.position }
 }
 
 /**

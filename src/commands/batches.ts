@@ -91,7 +91,9 @@ export async function createBatch (ctx: CommandContext, by: BatchSubmitter, inpu
   const uniqueValid = new Set(listed.filter(c => !c.invalid).map(c => c.key)).size
   if (uniqueValid > by.plan.max_batch_size) throw new DomainError('forbidden', 'add_chunk.max_batch_size', `the list holds ${uniqueValid} unique valid addresses; the plan allows ${by.plan.max_batch_size} per batch`)
   const batchUuid = ctx.newId()
-  const creation: CreateData = { batch_uuid: batchUuid, user_uuid: by.user_uuid, name: input.name ?? null, checks, cost_per_item: by.environment === 'test' ? 0 : costOf(checks), environment: by.environment, key_uuid: by.key_uuid, agent_uuid: by.agent_uuid, now: ctx.now().toISOString() }
+  // The name is a customer's free text: sealed with the account's data key like the addresses (erased with the account).
+  const name = input.name === undefined || input.name === null ? null : await ctx.sealer.seal(by.user_uuid, input.name)
+  const creation: CreateData = { batch_uuid: batchUuid, user_uuid: by.user_uuid, name, checks, cost_per_item: by.environment === 'test' ? 0 : costOf(checks), environment: by.environment, key_uuid: by.key_uuid, agent_uuid: by.agent_uuid, now: ctx.now().toISOString() }
   // The batch is created with its first chunk in one append, after the chunk's reservation: a refused list leaves nothing.
   const none: Loaded<batch.BatchState> = { state: batch.initialState(), revision: -1, position: 0, since_snapshot: 0 }
   return await acceptChunk(ctx, by, batchUuid, listed, input.final, none, creation)

@@ -10,7 +10,7 @@ import { handle, type CommandContext } from './context.ts'
 
 export interface CreatedKey {
   key_uuid: string
-  /** What the key was created with (its ApiKeyCreated event). */
+  /** What the key was created with (its ApiKeyCreated event), its name in the clear. */
   key: ApiKeyCreated['data']
   raw_key: string
   position: number
@@ -51,7 +51,8 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
     data: {
       key_uuid: keyUuid,
       user_uuid: input.user_uuid,
-      name,
+      // A customer's free text: sealed with the account's data key like the address (erased with the account).
+      name: await ctx.sealer.seal(input.user_uuid, name),
       environment: input.environment,
       key_hash: sha256Hex(raw),
       key_prefix: raw.slice(0, input.environment === 'test' ? 13 : 8),
@@ -64,7 +65,7 @@ export async function createApiKey (ctx: CommandContext, input: { user_uuid: str
     }
   }, { actor: input.actor })
   const key = r.events.find((e): e is ApiKeyCreated => e.type === 'ApiKeyCreated')!.data
-  return { key_uuid: keyUuid, key, raw_key: raw, position: r.position }
+  return { key_uuid: keyUuid, key: { ...key, name }, raw_key: raw, position: r.position }
 }
 
 /**
@@ -96,7 +97,7 @@ export async function updateApiKey (ctx: CommandContext, input: { user_uuid: str
   const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
   const r = await handle(ctx, `apikeys-${input.user_uuid}`, apikey, {
     type: 'UpdateApiKey',
-    data: { key_uuid: input.key_uuid, ...(name !== undefined && { name }), ...(checks !== undefined && { enabled_checks: checks }), plan_checks: plan.allowed_checks, granter: input.granter, now: ctx.now().toISOString() }
+    data: { key_uuid: input.key_uuid, ...(name !== undefined && { name: await ctx.sealer.seal(input.user_uuid, name) }), ...(checks !== undefined && { enabled_checks: checks }), plan_checks: plan.allowed_checks, granter: input.granter, now: ctx.now().toISOString() }
   }, { actor: input.actor })
   return r.position
 }

@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, openText, type Folded, type ReadContext } from './projection.ts'
 
-/** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up. */
+/** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up; `name` sealed (opened by the queries). */
 export interface AgentDoc {
   [k: string]: unknown
   _id: string
@@ -38,19 +38,25 @@ export const agentsProjection = foldProjection<AgentDoc>({
   evolve
 })
 
-/** An agent by uuid (primary key), or null. */
-export async function getAgent (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<AgentDoc | null> {
-  return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
+/** The agent with its name opened (names are sealed with the account's data key: see `openText`). */
+async function opened (rc: ReadContext, doc: AgentDoc): Promise<AgentDoc> {
+  return { ...doc, name: (await openText(rc, doc.user_uuid, doc.name)) ?? '' }
 }
 
-/** The agent whose token's SHA-256 is `hash` (index `token_hash`). */
+/** An agent by uuid (primary key), its name opened, or null. */
+export async function getAgent (rc: ReadContext, uuid: string): Promise<AgentDoc | null> {
+  const doc = await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
+  return doc ? await opened(rc, doc) : null
+}
+
+/** The agent whose token's SHA-256 is `hash` (index `token_hash`), its name still sealed. */
 export async function agentByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<AgentDoc | null> {
   return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).findOne({ token_hash: hash })
 }
 
 /** A page of an account's agents, newest first, and how many it has (index user_uuid, created_at). */
-export async function agentsOf (rc: Pick<ReadContext, 'reads'>, owner: string, page: { limit: number, offset: number }): Promise<{ items: AgentDoc[], total: number }> {
+export async function agentsOf (rc: ReadContext, owner: string, page: { limit: number, offset: number }): Promise<{ items: AgentDoc[], total: number }> {
   const c = rc.reads.collection<Folded<AgentDoc>>(AGENTS)
   const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
-  return { items, total }
+  return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }
 }

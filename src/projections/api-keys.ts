@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, openText, type Folded, type ReadContext } from './projection.ts'
 
-/** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up. */
+/** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up; `name` sealed (opened by the queries). */
 export interface ApiKeyDoc {
   [k: string]: unknown
   _id: string
@@ -47,17 +47,24 @@ export const apiKeysProjection = foldProjection<ApiKeyDoc>({
   evolve
 })
 
-/** A key by uuid (primary key), or null. */
-export async function getApiKey (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<ApiKeyDoc | null> {
-  return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
+/** The key with its name opened (names are sealed with the account's data key: see `openText`). */
+async function opened (rc: ReadContext, doc: ApiKeyDoc): Promise<ApiKeyDoc> {
+  return { ...doc, name: (await openText(rc, doc.user_uuid, doc.name)) ?? '' }
 }
 
-/** The key whose SHA-256 is `hash` (index `key_hash`). */
+/** A key by uuid (primary key), its name opened, or null. */
+export async function getApiKey (rc: ReadContext, uuid: string): Promise<ApiKeyDoc | null> {
+  const doc = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
+  return doc ? await opened(rc, doc) : null
+}
+
+/** The key whose SHA-256 is `hash` (index `key_hash`), its name still sealed (authentication needs none). */
 export async function apiKeyByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<ApiKeyDoc | null> {
   return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).findOne({ key_hash: hash })
 }
 
-/** An account's keys, newest first (bounded: keys ever created by the account, a few dozen). */
-export async function apiKeysOf (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<ApiKeyDoc[]> {
-  return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
+/** An account's keys, newest first, names opened (bounded: keys ever created by the account, a few dozen). */
+export async function apiKeysOf (rc: ReadContext, owner: string): Promise<ApiKeyDoc[]> {
+  const docs = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
+  return await Promise.all(docs.map(async d => await opened(rc, d)))
 }

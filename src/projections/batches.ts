@@ -1,6 +1,6 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import { ERASED } from '../infra/crypto/sealer.ts'
-import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -169,14 +169,19 @@ export const batchesProjection: Projection = {
 /** A batch of `owner` (null for an unknown batch or another account's). Cost: one read by id. */
 export async function getBatch (rc: ReadContext, owner: string, uuid: string): Promise<BatchDoc | null> {
   const doc = await rc.reads.collection<BatchDoc>(BATCHES).get(uuid)
-  return doc !== null && doc.user_uuid === owner ? doc : null
+  return doc !== null && doc.user_uuid === owner ? await opened(rc, doc) : null
+}
+
+/** The batch with its name opened (a customer's free text, sealed with the account's data key: see `openText`). */
+async function opened (rc: ReadContext, doc: BatchDoc): Promise<BatchDoc> {
+  return doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
 }
 
 /** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
 export async function listBatches (rc: ReadContext, owner: string, page: { limit: number, offset: number }): Promise<{ items: BatchDoc[], total: number }> {
   const c = rc.reads.collection<BatchDoc>(BATCHES)
   const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], limit: page.limit, offset: page.offset }), c.count({ user_uuid: owner })])
-  return { items, total }
+  return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */

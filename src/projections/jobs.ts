@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { Condition, Query, Where } from '../infra/readstore/port.ts'
 import { ERASED } from '../infra/crypto/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
-import { collection, eraseAccount, type Folded, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+import { collection, eraseAccount, type Folded, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 
 /** Read model `jobs`: one document per verification job, with the engine's result; the address stays sealed. */
 export interface JobDoc {
@@ -117,10 +117,9 @@ export const jobsProjection: Projection = {
   }
 }
 
-/** A sealed field of a result, unsealed (`[erased]` once the key is destroyed); a field written before it was sealed is returned as is. */
+/** A sealed field of a result, unsealed (see `openText`); anything but text as is. */
 async function open (rc: ReadContext, owner: string, value: unknown): Promise<unknown> {
-  if (typeof value !== 'string' || !value.startsWith('sealed:')) return value
-  return (await rc.sealer.unseal(owner, value)) ?? ERASED
+  return typeof value === 'string' ? await openText(rc, owner, value) : value
 }
 
 /** A job with its address and the address-derived fields of its result unsealed (`[erased]` once its key is destroyed). */

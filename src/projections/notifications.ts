@@ -8,7 +8,7 @@ import type { WebhookEndpointDisabled } from '../domain/webhook/events.ts'
 import type { NotificationsSeen } from '../domain/notification/events.ts'
 import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
-import { collection, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+import { collection, openText, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
 export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled', 'plan_started', 'plan_changed', 'plan_cancelling', 'plan_ended', 'batch_completed'] as const
 export type NotificationKind = typeof NOTIFICATION_KINDS[number]
@@ -57,6 +57,24 @@ type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCr
 
 const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floor(granted * LOW_BALANCE_SHARE))
 
+/**
+ * The sentence of an entry that names a key or an agent: with its name when the name is in
+ * the clear (events written before names were sealed), without it when sealed (the feed's
+ * query opens `data.name` and says it then: read models keep a customer's text sealed).
+ */
+function named (kind: 'api_key_created' | 'agent_created', name: string): string {
+  const what = kind === 'api_key_created' ? 'API key' : 'Agent'
+  return name.startsWith('sealed:') ? `${what} was created` : `${what} "${name}" was created`
+}
+
+/** An entry as the feed shows it: a sealed name opened, and said in its sentence. */
+async function opened (rc: ReadContext, doc: NotificationDoc): Promise<NotificationDoc> {
+  const name = doc.data.name
+  if ((doc.kind !== 'api_key_created' && doc.kind !== 'agent_created') || typeof name !== 'string' || !name.startsWith('sealed:')) return doc
+  const open = (await openText(rc, doc.user_uuid, name)) ?? ''
+  return { ...doc, message: named(doc.kind, open), data: { ...doc.data, name: open } }
+}
+
 /** What an entry says. */
 export interface NotificationEntry { kind: NotificationKind, message: string, data: Record<string, unknown> }
 
@@ -66,9 +84,9 @@ export function notify (state: NotificationStateDoc, event: RecordedEvent): { st
   switch (e.type) {
     case 'WebhookEndpointDisabled':
       return { state, entry: { kind: 'webhook_disabled', message: e.data.reason === 'consecutive_failures' ? `A webhook endpoint was disabled after ${e.data.consecutive_failures} failed deliveries in a row` : 'A webhook endpoint was disabled', data: { webhook_uuid: e.data.webhook_uuid, reason: e.data.reason } } }
-    case 'ApiKeyCreated': return { state, entry: { kind: 'api_key_created', message: `API key "${e.data.name}" was created`, data: { key_uuid: e.data.key_uuid, name: e.data.name, environment: e.data.environment } } }
+    case 'ApiKeyCreated': return { state, entry: { kind: 'api_key_created', message: named('api_key_created', e.data.name), data: { key_uuid: e.data.key_uuid, name: e.data.name, environment: e.data.environment } } }
     case 'ApiKeyRevoked': return { state, entry: { kind: 'api_key_revoked', message: 'An API key was revoked', data: { key_uuid: e.data.key_uuid, reason: e.data.reason } } }
-    case 'AgentCreated': return { state, entry: { kind: 'agent_created', message: `Agent "${e.data.name}" was created`, data: { agent_uuid: e.data.agent_uuid, name: e.data.name } } }
+    case 'AgentCreated': return { state, entry: { kind: 'agent_created', message: named('agent_created', e.data.name), data: { agent_uuid: e.data.agent_uuid, name: e.data.name } } }
     case 'AgentRevoked': return { state, entry: { kind: 'agent_revoked', message: 'An agent was revoked', data: { agent_uuid: e.data.agent_uuid, reason: e.data.reason } } }
     case 'TwoFactorEnabled': return { state, entry: { kind: 'two_factor_enabled', message: 'Two-factor authentication was turned on', data: {} } }
     case 'TwoFactorDisabled': return { state, entry: { kind: 'two_factor_disabled', message: 'Two-factor authentication was turned off', data: {} } }
@@ -135,12 +153,12 @@ export const notificationsProjection: Projection = {
  * when null), whether an older page follows, and how far it was seen. Cost: one index
  * range (user_uuid, position) of `limit + 1` entries and one document.
  */
-export async function feed (rc: Pick<ReadContext, 'reads'>, owner: string, before: number | null, limit: number): Promise<{ items: NotificationDoc[], more: boolean, seen_up_to: number }> {
+export async function feed (rc: ReadContext, owner: string, before: number | null, limit: number): Promise<{ items: NotificationDoc[], more: boolean, seen_up_to: number }> {
   const [items, state] = await Promise.all([
     rc.reads.collection<NotificationDoc>(NOTIFICATIONS).find({ where: { user_uuid: owner, ...(before !== null && { position: { lte: before - 1 } }) }, sort: [['position', -1]], limit: limit + 1 }),
     rc.reads.collection<NotificationStateDoc>(NOTIFICATION_STATE).get(owner)
   ])
-  return { items: items.slice(0, limit), more: items.length > limit, seen_up_to: state?.seen_up_to ?? 0 }
+  return { items: await Promise.all(items.slice(0, limit).map(async d => await opened(rc, d))), more: items.length > limit, seen_up_to: state?.seen_up_to ?? 0 }
 }
 
 /** The entry of `owner`'s feed at `position`, if there is one (index user_uuid, position). */

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../infra/eventstore/port.ts'
 import type { CollectionSpec, Doc, ReadStore } from '../infra/readstore/port.ts'
-import type { Sealer } from '../infra/crypto/sealer.ts'
+import { ERASED, type Sealer } from '../infra/crypto/sealer.ts'
 
 /**
  * What a projection writes through while the runner applies a batch: reads see the
@@ -72,6 +72,16 @@ export function foldProjection<T extends Doc> (p: {
 export interface ReadContext {
   reads: ReadStore
   sealer: Sealer
+}
+
+/**
+ * A text of `owner` as a read model keeps it, opened: sealed text unsealed with the
+ * account's data key (`[erased]` once it was destroyed); text written before it was sealed
+ * (events are never rewritten) as is; null stays null.
+ */
+export async function openText (rc: Pick<ReadContext, 'sealer'>, owner: string, value: string | null): Promise<string | null> {
+  if (value === null || !value.startsWith('sealed:')) return value
+  return (await rc.sealer.unseal(owner, value)) ?? ERASED
 }
 
 /** A collection spec with its name and projection checked at compile time. */

@@ -7,19 +7,25 @@ import { load, type CommandContext } from '../commands/context.ts'
 import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */
-export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested', 'PasswordChanged', 'EmailChanged', 'TwoFactorEnabled', 'TwoFactorDisabled'] as const
+export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested', 'PasswordChanged', 'EmailChanged', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserDeleted'] as const
 
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
  * ConfirmationCodeIssued → the code; PasswordResetRequested → the reset link (`token=`);
  * both unsealed with the account's data key; PasswordChanged → a notice to the account's
  * address; EmailChanged → a notice to the previous address; TwoFactorEnabled/Disabled →
- * a notice to the account. The mail id is
+ * a notice to the account; UserDeleted → the account's kept mails (outbox files) are
+ * removed. The mail id is
  * the event id, so a redelivered event re-sends the same message (same Message-ID, same
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
 export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer, options: { public_url: string }): Promise<Consumer> {
   return await bus.consume({ name: 'mailer', event_types: MAILER_EVENTS, concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
+    if (event.type === 'UserDeleted') {
+      // Erasure: the mails this mailer kept of the account (the outbox's files) go with it.
+      await mailer.erase(event.data.user_uuid as string)
+      return
+    }
     if (event.type === 'EmailChangeRequested') {
       const d = event.data as EmailChangeRequested['data']
       const { state } = await load(ctx, `user-${d.user_uuid}`, user)
@@ -27,7 +33,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.new_email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
       const mail = emailChangeMail(state.locale, `${options.public_url.replace(/\/$/, '')}/verify-email-change?token=${encodeURIComponent(token)}`)
-      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return
     }
     if (event.type === 'TwoFactorEnabled' || event.type === 'TwoFactorDisabled') {
@@ -37,7 +43,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       const to = await ctx.sealer.unseal(owner, state.email)
       if (to === null) return
       const mail = twoFactorMail(state.locale, event.type === 'TwoFactorEnabled')
-      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      await mailer.send({ id: event.id, owner, to, subject: mail.subject, text: mail.text })
       return
     }
     if (event.type === 'PasswordChanged') {
@@ -47,7 +53,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       const to = await ctx.sealer.unseal(d.user_uuid, state.email)
       if (to === null) return
       const mail = passwordChangedMail(state.locale, d.reason)
-      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return
     }
     if (event.type === 'EmailChanged') {
@@ -58,7 +64,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       const [to, now] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.previous_email), ctx.sealer.unseal(d.user_uuid, d.email)])
       if (to === null || now === null) return
       const mail = emailChangedMail(state.locale, now)
-      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return
     }
     if (event.type === 'PasswordResetRequested') {
@@ -69,7 +75,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       if (to === null || token === null) return
       const link = `${options.public_url.replace(/\/$/, '')}/reset-password?token=${encodeURIComponent(token)}`
       const mail = resetMail(state.locale, link, Math.round((Date.parse(d.expires_at) - Date.parse(d.requested_at)) / 60_000))
-      await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+      await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return
     }
     const data = event.data as ConfirmationCodeIssued['data']
@@ -79,6 +85,6 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
     if (to === null || code === null) return
     const minutes = Math.round((Date.parse(data.expires_at) - Date.parse(data.issued_at)) / 60_000)
     const mail = confirmationMail(state.locale, code, minutes)
-    await mailer.send({ id: event.id, to, subject: mail.subject, text: mail.text })
+    await mailer.send({ id: event.id, owner: data.user_uuid, to, subject: mail.subject, text: mail.text })
   })
 }

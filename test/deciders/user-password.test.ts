@@ -3,7 +3,7 @@ import * as user from '../../src/domain/user/decider.ts'
 import type { SecondFactor, UserCommand } from '../../src/domain/user/decider.ts'
 import type { UserEvent } from '../../src/domain/user/events.ts'
 import { spec } from '../support/decider-spec.ts'
-import { active, at, backupUsed, checkStarted, checkSucceeded, codeAccepted, confirmed, deleted, factor, loginFailed, loginSucceeded, now, password, passwordChanged, registered, resetRequested, setupStarted, twoFactorEnabled, twoFactorFailed } from './user-builders.ts'
+import { active, at, backupUsed, banned, checkStarted, checkSucceeded, codeAccepted, confirmed, deleted, factor, loginFailed, loginSucceeded, now, password, passwordChanged, registered, resetRequested, setupStarted, twoFactorEnabled, twoFactorFailed } from './user-builders.ts'
 
 // Passwords of an account: reset, change, and the sign-in lock. Interface section 4:
 // forgot-password "204 (same whether or not the account exists)"; reset-password "401 token
@@ -24,6 +24,7 @@ t.test('password reset', async t => {
   u([...active, resetRequested()]).when(requestReset(at(0.5), 't2')).thenNothing('within the cooldown: nothing')
   u([...active, resetRequested()]).when(requestReset(at(1), 't2')).then([resetRequested({ token_hash: 't2', requested_at: at(1) })], 'past the cooldown: a new link')
   u([registered(), resetRequested()]).when(requestReset(now, 't2')).thenNothing('unconfirmed accounts get no reset')
+  u([...active, banned()]).when(requestReset(at(1))).thenNothing('a banned account gets no reset link (the caller sees the same 204)')
   u([]).when(requestReset()).thenNothing('no account: nothing (the same 204)')
   u([...active, deleted()]).when(requestReset()).thenNothing('a deleted account: nothing (the same 204)')
   u([...active, resetRequested()]).when(reset('t1', at(10))).then([passwordChanged({ reason: 'reset', changed_at: at(10) })], 'the current link sets the new password')

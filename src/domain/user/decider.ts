@@ -158,7 +158,7 @@ const expired = (state: Account, now: string): boolean => state.registered_at !=
  *   past the cooldown, under the daily allowance) → ConfirmationCodeIssued.
  * - ConfirmUser: the current code, unexpired, with tries left → UserConfirmed; else
  *   ConfirmationFailed (counted; the handler answers `confirm_account.invalid_code`).
- * - RequestPasswordReset (confirmed, past the cooldown) → PasswordResetRequested;
+ * - RequestPasswordReset (confirmed, not banned, past the cooldown) → PasswordResetRequested;
  *   ResetPassword with the current token → PasswordChanged `reset`.
  * - ChangePassword, DeleteUser, RequestEmailChange need the current password; with
  *   two-factor on, ChangePassword and RequestEmailChange need a second factor too
@@ -208,7 +208,8 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       return state.code.failed < MAX_CONFIRMATION_ATTEMPTS ? [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }] : []
     }
     case 'RequestPasswordReset': {
-      if (state.status !== 'confirmed') return []
+      // A banned account gets no link (the caller still sees the same 204): a reset would be mailed for an account that cannot sign in.
+      if (!isActive(state)) return []
       if (state.reset && Date.parse(command.data.now) - Date.parse(state.reset.requested_at) < RESET_COOLDOWN_MS) return []
       const d = command.data
       return [{ type: 'PasswordResetRequested', data: { user_uuid: state.user_uuid, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]

@@ -130,7 +130,7 @@ export class SqliteDataKeyStore implements DataKeyStore {
     const generation = this.markDestroyed()
     const deadline = Date.now() + SCRUB_WAIT_MS
     while (this.scrubbedUpTo < generation && Date.now() < deadline && !this.closed) {
-      await new Promise<void>(resolve => { const t = setTimeout(resolve, 20); t.unref() })
+      await new Promise<void>(resolve => setTimeout(resolve, 20))
     }
   }
 

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync, renameSync } from 'node:fs'
+import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer, { type Transporter } from 'nodemailer'
 import type { Mailer, OutgoingMail } from './port.ts'
@@ -21,13 +22,17 @@ export class SmtpMailer implements Mailer {
     await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text, messageId: messageId(mail, this.from) })
   }
 
+  /** Nothing is kept here: the mail left with the SMTP server. */
+  async erase (_owner: string): Promise<number> { return 0 }
+
   async close (): Promise<void> { this.transport.close() }
 }
 
 /**
  * Embedded default: each mail is written as an RFC 5322 `.eml` file to `dir`
- * (`DATA_DIR/outbox`), named by mail id so a repeated send replaces the same file,
- * and one log line names the file (never its content).
+ * (`DATA_DIR/outbox`), named `<account uuid>.<mail id>.eml` so a repeated send replaces the
+ * same file and an account's erasure finds its files, and one log line names the file
+ * (never its content).
  */
 export class OutboxMailer implements Mailer {
   private readonly dir: string
@@ -44,10 +49,17 @@ export class OutboxMailer implements Mailer {
 
   async send (mail: OutgoingMail): Promise<void> {
     const info = await this.transport.sendMail({ from: this.from, to: mail.to, subject: mail.subject, text: mail.text, messageId: messageId(mail, this.from) })
-    const file = join(this.dir, `${mail.id}.eml`)
+    const file = join(this.dir, `${mail.owner}.${mail.id}.eml`)
     writeFileSync(`${file}.tmp`, info.message as Buffer, { mode: 0o600 })
     renameSync(`${file}.tmp`, file)
     this.log(`mail "${mail.subject}" filed in outbox: ${file}`)
+  }
+
+  /** Deletes the account's `.eml` files (their names start with its uuid). Cost: one listing of the outbox. */
+  async erase (owner: string): Promise<number> {
+    const mine = (await readdir(this.dir)).filter(n => n.startsWith(`${owner}.`) && (n.endsWith('.eml') || n.endsWith('.eml.tmp')))
+    await Promise.all(mine.map(async n => { await rm(join(this.dir, n), { force: true }) }))
+    return mine.length
   }
 
   async close (): Promise<void> {}
