@@ -3,6 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
+import { banUser, unbanUser } from '../src/commands/ban-user.ts'
+import { accountOfEmail } from '../src/commands/email-index.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))
@@ -88,4 +90,19 @@ t.test('change locale: validated, applied to the profile and to mails', async t 
   await waitUntil(() => mailsTo('polyglot@example.com').some(m => m.includes('token=')))
   t.match(mailsTo('polyglot@example.com').find(m => m.includes('token=')), /=?UTF-8|R=C3=A9initialisez|Réinitialisez/)
   t.equal((await api('PATCH', '/api/users/me/locale', { body: { locale: 'fr' } })).status, 401)
+})
+
+t.test('a banned account gets no reset link: the same 204, and no mail', async t => {
+  await signUp(api, dataDir, 'banned-forgetful@example.com', password)
+  const owner = (await accountOfEmail(service.core.ctx, 'banned-forgetful@example.com'))!
+  await banUser(service.core.ctx, 'banned-forgetful@example.com', 'abuse', 'test')
+  t.equal((await api('POST', '/api/auth/forgot-password', { body: { email: 'banned-forgetful@example.com' } })).status, 204, 'the same 204')
+  // Positive control: once unbanned, the next request for the same address (its work runs
+  // after the first's) is mailed; the reset it issues must come after the unban.
+  await unbanUser(service.core.ctx, 'banned-forgetful@example.com', 'test')
+  t.equal((await api('POST', '/api/auth/forgot-password', { body: { email: 'banned-forgetful@example.com' } })).status, 204)
+  await resetToken('banned-forgetful@example.com', 1)
+  const types = (await service.core.store.readStream(`user-${owner}`)).map(e => e.type).filter(type => /Banned|Unbanned|PasswordResetRequested/.test(type))
+  t.same(types, ['UserBanned', 'UserUnbanned', 'PasswordResetRequested'], 'no reset was issued while banned')
+  t.equal(mailsTo('banned-forgetful@example.com').filter(m => m.includes('token=')).length, 1, 'one link mailed, after the unban')
 })

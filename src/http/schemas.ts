@@ -21,7 +21,7 @@ export const Problem = z.object({
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request', 401: 'Missing or invalid credential', 402: 'Wallet balance too low', 403: 'Missing scope, or not allowed by the plan',
-  404: 'Not found (or not the caller\'s)', 409: 'Conflict', 413: 'Body too large', 415: 'Unsupported media type', 422: 'Unprocessable: an Idempotency-Key reused for another request',
+  404: 'Not found (or not the caller\'s)', 409: 'Conflict', 410: 'Gone: the account was deleted meanwhile', 413: 'Body too large', 415: 'Unsupported media type', 422: 'Unprocessable: an Idempotency-Key reused for another request',
   429: 'Too many requests, or temporarily locked', 500: 'Unexpected error', 503: 'Unavailable'
 }
 

@@ -5,6 +5,7 @@ import { stringify } from 'csv-stringify'
 import { addChunk, createBatch, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batches.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { batchItems, getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
+import { getUserDoc } from '../../projections/users.ts'
 import { principalOf, type Principal } from '../plugins/auth.ts'
 import { bodyGuard, type BodyAllowance } from '../plugins/body-guard.ts'
 import type { Plan } from '../../domain/plans.ts'
@@ -122,10 +123,15 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const bodyLimit = Math.max(...rt.ctx.config.plans.plans.map(p => batchBodyAllowance(p, 'create_batch').bytes))
   const guard = (operation: 'create_batch' | 'add_chunk') => bodyGuard(request => batchBodyAllowance(principalOf(request).plan, operation))
 
-  /** The batch after a write, once the read models have it (read-your-writes), with the chunk's outcome. */
+  /**
+   * The batch after a write, once the read models have it (read-your-writes), with the
+   * chunk's outcome. Should the batch be missing then, the answer says why: the account was
+   * deleted meanwhile (410: its batches are erased with it), or the read models are late (503).
+   */
   const answer = async (owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
     await rt.caughtUp(outcome.position)
     const doc = await getBatch(rt.ctx, owner, outcome.batch_uuid)
+    if (!doc && await getUserDoc(rt.ctx, owner) === null) throw new HttpProblem(410, 'batch.account_deleted', 'the account was deleted while this request ran: its batches are erased with it')
     if (!doc) throw new HttpProblem(503, 'batch.not_ready', 'the batch was accepted; read it again in a moment')
     return { ...batchView(doc), chunk: { accepted: outcome.accepted, duplicates: outcome.duplicates, invalid: outcome.invalid, reserved: outcome.reserved } }
   }
@@ -152,7 +158,7 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       summary: 'Verify a list of addresses (a batch: 202, verified as it arrives; `final: false` keeps intake open for more chunks)',
       tags,
       body: CreateBatch,
-      response: { 202: json(Accepted, 'Accepted and queued; `Location` names the batch'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 429) }
+      response: { 202: json(Accepted, 'Accepted and queued; `Location` names the batch'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 410, 429, 503) }
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
@@ -186,7 +192,7 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       tags,
       params: UuidParams,
       body: AddChunk,
-      response: { 202: json(Accepted, 'Chunk accepted and queued'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 404, 409, 429) }
+      response: { 202: json(Accepted, 'Chunk accepted and queued'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 404, 409, 410, 429, 503) }
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
