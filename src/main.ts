@@ -225,11 +225,15 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     closers.push(() => counter.close())
   }
   const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  // The base URL from configuration only (never a request's Host): PUBLIC_URL, else where this process listens.
+  let listening: string | null = null
+  const baseUrl = (): string => (config.public_url ?? listening ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, base_url: baseUrl }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
   const address = await app.listen({ host: config.host, port: config.port })
+  listening = address
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
   if (metricsServer) closers.unshift(() => metricsServer.close())
   log.info({ url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)

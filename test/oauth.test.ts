@@ -3,6 +3,7 @@
 // → 400, else 302 with state unchanged), RFC 8414 / 7591 / 7636 / 6749 §5.2 / 7009 for the
 // rest; PKCE challenges are computed here with node:crypto.
 import t from 'tap'
+import { request as httpRequest } from 'node:http'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { authorizeByForms, authorizeUrl, consentPage, pkce, raw as rawRequest, tokenRequest } from './support/oauth-flow.ts'
 
@@ -33,6 +34,29 @@ t.test('metadata: RFC 8414 and RFC 9728', async t => {
   const pr = (await api('GET', '/.well-known/oauth-protected-resource')).body
   t.same(pr.authorization_servers, [service.url])
   t.equal(pr.resource, `${service.url}/mcp`)
+})
+
+t.test('the issuer and resource_metadata come from configuration, never from the Host header', async t => {
+  const withHost = async (path: string): Promise<{ status: number, headers: Record<string, unknown>, body: any }> => await new Promise((resolve, reject) => {
+    const req = httpRequest(`${service.url}${path}`, { headers: { host: 'evil.example' } }, res => {
+      let text = ''
+      res.on('data', (c: Buffer) => { text += c.toString() })
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text === '' ? null : JSON.parse(text) }) })
+    })
+    req.on('error', reject)
+    req.end()
+  })
+  const m = await withHost('/.well-known/oauth-authorization-server')
+  t.equal(m.status, 200)
+  t.equal(m.body.issuer, service.url, 'the issuer is where the service listens')
+  t.notMatch(JSON.stringify(m.body), /evil\.example/, 'no endpoint names the Host header')
+  t.notMatch(JSON.stringify((await withHost('/.well-known/oauth-protected-resource')).body), /evil\.example/)
+  const mcp = await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const req = httpRequest(`${service.url}/mcp`, { method: 'POST', headers: { host: 'evil.example', 'content-type': 'application/json' } }, res => { res.resume(); resolve(res.headers) })
+    req.on('error', reject)
+    req.end('{}')
+  })
+  t.equal(mcp['www-authenticate'], `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource"`, 'the 401 of /mcp points at the configured base')
 })
 
 t.test('dynamic client registration (RFC 7591): public clients with exact redirect URIs', async t => {
@@ -186,6 +210,9 @@ t.test('redirect URIs (RFC 8252): loopback on any port, no localhost, private-us
   t.equal((await register({ redirect_uris: ['https://a;sandbox/cb'] })).body.error, 'invalid_redirect_uri', 'a host with odd characters')
   t.equal((await register({ redirect_uris: ['javascript:alert(1)'] })).body.error, 'invalid_redirect_uri')
   t.equal((await register({ redirect_uris: ['com.example.app:/oauth/cb'] })).status, 201, 'a native app\'s private-use scheme (RFC 8252 §7.1)')
+  for (const scheme of ['view-source:https://evil.example/', 'chrome://settings/', 'myapp:/cb']) {
+    t.equal((await register({ redirect_uris: [scheme] })).body.error, 'invalid_redirect_uri', `${scheme}: a scheme browsers treat specially, or not a reverse domain name (RFC 8252 §7.1)`)
+  }
 
   const bare = await raw('POST', '/oauth/token', { form: { code: 'x' } })
   t.equal(bare.status, 400)

@@ -32,6 +32,7 @@ const world = await startMailWorld({
     { name: 'xn--bcher-kva.de', mx: [{ preference: 10, exchange: 'mx.acme.com' }] },
     { name: 'disabled.com', mx: [{ preference: 10, exchange: 'mx.disabled.com' }] },
     { name: 'policy.com', mx: [{ preference: 10, exchange: 'mx.policy.com' }] },
+    { name: 'unhosted.com', mx: [{ preference: 10, exchange: 'mx.unhosted.com' }] },
     { name: 'broken-dns.com', servfail: true }
   ],
   hosts: [
@@ -48,7 +49,8 @@ const world = await startMailWorld({
     { name: 'mx.catchall.com', ip: '127.0.20.12' },
     { name: 'gmail-smtp-in.l.google.com', ip: '127.0.20.13', rcpt: a => a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: "5.1.1 The email account that you tried to reach does not exist." } },
     { name: 'mx.disabled.com', ip: '127.0.20.14', rcpt: () => ({ code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' }) },
-    { name: 'mx.policy.com', ip: '127.0.20.15', rcpt: () => ({ code: 554, message: '5.7.1 Message refused by recipient policy' }) }
+    { name: 'mx.policy.com', ip: '127.0.20.15', rcpt: () => ({ code: 554, message: '5.7.1 Message refused by recipient policy' }) },
+    { name: 'mx.unhosted.com', ip: '127.0.20.16', rcpt: () => ({ code: 553, message: "5.1.2 We weren't able to find the recipient domain." }) }
   ]
 })
 t.teardown(() => world.close())
@@ -82,7 +84,8 @@ const cases: Array<[string, string, string, string?]> = [
   ['jane@gmial.com', 'risky', 'low_quality', 'typo domain that accepts mail'],
   ['jane@bücher.de', 'valid', 'accepted_email', 'IDN domain probed as punycode'],
   ['x@disabled.com', 'invalid', 'mailbox_disabled'],
-  ['x@policy.com', 'invalid', 'rejected_email', 'a permanent refusal that names neither mailbox nor sender'],
+  ['x@policy.com', 'unknown', 'smtp_unavailable', 'a 5.7.1 policy refusal says nothing of the mailbox: never invalid'],
+  ['x@unhosted.com', 'invalid', 'rejected_email', 'a permanent refusal of the address that is not a missing mailbox (5.1.2: the receiver does not know the domain)'],
   ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL']
 ]
 

@@ -27,16 +27,20 @@ export class OAuthError extends Error {
   }
 }
 
-/** Schemes no redirect may use (script, local content, other transports). */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:', 'mailto:', 'tel:'])
 const LOOPBACK = new Set(['127.0.0.1', '[::1]'])
+/**
+ * A native app's private-use scheme (RFC 8252 §7.1): a reverse domain name of at least two
+ * labels (`com.example.app`). Schemes a browser treats itself (`javascript:`, `data:`,
+ * `view-source:`, `chrome:`, `intent:`, `file:` …) are single words and never match.
+ */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+:$/
 
 /**
  * A redirect URI a public client may register (RFC 6749 §3.1.2, RFC 8252 §7, OAuth 2.1
  * §2.3.1): absolute, no fragment, at most 2,000 characters; `https` with a plain host name
  * or IP literal; `http` only on a loopback IP literal (`localhost` is not accepted, RFC
- * 8252 §8.3); or a private-use scheme of a native app (RFC 8252 §7.1, e.g.
- * `com.example.app:/cb`), PKCE protecting its codes.
+ * 8252 §8.3); or a private-use scheme of a native app, a reverse domain name (RFC 8252
+ * §7.1, e.g. `com.example.app:/cb`), PKCE protecting its codes.
  */
 export function acceptableRedirectUri (uri: string): boolean {
   if (uri.length > 2_000 || uri.includes('#')) return false
@@ -44,7 +48,7 @@ export function acceptableRedirectUri (uri: string): boolean {
   try { u = new URL(uri) } catch { return false }
   if (u.protocol === 'https:') return /^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(u.hostname) && u.username === '' && u.password === ''
   if (u.protocol === 'http:') return LOOPBACK.has(u.hostname)
-  return /^[a-z][a-z0-9+.-]*:$/.test(u.protocol) && !FORBIDDEN_SCHEMES.has(u.protocol)
+  return PRIVATE_USE_SCHEME.test(u.protocol)
 }
 
 /**
@@ -72,7 +76,7 @@ export function redirectMatches (registered: string, requested: string): boolean
  */
 export async function registerClient (ctx: CommandContext, metadata: { redirect_uris: string[], client_name?: string, grant_types?: string[], response_types?: string[], token_endpoint_auth_method?: string, scope?: string }): Promise<{ client_id: string, client_name: string, redirect_uris: string[], scopes: string[], registered_at: string, position: number }> {
   if (metadata.redirect_uris.length === 0 || metadata.redirect_uris.length > 10 || !metadata.redirect_uris.every(acceptableRedirectUri)) {
-    throw new OAuthError('invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs without a fragment: https, http on 127.0.0.1 or [::1], or a native app\'s private-use scheme')
+    throw new OAuthError('invalid_redirect_uri', 'redirect_uris: 1 to 10 absolute URIs without a fragment: https, http on 127.0.0.1 or [::1], or a native app\'s private-use scheme named as a reverse domain name (com.example.app:/callback)')
   }
   if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== 'none') throw new OAuthError('invalid_client_metadata', 'only public clients: token_endpoint_auth_method none')
   if (!(metadata.grant_types ?? []).every(g => g === 'authorization_code' || g === 'refresh_token')) throw new OAuthError('invalid_client_metadata', 'grant_types: authorization_code and refresh_token only')

@@ -24,6 +24,21 @@ const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
 const MAX_REPLY_BYTES = 64 * 1024
 
 /**
+ * One reply from its lines as they came (`550-…` … `550 …`, RFC 5321 §4.2.1), without
+ * line ends: the basic code of the last line, the enhanced code (RFC 3463 §2) when the
+ * first line's text starts with one of the same class, and the texts joined with a space,
+ * each line's leading enhanced code taken off.
+ */
+export function parseReply (lines: readonly string[]): SmtpReply {
+  const code = Number(lines[lines.length - 1].slice(0, 3))
+  const texts = lines.map(l => l.slice(4))
+  const m = ENHANCED.exec(texts[0])
+  const enhanced = m && m[1] === String(code)[0] ? `${m[1]}.${m[2]}.${m[3]}` : null
+  const message = texts.map(t => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t.trim())).join(' ').trim()
+  return { code, enhanced, message }
+}
+
+/**
  * A minimal SMTP client session for probing (never sends DATA): connect, read replies,
  * send commands, each bounded by `timeout_ms`. Multi-line replies (`250-…` … `250 …`)
  * are joined. A reply larger than 64 KiB ends the session (`closed`).
@@ -142,12 +157,7 @@ export class SmtpSession {
     const lines = this.lines
     this.lines = []
     this.lastLines = lines.map(l => l.slice(4))
-    const code = Number(lines[lines.length - 1].slice(0, 3))
-    const texts = lines.map(l => l.slice(4))
-    const m = ENHANCED.exec(texts[0])
-    const enhanced = m && m[1] === String(code)[0] ? `${m[1]}.${m[2]}.${m[3]}` : null
-    const message = texts.map(t => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t.trim())).join(' ').trim()
-    const reply = { code, enhanced, message }
+    const reply = parseReply(lines)
     if (this.waiting) {
       const w = this.waiting
       this.waiting = null

@@ -67,10 +67,15 @@ export function firmReason (flags: readonly string[], didYouMean: string | null,
   return 'accepted_email'
 }
 
-/** The reason a refused `RCPT TO` gives (accepted ones go through `firmReason`). */
+/**
+ * The reason a refused `RCPT TO` gives (accepted ones go through `firmReason`). A policy
+ * refusal (RFC 3463 X.7.x that does not blame our host) says nothing about the mailbox:
+ * `smtp_unavailable`, an `unknown` reason, never `invalid`.
+ */
 export function refusalReason (outcome: Exclude<RcptOutcome, 'accepted'>): Reason {
   switch (outcome) {
     case 'too_many_recipients': return 'smtp_unavailable'
+    case 'policy_rejected': return 'smtp_unavailable'
     default: return outcome
   }
 }

@@ -230,7 +230,7 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       if (b.action === 'approve') to.searchParams.set('code', await issueCode(rt.ctx, who.user_uuid, r))
       else to.searchParams.set('error', 'access_denied')
       if (r.state !== null) to.searchParams.set('state', r.state)
-      to.searchParams.set('iss', baseUrl(rt, request))
+      to.searchParams.set('iss', baseUrl(rt))
       // The page's sign-in ends with the decision (it was only for this authorization).
       await revokeSession(rt.ctx, who.session_uuid, 'logout').catch(err => { if (!(err instanceof DomainError)) throw err })
       reply.clearCookie('svc_consent', { path: '/oauth' })

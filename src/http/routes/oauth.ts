@@ -10,9 +10,9 @@ import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { consentRoutes, page } from './oauth-consent.ts'
 
-/** The service's base URL: `PUBLIC_URL`, or the one the request came to. */
-export function baseUrl (rt: HttpRuntime, request: FastifyRequest): string {
-  return (rt.ctx.config.public_url ?? `${request.protocol}://${request.host}`).replace(/\/$/, '')
+/** The service's base URL (`HttpRuntime.base_url`: configuration only, never the request's `Host`). */
+export function baseUrl (rt: HttpRuntime): string {
+  return rt.base_url()
 }
 
 /** An OAuth error answer (RFC 6749 §5.2): `{ error, error_description }`. */
@@ -93,7 +93,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
     },
     handler: async request => {
-      const base = baseUrl(rt, request)
+      const base = baseUrl(rt)
       return {
         issuer: base,
         authorization_endpoint: `${base}/oauth/authorize`,
@@ -122,7 +122,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 200: z.object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()), resource_name: z.string() }), ...problems() }
     },
     handler: async request => {
-      const base = baseUrl(rt, request)
+      const base = baseUrl(rt)
       return { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'], resource_name: 'Email verification (MCP)' }
     }
   })
