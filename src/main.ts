@@ -73,7 +73,8 @@ export async function openCore (config: Config): Promise<Core> {
   const store = config.eventstore_url ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
   const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
-  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds() }
+  const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
+  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds(), base_url: () => configured }
   const checkpoints: CheckpointStore = store instanceof SqliteEventStore
     ? store
     : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
@@ -190,7 +191,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const mailer: Mailer = config.smtp_url
       ? new SmtpMailer(config.smtp_url, config.mail_from)
       : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
-    consumers.push(await startMailerWorker(ctx, bus, mailer, { public_url: config.public_url ?? `http://${config.host}:${config.port}` }))
+    consumers.push(await startMailerWorker(ctx, bus, mailer, { public_url: ctx.base_url() }))
     closers.unshift(() => mailer.close())
   }
   // Consumers stop before the bus closes.
@@ -225,15 +226,13 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     closers.push(() => counter.close())
   }
   const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
-  // The base URL from configuration only (never a request's Host): PUBLIC_URL, else where this process listens.
-  let listening: string | null = null
-  const baseUrl = (): string => (config.public_url ?? listening ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, base_url: baseUrl }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
   const address = await app.listen({ host: config.host, port: config.port })
-  listening = address
+  // Without PUBLIC_URL, the base URL is where this process listens (PORT 0 picks the port now).
+  if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
   if (metricsServer) closers.unshift(() => metricsServer.close())
   log.info({ url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)

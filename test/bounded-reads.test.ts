@@ -28,7 +28,7 @@ function counting (inner: EventStore): EventStore & { read: number } {
 const dir = t.testdir()
 const file = join(dir, 'events.db')
 const config = testConfig(dir)
-const contextOn = (store: EventStore): CommandContext => ({ store, reads: null as never, sealer: null as never, secrets: null as never, config, ...defaultClockAndIds() })
+const contextOn = (store: EventStore): CommandContext => ({ store, reads: null as never, sealer: null as never, secrets: null as never, config, ...defaultClockAndIds(), base_url: () => 'http://127.0.0.1:8080' })
 const U = '01937a7e-0000-7000-8000-000000000001'
 const now = (): string => new Date().toISOString()
 

@@ -5,10 +5,15 @@
 import t from 'tap'
 import { request as httpRequest } from 'node:http'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
+import { plansFile } from './support/plans.ts'
+import { operatorSetPlan } from '../src/commands/subscription.ts'
+import { acceptableRedirectUri } from '../src/commands/oauth.ts'
 import { authorizeByForms, authorizeUrl, consentPage, pkce, raw as rawRequest, tokenRequest } from './support/oauth-flow.ts'
 
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
+// Free allows OAuth clients every scope but usage:read here (Pro does): a token response names what the plan allows.
+const FREE_SCOPES = ['email:verify:single', 'email:verify:bulk', 'results:read', 'billing:read', 'api_keys:read', 'webhooks:read']
+const service = await startTestService(testConfig(dataDir, { PLANS_FILE: plansFile(dataDir, { free: { allowed_scopes: FREE_SCOPES } }) }))
 t.teardown(() => service.close())
 const api = client(service.url)
 const password = 'correct horse battery staple'
@@ -171,6 +176,28 @@ t.test('code, token, refresh and revocation: PKCE, single-use codes, rotation, s
   t.ok(Array.isArray(sessions))
 })
 
+t.test('token responses name the scopes the plan allows; the access token is issued by the metadata\'s issuer (RFC 9068 §2.2)', async t => {
+  await signUp(api, dataDir, 'narrow@example.com', password)
+  const c = (await register({ scope: 'results:read usage:read' })).body.client_id as string
+  const { verifier, challenge } = pkce()
+  const { code } = await authorize(c, 'narrow@example.com', challenge, 'results:read usage:read')
+  const first = await token({ grant_type: 'authorization_code', code, client_id: c, redirect_uri: REDIRECT, code_verifier: verifier })
+  t.equal(first.status, 200)
+  t.equal(first.body.scope, 'results:read', 'usage:read was consented but Free does not allow it: not named')
+  t.equal((await api('GET', '/api/stats/overview', { token: first.body.access_token })).status, 403, 'and the token cannot use it')
+  const claims = JSON.parse(Buffer.from(first.body.access_token.split('.')[1], 'base64url').toString('utf8'))
+  const metadata = (await api('GET', '/.well-known/oauth-authorization-server')).body
+  t.equal(claims.iss, metadata.issuer, 'iss is the authorization server\'s issuer identifier')
+  t.equal(claims.scope, 'results:read usage:read', 'the token carries the consent; its use is held to the plan')
+  await operatorSetPlan(service.core.ctx, { email: 'narrow@example.com', plan: 'pro', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
+  const refreshed = await token({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: c })
+  t.equal(refreshed.status, 200)
+  t.equal(refreshed.body.scope, 'results:read usage:read', 'on Pro the refresh names both')
+  t.equal((await api('GET', '/api/stats/overview', { token: refreshed.body.access_token })).status, 200, 'and usage:read works')
+  const session = (await api('POST', '/api/auth/login', { body: { email: 'narrow@example.com', password } })).body.access_token
+  t.equal(JSON.parse(Buffer.from(session.split('.')[1], 'base64url').toString('utf8')).iss, service.core.ctx.config.jwt_issuer, 'a sign-in\'s own token keeps the service\'s JWT_ISSUER')
+})
+
 t.test('deny: back to the client with error=access_denied and state', async t => {
   await signUp(api, dataDir, 'denier@example.com', password)
   const c = (await register()).body.client_id as string
@@ -210,9 +237,11 @@ t.test('redirect URIs (RFC 8252): loopback on any port, no localhost, private-us
   t.equal((await register({ redirect_uris: ['https://a;sandbox/cb'] })).body.error, 'invalid_redirect_uri', 'a host with odd characters')
   t.equal((await register({ redirect_uris: ['javascript:alert(1)'] })).body.error, 'invalid_redirect_uri')
   t.equal((await register({ redirect_uris: ['com.example.app:/oauth/cb'] })).status, 201, 'a native app\'s private-use scheme (RFC 8252 §7.1)')
-  for (const scheme of ['view-source:https://evil.example/', 'chrome://settings/', 'myapp:/cb']) {
-    t.equal((await register({ redirect_uris: [scheme] })).body.error, 'invalid_redirect_uri', `${scheme}: a scheme browsers treat specially, or not a reverse domain name (RFC 8252 §7.1)`)
+  t.equal((await register({ redirect_uris: ['view-source:https://evil.example/'] })).body.error, 'invalid_redirect_uri', 'view-source: a scheme browsers treat specially')
+  for (const scheme of ['chrome://settings/', 'intent://cb', 'myapp:/cb', 'data:text/html,x', 'file:///etc/passwd', 'about:blank', 'blob:https://a.example/1']) {
+    t.notOk(acceptableRedirectUri(scheme), `${scheme}: not a reverse domain name (RFC 8252 §7.1)`)
   }
+  for (const scheme of ['com.example.app:/oauth/cb', 'io.github.some-one.tool:/cb']) t.ok(acceptableRedirectUri(scheme), `${scheme}: a private-use scheme`)
 
   const bare = await raw('POST', '/oauth/token', { form: { code: 'x' } })
   t.equal(bare.status, 400)

@@ -17,7 +17,7 @@ import { endPlan, grantPeriodTokens, linkCustomer, loadSubscription, setPlan } f
  */
 const HELD: readonly SubscriptionStatus[] = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete']
 
-const baseUrl = (ctx: CommandContext): string => (ctx.config.public_url ?? `http://${ctx.config.host}:${ctx.config.port}`).replace(/\/$/, '')
+const baseUrl = (ctx: CommandContext): string => ctx.base_url()
 
 /** @throws BillingUnavailableError when billing is not configured. */
 function configured (billing: Billing | null): Billing {

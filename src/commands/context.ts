@@ -17,10 +17,21 @@ export interface CommandContext {
   /** A new UUIDv7 (time-ordered public id). */
   newId: () => string
   /**
+   * The service's base URL, from configuration only (`PUBLIC_URL`, else the address the
+   * process listens on): the OAuth issuer (RFC 8414 §2, RFC 9068 §2.2 `iss`) and the base
+   * of every link given out; never taken from a request.
+   */
+  base_url: () => string
+  /**
    * Checks an address with the verification engine (sign-up screening); absent where
    * the process has no engine, and then sign-up checks syntax and lists only.
    */
   screen?: (email: string) => Promise<VerificationResult>
+}
+
+/** Who issues access tokens (`JWT_ISSUER` for sign-ins, the base URL for OAuth grants: see `Issuers`). */
+export function issuersOf (ctx: Pick<CommandContext, 'config' | 'base_url'>): { session: string, oauth: string } {
+  return { session: ctx.config.jwt_issuer, oauth: ctx.base_url() }
 }
 
 export function defaultClockAndIds (): Pick<CommandContext, 'now' | 'newId'> {

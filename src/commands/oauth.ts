@@ -5,7 +5,7 @@ import * as session from '../domain/session/decider.ts'
 import * as user from '../domain/user/decider.ts'
 import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import { issueAuthorizationRequest, verifyAccessToken, type AuthorizationRequest } from '../infra/crypto/jwt.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { handle, issuersOf, load, type CommandContext } from './context.ts'
 import { parseRefreshToken, refreshSession, revokeSession } from './refresh-session.ts'
 import { startSession, type SignedIn } from './start-session.ts'
 import { getOAuthClient, type OAuthClientDoc } from '../projections/oauth-clients.ts'
@@ -207,7 +207,7 @@ export async function refreshGrant (ctx: CommandContext, input: { refresh_token?
  */
 export async function revokeToken (ctx: CommandContext, input: { token?: string, client_id?: string }): Promise<number> {
   if (!input.token || !input.client_id) throw new OAuthError('invalid_request', 'token and client_id are required')
-  const access = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, input.token)
+  const access = await verifyAccessToken(ctx.secrets, issuersOf(ctx), input.token)
   const sessionUuid = access ? access.session_uuid : parseRefreshToken(input.token)?.session_uuid
   if (!sessionUuid || (access && access.grant?.client_id !== input.client_id)) return 0
   const { state } = await load(ctx, `session-${sessionUuid}`, session)

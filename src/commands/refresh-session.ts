@@ -3,7 +3,7 @@ import * as session from '../domain/session/decider.ts'
 import * as user from '../domain/user/decider.ts'
 import { issueAccessToken } from '../infra/crypto/jwt.ts'
 import { randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { handle, issuersOf, load, type CommandContext } from './context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from './owned-token.ts'
 import { openSessions, openSessionsStarted, openSessionsStartedAt } from '../projections/sessions.ts'
@@ -48,7 +48,7 @@ export async function refreshSession (ctx: CommandContext, cookie: string, clien
   if (r.state.status !== 'active') throw new DomainError('unauthorized', 'refresh.invalid_token', 'this session is revoked; sign in again')
   return {
     // An OAuth grant's tokens stay bound to its client and scopes, whichever endpoint refreshes them.
-    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid, grant: r.state.grant ?? null }, ctx.config.access_token_ttl_s, now),
+    access_token: await issueAccessToken(ctx.secrets, issuersOf(ctx), { user_uuid: r.state.user_uuid, session_uuid: parsed.session_uuid, grant: r.state.grant ?? null }, ctx.config.access_token_ttl_s, now),
     token_type: 'Bearer',
     expires_in: ctx.config.access_token_ttl_s,
     refresh_token: `${parsed.session_uuid}.${secret}`,

@@ -3,7 +3,7 @@ import ipaddr from 'ipaddr.js'
 import { issueAccessToken } from '../infra/crypto/jwt.ts'
 import { hmacHex, randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
 import * as session from '../domain/session/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { handle, issuersOf, type CommandContext } from './context.ts'
 
 export interface SignedIn {
   access_token: string
@@ -69,7 +69,7 @@ export async function startSession (ctx: CommandContext, userUuid: string, metho
     data: { session_uuid: sessionUuid, user_uuid: userUuid, refresh_hash: sha256Hex(secret), expires_at: expires.toISOString(), started_at: now.toISOString(), method, client: client ? clientOf(ctx, userUuid, client) : null, ...(oauth && { grant: oauth.grant }) }
   }, { actor: userUuid })
   return {
-    access_token: await issueAccessToken(ctx.secrets, ctx.config.jwt_issuer, { user_uuid: userUuid, session_uuid: sessionUuid, grant: oauth?.grant ?? null }, ctx.config.access_token_ttl_s, now),
+    access_token: await issueAccessToken(ctx.secrets, issuersOf(ctx), { user_uuid: userUuid, session_uuid: sessionUuid, grant: oauth?.grant ?? null }, ctx.config.access_token_ttl_s, now),
     token_type: 'Bearer',
     expires_in: ctx.config.access_token_ttl_s,
     refresh_token: `${sessionUuid}.${secret}`,

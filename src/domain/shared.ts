@@ -19,3 +19,18 @@ export class DomainError extends Error {
     this.code = code
   }
 }
+
+/**
+ * Whether instant `a` comes before instant `b`, both RFC 3339 date-times compared as
+ * instants, never as text: `2026-11-24T10:00:00+02:00` is before `2026-11-24T09:00:00Z`,
+ * and `…T09:00:00Z` is the same instant as `…T09:00:00.000Z` (RFC 3339 §5.6 allows offsets
+ * and fractions). A text that is not a date-time is never before nor after anything.
+ */
+export function isBefore (a: string, b: string): boolean {
+  return Date.parse(a) < Date.parse(b)
+}
+
+/** Whether instant `a` is `b` or later (see `isBefore`). */
+export function isAtOrAfter (a: string, b: string): boolean {
+  return Date.parse(a) >= Date.parse(b)
+}

@@ -16,10 +16,5 @@ export interface HttpRuntime {
   billing: Billing | null
   /** This process's metrics. */
   metrics: ServiceMetrics
-  /**
-   * The service's base URL, from configuration only (`PUBLIC_URL`, else the address it
-   * listens on from `HOST` and `PORT`), never from a request header: the OAuth issuer and
-   * every link it gives out are built on it (issue "Money, tenancy, availability", item 10).
-   */
-  base_url: () => string
+
 }

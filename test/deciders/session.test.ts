@@ -63,6 +63,13 @@ t.test('RefreshSession: the account\'s standing and the absolute lifetime', asyn
     .then([revoked({ reason: 'account_inactive' })], 'a session started before a ban stays void after the unban')
   s([started()]).when(refresh('h1', 'h2', { account: { active: true, sessions_valid_from: '2026-11-22T09:00:00.000Z' } }))
     .then([refreshed()], 'a session started after the ban was lifted refreshes')
+  // Instants, not text (RFC 3339 §5.6 offsets): 11:30+02:00 is 09:30Z, before a ban at 10:00Z; 09:30-02:00 is 11:30Z, after it.
+  s([started({ started_at: '2026-11-22T11:30:00.000+02:00' })]).when(refresh('h1', 'h3', { expires_at: now, account: { active: true, sessions_valid_from: now } }))
+    .then([revoked({ reason: 'account_inactive' })], 'a session started at 11:30+02:00 began before a ban at 10:00Z (as text it sorts after it)')
+  s([started({ started_at: '2026-11-22T09:30:00.000-02:00' })]).when(refresh('h1', 'h2', { account: { active: true, sessions_valid_from: now } }))
+    .then([refreshed()], 'a session started at 09:30-02:00 began after it (as text it sorts before it)')
+  s([started({ expires_at: '2026-11-22T11:00:00.000+02:00' })]).when(refresh('h1', 'h3'))
+    .thenRejects('refresh.invalid_token', 401, 'a token that expired at 11:00+02:00 (09:00Z) is expired at 10:00Z')
   // Refreshed every day, a session still ends SESSION_MAX_LIFETIME_MS (90 days) after it started.
   const lateRefresh = refreshed({ refresh_hash: 'h9', expires_at: day(119), refreshed_at: day(89) })
   s([started(), lateRefresh]).when(refresh('h9', 'h10', { expires_at: day(120), now: day(90) }))

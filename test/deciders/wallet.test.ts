@@ -61,6 +61,8 @@ t.test('CaptureTokens and ReleaseTokens', async t => {
   w([granted(5), reserved('j1', 3)]).when(capture('j1', 1)).then([captured('j1', 1), released('j1', 2, 'unused_checks')], 'a partial capture gives back the rest')
   w([granted(5), reserved('j1', 3)]).when(capture('j1', 0)).then([released('j1', 3, 'not_charged')], 'a capture of nothing releases all of it (verdict unknown)')
   w([granted(5), reserved('j1', 3)]).when(capture('j1', 99)).then([captured('j1', 3)], 'never more than was reserved')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', 2.5)).thenRejects('wallet.invalid_amount', 400, 'a fractional charge is refused, never rounded down (tokens are whole)')
+  w([granted(5), reserved('j1', 3)]).when(capture('j1', -1)).thenRejects('wallet.invalid_amount', 400, 'a negative charge is refused')
   w([granted(5), reserved('j1', 3)]).when(capture('j1', 3, 'r-other')).thenNothing('a capture names the reservation it settles')
   w([granted(5), reserved('j1', 3)]).when(capture('j1', 3, null)).then([captured('j1', 3)], 'a job queued before reservations had names settles whichever is open')
   const legacy = { type: 'TokensReserved' as const, data: { user_uuid: U, job_uuid: 'j1', amount: 3, reserved_at: now } }

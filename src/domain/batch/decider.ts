@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { DomainError } from '../shared.ts'
+import { DomainError, isAtOrAfter } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
 
@@ -305,7 +305,7 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
     case 'CloseIntake': {
       const d = command.data
       if (state.status !== 'receiving') return []
-      if (d.reason === 'idle' && d.idle_before !== undefined && state.last_chunk_at >= d.idle_before) return []
+      if (d.reason === 'idle' && d.idle_before !== undefined && isAtOrAfter(state.last_chunk_at, d.idle_before)) return []
       return finish(state, [{ type: 'BatchIntakeClosed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: d.reason, closed_at: d.now } }], [], d.now)
     }
     case 'RecordResults': {

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, isBefore } from '../shared.ts'
 import type { IdempotencyKeyClaimed, IdempotencyKeyEvent } from './events.ts'
 
 export type IdempotencyKeyState =
@@ -27,7 +27,7 @@ export type IdempotencyKeyCommand =
 
 /** Whether the key stands for a submission now: claimed and not expired. */
 export const isHeld = (s: IdempotencyKeyState, now: string): s is Extract<IdempotencyKeyState, { status: 'claimed' }> =>
-  s.status === 'claimed' && now < s.expires_at
+  s.status === 'claimed' && isBefore(now, s.expires_at)
 
 /**
  * The idempotency key decider (Stripe's convention; interface "200 when the request

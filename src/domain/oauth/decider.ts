@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, isAtOrAfter } from '../shared.ts'
 import type { AuthorizationCodeEvent, AuthorizationCodeIssued, OAuthClientEvent, OAuthClientRegistered } from './events.ts'
 
 /**
@@ -76,7 +76,7 @@ export const code = {
       if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
       return state.replayed ? [] : [{ type: 'AuthorizationCodeReplayed', data: { user_uuid: state.user_uuid, session_uuid: state.session_uuid!, replayed_at: d.now } }]
     }
-    if (d.now >= state.expires_at) throw invalidGrant('the authorization code has expired')
+    if (isAtOrAfter(d.now, state.expires_at)) throw invalidGrant('the authorization code has expired')
     if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
     if (d.redirect_uri !== state.redirect_uri) throw invalidGrant('redirect_uri differs from the authorization request\'s')
     if (!d.verifier_ok) throw invalidGrant('code_verifier does not match the code_challenge (PKCE S256)')

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, isBefore, isAtOrAfter } from '../shared.ts'
 import type { SessionEvent, SessionRevoked, SessionSnapshotted, SessionStarted } from './events.ts'
 
 export type SessionState =
@@ -90,11 +90,11 @@ export function decide (command: SessionCommand, state: SessionState): SessionEv
       const d = command.data
       if (state.status !== 'active') throw invalid()
       const ids = { session_uuid: d.session_uuid, user_uuid: state.user_uuid }
-      if (!d.account.active || (d.account.sessions_valid_from !== null && state.started_at < d.account.sessions_valid_from)) {
+      if (!d.account.active || (d.account.sessions_valid_from !== null && isBefore(state.started_at, d.account.sessions_valid_from))) {
         return [{ type: 'SessionRevoked', data: { ...ids, reason: 'account_inactive', revoked_at: d.now } }]
       }
       if (state.spent.includes(d.presented_hash)) return [{ type: 'SessionRevoked', data: { ...ids, reason: 'refresh_token_reuse', revoked_at: d.now } }]
-      if (state.refresh_hash !== d.presented_hash || d.now >= state.expires_at) throw invalid()
+      if (state.refresh_hash !== d.presented_hash || isAtOrAfter(d.now, state.expires_at)) throw invalid()
       const end = Date.parse(state.started_at) + SESSION_MAX_LIFETIME_MS
       if (Date.parse(d.now) >= end) return [{ type: 'SessionRevoked', data: { ...ids, reason: 'lifetime_reached', revoked_at: d.now } }]
       const expires = Date.parse(d.expires_at) > end ? new Date(end).toISOString() : d.expires_at

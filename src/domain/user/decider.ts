@@ -1,4 +1,4 @@
-import { DomainError, type ErrorKind } from '../shared.ts'
+import { DomainError, type ErrorKind, isBefore, isAtOrAfter } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
 import { TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_OFF, refusedSecondFactor, sameHash, secondFactor, spend, twoFactorLocked, withSecondFactor, type SecondFactor, type TwoFactorState } from './two-factor.ts'
 
@@ -202,7 +202,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const d = command.data
       if (state.status !== 'unconfirmed' || !state.code) return []
       if (expired(state, d.now)) return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }]
-      if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && d.now < state.code.expires_at && sameHash(state.code.hash, d.code_hash)) {
+      if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && isBefore(d.now, state.code.expires_at) && sameHash(state.code.hash, d.code_hash)) {
         return [{ type: 'UserConfirmed', data: { user_uuid: state.user_uuid, confirmed_at: d.now } }]
       }
       return state.code.failed < MAX_CONFIRMATION_ATTEMPTS ? [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }] : []
@@ -216,7 +216,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     }
     case 'ResetPassword': {
       const d = command.data
-      if (state.status !== 'confirmed' || !state.reset || !sameHash(state.reset.hash, d.token_hash) || d.now >= state.reset.expires_at) {
+      if (state.status !== 'confirmed' || !state.reset || !sameHash(state.reset.hash, d.token_hash) || isAtOrAfter(d.now, state.reset.expires_at)) {
         fail('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
       }
       return [{ type: 'PasswordChanged', data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
@@ -267,7 +267,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     }
     case 'ChangeEmail': {
       const d = command.data
-      if (state.status === 'none' || state.status === 'deleted' || !state.email_change || !sameHash(state.email_change.hash, d.token_hash) || d.now >= state.email_change.expires_at) {
+      if (state.status === 'none' || state.status === 'deleted' || !state.email_change || !sameHash(state.email_change.hash, d.token_hash) || isAtOrAfter(d.now, state.email_change.expires_at)) {
         fail('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
       }
       const a = state as Account

@@ -104,12 +104,14 @@ const assertAmount = (amount: number): void => {
  *   open reservation, nothing (the caller reads which one from the state).
  * - CaptureTokens → TokensCaptured of at most what the job's reservation holds, and
  *   TokensReleased of the rest in the same append; nothing when that reservation is not
- *   open (settled already, or another one).
+ *   open (settled already, or another one). A fractional or negative charge is refused,
+ *   never rounded (tokens are whole).
  * - ReleaseTokens → TokensReleased of the reservation; nothing when it is not open.
  * Captures and releases name the reservation they settle, so settling a job twice, or a
  * second reservation made for a job that was settled already, never takes tokens twice.
  * @throws DomainError payment_required `submit_job.insufficient_tokens` when the balance is short.
- * @throws DomainError invalid `wallet.invalid_amount` for a non-positive or fractional amount.
+ * @throws DomainError invalid `wallet.invalid_amount` for a non-positive or fractional amount
+ *   (a capture may be 0: it releases the whole reservation).
  */
 export function decide (command: WalletCommand, state: WalletState): WalletEvent[] {
   switch (command.type) {
@@ -130,9 +132,11 @@ export function decide (command: WalletCommand, state: WalletState): WalletEvent
     }
     case 'CaptureTokens': {
       const d = command.data
+      // Money is never rounded: a charge is a whole number of tokens (0 releases all), or refused.
+      if (!Number.isSafeInteger(d.amount) || d.amount < 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'a capture is a whole, non-negative number of tokens')
       const held = open(state, d.job_uuid, d.reservation_uuid)
       if (!held) return []
-      const charge = Math.max(0, Math.min(held.amount, Math.floor(d.amount)))
+      const charge = Math.min(held.amount, d.amount)
       const ids = { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: held.reservation_uuid }
       const events: WalletEvent[] = []
       if (charge > 0) events.push({ type: 'TokensCaptured', data: { ...ids, amount: charge, captured_at: d.now } })

@@ -9,9 +9,10 @@ import type { Plan } from '../../domain/plans.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { getSession } from '../../projections/sessions.ts'
-import { load, type CommandContext } from '../../commands/context.ts'
+import { issuersOf, load, type CommandContext } from '../../commands/context.ts'
 import * as userDecider from '../../domain/user/decider.ts'
 import { HttpProblem } from '../problem.ts'
+import { isBefore } from '../../domain/shared.ts'
 
 /** The authenticated caller. */
 export interface Principal {
@@ -105,7 +106,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     const scopes = (agent.scopes as Scope[]).filter(s => plan.allowed_scopes.includes(s))
     return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes, enabled_checks: plan.allowed_checks, plan }
   }
-  const claims = await verifyAccessToken(ctx.secrets, ctx.config.jwt_issuer, token)
+  const claims = await verifyAccessToken(ctx.secrets, issuersOf(ctx), token)
   if (!claims) throw unauthorized('invalid or expired access token')
   // A revoked session ends its access tokens at once, not only when they expire.
   const [session, plan] = await Promise.all([getSession(ctx, claims.session_uuid), planOf(ctx, ctx.config.plans, claims.user_uuid)])
@@ -114,7 +115,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
   const principal: Principal = { kind: claims.grant ? 'oauth' : 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes, enabled_checks: plan.allowed_checks, plan }
   const account = session && session.revoked_at === null ? await user(claims.user_uuid) : null
   // A ban voids every session started before it, whether or not its revocation has landed.
-  if (isActive(account) && (account.sessions_valid_from ?? '') <= session!.started_at) return principal
+  if (isActive(account) && (account.sessions_valid_from === null || !isBefore(session!.started_at, account.sessions_valid_from))) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
   if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }

@@ -5,6 +5,7 @@ import { clientById, issueCode } from '../../commands/oauth.ts'
 import { completeTwoFactor, login } from '../../commands/login.ts'
 import { revokeSession } from '../../commands/refresh-session.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
+import { issuersOf } from '../../commands/context.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { hmacHex } from '../../infra/crypto/hashing.ts'
 import { randomBytes } from 'node:crypto'
@@ -116,7 +117,7 @@ function setConsentCookie (request: FastifyRequest, reply: FastifyReply, s: Sign
 /** The consent page's signed-in account: its session (unrevoked) and user, or null. */
 async function signedIn (rt: HttpRuntime, request: FastifyRequest): Promise<{ user_uuid: string, session_uuid: string } | null> {
   const token = request.cookies.svc_consent
-  const claims = token ? await verifyAccessToken(rt.ctx.secrets, rt.ctx.config.jwt_issuer, token) : null
+  const claims = token ? await verifyAccessToken(rt.ctx.secrets, issuersOf(rt.ctx), token) : null
   if (!claims || claims.grant) return null
   const session = await getSession(rt.ctx, claims.session_uuid)
   return session && session.revoked_at === null ? { user_uuid: claims.user_uuid, session_uuid: claims.session_uuid } : null

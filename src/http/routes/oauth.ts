@@ -7,12 +7,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { OAUTH_SCOPES, OAuthError, checkAuthorization, clientById, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { problems } from '../schemas.ts'
+import { planOf } from '../../projections/subscriptions.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { consentRoutes, page } from './oauth-consent.ts'
 
-/** The service's base URL (`HttpRuntime.base_url`: configuration only, never the request's `Host`). */
+/** The service's base URL (`CommandContext.base_url`: configuration only, never the request's `Host`). */
 export function baseUrl (rt: HttpRuntime): string {
-  return rt.base_url()
+  return rt.ctx.base_url()
 }
 
 /** An OAuth error answer (RFC 6749 §5.2): `{ error, error_description }`. */
@@ -47,6 +48,15 @@ function oauthErrorHandler (invalid: 'invalid_request' | 'invalid_client_metadat
   }
 }
 
+
+/**
+ * The scopes a token response names (RFC 6749 §5.1 `scope`): the consented ones the
+ * account's plan allows now, as every use of the token is held to them (interface 5.4).
+ */
+async function usableScopes (rt: HttpRuntime, owner: string, consented: readonly string[]): Promise<string[]> {
+  const plan = await planOf(rt.ctx, rt.ctx.config.plans, owner)
+  return consented.filter(s => (plan.allowed_scopes as readonly string[]).includes(s))
+}
 
 const tokenBody = (s: SignedIn, scopes: readonly string[]): z.infer<typeof TokenResponse> =>
   ({ access_token: s.access_token, token_type: 'Bearer', expires_in: s.expires_in, refresh_token: s.refresh_token, scope: scopes.join(' ') })
@@ -204,18 +214,19 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const b = request.body
+      const usable = async (owner: string, consented: readonly string[]): Promise<string[]> => await usableScopes(rt, owner, consented)
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       // A public client identifies itself by client_id (RFC 6749 §2.3, §3.2.1): an unknown one is invalid_client.
       if (b.client_id !== undefined && (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') && !(await clientById(rt.ctx, b.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
       if (b.grant_type === 'authorization_code') {
         const s = await exchangeCode(rt.ctx, b)
         await rt.caughtUp(s.position)
-        return reply.code(200).send(tokenBody(s, s.scopes))
+        return reply.code(200).send(tokenBody(s, await usable(s.user_uuid, s.scopes)))
       }
       if (b.grant_type === 'refresh_token') {
         const s = await refreshGrant(rt.ctx, b)
         await rt.caughtUp(s.position)
-        return reply.code(200).send(tokenBody(s, s.grant?.scopes ?? []))
+        return reply.code(200).send(tokenBody(s, await usable(s.user_uuid, s.grant?.scopes ?? [])))
       }
       throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token')
     }

@@ -8,27 +8,36 @@ export const ACCESS_AUDIENCE = 'email-verification-api'
 export interface AccessClaims { user_uuid: string, session_uuid: string, grant?: { client_id: string, scopes: string[] } | null }
 
 /**
+ * Who issues access tokens: `session` for the service's own sign-ins (`JWT_ISSUER`), `oauth`
+ * for an OAuth grant's tokens, the authorization server's issuer identifier (its base URL,
+ * as its RFC 8414 metadata names it: RFC 9068 §2.2 asks the `iss` of a JWT access token to
+ * be that identifier).
+ */
+export interface Issuers { session: string, oauth: string }
+
+/**
  * Issues an EdDSA (Ed25519) access token: `sub` user uuid, `sid` session uuid, `typ`
  * "access", issuer and audience set, lifetime `ttl_s` seconds; an OAuth grant's token adds
- * `client_id` and `scope` (RFC 9068 §2.2: space-separated).
+ * `client_id` and `scope` (RFC 9068 §2.2: space-separated) and is issued by `issuers.oauth`.
  */
-export async function issueAccessToken (secrets: Secrets, issuer: string, claims: AccessClaims, ttlS: number, now: Date): Promise<string> {
+export async function issueAccessToken (secrets: Secrets, issuers: Issuers, claims: AccessClaims, ttlS: number, now: Date): Promise<string> {
   const iat = Math.floor(now.getTime() / 1000)
   return await new SignJWT({ sid: claims.session_uuid, typ: 'access', ...(claims.grant && { client_id: claims.grant.client_id, scope: claims.grant.scopes.join(' ') }) })
     .setProtectedHeader({ alg: 'EdDSA', kid: secrets.jwt.kid, typ: 'at+jwt' })
     .setSubject(claims.user_uuid)
-    .setIssuer(issuer)
+    .setIssuer(claims.grant ? issuers.oauth : issuers.session)
     .setAudience(ACCESS_AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(iat + ttlS)
     .sign(secrets.jwt.private_key)
 }
 
-/** Verifies signature, issuer, audience, expiry and type; null when any fails. */
-export async function verifyAccessToken (secrets: Secrets, issuer: string, token: string): Promise<AccessClaims | null> {
+/** Verifies signature, issuer (the grant's for an OAuth token, the session's otherwise), audience, expiry and type; null when any fails. */
+export async function verifyAccessToken (secrets: Secrets, issuers: Issuers, token: string): Promise<AccessClaims | null> {
   try {
-    const { payload } = await jwtVerify(token, secrets.jwt.public_key, { issuer, audience: ACCESS_AUDIENCE, algorithms: ['EdDSA'], typ: 'at+jwt' })
+    const { payload } = await jwtVerify(token, secrets.jwt.public_key, { issuer: [issuers.session, issuers.oauth], audience: ACCESS_AUDIENCE, algorithms: ['EdDSA'], typ: 'at+jwt' })
     if (payload.typ !== 'access' || typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return null
+    if (payload.iss !== (typeof payload.client_id === 'string' ? issuers.oauth : issuers.session)) return null
     const grant = typeof payload.client_id === 'string' ? { client_id: payload.client_id, scopes: typeof payload.scope === 'string' && payload.scope !== '' ? payload.scope.split(' ') : [] } : null
     return { user_uuid: payload.sub, session_uuid: payload.sid, grant }
   } catch {
