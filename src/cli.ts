@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import { Command, InvalidArgumentError } from 'commander'
+import { Command, Help, InvalidArgumentError, Option, type CommanderError } from 'commander'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { userInfo } from 'node:os'
 import { SingleBar, Presets } from 'cli-progress'
 import { loadConfig } from './config.ts'
@@ -8,7 +10,9 @@ import { PROJECTIONS, projectionNamed } from './projections/index.ts'
 import { ProjectionRunner } from './projections/runner.ts'
 import { rebuildProjections } from './projections/rebuild.ts'
 import { auditLedger } from './projections/ledger-audit.ts'
-import { accountOfEmail } from './commands/email-index.ts'
+import { requireAccount } from './commands/email-index.ts'
+import { accountSummary } from './projections/account-summary.ts'
+import { filedMailsTo } from './infra/mail/nodemailer.ts'
 import { grantTokens } from './commands/grant-tokens.ts'
 import { DomainError } from './domain/shared.ts'
 import { banUser, unbanUser } from './commands/ban-user.ts'
@@ -23,8 +27,21 @@ const positiveInt = (v: string): number => {
   return n
 }
 
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+/**
+ * The `svc` command line. One style for every command (DEVELOPERS.md "Operator
+ * commands"): named options (required ones marked in `--help`), JSON on stdout, progress
+ * on stderr, `error: <what> (<code>)` on stderr; exit 0 on success, 1 for a failure (an
+ * unknown account, a refused change, an unreachable store), 2 for a usage error (an
+ * unknown command or option, a missing or malformed value).
+ */
 const program = new Command()
-program.name('svc').description('Email verification service').showHelpAfterError()
+program.name('svc').description('Email verification service').version(VERSION, '-V, --version', 'print the version')
+  .showHelpAfterError('(svc --help lists the commands; svc <command> --help their options)')
+  // Usage errors exit 2 (commander's own is 1); --help and --version exit 0.
+  .exitOverride((err: CommanderError) => { process.exit(err.exitCode === 0 ? 0 : 2) })
+  .configureHelp({ optionDescription: (option: Option) => `${Help.prototype.optionDescription.call(new Help(), option)}${option.mandatory ? ' (required)' : ''}` })
 
 /** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
 async function runRole (role: Role): Promise<void> {
@@ -66,18 +83,21 @@ program.command('worker')
   .description('run one worker service that consumes the bus')
   .argument('<service>', 'verifier | webhooks | mailer')
   .action(async (service: string) => {
-    if (service !== 'verifier' && service !== 'webhooks' && service !== 'mailer') {
-      console.error(`unknown worker "${service}"; one of: verifier, webhooks, mailer`)
-      process.exit(2)
-    }
+    if (service !== 'verifier' && service !== 'webhooks' && service !== 'mailer') usage(`unknown worker "${service}"; one of: verifier, webhooks, mailer`)
     await runRole(`worker:${service}`)
   })
 
 const operator = (): string => process.env.SVC_OPERATOR ?? userInfo().username
 
+/** A usage error: said on stderr, exit 2. */
+function usage (message: string): never {
+  console.error(`error: ${message}`)
+  process.exit(2)
+}
+
 /**
  * Runs an operator command against the configured stores (it works while the service
- * runs): prints its JSON result, or the domain error and exit code 1.
+ * runs): prints its JSON result, or `error: <message> (<code>)` and exit code 1.
  */
 async function operatorCommand (fn: (core: Awaited<ReturnType<typeof openCore>>) => Promise<unknown>): Promise<void> {
   const core = await openCore(loadConfig())
@@ -109,15 +129,10 @@ sessions.command('end')
   .option('--email <address>', 'the account whose sessions end')
   .option('--all', 'every open session of every account')
   .action(async (opts: { email?: string, all?: boolean }) => {
-    if ((opts.email === undefined) === (opts.all !== true)) {
-      console.error('error: give either --email <address> or --all')
-      process.exitCode = 2
-      return
-    }
+    if ((opts.email === undefined) === (opts.all !== true)) usage('give either --email <address> or --all')
     await operatorCommand(async core => {
       if (opts.email !== undefined) {
-        const owner = await accountOfEmail(core.ctx, opts.email)
-        if (!owner) throw new DomainError('not_found', 'end_sessions.not_found', 'no account with that email')
+        const owner = await requireAccount(core.ctx, opts.email)
         const before = (await openSessions(core.ctx, owner)).length
         await revokeAllSessions(core.ctx, owner, null, `operator:${operator()}`)
         return { user_uuid: owner, sessions_ended: before }
@@ -166,8 +181,7 @@ ledger.command('audit')
   .option('--email <address>', 'audit one account')
   .action(async (opts: { email?: string }) => {
     await operatorCommand(async core => {
-      const owner = opts.email === undefined ? undefined : await accountOfEmail(core.ctx, opts.email)
-      if (owner === null) throw new DomainError('not_found', 'ledger_audit.no_account', 'no account with that email')
+      const owner = opts.email === undefined ? undefined : await requireAccount(core.ctx, opts.email)
       // The read models as this store holds them: brought up to date first (or followed, when another process projects).
       const runner = new ProjectionRunner(core.store, PROJECTIONS, core.ctx.reads)
       await runner.start()
@@ -199,7 +213,7 @@ subscription.command('set')
   .description('move an account to a plan (free ends a paid one), appending what billing appends: the plan change and one period\'s tokens')
   .requiredOption('--email <address>', 'account email')
   .requiredOption('--plan <code>', 'plan code from the plan catalogue')
-  .option('--cycle <cycle>', 'monthly or yearly', 'monthly')
+  .addOption(new Option('--cycle <cycle>', 'billing cycle').choices(['monthly', 'yearly']).default('monthly'))
   .option('--period-end <date-time>', 'end of the current period (RFC 3339)')
   .option('--no-grant', 'change the plan without granting its tokens')
   .action(async (opts: { email: string, plan: string, cycle: string, periodEnd?: string, grant: boolean }) => {
@@ -219,7 +233,7 @@ program.command('verify-file')
   .option('--resume <batch-uuid>', 'go on with an interrupted run of this batch (its state is kept beside --out)')
   .action(async (input: string, opts: { out: string, apiUrl?: string, apiKey?: string, chunkSize: number, column?: string, checks?: string, name?: string, resume?: string }) => {
     const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
-    if (!apiKey) { console.error('error: an API key is needed (--api-key or SVC_API_KEY)'); process.exitCode = 2; return }
+    if (!apiKey) usage('an API key is needed (--api-key or SVC_API_KEY)')
     const bar = progressBar('verify', 'addresses')
     try {
       const r = await verifyFile({ input, out: opts.out, api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080', api_key: apiKey, chunk_size: opts.chunkSize, column: opts.column, checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''), name: opts.name, resume: opts.resume, onProgress: bar.update })
@@ -233,7 +247,48 @@ program.command('verify-file')
     }
   })
 
+accounts.command('show')
+  .description('what an operator may see of an account: status, plan, balance, keys (prefixes), agents and open sessions; nothing secret')
+  .requiredOption('--email <address>', 'account email')
+  .action(async (opts: { email: string }) => {
+    await operatorCommand(async core => {
+      const owner = await requireAccount(core.ctx, opts.email)
+      // The read models as this store holds them: brought up to date first (or followed, when another process projects).
+      const runner = new ProjectionRunner(core.store, PROJECTIONS, core.ctx.reads)
+      await runner.start()
+      await runner.stop()
+      const summary = await accountSummary(core.ctx, core.ctx.config.plans, owner)
+      if (summary === null) throw new DomainError('not_found', 'account.not_found', `no account with the address ${opts.email}`)
+      return summary
+    })
+  })
+
+const mail = program.command('mail').description('the mail filed on the embedded default (no SMTP_URL): DATA_DIR/outbox')
+mail.command('show')
+  .description('the newest mail filed for an address, with the code or link it carries (confirmation code, reset or email-change link)')
+  .requiredOption('--to <address>', 'the recipient')
+  .option('--wait <seconds>', 'wait this long for one to arrive (the mail is filed just after the request that asks for it answers)', v => { const n = Number(v); if (!Number.isFinite(n) || n < 0 || n > 600) throw new InvalidArgumentError('seconds from 0 to 600'); return n }, 0)
+  .action(async (opts: { to: string, wait: number }) => {
+    const config = loadConfig()
+    if (config.smtp_url !== null) usage('SMTP_URL is set: mail is sent, not filed (read it in the mailbox)')
+    const dir = join(config.data_dir, 'outbox')
+    const deadline = Date.now() + opts.wait * 1000
+    for (;;) {
+      const [newest] = await filedMailsTo(dir, opts.to)
+      if (newest) {
+        const code = /\b(\d{6})\b/.exec(newest.text)?.[1] ?? null
+        const link = /https?:\/\/\S+\?token=\S+/.exec(newest.text)?.[0] ?? null
+        console.log(JSON.stringify({ ...newest, code, link }))
+        return
+      }
+      if (Date.now() >= deadline) break
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+    console.error(`error: no mail to ${opts.to} in ${dir}${opts.wait > 0 ? ` after ${opts.wait} s` : ''} (mail.not_found)`)
+    process.exitCode = 1
+  })
+
 program.parseAsync().catch(err => {
-  console.error(err instanceof Error ? err.message : err)
+  console.error(`error: ${err instanceof Error ? err.message : String(err)}`)
   process.exit(1)
 })

@@ -66,7 +66,7 @@ export interface Core {
  * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
  * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
  */
-export async function openCore (config: Config): Promise<Core> {
+export async function openCore (config: Config, options: { now?: () => Date } = {}): Promise<Core> {
   mkdirSync(config.data_dir, { recursive: true })
   const secrets = await loadSecrets(config.data_dir)
   // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
@@ -74,7 +74,7 @@ export async function openCore (config: Config): Promise<Core> {
   const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
-  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds(), base_url: () => configured }
+  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds(), ...(options.now && { now: options.now }), base_url: () => configured }
   const checkpoints: CheckpointStore = store instanceof SqliteEventStore
     ? store
     : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
@@ -116,13 +116,14 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * - `relay`: committed events → bus, from its checkpoint;
  * - `worker:verifier`, `worker:webhooks`, `worker:mailer`: bus consumers (the webhook
  *   worker reads endpoints from the event store).
+ * `options.now` replaces the commands' clock (tests move time instead of waiting for it).
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startRole (role: Role, config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
+export async function startRole (role: Role, config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'], now?: () => Date } = {}): Promise<Service> {
   const log = (options.logger ?? pino({ level: config.log_level, redact: REDACT })).child({ role })
-  const core = await openCore(config)
+  const core = await openCore(config, { now: options.now })
   const metrics = new ServiceMetrics(role)
   const { ctx, store } = core
   // An erasure whose old key bytes a reader keeps in keys.db's WAL is said, never hidden.
@@ -265,6 +266,6 @@ export async function startRole (role: Role, config: Config, options: { logger?:
 }
 
 /** The all-in-one service (`svc serve`, what `npm start` runs). */
-export async function startService (config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'] } = {}): Promise<Service> {
+export async function startService (config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'], now?: () => Date } = {}): Promise<Service> {
   return await startRole('serve', config, options)
 }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { join } from 'node:path'
+import { cpSync, mkdirSync } from 'node:fs'
 import { client, signUp } from './support/service.ts'
 import { exited, startSvc, type SvcProcess } from './support/processes.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
@@ -13,24 +14,27 @@ import { unlimitedRates } from './support/plans.ts'
 // released — and the client's retry with the same Idempotency-Key gets one job. The
 // oracle is the wallet and job streams as stored, summed here.
 
-const dataDir = t.testdir()
+const root = t.testdir()
+const dataDir = join(root, 'seed')
+mkdirSync(dataDir, { recursive: true })
 const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
+const base: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
 
 const stop = async (p: SvcProcess): Promise<void> => {
   p.child.kill('SIGTERM')
   await exited(p.child)
 }
 
-const setup = await startSvc(t, ['serve'], env)
+const setup = await startSvc(t, ['serve'], base)
 const first = client(setup.url)
 const token = await signUp(first, dataDir, 'faults@example.com')
 const owner = (await first('GET', '/api/users/me', { token })).body.uuid as string
 const key = (await first('POST', '/api/keys', { token, body: { name: 'crash', environment: 'live' } })).body.raw_key as string
 await stop(setup)
 
-const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
-t.teardown(() => store.close())
+// Each fault point runs on a copy of this data (one account, one key), several at once:
+// each is a crash and a restart of a process of its own.
+t.jobs = 4
 
 interface Held { job: string, amount: number, captured: number, released: number, reasons: string[] }
 /** Every reservation of the wallet stream and what settled it, summed from the raw events. */
@@ -60,6 +64,11 @@ const POINTS: Array<[string, 200 | 202]> = [
 
 for (const [point, retryStatus] of POINTS) {
   t.test(`SIGKILL at ${point}: after a restart every token is accounted for`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
     const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
     const body = { email: `${point.replace('.', '-')}@mailinator.com`, checks: ['disposable'] }
     const headers = { 'idempotency-key': `crash-${point}` }

@@ -51,7 +51,7 @@ t.test('svc subscription set: the plan, its period\'s tokens once, and the caps 
   t.equal(bad.code, 1, 'an unknown plan fails')
   t.match(bad.stderr, /subscription\.unknown_plan/)
   t.equal((await svc('subscription', 'set', '--email', 'nobody@example.com', '--plan', 'starter')).code, 1, 'an unknown account fails')
-  t.equal((await svc('subscription', 'set', '--email', email, '--plan', 'starter', '--cycle', 'weekly')).code, 1, 'an unknown cycle fails')
+  t.equal((await svc('subscription', 'set', '--email', email, '--plan', 'starter', '--cycle', 'weekly')).code, 2, 'an unknown cycle is a usage error (exit 2)')
   const r = await svc('subscription', 'set', '--email', email, '--plan', 'starter', '--cycle', 'yearly', '--period-end', '2027-11-23T00:00:00Z')
   t.equal(r.code, 0, r.stderr)
   t.match(JSON.parse(r.stdout), { subscription: { plan: 'starter', cycle: 'yearly', current_period_end: '2027-11-23T00:00:00Z' }, changed: true, tokens_granted: 12 * 700 })

@@ -1,18 +1,16 @@
-import { DomainError } from '../domain/shared.ts'
 import * as user from '../domain/user/decider.ts'
 import { handle, type CommandContext } from './context.ts'
-import { accountOfEmail } from './email-index.ts'
+import { requireAccount } from './email-index.ts'
 import { revokeAllSessions } from './refresh-session.ts'
 
 /**
  * `svc accounts ban`: bans the account holding `email` and revokes every session it has,
  * so that no access or refresh token of it works from then on (the auth check and
  * refresh both refuse a banned account even before the revocations land). Idempotent.
- * @throws DomainError not_found `ban_user.not_found`.
+ * @throws DomainError not_found `account.not_found`.
  */
 export async function banUser (ctx: CommandContext, email: string, reason: string, operator: string): Promise<{ user_uuid: string, banned: boolean | 'already', sessions_revoked: boolean }> {
-  const owner = await accountOfEmail(ctx, email)
-  if (!owner) throw new DomainError('not_found', 'ban_user.not_found', 'no account with that email')
+  const owner = await requireAccount(ctx, email)
   const r = await handle(ctx, `user-${owner}`, user, { type: 'BanUser', data: { reason, now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
   const revoked = await revokeAllSessions(ctx, owner, null)
   return { user_uuid: owner, banned: r.events.length > 0 ? true : 'already', sessions_revoked: revoked > 0 }
@@ -20,11 +18,10 @@ export async function banUser (ctx: CommandContext, email: string, reason: strin
 
 /**
  * `svc accounts unban`: lifts a ban (sessions revoked by it stay revoked: sign in again). Idempotent.
- * @throws DomainError not_found `ban_user.not_found`.
+ * @throws DomainError not_found `account.not_found`.
  */
 export async function unbanUser (ctx: CommandContext, email: string, operator: string): Promise<{ user_uuid: string, unbanned: boolean | 'already' }> {
-  const owner = await accountOfEmail(ctx, email)
-  if (!owner) throw new DomainError('not_found', 'ban_user.not_found', 'no account with that email')
+  const owner = await requireAccount(ctx, email)
   const r = await handle(ctx, `user-${owner}`, user, { type: 'UnbanUser', data: { now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
   return { user_uuid: owner, unbanned: r.events.length > 0 ? true : 'already' }
 }

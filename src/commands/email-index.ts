@@ -1,6 +1,8 @@
 import { hmacHex } from '../infra/crypto/hashing.ts'
 import type { CommandContext } from './context.ts'
 import * as claim from '../domain/claim/decider.ts'
+import * as user from '../domain/user/decider.ts'
+import { DomainError } from '../domain/shared.ts'
 import { load } from './context.ts'
 
 /**
@@ -9,6 +11,19 @@ import { load } from './context.ts'
  */
 export function emailClaimStream (ctx: CommandContext, email: string): string {
   return `user_email-${hmacHex(ctx.secrets.index_key, email.trim().toLowerCase())}`
+}
+
+/**
+ * The account an operator names by its address (every `svc` command that takes
+ * `--email`): its uuid. One code for every command: an unknown address, and an account
+ * that was deleted, are `account.not_found`.
+ * @throws DomainError not_found `account.not_found`.
+ */
+export async function requireAccount (ctx: CommandContext, email: string): Promise<string> {
+  const owner = await accountOfEmail(ctx, email)
+  const state = owner === null ? null : (await load(ctx, `user-${owner}`, user)).state
+  if (owner === null || state === null || state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'account.not_found', `no account with the address ${email}`)
+  return owner
 }
 
 /** The account uuid that holds `email`, or null. */

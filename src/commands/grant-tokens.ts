@@ -1,20 +1,17 @@
 import { DomainError } from '../domain/shared.ts'
 import * as wallet from '../domain/wallet/decider.ts'
-import * as user from '../domain/user/decider.ts'
-import { handle, load, type CommandContext } from './context.ts'
-import { accountOfEmail } from './email-index.ts'
+import { handle, type CommandContext } from './context.ts'
+import { requireAccount } from './email-index.ts'
 
 /**
  * Operator credit (`svc wallet grant`): appends TokensGranted with source `operator`,
  * the reason and the operator as actor, to the wallet of the account holding `email`.
- * @throws DomainError not_found `grant_tokens.no_account`; invalid `wallet.invalid_amount`,
+ * @throws DomainError not_found `account.not_found`; invalid `wallet.invalid_amount`,
  *   `grant_tokens.reason_required`.
  */
 export async function grantTokens (ctx: CommandContext, input: { email: string, tokens: number, reason: string, operator: string }): Promise<{ user_uuid: string, grant_uuid: string, balance: number }> {
   if (input.reason.trim().length === 0) throw new DomainError('invalid', 'grant_tokens.reason_required', 'a reason is required for the audit trail')
-  const owner = await accountOfEmail(ctx, input.email)
-  const account = owner ? (await load(ctx, `user-${owner}`, user)).state : null
-  if (!owner || !account || account.status === 'none') throw new DomainError('not_found', 'grant_tokens.no_account', 'no account with that email')
+  const owner = await requireAccount(ctx, input.email)
   const grantUuid = ctx.newId()
   const r = await handle(ctx, `wallet-${owner}`, wallet, {
     type: 'GrantTokens',

@@ -1,11 +1,10 @@
 import { DomainError } from '../domain/shared.ts'
 import * as subscription from '../domain/subscription/decider.ts'
 import * as wallet from '../domain/wallet/decider.ts'
-import * as user from '../domain/user/decider.ts'
 import type { Subscription, SubscriptionSource, SubscriptionStatus } from '../domain/subscription/events.ts'
 import { CYCLES, FREE, findPlan, tokensPerInvoice, type Cycle, type Plan } from '../domain/plans.ts'
 import { handle, load, type CommandContext } from './context.ts'
-import { accountOfEmail } from './email-index.ts'
+import { requireAccount } from './email-index.ts'
 
 /** The stream of an account's subscription (every event carries it whole: one event read per command). */
 export const subscriptionStream = (owner: string): string => `subscription-${owner}`
@@ -81,13 +80,11 @@ export async function grantPeriodTokens (ctx: CommandContext, c: { user_uuid: st
  * appends, by hand: the plan starts, changes or ends (PlanStarted / PlanChanged / PlanEnded)
  * and, for a paid plan, one period's tokens are granted as an invoice would (unless `grant`
  * is false). Nothing changes when the account is on that plan and cycle already.
- * @throws DomainError not_found `subscription.no_account`; invalid `subscription.unknown_plan`,
+ * @throws DomainError not_found `account.not_found`; invalid `subscription.unknown_plan`,
  *   `subscription.invalid_cycle`, `subscription.invalid_period`.
  */
 export async function operatorSetPlan (ctx: CommandContext, input: { email: string, plan: string, cycle: string, period_end: string | null, grant: boolean, operator: string }): Promise<{ user_uuid: string, subscription: Subscription, changed: boolean, tokens_granted: number }> {
-  const owner = await accountOfEmail(ctx, input.email)
-  const account = owner ? (await load(ctx, `user-${owner}`, user)).state : null
-  if (!owner || !account || account.status === 'none' || account.status === 'deleted') throw new DomainError('not_found', 'subscription.no_account', 'no account with that email')
+  const owner = await requireAccount(ctx, input.email)
   const plan = findPlan(ctx.config.plans, input.plan)
   if (!plan) throw new DomainError('invalid', 'subscription.unknown_plan', `no plan ${input.plan}; one of: ${ctx.config.plans.plans.map(p => p.code).join(', ')}`)
   if (!(CYCLES as readonly string[]).includes(input.cycle)) throw new DomainError('invalid', 'subscription.invalid_cycle', `cycle must be one of: ${CYCLES.join(', ')}`)

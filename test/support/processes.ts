@@ -30,7 +30,7 @@ export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv,
       const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
       if (m) { clearTimeout(timer); resolve(m[1]) }
     })
-    child.once('exit', code => { clearTimeout(timer); reject(new Error(`svc ${args.join(' ')} exited with ${code}: ${out.slice(-500)}`)) })
+    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`svc ${args.join(' ')} exited before it listened (${signal !== null ? `signal ${signal}` : `code ${code}`}): ${out.slice(-2_000) || 'it printed nothing'}`)) })
   })
   return { child, url, output: () => out }
 }

@@ -18,9 +18,10 @@ export const responseViolations: string[] = []
 /**
  * The all-in-one service on `config`, built for tests: every answer is checked against
  * the schema its route declares (a violation answers 500 `response.schema_violation`).
+ * `now`: the clock its commands read (a test that would wait for time to pass moves it instead).
  */
-export async function startTestService (config: Config): Promise<Service> {
-  return await startService(config, { logger: pino({ level: 'silent' }), instrument: checkResponses(responseViolations) })
+export async function startTestService (config: Config, options: { now?: () => Date } = {}): Promise<Service> {
+  return await startService(config, { logger: pino({ level: 'silent' }), instrument: checkResponses(responseViolations), now: options.now })
 }
 
 export interface Api {

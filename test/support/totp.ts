@@ -13,7 +13,7 @@ export function base32Bytes (text: string): Buffer {
  * An RFC 6238 TOTP code computed here with node:crypto — the tests' oracle, independent of
  * the library the service checks codes with: HMAC over the 8-byte big-endian step
  * counter, RFC 4226 §5.3 dynamic truncation. Checked against RFC 6238 Appendix B
- * (`../shared/corpora/totp-vectors.json`) in test/security/headers-and-sessions.test.ts.
+ * in test/security/headers-and-sessions.test.ts (the RFC's SHA-1 rows; npm run eval takes the whole appendix).
  * @param at Unix time in ms.
  */
 export function totp (base32: string, at = Date.now(), options: { digits?: number, step_s?: number, algorithm?: 'sha1' | 'sha256' | 'sha512' } = {}): string {
