@@ -32,6 +32,7 @@ import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
 import { buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts'
+import { CompletionWaits } from './http/waits.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
 
@@ -227,7 +228,9 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     closers.push(() => counter.close())
   }
   const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const waits = runner ? new CompletionWaits(runner) : null
+  if (waits) metrics.watchWaits(() => waits.pending)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

@@ -67,9 +67,10 @@ t.test('the reservation is the sum of the requested checks and their dependencie
   t.same(r.body.checks, ['syntax', 'disposable', 'dns'])
   t.equal(r.body.cost, 2)
   const job = await settled(api, key, r.body.uuid)
-  t.equal(job.verdict, 'unknown', 'no SMTP answer was asked for')
+  t.same([job.verdict, job.reason], ['unknown', 'smtp_not_requested'], 'the mailbox was not asked (SMTP not requested): said so, not as a failure')
+  t.same(job.result.checks.map((c: { name: string }) => c.name), ['syntax', 'disposable', 'dns'], 'the checks that ran, each with its outcome')
   await waitUntil(async () => (await balance()).reserved === 0)
-  t.equal((await balance()).balance, before.balance, 'unknown is not charged')
+  t.equal((await balance()).balance, before.balance - 2, 'the checks asked for answered: they are charged (2 tokens), not released as a failure would be')
 })
 
 t.test('a repeat within the cache TTL is answered from the cache', async t => {

@@ -8,9 +8,13 @@ import { handle, type CommandContext, type Loaded } from './context.ts'
 /** A job stream as loaded by the worker that runs it. */
 export type LoadedJob = Loaded<job.JobState>
 
-/** Tokens a result costs: the checks that ran and were requested; nothing for `unknown` (VERIFICATION.md policy). */
+/**
+ * Tokens a result costs: the checks that ran and were requested; nothing for an `unknown`
+ * that a check could not answer (VERIFICATION.md policy). `smtp_not_requested` is an
+ * answer to every check asked for (SMTP was not among them): those are charged.
+ */
 export function chargeFor (result: VerificationResult, requested: readonly string[]): number {
-  if (result.verdict === 'unknown' || result.sandbox) return 0
+  if ((result.verdict === 'unknown' && result.reason !== 'smtp_not_requested') || result.sandbox) return 0
   const ran = result.checks.filter(c => c.outcome !== 'skipped').map(c => c.name).filter(isCheckName).filter(c => requested.includes(c))
   return costOf([...new Set(ran)])
 }

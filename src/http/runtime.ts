@@ -2,6 +2,7 @@ import type { CommandContext } from '../commands/context.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { RateCounter } from '../infra/ratelimit/port.ts'
 import type { Billing } from '../infra/billing/stripe.ts'
+import type { CompletionWaits } from './waits.ts'
 
 /** What routes need: the command context and read-your-writes. */
 export interface HttpRuntime {
@@ -16,5 +17,7 @@ export interface HttpRuntime {
   billing: Billing | null
   /** This process's metrics. */
   metrics: ServiceMetrics
+  /** Reads that wait for a job or a batch to end (`?wait=`); null where no read models are followed. */
+  waits: CompletionWaits | null
 
 }

@@ -68,6 +68,14 @@ export const PageQuery = z.object({
   offset: integer(0, 9, 'items to skip, default 0').optional().transform(v => v ?? 0)
 })
 
+/**
+ * `wait` (interface "Answers without polling"): seconds, 0 to 30 (default 0), that a read
+ * of a job or a batch may wait for it to end before it answers.
+ */
+export const WaitQuery = z.object({
+  wait: z.coerce.number().int().min(0).max(30).default(0).meta({ description: 'seconds (0–30, default 0) to wait for the job or batch to end before answering: the answer comes as soon as it ends, or with its state when the wait is over' })
+})
+
 /** The paginated list shape of ARCHITECTURE.md: `{ items, total, limit, offset }`. */
 export function Paginated<T extends z.ZodType> (item: T) {
   return z.object({ items: z.array(item), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })

@@ -24,6 +24,7 @@ export class ServiceMetrics {
   private readonly redeliverySources: Array<() => Readonly<Record<string, number>>> = []
   private readonly lagSources = new Map<string, () => Promise<number>>()
   private erasureSource: (() => ErasureStatus) | null = null
+  private waitsSource: (() => number) | null = null
 
   constructor (role: string) {
     const registers = [this.registry]
@@ -69,6 +70,12 @@ export class ServiceMetrics {
       }
     })
     new Gauge({
+      name: 'http_waits_pending',
+      help: 'Reads waiting for a job or a batch to end (?wait=)',
+      registers,
+      collect () { this.set(sources.waitsSource?.() ?? 0) }
+    })
+    new Gauge({
       name: 'erasure_scrubs_pending',
       help: 'Data keys destroyed (account erasures) whose old bytes may still be in keys.db\'s write-ahead log: a reader is holding it',
       registers,
@@ -104,6 +111,8 @@ export class ServiceMetrics {
   watchSmtp (stats: () => ProbeStats): void { this.smtpSources.push(stats) }
   /** Reads a bus's redelivery counts at each scrape. */
   watchRedeliveries (counts: () => Readonly<Record<string, number>>): void { this.redeliverySources.push(counts) }
+  /** Reads how many reads wait for a job or batch to end, at each scrape. */
+  watchWaits (pending: () => number): void { this.waitsSource = pending }
   /** Reads the data key store's erasure scrubs at each scrape. */
   watchErasures (status: () => ErasureStatus): void { this.erasureSource = status }
   /** Reads how many events `consumer` has yet to handle at each scrape. */

@@ -158,6 +158,8 @@ export class ProjectionRunner {
   private failure: unknown = null
   private failedAt = 0
   private waiters: Array<{ position: number, resolve: () => void }> = []
+  private readonly appliedListeners: Array<(events: readonly RecordedEvent[]) => void> = []
+  private readonly advanceListeners: Array<(position: number) => void> = []
   /** Lowest checkpoint over the projections (global position). */
   position = 0
 
@@ -196,8 +198,22 @@ export class ProjectionRunner {
     this.advance()
   }
 
+  /**
+   * Calls `listener` with the events of each batch this process committed to the read
+   * models (as leader), right after the commit: their documents are readable then.
+   */
+  onApplied (listener: (events: readonly RecordedEvent[]) => void): void { this.appliedListeners.push(listener) }
+
+  /** Calls `listener` each time the checkpoints move (as leader or follower), with the new position. */
+  onAdvance (listener: (position: number) => void): void { this.advanceListeners.push(listener) }
+
+  /** Whether this process projects (holds the lease); otherwise it follows the stored checkpoints. */
+  get leading (): boolean { return this.leader }
+
   private advance (): void {
+    const before = this.position
     this.position = Math.min(...this.projections.map(p => this.checkpoints.get(p.name) ?? 0))
+    if (this.position > before) for (const listener of this.advanceListeners) listener(this.position)
     if (this.waiters.length === 0) return
     const due = this.waiters.filter(w => w.position <= this.position)
     this.waiters = this.waiters.filter(w => w.position > this.position)
@@ -300,6 +316,7 @@ export class ProjectionRunner {
     this.flushing = (async () => {
       try {
         await applyBatch(this.reads, this.projections, this.checkpoints, events, through)
+        if (events.length > 0) for (const listener of this.appliedListeners) listener(events)
         this.advance()
       } catch (err) {
         this.detach()

@@ -1,8 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { CheckName } from '../domain/checks.ts'
-import { parseAddress } from './syntax.ts'
-import { suggestCorrection } from './typo.ts'
-import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from './lists.ts'
+import { localChecks } from './local-checks.ts'
 import { describeRoute, type MailHost, type MailResolver, type MailRoute } from './dns.ts'
 import { SmtpProber, type ProbeOptions, type ProbeStats } from './smtp-probe.ts'
 import type { RecipientAnswer } from './recipient-answer.ts'
@@ -107,22 +105,12 @@ export class VerificationEngine {
 
     // 1. Local checks and the result cache.
     requests.forEach((req, i) => {
-      const w: Work = { email: req.email, checks: req.checks, records: [], flags: [], normalized: null, local: '', domain: '', did_you_mean: null, mx: null }
+      const local = localChecks(req.email, req.checks)
+      const w: Work = { email: req.email, checks: req.checks, records: local.records, flags: local.flags, normalized: local.normalized, local: local.local, domain: local.domain, did_you_mean: local.did_you_mean, mx: null }
       works.push(w)
-      const parsed = timed(w, 'syntax', () => parseAddress(req.email), p => p.ok ? ['pass', null] : ['fail', p.detail])
-      if (!parsed.ok) { results[i] = this.done(w, 'invalid_syntax'); return }
-      w.normalized = parsed.normalized
-      w.local = parsed.local
-      w.domain = parsed.ascii_domain
+      if (!local.ok) { results[i] = this.done(w, 'invalid_syntax'); return }
       const hit = this.cachedResult(w)
       if (hit) { results[i] = hit; return }
-      if (req.checks.includes('typo')) {
-        w.did_you_mean = timed(w, 'typo', () => suggestCorrection(parsed.normalized), s => [s ? 'warn' : 'pass', s ? `did you mean ${s}?` : null])
-        if (w.did_you_mean) w.flags.push('possible_typo')
-      }
-      if (req.checks.includes('disposable') && timed(w, 'disposable', () => isDisposableDomain(w.domain), v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null])) w.flags.push('disposable')
-      if (req.checks.includes('role') && timed(w, 'role', () => isRoleLocalPart(w.local), v => [v ? 'warn' : 'pass', v ? 'role account' : null])) w.flags.push('role')
-      if (req.checks.includes('free') && timed(w, 'free', () => isFreeDomain(w.domain), v => ['pass', v ? 'free mailbox provider' : null])) w.flags.push('free')
       if (!req.checks.includes('dns')) { results[i] = this.firm(w, null); return }
       pending.push(i)
     })
@@ -280,9 +268,9 @@ export class VerificationEngine {
     return this.done(view, refusalReason(answer.outcome), { smtp })
   }
 
-  /** The verdict once nothing found the address invalid (`firmReason`); without SMTP asked for, `unknown` and not worth retrying. */
+  /** The verdict once nothing found the address invalid (`firmReason`); without SMTP asked for (`smtp` null), decided from the checks that ran, not worth retrying. */
   private firm (w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
-    return this.done(w, firmReason(w.flags, w.did_you_mean, smtp === 'accepted'), { ...extra, smtp_requested: smtp !== null || w.checks.includes('smtp') })
+    return this.done(w, firmReason(w.flags, w.did_you_mean, smtp === 'accepted' ? 'accepted' : 'not_requested'), { ...extra, smtp_requested: smtp !== null })
   }
 
   private done (w: Work, reason: Reason, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {

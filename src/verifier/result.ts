@@ -7,6 +7,7 @@ export type Reason =
   | 'invalid_syntax' | 'invalid_domain' | 'no_mail_server' | 'mailbox_not_found' | 'mailbox_disabled' | 'rejected_email'
   | 'accept_all' | 'disposable' | 'role_account' | 'mailbox_full' | 'low_quality'
   | 'greylisted' | 'timeout' | 'no_connect' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+  | 'smtp_not_requested'
 
 export const VERDICT_OF: Readonly<Record<Reason, Verdict>> = {
   accepted_email: 'valid',
@@ -26,7 +27,9 @@ export const VERDICT_OF: Readonly<Record<Reason, Verdict>> = {
   no_connect: 'unknown',
   smtp_unavailable: 'unknown',
   ip_blocked: 'unknown',
-  unexpected_error: 'unknown'
+  unexpected_error: 'unknown',
+  /** The checks asked for ran and flagged nothing; the mailbox was not asked (SMTP not among them). */
+  smtp_not_requested: 'unknown'
 }
 
 export interface CheckRecord {

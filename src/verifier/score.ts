@@ -5,7 +5,9 @@ const BASE: Readonly<Record<Reason, number>> = {
   accepted_email: 100,
   invalid_syntax: 0, invalid_domain: 0, no_mail_server: 0, mailbox_not_found: 0, mailbox_disabled: 0, rejected_email: 0,
   accept_all: 60, role_account: 70, mailbox_full: 40, disposable: 20, low_quality: 50,
-  greylisted: 55, smtp_unavailable: 45, ip_blocked: 50, timeout: 40, no_connect: 30, unexpected_error: 30
+  greylisted: 55, smtp_unavailable: 45, ip_blocked: 50, timeout: 40, no_connect: 30, unexpected_error: 30,
+  // Nothing local flagged it, and nobody asked the mailbox: as likely as an unknown that was tried.
+  smtp_not_requested: 50
 }
 
 /**

@@ -56,15 +56,18 @@ export function resultOf (f: Findings, reason: Reason, at: Date, extra: Partial<
  * an SMTP answer it is not known (`smtp_unavailable`); a domain that looks like a typo of
  * a well-known one makes it `low_quality` (such domains are often traps); a catch-all
  * domain makes an accepted mailbox `accept_all`; a role local part makes it risky; an
- * accepted mailbox is valid.
+ * accepted mailbox is valid. When SMTP was not asked for (`not_requested`), the same
+ * order decides from the checks that ran, and an address none of them flagged is
+ * `smtp_not_requested` (verdict `unknown`: nobody asked the mailbox), never a failure
+ * reason for a check nobody asked for.
  */
-export function firmReason (flags: readonly string[], didYouMean: string | null, smtpAccepted: boolean): Reason {
+export function firmReason (flags: readonly string[], didYouMean: string | null, smtp: 'accepted' | 'unavailable' | 'not_requested'): Reason {
   if (flags.includes('disposable')) return 'disposable'
-  if (!smtpAccepted) return 'smtp_unavailable'
+  if (smtp === 'unavailable') return 'smtp_unavailable'
   if (didYouMean !== null) return 'low_quality'
   if (flags.includes('accept_all')) return 'accept_all'
   if (flags.includes('role')) return 'role_account'
-  return 'accepted_email'
+  return smtp === 'accepted' ? 'accepted_email' : 'smtp_not_requested'
 }
 
 /**

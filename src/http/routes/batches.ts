@@ -10,7 +10,8 @@ import { principalOf, type Principal } from '../plugins/auth.ts'
 import { bodyGuard, type BodyAllowance } from '../plugins/body-guard.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
+import { clientGone } from './verify.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
@@ -172,9 +173,11 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/batches/:uuid',
     config: { auth: 'any', scope: 'results:read' },
-    schema: { operationId: 'getBatch', summary: 'A batch: status, progress, results by verdict and reason, tokens', tags, params: UuidParams, response: { 200: Batch, ...problems(400, 401, 403, 404, 429) } },
-    handler: async request => {
-      const doc = await getBatch(rt.ctx, principalOf(request).user_uuid, request.params.uuid)
+    schema: { operationId: 'getBatch', summary: 'A batch: status, progress, results by verdict and reason, tokens; with `wait`, answered as soon as it is completed (or when the wait is over)', tags, params: UuidParams, querystring: WaitQuery, response: { 200: Batch, ...problems(400, 401, 403, 404, 429) } },
+    handler: async (request, reply) => {
+      const owner = principalOf(request).user_uuid
+      const read = async (): Promise<BatchDoc | null> => await getBatch(rt.ctx, owner, request.params.uuid)
+      const doc = rt.waits === null || request.query.wait === 0 ? await read() : await rt.waits.until(request.params.uuid, request.query.wait * 1000, read, d => d === null || d.status === 'completed', clientGone(reply))
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       return batchView(doc)
     }

@@ -4,8 +4,8 @@ import { DateTime } from 'luxon'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { JOB_SORTS, listJobs } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
-import { Job, jobView, ownJob } from './verify.ts'
-import { PageQuery, Paginated, UuidParams, problems } from '../schemas.ts'
+import { Job, clientGone, jobView, ownJob } from './verify.ts'
+import { PageQuery, Paginated, UuidParams, WaitQuery, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
@@ -58,7 +58,7 @@ export function jobRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/jobs/:uuid',
     config: { auth: 'any', scope: 'results:read' },
-    schema: { operationId: 'getJob', summary: 'A job with its per-check detail', tags, params: UuidParams, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
-    handler: async request => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid)
+    schema: { operationId: 'getJob', summary: 'A job with its per-check detail; with `wait`, answered as soon as the job ends (or when the wait is over)', tags, params: UuidParams, querystring: WaitQuery, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
+    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
   })
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
@@ -6,7 +6,7 @@ import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob, type JobDoc } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, Timestamp, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
@@ -56,10 +56,27 @@ export type JobView = z.infer<typeof Job>
  * A job of `owner`, as the API shows it.
  * @throws HttpProblem 404 `job.not_found` for an unknown job or another account's.
  */
-export async function ownJob (rt: HttpRuntime, owner: string, uuid: string): Promise<JobView> {
-  const doc = await getJob(rt.ctx, owner, uuid)
+export async function ownJob (rt: HttpRuntime, owner: string, uuid: string, wait: { seconds: number, cancelled?: AbortSignal } = { seconds: 0 }): Promise<JobView> {
+  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
+  const doc = rt.waits === null || wait.seconds === 0 ? await read() : await rt.waits.until(uuid, wait.seconds * 1000, read, d => d === null || TERMINAL.has(d.status), wait.cancelled)
   if (!doc) throw new HttpProblem(404, 'job.not_found', 'no such job')
   return jobView(doc)
+}
+
+/** Job statuses a wait ends at. */
+const TERMINAL = new Set(['completed', 'failed'])
+
+/**
+ * An AbortSignal that fires when the client of `reply` goes away before its answer is sent
+ * (a waiting read then stops); the listener goes with the answer (keep-alive sockets carry
+ * many requests).
+ */
+export function clientGone (reply: FastifyReply): AbortSignal {
+  const controller = new AbortController()
+  const res = reply.raw
+  const gone = (): void => { if (!res.writableFinished) controller.abort() }
+  res.once('close', gone)
+  return controller.signal
 }
 
 /** The public view of a job. */
@@ -142,7 +159,7 @@ export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/verify/:uuid',
     config: { auth: 'any', scope: 'results:read' },
-    schema: { operationId: 'getVerification', summary: 'A job and its result', tags: ['Verification jobs'], params: UuidParams, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
-    handler: async request => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid)
+    schema: { operationId: 'getVerification', summary: 'A job and its result; with `wait`, answered as soon as the job ends (or when the wait is over)', tags: ['Verification jobs'], params: UuidParams, querystring: WaitQuery, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
+    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
   })
 }
