@@ -47,7 +47,7 @@ t.test('svc ledger audit: no difference on a sound ledger, for one account and f
   t.match(JSON.parse(all.stdout), { ok: true, accounts: 2, differences: [] })
   const nobody = await svc('ledger', 'audit', '--email', 'nobody@example.com')
   t.not(nobody.code, 0, 'an unknown account: non-zero exit')
-  t.match(nobody.stderr, /no account with that email/)
+  t.match(nobody.stderr, /account\.not_found/)
 })
 
 t.test('svc ledger audit prints each difference and exits non-zero; svc projections rebuild repairs the read model', async t => {
