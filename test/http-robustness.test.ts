@@ -51,7 +51,7 @@ t.test('bad input gets a 4xx problem, never a 500', async t => {
     ['POST', '/api/verify', { body: { email: 'a@b.com', checks: 'smtp' } }, 400],
     ['POST', '/api/verify', { body: { email: 'a@b.com', checks: [] } }, 400],
     ['POST', '/api/verify', { raw: 'email=a@b.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415],
-    ['POST', '/api/verify', { raw: 'x', headers: { 'content-type': 'text/plain' } }, 400],
+    ['POST', '/api/verify', { raw: 'x', headers: { 'content-type': 'text/plain' } }, 415],
     ['POST', '/api/keys', { body: { name: '', environment: 'live' } }, 400],
     ['POST', '/api/keys', { body: { name: 'x', environment: 'prod' } }, 400],
     ['POST', '/api/keys', { body: { name: 'x', environment: 'live', rate_limit_per_minute: 1000 } }, 400],

@@ -33,7 +33,7 @@ async function connect (token: string): Promise<Client> {
 t.test('without a credential: 401 pointing to the protected resource metadata', async t => {
   const r = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
   t.equal(r.status, 401)
-  t.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource"`)
+  t.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource/mcp"`, 'the path-aware metadata of the resource (RFC 9728 §3.1)')
   const batch = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) })
   t.equal(batch.status, 400, 'a JSON-RPC batch is refused (each tool call counts against the rate limit as a request)')
   const meta = await (await fetch(`${service.url}/.well-known/oauth-protected-resource`)).json() as { authorization_servers: string[] }

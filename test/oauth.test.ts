@@ -61,7 +61,7 @@ t.test('the issuer and resource_metadata come from configuration, never from the
     req.on('error', reject)
     req.end('{}')
   })
-  t.equal(mcp['www-authenticate'], `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource"`, 'the 401 of /mcp points at the configured base')
+  t.equal(mcp['www-authenticate'], `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource/mcp"`, 'the 401 of /mcp points at the configured base')
 })
 
 t.test('dynamic client registration (RFC 7591): public clients with exact redirect URIs', async t => {
@@ -168,7 +168,7 @@ t.test('code, token, refresh and revocation: PKCE, single-use codes, rotation, s
 
   const third = pkce()
   const t3 = (await token({ grant_type: 'authorization_code', code: (await authorize(c, 'grantor@example.com', third.challenge)).code, client_id: c, redirect_uri: REDIRECT, code_verifier: third.verifier })).body
-  t.equal((await raw('POST', '/oauth/revoke', { form: { token: t3.refresh_token, client_id: 'someone-else' } })).status, 200, 'RFC 7009: the same 200…')
+  t.equal((await raw('POST', '/oauth/revoke', { form: { token: t3.refresh_token, client_id: 'someone-else' } })).status, 401, 'an unknown client: invalid_client (RFC 7009 §2.2.1)…')
   t.equal((await api('GET', '/api/wallet', { token: t3.access_token })).status, 200, '…and another client\'s request revokes nothing')
   t.equal((await raw('POST', '/oauth/revoke', { form: { token: t3.refresh_token, client_id: c } })).status, 200)
   t.equal((await api('GET', '/api/wallet', { token: t3.access_token })).status, 401, 'revoking the refresh token ends the grant\'s access at once')

@@ -35,10 +35,11 @@ function configured (billing: Billing | null): Billing {
  *   and top_up_quantity), `billing_checkout.unknown_plan` (not in the catalogue, Free, or
  *   not sold through Stripe), `billing_checkout.unknown_quantity`, `billing_checkout.invalid_locale`;
  *   conflict `billing_checkout.already_subscribed` (a paid plan is held: change it in the portal).
- * @throws BillingUnavailableError when billing is not configured or Stripe does not answer (503).
+ * @throws BillingUnavailableError when billing is not configured or Stripe does not answer
+ *   (503), for a request that passed the checks above.
  */
 export async function startCheckout (ctx: CommandContext, billing: Billing | null, input: { user_uuid: string, plan?: string, cycle?: Cycle, top_up_quantity?: number, locale: string }): Promise<{ url: string, session_id: string }> {
-  const stripe = configured(billing)
+  // The request is judged first (400, 409); a service without Stripe answers 503 only for a request it would have taken.
   if ((input.plan === undefined) === (input.top_up_quantity === undefined)) throw new DomainError('invalid', 'billing_checkout.invalid_request', 'give either plan (with cycle) or top_up_quantity')
   if (!isLocale(input.locale)) throw new DomainError('invalid', 'billing_checkout.invalid_locale', `locale must be one of: ${SUPPORTED_LOCALES.join(', ')}`)
   const catalogue = ctx.config.plans
@@ -50,12 +51,12 @@ export async function startCheckout (ctx: CommandContext, billing: Billing | nul
     const price = plan?.prices[cycle].stripe_price ?? null
     if (!plan || plan.code === FREE || price === null) throw new DomainError('invalid', 'billing_checkout.unknown_plan', `plan must be one of: ${catalogue.plans.filter(p => p.code !== FREE && p.prices[cycle].stripe_price !== null).map(p => p.code).join(', ')}`)
     if (current.plan !== FREE && HELD.includes(current.status)) throw new DomainError('conflict', 'billing_checkout.already_subscribed', `the account holds the ${current.plan} plan; change or cancel it in the billing portal`)
-    const s = await stripe.checkout({ mode: 'subscription', price, quantity: 1, customer: current.stripe_customer, user_uuid: input.user_uuid, metadata: { user_uuid: input.user_uuid, plan: plan.code, cycle }, locale: input.locale, ...urls })
+    const s = await configured(billing).checkout({ mode: 'subscription', price, quantity: 1, customer: current.stripe_customer, user_uuid: input.user_uuid, metadata: { user_uuid: input.user_uuid, plan: plan.code, cycle }, locale: input.locale, ...urls })
     return { url: s.url, session_id: s.id }
   }
   const pack = catalogue.top_up.find(p => p.quantity === input.top_up_quantity)
   if (!pack || pack.stripe_price === null) throw new DomainError('invalid', 'billing_checkout.unknown_quantity', `top_up_quantity must be one of: ${catalogue.top_up.filter(p => p.stripe_price !== null).map(p => p.quantity).join(', ')}`)
-  const s = await stripe.checkout({ mode: 'payment', price: pack.stripe_price, quantity: 1, customer: current.stripe_customer, user_uuid: input.user_uuid, metadata: { user_uuid: input.user_uuid, top_up_quantity: String(pack.quantity) }, locale: input.locale, ...urls })
+  const s = await configured(billing).checkout({ mode: 'payment', price: pack.stripe_price, quantity: 1, customer: current.stripe_customer, user_uuid: input.user_uuid, metadata: { user_uuid: input.user_uuid, top_up_quantity: String(pack.quantity) }, locale: input.locale, ...urls })
   return { url: s.url, session_id: s.id }
 }
 
@@ -67,11 +68,10 @@ export async function startCheckout (ctx: CommandContext, billing: Billing | nul
  * @throws BillingUnavailableError when billing is not configured or Stripe does not answer (503).
  */
 export async function openPortal (ctx: CommandContext, billing: Billing | null, input: { user_uuid: string, locale?: string }): Promise<{ url: string }> {
-  const stripe = configured(billing)
   if (input.locale !== undefined && !isLocale(input.locale)) throw new DomainError('invalid', 'billing_portal.invalid_locale', `locale must be one of: ${SUPPORTED_LOCALES.join(', ')}`)
   const current = await loadSubscription(ctx, input.user_uuid)
   if (current.stripe_customer === null) throw new DomainError('not_found', 'billing_portal.no_billing_account', 'no billing account yet: subscribe or buy tokens first')
-  return await stripe.portal({ customer: current.stripe_customer, return_url: `${baseUrl(ctx)}/billing`, locale: input.locale ?? 'auto' })
+  return await configured(billing).portal({ customer: current.stripe_customer, return_url: `${baseUrl(ctx)}/billing`, locale: input.locale ?? 'auto' })
 }
 
 // ── Stripe webhooks ──────────────────────────────────────────────────────────────────

@@ -87,19 +87,19 @@ export async function enableTwoFactor (ctx: CommandContext, owner: string): Prom
 }
 
 /**
- * POST /api/users/me/2fa/verify-setup: the current password and the first TOTP code of the
- * setup's secret make 2FA active (the password check counts towards the account's lock).
- * Two requests at once enable it once: the second is decided on the first's result.
+ * POST /api/users/me/2fa/verify-setup: the first TOTP code of the setup's secret makes 2FA
+ * active (interface: "TOTP code"). A stolen session that tried it is answered by what goes
+ * with it: the account is mailed that two-factor was turned on, and every other session is
+ * signed out (the route). Two requests at once enable it once: the second is decided on the
+ * first's result.
  * @throws DomainError conflict `verify_2fa_setup.already_enabled`; invalid
- *   `verify_2fa_setup.no_setup`, `verify_2fa_setup.wrong_password`, `verify_2fa_setup.invalid_code`;
- *   locked `verify_2fa_setup.locked`.
+ *   `verify_2fa_setup.no_setup`, `verify_2fa_setup.invalid_code`.
  * @returns the global position of the append.
  */
-export async function verifyTwoFactorSetup (ctx: CommandContext, owner: string, code: string, password: string): Promise<number> {
+export async function verifyTwoFactorSetup (ctx: CommandContext, owner: string, code: string): Promise<number> {
   const state = await account(ctx, owner)
-  await startPasswordCheck(ctx, owner, 'verify_2fa_setup')
-  const [passwordOk, facts] = await Promise.all([verifyPassword(state.password_hash, password), secondFactorFacts(ctx, state, code)])
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'EnableTwoFactor', data: { ...facts, password_ok: passwordOk, for_password_hash: state.password_hash, now: ctx.now().toISOString() } }, { actor: owner })
+  const facts = await secondFactorFacts(ctx, state, code)
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'EnableTwoFactor', data: { ...facts, now: ctx.now().toISOString() } }, { actor: owner })
   return r.position
 }
 

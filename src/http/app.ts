@@ -67,6 +67,9 @@ function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: strin
     trustProxy: false,
     return503OnClosing: true
   })
+  // JSON operations take JSON: a text/plain body is a 415 as their documents declare, not a
+  // string that fails the schema (400). Fastify's built-in text parser is the only other one.
+  app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   registerErrorHandling(app)

@@ -122,7 +122,7 @@ export type UserCommand =
   | { type: 'RequestEmailChange', data: PasswordCheck & { new_email_sealed: string, token_hash: string, token_sealed: string, expires_at: string, factor?: SecondFactor | null, now: string } }
   | { type: 'ChangeEmail', data: { token_hash: string, now: string } }
   | { type: 'StartTwoFactorSetup', data: { secret_sealed: string, backup_code_hashes: string[], now: string } }
-  | { type: 'EnableTwoFactor', data: SecondFactor & PasswordCheck & { now: string } }
+  | { type: 'EnableTwoFactor', data: SecondFactor & { now: string } }
   | { type: 'CheckSecondFactor', data: SecondFactor & { operation: string, now: string } }
   | { type: 'DisableTwoFactor', data: PasswordCheck & SecondFactor & { now: string } }
 
@@ -283,10 +283,10 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const d = command.data
       if (a.two_factor.status === 'active') fail('conflict', 'verify_2fa_setup.already_enabled', 'two-factor authentication is already enabled')
       if (a.two_factor.status !== 'setup') fail('invalid', 'verify_2fa_setup.no_setup', 'no two-factor setup in progress')
-      // The current password too (ASVS 5.0 V7.5.1): a stolen session cannot put its own authenticator on the account.
-      if (!passwordMatches(a, d)) fail('invalid', 'verify_2fa_setup.wrong_password', 'the current password is wrong')
+      // The code alone (interface: "TOTP code"); what guards a stolen session is around it:
+      // TwoFactorEnabled is mailed to the account, and every other session is signed out.
       if (d.time_step === null || d.for_secret !== a.two_factor.secret) fail('invalid', 'verify_2fa_setup.invalid_code', 'the code is not valid')
-      return [...passed(a, 'verify_2fa_setup', d.now), { type: 'TwoFactorEnabled', data: { user_uuid: a.user_uuid, time_step: d.time_step!, enabled_at: d.now } }]
+      return [{ type: 'TwoFactorEnabled', data: { user_uuid: a.user_uuid, time_step: d.time_step!, enabled_at: d.now } }]
     }
     case 'CheckSecondFactor': {
       const a = account(state, command.data.operation)

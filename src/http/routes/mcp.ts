@@ -110,7 +110,7 @@ function serverFor (rt: HttpRuntime, p: Principal, log: (err: unknown) => void):
 export async function mcpRoutes (fastify: FastifyInstance, rt: HttpRuntime): Promise<void> {
   await fastify.register(async scope => {
     scope.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode === 401) reply.header('www-authenticate', `Bearer resource_metadata="${baseUrl(rt)}/.well-known/oauth-protected-resource"`)
+      if (reply.statusCode === 401) reply.header('www-authenticate', `Bearer resource_metadata="${baseUrl(rt)}/.well-known/oauth-protected-resource/mcp"`)
       return payload
     })
     const app = scope.withTypeProvider<ZodTypeProvider>()

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { OAUTH_SCOPES, OAuthError, checkAuthorization, clientById, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
-import { problems } from '../schemas.ts'
+import { NoContent, json, problems } from '../schemas.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { consentRoutes, page } from './oauth-consent.ts'
@@ -121,21 +121,26 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
     }
   })
 
-  app.route({
-    method: 'GET',
-    url: '/.well-known/oauth-protected-resource',
-    config: { auth: 'none' },
-    schema: {
-      operationId: 'oauthProtectedResourceMetadata',
-      summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)',
-      tags,
-      response: { 200: z.object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()), resource_name: z.string() }), ...problems() }
-    },
-    handler: async request => {
-      const base = baseUrl(rt)
-      return { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'], resource_name: 'Email verification (MCP)' }
-    }
-  })
+  const ResourceMetadata = z.object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()), resource_name: z.string() }).meta({ id: 'ProtectedResourceMetadata' })
+  const resourceMetadata = (): z.infer<typeof ResourceMetadata> => {
+    const base = baseUrl(rt)
+    return { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'], resource_name: 'Email verification (MCP)' }
+  }
+  // RFC 9728 §3.1: the metadata of the resource `<base>/mcp` is at `/.well-known/oauth-protected-resource/mcp`; the bare path too, for clients that look there.
+  for (const [url, operationId] of [['/.well-known/oauth-protected-resource/mcp', 'oauthProtectedResourceMetadataMcp'], ['/.well-known/oauth-protected-resource', 'oauthProtectedResourceMetadata']] as const) {
+    app.route({
+      method: 'GET',
+      url,
+      config: { auth: 'none' },
+      schema: {
+        operationId,
+        summary: url.endsWith('/mcp') ? 'Protected resource metadata of the MCP endpoint, at its path-aware location (RFC 9728 §3.1)' : 'Protected resource metadata of the MCP endpoint (RFC 9728), at the host\'s root',
+        tags,
+        response: { 200: json(ResourceMetadata, 'The metadata (RFC 9728 §2)'), ...problems() }
+      },
+      handler: async () => resourceMetadata()
+    })
+  }
 
   app.route({
     method: 'POST',
@@ -241,12 +246,18 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       operationId: 'oauthRevoke',
       summary: 'Token revocation (RFC 7009): the grant of a refresh or access token ends; the same 200 for any token',
       tags,
-      body: z.object({ token: z.string().max(60_000), token_type_hint: z.string().max(64).optional(), client_id: z.string().max(100).optional() }),
-      response: { 200: z.null().meta({ description: 'Revoked, or nothing to revoke (the same answer for any token, RFC 7009 §2.2)' }), ...oauthErrors(400), ...problems() }
+      body: z.object({
+        token: z.string().min(1).max(60_000).meta({ description: 'the refresh or access token to revoke (RFC 7009 §2.1)' }),
+        token_type_hint: z.string().max(64).optional().meta({ description: '`refresh_token` or `access_token`: a hint only, never needed (RFC 7009 §2.1)' }),
+        client_id: z.string().min(1).max(100).meta({ description: 'the public client that holds the token (RFC 6749 §2.3: a public client identifies itself)' })
+      }),
+      response: { 200: NoContent.meta({ description: 'Revoked, or nothing to revoke: the same empty answer for any token (RFC 7009 §2.2)' }), ...oauthErrors(400, 401), ...problems() }
     },
     handler: async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      if (!(await clientById(rt.ctx, request.body.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
       await rt.caughtUp(await revokeToken(rt.ctx, request.body))
-      return reply.code(200).header('cache-control', 'no-store').send(null)
+      return reply.code(200).send()
     }
   })
 }

@@ -158,10 +158,10 @@ export function userRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'POST',
     url: '/api/users/me/2fa/verify-setup',
     config: { auth: 'jwt', invalid: 'verify_2fa_setup.invalid_code' },
-    schema: { operationId: 'verifyTwoFactorSetup', summary: 'Turn two-factor on with the current password and a first TOTP code (other sessions are signed out)', tags, body: z.object({ code: z.string().max(64), password: Password.meta({ description: 'the current password: a session alone cannot turn two-factor on' }) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 409, 429) } },
+    schema: { operationId: 'verifyTwoFactorSetup', summary: 'Turn two-factor on with a first TOTP code of the setup (the account is mailed; other sessions are signed out)', tags, body: z.object({ code: z.string().max(64).meta({ description: 'a TOTP code of the secret `enable` gave' }) }), response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404, 409) } },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      const enabled = await verifyTwoFactorSetup(rt.ctx, p.user_uuid, request.body.code, request.body.password)
+      const enabled = await verifyTwoFactorSetup(rt.ctx, p.user_uuid, request.body.code)
       // A change of factors ends the account's other sessions (ASVS 5.0 V7.4.3).
       await rt.caughtUp(Math.max(enabled, await revokeAllSessions(rt.ctx, p.user_uuid, p.session_uuid)))
       return reply.code(204).send()
