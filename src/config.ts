@@ -65,6 +65,7 @@ export const ConfigSchema = z.object({
   STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, 'expected whsec_…').optional(),
   STRIPE_API_URL: z.string().url().optional(),
   RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600),
+  PUBLIC_RATE_LIMIT_PER_MINUTE: intFromEnv(600, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
@@ -130,6 +131,8 @@ export interface Config {
   billing: { stripe_secret_key: string | null, stripe_webhook_secret: string | null, stripe_api_url: string | null }
   /** The window of per-key and per-agent rate limits (s); the plan's limit counts per window of 60 s by default. */
   rate_limit_window_s: number
+  /** Requests a minute per client address on the public reads (no credential: configuration, metadata, health) and sign-out. */
+  public_rate_limit_per_minute: number
   /** Registrations an hour: per client address, per address domain, and in all (429 past them). */
   registrations_per_hour: { client: number, domain: number, all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
@@ -205,6 +208,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     plans: loadPlanCatalogue(c.PLANS_FILE ? resolve(c.PLANS_FILE) : DEFAULT_PLANS_FILE),
     billing: { stripe_secret_key: c.STRIPE_SECRET_KEY ?? null, stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null, stripe_api_url: c.STRIPE_API_URL ?? null },
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
+    public_rate_limit_per_minute: c.PUBLIC_RATE_LIMIT_PER_MINUTE,
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
     batch_chunk_grace_s: c.BATCH_CHUNK_GRACE_S,

@@ -28,7 +28,7 @@ t.test('a valid OpenAPI 3.1.0 document, version 0.9.0, with the three credential
   t.ok(result.valid, `valid against the OpenAPI ${validator.version} schema: ${JSON.stringify(result.errors ?? []).slice(0, 600)}`)
   t.equal(doc.openapi, '3.1.0')
   t.equal(doc.info.version, '0.9.0')
-  t.same(Object.keys(doc.components.securitySchemes).sort(), ['agent_token', 'api_key', 'session'])
+  t.same(Object.keys(doc.components.securitySchemes).sort(), ['agent_token', 'api_key', 'refresh_cookie', 'session'], 'the three credentials, and the svc_refresh cookie')
 })
 
 t.test('every route the app registers is an operation with its security and scope', async t => {
@@ -42,11 +42,12 @@ t.test('every route the app registers is an operation with its security and scop
       operations.add(`${method} ${openapiPath(r.url)}`)
       if (!op) { t.fail(`${name} is not in the document`); continue }
       const guard = r.config as { auth: string, scope?: string }
-      const schemes = op.security.map(s => Object.keys(s)[0]).sort()
-      const expected = { none: [], jwt: ['session'], api_key: ['api_key'], any: ['agent_token', 'api_key', 'session'] }[guard.auth]
+      const schemes = op.security.flatMap(s => Object.keys(s)).sort()
+      const cookie = r.url === '/api/auth/refresh' || r.url === '/api/auth/logout'
+      const expected = cookie ? ['refresh_cookie'] : { none: [], jwt: ['session'], api_key: ['api_key'], any: ['agent_token', 'api_key', 'session'] }[guard.auth]
       t.same(schemes, expected, `${name}: security of auth ${guard.auth}`)
       t.equal(op['x-required-scope'], guard.scope, `${name}: scope`)
-      for (const s of op.security) {
+      for (const s of op.security.filter(s => Object.keys(s).length > 0)) {
         const [scheme, scopes] = Object.entries(s)[0]
         if (scheme !== 'session') t.same(scopes, guard.scope ? [guard.scope] : [], `${name}: ${scheme} needs the scope`)
       }

@@ -83,7 +83,7 @@ t.test('embedded default: keys and agent tokens are limited by the plan, session
   const sessions = await Promise.all(Array.from({ length: 4 * N }, async () => await api('GET', '/api/keys', { token })))
   t.ok(sessions.every(r => r.status === 200), 'a session is not limited')
   t.ok(sessions.every(r => r.headers.get('ratelimit-limit') === null), 'and gets no RateLimit headers')
-  t.equal((await api('GET', '/api/config')).headers.get('ratelimit-limit'), null, 'public operations are not limited')
+  t.equal((await api('GET', '/api/config')).headers.get('ratelimit-limit'), '600', 'public reads are limited per client address (PUBLIC_RATE_LIMIT_PER_MINUTE), not by a plan')
 
   // The operator moves the account to Starter (the events billing appends); the keys' limit follows.
   const { stdout } = await run(process.execPath, [cli, 'subscription', 'set', '--email', email, '--plan', 'starter'], { env: { ...process.env, DATA_DIR: dataDir, PLANS_FILE, LOG_LEVEL: 'silent' } })
@@ -121,4 +121,18 @@ t.test('production topology: one count across two `svc api` processes on NATS', 
   const answers = await Promise.all(Array.from({ length: 2 * N }, async (_, i) => await apis[i % 2]('GET', '/api/keys/me', { token: raw })))
   checkBurst(t, answers, N, 'a key over two processes')
   t.ok(answers.filter((_, i) => i % 2 === 0).some(r => r.status === 429) || answers.filter((_, i) => i % 2 === 1).some(r => r.status === 429), 'refusals came from the shared count')
+})
+
+t.test('public reads: limited per client address; every 429 says when to come back', async t => {
+  const dir = t.testdir()
+  const small = await startTestService(testConfig(dir, { PUBLIC_RATE_LIMIT_PER_MINUTE: '3' }))
+  t.teardown(() => small.close())
+  const statuses: number[] = []
+  let last: Response | null = null
+  for (let i = 0; i < 4; i++) { last = await fetch(`${small.url}/api/config`); statuses.push(last.status) }
+  t.same(statuses, [200, 200, 200, 429], 'three a minute here, then 429')
+  t.ok(Number(last!.headers.get('retry-after')) > 0, 'with Retry-After')
+  t.match(await last!.json(), { status: 429, code: 'rate_limit.exceeded' })
+  const wrong = await fetch(`${small.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'no-one@example.com', password: 'wrong password here' }) })
+  t.equal(wrong.status, 401, 'a public write has its own throttle, not this one')
 })

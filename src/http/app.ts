@@ -107,8 +107,8 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
     }
   })
   authPlugin(app, rt.ctx)
-  await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s)
-  await openapiPlugin(app)
+  await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s, rt.ctx.config.public_rate_limit_per_minute)
+  await openapiPlugin(app, () => rt.ctx.base_url())
   healthRoutes(app, rt.ready)
   configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null)
   authRoutes(app, rt)

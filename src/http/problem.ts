@@ -21,13 +21,19 @@ export class HttpProblem extends Error {
   readonly status: number
   readonly code: string
   readonly errors?: Problem['errors']
-  constructor (status: number, code: string, detail: string, errors?: Problem['errors']) {
+  /** For a 429 or 503: seconds before a retry may succeed (sent as `Retry-After`). */
+  readonly retry_after_s?: number
+  constructor (status: number, code: string, detail: string, errors?: Problem['errors'], retryAfterS?: number) {
     super(detail)
     this.status = status
     this.code = code
     this.errors = errors
+    this.retry_after_s = retryAfterS
   }
 }
+
+/** Seconds a 429 asks a client to wait when the refusal does not know better (RFC 9110 §10.2.3). */
+export const DEFAULT_RETRY_AFTER_S = 60
 
 export function problem (status: number, code: string, detail: string, errors?: Problem['errors']): Problem {
   return { type: `/problems/${code}`, title: TITLES[status] ?? 'Error', status, detail, code, ...(errors ? { errors } : {}) }

@@ -54,10 +54,16 @@ export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 96
 
+/**
+ * How an integer query parameter reads in the document: `type: integer` (a generated client
+ * sends `limit: 5`), while the query string is still checked as digits (no `1e3`, no sign).
+ */
+export const asInteger = (min: number, description: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ type: 'integer', minimum: min, pattern: undefined, description, ...extra })
+
 const integer = (min: number, maxDigits: number, description: string) => z.string().regex(new RegExp(`^\\d{1,${maxDigits}}$`), maxDigits > 9 ? 'must be a non-negative integer' : `must be a non-negative integer of at most ${maxDigits} digits`)
   .transform(v => Math.min(Number(v), 1e9))
   .pipe(z.number().int().min(min))
-  .meta({ description })
+  .meta(asInteger(min, description, maxDigits <= 9 ? { maximum: 10 ** maxDigits - 1 } : {}))
 
 /**
  * `limit` and `offset` (interface section 8): a huge `limit` is lowered to 96, a `limit`

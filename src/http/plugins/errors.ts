@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { DomainError, type ErrorKind } from '../../domain/shared.ts'
-import { HttpProblem, problem, sendProblem } from '../problem.ts'
+import { DEFAULT_RETRY_AFTER_S, HttpProblem, problem, sendProblem } from '../problem.ts'
 import { WrongExpectedRevisionError } from '../../infra/eventstore/port.ts'
 import { BillingUnavailableError, InvalidWebhookError } from '../../infra/billing/stripe.ts'
 
@@ -22,6 +22,11 @@ function validationCode (context: string | undefined, routeCode: string | undefi
  * too large) keep their 4xx; anything else is logged and answered 500 without details.
  */
 export function registerErrorHandling (app: FastifyInstance): void {
+  // Every 429 says when to come back (RFC 9110 §10.2.3; the document declares Retry-After on each): the refusal's own figure, else a minute.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_S))
+    return payload
+  })
   app.setErrorHandler((err: FastifyError | Error, request, reply) => {
     const validation = (err as FastifyError).validation
     if (validation) {
@@ -29,7 +34,10 @@ export function registerErrorHandling (app: FastifyInstance): void {
       const code = validationCode((err as FastifyError).validationContext, request.routeOptions.config.invalid)
       return sendProblem(reply, problem(400, code, `invalid request: ${errors.map(e => `${e.path}: ${e.message}`).join('; ')}`, errors))
     }
-    if (err instanceof HttpProblem) return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
+    if (err instanceof HttpProblem) {
+      if (err.retry_after_s !== undefined) reply.header('retry-after', String(err.retry_after_s))
+      return sendProblem(reply, problem(err.status, err.code, err.message, err.errors))
+    }
     if (err instanceof DomainError) return sendProblem(reply, problem(STATUS_OF[err.kind], err.code, err.message))
     if (err instanceof BillingUnavailableError) {
       request.log.warn({ err }, 'billing unavailable')

@@ -4,12 +4,23 @@ import type { RateCounter } from '../../infra/ratelimit/port.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 
-/** The credential a request is counted under: its API key, agent or OAuth grant; sessions and public routes are not limited. */
+/**
+ * Public operations counted per client address: the reads that take no credential
+ * (configuration, metadata, statistics, health, the authorization page) and sign-out. The
+ * public writes (sign-up, sign-in, recovery, OAuth token and registration) have throttles
+ * of their own; Stripe's webhook is not limited (Stripe retries what is refused).
+ */
+function isPublicLimited (method: string, url: string, auth: string | undefined): boolean {
+  return auth === 'none' && (method === 'GET' || method === 'HEAD' || url === '/api/auth/logout')
+}
+
+/** What a request is counted under: its API key, agent or OAuth grant, or its client address on a public read; sessions are not limited. */
 function limitedKey (request: FastifyRequest): string | null {
   const p = request.principal
   if (p?.kind === 'api_key') return `key_${p.key_uuid}`
   if (p?.kind === 'agent') return `agent_${p.agent_uuid}`
   if (p?.kind === 'oauth') return `grant_${p.session_uuid}`
+  if (p === null && isPublicLimited(request.method, request.routeOptions.url ?? '', request.routeOptions.config.auth)) return `client_${request.ip}`
   return null
 }
 
@@ -22,13 +33,15 @@ function limitedKey (request: FastifyRequest): string | null {
  * `RateLimit-Remaining` and `RateLimit-Reset` (seconds); past the limit it is a 429
  * problem with `Retry-After`. Counted after authentication (the auth plugin's `onRequest`
  * runs first), before the body is validated: a malformed request counts too. Every route
- * a key or agent can call declares its 429.
+ * a key or agent can call declares its 429. Public reads are counted per client address
+ * (`PUBLIC_RATE_LIMIT_PER_MINUTE`, 600 by default), in the same store.
  */
-export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounter, windowS: number): Promise<void> {
+export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounter, windowS: number, publicPerMinute: number): Promise<void> {
   const windowMs = windowS * 1000
   app.addHook('onRoute', route => {
     const auth = route.config?.auth
-    if (auth !== 'any' && auth !== 'api_key') return
+    const methods = ([] as string[]).concat(route.method)
+    if (auth !== 'any' && auth !== 'api_key' && !methods.some(m => isPublicLimited(m, route.url, auth))) return
     const schema = (route.schema ??= {}) as { response?: Record<number, unknown> }
     schema.response = { ...problems(429), ...schema.response }
   })
@@ -46,7 +59,8 @@ export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounte
     timeWindow: windowMs,
     keyGenerator: request => limitedKey(request) ?? 'unlimited',
     allowList: request => limitedKey(request) === null,
-    max: request => request.principal!.plan.rate_limit_per_minute,
+    // A key's or agent's plan's limit per window; a public read's per client, scaled to the window.
+    max: request => request.principal === null ? Math.max(1, Math.round(publicPerMinute * windowS / 60)) : request.principal.plan.rate_limit_per_minute,
     store: Store as never,
     errorResponseBuilder: (_request, context) => new HttpProblem(429, 'rate_limit.exceeded', `rate limit of ${context.max} requests per window reached; retry in ${context.after}`)
   })

@@ -29,7 +29,7 @@ export class FailureThrottle {
     const list = this.recent(client, now)
     if (list.length >= this.limit) {
       const retry = Math.ceil((list[0] + this.windowMs - now) / 1000)
-      throw new HttpProblem(429, this.code, `too many failed attempts from this client; try again in ${retry} s`)
+      throw new HttpProblem(429, this.code, `too many failed attempts from this client; try again in ${retry} s`, undefined, retry)
     }
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { bucketsOf, clampDays, GRANULARITIES, isTimeZone, type Bucket, type Granularity } from '../../projections/buckets.ts'
+import { asInteger } from '../schemas.ts'
 
 /**
  * `granularity`, `days` and `time_zone` of the statistics and balance-history reads
@@ -9,7 +10,7 @@ import { bucketsOf, clampDays, GRANULARITIES, isTimeZone, type Bucket, type Gran
  */
 export const BucketQuery = z.object({
   granularity: z.enum(GRANULARITIES, { message: `unknown granularity; one of: ${GRANULARITIES.join(', ')}` }).optional().meta({ description: 'default day' }),
-  days: z.string().regex(/^\d{1,10}$/, 'must be a whole number of at least 0').transform(Number).pipe(z.number().int().max(2_147_483_647, 'must be an int32')).optional().meta({ description: 'default 28; clamped to 1..364' }),
+  days: z.string().regex(/^\d{1,10}$/, 'must be a whole number of at least 0').transform(Number).pipe(z.number().int().max(2_147_483_647, 'must be an int32')).optional().meta(asInteger(0, 'default 28; clamped to 1..364', { maximum: 2_147_483_647, format: 'int32' })),
   time_zone: z.string().max(64).refine(isTimeZone, 'unknown time zone').optional().meta({ description: 'IANA time zone in which buckets begin, default UTC', examples: ['Europe/Paris'] })
 })
 

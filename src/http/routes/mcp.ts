@@ -141,7 +141,8 @@ export async function mcpRoutes (fastify: FastifyInstance, rt: HttpRuntime): Pro
         method,
         url: '/mcp',
         config: { auth: 'any' },
-        schema: { operationId: `mcp${method}`, summary: 'Not offered: the endpoint is stateless (no server-sent stream, no session to end)', tags: ['MCP'], response: { ...problems(401, 405) } },
+        // Answered (MCP clients probe GET for a stream) but not an operation of the document: nothing is offered here.
+        schema: { operationId: `mcp${method}`, summary: 'Not offered: the endpoint is stateless (no server-sent stream, no session to end)', tags: ['MCP'], hide: true, response: { ...problems(401, 405) } },
         handler: async () => { throw new HttpProblem(405, 'mcp.method_not_allowed', 'this MCP endpoint is stateless: POST only') }
       })
     }

@@ -36,7 +36,7 @@ const Cursor = z.string().transform((s, ctx) => {
 }).meta({ description: 'opaque cursor from a previous answer', examples: ['bjoxMjM0'] })
 
 const FeedQuery = z.object({
-  limit: z.string().regex(/^-?\d{1,12}$/, 'must be an integer').transform(v => Math.min(FEED_MAX_LIMIT, Math.max(1, Number(v)))).optional().meta({ description: 'page size, default 24, clamped to 1..96' }),
+  limit: z.string().regex(/^-?\d{1,12}$/, 'must be an integer').transform(v => Math.min(FEED_MAX_LIMIT, Math.max(1, Number(v)))).optional().meta({ type: 'integer', pattern: undefined, description: 'page size, default 24, clamped to 1..96' }),
   cursor: Cursor.optional().meta({ description: 'a previous `next_cursor`: the page after it; absent starts at the newest' })
 })
 

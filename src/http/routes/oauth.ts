@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { OAUTH_SCOPES, OAuthError, checkAuthorization, clientById, exchangeCode, refreshGrant, registerClient, revokeToken } from '../../commands/oauth.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
-import { NoContent, json, problems } from '../schemas.ts'
+import { NoContent, Problem, json, problems } from '../schemas.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { consentRoutes, page } from './oauth-consent.ts'
@@ -185,15 +185,28 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       operationId: 'oauthAuthorize',
       summary: 'Authorization request (code with PKCE S256): 302 to the consent page, `state` carried through unchanged',
       tags,
+      // The interface's table: five are required; scope and state are not.
       querystring: z.object({
-        client_id: z.string().max(100).optional(), redirect_uri: z.string().max(2_000).optional(), response_type: z.string().max(64).optional(),
-        code_challenge: z.string().max(200).optional(), code_challenge_method: z.string().max(64).optional(), scope: z.string().max(1_000).optional(), state: z.string().max(1_000).optional()
+        response_type: z.string().max(64).meta({ description: 'must be `code`' }),
+        client_id: z.string().max(100).meta({ description: 'the public client id' }),
+        redirect_uri: z.string().max(2_000).meta({ description: 'exactly one of the client\'s registered redirect URIs' }),
+        code_challenge: z.string().max(200).meta({ description: 'the PKCE challenge (RFC 7636): base64url of the verifier\'s SHA-256, 43 characters' }),
+        code_challenge_method: z.string().max(64).meta({ description: 'must be `S256`' }),
+        scope: z.string().max(1_000).optional().meta({ description: 'space-delimited scopes; informational (what the client may be granted bounds it)' }),
+        state: z.string().max(1_000).optional().meta({ description: 'opaque anti-CSRF value, echoed back unchanged' })
       }),
       response: {
         302: z.null().meta({ description: 'To the consent page' }),
         400: { description: 'Any validation failure (unknown client_id, unregistered redirect_uri, malformed response_type or PKCE parameter)', content: { 'text/html': { schema: z.string() } } },
-        ...problems()
+        ...problems(429),
+        // The only success is the 302: `default` says what else may come (a problem), and is what OpenAPI tools read as its outcome when no 2xx exists.
+        default: { description: 'Any other answer: a problem (RFC 9457)', content: { 'application/problem+json': { schema: Problem } } }
       }
+    },
+    // A missing or oversized parameter is the same HTML page as any other validation failure (a person reads it).
+    errorHandler: (err, request, reply) => {
+      if ((err as FastifyError).validation) return page(reply.code(400), request, 'error', { message: `the authorization request is malformed: ${err.message}` })
+      throw err
     },
     handler: async (request, reply) => {
       const checked = await checkAuthorization(rt.ctx, request.query)
