@@ -24,6 +24,7 @@ import { statsRoutes } from './routes/stats.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { mcpRoutes } from './routes/mcp.ts'
+import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { HttpRuntime } from './runtime.ts'
@@ -126,6 +127,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   notificationRoutes(app, rt)
   await oauthRoutes(app, rt)
   await mcpRoutes(app, rt)
+  referenceRoutes(app)
   return app
 }
 

@@ -1,4 +1,7 @@
 import { z } from 'zod'
+import { CHECK_NAMES } from '../domain/checks.ts'
+import { CHECK_OUTCOMES, CHECKS, enumDoc, FLAG_NAMES, FLAGS, REASONS, VERDICTS, type Flag } from '../verifier/vocabulary.ts'
+import type { Reason, Verdict } from '../verifier/result.ts'
 
 /**
  * Schemas shared by the routes (interface sections 4, 7, 8): the problem+json error, path
@@ -17,7 +20,25 @@ export const Problem = z.object({
   detail: z.string(),
   code: z.string().meta({ description: 'machine code, `<operation>.<reason>`' }),
   errors: z.array(z.object({ path: z.string(), message: z.string() })).optional().meta({ description: 'one entry per invalid field' })
-}).meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json)', examples: [{ type: '/problems/submit_job.insufficient_tokens', title: 'Payment Required', status: 402, detail: 'this check costs 10 tokens; the wallet holds 4', code: 'submit_job.insufficient_tokens' }] })
+}).meta({ id: 'Problem', description: 'RFC 9457 problem details (application/problem+json); `type` is a page for people saying what the problem means and what to do' })
+
+const example = (status: number, code: string, title: string, detail: string, errors?: Array<{ path: string, message: string }>): Record<string, unknown> => ({ type: `/problems/${code}`, title, status, detail, code, ...(errors && { errors }) })
+/** One problem a status may carry, as an example of its answer (each status its own). */
+export const PROBLEM_EXAMPLES: Readonly<Record<number, Record<string, unknown>>> = {
+  400: example(400, 'submit_job.invalid_request', 'Bad Request', 'invalid request: email: Required', [{ path: 'email', message: 'Required' }]),
+  401: example(401, 'auth.unauthorized', 'Unauthorized', 'missing bearer credential'),
+  402: example(402, 'submit_job.insufficient_tokens', 'Payment Required', 'this check costs 10 tokens; the wallet holds 4'),
+  403: example(403, 'auth.missing_scope', 'Forbidden', 'this credential lacks the scope results:read'),
+  404: example(404, 'job.not_found', 'Not Found', 'no such job'),
+  409: example(409, 'add_chunk.intake_closed', 'Conflict', 'the batch\'s intake is closed'),
+  410: example(410, 'batch.account_deleted', 'Gone', 'the account was deleted while this request ran: its batches are erased with it'),
+  413: example(413, 'create_batch.body_too_large', 'Content Too Large', 'this plan accepts at most 1000 addresses per request, in a body of at most 577536 bytes; send a longer list in chunks'),
+  415: example(415, 'request.unsupported_media_type', 'Unsupported Media Type', 'Unsupported Media Type: text/plain'),
+  422: example(422, 'submit_job.idempotency_key_reused', 'Unprocessable Content', 'this Idempotency-Key was used for a different request; use a new key for a new request'),
+  429: example(429, 'rate_limit.exceeded', 'Too Many Requests', 'rate limit of 60 requests per window reached; retry in 23 seconds'),
+  500: example(500, 'internal_error', 'Internal Server Error', 'an unexpected error occurred; it has been logged'),
+  503: example(503, 'billing.unavailable', 'Service Unavailable', 'billing is unavailable right now; try again later')
+}
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Invalid request', 401: 'Missing or invalid credential', 402: 'Wallet balance too low', 403: 'Missing scope, or not allowed by the plan',
@@ -31,12 +52,12 @@ export function json<T extends z.ZodType> (schema: T, description: string): { de
 }
 
 /** A problem+json answer, as a route declares it for one status. */
-export interface ProblemResponse { description: string, content: { 'application/problem+json': { schema: typeof Problem } } }
+export interface ProblemResponse { description: string, content: { 'application/problem+json': { schema: typeof Problem, example?: Record<string, unknown> } } }
 
-/** The problem+json answers of `statuses`, plus 500 which any operation may answer. */
+/** The problem+json answers of `statuses`, plus 500 which any operation may answer; each with an example of its own status. */
 export function problems (...statuses: number[]): Record<number, ProblemResponse> {
   const out: Record<number, ProblemResponse> = {}
-  for (const s of [...statuses, 500]) out[s] = { description: STATUS_TEXT[s] ?? 'Error', content: { 'application/problem+json': { schema: Problem } } }
+  for (const s of [...statuses, 500]) out[s] = { description: STATUS_TEXT[s] ?? 'Error', content: { 'application/problem+json': { schema: Problem, ...(PROBLEM_EXAMPLES[s] && { example: PROBLEM_EXAMPLES[s] }) } } }
   return out
 }
 
@@ -89,3 +110,16 @@ export function Paginated<T extends z.ZodType> (item: T) {
 
 /** An empty answer (204). */
 export const NoContent = z.undefined().meta({ description: 'No content' })
+
+// ── The vocabulary of results (issue "The interface exact", item 3) ────────────────────
+
+/** A deliverability verdict, each value with what it means and what a sender should do. */
+export const VerdictSchema = z.enum(Object.keys(VERDICTS) as [Verdict, ...Verdict[]]).meta({ id: 'Verdict', ...enumDoc('The deliverability verdict.', VERDICTS) })
+/** The primary reason of a verdict. */
+export const ReasonSchema = z.enum(Object.keys(REASONS) as [Reason, ...Reason[]]).meta({ id: 'Reason', ...enumDoc('Why the verdict is what it is (each reason belongs to one verdict).', Object.fromEntries(Object.entries(REASONS).map(([k, t]) => [k, { ...t, meaning: `(${t.verdict}) ${t.meaning}` }]))) })
+/** A flag beside the reason. */
+export const FlagSchema = z.enum(FLAG_NAMES as [Flag, ...Flag[]]).meta({ id: 'Flag', ...enumDoc('What else is known of the address.', FLAGS) })
+/** A check's name. */
+export const CheckNameSchema = z.enum(CHECK_NAMES).meta({ id: 'CheckName', ...enumDoc('A check (each selectable per request; its cost in tokens is in `GET /api/config`).', CHECKS) })
+/** What a check found. */
+export const CheckOutcomeSchema = z.enum(Object.keys(CHECK_OUTCOMES) as [keyof typeof CHECK_OUTCOMES]).meta({ id: 'CheckOutcome', ...enumDoc('What the check found.', CHECK_OUTCOMES) })

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import type { RouteGuard } from './auth.ts'
+import { PROBLEM_EXAMPLES } from '../schemas.ts'
 
 /** The interface's version (interface section 9). */
 export const API_VERSION = '0.9.0'
@@ -152,6 +153,9 @@ export async function openapiPlugin (app: FastifyInstance, baseUrl: () => string
         for (const op of Object.values(ops)) {
           for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Record<string, any>>)) {
             if (response.description === 'Default Response') response.description = `${STATUS_NAMES[status] ?? status}: ${String(op.summary ?? '').replace(/\.$/, '')}`
+            // Each error status shows a problem of its own (not one example shared by all).
+            const problem = response.content?.['application/problem+json']
+            if (problem && PROBLEM_EXAMPLES[Number(status)]) problem.example = PROBLEM_EXAMPLES[Number(status)]
           }
         }
       }

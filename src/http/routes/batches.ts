@@ -10,11 +10,10 @@ import { principalOf, type Principal } from '../plugins/auth.ts'
 import { bodyGuard, type BodyAllowance } from '../plugins/body-guard.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, FlagSchema, PageQuery, Paginated, ReasonSchema, Timestamp, UuidParams, VerdictSchema, WaitQuery, json, problems } from '../schemas.ts'
 import { clientGone } from './verify.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
 
 /** A batch as the API shows it: status, progress, aggregated results and tokens (interface "Batches"). */
 export const Batch = z.object({
@@ -46,12 +45,12 @@ const BatchItem = z.object({
   index: z.number().meta({ description: 'position of the address in the batch, from 0' }),
   email: z.string(),
   status: z.enum(['pending', 'deferred', 'done']),
-  verdict: Verdict.nullable(),
-  reason: z.string().nullable(),
+  verdict: VerdictSchema.nullable(),
+  reason: ReasonSchema.nullable(),
   score: z.number().nullable(),
-  flags: z.array(z.string()),
+  flags: z.array(FlagSchema),
   did_you_mean: z.string().nullable()
-}).meta({ id: 'BatchItem' })
+}).meta({ id: 'BatchItem', examples: [{ index: 0, email: 'jane@example.com', status: 'done', verdict: 'valid', reason: 'accepted_email', score: 100, flags: [], did_you_mean: null }, { index: 1, email: 'jhon@gmial.com', status: 'done', verdict: 'risky', reason: 'low_quality', score: 50, flags: ['possible_typo', 'free'], did_you_mean: 'jhon@gmail.com' }, { index: 2, email: 'sales@example.org', status: 'pending', verdict: null, reason: null, score: null, flags: [], did_you_mean: null }] })
 
 const Emails = z.array(z.string().max(MAX_BATCH_EMAIL)).meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
 
@@ -251,7 +250,7 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
       const { limit, offset } = request.query
       const items = offset >= doc.total ? [] : await batchItems(rt.ctx, owner, doc.uuid, offset, limit)
-      return reply.code(200).send({ items: items.map(({ i, ...rest }) => ({ index: i, ...rest, verdict: rest.verdict as z.infer<typeof Verdict> | null })), total: doc.total, limit, offset })
+      return reply.code(200).send({ items: items.map(({ i, ...rest }) => ({ index: i, ...rest, verdict: rest.verdict as z.infer<typeof VerdictSchema> | null, reason: rest.reason as z.infer<typeof ReasonSchema> | null, flags: rest.flags as Array<z.infer<typeof FlagSchema>> })), total: doc.total, limit, offset })
     }
   })
 }

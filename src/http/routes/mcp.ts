@@ -8,7 +8,7 @@ import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
 import { createBatch } from '../../commands/batches.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { Scope } from '../../domain/apikey/scopes.ts'
-import { getJob, listJobs } from '../../projections/jobs.ts'
+import { getJob, listJobs, type JobDoc } from '../../projections/jobs.ts'
 import { getWallet } from '../../projections/wallets.ts'
 import { principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
@@ -19,6 +19,13 @@ import { baseUrl } from './oauth.ts'
 
 /** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
 export const VERIFY_WAIT_MS = 20_000
+
+/** The job, as soon as it ends or once `ms` have passed (the read models' commit wakes it: no polling). */
+async function waitForJob (rt: HttpRuntime, owner: string, uuid: string, ms: number, signal: AbortSignal): Promise<JobDoc | null> {
+  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
+  if (rt.waits === null || ms === 0) return await read()
+  return await rt.waits.until(uuid, ms, read, d => d === null || d.status === 'completed' || d.status === 'failed', signal)
+}
 
 /** A tool's structured answer (also as text, for clients that read only text). */
 const answer = (value: Record<string, unknown>): CallToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value })
@@ -48,25 +55,18 @@ function serverFor (rt: HttpRuntime, p: Principal, log: (err: unknown) => void):
     inputSchema: { email: z.string().max(MAX_EMAIL_INPUT), checks: z.array(z.string()).min(1).max(32).optional() }
   }, guarded('email:verify:single', async ({ email, checks }: { email: string, checks?: string[] }, signal: AbortSignal) => {
     const submitted = await submitJob(rt.ctx, p, { email: email.trim(), checks })
-    const deadline = Date.now() + VERIFY_WAIT_MS
     await rt.caughtUp(submitted.position)
-    // Polls the job's read model, 50 ms then slower (at most every second), until it is
-    // done, the wait is over, or the client went away (the request's signal).
-    for (let pause = 50; ; pause = Math.min(1_000, pause * 2)) {
-      const doc = await getJob(rt.ctx, p.user_uuid, submitted.job_uuid)
-      if ((doc && (doc.status === 'completed' || doc.status === 'failed')) || Date.now() >= deadline || signal.aborted) {
-        return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })
-      }
-      await new Promise(resolve => setTimeout(resolve, Math.min(pause, deadline - Date.now())))
-    }
+    // The answer without polling: woken when the job ends (as `GET /api/verify/{uuid}?wait=`), or the job as it stands after the wait.
+    const doc = await waitForJob(rt, p.user_uuid, submitted.job_uuid, VERIFY_WAIT_MS, signal)
+    return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })
   }))
 
   server.registerTool('get_job', {
     title: 'A verification job',
-    description: 'A job by uuid, with its per-check results (GET /api/verify/{uuid}).',
-    inputSchema: { uuid: z.string().max(64) }
-  }, guarded('results:read', async ({ uuid }: { uuid: string }) => {
-    const doc = /^[0-9a-f-]{36}$/.test(uuid) ? await getJob(rt.ctx, p.user_uuid, uuid) : null
+    description: 'A job by uuid, with its per-check results (GET /api/verify/{uuid}); with wait_s, answered as soon as it ends (at most 30 s).',
+    inputSchema: { uuid: z.string().max(64), wait_s: z.number().int().min(0).max(30).optional() }
+  }, guarded('results:read', async ({ uuid, wait_s: waitS }: { uuid: string, wait_s?: number }, signal: AbortSignal) => {
+    const doc = /^[0-9a-f-]{36}$/.test(uuid) ? await waitForJob(rt, p.user_uuid, uuid, (waitS ?? 0) * 1000, signal) : null
     return doc ? answer({ ...jobView(doc) }) : refusal('job.not_found: no such job')
   }))
 

@@ -6,24 +6,22 @@ import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob, type JobDoc } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, Timestamp, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, CheckNameSchema, CheckOutcomeSchema, FlagSchema, ReasonSchema, Timestamp, UuidParams, VerdictSchema, WaitQuery, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-
-const Verdict = z.enum(['valid', 'invalid', 'risky', 'unknown'])
 
 /** The engine's answer for one address (VERIFICATION.md "Result of one address"), as a job shows it. */
 export const JobResult = z.object({
   normalized: z.string().nullable(),
-  verdict: Verdict,
-  reason: z.string(),
-  score: z.number().meta({ description: '0–100' }),
+  verdict: VerdictSchema,
+  reason: ReasonSchema,
+  score: z.number().meta({ description: '0–100: how likely mail to the address is delivered and read; 0 for invalid, 80–100 only for valid' }),
   score_breakdown: z.array(z.object({ factor: z.string(), points: z.number() })),
-  flags: z.array(z.string()),
-  did_you_mean: z.string().nullable(),
+  flags: z.array(FlagSchema),
+  did_you_mean: z.string().nullable().meta({ description: 'a correction when the domain looks like a typo (`jane@gmial.com` → `jane@gmail.com`)' }),
   mx: z.object({ host: z.string(), preference: z.number(), provider: z.string().nullable() }).nullable(),
   smtp: z.object({ code: z.number(), enhanced_code: z.string().nullable(), message: z.string() }).nullable(),
-  checks: z.array(z.object({ name: z.string(), outcome: z.enum(['pass', 'fail', 'warn', 'error', 'skipped']), duration_ms: z.number(), detail: z.string().nullable() })),
-  retryable: z.boolean(),
+  checks: z.array(z.object({ name: CheckNameSchema, outcome: CheckOutcomeSchema, duration_ms: z.number().meta({ description: 'milliseconds' }), detail: z.string().nullable() })).meta({ description: 'each check that ran, in order, with what it found' }),
+  retryable: z.boolean().meta({ description: 'whether asking again later may give a firmer answer' }),
   checked_at: Timestamp,
   cached: z.boolean(),
   sandbox: z.boolean()
@@ -34,10 +32,10 @@ export const Job = z.object({
   uuid: z.string(),
   status: z.enum(['queued', 'deferred', 'completed', 'failed']),
   email: z.string(),
-  verdict: Verdict.nullable(),
-  reason: z.string().nullable(),
+  verdict: VerdictSchema.nullable(),
+  reason: ReasonSchema.nullable(),
   score: z.number().nullable(),
-  checks: z.array(z.string()),
+  checks: z.array(CheckNameSchema),
   cost: z.number().meta({ description: 'tokens reserved (0 for test keys)' }),
   environment: z.enum(['live', 'test']),
   created_at: Timestamp,
@@ -48,7 +46,23 @@ export const Job = z.object({
   result: JobResult.nullable()
 }).meta({
   id: 'Job',
-  examples: [{ uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182', status: 'queued', email: 'jane@example.com', verdict: null, reason: null, score: null, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: null, attempts: 0, retry_at: null, error: null, result: null }]
+  examples: [
+    {
+      uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182', status: 'completed', email: 'jane@example.com', verdict: 'valid', reason: 'accepted_email', score: 95, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: '2026-11-23T10:00:01.240Z', attempts: 0, retry_at: null, error: null,
+      result: {
+        normalized: 'jane@example.com', verdict: 'valid', reason: 'accepted_email', score: 95, score_breakdown: [{ factor: 'reason:accepted_email', points: 100 }, { factor: 'flag:free', points: -5 }], flags: ['free'], did_you_mean: null,
+        mx: { host: 'mx1.example.com', preference: 10, provider: null }, smtp: { code: 250, enhanced_code: '2.1.5', message: 'OK' },
+        checks: [
+          { name: 'syntax', outcome: 'pass', duration_ms: 0.1, detail: null }, { name: 'typo', outcome: 'pass', duration_ms: 0.2, detail: null },
+          { name: 'disposable', outcome: 'pass', duration_ms: 0.1, detail: null }, { name: 'role', outcome: 'pass', duration_ms: 0, detail: null },
+          { name: 'free', outcome: 'pass', duration_ms: 0, detail: 'free mailbox provider' }, { name: 'dns', outcome: 'pass', duration_ms: 12.4, detail: 'MX mx1.example.com (10)' },
+          { name: 'smtp', outcome: 'pass', duration_ms: 830.2, detail: 'mx1.example.com (TLS): 250 2.1.5 OK' }, { name: 'catch_all', outcome: 'pass', duration_ms: 0, detail: 'the domain rejects unknown addresses' }
+        ],
+        retryable: false, checked_at: '2026-11-23T10:00:01.200Z', cached: false, sandbox: false
+      }
+    },
+    { uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607183', status: 'queued', email: 'john@example.org', verdict: null, reason: null, score: null, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: null, attempts: 0, retry_at: null, error: null, result: null }
+  ]
 })
 export type JobView = z.infer<typeof Job>
 
@@ -86,9 +100,9 @@ export function jobView (j: JobDoc): JobView {
     status: j.status,
     email: j.email,
     verdict: j.verdict as JobView['verdict'],
-    reason: j.reason,
+    reason: j.reason as JobView['reason'],
     score: j.score,
-    checks: j.checks,
+    checks: j.checks as JobView['checks'],
     cost: j.cost,
     environment: j.environment,
     created_at: j.created_at,
