@@ -52,7 +52,7 @@ const EDGES = ['2027-03-27T22:59:59.999Z', '2027-03-27T23:00:00.000Z', '2027-03-
 interface TestJob { uuid: string, owner: string, email: string, status: 'queued' | 'deferred' | 'completed' | 'failed', verdict: string | null, reason: string | null, score: number | null, created_at: string, done_at: string | null, cost: number, charge: number, checks: Array<{ name: string, outcome: string }> }
 
 const CHECKS = ['syntax', 'typo', 'disposable', 'dns', 'smtp']
-const REASONS: Record<string, string[]> = { valid: ['accepted_email'], invalid: ['rejected_email', 'invalid_syntax', 'no_mx'], risky: ['catch_all', 'disposable'], unknown: ['timeout'] }
+const REASONS: Record<string, string[]> = { valid: ['accepted_email'], invalid: ['rejected_email', 'invalid_syntax', 'no_mail_server'], risky: ['accept_all', 'disposable'], unknown: ['timeout'] }
 
 function makeJob (owner: string, createdMs: number): TestJob {
   const status = pick(['queued', 'deferred', 'completed', 'completed', 'completed', 'failed'] as const)
