@@ -193,7 +193,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const mailer: Mailer = config.smtp_url
       ? new SmtpMailer(config.smtp_url, config.mail_from)
       : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
-    consumers.push(await startMailerWorker(ctx, bus, mailer, { public_url: ctx.base_url() }))
+    consumers.push(await startMailerWorker(ctx, bus, mailer))
     closers.unshift(() => mailer.close())
   }
   // Consumers stop before the bus closes.

@@ -24,6 +24,7 @@ import { statsRoutes } from './routes/stats.ts'
 import { notificationRoutes } from './routes/notifications.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { mcpRoutes } from './routes/mcp.ts'
+import { consoleRoutes } from './routes/console.ts'
 import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
@@ -111,7 +112,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s, rt.ctx.config.public_rate_limit_per_minute)
   await openapiPlugin(app, () => rt.ctx.base_url())
   healthRoutes(app, rt.ready)
-  configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null)
+  configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null, rt.ctx.config.smtp_url === null ? 'outbox' : 'smtp')
   authRoutes(app, rt)
   walletRoutes(app, rt)
   billingRoutes(app, rt)
@@ -128,6 +129,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   await oauthRoutes(app, rt)
   await mcpRoutes(app, rt)
   referenceRoutes(app)
+  await consoleRoutes(app)
   return app
 }
 

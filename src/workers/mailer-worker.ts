@@ -19,7 +19,7 @@ export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested'
  * the event id, so a redelivered event re-sends the same message (same Message-ID, same
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
-export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer, options: { public_url: string }): Promise<Consumer> {
+export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer): Promise<Consumer> {
   return await bus.consume({ name: 'mailer', event_types: MAILER_EVENTS, concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
     if (event.type === 'UserDeleted') {
       // Erasure: the mails this mailer kept of the account (the outbox's files) go with it.
@@ -32,7 +32,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       if (state.status === 'none' || state.email_change?.hash !== d.token_hash) return
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.new_email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
-      const mail = emailChangeMail(state.locale, `${options.public_url.replace(/\/$/, '')}/verify-email-change?token=${encodeURIComponent(token)}`)
+      const mail = emailChangeMail(state.locale, `${ctx.base_url()}/verify-email-change?token=${encodeURIComponent(token)}`)
       await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return
     }
@@ -73,7 +73,7 @@ export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: 
       if (state.status !== 'confirmed' || state.reset?.hash !== d.token_hash) return
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, state.email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
-      const link = `${options.public_url.replace(/\/$/, '')}/reset-password?token=${encodeURIComponent(token)}`
+      const link = `${ctx.base_url()}/reset-password?token=${encodeURIComponent(token)}`
       const mail = resetMail(state.locale, link, Math.round((Date.parse(d.expires_at) - Date.parse(d.requested_at)) / 60_000))
       await mailer.send({ id: event.id, owner: d.user_uuid, to, subject: mail.subject, text: mail.text })
       return

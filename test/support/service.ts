@@ -106,3 +106,20 @@ export async function settled (api: Api, token: string, uuid: string): Promise<a
   }, 20_000)
   return job
 }
+
+/**
+ * The newest link to `path` (say `/reset-password`) in a mail to `email` in the outbox,
+ * waited for: the body's quoted-printable undone (soft line breaks, `=XX` escapes).
+ */
+export async function mailedLink (dataDir: string, email: string, path: string): Promise<URL> {
+  let link: URL | null = null
+  const pattern = new RegExp(`(https?://[^\\s"<>]+${path.replace(/[.?]/g, '\\$&')}\\?[^\\s"<>]+)`, 'g')
+  await waitUntil(() => {
+    const bodies = outboxMailsTo(dataDir, email).map(m => m.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))))
+    const found = bodies.flatMap(b => [...b.matchAll(pattern)].map(m => m[1]))
+    if (found.length === 0) return false
+    link = new URL(found[found.length - 1])
+    return true
+  })
+  return link!
+}

@@ -35,14 +35,16 @@ const PublicConfig = z.object({
   check_costs: z.record(z.string(), z.number()),
   default_checks: z.array(z.string()),
   scopes: z.array(z.string()),
-  locales: z.array(z.string())
+  locales: z.array(z.string()),
+  billing_available: z.boolean().meta({ description: 'whether checkout and the portal work here (Stripe configured)' }),
+  mail_delivery: z.enum(['smtp', 'outbox']).meta({ description: '`outbox`: this service files mail instead of sending it (no `SMTP_URL`: the embedded default); the operator reads a code with `svc mail show --to <address>`' })
 }).meta({ id: 'PublicConfig' })
 
 /**
  * GET /api/config (auth N): the plan grid, the top-up pricing and the per-check token
  * costs from the plan catalogue (`PLANS_FILE`), and the locales.
  */
-export function configRoutes (fastify: FastifyInstance, catalogue: PlanCatalogue, billingConfigured: boolean): void {
+export function configRoutes (fastify: FastifyInstance, catalogue: PlanCatalogue, billingConfigured: boolean, mailDelivery: 'smtp' | 'outbox'): void {
   const body = {
     plans: catalogue.plans.map(p => ({
       code: p.code,
@@ -58,7 +60,9 @@ export function configRoutes (fastify: FastifyInstance, catalogue: PlanCatalogue
     check_costs: { ...CHECK_COSTS },
     default_checks: [...CHECK_NAMES],
     scopes: [...SCOPES],
-    locales: [...SUPPORTED_LOCALES]
+    locales: [...SUPPORTED_LOCALES],
+    billing_available: billingConfigured,
+    mail_delivery: mailDelivery
   }
   fastify.withTypeProvider<ZodTypeProvider>().route({
     method: 'GET',
