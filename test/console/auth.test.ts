@@ -5,9 +5,11 @@
 // keyboard alone. The oracles: the outbox's mails (the codes and links the service filed),
 // the API read back with a session of the test's own, a TOTP computed with node:crypto,
 // and the browser's own record of requests (none elsewhere, none failing on a first load).
+// The OAuth consent page, server-rendered, wears the console's style sheet.
 import t from 'tap'
 import { client, confirmationCode, mailedLink, signUp, startTestService, testConfig } from '../support/service.ts'
 import { totp } from '../support/totp.ts'
+import { authorizeUrl, pkce } from '../support/oauth-flow.ts'
 import { assertClean, axeViolations, fill, launchChromium, openConsole, press, settle, waitForText, type Watched } from '../support/console.ts'
 
 const dataDir = t.testdir()
@@ -207,6 +209,27 @@ t.test('signed-out pages by keyboard alone, and axe finds nothing serious on the
     await waitForText(page, /Balance/)
     t.match(page.url(), /\/overview$/, 'signed in by keyboard alone')
     assertClean(t, w, `keyboard ${width}`)
+    await w.close()
+  }
+})
+
+t.test('the OAuth consent page wears the console\'s look, names the service, links to sign-up and forgot-password', async t => {
+  const reg = await api('POST', '/oauth/register', { body: { client_name: 'Console look app', redirect_uris: ['http://127.0.0.1:9/callback'] } })
+  const { challenge } = pkce()
+  for (const width of [1440, 390]) {
+    const w = await openConsole(browser, service.url, { width })
+    const page = w.page
+    await page.goto(service.url + authorizeUrl({ client_id: reg.body.client_id, redirect_uri: 'http://127.0.0.1:9/callback', response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', scope: 'results:read', state: 's' }))
+    await waitForText(page, /Console look app/)
+    t.match(await page.$eval('.brand', e => e.textContent), 'Email verification', 'the service is named')
+    const sheet = await page.evaluate(() => Array.from(document.styleSheets).map(s => s.href ?? 'inline'))
+    t.same(sheet, [`${service.url}/theme.css`], 'one style sheet: the console\'s')
+    t.equal(await page.$eval('button[value=signin]', b => getComputedStyle(b).backgroundColor), 'rgb(11, 92, 173)', 'the console\'s accent on the button (the sheet applied)')
+    t.same(await page.$$eval('main a', as => as.map(a => a.getAttribute('href'))), ['/forgot', '/signup'], 'forgot-password and sign-up')
+    t.same(await axeViolations(page), [], `axe: the consent page at ${width} px`)
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth) - width
+    t.ok(overflow <= 0, `fits ${width} px`)
+    assertClean(t, w, `consent ${width}`)
     await w.close()
   }
 })

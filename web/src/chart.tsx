@@ -24,6 +24,8 @@ export function TimeChart ({ title, times, series, stacked = false }: { title: s
         width: el.clientWidth || 600,
         height: 240,
         series: [{}, ...series.map(s => ({ label: s.label, stroke: s.colour, fill: stacked ? `${s.colour}33` : undefined, width: 2 }))],
+        // The legend is the console's own (below), in a box of fixed height: nothing moves when the data arrives.
+        legend: { show: false },
         axes: [{ values: (_u: unknown, ticks: number[]) => ticks.map(v => formatDate(v * 1000, { month: 'short', day: 'numeric' })) }, {}],
         scales: { x: { time: true } }
       }, [times.map(t => t / 1000), ...sums], el)
@@ -36,6 +38,7 @@ export function TimeChart ({ title, times, series, stacked = false }: { title: s
     <figure>
       <figcaption className="visually-hidden">{title}</figcaption>
       <div ref={box} className="chart" aria-hidden="true" />
+      <ul className="legend" aria-hidden="true">{series.map(s => <li key={s.label}><span className="swatch" style={{ background: s.colour }} />{s.label}</li>)}</ul>
       <details>
         <summary>{title}</summary>
         <div className="table-wrap" {...scrollable(title)}>

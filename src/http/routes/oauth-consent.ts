@@ -23,6 +23,7 @@ type Locale = 'en' | 'fr'
 
 const TEXT: Record<Locale, Record<string, string>> = {
   en: {
+    service: 'Email verification', signup: 'No account yet? Create one', forgot: 'Forgot your password?', newTab: '(opens in a new tab)',
     title: 'Authorize an application', error: 'This authorization request cannot go on', signin: 'Sign in to continue', email: 'Email', password: 'Password', next: 'Sign in',
     twofa: 'Enter the code from your authenticator app, or a backup code', code: 'Code', verify: 'Verify', wants: 'wants to act for your account', as: 'Signed in as',
     asks: 'It asks to:', approve: 'Allow', deny: 'Deny', redirect: 'You will be sent back to', wrong: 'Wrong email or password.', wrongCode: 'Wrong code.', locked: 'Too many attempts: the account is locked for a while.',
@@ -31,6 +32,7 @@ const TEXT: Record<Locale, Record<string, string>> = {
     'usage:read': 'Read your usage statistics', 'billing:read': 'Read your wallet and subscription'
   },
   fr: {
+    service: 'V\u00e9rification d\u2019e-mails', signup: 'Pas encore de compte ? Cr\u00e9ez-en un', forgot: 'Mot de passe oubli\u00e9 ?', newTab: '(s\u2019ouvre dans un nouvel onglet)',
     title: 'Autoriser une application', error: 'Cette demande d\u2019autorisation ne peut pas aboutir', signin: 'Connectez-vous pour continuer', email: 'Adresse e-mail', password: 'Mot de passe', next: 'Se connecter',
     twofa: 'Saisissez le code de votre application d\u2019authentification, ou un code de secours', code: 'Code', verify: 'Valider', wants: 'souhaite agir pour votre compte', as: 'Connect\u00e9 en tant que',
     asks: 'Elle demande \u00e0 :', approve: 'Autoriser', deny: 'Refuser', redirect: 'Vous serez renvoy\u00e9 vers', wrong: 'Adresse ou mot de passe incorrect.', wrongCode: 'Code incorrect.', locked: 'Trop d\u2019essais : le compte est bloqu\u00e9 pour un moment.',
@@ -79,34 +81,39 @@ export interface PageData {
 export function page (reply: FastifyReply, request: FastifyRequest, kind: 'error' | 'signin' | '2fa' | 'consent', d: PageData): FastifyReply {
   const t = TEXT[localeOf(request, d.locale)]
   const hidden = (name: string, value: string | undefined): string => value === undefined ? '' : `<input type="hidden" name="${name}" value="${esc(value)}">`
-  const msg = d.message ? `<p class="msg" role="alert">${esc(d.message)}</p>` : ''
+  const msg = d.message ? `<p class="alert error" role="alert">${esc(d.message)}</p>` : ''
+  const field = (label: string, input: string): string => `<div class="field"><label for="f-${input.match(/name="(\w+)"/)![1]}">${esc(label)}</label>${input.replace('<input ', `<input id="f-${input.match(/name="(\w+)"/)![1]}" `)}</div>`
+  // The console's pages open beside the authorization (a new tab): the flow stays where it is.
+  const away = (href: string, text: string): string => `<a href="${href}" target="_blank" rel="noopener">${esc(text)}<span class="visually-hidden"> ${esc(t.newTab)}</span></a>`
   let body: string
-  if (kind === 'error') body = `<h1>${esc(t.error)}</h1>${msg}`
+  if (kind === 'error') body = `<h1>${esc(t.error)}</h1><div class="card">${msg}</div>`
   else if (kind === 'signin') {
-    body = `<h1>${esc(t.title)}</h1><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><h2>${esc(t.signin)}</h2>${msg}
+    body = `<h1>${esc(t.title)}</h1><div class="card"><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><h2>${esc(t.signin)}</h2>${msg}
 <form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('pre', d.pre)}${hidden('action', 'signin')}
-<label>${esc(t.email)} <input type="email" name="email" autocomplete="username" required></label>
-<label>${esc(t.password)} <input type="password" name="password" autocomplete="current-password" required></label>
-<button type="submit" name="go" value="signin">${esc(t.next)}</button></form>`
+${field(t.email, '<input type="email" name="email" autocomplete="username" required>')}
+${field(t.password, '<input type="password" name="password" autocomplete="current-password" required>')}
+<button class="button" type="submit" name="go" value="signin">${esc(t.next)}</button></form>
+<p>${away('/forgot', t.forgot)}</p><p>${away('/signup', t.signup)}</p></div>`
   } else if (kind === '2fa') {
-    body = `<h1>${esc(t.title)}</h1><p>${esc(t.twofa)}</p>${msg}
+    body = `<h1>${esc(t.title)}</h1><div class="card"><p>${esc(t.twofa)}</p>${msg}
 <form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('pre', d.pre)}${hidden('action', '2fa')}${hidden('temp_token', d.temp_token)}
-<label>${esc(t.code)} <input type="text" name="code" autocomplete="one-time-code" inputmode="numeric" required></label>
-<button type="submit" name="go" value="2fa">${esc(t.verify)}</button></form>`
+${field(t.code, '<input type="text" name="code" autocomplete="one-time-code" inputmode="numeric" required>')}
+<button class="button" type="submit" name="go" value="2fa">${esc(t.verify)}</button></form></div>`
   } else {
     const r = d.request!
     const scopes = r.scopes.map(s => `<li>${esc(t[s] ?? s)} <code>${esc(s)}</code></li>`).join('')
-    body = `<h1>${esc(t.title)}</h1><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><p>${esc(t.as)} <strong>${esc(d.email ?? '')}</strong></p>
+    body = `<h1>${esc(t.title)}</h1><div class="card"><p><strong>${esc(d.client_name ?? '')}</strong> ${esc(t.wants)}.</p><p>${esc(t.as)} <strong>${esc(d.email ?? '')}</strong></p>
 <p>${esc(t.asks)}</p><ul>${scopes}</ul><p>${esc(t.redirect)} <code>${esc(redirectTarget(r.redirect_uri).shown)}</code></p>
 <form method="post" action="/oauth/consent">${hidden('req', d.req)}${hidden('csrf', d.csrf)}
-<button type="submit" name="action" value="approve">${esc(t.approve)}</button> <button type="submit" name="action" value="deny">${esc(t.deny)}</button></form>`
+<div class="row"><button class="button" type="submit" name="action" value="approve">${esc(t.approve)}</button> <button class="button secondary" type="submit" name="action" value="deny">${esc(t.deny)}</button></div></form></div>`
   }
   const formTargets = d.request ? ` ${redirectTarget(d.request.redirect_uri).source}` : ''
-  reply.header('content-security-policy', `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTargets}; frame-ancestors 'none'; base-uri 'none'`)
+  // The console's look (its style sheet, /theme.css, shared), no inline style or script.
+  reply.header('content-security-policy', `default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'${formTargets}; frame-ancestors 'none'; base-uri 'none'`)
     .header('x-frame-options', 'DENY').header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8')
   const lang = localeOf(request, d.locale)
-  return reply.send(`<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${esc(t.title)}</title>
-<style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.5rem 0}input{display:block;width:100%}.msg{color:#a00}</style></head><body>${body}</body></html>`)
+  return reply.send(`<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${esc(t.title)} — ${esc(t.service)}</title>
+<link rel="stylesheet" href="/theme.css"><link rel="icon" href="/favicon.svg" type="image/svg+xml"></head><body><main class="center-page"><p class="brand">${esc(t.service)}</p>${body}</main></body></html>`)
 }
 
 /** The sign-in of the consent page: the session's access token, HttpOnly, SameSite=Strict, under /oauth, 15 minutes. */

@@ -61,25 +61,22 @@ export default function Overview (): ReactNode {
         <h2 id="usage-h">{t('overview.usage')}</h2>
         <Choice label={t('overview.window')} value={win} onChange={setWin} options={WINDOWS.map(([g, d], i) => [String(i), t(`window.${g}.${d}` as 'window.day.28')])} />
         <ProblemAlert problem={stats.failure?.problem ?? null} />
-        {stats.data && (
-          <>
-            <p className="muted">{t('overview.totals', { submitted: formatNumber(stats.data.totals.submitted), completed: formatNumber(stats.data.totals.completed), spent: formatNumber(stats.data.totals.tokens_spent) })} · {timeZone}</p>
-            <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} stacked />
-          </>
-        )}
+        {/* Rendered before the figures arrive, in boxes of fixed size: the page does not move when they do. */}
+        <p className="muted">{stats.data ? t('overview.totals', { submitted: formatNumber(stats.data.totals.submitted), completed: formatNumber(stats.data.totals.completed), spent: formatNumber(stats.data.totals.tokens_spent) }) : '…'} · {timeZone}</p>
+        <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} stacked />
         <ApiCall method="GET" path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}`} />
       </section>
       <div className="grid">
         <section className="card" aria-labelledby="recent-jobs-h">
           <h2 id="recent-jobs-h">{t('overview.recentJobs')}</h2>
-          {(jobs.data?.items ?? []).length === 0 ? <p className="muted">{t('jobs.none')}</p> : (
-            <ul>{jobs.data!.items.map(j => <li key={j.uuid}><Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} /> <span className="muted">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span></li>)}</ul>
+          {(jobs.data?.items ?? []).length === 0 ? <p className="muted recent">{jobs.loading ? '…' : t('jobs.none')}</p> : (
+            <ul className="recent">{jobs.data!.items.map(j => <li key={j.uuid}><Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} /> <span className="muted">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span></li>)}</ul>
           )}
         </section>
         <section className="card" aria-labelledby="recent-lists-h">
           <h2 id="recent-lists-h">{t('overview.recentLists')}</h2>
-          {(batches.data?.items ?? []).length === 0 ? <p className="muted">{t('lists.none')}</p> : (
-            <ul>{batches.data!.items.map(b => <li key={b.uuid}><Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link> <span className="muted">{t(`batch.${b.status}` as 'batch.completed')} · {formatNumber(b.progress.processed)}/{formatNumber(b.progress.total)}</span></li>)}</ul>
+          {(batches.data?.items ?? []).length === 0 ? <p className="muted recent">{batches.loading ? '…' : t('lists.none')}</p> : (
+            <ul className="recent">{batches.data!.items.map(b => <li key={b.uuid}><Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link> <span className="muted">{t(`batch.${b.status}` as 'batch.completed')} · {formatNumber(b.progress.processed)}/{formatNumber(b.progress.total)}</span></li>)}</ul>
           )}
         </section>
       </div>
