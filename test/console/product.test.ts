@@ -116,7 +116,7 @@ t.test('jobs: filters and sorts are the API\'s; a job\'s detail', async t => {
   const page = w.page
   await visit(w, 'Jobs')
   const all = await jobsOf()
-  await waitForText(page, new RegExp(`${all.length} jobs`))
+  await waitForText(page, new RegExp(`^${all.length} jobs$`, 'm'))
   await toggle(page, 'Invalid')
   const invalid = await jobsOf('&verdict=invalid')
   await waitForText(page, new RegExp(`^${invalid.length} jobs$`, 'm'))
@@ -126,6 +126,11 @@ t.test('jobs: filters and sorts are the API\'s; a job\'s detail', async t => {
   await press(page, 'Score')
   await page.waitForSelector('th[aria-sort=descending] ::-p-text(Score)')
   t.ok(w.requests.some(r => /sort=score/.test(r.url)), 'sorting asks the API')
+  // A prefix long enough to be one job's (UUIDv7: the first 12 hex digits are the creation time).
+  const prefix = String(invalid[0].uuid).slice(0, 28)
+  await fill(page, 'Search', prefix)
+  await waitForText(page, /^1 job$/m)
+  t.ok(w.requests.some(r => r.url.includes(`search=${prefix}`)), 'the search is the API\'s uuid prefix')
   await press(page, invalid[0].email, 'link')
   await page.waitForSelector('[data-testid=result]')
   t.match(page.url(), new RegExp(`/jobs/${String(invalid[0].uuid)}$`))
@@ -213,6 +218,21 @@ t.test('API keys and agents: the secret shown once works, rename, change checks,
   t.equal((await api('GET', '/api/jobs?limit=1', { token: agentToken })).status, 200, 'the agent\'s token works')
   const agents = (await api('GET', '/api/agents', { token })).body.items as Array<Record<string, any>>
   t.ok(agents.some(a => a.name === 'research assistant'), 'the API lists the agent')
+  await page.waitForSelector('section[aria-labelledby=agents-h] tbody tr button')
+  await page.locator('section[aria-labelledby=agents-h] tbody tr button').click()
+  await page.waitForSelector('[role=alertdialog]')
+  await page.locator('[role=alertdialog] button.danger').click()
+  await waitUntil(async () => (await api('GET', '/api/jobs?limit=1', { token: agentToken })).status === 401)
+  t.pass('the agent revoked: the API refuses its token')
+
+  await fill(page, 'Name', 'staging')
+  await toggle(page, 'Test: sandbox answers, free')
+  await press(page, 'Create the key')
+  await page.waitForFunction(() => /^svc_test_/.test(document.querySelector('section[aria-labelledby=new-key-h] [data-testid=secret]')?.textContent ?? ''))
+  const testKey = await page.$eval('section[aria-labelledby=new-key-h] [data-testid=secret]', e => e.textContent ?? '')
+  const sandboxed = await api('POST', '/api/verify', { token: testKey, body: { email: 'someone@console-world.com' } })
+  t.equal(sandboxed.status, 202, 'a test key, as chosen')
+  t.equal(((await api('GET', '/api/keys', { token })).body as Array<Record<string, any>>).find(k => k.name === 'staging')?.environment, 'test')
   assertClean(t, w, 'keys')
 })
 
@@ -328,6 +348,9 @@ t.test('the overview: the period chosen is the query sent; recent jobs are the A
   const recent = (await jobsOf()).slice(0, 5).map(j => j.email as string)
   const shown = await page.$$eval('section[aria-labelledby=recent-jobs-h] li a', a => a.map(x => x.textContent))
   t.same(shown, recent, 'the five most recent jobs')
+  t.equal(await page.$eval('[data-testid=plan]', e => e.textContent), (await api('GET', '/api/subscription', { token })).body.plan.name, 'the plan the API has')
+  const unread = ((await api('GET', '/api/notifications?limit=10', { token })).body.items as Array<{ seen: boolean }>).filter(n => !n.seen).length
+  t.equal(await page.$eval('section[aria-labelledby=unread-h] .stat', e => e.textContent), String(unread), 'the unread count the API has')
   const stats = (await api('GET', `/api/stats/overview?granularity=hour&days=7&time_zone=UTC`, { token })).body
   await waitForText(page, new RegExp(`${String(stats.totals.submitted)} submitted`))
   t.pass('the totals are the API\'s')

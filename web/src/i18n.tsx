@@ -31,6 +31,8 @@ export interface I18n {
   setLocale: (locale: Locale, persist?: boolean) => void
   /** The words of `key` in the current language, `{name}` replaced from `params`. */
   t: (key: MessageKey, params?: Record<string, string | number>) => string
+  /** The plural category of `n` in the language (Intl.PluralRules): French says « 0 tâche », English "0 jobs". */
+  plural: (n: number) => 'one' | 'other'
   /** A number in the language's notation (Intl.NumberFormat). */
   formatNumber: (n: number) => string
   /** An instant (ms since the epoch) in the viewer's time zone (Intl.DateTimeFormat). */
@@ -56,6 +58,7 @@ export function I18nProvider ({ children }: { children: ReactNode }): ReactNode 
   const value = useMemo<I18n>(() => {
     const words = CATALOGUES[locale]
     const numbers = new Intl.NumberFormat(locale)
+    const plurals = new Intl.PluralRules(locale)
     const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
     const dates = new Map<string, Intl.DateTimeFormat>()
     return {
@@ -67,6 +70,7 @@ export function I18nProvider ({ children }: { children: ReactNode }): ReactNode 
         return params ? text.replace(/\{(\w+)\}/g, (whole, name: string) => name in params ? String(params[name]) : whole) : text
       },
       formatNumber: n => numbers.format(n),
+      plural: n => plurals.select(n) === 'one' ? 'one' : 'other',
       formatDate: (ms, options = { dateStyle: 'medium', timeStyle: 'short' }) => {
         const k = JSON.stringify(options)
         let f = dates.get(k)

@@ -99,7 +99,7 @@ function Sessions (): ReactNode {
             <tr key={s.uuid}>
               <td>{formatDate(Date.parse(s.started_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
               <td>{formatDate(Date.parse(s.last_used_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
-              <td>{s.method}{s.client_id ? ` (${s.client_id.slice(0, 8)})` : ''}{s.current ? ` · ${t('sessions.this')}` : ''}</td>
+              <td>{['password', 'confirmation', 'oauth'].includes(s.method) ? t(`sessions.via.${s.method as 'password'}`) : s.method}{s.client_id ? ` (${s.client_id.slice(0, 8)})` : ''}{s.current ? ` · ${t('sessions.this')}` : ''}</td>
               <td>{!s.current && <Confirm label={t('sessions.revoke')} title={t('sessions.revokeTitle')} body={t('sessions.revokeBody')} onConfirm={async () => { await api.DELETE('/api/users/me/sessions/{uuid}', { params: { path: { uuid: s.uuid } } }); sessions.reload() }} />}</td>
             </tr>
           ))}</tbody>

@@ -45,7 +45,7 @@ export default function Billing ({ outcome }: { outcome?: string }): ReactNode {
       <ProblemAlert problem={failure?.problem ?? null} />
       <section className="card" aria-labelledby="plans-h">
         <h2 id="plans-h">{t('billing.plans')}</h2>
-        <p>{t('billing.current', { plan: subscription.data?.plan.name ?? '…', status: subscription.data?.status ?? '' })}{subscription.data?.current_period_end ? ` · ${t('billing.until', { date: formatDate(Date.parse(subscription.data.current_period_end), { dateStyle: 'medium' }) })}` : ''}</p>
+        <p>{t('billing.current', { plan: subscription.data?.plan.name ?? '…', status: subscription.data ? t(`subscription.${subscription.data.status}`) : '' })}{subscription.data?.current_period_end ? ` · ${t('billing.until', { date: formatDate(Date.parse(subscription.data.current_period_end), { dateStyle: 'medium' }) })}` : ''}</p>
         <RadioGroup value={cycle} onChange={v => { setCycle(v as 'monthly' | 'yearly') }} orientation="horizontal">
           <Label>{t('billing.cycle')}</Label>
           <div className="row"><Radio value="monthly"><span className="dot" aria-hidden="true" />{t('billing.monthly')}</Radio><Radio value="yearly"><span className="dot" aria-hidden="true" />{t('billing.yearly')}</Radio></div>

@@ -25,7 +25,7 @@ function JobDetail ({ uuid }: { uuid: string }): ReactNode {
 
 /** Jobs: the interface's filters (status, verdict, creation window, uuid prefix), sorts and pages; a job's detail. */
 export default function Jobs ({ uuid }: { uuid?: string }): ReactNode {
-  const { t, formatDate, formatNumber } = useI18n()
+  const { t, formatDate, formatNumber, plural } = useI18n()
   const [status, setStatus] = useState<string[]>([])
   const [verdict, setVerdict] = useState<string[]>([])
   const [search, setSearch] = useState('')
@@ -73,7 +73,7 @@ export default function Jobs ({ uuid }: { uuid?: string }): ReactNode {
       </section>
       <ProblemAlert problem={jobs.failure?.problem ?? null} />
       <section className="card" aria-labelledby="list-h">
-        <h2 id="list-h">{t('jobs.found', { n: formatNumber(jobs.data?.total ?? 0) })}</h2>
+        <h2 id="list-h">{t(`jobs.found.${plural(jobs.data?.total ?? 0)}`, { n: formatNumber(jobs.data?.total ?? 0) })}</h2>
         <div className="table-wrap" {...scrollable(t('nav.jobs'))}>
           <table>
             <thead><tr>{head('created_at', t('jobs.created'))}<th scope="col">{t('field.email')}</th>{head('status', t('jobs.status'))}{head('verdict', t('jobs.verdict'))}{head('score', t('result.score'))}{head('uuid', 'uuid')}</tr></thead>
