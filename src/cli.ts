@@ -19,7 +19,7 @@ import { banUser, unbanUser } from './commands/ban-user.ts'
 import { endAllSessions, revokeAllSessions } from './commands/refresh-session.ts'
 import { openSessions } from './projections/sessions.ts'
 import { operatorSetPlan } from './commands/subscription.ts'
-import { ApiError, verifyFile } from './client/verify-file.ts'
+import { ListError, VERDICTS, verifyFile, type Verdict } from './client/lists/run.ts'
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -145,16 +145,27 @@ sessions.command('end')
   })
 
 /** A progress bar on stderr (when it is a terminal, or with SVC_PROGRESS=1), with the rate in events per second. */
-function progressBar (label: string, unit = 'events'): { update: (position: number, end: number) => void, stop: () => void } {
-  const bar = new SingleBar({ format: `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_formatted}`, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', hideCursor: true }, Presets.shades_classic)
+function progressBar (label: string, unit = 'events', open = false, resumable = false): { update: (position: number, end: number) => void, stop: () => void } {
+  // `open`: no end known yet (a count and a rate). Rate and ETA count this run's progress
+  // only: a resumed run (`resumable`) starts from where the last one stopped.
+  const format = open ? `${label} | {value} ${unit} | {rate} ${unit}/s` : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_text}`
+  const bar = new SingleBar({ format, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', notTTYSchedule: 500, hideCursor: true }, Presets.shades_classic)
   const t0 = Date.now()
+  let first = 0
   let started = false
+  const payload = (position: number, end: number): { rate: number, eta_text: string } => {
+    const perMs = (position - first) / Math.max(1, Date.now() - t0)
+    const left = end - position
+    const eta = left <= 0 ? '0s' : perMs <= 0 ? '…' : `${Math.ceil(left / perMs / 1000)}s`
+    return { rate: Math.round(perMs * 1000), eta_text: eta }
+  }
   return {
     update: (position, end) => {
-      const rate = Math.round(position / Math.max(1, Date.now() - t0) * 1000)
-      if (!started) { bar.start(end, position, { rate }); started = true } else { bar.setTotal(end); bar.update(position, { rate }) }
+      if (!started) { first = resumable ? position : 0; bar.start(end, position, payload(position, end)); started = true; return }
+      bar.setTotal(end)
+      bar.update(position, payload(position, end))
     },
-    stop: () => { if (started) bar.stop() }
+    stop: () => { if (started) bar.stop(); started = false }
   }
 }
 
@@ -221,29 +232,77 @@ subscription.command('set')
   })
 
 program.command('verify-file')
-  .description('verify the addresses of a CSV file (or one per line) through the public API as one batch, writing results as they complete; resumable')
-  .argument('<input>', 'CSV with an `email` column (or --column), or one address per line')
-  .requiredOption('--out <results.csv>', 'where results go (email, verdict, reason, score, flags, did_you_mean), in input order')
+  .description('verify a list file (CSV, TSV, text, XLSX) through the public API and write it back with result columns: every row, in order, with its own columns; resumable')
+  .argument('<input>', 'the list: CSV or TSV (delimiter, quoting and header detected), text (one address a line) or XLSX (first sheet)')
+  .option('--out <file>', 'the list with result columns, every row in input order (.csv, .tsv or .xlsx: by its name)')
+  .option('--split <dir>', 'also one file per verdict in <dir> (valid, risky, invalid, unknown; unverified for empty, unparsable or pending rows)')
+  .option('--only <verdicts>', 'only rows of these verdicts in --out (comma-separated: valid,risky,invalid,unknown)')
+  .option('--column <name|n>', 'the column holding the addresses: its header name or its number from 1 (detected otherwise)')
+  .option('--estimate', 'only say what the list costs against the balance; nothing is sent')
+  .option('--partial', 'when the balance does not cover the list: verify what it covers now, mark the rest pending, say what it needs')
+  .option('--resume', 'go on with the interrupted or partial run whose state is beside --out (or in --split)')
+  .option('--force', 'replace an existing --out or --split results (and an interrupted run\'s state)')
   .option('--api-url <url>', 'the service (default: SVC_API_URL, else http://127.0.0.1:8080)')
   .option('--api-key <key>', 'an API key with email:verify:bulk and results:read (default: SVC_API_KEY)')
-  .option('--chunk-size <n>', 'addresses per request, at most the plan\'s max_chunk_size', positiveInt, 1000)
-  .option('--column <name>', 'the column holding the addresses')
+  .option('--chunk-size <n>', 'addresses per request (default and at most: the plan\'s max_chunk_size)', positiveInt)
   .option('--checks <list>', 'comma-separated checks (default: every check the key and plan allow)')
-  .option('--name <text>', 'a name for the batch')
-  .option('--resume <batch-uuid>', 'go on with an interrupted run of this batch (its state is kept beside --out)')
-  .action(async (input: string, opts: { out: string, apiUrl?: string, apiKey?: string, chunkSize: number, column?: string, checks?: string, name?: string, resume?: string }) => {
+  .option('--name <text>', 'a name for the batches (default: the input\'s file name)')
+  .action(async (input: string, opts: { out?: string, split?: string, only?: string, column?: string, estimate?: boolean, partial?: boolean, resume?: boolean, force?: boolean, apiUrl?: string, apiKey?: string, chunkSize?: number, checks?: string, name?: string }) => {
     const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
     if (!apiKey) usage('an API key is needed (--api-key or SVC_API_KEY)')
-    const bar = progressBar('verify', 'addresses')
+    if (!opts.estimate && opts.out === undefined && opts.split === undefined) usage('say where results go: --out <file>, --split <dir>, or both (or --estimate)')
+    const only = opts.only?.split(',').map(v => v.trim()).filter(v => v !== '')
+    if (only && only.some(v => !(VERDICTS as readonly string[]).includes(v))) usage(`--only takes verdicts among ${VERDICTS.join(', ')}`)
+    if (opts.only !== undefined && opts.out === undefined) usage('--only filters --out: give --out too')
+    const bars = new Map<string, ReturnType<typeof progressBar>>()
+    const controller = new AbortController()
+    let interrupts = 0
+    const onInterrupt = (): void => {
+      if (++interrupts > 1) process.exit(130)
+      process.stderr.write('\nstopping: writing the results already done (Ctrl-C again to quit at once)\n')
+      controller.abort()
+    }
+    process.on('SIGINT', onInterrupt)
     try {
-      const r = await verifyFile({ input, out: opts.out, api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080', api_key: apiKey, chunk_size: opts.chunkSize, column: opts.column, checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''), name: opts.name, resume: opts.resume, onProgress: bar.update })
-      bar.stop()
+      const r = await verifyFile({
+        input,
+        out: opts.out,
+        split: opts.split,
+        only: only as Verdict[] | undefined,
+        force: opts.force === true,
+        estimate: opts.estimate === true,
+        partial: opts.partial === true,
+        resume: opts.resume === true,
+        api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080',
+        api_key: apiKey,
+        chunk_size: opts.chunkSize,
+        column: opts.column,
+        checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''),
+        name: opts.name,
+        signal: controller.signal,
+        onProgress: (phase, done, total) => {
+          let bar = bars.get(phase)
+          if (!bar) {
+            for (const b of bars.values()) b.stop()
+            bar = progressBar(phase, phase === 'verify' ? 'addresses' : 'rows', total === null, phase === 'verify')
+            bars.set(phase, bar)
+          }
+          bar.update(done, total ?? done)
+        }
+      })
+      for (const b of bars.values()) b.stop()
       console.log(JSON.stringify(r))
+      if ('complete' in r && !r.complete) {
+        console.error(`${r.pending_rows} rows pending: ${r.stopped ?? ''}${r.tokens_needed > 0 ? `; the rest needs ${r.tokens_needed} tokens` : ''}; run again with --resume to finish`)
+        if (!opts.partial || (r.stopped !== null && !r.stopped.startsWith('the balance covered'))) process.exitCode = 1
+      }
     } catch (err) {
-      bar.stop()
-      if (!(err instanceof ApiError)) throw err
+      for (const b of bars.values()) b.stop()
+      if (!(err instanceof ListError)) throw err
       console.error(`error: ${err.message}${err.code ? ` (${err.code})` : ''}`)
       process.exitCode = 1
+    } finally {
+      process.off('SIGINT', onInterrupt)
     }
   })
 

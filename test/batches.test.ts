@@ -411,62 +411,6 @@ t.test('intake closes after BATCH_INTAKE_IDLE_S without a chunk', async t => {
   await waitUntil(async () => (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body.status === 'completed', 15_000)
 })
 
-t.test('svc verify-file: a CSV through the public API in chunks, a progress bar, results in input order; killed, then resumed from the batch uuid', async t => {
-  const { spawn } = await import('node:child_process')
-  const { writeFileSync, readFileSync, existsSync } = await import('node:fs')
-  const { join } = await import('node:path')
-  const dir = t.testdir()
-  const owner = await account('files@example.com', 50_000)
-  await operatorSetPlan(service.core.ctx, { email: 'files@example.com', plan: 'pro', cycle: 'monthly', period_end: null, grant: false, operator: 'test' })
-  await waitUntil(async () => (await api('GET', '/api/subscription', { token: owner.token })).body.limits.max_batch_size === 5_000)
-  const rows = Array.from({ length: 3_000 }, (_, i) => `${i % 3 === 0 ? 'ok' : 'no'}f${i}@${DOMAINS[i % 4]}`)
-  rows.splice(10, 0, rows[3], 'not an address', rows[7].toUpperCase())
-  const input = join(dir, 'list.csv')
-  writeFileSync(input, 'name,email\n' + rows.map((e, i) => `"Person, ${i}",${e}`).join('\n') + '\n')
-  const out = join(dir, 'results.csv')
-  const cli = new URL('../src/cli.ts', import.meta.url).pathname
-  const env = { ...process.env, SVC_API_URL: service.url, SVC_API_KEY: owner.key, SVC_PROGRESS: '1' }
-  const run = (args: string[]): { child: ReturnType<typeof spawn>, done: Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }> } => {
-    const child = spawn(process.execPath, [cli, 'verify-file', input, '--out', out, '--chunk-size', '50', '--checks', 'smtp', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.on('data', (b: Buffer) => { stdout += b.toString() })
-    child.stderr!.on('data', (b: Buffer) => { stderr += b.toString() })
-    return { child, done: new Promise(resolve => child.once('exit', (code, signal) => resolve({ code, signal, stdout, stderr }))) }
-  }
-  const first = run([])
-  const statePath = `${out}.state.json`
-  let killed = false
-  await waitUntil(() => {
-    if (!existsSync(statePath)) return false
-    try {
-      const s = JSON.parse(readFileSync(statePath, 'utf8'))
-      if (s.rows_sent >= 500 && !s.final_sent) { first.child.kill('SIGKILL'); killed = true; return true }
-    } catch {}
-    return false
-  }, 30_000)
-  const dead = await first.done
-  t.ok(killed && dead.signal === 'SIGKILL', 'the first run was killed while it sent chunks')
-  const uuid = JSON.parse(readFileSync(statePath, 'utf8')).batch_uuid as string
-  const second = await run(['--resume', uuid]).done
-  t.equal(second.code, 0, second.stderr.slice(-300))
-  const summary = JSON.parse(second.stdout)
-  t.match(summary, { batch_uuid: uuid, rows: 3_003 })
-  t.match(second.stderr, /verify \[.*\] \d+% \| \d+\/3003 addresses \| \d+ addresses\/s \| ETA/, 'a progress bar with rate and ETA')
-  const written = parse(readFileSync(out, 'utf8'), { columns: true }) as Array<Record<string, string>>
-  const unique: string[] = []
-  const seen = new Set<string>()
-  for (const e of rows) {
-    const k = e.includes('@') ? `${e.slice(0, e.lastIndexOf('@'))}@${e.slice(e.lastIndexOf('@') + 1).toLowerCase()}` : e
-    if (!seen.has(k)) { seen.add(k); unique.push(k) }
-  }
-  t.equal(summary.unique, unique.length, 'nothing sent twice was added twice')
-  t.same(written.map(r => r.email), unique, 'every unique address once, in input order, across the kill')
-  const wrong = written.filter(r => r.email !== 'not an address' && r.verdict !== expectedVerdict(r.email))
-  t.same(wrong.slice(0, 3), [], `${wrong.length} results differ from the world's ground truth`)
-  t.match(written.find(r => r.email === 'not an address'), { verdict: 'invalid', reason: 'invalid_syntax' })
-})
-
 t.test('batch items count in the account\'s statistics and the public summary', async t => {
   const who = await account('stats@example.com', 1_000)
   const before = (await api('GET', '/api/stats/summary')).body

@@ -62,7 +62,7 @@ function candidates (emails: readonly string[]): Candidate[] {
  * check the key and the plan allow.
  * @throws DomainError invalid `create_batch.invalid_checks`; forbidden `create_batch.check_not_allowed`.
  */
-function checksFor (by: BatchSubmitter, requested: readonly string[] | undefined): CheckName[] {
+export function checksFor (by: BatchSubmitter, requested: readonly string[] | undefined): CheckName[] {
   if (requested && !requested.every(isCheckName)) throw new DomainError('invalid', 'create_batch.invalid_checks', `checks must be among: ${CHECK_NAMES.join(', ')}`)
   // Without a list: every check the key and the plan allow.
   const checks = requested && requested.length > 0

@@ -39,6 +39,10 @@ export interface BatchItemEntry {
   flags: string[]
   /** Sealed. */
   did_you_mean: string | null
+  /** Sealed; absent on items recorded before the field existed. */
+  mx_host?: string | null
+  smtp_provider?: string | null
+  checked_at?: string | null
 }
 
 /** Items per document of `batch_item_blocks` (a results page of up to 96 reads one or two). */
@@ -142,7 +146,7 @@ export const batchesProjection: Projection = {
           if (item === null) return undefined
           verdicts[r.verdict] = (verdicts[r.verdict] ?? 0) + 1
           reasons[r.reason] = (reasons[r.reason] ?? 0) + 1
-          return { ...item, status: 'done', verdict: r.verdict, reason: r.reason, score: r.score, flags: r.flags, did_you_mean: r.did_you_mean }
+          return { ...item, status: 'done', verdict: r.verdict, reason: r.reason, score: r.score, flags: r.flags, did_you_mean: r.did_you_mean, mx_host: r.mx_host ?? null, smtp_provider: r.smtp_provider ?? null, checked_at: r.checked_at ?? null }
         })
         next = { ...next, processed: doc.processed + e.data.results.length, by_verdict: verdicts, by_reason: reasons }
         break
@@ -185,7 +189,7 @@ export async function listBatches (rc: ReadContext, owner: string, page: { limit
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */
-export interface BatchItemView { i: number, email: string, status: BatchItemEntry['status'], verdict: string | null, reason: string | null, score: number | null, flags: string[], did_you_mean: string | null }
+export interface BatchItemView { i: number, email: string, status: BatchItemEntry['status'], verdict: string | null, reason: string | null, score: number | null, flags: string[], did_you_mean: string | null, mx_host: string | null, smtp_provider: string | null, checked_at: string | null }
 
 /**
  * Items `from` to `from + limit - 1` of a batch, in order, unsealed. Cost: one range of the
@@ -211,7 +215,10 @@ export async function batchItems (rc: ReadContext, owner: string, batchUuid: str
     reason: d.reason,
     score: d.score,
     flags: d.flags,
-    did_you_mean: d.did_you_mean === null ? null : (await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED
+    did_you_mean: d.did_you_mean === null ? null : (await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED,
+    mx_host: d.mx_host === undefined || d.mx_host === null ? null : (await rc.sealer.unseal(owner, d.mx_host)) ?? ERASED,
+    smtp_provider: d.smtp_provider ?? null,
+    checked_at: d.checked_at ?? null
   })))
 }
 

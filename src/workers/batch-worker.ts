@@ -82,7 +82,10 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
         score: r.score,
         flags: r.flags,
         did_you_mean: r.did_you_mean === null ? null : await ctx.sealer.seal(s.user_uuid, r.did_you_mean),
-        charge: s.cost_per_item === 0 ? 0 : Math.min(s.cost_per_item, chargeFor(r, s.checks))
+        charge: s.cost_per_item === 0 ? 0 : Math.min(s.cost_per_item, chargeFor(r, s.checks)),
+        mx_host: r.mx === null ? null : await ctx.sealer.seal(s.user_uuid, r.mx.host),
+        smtp_provider: r.mx?.provider ?? null,
+        checked_at: r.checked_at
       })
       options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason })
     }

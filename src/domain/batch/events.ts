@@ -61,6 +61,12 @@ export interface BatchItemResult {
   did_you_mean: string | null
   /** Tokens this item costs (0 for `unknown`, invalid syntax and test keys). */
   charge: number
+  /** The MX host asked (sealed: it names the domain's mail server); absent before this field existed. */
+  mx_host?: string | null
+  /** The mailbox provider of that host (`google`, `microsoft`…; not personal), when known. */
+  smtp_provider?: string | null
+  /** When the address was verified (ISO 8601). */
+  checked_at?: string
 }
 
 /** Results of some items of one chunk, as the engine finished them; `sandbox` for a test key's batch (simulated, never in the public statistics). */

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
-import { addChunk, createBatch, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batches.ts'
-import { CHECK_NAMES } from '../../domain/checks.ts'
+import { addChunk, checksFor, createBatch, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batches.ts'
+import { CHECK_NAMES, costOf } from '../../domain/checks.ts'
+import { getWallet } from '../../projections/wallets.ts'
 import { batchItems, getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
 import { getUserDoc } from '../../projections/users.ts'
 import { principalOf, type Principal } from '../plugins/auth.ts'
@@ -49,8 +50,11 @@ const BatchItem = z.object({
   reason: ReasonSchema.nullable(),
   score: z.number().nullable(),
   flags: z.array(FlagSchema),
-  did_you_mean: z.string().nullable()
-}).meta({ id: 'BatchItem', examples: [{ index: 0, email: 'jane@example.com', status: 'done', verdict: 'valid', reason: 'accepted_email', score: 100, flags: [], did_you_mean: null }, { index: 1, email: 'jhon@gmial.com', status: 'done', verdict: 'risky', reason: 'low_quality', score: 50, flags: ['possible_typo', 'free'], did_you_mean: 'jhon@gmail.com' }, { index: 2, email: 'sales@example.org', status: 'pending', verdict: null, reason: null, score: null, flags: [], did_you_mean: null }] })
+  did_you_mean: z.string().nullable(),
+  mx_host: z.string().nullable().meta({ description: 'the MX host asked (null when none was, or for results recorded before this field)' }),
+  smtp_provider: z.string().nullable().meta({ description: 'the mailbox provider of that host (`google`, `microsoft`, …) when known' }),
+  checked_at: Timestamp.nullable().meta({ description: 'when the address was verified; null while pending' })
+}).meta({ id: 'BatchItem', examples: [{ index: 0, email: 'jane@example.com', status: 'done', verdict: 'valid', reason: 'accepted_email', score: 100, flags: [], did_you_mean: null, mx_host: 'mx1.example.com', smtp_provider: null, checked_at: '2026-11-25T09:00:00.000Z' }, { index: 1, email: 'jhon@gmial.com', status: 'done', verdict: 'risky', reason: 'low_quality', score: 50, flags: ['possible_typo', 'free'], did_you_mean: 'jhon@gmail.com', mx_host: 'mx.gmial.com', smtp_provider: null, checked_at: '2026-11-25T09:00:01.000Z' }, { index: 2, email: 'sales@example.org', status: 'pending', verdict: null, reason: null, score: null, flags: [], did_you_mean: null, mx_host: null, smtp_provider: null, checked_at: null }] })
 
 const Emails = z.array(z.string().max(MAX_BATCH_EMAIL)).meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
 
@@ -65,6 +69,21 @@ const AddChunk = z.object({
   emails: Emails,
   final: z.boolean().optional().meta({ description: '`true` closes intake with this chunk' })
 })
+
+const EstimateRequest = z.object({
+  addresses: z.number().int().min(0).max(100_000_000).meta({ description: 'unique valid addresses the list holds (invalid ones cost nothing)' }),
+  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: 'the checks the batch would run; all the key and plan allow when omitted' })
+}).meta({ examples: [{ addresses: 12_000 }] })
+const Estimate = z.object({
+  checks: z.array(z.string()).meta({ description: 'the checks, with their dependencies' }),
+  cost_per_address: z.number().int().meta({ description: 'tokens per unique valid address (0 for a test key)' }),
+  addresses: z.number().int(),
+  cost: z.number().int().meta({ description: 'tokens the list would reserve: `addresses × cost_per_address` (an address whose answer is `unknown` is released, so the charge is at most this)' }),
+  balance: z.number().int().meta({ description: 'tokens available now' }),
+  covered: z.number().int().meta({ description: 'how many of the addresses the balance covers' }),
+  max_batch_size: z.number().int().meta({ description: 'unique valid addresses a batch may hold on the plan' }),
+  max_chunk_size: z.number().int().meta({ description: 'addresses a request may carry on the plan' })
+}).meta({ id: 'BatchEstimate', examples: [{ checks: ['syntax', 'dns', 'smtp'], cost_per_address: 8, addresses: 12_000, cost: 96_000, balance: 20_000, covered: 2_500, max_batch_size: 10_000, max_chunk_size: 2_000 }] })
 
 const submitterOf = (p: Principal): BatchSubmitter => ({ user_uuid: p.user_uuid, environment: p.environment, key_uuid: p.key_uuid, agent_uuid: p.agent_uuid, enabled_checks: p.enabled_checks, plan: p.plan })
 
@@ -169,6 +188,27 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   })
 
   app.route({
+    method: 'POST',
+    url: '/api/batches/estimate',
+    config: { auth: 'any', scope: 'email:verify:bulk', invalid: 'estimate_batch.invalid_request' },
+    schema: {
+      operationId: 'estimateBatch',
+      summary: 'What a list of this many unique valid addresses would cost, against the balance, before anything is spent (nothing is reserved)',
+      tags,
+      body: EstimateRequest,
+      response: { 200: Estimate, ...problems(...BODY_PROBLEMS, 401, 403, 429) }
+    },
+    handler: async request => {
+      const p = principalOf(request)
+      const checks = checksFor(submitterOf(p), request.body.checks)
+      const per = p.environment === 'test' ? 0 : costOf(checks)
+      const balance = (await getWallet(rt.ctx, p.user_uuid))?.balance ?? 0
+      const addresses = request.body.addresses
+      return { checks, cost_per_address: per, addresses, cost: addresses * per, balance, covered: per === 0 ? addresses : Math.min(addresses, Math.floor(balance / per)), max_batch_size: p.plan.max_batch_size, max_chunk_size: p.plan.max_chunk_size }
+    }
+  })
+
+  app.route({
     method: 'GET',
     url: '/api/batches/:uuid',
     config: { auth: 'any', scope: 'results:read' },
@@ -218,7 +258,7 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
           description: 'A page of results (JSON), or every result as CSV with a header line',
           content: {
             'application/json': { schema: Paginated(BatchItem) },
-            'text/csv': { schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean' }) }
+            'text/csv': { schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at' }) }
           }
         },
         ...problems(400, 401, 403, 404, 429)
@@ -229,13 +269,13 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const doc = await getBatch(rt.ctx, owner, request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       if (prefersCsv(request.headers.accept)) {
-        const csv = stringify({ header: true, columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean'] })
+        const csv = stringify({ header: true, columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at'] })
         const total = doc.total
         void (async () => {
           try {
             for (let from = 0; from < total; from += CSV_PAGE) {
               for (const it of await batchItems(rt.ctx, owner, doc.uuid, from, CSV_PAGE)) {
-                const row = [it.i, it.email, it.status, it.verdict ?? '', it.reason ?? '', it.score ?? '', it.flags.join(' '), it.did_you_mean ?? '']
+                const row = [it.i, it.email, it.status, it.verdict ?? '', it.reason ?? '', it.score ?? '', it.flags.join(' '), it.did_you_mean ?? '', it.mx_host ?? '', it.smtp_provider ?? '', it.checked_at ?? '']
                 // Back-pressure: wait while the client reads slower than we write.
                 if (!csv.write(row)) await new Promise(resolve => csv.once('drain', resolve))
               }
