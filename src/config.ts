@@ -70,6 +70,8 @@ export const ConfigSchema = z.object({
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
   BATCH_INTAKE_IDLE_S: z.coerce.number().positive().max(30 * 86_400).default(86_400),
+  LIST_FILE_RETENTION_DAYS: z.coerce.number().positive().max(3_650).default(30),
+  LIST_FILE_SWEEP_S: z.coerce.number().positive().max(86_400).default(3_600),
   BATCH_CHUNK_GRACE_S: z.coerce.number().positive().max(86_400).default(120)
 })
 
@@ -137,6 +139,8 @@ export interface Config {
   registrations_per_hour: { client: number, domain: number, all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
   batch_intake_idle_s: number
+  /** Days a list's file is kept beside its batch (`LIST_FILE_RETENTION_DAYS`, default 30), and how often expired ones are removed (s; `LIST_FILE_SWEEP_S`, default 1 h). */
+  list_files: { retention_days: number, sweep_s: number }
   /** A chunk's reservation whose chunk did not appear this long after it was made is released (s; `BATCH_CHUNK_GRACE_S`, default 120). */
   batch_chunk_grace_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
@@ -212,6 +216,7 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
     batch_chunk_grace_s: c.BATCH_CHUNK_GRACE_S,
+    list_files: { retention_days: c.LIST_FILE_RETENTION_DAYS, sweep_s: c.LIST_FILE_SWEEP_S },
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

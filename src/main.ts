@@ -26,6 +26,9 @@ import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
 import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
 import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
+import { startBlobWorker, BLOB_EVENTS } from './workers/blob-worker.ts'
+import type { BlobStore } from './infra/blobs/port.ts'
+import { FileBlobStore } from './infra/blobs/files.ts'
 import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
@@ -87,7 +90,7 @@ export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', '
 export type Role = typeof ROLES[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each), as each worker declares them. */
-export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, batches: BATCH_WORKER_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS } as const
+export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, batches: BATCH_WORKER_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS, blobs: BLOB_EVENTS } as const
 
 export interface Service {
   role: Role
@@ -196,6 +199,16 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     consumers.push(await startMailerWorker(ctx, bus, mailer))
     closers.unshift(() => mailer.close())
   }
+  // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
+  const serving = role === 'serve' || role === 'api'
+  const blobs: BlobStore | null = serving || role === 'worker:mailer'
+    ? config.mongodb_url ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url) : new FileBlobStore(join(config.data_dir, 'blobs'))
+    : null
+  if (blobs) closers.push(() => blobs.close())
+  if (bus && blobs && (role === 'serve' || role === 'worker:mailer')) {
+    // The mailer's role keeps the erasure of what customers leave behind: their kept files too.
+    consumers.push(await startBlobWorker(ctx, bus, blobs, { sweep_ms: config.list_files.sweep_s * 1000, sweep: runner !== null || role === 'worker:mailer', log: (msg, err) => { log.error({ err }, msg) } }))
+  }
   // Consumers stop before the bus closes.
   closers.unshift(async () => { for (const c of consumers) await c.stop() })
 
@@ -230,7 +243,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
   const waits = runner ? new CompletionWaits(runner) : null
   if (waits) metrics.watchWaits(() => waits.pending)
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits, blobs: blobs! }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

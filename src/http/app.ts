@@ -25,6 +25,7 @@ import { notificationRoutes } from './routes/notifications.ts'
 import { oauthRoutes } from './routes/oauth.ts'
 import { mcpRoutes } from './routes/mcp.ts'
 import { consoleRoutes } from './routes/console.ts'
+import { batchSourceRoutes } from './routes/batch-sources.ts'
 import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
@@ -128,6 +129,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   notificationRoutes(app, rt)
   await oauthRoutes(app, rt)
   await mcpRoutes(app, rt)
+  batchSourceRoutes(app, rt)
   referenceRoutes(app)
   await consoleRoutes(app)
   return app

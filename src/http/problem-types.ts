@@ -90,6 +90,10 @@ export const PROBLEM_REASONS: Readonly<Record<string, ProblemReason>> = {
   unavailable: { status: 503, title: 'Billing unavailable', meaning: 'Billing is not configured on this service, or Stripe did not answer.', action: 'Try again later, or contact the operator.' },
   method_not_allowed: { status: 405, title: 'Method not offered', meaning: 'This MCP endpoint is stateless: it answers POST only.', action: 'POST JSON-RPC messages.' },
   disposable_email: { status: 400, title: 'Disposable address', meaning: 'Sign-up takes lasting addresses only: this one belongs to a disposable mailbox provider.', action: 'Sign up with an address you keep.' },
+  too_large: { status: 413, title: 'File too large', meaning: 'The list file is larger than a kept file may be on your plan (2 KiB for each address a batch may hold, at least 4 MiB).', action: 'Keep fewer columns, or split the list.' },
+  unsupported_file: { status: 415, title: 'Not a list file', meaning: 'The file is not CSV, TSV, text or XLSX (an Excel 97–2003 `.xls`, say), or it is empty.', action: 'Save it as CSV or XLSX and send it again.' },
+  upload_failed: { status: 400, title: 'Upload broken off', meaning: 'The file did not arrive whole (the connection closed before its end); nothing was kept.', action: 'Send it again.' },
+  gone: { status: 410, title: 'No longer kept', meaning: 'The list file was removed (its retention ended, or the account\'s data was erased).', action: 'The results are still in the batch: `GET /api/batches/{uuid}/results`.' },
   undeliverable_email: { status: 400, title: 'Undeliverable address', meaning: 'Mail to this address would not arrive (its domain or mailbox does not exist), so the confirmation code could not reach it.', action: 'Check the address.' }
 }
 

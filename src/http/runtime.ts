@@ -1,3 +1,4 @@
+import type { BlobStore } from '../infra/blobs/port.ts'
 import type { CommandContext } from '../commands/context.ts'
 import type { ServiceMetrics } from '../infra/metrics.ts'
 import type { RateCounter } from '../infra/ratelimit/port.ts'
@@ -19,5 +20,6 @@ export interface HttpRuntime {
   metrics: ServiceMetrics
   /** Reads that wait for a job or a batch to end (`?wait=`); null where no read models are followed. */
   waits: CompletionWaits | null
-
+  /** Where customers' kept files are (a list's original file, sealed). */
+  blobs: BlobStore
 }

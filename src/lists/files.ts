@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs'
-import { Transform, type Readable, type TransformCallback } from 'node:stream'
+import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
@@ -267,5 +267,29 @@ export async function openWriter (path: string, layout: Layout, sheetName = 'Res
       renameSync(partial, path)
     },
     abort: async () => { csv.destroy(); file.destroy(); rmSync(partial, { force: true }) }
+  }
+}
+
+/**
+ * Writes rows into a stream (a download answered as it is written): CSV with the layout's
+ * delimiter, line ending and byte-order mark, or XLSX streamed by exceljs. `close` ends the
+ * stream; `abort` destroys it (the reader sees a broken download, not a short file).
+ */
+export function streamWriter (target: Writable, layout: Layout, sheetName = 'Results'): RowWriter {
+  if (layout.format === 'xlsx') {
+    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: target, useStyles: true, useSharedStrings: false })
+    const sheet = book.addWorksheet(sheetName)
+    return {
+      write: async cells => { sheet.addRow(cells).commit() },
+      close: async () => { sheet.commit(); await book.commit() },
+      abort: async () => { target.destroy(new Error('the file could not be written to the end')) }
+    }
+  }
+  const csv = stringify({ delimiter: layout.delimiter, record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix', bom: layout.bom, cast: { date: d => d.toISOString(), boolean: b => b ? 'true' : 'false' } })
+  csv.pipe(target)
+  return {
+    write: async cells => { if (!csv.write(cells.map(c => c === null ? '' : c))) await once(csv, 'drain') },
+    close: async () => { csv.end(); await once(csv, 'end') },
+    abort: async () => { csv.unpipe(target); target.destroy(new Error('the file could not be written to the end')) }
   }
 }

@@ -1,4 +1,5 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
+import type { BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../infra/crypto/sealer.ts'
 import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 
@@ -26,7 +27,14 @@ export interface BatchDoc {
   by_reason: Record<string, number>
   tokens: { reserved: number, captured: number, released: number }
   revision: number
+  /** The list's file kept beside the batch (its name sealed), or none; absent on documents written before files were kept. */
+  source?: BatchSourceDoc | null
+  /** When the kept file goes (the retention sweep's index); null without one. */
+  source_expires_at?: string | null
 }
+
+/** A kept file as the read model holds it (issue "Lists at leader parity", item 5). */
+export interface BatchSourceDoc { blob_id: string, file_name: string, format: 'csv' | 'txt' | 'xlsx', bytes: number, column: string | null, attached_at: string, expires_at: string }
 
 /** An item of a batch as its block keeps it: the address sealed. */
 export interface BatchItemEntry {
@@ -65,7 +73,7 @@ export interface BatchItemBlockDoc {
 }
 
 /** Lists by account, newest first; the idle sweep by status and latest chunk; erasure by account. */
-export const BATCHES = collection({ name: 'batches', projection: 'batches', fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text' }, indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid']] })
+export const BATCHES = collection({ name: 'batches', projection: 'batches', fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' }, indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']] })
 /** Pages of a batch's results are ranges of `block` (no offset scan, whatever the batch's size); erasure by account. */
 export const BATCH_ITEM_BLOCKS = collection({ name: 'batch_item_blocks', projection: 'batches', fields: { batch_uuid: 'text', block: 'number', user_uuid: 'text' }, indexes: [['batch_uuid', 'block'], ['user_uuid']] })
 
@@ -110,11 +118,22 @@ const tally = (counts: Record<string, number>, key: string, delta = 1): Record<s
  */
 export const batchesProjection: Projection = {
   name: 'batches',
-  version: 2,
+  version: 3,
   collections: [BATCHES, BATCH_ITEM_BLOCKS],
-  event_types: ['BatchCreated', 'BatchItemsAdded', 'BatchIntakeClosed', 'BatchResultsRecorded', 'BatchItemsDeferred', 'BatchChunkProcessed', 'BatchCompleted', 'UserDeleted'],
+  event_types: ['BatchCreated', 'BatchItemsAdded', 'BatchIntakeClosed', 'BatchResultsRecorded', 'BatchItemsDeferred', 'BatchChunkProcessed', 'BatchCompleted', 'BatchSourceAttached', 'BatchSourceRemoved', 'UserDeleted'],
   async apply (event, writer) {
     if (event.type === 'UserDeleted') { eraseAccount(writer, [BATCHES, BATCH_ITEM_BLOCKS], event.data.user_uuid as string); return }
+    if (event.type === 'BatchSourceAttached' || event.type === 'BatchSourceRemoved') {
+      // Events of the batch's file stream (revisions of their own): applied by blob id, so a replay changes nothing.
+      const e = event as unknown as BatchSourceEvent
+      const doc = await writer.get<BatchDoc>(BATCHES, e.data.batch_uuid)
+      if (doc === null) return
+      if (e.type === 'BatchSourceAttached') {
+        const { batch_uuid: _b, user_uuid: _u, ...kept } = e.data
+        writer.put(BATCHES, { ...doc, source: kept, source_expires_at: kept.expires_at })
+      } else if (doc.source?.blob_id === e.data.blob_id) writer.put(BATCHES, { ...doc, source: null, source_expires_at: null })
+      return
+    }
     const e = event as unknown as BatchEvent
     const id = e.data.batch_uuid
     if (e.type === 'BatchCreated') {
@@ -220,6 +239,18 @@ export async function batchItems (rc: ReadContext, owner: string, batchUuid: str
     smtp_provider: d.smtp_provider ?? null,
     checked_at: d.checked_at ?? null
   })))
+}
+
+/** Kept files whose retention ended before `before` (the blob worker's sweep). Cost: an index range on source_expires_at, at most `limit`. */
+export async function expiredSources (rc: ReadContext, before: string, limit = 100): Promise<Array<{ batch_uuid: string, user_uuid: string, blob_id: string }>> {
+  const docs = await rc.reads.collection<BatchDoc>(BATCHES).find({ where: { source_expires_at: { lte: before } }, sort: [['source_expires_at', 1]], limit })
+  return docs.filter(d => d.source).map(d => ({ batch_uuid: d.uuid, user_uuid: d.user_uuid, blob_id: d.source!.blob_id }))
+}
+
+/** A batch's kept file with its name opened, or null. */
+export async function batchSource (rc: ReadContext, doc: BatchDoc): Promise<(BatchSourceDoc & { name: string }) | null> {
+  if (!doc.source) return null
+  return { ...doc.source, name: (await rc.sealer.unseal(doc.user_uuid, doc.source.file_name)) ?? ERASED }
 }
 
 /** Batches whose intake is open and whose latest chunk came before `before` (the idle sweep). Cost: an index range on (status, last_chunk_at), at most `limit`. */

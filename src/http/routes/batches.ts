@@ -34,7 +34,13 @@ export const Batch = z.object({
   tokens: z.object({ reserved: z.number(), captured: z.number(), released: z.number() }),
   created_at: Timestamp,
   closed_at: Timestamp.nullable(),
-  completed_at: Timestamp.nullable()
+  completed_at: Timestamp.nullable(),
+  source: z.object({
+    format: z.enum(['csv', 'txt', 'xlsx']),
+    bytes: z.number().int(),
+    attached_at: Timestamp,
+    expires_at: Timestamp
+  }).nullable().meta({ description: 'the list\'s file kept beside the batch (`GET /api/batches/{uuid}/source` returns it with results), or null' })
 }).meta({ id: 'Batch' })
 type BatchView = z.infer<typeof Batch>
 
@@ -104,7 +110,8 @@ export function batchView (b: BatchDoc): BatchView {
     tokens: b.tokens,
     created_at: b.created_at,
     closed_at: b.closed_at,
-    completed_at: b.completed_at
+    completed_at: b.completed_at,
+    source: b.source ? { format: b.source.format, bytes: b.source.bytes, attached_at: b.source.attached_at, expires_at: b.source.expires_at } : null
   }
 }
 
