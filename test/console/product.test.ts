@@ -16,7 +16,8 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { parse } from 'csv-parse/sync'
 import { join } from 'node:path'
 import type { Page } from 'puppeteer-core'
 import { startMailWorld } from '../support/mail-world.ts'
@@ -153,7 +154,7 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   await visit(w, 'Lists')
   const input = await page.$('input[type=file]')
   await input!.uploadFile(file)
-  await waitForText(page, /6 rows, 4 unique addresses/)
+  await waitForText(page, /6 rows, 5 unique addresses/)
   t.match(await page.$eval('.react-aria-Select .react-aria-SelectValue', e => e.textContent), /^email$/, 'the address column was detected')
   t.match(await textOf(page), /1 values are not addresses/)
   const balance = (await api('GET', '/api/wallet', { token })).body.balance as number
@@ -167,17 +168,41 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   const batch = (await api('GET', `/api/batches/${uuid}`, { token })).body
   t.equal(batch.name, 'customers.csv', 'the list keeps the file\'s name')
   t.equal(batch.progress.total, 5, 'five unique values (one not an address) went to the API')
-  t.equal(batch.duplicates, 1)
+  t.equal(batch.duplicates, 0, 'the page sent each address once (the repeated row stays in the file)')
   for (const v of ['valid', 'risky', 'invalid', 'unknown']) {
     t.equal(await page.$eval(`[data-testid=count-${v}]`, e => e.textContent), String(batch.results.by_verdict[v]), `the ${v} count is the API's`)
   }
   t.equal(batch.results.by_verdict.valid, 3, 'jane, john and mary are valid in the mail world')
-  await press(page, 'Download the results (CSV)')
-  await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('.csv')))
-  const downloaded = readFileSync(join(downloads, readdirSync(downloads).find(f => f.endsWith('.csv'))!), 'utf8')
+  await press(page, 'Download the results only (CSV)')
+  await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('-results.csv')))
+  const downloaded = readFileSync(join(downloads, readdirSync(downloads).find(f => f.endsWith('-results.csv'))!), 'utf8')
   const fromApi = await (await fetch(`${service.url}/api/batches/${uuid}/results`, { headers: { authorization: `Bearer ${token}`, accept: 'text/csv' } })).text()
-  t.equal(downloaded, fromApi, 'the downloaded file is the API\'s results')
+  t.equal(downloaded, fromApi, 'the downloaded results are the API\'s')
+
+  // The customer's own file, with its columns and the results: kept, and downloaded again from another browser.
+  t.match(await page.$eval('[data-testid=kept]', e => e.textContent), /kept, sealed, until/)
+  await press(page, 'Download your file with the results')
+  await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('-verified.csv')))
+  const mine = readFileSync(join(downloads, 'customers-verified.csv'))
+  const rows = parse(mine, { bom: true }) as string[][]
+  t.same(rows[0].slice(0, 5), ['name', 'email', 'company', 'verdict', 'reason'], 'its own columns first, then the results')
+  t.same(rows.slice(1).map(r => [r[0], r[1], r[2], r.at(-1)]), [
+    ['Jane', 'jane@console-world.com', 'Acme, Inc.', 'verified'], ['John', 'john@console-world.com', 'Acme', 'verified'], ['Jane again', 'jane@console-world.com', 'Acme', 'duplicate'],
+    ['Mary', 'mary@console-world.com', 'Beta', 'verified'], ['Nobody', 'nobody@console-world.com', 'Beta', 'verified'], ['Bad', 'not-an-address', 'Gamma', 'verified']
+  ], 'every row of the file, in order')
+  t.same(rows.slice(1).map(r => r[3]), ['valid', 'valid', 'valid', 'valid', 'invalid', 'invalid'], 'with the mail world\'s verdicts')
   assertClean(t, w, 'lists')
+  await w.close()
+  const other = await signedIn(390)
+  t.teardown(other.close)
+  const downloads2 = join(dir, 'downloads-2')
+  mkdirSync(downloads2)
+  await (await other.page.createCDPSession()).send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads2, browserContextId: other.page.browserContext().id })
+  await other.page.goto(`${service.url}/lists/${uuid}`)
+  await press(other.page, 'Download your file with the results')
+  await waitUntil(() => existsSync(join(downloads2, 'customers-verified.csv')))
+  t.same(readFileSync(join(downloads2, 'customers-verified.csv')), mine, 'from a new browser: the same file')
+  assertClean(t, other, 'lists, another browser')
 })
 
 t.test('API keys and agents: the secret shown once works, rename, change checks, revoke', async t => {
@@ -382,9 +407,19 @@ t.test('every signed-in page: axe finds nothing serious, nothing wider than the 
 t.test('the account: language, email and password changes, two-factor on and off, sessions, deletion', async t => {
   const who = 'console-account@example.com'
   const own = await signUp(api, dataDir, who, password)
+  const ownerUuid = (await api('GET', '/api/users/me', { token: own })).body.uuid as string
   const w = await signedIn(1440, who)
   t.teardown(w.close)
   const page = w.page
+  // A list first: its file kept under the account in DATA_DIR, until the account goes.
+  const listFile = join(dataDir, 'account-list.csv')
+  writeFileSync(listFile, 'email,first name\njane@console-world.com,Jane\n')
+  await visit(w, 'Lists')
+  await (await page.$('input[type=file]'))!.uploadFile(listFile)
+  await waitForText(page, /1 rows, 1 unique addresses/)
+  await press(page, 'Start verifying')
+  await waitForText(page, /^Completed$/m, 20_000)
+  t.ok(existsSync(join(dataDir, 'blobs', ownerUuid)), 'the list\'s file is kept under the account in DATA_DIR')
   await visit(w, 'Account')
   await choose(page, 'Language', 'Français')
   await waitForText(page, /Changer le mot de passe/)
@@ -466,5 +501,7 @@ t.test('the account: language, email and password changes, two-factor on and off
   await page.locator('[role=alertdialog] button.danger').click()
   await waitForText(page, /Sign in/)
   t.equal((await api('POST', '/api/auth/login', { body: { email: 'console-account-new@example.com', password: 'a brand new passphrase' } })).status, 401, 'the account is gone, as the API says')
+  await waitUntil(() => !existsSync(join(dataDir, 'blobs', ownerUuid)), 10_000)
+  t.pass('its kept file is gone from DATA_DIR')
   assertClean(t, w, 'account')
 })

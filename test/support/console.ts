@@ -47,7 +47,7 @@ export async function openConsole (browser: Browser, base: string, options: { wi
   await page.setViewport({ width, height: width < 600 ? 844 : 900, isMobile: width < 600, hasTouch: width < 600 })
   const origin = new URL(base).origin
   const pending = new Set<HTTPRequest>()
-  const w: Watched = { page, foreign: [], csp: [], errors: [], failing: [], requests: [], inFlight: () => [...pending].map(r => r.url()), close: async () => { await context.close() } }
+  const w: Watched = { page, foreign: [], csp: [], errors: [], failing: [], requests: [], inFlight: () => [...pending].map(r => r.url()), close: async () => { await context.close().catch(() => undefined) } }
   page.on('request', r => { pending.add(r) })
   page.on('requestfinished', r => { pending.delete(r) })
   page.on('requestfailed', r => { pending.delete(r) })

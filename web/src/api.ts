@@ -94,3 +94,13 @@ export async function download (path: string, accept: string, filename: string):
   a.remove()
   setTimeout(() => { URL.revokeObjectURL(url) }, 10_000)
 }
+
+/**
+ * Sends a file's bytes as they are (`PUT`, a list's file kept beside its batch), with the
+ * session. @returns null when it was taken, else the failure to show.
+ */
+export async function upload (path: string, file: Blob, type: string): Promise<{ problem: Problem, retryAfter: number | null } | null> {
+  const res = await fetch(path, { method: 'PUT', headers: { authorization: `Bearer ${accessToken ?? ''}`, 'content-type': type }, body: file })
+  if (res.ok) return null
+  return { problem: problemOf(await res.json().catch(() => null), res.status), retryAfter: null }
+}
