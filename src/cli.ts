@@ -4,22 +4,13 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { userInfo } from 'node:os'
 import { SingleBar, Presets } from 'cli-progress'
-import { loadConfig } from './config.ts'
-import { openCore, startRole, type Role } from './main.ts'
-import { PROJECTIONS, projectionNamed } from './projections/index.ts'
-import { ProjectionRunner } from './projections/runner.ts'
-import { rebuildProjections } from './projections/rebuild.ts'
-import { auditLedger } from './projections/ledger-audit.ts'
-import { requireAccount } from './commands/email-index.ts'
-import { accountSummary } from './projections/account-summary.ts'
-import { filedMailsTo } from './infra/mail/nodemailer.ts'
-import { grantTokens } from './commands/grant-tokens.ts'
+import type { Role } from './main.ts'
 import { DomainError } from './domain/shared.ts'
-import { banUser, unbanUser } from './commands/ban-user.ts'
-import { endAllSessions, revokeAllSessions } from './commands/refresh-session.ts'
-import { openSessions } from './projections/sessions.ts'
-import { operatorSetPlan } from './commands/subscription.ts'
-import { ListError, VERDICTS, verifyFile, type Verdict } from './client/lists/run.ts'
+
+// The commands load what they use when they run (dynamic imports): `svc verify-file`, a
+// client of the public API, never loads the service, and `svc --help` stays quick.
+const loadConfig = async (): Promise<import('./config.ts').Config> => (await import('./config.ts')).loadConfig()
+type Core = Awaited<ReturnType<typeof import('./main.ts')['openCore']>>
 
 const positiveInt = (v: string): number => {
   const n = Number(v)
@@ -45,7 +36,8 @@ program.name('svc').description('Email verification service').version(VERSION, '
 
 /** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
 async function runRole (role: Role): Promise<void> {
-  const service = await startRole(role, loadConfig())
+  const { startRole } = await import('./main.ts')
+  const service = await startRole(role, await loadConfig())
   let stopping = false
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return
@@ -99,8 +91,9 @@ function usage (message: string): never {
  * Runs an operator command against the configured stores (it works while the service
  * runs): prints its JSON result, or `error: <message> (<code>)` and exit code 1.
  */
-async function operatorCommand (fn: (core: Awaited<ReturnType<typeof openCore>>) => Promise<unknown>): Promise<void> {
-  const core = await openCore(loadConfig())
+async function operatorCommand (fn: (core: Core) => Promise<unknown>): Promise<void> {
+  const { openCore } = await import('./main.ts')
+  const core = await openCore(await loadConfig())
   try {
     console.log(JSON.stringify(await fn(core)))
   } catch (err) {
@@ -119,6 +112,7 @@ for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const
     .requiredOption('--email <address>', 'account email')
     .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
     .action(async (opts: { email: string, reason: string }) => {
+      const { banUser, unbanUser } = await import('./commands/ban-user.ts')
       await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator()))
     })
 }
@@ -130,6 +124,7 @@ sessions.command('end')
   .option('--all', 'every open session of every account')
   .action(async (opts: { email?: string, all?: boolean }) => {
     if ((opts.email === undefined) === (opts.all !== true)) usage('give either --email <address> or --all')
+    const [{ requireAccount }, { openSessions }, { endAllSessions, revokeAllSessions }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/sessions.ts'), import('./commands/refresh-session.ts')])
     await operatorCommand(async core => {
       if (opts.email !== undefined) {
         const owner = await requireAccount(core.ctx, opts.email)
@@ -172,8 +167,10 @@ function progressBar (label: string, unit = 'events', open = false, resumable = 
 const projections = program.command('projections').description('operator commands on read models')
 projections.command('rebuild')
   .description('rebuild read models beside the live ones from every event, then switch to them (the service keeps serving)')
-  .argument('<name>', `a projection (${PROJECTIONS.map(p => p.name).join(', ')}) or all`)
+  .argument('<name>', 'a projection (users, jobs, batches, wallets, …: an unknown name lists them) or all')
   .action(async (name: string) => {
+    const [{ PROJECTIONS, projectionNamed }, { rebuildProjections }] = await Promise.all([import('./projections/index.ts'), import('./projections/rebuild.ts')])
+    if (name !== 'all' && !PROJECTIONS.some(p => p.name === name)) usage(`unknown projection "${name}"; one of: ${PROJECTIONS.map(p => p.name).join(', ')}, all`)
     await operatorCommand(async core => {
       const chosen = name === 'all' ? PROJECTIONS : [projectionNamed(name)]
       const bar = progressBar(`rebuild ${name}`)
@@ -191,6 +188,7 @@ ledger.command('audit')
   .description('replay the wallet-* streams alone and compare every balance and transaction with what the API shows; exits 1 on a difference')
   .option('--email <address>', 'audit one account')
   .action(async (opts: { email?: string }) => {
+    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { auditLedger }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/index.ts'), import('./projections/runner.ts'), import('./projections/ledger-audit.ts')])
     await operatorCommand(async core => {
       const owner = opts.email === undefined ? undefined : await requireAccount(core.ctx, opts.email)
       // The read models as this store holds them: brought up to date first (or followed, when another process projects).
@@ -213,6 +211,7 @@ wallet.command('grant')
   .requiredOption('--tokens <n>', 'tokens to credit', positiveInt)
   .requiredOption('--reason <text>', 'why (kept in the event for audit)')
   .action(async (opts: { email: string, tokens: number, reason: string }) => {
+    const { grantTokens } = await import('./commands/grant-tokens.ts')
     await operatorCommand(async core => {
       const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: operator() })
       return { granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }
@@ -228,6 +227,7 @@ subscription.command('set')
   .option('--period-end <date-time>', 'end of the current period (RFC 3339)')
   .option('--no-grant', 'change the plan without granting its tokens')
   .action(async (opts: { email: string, plan: string, cycle: string, periodEnd?: string, grant: boolean }) => {
+    const { operatorSetPlan } = await import('./commands/subscription.ts')
     await operatorCommand(async core => await operatorSetPlan(core.ctx, { email: opts.email, plan: opts.plan, cycle: opts.cycle, period_end: opts.periodEnd ?? null, grant: opts.grant, operator: operator() }))
   })
 
@@ -250,6 +250,7 @@ program.command('verify-file')
   .action(async (input: string, opts: { out?: string, split?: string, only?: string, column?: string, estimate?: boolean, partial?: boolean, resume?: boolean, force?: boolean, apiUrl?: string, apiKey?: string, chunkSize?: number, checks?: string, name?: string }) => {
     const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
     if (!apiKey) usage('an API key is needed (--api-key or SVC_API_KEY)')
+    const [{ ListError, VERDICTS }, { verifyFileInWorker }] = await Promise.all([import('./client/lists/run.ts'), import('./client/lists/worker.ts')])
     if (!opts.estimate && opts.out === undefined && opts.split === undefined) usage('say where results go: --out <file>, --split <dir>, or both (or --estimate)')
     const only = opts.only?.split(',').map(v => v.trim()).filter(v => v !== '')
     if (only && only.some(v => !(VERDICTS as readonly string[]).includes(v))) usage(`--only takes verdicts among ${VERDICTS.join(', ')}`)
@@ -264,11 +265,11 @@ program.command('verify-file')
     }
     process.on('SIGINT', onInterrupt)
     try {
-      const r = await verifyFile({
+      const r = await verifyFileInWorker({
         input,
         out: opts.out,
         split: opts.split,
-        only: only as Verdict[] | undefined,
+        only: only as Array<typeof VERDICTS[number]> | undefined,
         force: opts.force === true,
         estimate: opts.estimate === true,
         partial: opts.partial === true,
@@ -278,18 +279,16 @@ program.command('verify-file')
         chunk_size: opts.chunkSize,
         column: opts.column,
         checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''),
-        name: opts.name,
-        signal: controller.signal,
-        onProgress: (phase, done, total) => {
-          let bar = bars.get(phase)
-          if (!bar) {
-            for (const b of bars.values()) b.stop()
-            bar = progressBar(phase, phase === 'verify' ? 'addresses' : 'rows', total === null, phase === 'verify')
-            bars.set(phase, bar)
-          }
-          bar.update(done, total ?? done)
+        name: opts.name
+      }, (phase, done, total) => {
+        let bar = bars.get(phase)
+        if (!bar) {
+          for (const b of bars.values()) b.stop()
+          bar = progressBar(phase, phase === 'verify' ? 'addresses' : 'rows', total === null, phase === 'verify')
+          bars.set(phase, bar)
         }
-      })
+        bar.update(done, total ?? done)
+      }, controller.signal)
       for (const b of bars.values()) b.stop()
       console.log(JSON.stringify(r))
       if ('complete' in r && !r.complete) {
@@ -310,6 +309,7 @@ accounts.command('show')
   .description('what an operator may see of an account: status, plan, balance, keys (prefixes), agents and open sessions; nothing secret')
   .requiredOption('--email <address>', 'account email')
   .action(async (opts: { email: string }) => {
+    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { accountSummary }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/index.ts'), import('./projections/runner.ts'), import('./projections/account-summary.ts')])
     await operatorCommand(async core => {
       const owner = await requireAccount(core.ctx, opts.email)
       // The read models as this store holds them: brought up to date first (or followed, when another process projects).
@@ -328,7 +328,8 @@ mail.command('show')
   .requiredOption('--to <address>', 'the recipient')
   .option('--wait <seconds>', 'wait this long for one to arrive (the mail is filed just after the request that asks for it answers)', v => { const n = Number(v); if (!Number.isFinite(n) || n < 0 || n > 600) throw new InvalidArgumentError('seconds from 0 to 600'); return n }, 0)
   .action(async (opts: { to: string, wait: number }) => {
-    const config = loadConfig()
+    const config = await loadConfig()
+    const { filedMailsTo } = await import('./infra/mail/nodemailer.ts')
     if (config.smtp_url !== null) usage('SMTP_URL is set: mail is sent, not filed (read it in the mailbox)')
     const dir = join(config.data_dir, 'outbox')
     const deadline = Date.now() + opts.wait * 1000

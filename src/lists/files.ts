@@ -7,7 +7,6 @@ import { extname } from 'node:path'
 import { domainToASCII } from 'node:url'
 import { parse } from 'csv-parse'
 import { stringify } from 'csv-stringify'
-import ExcelJS from 'exceljs'
 import Papa from 'papaparse'
 
 /**
@@ -91,8 +90,13 @@ export function layoutFromHead (head: Buffer, whole: boolean, name: string): Lay
   return { format: 'csv', delimiter, bom, newline }
 }
 
+/** exceljs, loaded when a workbook is read or written (it weighs some 35 MB of memory: a CSV run does without). */
+type ExcelJSModule = typeof import('exceljs')
+type CellValue = import('exceljs').CellValue
+const excel = async (): Promise<ExcelJSModule> => (await import('exceljs')).default as unknown as ExcelJSModule
+
 /** Cell values of an exceljs row (1-based, sparse), as the file holds them: a formula's result, a hyperlink's text, rich text joined. */
-function xlsxCells (values: ExcelJS.CellValue[] | Record<string, ExcelJS.CellValue>): Cell[] {
+function xlsxCells (values: CellValue[] | Record<string, CellValue>): Cell[] {
   const list = Array.isArray(values) ? values.slice(1) : Object.values(values)
   return Array.from(list, v => {
     if (v === null || v === undefined) return null
@@ -116,6 +120,7 @@ function xlsxCells (values: ExcelJS.CellValue[] | Record<string, ExcelJS.CellVal
 export async function * readRows (from: string | (() => Readable), layout: Layout): AsyncGenerator<Row> {
   const open = (options?: { start?: number, encoding?: BufferEncoding }): Readable => typeof from === 'string' ? createReadStream(from, options) : from()
   if (layout.format === 'xlsx') {
+    const ExcelJS = await excel()
     const reader = new ExcelJS.stream.xlsx.WorkbookReader(typeof from === 'string' ? from : from(), { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'cache', entries: 'ignore' })
     for await (const sheet of reader) {
       let next = 1
@@ -242,6 +247,7 @@ export interface RowWriter {
 export async function openWriter (path: string, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
   const partial = `${path}.partial`
   if (layout.format === 'xlsx') {
+    const ExcelJS = await excel()
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: partial, useStyles: true, useSharedStrings: false })
     const sheet = book.addWorksheet(sheetName)
     return {
@@ -275,8 +281,9 @@ export async function openWriter (path: string, layout: Layout, sheetName = 'Res
  * delimiter, line ending and byte-order mark, or XLSX streamed by exceljs. `close` ends the
  * stream; `abort` destroys it (the reader sees a broken download, not a short file).
  */
-export function streamWriter (target: Writable, layout: Layout, sheetName = 'Results'): RowWriter {
+export async function streamWriter (target: Writable, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
   if (layout.format === 'xlsx') {
+    const ExcelJS = await excel()
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: target, useStyles: true, useSharedStrings: false })
     const sheet = book.addWorksheet(sheetName)
     return {

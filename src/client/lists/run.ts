@@ -3,6 +3,8 @@ import { createHash } from 'node:crypto'
 import { basename, extname, join } from 'node:path'
 import { parse } from 'csv-parse'
 import pRetry, { AbortError } from 'p-retry'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { createClient, type ApiClient } from '../api.ts'
 import { ADDRESS_LIKE, addressKey, cellText, formatOf, layoutOf, openWriter, readRows, shapeOf, type Layout, type Row, type RowWriter } from '../../lists/files.ts'
 import { headerRow, mergeRows, VERDICTS, type ListShape, type MergeCounts, type Verdict } from '../../lists/merge.ts'
@@ -85,6 +87,8 @@ export interface VerifyFileResult {
   state: string | null
   /** Why the run stopped before the end, when it did. */
   stopped: string | null
+  /** Wall time of each phase in this run (ms): reading the file, the estimate, verifying (sending and waiting), writing the output. */
+  timings_ms: { read: number, estimate: number, verify: number, write: number }
 }
 
 export interface EstimateResult { rows: number, unique: number, valid: number, cost_per_address: number, cost: number, balance: number, covered: number, checks: string[] }
@@ -208,7 +212,11 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
     const print = fingerprint(o.input)
     if (state.get('fingerprint') !== null && state.get('fingerprint') !== print) throw new ListError(`${o.input} changed since the run began: start again with --force`)
     state.set('fingerprint', print)
+    const clock = { t: performance.now() }
+    const lap = (): number => { const now = performance.now(); const ms = Math.round(now - clock.t); clock.t = now; return ms }
+    const timings = { read: 0, estimate: 0, verify: 0, write: 0 }
     if (state.get('indexed') !== '1') await index(state, o.input, layout, o.column, o.onProgress)
+    timings.read = lap()
     const rows = Number(state.get('rows'))
     const unique = state.units()
     const valid = state.validFrom(0)
@@ -225,6 +233,7 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
       keep = sentUpTo > 0
       throw new ListError(`the list needs ${estimate.cost} tokens (${remainingValid} addresses at ${estimate.cost_per_address}) and the balance is ${estimate.balance}: top up ${needs} tokens, or run with --partial to verify the first ${estimate.covered} now`, 'list.insufficient_tokens', 402)
     }
+    timings.estimate = lap()
     const endSeq = estimate.cost > estimate.balance ? state.seqAfterValid(sentUpTo, estimate.covered) : unique
     if (o.partial && endSeq === sentUpTo && remainingValid > 0) throw new ListError(`the balance (${estimate.balance} tokens) covers no address at ${estimate.cost_per_address} each: top up, then --resume`, 'list.insufficient_tokens', 402)
     const chunkSize = Math.max(1, Math.min(o.chunk_size ?? estimate.max_chunk_size, estimate.max_chunk_size))
@@ -241,7 +250,9 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
       if (!(err instanceof ListError) && !(err instanceof Error && err.name === 'AbortError')) throw err
       stopped ??= err instanceof ListError ? err.message : 'stopped (interrupted)'
     }
+    timings.verify = lap()
     const written = await write(o, state, layout)
+    timings.write = lap()
     const complete = state.units() === state.results()
     const needed = state.validUnverified() * estimate.cost_per_address
     keep = !complete
@@ -257,7 +268,8 @@ export async function verifyFile (o: VerifyFileOptions): Promise<VerifyFileResul
       complete,
       out: o.out ?? null,
       state: complete ? null : statePath,
-      stopped: stopped ?? (complete ? null : `the balance covered ${state.results()} of ${unique} addresses`)
+      stopped: stopped ?? (complete ? null : `the balance covered ${state.results()} of ${unique} addresses`),
+      timings_ms: timings
     }
   } finally {
     if (keep) state.close()
@@ -362,7 +374,8 @@ async function collect (api: ApiClient, o: VerifyFileOptions, state: RunState, u
 async function store (api: ApiClient, o: VerifyFileOptions, state: RunState, part: Part): Promise<void> {
   const stream = await call('reading the results', o.api_url, async () => await api.GET('/api/batches/{uuid}/results', { params: { path: { uuid: part.batch_uuid } }, headers: { accept: 'text/csv' }, parseAs: 'stream' }))
   const parser = parse({ columns: true })
-  const reading = (async () => { for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) parser.write(chunk); parser.end() })()
+  // Piped with back-pressure: the answer is read as fast as its rows are stored, never buffered whole.
+  const reading = pipeline(Readable.fromWeb(stream as unknown as import('node:stream/web').ReadableStream<Uint8Array>), parser)
   const sent = new Map<number, string>()
   let batchOf: Array<Record<string, string>> = []
   const flush = (): void => {

@@ -228,7 +228,7 @@ async function mergeKept (rt: HttpRuntime, owner: string, doc: BatchDoc, column:
       width = Math.max(width, row.cells.length)
     }
     const shape = shapeOf(sample, column ?? undefined)
-    const writer = streamWriter(out, layout.format === 'txt' ? { ...layout, format: 'csv' } : layout)
+    const writer = await streamWriter(out, layout.format === 'txt' ? { ...layout, format: 'csv' } : layout)
     const second = await open()
     await mergeRows(readRows(() => second, layout), { ...shape, width: Math.max(width, shape.header?.length ?? 0) }, {
       idOf: key => { const r = byKey.get(key) as { i: number } | undefined; return r === undefined ? null : Number(r.i) },
