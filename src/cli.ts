@@ -170,7 +170,7 @@ projections.command('rebuild')
   .argument('<name>', 'a projection (users, jobs, batches, wallets, …: an unknown name lists them) or all')
   .action(async (name: string) => {
     const [{ PROJECTIONS, projectionNamed }, { rebuildProjections }] = await Promise.all([import('./projections/index.ts'), import('./projections/rebuild.ts')])
-    if (name !== 'all' && !PROJECTIONS.some(p => p.name === name)) usage(`unknown projection "${name}"; one of: ${PROJECTIONS.map(p => p.name).join(', ')}, all`)
+    if (name !== 'all' && !PROJECTIONS.some(p => p.name === name)) usage(`no projection ${name}; one of: ${PROJECTIONS.map(p => p.name).join(', ')}, all`)
     await operatorCommand(async core => {
       const chosen = name === 'all' ? PROJECTIONS : [projectionNamed(name)]
       const bar = progressBar(`rebuild ${name}`)
