@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import ExcelJS from 'exceljs'
 import { startMailWorld } from './support/mail-world.ts'
-import { client, signUp, startTestService, testConfig } from './support/service.ts'
+import { client, record, signUp, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 
 const world = await startMailWorld({
@@ -38,10 +38,12 @@ async function batchOf (emails: string[], name: string): Promise<string> {
 }
 async function upload (uuid: string, body: Buffer, type: string, query = ''): Promise<{ status: number, body: any }> {
   const r = await fetch(`${service.url}/api/batches/${uuid}/source${query}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body: new Uint8Array(body) })
+  record('PUT', `/api/batches/${uuid}/source`, r.status)
   return { status: r.status, body: await r.json().catch(() => null) }
 }
 const download = async (uuid: string, query = '', who = token): Promise<{ status: number, type: string | null, disposition: string | null, bytes: Buffer }> => {
   const r = await fetch(`${service.url}/api/batches/${uuid}/source${query}`, { headers: { authorization: `Bearer ${who}` } })
+  record('GET', `/api/batches/${uuid}/source`, r.status)
   return { status: r.status, type: r.headers.get('content-type'), disposition: r.headers.get('content-disposition'), bytes: Buffer.from(await r.arrayBuffer()) }
 }
 
