@@ -5,9 +5,12 @@
 //    use of it (the CLI's `verify-file`, the console), so a route change that breaks
 //    clients breaks the build;
 // 2. the customer console (web/, React built by Vite) into web/dist, with a Brotli and a
-//    gzip copy of every text file beside it (the service sends the one a browser takes).
+//    gzip copy of every text file beside it (the service sends the one a browser takes);
+// 3. `svc` linked in node_modules/.bin: `npx svc …` in the checkout runs this checkout's
+//    command at once (npm does not link a package's own bin; without the link npx would
+//    install the checkout into its cache first, and two first calls at once collide there).
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import { openapiDocument } from './openapi.ts'
@@ -36,3 +39,11 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   sent += 1
 }
 process.stderr.write(`build: the console in ${join('web', 'dist')} (${sent} files, each with .br and .gz copies)\n`)
+
+const bins = join(root, 'node_modules', '.bin')
+if (existsSync(join(root, 'node_modules'))) {
+  mkdirSync(bins, { recursive: true })
+  const link = join(bins, 'svc')
+  try { if (lstatSync(link)) rmSync(link) } catch {}
+  symlinkSync(join('..', '..', 'bin', 'svc.js'), link)
+}
