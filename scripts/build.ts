@@ -7,8 +7,9 @@
 // 2. the customer console (web/, React built by Vite) into web/dist, with a Brotli and a
 //    gzip copy of every text file beside it (the service sends the one a browser takes);
 // 3. `svc` linked in node_modules/.bin: `npx svc …` in the checkout runs this checkout's
-//    command at once (npm does not link a package's own bin; without the link npx would
-//    install the checkout into its cache first, and two first calls at once collide there).
+//    command at once. (A `bin` in package.json would make npx install the checkout itself
+//    into its cache first — running this build again — and two first calls at once collide
+//    there; the service is not a published package, so the link is made here instead.)
 import { execFileSync } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
