@@ -7,7 +7,7 @@
 // Usage: node bench/rate-limit.ts [--requests 5000] [--json]
 import { parseArgs } from 'node:util'
 import { randomUUID } from 'node:crypto'
-import { InProcessRateCounter, type RateCounter } from '../src/infra/ratelimit/port.ts'
+import { InProcessRateCounter, type RateCounter } from '../src/ports/rate-limit.ts'
 import { NatsKvRateCounter } from '../src/infra/ratelimit/nats-kv.ts'
 import { natsAnswers } from '../src/infra/bus/nats.ts'
 

@@ -1,23 +1,23 @@
-import { InProcessRateCounter, type RateCounter } from './infra/ratelimit/port.ts'
+import { InProcessRateCounter, type RateCounter } from './ports/rate-limit.ts'
 import { NatsKvRateCounter } from './infra/ratelimit/nats-kv.ts'
-import type { Billing } from './infra/billing/stripe.ts'
+import type { Billing } from './ports/billing.ts'
 import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
-import type { EventStore } from './infra/eventstore/port.ts'
+import type { EventStore } from './ports/event-store.ts'
 import { SqliteReadStore } from './infra/readstore/sqlite.ts'
 import type { CheckpointStore } from './workers/relay.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
 import { NatsBus } from './infra/bus/nats.ts'
-import type { Bus } from './infra/bus/port.ts'
+import type { Bus } from './ports/bus.ts'
 import { SqliteDataKeyStore } from './infra/crypto/keystore.ts'
-import { Sealer } from './infra/crypto/sealer.ts'
+import { LibsodiumSealer } from './infra/crypto/sealer.ts'
 import { loadSecrets } from './infra/crypto/secrets.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
-import type { Mailer } from './infra/mail/port.ts'
+import type { Mailer } from './ports/mail.ts'
 import { defaultClockAndIds, type CommandContext } from './commands/context.ts'
 import { ProjectionRunner } from './projections/runner.ts'
 import { PROJECTIONS } from './projections/index.ts'
@@ -27,7 +27,7 @@ import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
 import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
 import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
 import { startBlobWorker, BLOB_EVENTS } from './workers/blob-worker.ts'
-import type { BlobStore } from './infra/blobs/port.ts'
+import type { BlobStore } from './ports/blob-store.ts'
 import { FileBlobStore } from './infra/blobs/files.ts'
 import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
@@ -78,7 +78,7 @@ export async function openCore (config: Config, options: { now?: () => Date } = 
   const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
-  const ctx: CommandContext = { store, reads, sealer: new Sealer(keys), secrets, config, ...defaultClockAndIds(), ...(options.now && { now: options.now }), base_url: () => configured }
+  const ctx: CommandContext = { store, reads, sealer: new LibsodiumSealer(keys), secrets, config, ...defaultClockAndIds(), ...(options.now && { now: options.now }), base_url: () => configured }
   const checkpoints: CheckpointStore = store instanceof SqliteEventStore
     ? store
     : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
@@ -243,7 +243,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
   const waits = runner ? new CompletionWaits(runner) : null
   if (waits) metrics.watchWaits(() => waits.pending)
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits, blobs: blobs! }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits, blobs: blobs!, send_webhook: webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets }) }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })

@@ -6,7 +6,7 @@ import { startSvc, exited, type SvcProcess } from './support/processes.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { plansFile } from './support/plans.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
-import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { RecordedEvent } from '../src/ports/event-store.ts'
 
 // Batches survive a power cut (issue "Bulk verification"): `svc serve` is killed with
 // SIGKILL in the middle of a batch (and, with FAULT_POINT, between a chunk's reservation

@@ -11,7 +11,7 @@ import { randomBytes, createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { readdirSync, readFileSync } from 'node:fs'
 import { FileBlobStore } from '../src/infra/blobs/files.ts'
-import { Sealer } from '../src/infra/crypto/sealer.ts'
+import { LibsodiumSealer } from '../src/infra/crypto/sealer.ts'
 import { SqliteDataKeyStore } from '../src/infra/crypto/keystore.ts'
 import { blobStoreContract, bytesOf } from './support/blobstore-contract.ts'
 
@@ -25,7 +25,7 @@ if (process.env.MONGODB_URL) {
 t.test('a sealed stream: opens back whole; refuses what was altered, cut, extended, another owner\'s or erased', async t => {
   const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
   t.teardown(() => keys.close())
-  const sealer = new Sealer(keys)
+  const sealer = new LibsodiumSealer(keys)
   const plain = Buffer.concat([Buffer.from('email,name\njane@example.com,Jane\n'), randomBytes(200_000)])
   const seal = async (owner: string, data: Buffer): Promise<Buffer> => {
     const out: Buffer[] = []
@@ -58,7 +58,7 @@ t.test('a sealed stream: opens back whole; refuses what was altered, cut, extend
 t.test('at rest in DATA_DIR, a file is sealed bytes', async t => {
   const keys = new SqliteDataKeyStore(join(dir, 'keys2.db'), randomBytes(32))
   t.teardown(() => keys.close())
-  const sealer = new Sealer(keys)
+  const sealer = new LibsodiumSealer(keys)
   const store = new FileBlobStore(join(dir, 'sealed-blobs'))
   const owner = '01a20000-0000-7000-8000-000000000003'
   await store.put(owner, 'list', Readable.from([Buffer.from('email\nsecret.person@example.com\n')]).pipe(await sealer.sealStream(owner)))

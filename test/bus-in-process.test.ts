@@ -1,6 +1,6 @@
 import t from 'tap'
 import { InProcessBus } from '../src/infra/bus/in-process.ts'
-import type { Bus } from '../src/infra/bus/port.ts'
+import type { Bus } from '../src/ports/bus.ts'
 import { busContract } from './support/bus-contract.ts'
 
 // Instances of one group share one in-process bus (they are "processes" of one deployment).

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { InProcessBus } from '../src/infra/bus/in-process.ts'
 import { Relay } from '../src/workers/relay.ts'
-import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { RecordedEvent } from '../src/ports/event-store.ts'
 import { ev, waitUntil } from './support/eventstore-contract.ts'
 
 const dir = t.testdir()

@@ -5,7 +5,7 @@ import { client, signUp } from './support/service.ts'
 import { exited, startSvc, type SvcProcess } from './support/processes.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
-import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { RecordedEvent } from '../src/ports/event-store.ts'
 import { unlimitedRates } from './support/plans.ts'
 
 // Crash tests (issue "Write side", scope 2): `svc serve` is killed with SIGKILL at each

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { notify, KNOWN_CLIENTS, LOW_BALANCE_MIN, type NotificationStateDoc } from '../src/projections/notifications.ts'
-import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { RecordedEvent } from '../src/ports/event-store.ts'
 
 // notify() is the feed's rule: which events make an entry, and what it says. The oracle is
 // the interface's list of what a customer should hear about (issue "Read side at scale", 6).

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { SqliteReadStore } from '../src/infra/readstore/sqlite.ts'
 import { SqliteDataKeyStore } from '../src/infra/crypto/keystore.ts'
-import { Sealer } from '../src/infra/crypto/sealer.ts'
+import { LibsodiumSealer } from '../src/infra/crypto/sealer.ts'
 import { ProjectionRunner } from '../src/projections/runner.ts'
 import { PROJECTIONS } from '../src/projections/index.ts'
 import { getWallet, WALLET_TRANSACTIONS } from '../src/projections/wallets.ts'
@@ -15,7 +15,7 @@ import { collection, type Projection } from '../src/projections/projection.ts'
 
 const dir = t.testdir()
 const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
-const sealer = new Sealer(keys)
+const sealer = new LibsodiumSealer(keys)
 const store = new SqliteEventStore(join(dir, 'events.db'))
 t.teardown(async () => { await store.close(); await keys.close() })
 

@@ -4,7 +4,7 @@ import { pino } from 'pino'
 import { client, signUp, startTestService, testConfig, responseViolations, type Api } from './support/service.ts'
 import { checkResponses } from './support/response-check.ts'
 import { startRole, type Service } from '../src/main.ts'
-import type { NewEvent, RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { NewEvent, RecordedEvent } from '../src/ports/event-store.ts'
 import { prng } from './support/random.ts'
 
 // The read side over HTTP: GET /api/jobs (+ detail), the wallet reads, the statistics and

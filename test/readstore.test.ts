@@ -6,7 +6,7 @@ import { SqliteReadStore } from '../src/infra/readstore/sqlite.ts'
 import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { ev } from './support/eventstore-contract.ts'
 import { MongoReadStore } from '../src/infra/readstore/mongodb.ts'
-import type { ReadStore } from '../src/infra/readstore/port.ts'
+import type { ReadStore } from '../src/ports/read-store.ts'
 import { readStoreContract } from './support/readstore-contract.ts'
 
 t.test('SQLite read store', async t => {

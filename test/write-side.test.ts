@@ -4,7 +4,7 @@ import { unlimitedRates } from './support/plans.ts'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { grantTokens } from '../src/commands/grant-tokens.ts'
 import { banUser, unbanUser } from '../src/commands/ban-user.ts'
-import type { RecordedEvent } from '../src/infra/eventstore/port.ts'
+import type { RecordedEvent } from '../src/ports/event-store.ts'
 
 // The write side under concurrency (issue "Write side"): one wallet under many submissions,
 // Idempotency-Key replays, plan caps decided on the write side, what a key may grant,

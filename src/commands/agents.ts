@@ -4,8 +4,9 @@ import * as agent from '../domain/agent/decider.ts'
 import type { AgentCreated } from '../domain/agent/events.ts'
 import { isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { planOf } from '../projections/subscriptions.ts'
-import { sha256Hex } from '../infra/crypto/hashing.ts'
-import { handle, type CommandContext } from './context.ts'
+import { sha256Hex } from '../lib/crypto/hashing.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 /** Prefix of agent tokens; distinct from API keys (`svc_`, `svc_test_`). */
 export const AGENT_TOKEN_PREFIX = 'sva_'

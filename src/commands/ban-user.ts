@@ -1,5 +1,6 @@
 import * as user from '../domain/user/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 import { requireAccount } from './email-index.ts'
 import { revokeAllSessions } from './refresh-session.ts'
 

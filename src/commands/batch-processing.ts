@@ -2,7 +2,8 @@ import * as batch from '../domain/batch/decider.ts'
 import * as wallet from '../domain/wallet/decider.ts'
 import type { BatchChunkProcessed, BatchItemResult } from '../domain/batch/events.ts'
 import type { TokensReserved } from '../domain/wallet/events.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 
 /** Metadata of the batch worker's writes: the batch correlates them, the bus message caused them. */
 const metaOf = (batchUuid: string, causation: string, actor = 'verifier'): { actor: string, correlation_id: string, causation_id: string } => ({ actor, correlation_id: batchUuid, causation_id: causation })

@@ -1,7 +1,8 @@
 import * as batch from '../domain/batch/decider.ts'
 import * as source from '../domain/batch-source/decider.ts'
 import { DomainError } from '../domain/shared.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 
 /** What a kept file is, as the route read it (the bytes are in the blob store already). */
 export interface SourceFile { blob_id: string, file_name: string, format: 'csv' | 'txt' | 'xlsx', bytes: number, column: string | null }

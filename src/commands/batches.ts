@@ -4,12 +4,13 @@ import * as wallet from '../domain/wallet/decider.ts'
 import type { BatchItem } from '../domain/batch/events.ts'
 import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from '../domain/checks.ts'
 import type { Plan } from '../domain/plans.ts'
-import type { EventMetadata } from '../infra/eventstore/port.ts'
+import type { EventMetadata } from '../ports/event-store.ts'
 import { createHmac } from 'node:crypto'
-import { keyObjectOf } from '../infra/crypto/hashing.ts'
-import { faultPoint } from '../infra/faults.ts'
+import { keyObjectOf } from '../lib/crypto/hashing.ts'
+import { faultPoint } from '../lib/faults.ts'
 import { parseAddress } from '../verifier/syntax.ts'
-import { handle, load, type CommandContext, type Loaded } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load, type Loaded } from './command-handler.ts'
 
 /** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
 export interface BatchSubmitter {

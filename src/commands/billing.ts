@@ -6,8 +6,9 @@ import * as user from '../domain/user/decider.ts'
 import { CYCLES, FREE, findPlan, type Cycle, type Plan, type PlanCatalogue } from '../domain/plans.ts'
 import { isLocale, SUPPORTED_LOCALES } from '../domain/locales.ts'
 import type { SubscriptionStatus } from '../domain/subscription/events.ts'
-import { BillingUnavailableError, type Billing, type StripeEvent } from '../infra/billing/stripe.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { BillingUnavailableError, type Billing, type StripeEvent } from '../ports/billing.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 import { endPlan, grantPeriodTokens, linkCustomer, loadSubscription, setPlan } from './subscription.ts'
 
 /**

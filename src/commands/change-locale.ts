@@ -1,7 +1,8 @@
 import { DomainError } from '../domain/shared.ts'
 import { isLocale } from '../domain/locales.ts'
 import * as user from '../domain/user/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 /**
  * PATCH /api/users/me/locale: the locale of the account's transactional mails. Idempotent.

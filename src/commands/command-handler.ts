@@ -1,4 +1,4 @@
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent, type RecordedEvent } from '../infra/eventstore/port.ts'
+import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent, type RecordedEvent } from '../ports/event-store.ts'
 import type { Event } from '../domain/shared.ts'
 import type { CommandContext } from './context.ts'
 import { LRUCache } from 'lru-cache'

@@ -2,8 +2,9 @@ import * as wallet from '../domain/wallet/decider.ts'
 import * as job from '../domain/job/decider.ts'
 import { costOf, isCheckName } from '../domain/checks.ts'
 import type { VerificationResult } from '../verifier/result.ts'
-import { faultPoint } from '../infra/faults.ts'
-import { handle, type CommandContext, type Loaded } from './context.ts'
+import { faultPoint } from '../lib/faults.ts'
+import { type CommandContext } from './context.ts'
+import { handle, type Loaded } from './command-handler.ts'
 
 /** A job stream as loaded by the worker that runs it. */
 export type LoadedJob = Loaded<job.JobState>

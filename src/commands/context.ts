@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid'
-import type { EventStore } from '../infra/eventstore/port.ts'
-import type { ReadStore } from '../infra/readstore/port.ts'
-import type { Sealer } from '../infra/crypto/sealer.ts'
-import type { Secrets } from '../infra/crypto/secrets.ts'
+import type { EventStore } from '../ports/event-store.ts'
+import type { ReadStore } from '../ports/read-store.ts'
+import type { Sealer } from '../ports/sealer.ts'
+import type { Secrets } from '../lib/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 
@@ -37,5 +37,3 @@ export function issuersOf (ctx: Pick<CommandContext, 'config' | 'base_url'>): { 
 export function defaultClockAndIds (): Pick<CommandContext, 'now' | 'newId'> {
   return { now: () => new Date(), newId: () => uuidv7() }
 }
-
-export { handle, load, type Decider, type HandleResult, type Loaded } from './command-handler.ts'

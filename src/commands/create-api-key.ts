@@ -5,8 +5,9 @@ import type { ApiKeyCreated } from '../domain/apikey/events.ts'
 import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../domain/apikey/scopes.ts'
 import { CHECK_NAMES, isCheckName, type CheckName } from '../domain/checks.ts'
 import { planOf } from '../projections/subscriptions.ts'
-import { sha256Hex } from '../infra/crypto/hashing.ts'
-import { handle, type CommandContext } from './context.ts'
+import { sha256Hex } from '../lib/crypto/hashing.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 export interface CreatedKey {
   key_uuid: string

@@ -1,5 +1,6 @@
 import * as job from '../domain/job/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 import type { LoadedJob } from './complete-job.ts'
 
 /**

@@ -1,9 +1,9 @@
-import { hmacHex } from '../infra/crypto/hashing.ts'
+import { hmacHex } from '../lib/crypto/hashing.ts'
 import type { CommandContext } from './context.ts'
 import * as claim from '../domain/claim/decider.ts'
 import * as user from '../domain/user/decider.ts'
 import { DomainError } from '../domain/shared.ts'
-import { load } from './context.ts'
+import { load } from './command-handler.ts'
 
 /**
  * Stream of the one-account-per-email claim: `user_email-<hmac(lower-cased address)>`.

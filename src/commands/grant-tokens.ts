@@ -1,6 +1,7 @@
 import { DomainError } from '../domain/shared.ts'
 import * as wallet from '../domain/wallet/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 import { requireAccount } from './email-index.ts'
 
 /**

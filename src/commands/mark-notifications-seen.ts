@@ -1,5 +1,6 @@
 import * as notification from '../domain/notification/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 /**
  * POST /api/notifications/seen: the account has seen its feed up to position `upTo`

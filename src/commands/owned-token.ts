@@ -1,4 +1,4 @@
-import { randomToken } from '../infra/crypto/hashing.ts'
+import { randomToken } from '../lib/crypto/hashing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const SECRET = /^[A-Za-z0-9_-]{20,100}$/

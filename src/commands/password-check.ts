@@ -1,5 +1,6 @@
 import * as user from '../domain/user/decider.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 /**
  * Counts a password check before the password is judged (OWASP ASVS 5.0 V6.3.1: brute

@@ -3,10 +3,11 @@ import { DomainError } from '../domain/shared.ts'
 import { isLocale } from '../domain/locales.ts'
 import * as user from '../domain/user/decider.ts'
 import * as claim from '../domain/claim/decider.ts'
-import { hashPassword, hmacHex, sixDigitCode } from '../infra/crypto/hashing.ts'
+import { hashPassword, hmacHex, sixDigitCode } from '../lib/crypto/hashing.ts'
 import { parseAddress } from '../verifier/syntax.ts'
 import { isDisposableDomain } from '../verifier/lists.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 import { emailClaimStream } from './email-index.ts'
 
 /** Lifetime of a confirmation code, seconds. */

@@ -1,9 +1,10 @@
 import Bowser from 'bowser'
 import ipaddr from 'ipaddr.js'
-import { issueAccessToken } from '../infra/crypto/jwt.ts'
-import { hmacHex, randomToken, sha256Hex } from '../infra/crypto/hashing.ts'
+import { issueAccessToken } from '../lib/crypto/jwt.ts'
+import { hmacHex, randomToken, sha256Hex } from '../lib/crypto/hashing.ts'
 import * as session from '../domain/session/decider.ts'
-import { handle, issuersOf, type CommandContext } from './context.ts'
+import { issuersOf, type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 export interface SignedIn {
   access_token: string

@@ -4,10 +4,11 @@ import * as job from '../domain/job/decider.ts'
 import * as idempotencyKey from '../domain/idempotency/decider.ts'
 import type { JobQueued } from '../domain/job/events.ts'
 import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from '../domain/checks.ts'
-import type { EventMetadata } from '../infra/eventstore/port.ts'
-import { hmacHex, sha256Hex } from '../infra/crypto/hashing.ts'
-import { faultPoint } from '../infra/faults.ts'
-import { handle, load, type CommandContext, type HandleResult } from './context.ts'
+import type { EventMetadata } from '../ports/event-store.ts'
+import { hmacHex, sha256Hex } from '../lib/crypto/hashing.ts'
+import { faultPoint } from '../lib/faults.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load, type HandleResult } from './command-handler.ts'
 
 /** Who submits: the account, the environment of the credential and its key, if any. */
 export interface Submitter {

@@ -3,7 +3,8 @@ import * as subscription from '../domain/subscription/decider.ts'
 import * as wallet from '../domain/wallet/decider.ts'
 import type { Subscription, SubscriptionSource, SubscriptionStatus } from '../domain/subscription/events.ts'
 import { CYCLES, FREE, findPlan, tokensPerInvoice, type Cycle, type Plan } from '../domain/plans.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 import { requireAccount } from './email-index.ts'
 
 /** The stream of an account's subscription (every event carries it whole: one event read per command). */

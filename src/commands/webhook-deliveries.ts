@@ -3,14 +3,12 @@ import { DomainError } from '../domain/shared.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import * as delivery from '../domain/webhook/delivery.ts'
 import type { WebhookEventKind, WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../domain/webhook/events.ts'
-import type { SendOutcome } from '../infra/webhooks/sender.ts'
-import { SIGNATURE_HEADER, signatureHeader } from '../infra/webhooks/signature.ts'
+import type { SendOutcome, WebhookSender } from '../ports/webhook-sender.ts'
+import { SIGNATURE_HEADER, signatureHeader } from '../lib/webhook-signature.ts'
 import type { Config } from '../config.ts'
-import { handle, load, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle, load } from './command-handler.ts'
 import { webhooksStream } from './webhook-endpoints.ts'
-
-/** Sends one signed body to a URL (the HTTP sender, or a fake in decider-level tests). */
-export type WebhookSend = (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome>
 
 /** Retry schedule and auto-disable threshold: the `WEBHOOK_*` configuration (`config.webhooks`). */
 export type DeliveryPolicy = Pick<Config['webhooks'], 'max_attempts' | 'retry_base_ms' | 'disable_after_failures'>
@@ -78,7 +76,7 @@ export type AttemptResult =
  * next) does nothing: `over`. The outcome of the last attempt is counted by
  * `recordDeliveryOutcome`, driven by the recorded event.
  */
-export async function attemptDelivery (ctx: CommandContext, deliveryId: string, attempt: number, send: WebhookSend, policy: DeliveryPolicy): Promise<AttemptResult> {
+export async function attemptDelivery (ctx: CommandContext, deliveryId: string, attempt: number, send: WebhookSender, policy: DeliveryPolicy): Promise<AttemptResult> {
   const stream = `webhook_delivery-${deliveryId}`
   const { state } = await load(ctx, stream, delivery)
   if (state.status !== 'pending' || state.attempts + 1 !== attempt) return { kind: 'over' }
@@ -149,7 +147,7 @@ export async function recordDeliveryOutcome (ctx: CommandContext, last: WebhookD
  * reports the outcome. It is not retried and does not count towards automatic disabling.
  * @throws DomainError not_found `test_webhook.not_found`.
  */
-export async function testWebhook (ctx: CommandContext, owner: string, uuid: string, send: WebhookSend, policy: DeliveryPolicy): Promise<{ delivery_uuid: string, delivered: boolean, response_status: number | null, error: string | null, duration_ms: number, position: number }> {
+export async function testWebhook (ctx: CommandContext, owner: string, uuid: string, send: WebhookSender, policy: DeliveryPolicy): Promise<{ delivery_uuid: string, delivered: boolean, response_status: number | null, error: string | null, duration_ms: number, position: number }> {
   const { state } = await load(ctx, webhooksStream(owner), webhook)
   if (!state.endpoints.has(uuid)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()

@@ -4,7 +4,8 @@ import * as webhook from '../domain/webhook/decider.ts'
 import { WEBHOOK_EVENTS, type WebhookEndpointCreated, type WebhookEventKind } from '../domain/webhook/events.ts'
 import { validateTargetUrl } from '../domain/webhook/target.ts'
 import { planOf } from '../projections/subscriptions.ts'
-import { handle, type CommandContext } from './context.ts'
+import { type CommandContext } from './context.ts'
+import { handle } from './command-handler.ts'
 
 /** Longest endpoint description (characters). */
 export const MAX_DESCRIPTION = 500

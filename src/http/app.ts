@@ -28,7 +28,7 @@ import { consoleRoutes } from './routes/console.ts'
 import { batchSourceRoutes } from './routes/batch-sources.ts'
 import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
-import type { ServiceMetrics } from '../infra/metrics.ts'
+import type { Metrics } from '../ports/metrics.ts'
 import type { HttpRuntime } from './runtime.ts'
 
 export interface AppOptions {
@@ -61,7 +61,7 @@ function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
 export const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.current_password', '*.new_password', '*.token', '*.temp_token', '*.raw_key', '*.refresh_token', '*.access_token', '*.code', '*.secret', '*.code_verifier', '*.csrf', '*.req']
 
 /** The base of every role's app: zod validation and serialization, problem+json errors. */
-function base (options: AppOptions, metrics: ServiceMetrics, metricsToken: string | null): FastifyInstance {
+function base (options: AppOptions, metrics: Metrics, metricsToken: string | null): FastifyInstance {
   const app = Fastify({
     ...(options.logger_instance
       ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true }) }
@@ -136,7 +136,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
 }
 
 /** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */
-export async function buildHealthApp (ready: () => boolean, metrics: ServiceMetrics, metricsToken: string | null): Promise<FastifyInstance> {
+export async function buildHealthApp (ready: () => boolean, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
   const app = base({ logger: false }, metrics, metricsToken)
   healthRoutes(app, ready)
   return app

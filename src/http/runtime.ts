@@ -1,8 +1,9 @@
-import type { BlobStore } from '../infra/blobs/port.ts'
+import type { BlobStore } from '../ports/blob-store.ts'
 import type { CommandContext } from '../commands/context.ts'
-import type { ServiceMetrics } from '../infra/metrics.ts'
-import type { RateCounter } from '../infra/ratelimit/port.ts'
-import type { Billing } from '../infra/billing/stripe.ts'
+import type { Metrics } from '../ports/metrics.ts'
+import type { RateCounter } from '../ports/rate-limit.ts'
+import type { Billing } from '../ports/billing.ts'
+import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { CompletionWaits } from './waits.ts'
 
 /** What routes need: the command context and read-your-writes. */
@@ -17,9 +18,11 @@ export interface HttpRuntime {
   /** Stripe, or null when `STRIPE_SECRET_KEY` is not set (billing operations answer 503). */
   billing: Billing | null
   /** This process's metrics. */
-  metrics: ServiceMetrics
+  metrics: Metrics
   /** Reads that wait for a job or a batch to end (`?wait=`); null where no read models are followed. */
   waits: CompletionWaits | null
   /** Where customers' kept files are (a list's original file, sealed). */
   blobs: BlobStore
+  /** Sends a webhook test delivery (`POST /api/webhooks/{uuid}/test`): the adapter of the webhook worker. */
+  send_webhook: WebhookSender
 }

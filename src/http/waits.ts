@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 
 /** What wakes a waiting read: the runner's notifications (see `ProjectionRunner.onApplied`, `onAdvance`). */
 export interface AppliedSource {

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Metrics } from '../ports/metrics.ts'
 import type { ProbeStats } from '../verifier/smtp-probe.ts'
 import type { ErasureStatus } from './crypto/keystore.ts'
 
@@ -10,7 +11,7 @@ import type { ErasureStatus } from './crypto/keystore.ts'
  * relay and projection lag in events). Memory is bounded by the label sets: routes,
  * statuses, verdicts × reasons, providers, consumers.
  */
-export class ServiceMetrics {
+export class ServiceMetrics implements Metrics {
   readonly registry = new Registry()
   /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
   readonly http: Histogram<'method' | 'route' | 'status'>
@@ -117,6 +118,9 @@ export class ServiceMetrics {
   watchErasures (status: () => ErasureStatus): void { this.erasureSource = status }
   /** Reads how many events `consumer` has yet to handle at each scrape. */
   watchLag (consumer: string, lag: () => Promise<number>): void { this.lagSources.set(consumer, lag) }
+
+  /** The media type of the text exposition. */
+  get contentType (): string { return this.registry.contentType }
 
   /** The text exposition (content type `registry.contentType`). */
   async text (): Promise<string> { return await this.registry.metrics() }

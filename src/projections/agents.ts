@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
 import { collection, foldProjection, openText, type Folded, type ReadContext } from './projection.ts'
 

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
 import { collection, foldProjection, openText, type Folded, type ReadContext } from './projection.ts'
 

@@ -1,6 +1,6 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import type { BatchSourceEvent } from '../domain/batch-source/events.ts'
-import { ERASED } from '../infra/crypto/sealer.ts'
+import { ERASED } from '../ports/sealer.ts'
 import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const

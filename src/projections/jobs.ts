@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Condition, Query, Where } from '../infra/readstore/port.ts'
-import { ERASED } from '../infra/crypto/sealer.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import type { Condition, Query, Where } from '../ports/read-store.ts'
+import { ERASED } from '../ports/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
 import { collection, eraseAccount, type Folded, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 

@@ -1,4 +1,4 @@
-import type { EventStore, RecordedEvent } from '../infra/eventstore/port.ts'
+import type { EventStore, RecordedEvent } from '../ports/event-store.ts'
 import type { WalletEvent } from '../domain/wallet/events.ts'
 import { evolve, initialState, type WalletState } from '../domain/wallet/decider.ts'
 import { transactionOf, WALLET_TRANSACTIONS, WALLETS, type WalletDoc, type WalletTransactionDoc } from './wallets.ts'

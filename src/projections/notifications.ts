@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
 import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
 import type { SessionStarted } from '../domain/session/events.ts'

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { OAuthClientRegistered } from '../domain/oauth/events.ts'
 import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 

@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { CollectionSpec, Doc, ReadStore } from '../infra/readstore/port.ts'
-import { ERASED, type Sealer } from '../infra/crypto/sealer.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import type { CollectionSpec, Doc, ReadStore } from '../ports/read-store.ts'
+import { ERASED, type Sealer } from '../ports/sealer.ts'
 
 /**
  * What a projection writes through while the runner applies a batch: reads see the

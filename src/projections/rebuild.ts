@@ -1,5 +1,5 @@
-import type { EventStore } from '../infra/eventstore/port.ts'
-import type { CollectionSpec, Doc, ReadStore, WriteOp } from '../infra/readstore/port.ts'
+import type { EventStore } from '../ports/event-store.ts'
+import type { CollectionSpec, Doc, ReadStore, WriteOp } from '../ports/read-store.ts'
 import type { Projection } from './projection.ts'
 import { applyBatch, signatureOf } from './runner.ts'
 import { KeyFilter } from './key-filter.ts'

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { EventStore, RecordedEvent, Subscription } from '../infra/eventstore/port.ts'
-import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore, type WriteOp } from '../infra/readstore/port.ts'
+import type { EventStore, RecordedEvent, Subscription } from '../ports/event-store.ts'
+import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore, type WriteOp } from '../ports/read-store.ts'
 import type { Projection, ProjectionWriter } from './projection.ts'
 import type { KeyFilter } from './key-filter.ts'
 

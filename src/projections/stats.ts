@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts'
 import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { SubscriptionEvent, Subscription } from '../domain/subscription/events.ts'
 import { freeSubscription, planInEffect } from '../domain/subscription/decider.ts'
 import { FREE, planFor, type Plan, type PlanCatalogue } from '../domain/plans.ts'

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import { ERASED } from '../infra/crypto/sealer.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import { ERASED } from '../ports/sealer.ts'
 import type { UserEvent } from '../domain/user/events.ts'
 import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
 

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
 import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
 import { SLOT_MS, slotOf } from './buckets.ts'

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
 import { collection, eraseAccount, foldProjection, type Folded, type Projection, type ReadContext } from './projection.ts'

@@ -1,16 +1,17 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
 import type { BatchChunkProcessed, BatchItemResult, BatchItemsAdded, BatchItemsDeferred } from '../domain/batch/events.ts'
 import * as batch from '../domain/batch/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { load, type CommandContext } from '../commands/context.ts'
+import { type CommandContext } from '../commands/context.ts'
+import { load } from '../commands/command-handler.ts'
 import { deferBatchItems, recordBatchResults, settleBatchChunk } from '../commands/batch-processing.ts'
 import { chargeFor } from '../commands/complete-job.ts'
 import { closeIdleIntake } from '../commands/batches.ts'
 import { idleBatches } from '../projections/batches.ts'
-import type { ServiceMetrics } from '../infra/metrics.ts'
+import type { Metrics } from '../ports/metrics.ts'
 
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
 export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const
@@ -24,7 +25,7 @@ export interface BatchWorkerOptions {
   intake_idle_s: number
   /** Whether this process sweeps idle intakes (it has the read models). */
   sweep: boolean
-  metrics?: ServiceMetrics
+  metrics?: Metrics
   log?: (msg: string, err?: unknown) => void
 }
 

@@ -1,10 +1,10 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Bus, Consumer } from '../infra/bus/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import type { Bus, Consumer } from '../ports/bus.ts'
 import type { TokensReserved } from '../domain/wallet/events.ts'
 import type { CommandContext } from '../commands/context.ts'
 import { queueJob } from '../commands/submit-job.ts'
-import { faultPoint } from '../infra/faults.ts'
-import { RetryLater } from '../infra/bus/port.ts'
+import { faultPoint } from '../lib/faults.ts'
+import { RetryLater } from '../ports/bus.ts'
 import { resolveChunkReservation } from '../commands/batch-processing.ts'
 
 /** How long a chunk's reservation waits for its chunk before the chunk is abandoned (ms): far beyond a request's life. */

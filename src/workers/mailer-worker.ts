@@ -1,9 +1,10 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import type { Bus, Consumer } from '../infra/bus/port.ts'
-import type { Mailer } from '../infra/mail/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import type { Bus, Consumer } from '../ports/bus.ts'
+import type { Mailer } from '../ports/mail.ts'
 import type { ConfirmationCodeIssued, EmailChanged, EmailChangeRequested, PasswordChanged, PasswordResetRequested } from '../domain/user/events.ts'
 import * as user from '../domain/user/decider.ts'
-import { load, type CommandContext } from '../commands/context.ts'
+import { type CommandContext } from '../commands/context.ts'
+import { load } from '../commands/command-handler.ts'
 import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */

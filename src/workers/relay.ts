@@ -1,5 +1,5 @@
-import type { EventStore, Subscription } from '../infra/eventstore/port.ts'
-import type { Bus } from '../infra/bus/port.ts'
+import type { EventStore, Subscription } from '../ports/event-store.ts'
+import type { Bus } from '../ports/bus.ts'
 
 /** Where the relay keeps its checkpoint (the SQLite event store implements it). */
 export interface CheckpointStore {

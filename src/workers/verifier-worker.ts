@@ -1,16 +1,17 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
-import type { ReadStore } from '../infra/readstore/port.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
+import type { ReadStore } from '../ports/read-store.ts'
 import type { JobDeferred, JobQueued } from '../domain/job/events.ts'
 import * as job from '../domain/job/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { load, type CommandContext } from '../commands/context.ts'
+import { type CommandContext } from '../commands/context.ts'
+import { load } from '../commands/command-handler.ts'
 import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
 import { deferJob } from '../commands/defer-job.ts'
 import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
-import type { ServiceMetrics } from '../infra/metrics.ts'
+import type { Metrics } from '../ports/metrics.ts'
 
 /** Event types the verifier consumes (its NATS stream and durable consumer). */
 export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const
@@ -22,7 +23,7 @@ export interface VerifierWorkerOptions {
   /** Read store to find deferred jobs at start (timers do not survive a restart). */
   reads?: ReadStore
   /** Counts jobs by verdict and reason, and deferrals. */
-  metrics?: ServiceMetrics
+  metrics?: Metrics
 }
 
 export interface VerifierWorker extends Consumer {

@@ -1,15 +1,17 @@
-import type { RecordedEvent } from '../infra/eventstore/port.ts'
-import { RetryLater, type Bus, type Consumer } from '../infra/bus/port.ts'
-import type { ReadStore } from '../infra/readstore/port.ts'
-import { load, type CommandContext } from '../commands/context.ts'
-import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy, type WebhookSend } from '../commands/webhook-deliveries.ts'
+import type { RecordedEvent } from '../ports/event-store.ts'
+import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
+import type { ReadStore } from '../ports/read-store.ts'
+import { type CommandContext } from '../commands/context.ts'
+import { load } from '../commands/command-handler.ts'
+import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy } from '../commands/webhook-deliveries.ts'
 import { webhooksStream } from '../commands/webhook-endpoints.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested, WebhookEventKind } from '../domain/webhook/events.ts'
 import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
-import type { ServiceMetrics } from '../infra/metrics.ts'
+import type { WebhookSender } from '../ports/webhook-sender.ts'
+import type { Metrics } from '../ports/metrics.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'BatchCompleted', 'WebhookDeliveryRequested'] as const
@@ -31,7 +33,7 @@ export interface WebhookWorkerOptions {
   resume: boolean
   log?: (msg: string, err?: unknown) => void
   /** Counts delivery attempts by outcome. */
-  metrics?: ServiceMetrics
+  metrics?: Metrics
 }
 
 /**
@@ -46,7 +48,7 @@ export interface WebhookWorkerOptions {
  *   outcome counted on the endpoint (consecutive failures, automatic disabling).
  * Acknowledges a message only once its work is recorded in the event store.
  */
-export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSend, options: WebhookWorkerOptions): Promise<Consumer> {
+export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSender, options: WebhookWorkerOptions): Promise<Consumer> {
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
   /** Makes an attempt and counts its outcome. */

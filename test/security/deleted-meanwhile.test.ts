@@ -1,7 +1,7 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { deleteAccount } from '../../src/commands/delete-account.ts'
-import type { EventStore } from '../../src/infra/eventstore/port.ts'
+import type { EventStore } from '../../src/ports/event-store.ts'
 
 // A chunk accepted while its account is being deleted (issue "Money, tenancy,
 // availability", item 9): the answer says what happened (410: the account and its batches

@@ -4,7 +4,7 @@
 // the processes append at the same time.
 import { existsSync, writeFileSync } from 'node:fs'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
-import { WrongExpectedRevisionError } from '../../src/infra/eventstore/port.ts'
+import { WrongExpectedRevisionError } from '../../src/ports/event-store.ts'
 
 const [file, stream, who, countText] = process.argv.slice(2)
 const store = new SqliteEventStore(file, { poll_interval_ms: 0 })

@@ -1,7 +1,7 @@
 import type { Test } from 'tap'
 import { Readable } from 'node:stream'
 import { randomBytes, createHash } from 'node:crypto'
-import type { BlobStore } from '../../src/infra/blobs/port.ts'
+import type { BlobStore } from '../../src/ports/blob-store.ts'
 
 /** Every byte of a stream. */
 export async function bytesOf (stream: Readable): Promise<Buffer> {

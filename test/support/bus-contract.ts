@@ -1,7 +1,7 @@
 import type { Test } from 'tap'
 import { randomUUID } from 'node:crypto'
-import type { Bus } from '../../src/infra/bus/port.ts'
-import type { RecordedEvent } from '../../src/infra/eventstore/port.ts'
+import type { Bus } from '../../src/ports/bus.ts'
+import type { RecordedEvent } from '../../src/ports/event-store.ts'
 import { waitUntil } from './eventstore-contract.ts'
 
 export function message (type: string, n: number): RecordedEvent {

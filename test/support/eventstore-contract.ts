@@ -1,6 +1,6 @@
 import type { Test } from 'tap'
 import { randomUUID } from 'node:crypto'
-import { WrongExpectedRevisionError, type EventStore, type NewEvent, type RecordedEvent } from '../../src/infra/eventstore/port.ts'
+import { WrongExpectedRevisionError, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store.ts'
 
 /** Builds an event for contract tests. */
 export function ev (type: string, data: Record<string, unknown> = {}): NewEvent {

@@ -1,5 +1,5 @@
-import type { EventStore, RecordedEvent } from '../../src/infra/eventstore/port.ts'
-import type { Doc, ReadStore } from '../../src/infra/readstore/port.ts'
+import type { EventStore, RecordedEvent } from '../../src/ports/event-store.ts'
+import type { Doc, ReadStore } from '../../src/ports/read-store.ts'
 import { PROJECTIONS } from '../../src/projections/index.ts'
 import { applyBatch, signatureOf } from '../../src/projections/runner.ts'
 

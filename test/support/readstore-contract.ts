@@ -1,5 +1,5 @@
 import type { Test } from 'tap'
-import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore } from '../../src/infra/readstore/port.ts'
+import { CheckpointConflictError, type CollectionSpec, type Doc, type ReadStore } from '../../src/ports/read-store.ts'
 import { waitUntil } from './eventstore-contract.ts'
 
 /** Opens a fresh store (`open()`), or a second connection to the same one (`open(first)`). */

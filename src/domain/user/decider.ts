@@ -1,8 +1,10 @@
 import { DomainError, type ErrorKind, isBefore, isAtOrAfter } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
-import { TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_OFF, refusedSecondFactor, sameHash, secondFactor, spend, twoFactorLocked, withSecondFactor, type SecondFactor, type TwoFactorState } from './two-factor.ts'
+import type { Account, UserState } from './state.ts'
+import { TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_OFF, refusedSecondFactor, sameHash, secondFactor, spend, twoFactorLocked, withSecondFactor, type SecondFactor } from './two-factor.ts'
 
-export { SPENT_CHALLENGES, TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_LOCK_MS, refusedSecondFactor, sameHash, twoFactorLocked, type SecondFactor, type TwoFactorState } from './two-factor.ts'
+export type { Account, TwoFactorState, UserState } from './state.ts'
+export { SPENT_CHALLENGES, TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_LOCK_MS, refusedSecondFactor, sameHash, twoFactorLocked, type SecondFactor } from './two-factor.ts'
 
 /** Wrong confirmation attempts allowed per code before it stops working. */
 export const MAX_CONFIRMATION_ATTEMPTS = 5
@@ -20,32 +22,6 @@ export const UNCONFIRMED_TTL_MS = 7 * 86_400_000
 export const SNAPSHOT_EVERY = 100
 
 const DAY_MS = 86_400_000
-
-export type UserState =
-  | { status: 'none' }
-  | Account
-
-export interface Account {
-  status: 'unconfirmed' | 'confirmed' | 'deleted'
-  banned: boolean
-  /** Sessions started before this are void (a ban revokes every session). */
-  sessions_valid_from: string | null
-  /** Times of wrong passwords since the last successful sign-in (the latest LOGIN_FAILURES_BEFORE_LOCK). */
-  login_failures: string[]
-  user_uuid: string
-  /** Sealed. */
-  email: string
-  password_hash: string
-  locale: string
-  /** When the (latest) registration was made (absent in snapshots older than it: never expires). */
-  registered_at?: string
-  code: { hash: string, expires_at: string, failed: number } | null
-  /** When confirmation codes were issued in the last 24 h (for the cooldown and the daily allowance). */
-  codes_issued: string[]
-  reset: { hash: string, expires_at: string, requested_at: string } | null
-  two_factor: TwoFactorState
-  email_change: { new_email: string, hash: string, expires_at: string } | null
-}
 
 export const initialState = (): UserState => ({ status: 'none' })
 

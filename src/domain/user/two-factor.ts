@@ -1,6 +1,6 @@
 import { DomainError } from '../shared.ts'
 import type { UserEvent } from './events.ts'
-import type { Account, UserState } from './decider.ts'
+import type { Account, TwoFactorState, UserState } from './state.ts'
 
 /** Wrong two-factor codes in a row that lock the second step, and for how long (ms). */
 export const TWO_FACTOR_FAILURES_BEFORE_LOCK = 5
@@ -8,19 +8,6 @@ export const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Sign-in challenges remembered as spent (a challenge lives 5 minutes; far fewer are completed in that time). */
 export const SPENT_CHALLENGES = 16
 
-/** Two-factor: not enabled, setup in progress, active (interface section 3). */
-export interface TwoFactorState {
-  status: 'off' | 'setup' | 'active'
-  /** The TOTP secret, sealed. */
-  secret: string | null
-  backup_code_hashes: string[]
-  /** Last accepted TOTP time step (a code is never accepted twice). */
-  last_step: number
-  /** Recent failed codes (for the temporary lock; the latest TWO_FACTOR_FAILURES_BEFORE_LOCK). */
-  failures: string[]
-  /** Sign-in challenges completed lately (the latest SPENT_CHALLENGES): each is single use. */
-  used_challenges?: string[]
-}
 
 export const TWO_FACTOR_OFF: TwoFactorState = { status: 'off', secret: null, backup_code_hashes: [], last_step: -1, failures: [] }
 

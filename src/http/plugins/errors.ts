@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import { DEFAULT_RETRY_AFTER_S, HttpProblem, problem, sendProblem } from '../problem.ts'
-import { WrongExpectedRevisionError } from '../../infra/eventstore/port.ts'
-import { BillingUnavailableError, InvalidWebhookError } from '../../infra/billing/stripe.ts'
+import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
+import { BillingUnavailableError, InvalidWebhookError } from '../../ports/billing.ts'
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, unprocessable: 422, locked: 429

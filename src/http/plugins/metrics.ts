@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import Fastify from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
-import type { ServiceMetrics } from '../../infra/metrics.ts'
+import type { Metrics } from '../../ports/metrics.ts'
 import { problem, sendProblem } from '../problem.ts'
 
 const sameSecret = (a: string, b: string): boolean => {
@@ -15,7 +15,7 @@ const sameSecret = (a: string, b: string): boolean => {
  * and with `token` (`METRICS_TOKEN`) the app serves `GET /metrics` to a bearer of that
  * token (401 otherwise); without it the route does not exist (not public by default).
  */
-export function metricsPlugin (app: FastifyInstance, metrics: ServiceMetrics, token: string | null): void {
+export function metricsPlugin (app: FastifyInstance, metrics: Metrics, token: string | null): void {
   app.addHook('onResponse', async (request, reply) => {
     metrics.http.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000)
   })
@@ -23,7 +23,7 @@ export function metricsPlugin (app: FastifyInstance, metrics: ServiceMetrics, to
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
     if (!m || !sameSecret(m[1], token)) return sendProblem(reply, problem(401, 'metrics.unauthorized', 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`'))
-    return reply.type(metrics.registry.contentType).send(await metrics.text())
+    return reply.type(metrics.contentType).send(await metrics.text())
   })
 }
 
@@ -31,9 +31,9 @@ export function metricsPlugin (app: FastifyInstance, metrics: ServiceMetrics, to
  * `METRICS_PORT`: `GET /metrics` without a token on a port of its own (bound to `host`),
  * for a scraper on a private network. @returns the server, to close with the role.
  */
-export async function startMetricsServer (metrics: ServiceMetrics, host: string, port: number): Promise<{ url: string, close: () => Promise<void> }> {
+export async function startMetricsServer (metrics: Metrics, host: string, port: number): Promise<{ url: string, close: () => Promise<void> }> {
   const server = Fastify({ logger: false })
-  server.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.text()))
+  server.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()))
   const url = await server.listen({ host, port })
   return { url, close: async () => { await server.close() } }
 }

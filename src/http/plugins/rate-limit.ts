@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
-import type { RateCounter } from '../../infra/ratelimit/port.ts'
+import type { RateCounter } from '../../ports/rate-limit.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 

@@ -6,7 +6,7 @@ import { subscriptionOf } from '../../projections/subscriptions.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { BODY_PROBLEMS, Timestamp, json, problems } from '../schemas.ts'
 import { handleStripeEvent, openPortal, startCheckout } from '../../commands/billing.ts'
-import { BillingUnavailableError, type Billing } from '../../infra/billing/stripe.ts'
+import { BillingUnavailableError, type Billing } from '../../ports/billing.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The caller's subscription (interface section 2 "Subscription"; Free when it never subscribed). */

@@ -15,7 +15,6 @@ import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { jobView } from './verify.ts'
-import { baseUrl } from './oauth.ts'
 
 /** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
 export const VERIFY_WAIT_MS = 20_000
@@ -110,7 +109,7 @@ function serverFor (rt: HttpRuntime, p: Principal, log: (err: unknown) => void):
 export async function mcpRoutes (fastify: FastifyInstance, rt: HttpRuntime): Promise<void> {
   await fastify.register(async scope => {
     scope.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode === 401) reply.header('www-authenticate', `Bearer resource_metadata="${baseUrl(rt)}/.well-known/oauth-protected-resource/mcp"`)
+      if (reply.statusCode === 401) reply.header('www-authenticate', `Bearer resource_metadata="${rt.ctx.base_url()}/.well-known/oauth-protected-resource/mcp"`)
       return payload
     })
     const app = scope.withTypeProvider<ZodTypeProvider>()

@@ -7,16 +7,15 @@ import { revokeSession } from '../../commands/refresh-session.ts'
 import type { SignedIn } from '../../commands/start-session.ts'
 import { issuersOf } from '../../commands/context.ts'
 import { DomainError } from '../../domain/shared.ts'
-import { hmacHex } from '../../infra/crypto/hashing.ts'
+import { hmacHex } from '../../lib/crypto/hashing.ts'
 import { randomBytes } from 'node:crypto'
 import { signInThrottleOf } from '../plugins/throttle.ts'
 import { HttpProblem } from '../problem.ts'
-import { verifyAccessToken, verifyAuthorizationRequest, type AuthorizationRequest } from '../../infra/crypto/jwt.ts'
+import { verifyAccessToken, verifyAuthorizationRequest, type AuthorizationRequest } from '../../lib/crypto/jwt.ts'
 import { getSession } from '../../projections/sessions.ts'
 import { getUserDoc } from '../../projections/users.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { baseUrl } from './oauth.ts'
 import { secureCookie } from './auth.ts'
 
 type Locale = 'en' | 'fr'
@@ -238,7 +237,7 @@ export function consentRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       if (b.action === 'approve') to.searchParams.set('code', await issueCode(rt.ctx, who.user_uuid, r))
       else to.searchParams.set('error', 'access_denied')
       if (r.state !== null) to.searchParams.set('state', r.state)
-      to.searchParams.set('iss', baseUrl(rt))
+      to.searchParams.set('iss', rt.ctx.base_url())
       // The page's sign-in ends with the decision (it was only for this authorization).
       await revokeSession(rt.ctx, who.session_uuid, 'logout').catch(err => { if (!(err instanceof DomainError)) throw err })
       reply.clearCookie('svc_consent', { path: '/oauth' })

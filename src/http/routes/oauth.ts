@@ -11,11 +11,6 @@ import { planOf } from '../../projections/subscriptions.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { consentRoutes, page } from './oauth-consent.ts'
 
-/** The service's base URL (`CommandContext.base_url`: configuration only, never the request's `Host`). */
-export function baseUrl (rt: HttpRuntime): string {
-  return rt.ctx.base_url()
-}
-
 /** An OAuth error answer (RFC 6749 §5.2): `{ error, error_description }`. */
 const OAuthErrorBody = z.object({ error: z.string(), error_description: z.string() }).meta({ id: 'OAuthError' })
 const oauthErrors = (...statuses: number[]): Record<number, { description: string, content: { 'application/json': { schema: typeof OAuthErrorBody } } }> =>
@@ -103,7 +98,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
     },
     handler: async request => {
-      const base = baseUrl(rt)
+      const base = rt.ctx.base_url()
       return {
         issuer: base,
         authorization_endpoint: `${base}/oauth/authorize`,
@@ -123,7 +118,7 @@ function routes (fastify: FastifyInstance, rt: HttpRuntime): void {
 
   const ResourceMetadata = z.object({ resource: z.string(), authorization_servers: z.array(z.string()), scopes_supported: z.array(z.string()), bearer_methods_supported: z.array(z.string()), resource_name: z.string() }).meta({ id: 'ProtectedResourceMetadata' })
   const resourceMetadata = (): z.infer<typeof ResourceMetadata> => {
-    const base = baseUrl(rt)
+    const base = rt.ctx.base_url()
     return { resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: [...OAUTH_SCOPES], bearer_methods_supported: ['header'], resource_name: 'Email verification (MCP)' }
   }
   // RFC 9728 §3.1: the metadata of the resource `<base>/mcp` is at `/.well-known/oauth-protected-resource/mcp`; the bare path too, for clients that look there.

@@ -5,12 +5,11 @@ import { createWebhook, deleteWebhook, updateWebhook } from '../../commands/webh
 import { testWebhook } from '../../commands/webhook-deliveries.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { attemptsOf, getWebhook, webhooksOf, type WebhookAttemptDoc, type WebhookDoc } from '../../projections/webhooks.ts'
-import { webhookSender } from '../../infra/webhooks/sender.ts'
 import { actorOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { ERASED } from '../../infra/crypto/sealer.ts'
+import { ERASED } from '../../ports/sealer.ts'
 
 /** A webhook endpoint (interface section 2): never its secret, but once at creation. */
 export const WebhookEndpoint = z.object({
@@ -101,7 +100,7 @@ const TestOutcome = z.object({
 export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks
-  const send = webhookSender({ timeout_ms: policy.timeout_ms, allow_private: policy.allow_private_targets })
+  const send = rt.send_webhook
   const ownEndpoint = async (uuid: string, owner: string): Promise<WebhookDoc> => {
     const doc = await getWebhook(rt.ctx, uuid)
     if (!doc || doc.user_uuid !== owner) throw new HttpProblem(404, 'webhook.not_found', 'no such webhook endpoint')

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { randomBytes } from 'node:crypto'
-import { checkBlobName, type BlobStore } from './port.ts'
+import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
 
 /**
  * Blobs as files in `<dir>/<owner>/<id>` (the embedded default: `DATA_DIR/blobs`). A blob is

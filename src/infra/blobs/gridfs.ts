@@ -1,7 +1,7 @@
 import { GridFSBucket, MongoClient, type Db } from 'mongodb'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { checkBlobName, type BlobStore } from './port.ts'
+import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
 
 /**
  * Blobs in GridFS on MongoDB (the distributed topology's store: every API process sees the

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from '../eventstore/port.ts'
-import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from './port.ts'
+import type { RecordedEvent } from '../../ports/event-store.ts'
+import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from '../../ports/bus.ts'
 
 interface Member {
   options: ConsumerOptions

@@ -2,8 +2,8 @@ import { createConnection } from 'node:net'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import { nanos } from '@nats-io/nats-core'
-import type { RecordedEvent } from '../eventstore/port.ts'
-import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from './port.ts'
+import type { RecordedEvent } from '../../ports/event-store.ts'
+import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from '../../ports/bus.ts'
 
 /** Which services receive which event types: one JetStream stream per service. */
 export type Routes = Readonly<Record<string, readonly string[]>>

@@ -1,8 +1,9 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import { Transform, type TransformCallback } from 'node:stream'
 import sodium, { type StateAddress } from 'libsodium-wrappers'
-import { keyObjectOf } from './hashing.ts'
-import type { DataKeyStore } from './keystore.ts'
+import { keyObjectOf } from '../../lib/crypto/hashing.ts'
+import type { DataKeyStore } from '../../ports/data-keys.ts'
+import type { Sealer } from '../../ports/sealer.ts'
 
 const PREFIX = 'sealed:v1:'
 
@@ -11,15 +12,12 @@ const STREAM_MAGIC = Buffer.from('SVCBLOB1')
 /** Plaintext bytes per sealed segment of a stream. */
 const SEGMENT = 64 * 1024
 
-/** Text shown in place of personal data whose key was destroyed (erased account). */
-export const ERASED = '[erased]'
-
 /**
  * Seals personal data (e-mail addresses, codes) for events with the owning account's
  * data key: AES-256-GCM, owner uuid as additional data. Sealed text looks like
  * `sealed:v1:<base64url(iv | ciphertext | tag)>`.
  */
-export class Sealer {
+export class LibsodiumSealer implements Sealer {
   private readonly keys: DataKeyStore
   constructor (keys: DataKeyStore) { this.keys = keys }
 

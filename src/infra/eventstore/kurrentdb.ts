@@ -8,7 +8,7 @@ import {
   WrongExpectedRevisionError,
   type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
   type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
-} from './port.ts'
+} from '../../ports/event-store.ts'
 import { randomUUID } from 'node:crypto'
 
 /** What the adapter uses of the client (a test drives the adapter with the client's own `Subscription` behind it). */

@@ -6,7 +6,7 @@ import {
   WrongExpectedRevisionError,
   type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
   type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
-} from './port.ts'
+} from '../../ports/event-store.ts'
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS events (

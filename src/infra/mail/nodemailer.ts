@@ -3,7 +3,7 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises'
 import { simpleParser } from 'mailparser'
 import { join } from 'node:path'
 import nodemailer, { type Transporter } from 'nodemailer'
-import type { Mailer, OutgoingMail } from './port.ts'
+import type { Mailer, OutgoingMail } from '../../ports/mail.ts'
 
 function messageId (mail: OutgoingMail, from: string): string {
   const domain = /@([^>\s]+)/.exec(from)?.[1] ?? 'localhost'

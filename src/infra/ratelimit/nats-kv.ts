@@ -1,6 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { Kvm, type KV } from '@nats-io/kv'
-import { windowOf, type RateCounter } from './port.ts'
+import { windowOf, type RateCounter } from '../../ports/rate-limit.ts'
 import { natsConnection } from '../bus/nats.ts'
 
 /** Compare-and-set attempts per hit before it gives up (each a round trip; contention is per credential). */

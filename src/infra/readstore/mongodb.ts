@@ -3,7 +3,7 @@ import {
   CheckpointConflictError,
   type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
   type RebuildTarget, type Where, type WriteOp
-} from './port.ts'
+} from '../../ports/read-store.ts'
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')

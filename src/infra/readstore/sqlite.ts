@@ -4,7 +4,7 @@ import {
   CheckpointConflictError,
   type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
   type RebuildTarget, type Where, type WriteOp
-} from './port.ts'
+} from '../../ports/read-store.ts'
 
 const META = `
 CREATE TABLE IF NOT EXISTS projection_generations (projection TEXT PRIMARY KEY, gen INTEGER NOT NULL, signature TEXT NOT NULL, newest INTEGER NOT NULL);

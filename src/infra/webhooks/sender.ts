@@ -2,17 +2,9 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP, type LookupFunction } from 'node:net'
+import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { isPublicAddress } from '../../domain/webhook/target.ts'
 
-export interface SendOutcome {
-  /** HTTP status of the response; null when none came. */
-  status: number | null
-  /** Why no usable response came (timeout, refused, private target…); null otherwise. */
-  error: string | null
-  duration_ms: number
-  /** A 429 or 503 answer's `Retry-After` (RFC 9110 §10.2.3: seconds or an HTTP date), in ms from now; null otherwise. */
-  retry_after_ms?: number | null
-}
 
 /** `Retry-After` as ms from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); null when absent or malformed. */
 export function retryAfterMs (value: string | string[] | undefined, now = Date.now()): number | null {
@@ -104,6 +96,6 @@ export async function postWebhook (url: string, body: string, headers: Record<st
 }
 
 /** A sender bound to its options: `(url, body, headers) → outcome`. */
-export function webhookSender (options: SendOptions): (url: string, body: string, headers: Record<string, string>) => Promise<SendOutcome> {
+export function webhookSender (options: SendOptions): WebhookSender {
   return async (url, body, headers) => await postWebhook(url, body, headers, options)
 }

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '../eventstore/port.ts'
+import type { RecordedEvent } from './event-store.ts'
 
 /**
  * Message handler of a bus consumer. Resolving acknowledges the message; throwing asks

@@ -1,0 +1,31 @@
+// The layer rules (../shared/design/layers.json, docs/architecture.md) checked by
+// dependency-cruiser over src/: which part may import which, no import circle, no
+// collection named outside src/projections. Exit 1 with one line per violation.
+//
+// dependency-cruiser reads TypeScript through TypeScript 5's compiler API; the service
+// is type-checked with TypeScript 7, which has none. The tools/layers workspace holds
+// TypeScript 5, and a resolution hook hands it to dependency-cruiser alone.
+import { registerHooks } from 'node:module'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+
+const root = new URL('..', import.meta.url).pathname
+const typescript5 = join(root, 'tools', 'layers', 'node_modules', 'typescript')
+registerHooks({
+  resolve (specifier, context, next) {
+    if ((specifier === 'typescript' || specifier.startsWith('typescript/')) && context.parentURL?.includes('/dependency-cruiser/')) {
+      const rest = specifier === 'typescript' ? 'lib/typescript.js' : specifier.slice('typescript/'.length)
+      return { url: pathToFileURL(join(typescript5, rest)).href, format: rest.endsWith('.json') ? 'json' : 'commonjs', shortCircuit: true }
+    }
+    return next(specifier, context)
+  }
+})
+
+const { cruise } = await import('dependency-cruiser')
+const { default: config } = await import(pathToFileURL(join(root, '.dependency-cruiser.cjs')).href)
+const started = performance.now()
+const result = await cruise([join(root, 'src')], { ...config.options, ruleSet: { forbidden: config.forbidden }, validate: true, outputType: 'err-long' })
+const summary = typeof result.output === 'string' ? result.output : JSON.stringify(result.output)
+process.stdout.write(summary)
+process.stderr.write(`layers: ${Math.round(performance.now() - started)} ms\n`)
+process.exit(result.exitCode === 0 ? 0 : 1)

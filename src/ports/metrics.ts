@@ -1,0 +1,24 @@
+/** A Prometheus counter as the code increments it (prom-client's `Counter` is one). */
+export interface MetricCounter<L extends string> {
+  inc (labels?: Partial<Record<L, string | number>>, value?: number): void
+}
+
+/**
+ * The metrics a role's code records and serves (the prom-client adapter is
+ * `ServiceMetrics`, src/infra/metrics.ts). Memory is bounded by the label sets: routes,
+ * statuses, verdicts × reasons, outcomes.
+ */
+export interface Metrics {
+  /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
+  readonly http: { observe (labels: Record<'method' | 'route' | 'status', string>, seconds: number): void }
+  /** Jobs that reached a terminal state in this process, by verdict and reason. */
+  readonly jobs: MetricCounter<'verdict' | 'reason'>
+  /** Greylisting deferrals (JobDeferred appended). */
+  readonly deferrals: MetricCounter<never>
+  /** Webhook delivery attempts by outcome: `delivered`, `retry`, `failed`, `test`. */
+  readonly webhookAttempts: MetricCounter<'outcome'>
+  /** The media type of `text()` (Prometheus text exposition format). */
+  readonly contentType: string
+  /** Every metric of this role in the text exposition format. */
+  text (): Promise<string>
+}
