@@ -13,36 +13,79 @@
  *   src/client/      the CLI's client of the public API: HTTP only
  *   src/main.ts, src/compose.ts, src/cli.ts, src/config.ts: the composition root
  */
-const part = (name) => `^src/${name}/`
+const part = name => `^src/${name}/`
 const rule = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to })
 
 module.exports = {
   forbidden: [
     rule('no-circular', 'an import circle makes the order of evaluation an accident', {}, { circular: true }),
-    rule('domain-stays-pure', 'the domain imports nothing outside the domain (and the pure helpers of src/lib)',
-      { path: part('domain') }, { path: '^src/', pathNot: [part('domain'), part('lib')] }),
-    rule('lib-stays-pure', 'pure helpers import only pure helpers',
-      { path: part('lib') }, { path: '^src/', pathNot: [part('lib')] }),
-    rule('ports-are-interfaces', 'a port names the domain and other ports, never an adapter or a layer above',
-      { path: part('ports') }, { path: '^src/', pathNot: [part('ports'), part('domain'), part('lib')] }),
-    rule('commands-use-ports', 'commands depend on ports; adapters are wired at the root',
-      { path: part('commands') }, { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }),
-    rule('commands-use-the-engine-pure-parts', 'commands may parse an address and read the result types and lists of the engine, never run a check',
-      { path: part('commands') }, { path: part('verifier'), pathNot: ['^src/verifier/(syntax|result|lists)\\.ts$'] }),
-    rule('projections-read-only', 'the read side never writes and depends on ports',
-      { path: part('projections') }, { path: [part('commands'), part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }),
-    rule('engine-decides-verdicts', 'the engine decides verdicts, not writes',
-      { path: part('verifier') }, { path: [part('commands'), part('projections'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }),
-    rule('workers-use-ports', 'workers get adapters from the root',
-      { path: part('workers') }, { path: [part('infra'), part('http'), part('client'), '^src/(main|cli|compose)\\.ts$'] }),
-    rule('http-uses-ports', 'routes get adapters from the root',
-      { path: part('http') }, { path: [part('infra'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }),
-    rule('client-speaks-http', 'a client of the public API speaks HTTP only',
-      { path: part('client') }, { path: '^src/', pathNot: [part('client'), part('lists'), part('lib')] }),
-    rule('adapters-implement-ports', 'an adapter implements a port; it calls no command, route or worker',
-      { path: part('infra') }, { path: [part('commands'), part('http'), part('workers'), part('projections'), part('client')] }),
-    rule('collections-named-by-projections', 'nothing outside src/projections names a collection: the read store is reached through a projection\'s queries',
-      { path: '^src/', pathNot: [part('projections'), part('infra'), part('ports'), '^src/(main|cli|compose)\\.ts$'] }, { path: '^src/ports/read-store\\.ts$', dependencyTypesNot: ['type-only'] })
+    rule(
+      'domain-stays-pure',
+      'the domain imports nothing outside the domain (and the pure helpers of src/lib)',
+      { path: part('domain') },
+      { path: '^src/', pathNot: [part('domain'), part('lib')] }
+    ),
+    rule('lib-stays-pure', 'pure helpers import only pure helpers', { path: part('lib') }, { path: '^src/', pathNot: [part('lib')] }),
+    rule(
+      'ports-are-interfaces',
+      'a port names the domain and other ports, never an adapter or a layer above',
+      { path: part('ports') },
+      { path: '^src/', pathNot: [part('ports'), part('domain'), part('lib')] }
+    ),
+    rule(
+      'commands-use-ports',
+      'commands depend on ports; adapters are wired at the root',
+      { path: part('commands') },
+      { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }
+    ),
+    rule(
+      'commands-use-the-engine-pure-parts',
+      'commands may parse an address and read the result types and lists of the engine, never run a check',
+      { path: part('commands') },
+      { path: part('verifier'), pathNot: ['^src/verifier/(syntax|result|lists)\\.ts$'] }
+    ),
+    rule(
+      'projections-read-only',
+      'the read side never writes and depends on ports',
+      { path: part('projections') },
+      { path: [part('commands'), part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }
+    ),
+    rule(
+      'engine-decides-verdicts',
+      'the engine decides verdicts, not writes',
+      { path: part('verifier') },
+      { path: [part('commands'), part('projections'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }
+    ),
+    rule(
+      'workers-use-ports',
+      'workers get adapters from the root',
+      { path: part('workers') },
+      { path: [part('infra'), part('http'), part('client'), '^src/(main|cli|compose)\\.ts$'] }
+    ),
+    rule(
+      'http-uses-ports',
+      'routes get adapters from the root',
+      { path: part('http') },
+      { path: [part('infra'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$'] }
+    ),
+    rule(
+      'client-speaks-http',
+      'a client of the public API speaks HTTP only',
+      { path: part('client') },
+      { path: '^src/', pathNot: [part('client'), part('lists'), part('lib')] }
+    ),
+    rule(
+      'adapters-implement-ports',
+      'an adapter implements a port; it calls no command, route or worker',
+      { path: part('infra') },
+      { path: [part('commands'), part('http'), part('workers'), part('projections'), part('client')] }
+    ),
+    rule(
+      'collections-named-by-projections',
+      "nothing outside src/projections names a collection: the read store is reached through a projection's queries",
+      { path: '^src/', pathNot: [part('projections'), part('infra'), part('ports'), '^src/(main|cli|compose)\\.ts$'] },
+      { path: '^src/ports/read-store\\.ts$', dependencyTypesNot: ['type-only'] }
+    )
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -9,14 +9,20 @@
 import { parseArgs } from 'node:util'
 import { rssMb, startBenchService } from './bulk-api.ts'
 
-const { values: args } = parseArgs({ options: { addresses: { type: 'string', default: '1000000' }, chunk: { type: 'string', default: '50000' }, json: { type: 'boolean', default: false } } })
+const { values: args } = parseArgs({
+  options: { addresses: { type: 'string', default: '1000000' }, chunk: { type: 'string', default: '50000' }, json: { type: 'boolean', default: false } }
+})
 const N = Number(args.addresses)
 const CHUNK = Number(args.chunk)
 const LIMIT_MIB = 500
 
 const svc = await startBenchService({})
 let peak = 0
-const sampler = setInterval(() => { try { peak = Math.max(peak, rssMb(svc.child.pid!)) } catch {} }, 50)
+const sampler = setInterval(() => {
+  try {
+    peak = Math.max(peak, rssMb(svc.child.pid!))
+  } catch {}
+}, 50)
 try {
   const { key } = await svc.account('intake@bench.example.com', 'business', 0)
   const idle = rssMb(svc.child.pid!)
@@ -46,9 +52,9 @@ try {
     chunks,
     unique: b.progress.total,
     intake_ms: Math.round(intakeMs),
-    intake_per_s: Math.round(N / intakeMs * 1000),
+    intake_per_s: Math.round((N / intakeMs) * 1000),
     completed_ms: Math.round(doneMs),
-    completed_per_s: Math.round(N / doneMs * 1000),
+    completed_per_s: Math.round((N / doneMs) * 1000),
     idle_rss_mib: idle,
     peak_rss_mib: peak,
     under_500_mib: peak < LIMIT_MIB

@@ -12,9 +12,15 @@ import { promisify } from 'node:util'
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
 const plans = new URL('../config/plans.json', import.meta.url).pathname
 
-export interface ApiBulkRun { wall_ms: number, addresses_per_s: number, chunks: number, results: Array<{ email: string, verdict: string, reason: string }>, service_rss_mb: number }
+export interface ApiBulkRun {
+  wall_ms: number
+  addresses_per_s: number
+  chunks: number
+  results: Array<{ email: string; verdict: string; reason: string }>
+  service_rss_mb: number
+}
 
-async function until<T> (fn: () => Promise<T | null>, timeoutMs: number, pauseMs = 20): Promise<T> {
+async function until<T>(fn: () => Promise<T | null>, timeoutMs: number, pauseMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await fn()
@@ -25,7 +31,7 @@ async function until<T> (fn: () => Promise<T | null>, timeoutMs: number, pauseMs
 }
 
 /** Resident memory of a process (MiB, from /proc). */
-export function rssMb (pid: number): number {
+export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? Math.round(Number(m[1]) / 1024) : 0
 }
@@ -37,31 +43,54 @@ export interface BenchService {
   dir: string
   api: (method: string, path: string, body?: unknown, token?: string) => Promise<any>
   /** Registers and confirms an account, moves it to `plan` and credits it; its session token and a live API key. */
-  account: (email: string, plan: string, tokens: number) => Promise<{ token: string, key: string }>
+  account: (email: string, plan: string, tokens: number) => Promise<{ token: string; key: string }>
   stop: () => void
 }
 
 /** Starts `svc serve` on a fresh DATA_DIR with the shipped plans (rate limits out of reach) and `env`. */
-export async function startBenchService (extra: Record<string, string>): Promise<BenchService> {
+export async function startBenchService(extra: Record<string, string>): Promise<BenchService> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-svc-'))
   // The shipped plans with rate limits a benchmark never reaches.
   const catalogue = JSON.parse(readFileSync(plans, 'utf8')) as { plans: Array<Record<string, unknown>> }
   for (const p of catalogue.plans) p.rate_limit_per_minute = 1_000_000_000
   writeFileSync(join(dir, 'plans.json'), JSON.stringify(catalogue))
-  const env: Record<string, string | undefined> = { ...process.env, DATA_DIR: dir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PLANS_FILE: join(dir, 'plans.json'), SIGNUP_SCREENING: 'lists', ...extra }
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    DATA_DIR: dir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    PLANS_FILE: join(dir, 'plans.json'),
+    SIGNUP_SCREENING: 'lists',
+    ...extra
+  }
   delete env.NATS_URL
   // The V8 flags `npm start` and the image give the service (package.json "start").
-  const flags = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string).split(' ').filter(a => a.startsWith('--'))
-  const child: ChildProcess = spawn(process.execPath, [...flags, ...(process.env.BENCH_SERVICE_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_PROF}`] : []), cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+  const flags = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start as string)
+    .split(' ')
+    .filter(a => a.startsWith('--'))
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...flags, ...(process.env.BENCH_SERVICE_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SERVICE_PROF}`] : []), cli, 'serve'],
+    { env, stdio: ['ignore', 'pipe', 'inherit'] }
+  )
   let out = ''
   const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (b: Buffer) => { out += b.toString(); const m = /"url":"(http:\/\/[^"]+)"/.exec(out); if (m) resolve(m[1]) })
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString()
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
+      if (m) resolve(m[1])
+    })
     child.once('exit', code => reject(new Error(`svc serve exited with ${code}`)))
   })
   child.stdout!.removeAllListeners('data')
   child.stdout!.resume()
   const api: BenchService['api'] = async (method, path, body, token) => {
-    const res = await fetch(url + path, { method, headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }, body: body === undefined ? undefined : JSON.stringify(body) })
+    const res = await fetch(url + path, {
+      method,
+      headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    })
     const text = await res.text()
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`)
     return text.length > 0 ? JSON.parse(text) : null
@@ -72,25 +101,43 @@ export async function startBenchService (extra: Record<string, string>): Promise
     const code = await until(async () => {
       const outbox = join(dir, 'outbox')
       if (!existsSync(outbox)) return null
-      for (const f of readdirSync(outbox)) { const m = /code is (\d{6})/.exec(readFileSync(join(outbox, f), 'utf8')); if (m) return m[1] }
+      for (const f of readdirSync(outbox)) {
+        const m = /code is (\d{6})/.exec(readFileSync(join(outbox, f), 'utf8'))
+        if (m) return m[1]
+      }
       return null
     }, 30_000)
     const token = (await api('POST', '/api/auth/confirm', { email, code })).access_token as string
     const key = (await api('POST', '/api/keys', { name: 'bench', environment: 'live' }, token)).raw_key as string
     // The operator moves it to the plan and credits it (operator commands on the same DATA_DIR).
     await promisify(execFile)(process.execPath, [cli, 'subscription', 'set', '--email', email, '--plan', plan, '--no-grant'], { env })
-    if (tokens > 0) await promisify(execFile)(process.execPath, [cli, 'wallet', 'grant', '--email', email, '--tokens', String(tokens), '--reason', 'benchmark'], { env })
-    await until(async () => (await api('GET', '/api/subscription', undefined, token)).plan.code === plan ? true : null, 30_000)
+    if (tokens > 0)
+      await promisify(execFile)(process.execPath, [cli, 'wallet', 'grant', '--email', email, '--tokens', String(tokens), '--reason', 'benchmark'], { env })
+    await until(async () => ((await api('GET', '/api/subscription', undefined, token)).plan.code === plan ? true : null), 30_000)
     return { token, key }
   }
-  return { url, child, dir, api, account, stop: () => { child.kill('SIGTERM') } }
+  return {
+    url,
+    child,
+    dir,
+    api,
+    account,
+    stop: () => {
+      child.kill('SIGTERM')
+    }
+  }
 }
 
 /**
  * Runs `addresses` through the API of a fresh `svc serve` probing the world at `dns`.
  * `verifier` is the engine's configuration of the engine-only run, so both probe alike.
  */
-export async function runApiBulk (dns: string, addresses: readonly string[], verifier: { max_sessions_per_mx: number, max_sessions: number, greylist_ms: number }, chunkSize = 2_000): Promise<ApiBulkRun> {
+export async function runApiBulk(
+  dns: string,
+  addresses: readonly string[],
+  verifier: { max_sessions_per_mx: number; max_sessions: number; greylist_ms: number },
+  chunkSize = 2_000
+): Promise<ApiBulkRun> {
   const svc = await startBenchService({
     VERIFIER_DNS_SERVERS: dns,
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
@@ -116,19 +163,26 @@ export async function runApiBulk (dns: string, addresses: readonly string[], ver
     if (process.env.BENCH_TRACE) console.error(`intake done at ${Math.round(performance.now() - t0)} ms`)
     let peak = 0
     let last = -1
-    await until(async () => {
-      peak = Math.max(peak, rssMb(child.pid!))
-      const b = await api('GET', `/api/batches/${first.uuid}`, undefined, key)
-      if (process.env.BENCH_TRACE && b.progress.processed !== last) { last = b.progress.processed; console.error(`${Math.round(performance.now() - t0)} ms: ${b.progress.processed} processed`) }
-      return b.status === 'completed' ? true : null
-    }, 600_000, 50)
+    await until(
+      async () => {
+        peak = Math.max(peak, rssMb(child.pid!))
+        const b = await api('GET', `/api/batches/${first.uuid}`, undefined, key)
+        if (process.env.BENCH_TRACE && b.progress.processed !== last) {
+          last = b.progress.processed
+          console.error(`${Math.round(performance.now() - t0)} ms: ${b.progress.processed} processed`)
+        }
+        return b.status === 'completed' ? true : null
+      },
+      600_000,
+      50
+    )
     const wall = performance.now() - t0
     const results: ApiBulkRun['results'] = []
     for (let offset = 0; offset < addresses.length; offset += 96) {
       const page = await api('GET', `/api/batches/${first.uuid}/results?limit=96&offset=${offset}`, undefined, key)
       for (const r of page.items) results.push({ email: r.email, verdict: r.verdict, reason: r.reason })
     }
-    return { wall_ms: Math.round(wall), addresses_per_s: Math.round(addresses.length / wall * 1000), chunks: chunks.length, results, service_rss_mb: peak }
+    return { wall_ms: Math.round(wall), addresses_per_s: Math.round((addresses.length / wall) * 1000), chunks: chunks.length, results, service_rss_mb: peak }
   } finally {
     svc.stop()
   }

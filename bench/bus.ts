@@ -22,7 +22,11 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-bus-'))
 const store = new SqliteEventStore(join(dir, 'events.db'))
 const batch = 500
 for (let i = 0; i < N; i += batch) {
-  const events = Array.from({ length: Math.min(batch, N - i) }, (_, k) => ({ type: 'JobQueued', data: { job_uuid: randomUUID(), n: i + k }, metadata: { occurred_at: new Date().toISOString() } }))
+  const events = Array.from({ length: Math.min(batch, N - i) }, (_, k) => ({
+    type: 'JobQueued',
+    data: { job_uuid: randomUUID(), n: i + k },
+    metadata: { occurred_at: new Date().toISOString() }
+  }))
   await store.append(`job-bench-${i}`, events, { expected_revision: 'no_stream' })
 }
 
@@ -32,14 +36,20 @@ const head = await store.headPosition()
  * The relay alone (every event accepted by the bus: stored by JetStream, or handled by the
  * in-process consumers), then with a consumer receiving them (delivered).
  */
-async function measure (name: string, bus: Bus): Promise<{ bus: string, events: number, wall_ms: number, events_per_s: number, published_per_s: number }> {
+async function measure(name: string, bus: Bus): Promise<{ bus: string; events: number; wall_ms: number; events_per_s: number; published_per_s: number }> {
   // Published: the relay's checkpoint (in memory; it is written every 100 ms) covers the last event (no consumer on a durable bus).
   const checkpoints = { getCheckpoint: async () => 0, setCheckpoint: async () => {} }
   let received = 0
   let done!: () => void
-  const delivered = new Promise<void>(resolve => { done = resolve })
+  const delivered = new Promise<void>(resolve => {
+    done = resolve
+  })
   const consumeNow = name === 'in-process'
-  const early = consumeNow ? await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 256 }, async () => { if (++received === N) done() }) : null
+  const early = consumeNow
+    ? await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 256 }, async () => {
+        if (++received === N) done()
+      })
+    : null
   const relay = new Relay(store, bus, checkpoints, { name: `bench-${name}`, event_types: ['JobQueued'] })
   const t0 = performance.now()
   await relay.start()
@@ -48,11 +58,21 @@ async function measure (name: string, bus: Bus): Promise<{ bus: string, events: 
   await relay.stop()
   // Delivered: a consumer draining what was published (NATS), or the same run (in-process).
   const t1 = performance.now()
-  const consumer = early ?? await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 256 }, async () => { if (++received === N) done() })
+  const consumer =
+    early ??
+    (await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 256 }, async () => {
+      if (++received === N) done()
+    }))
   await delivered
   const deliverWall = consumeNow ? publishWall : performance.now() - t1
   await consumer.stop()
-  return { bus: name, events: N, wall_ms: Math.round(deliverWall), events_per_s: Math.round(N / deliverWall * 1000), published_per_s: Math.round(N / publishWall * 1000) }
+  return {
+    bus: name,
+    events: N,
+    wall_ms: Math.round(deliverWall),
+    events_per_s: Math.round((N / deliverWall) * 1000),
+    published_per_s: Math.round((N / publishWall) * 1000)
+  }
 }
 
 const results = [await measure('in-process', new InProcessBus())]
@@ -69,11 +89,19 @@ if (reachable) {
 await store.close()
 rmSync(dir, { recursive: true, force: true })
 
-const summary = { events: N, results, nats_vs_in_process: results.length === 2 ? Math.round(results[1].events_per_s / results[0].events_per_s * 100) / 100 : null, relay_to_nats_at_least_20000_per_s: results.length === 2 ? results[1].published_per_s >= 20_000 : null }
+const summary = {
+  events: N,
+  results,
+  nats_vs_in_process: results.length === 2 ? Math.round((results[1].events_per_s / results[0].events_per_s) * 100) / 100 : null,
+  relay_to_nats_at_least_20000_per_s: results.length === 2 ? results[1].published_per_s >= 20_000 : null
+}
 if (args.json) console.log(JSON.stringify(summary))
 else {
   console.log(`bus: ${N} events relayed from the SQLite event store to one consumer`)
-  for (const r of results) console.log(`  ${r.bus.padEnd(12)} relay publishes ${String(r.published_per_s).padStart(7)} events/s; one consumer receives ${String(r.events_per_s).padStart(7)} events/s`)
+  for (const r of results)
+    console.log(
+      `  ${r.bus.padEnd(12)} relay publishes ${String(r.published_per_s).padStart(7)} events/s; one consumer receives ${String(r.events_per_s).padStart(7)} events/s`
+    )
   const nats = results.find(r => r.bus === 'nats')
   if (nats) console.log(`  ${nats.published_per_s >= 20_000 ? 'met   ' : 'MISSED'} relay to NATS JetStream at least 20,000 events/s`)
   if (!reachable) console.log(`  nats: no server answers at ${natsUrl}; skipped`)

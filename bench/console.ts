@@ -17,20 +17,35 @@ import puppeteer, { type Page } from 'puppeteer-core'
 import lighthouse, { desktopConfig } from 'lighthouse'
 
 const { values: args } = parseArgs({ options: { json: { type: 'boolean', default: false }, screenshot: { type: 'string' } } })
-const log = (line: string): void => { process.stderr.write(`${line}\n`) }
+const log = (line: string): void => {
+  process.stderr.write(`${line}\n`)
+}
 const BUDGET = { performance: 90, accessibility: 95, best_practices: 95, first_load_script_kb: 150 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-console-'))
 const { NATS_URL: _nats, ...inherited } = process.env
-const child = spawn(process.execPath, [new URL('../src/cli.ts', import.meta.url).pathname, 'serve'], { env: { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' }, stdio: ['ignore', 'pipe', 'inherit'] })
+const child = spawn(process.execPath, [new URL('../src/cli.ts', import.meta.url).pathname, 'serve'], {
+  env: { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' },
+  stdio: ['ignore', 'pipe', 'inherit']
+})
 const base = await new Promise<string>((resolve, reject) => {
   let out = ''
-  child.stdout.on('data', (b: Buffer) => { out += b.toString(); const m = /"url":"(http:\/\/[^"]+)"/.exec(out); if (m) resolve(m[1]) })
-  child.once('exit', code => { reject(new Error(`svc serve exited with ${code}`)) })
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString()
+    const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
+    if (m) resolve(m[1])
+  })
+  child.once('exit', code => {
+    reject(new Error(`svc serve exited with ${code}`))
+  })
 })
 
-async function call (method: string, path: string, body?: unknown, token?: string): Promise<{ status: number, body: any }> {
-  const r = await fetch(base + path, { method, headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) }, body: body === undefined ? undefined : JSON.stringify(body) })
+async function call(method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const r = await fetch(base + path, {
+    method,
+    headers: { ...(body !== undefined && { 'content-type': 'application/json' }), ...(token && { authorization: `Bearer ${token}` }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
   const text = await r.text()
   return { status: r.status, body: text ? JSON.parse(text) : null }
 }
@@ -49,35 +64,56 @@ for (let i = 0; i < 200 && code === null; i++) {
 }
 const token = (await call('POST', '/api/auth/confirm', { email, code })).body.access_token as string
 const key = (await call('POST', '/api/keys', { name: 'bench', environment: 'test' }, token)).body.raw_key as string
-for (let i = 0; i < 200; i++) await call('POST', '/api/verify', { email: `person${i}@${['example.com', 'example.org', 'mailinator.com', 'gmail.com'][i % 4]}` }, key)
+for (let i = 0; i < 200; i++)
+  await call('POST', '/api/verify', { email: `person${i}@${['example.com', 'example.org', 'mailinator.com', 'gmail.com'][i % 4]}` }, key)
 log(`console bench: service at ${base}, 200 sandbox jobs`)
 
-const browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage'] })
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage']
+})
 
 /** The compressed bytes of script the first load of `path` transfers (a fresh profile: no cache, no session). */
-async function firstLoadScript (path: string): Promise<number> {
+async function firstLoadScript(path: string): Promise<number> {
   const context = await browser.createBrowserContext()
   const page = await context.newPage()
   const cdp = await page.createCDPSession()
   await cdp.send('Network.enable')
   const scripts = new Set<string>()
   let bytes = 0
-  cdp.on('Network.responseReceived', e => { if (e.type === 'Script') scripts.add(e.requestId) })
-  cdp.on('Network.loadingFinished', e => { if (scripts.has(e.requestId)) bytes += e.encodedDataLength })
+  cdp.on('Network.responseReceived', e => {
+    if (e.type === 'Script') scripts.add(e.requestId)
+  })
+  cdp.on('Network.loadingFinished', e => {
+    if (scripts.has(e.requestId)) bytes += e.encodedDataLength
+  })
   await page.goto(base + path, { waitUntil: 'networkidle0' })
   await context.close()
   return bytes
 }
 
-interface Scores { performance: number, accessibility: number, best_practices: number }
+interface Scores {
+  performance: number
+  accessibility: number
+  best_practices: number
+}
 /** Lighthouse's scores (0–100) of `path` in `page`'s profile (its session kept: no storage reset). */
-async function audit (page: Page, path: string, form: 'mobile' | 'desktop'): Promise<Scores> {
-  const result = await lighthouse(base + path, { output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility', 'best-practices'], disableStorageReset: true }, form === 'desktop' ? desktopConfig : undefined, page)
+async function audit(page: Page, path: string, form: 'mobile' | 'desktop'): Promise<Scores> {
+  const result = await lighthouse(
+    base + path,
+    { output: 'json', logLevel: 'error', onlyCategories: ['performance', 'accessibility', 'best-practices'], disableStorageReset: true },
+    form === 'desktop' ? desktopConfig : undefined,
+    page
+  )
   const c = result!.lhr.categories
-  if (process.env.BENCH_CONSOLE_SHIFTS) log(JSON.stringify((result!.lhr.audits['layout-shifts']?.details as { items?: unknown[] } | undefined)?.items ?? [], null, 1).slice(0, 4000))
+  if (process.env.BENCH_CONSOLE_SHIFTS)
+    log(JSON.stringify((result!.lhr.audits['layout-shifts']?.details as { items?: unknown[] } | undefined)?.items ?? [], null, 1).slice(0, 4000))
   const pct = (x: { score: number | null } | undefined): number => Math.round((x?.score ?? 0) * 100)
   const a = result!.lhr.audits
-  log(`console bench: ${path} ${form}: ${['first-contentful-paint', 'largest-contentful-paint', 'total-blocking-time', 'cumulative-layout-shift', 'speed-index'].map(k => `${k} ${a[k]?.displayValue ?? '?'} (${pct(a[k])})`).join(', ')}`)
+  log(
+    `console bench: ${path} ${form}: ${['first-contentful-paint', 'largest-contentful-paint', 'total-blocking-time', 'cumulative-layout-shift', 'speed-index'].map(k => `${k} ${a[k]?.displayValue ?? '?'} (${pct(a[k])})`).join(', ')}`
+  )
   return { performance: pct(c.performance), accessibility: pct(c.accessibility), best_practices: pct(c['best-practices']) }
 }
 

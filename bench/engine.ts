@@ -43,7 +43,7 @@ const CONCURRENCY = Number(args.concurrency)
 // Deterministic world (mulberry32).
 let seed = Number(args.seed) >>> 0
 const rand = (): number => {
-  seed = (seed + 0x6D2B79F5) >>> 0
+  seed = (seed + 0x6d2b79f5) >>> 0
   let x = seed
   x = Math.imul(x ^ (x >>> 15), x | 1)
   x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
@@ -62,7 +62,16 @@ for (let d = 0; d < N_DOMAINS; d++) {
     const box = r < 0.75 ? 'exists' : r < 0.95 ? 'missing' : 'full'
     mailboxes[local] = box
     const email = `${local}@${name}`
-    truth.set(email, kind === 'catch_all' ? 'risky/accept_all' : box === 'exists' ? 'valid/accepted_email' : box === 'missing' ? 'invalid/mailbox_not_found' : 'risky/mailbox_full')
+    truth.set(
+      email,
+      kind === 'catch_all'
+        ? 'risky/accept_all'
+        : box === 'exists'
+          ? 'valid/accepted_email'
+          : box === 'missing'
+            ? 'invalid/mailbox_not_found'
+            : 'risky/mailbox_full'
+    )
   }
   spec.domains.push({ name, mx_host: `mx.${name}`, mx_ip: `127.1.${Math.floor(d / 250)}.${(d % 250) + 1}`, kind, mailboxes })
 }
@@ -76,7 +85,7 @@ for (let i = 0; i < PER_DOMAIN; i++) for (const list of byDomain) addresses.push
  * recipients (addresses plus one catch-all probe) spread over `max_sessions` sessions one
  * reply each; a greylisting MX adds the greylisting delay. MX hosts work in parallel.
  */
-function lowerBoundMs (): number {
+function lowerBoundMs(): number {
   let worst = 0
   for (const d of spec.domains) {
     const rcpts = Object.keys(d.mailboxes).length + 1
@@ -87,28 +96,46 @@ function lowerBoundMs (): number {
   return worst
 }
 
-async function startWorld (): Promise<{ child: ChildProcess, dns: string }> {
+async function startWorld(): Promise<{ child: ChildProcess; dns: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-world-'))
   const file = join(dir, 'spec.json')
   writeFileSync(file, JSON.stringify(spec))
-  const child = fork(new URL('./world.ts', import.meta.url).pathname, [file], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: process.env.WORLD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : [] })
+  const child = fork(new URL('./world.ts', import.meta.url).pathname, [file], {
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: process.env.WORLD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []
+  })
   const dns = await new Promise<string>((resolve, reject) => {
     child.once('exit', code => reject(new Error(`world exited with ${code}`)))
-    child.stdout!.on('data', (b: Buffer) => { const m = /ready (\S+)/.exec(b.toString()); if (m) resolve(m[1]) })
+    child.stdout!.on('data', (b: Buffer) => {
+      const m = /ready (\S+)/.exec(b.toString())
+      if (m) resolve(m[1])
+    })
   })
   return { child, dns }
 }
 
-async function worldCounters (child: ChildProcess): Promise<{ sessions: number, refused_421: number, rcpts: number }> {
+async function worldCounters(child: ChildProcess): Promise<{ sessions: number; refused_421: number; rcpts: number }> {
   return await new Promise(resolve => {
     child.once('message', (m: any) => resolve(m.counters))
     child.send('counters')
   })
 }
 
-interface Run { mode: string, wall_ms: number, addresses_per_s: number, smtp_sessions: number, sessions_per_address: number, rcpts: number, refused_421: number, vs_lower_bound: number, agreement: number, disagreements: Record<string, number>, rss_mb: number }
+interface Run {
+  mode: string
+  wall_ms: number
+  addresses_per_s: number
+  smtp_sessions: number
+  sessions_per_address: number
+  rcpts: number
+  refused_421: number
+  vs_lower_bound: number
+  agreement: number
+  disagreements: Record<string, number>
+  rss_mb: number
+}
 
-async function run (mode: 'engine' | 'naive'): Promise<Run> {
+async function run(mode: 'engine' | 'naive'): Promise<Run> {
   const { child, dns } = await startWorld()
   try {
     const engine = new VerificationEngine({
@@ -120,7 +147,10 @@ async function run (mode: 'engine' | 'naive'): Promise<Run> {
       result_cache_ttl_ms: mode === 'engine' ? 3_600_000 : 0
     })
     const t0 = performance.now()
-    const results = await engine.verifyMany(addresses.map(email => ({ email, checks: CHECK_NAMES })), { greylist: 'wait' })
+    const results = await engine.verifyMany(
+      addresses.map(email => ({ email, checks: CHECK_NAMES })),
+      { greylist: 'wait' }
+    )
     const wall = performance.now() - t0
     const counters = await worldCounters(child)
     let agree = 0
@@ -134,13 +164,13 @@ async function run (mode: 'engine' | 'naive'): Promise<Run> {
     return {
       mode: mode === 'engine' ? 'engine' : 'one connection per address',
       wall_ms: Math.round(wall),
-      addresses_per_s: Math.round(addresses.length / wall * 1000),
+      addresses_per_s: Math.round((addresses.length / wall) * 1000),
       smtp_sessions: counters.sessions,
-      sessions_per_address: Math.round(counters.sessions / addresses.length * 1000) / 1000,
+      sessions_per_address: Math.round((counters.sessions / addresses.length) * 1000) / 1000,
       rcpts: counters.rcpts,
       refused_421: counters.refused_421,
-      vs_lower_bound: Math.round(wall / lowerBoundMs() * 100) / 100,
-      agreement: Math.round(agree / addresses.length * 10_000) / 100,
+      vs_lower_bound: Math.round((wall / lowerBoundMs()) * 100) / 100,
+      agreement: Math.round((agree / addresses.length) * 10_000) / 100,
       disagreements,
       rss_mb: Math.round(process.memoryUsage().rss / 1e6)
     }
@@ -150,13 +180,19 @@ async function run (mode: 'engine' | 'naive'): Promise<Run> {
 }
 
 /** The same list as a batch through the HTTP API of `svc serve` (a fresh world: nothing cached, nothing greylisted yet). */
-async function runApi (): Promise<ApiBulkRun & { agreement: number, smtp_sessions: number, refused_421: number, rcpts: number }> {
+async function runApi(): Promise<ApiBulkRun & { agreement: number; smtp_sessions: number; refused_421: number; rcpts: number }> {
   const { child, dns } = await startWorld()
   try {
     const r = await runApiBulk(dns, addresses, { max_sessions_per_mx: MAX_SESSIONS, max_sessions: CONCURRENCY, greylist_ms: GREYLIST_MS })
     const agree = r.results.filter(x => truth.get(x.email) === `${x.verdict}/${x.reason}`).length
     const counters = await worldCounters(child)
-    return { ...r, agreement: Math.round(agree / addresses.length * 10_000) / 100, smtp_sessions: counters.sessions, refused_421: counters.refused_421, rcpts: counters.rcpts }
+    return {
+      ...r,
+      agreement: Math.round((agree / addresses.length) * 10_000) / 100,
+      smtp_sessions: counters.sessions,
+      refused_421: counters.refused_421,
+      rcpts: counters.rcpts
+    }
   } finally {
     child.kill()
   }
@@ -166,14 +202,36 @@ const engineRun = await run('engine')
 const apiRun = args['no-api'] ? null : await runApi()
 const naiveRun = args['engine-only'] ? null : await run('naive')
 const summary = {
-  world: { addresses: addresses.length, domains: N_DOMAINS, catch_all_domains: spec.domains.filter(d => d.kind === 'catch_all').length, greylisting_domains: spec.domains.filter(d => d.kind === 'greylist').length, latency_ms: LATENCY, max_sessions_per_mx: MAX_SESSIONS, greylist_ms: GREYLIST_MS, lower_bound_ms: lowerBoundMs(), concurrency: CONCURRENCY },
+  world: {
+    addresses: addresses.length,
+    domains: N_DOMAINS,
+    catch_all_domains: spec.domains.filter(d => d.kind === 'catch_all').length,
+    greylisting_domains: spec.domains.filter(d => d.kind === 'greylist').length,
+    latency_ms: LATENCY,
+    max_sessions_per_mx: MAX_SESSIONS,
+    greylist_ms: GREYLIST_MS,
+    lower_bound_ms: lowerBoundMs(),
+    concurrency: CONCURRENCY
+  },
   engine: engineRun,
   naive: naiveRun,
-  api: apiRun === null ? null : { wall_ms: apiRun.wall_ms, addresses_per_s: apiRun.addresses_per_s, chunks: apiRun.chunks, agreement: apiRun.agreement, smtp_sessions: apiRun.smtp_sessions, refused_421: apiRun.refused_421, rcpts: apiRun.rcpts, service_rss_mb: apiRun.service_rss_mb },
+  api:
+    apiRun === null
+      ? null
+      : {
+          wall_ms: apiRun.wall_ms,
+          addresses_per_s: apiRun.addresses_per_s,
+          chunks: apiRun.chunks,
+          agreement: apiRun.agreement,
+          smtp_sessions: apiRun.smtp_sessions,
+          refused_421: apiRun.refused_421,
+          rcpts: apiRun.rcpts,
+          service_rss_mb: apiRun.service_rss_mb
+        },
   ratios: {
-    api_vs_engine: apiRun === null ? null : Math.round(apiRun.wall_ms / engineRun.wall_ms * 100) / 100,
-    fewer_sessions: naiveRun ? Math.round(naiveRun.smtp_sessions / engineRun.smtp_sessions * 10) / 10 : null,
-    faster: naiveRun ? Math.round(naiveRun.wall_ms / engineRun.wall_ms * 10) / 10 : null
+    api_vs_engine: apiRun === null ? null : Math.round((apiRun.wall_ms / engineRun.wall_ms) * 100) / 100,
+    fewer_sessions: naiveRun ? Math.round((naiveRun.smtp_sessions / engineRun.smtp_sessions) * 10) / 10 : null,
+    faster: naiveRun ? Math.round((naiveRun.wall_ms / engineRun.wall_ms) * 10) / 10 : null
   },
   targets: {
     fewer_sessions_at_least_5x: naiveRun ? naiveRun.smtp_sessions / engineRun.smtp_sessions >= 5 : null,
@@ -188,12 +246,19 @@ if (args.json) {
   console.log(JSON.stringify(summary))
 } else {
   const w = summary.world
-  console.log(`world: ${w.addresses} addresses on ${w.domains} domains (${w.catch_all_domains} catch-all, ${w.greylisting_domains} greylisting); banner ${w.latency_ms.banner_ms} ms, reply ${w.latency_ms.reply_ms} ms; ${w.max_sessions_per_mx} sessions per MX (421 beyond); greylisting ${w.greylist_ms} ms; lower bound ${w.lower_bound_ms} ms; ${w.concurrency} sessions at most`)
-  const row = (r: Run): string => `${r.mode.padEnd(28)} ${String(r.wall_ms).padStart(7)} ms ${String(r.addresses_per_s).padStart(6)}/s ${String(r.smtp_sessions).padStart(6)} sessions (${r.sessions_per_address}/address) ${String(r.refused_421).padStart(5)}×421 ${String(r.vs_lower_bound).padStart(5)}× lower bound ${String(r.agreement).padStart(6)}% agreement`
+  console.log(
+    `world: ${w.addresses} addresses on ${w.domains} domains (${w.catch_all_domains} catch-all, ${w.greylisting_domains} greylisting); banner ${w.latency_ms.banner_ms} ms, reply ${w.latency_ms.reply_ms} ms; ${w.max_sessions_per_mx} sessions per MX (421 beyond); greylisting ${w.greylist_ms} ms; lower bound ${w.lower_bound_ms} ms; ${w.concurrency} sessions at most`
+  )
+  const row = (r: Run): string =>
+    `${r.mode.padEnd(28)} ${String(r.wall_ms).padStart(7)} ms ${String(r.addresses_per_s).padStart(6)}/s ${String(r.smtp_sessions).padStart(6)} sessions (${r.sessions_per_address}/address) ${String(r.refused_421).padStart(5)}×421 ${String(r.vs_lower_bound).padStart(5)}× lower bound ${String(r.agreement).padStart(6)}% agreement`
   console.log(row(engineRun))
   if (naiveRun) console.log(row(naiveRun))
-  if (apiRun) console.log(`${'HTTP API (batch, chunks of 2,000)'.padEnd(28)} ${String(apiRun.wall_ms).padStart(7)} ms ${String(apiRun.addresses_per_s).padStart(6)}/s ${String(apiRun.chunks).padStart(3)} chunks, ${apiRun.smtp_sessions} sessions, ${apiRun.refused_421}×421, ${apiRun.agreement}% agreement, service peak RSS ${apiRun.service_rss_mb} MB: ${summary.ratios.api_vs_engine}× the engine's wall time`)
+  if (apiRun)
+    console.log(
+      `${'HTTP API (batch, chunks of 2,000)'.padEnd(28)} ${String(apiRun.wall_ms).padStart(7)} ms ${String(apiRun.addresses_per_s).padStart(6)}/s ${String(apiRun.chunks).padStart(3)} chunks, ${apiRun.smtp_sessions} sessions, ${apiRun.refused_421}×421, ${apiRun.agreement}% agreement, service peak RSS ${apiRun.service_rss_mb} MB: ${summary.ratios.api_vs_engine}× the engine's wall time`
+    )
   if (naiveRun) console.log(`engine vs one connection per address: ${summary.ratios.fewer_sessions}× fewer sessions, ${summary.ratios.faster}× faster`)
   for (const [k, v] of Object.entries(summary.targets)) if (v !== null) console.log(`  ${v ? 'met   ' : 'MISSED'} ${k}`)
-  for (const r of naiveRun ? [engineRun, naiveRun] : [engineRun]) if (Object.keys(r.disagreements).length > 0) console.log(`  ${r.mode} disagreements: ${JSON.stringify(r.disagreements)}`)
+  for (const r of naiveRun ? [engineRun, naiveRun] : [engineRun])
+    if (Object.keys(r.disagreements).length > 0) console.log(`  ${r.mode} disagreements: ${JSON.stringify(r.disagreements)}`)
 }

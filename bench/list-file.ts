@@ -17,16 +17,26 @@ import { parse } from 'csv-parse'
 import type { WorldSpec } from './world.ts'
 import { startBenchService } from './bulk-api.ts'
 
-const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, json: { type: 'boolean', default: false }, domains: { type: 'string', default: '200' } } })
+const { values: args } = parseArgs({
+  options: { rows: { type: 'string', default: '1000000' }, json: { type: 'boolean', default: false }, domains: { type: 'string', default: '200' } }
+})
 const ROWS = Number(args.rows)
 const DOMAINS = Number(args.domains)
-const log = (line: string): void => { process.stderr.write(`${line}\n`) }
+const log = (line: string): void => {
+  process.stderr.write(`${line}\n`)
+}
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
 const dir = mkdtempSync(join(tmpdir(), 'bench-list-'))
 
 // The world: DOMAINS domains, each with its share of the list's mailboxes (75% exist, 20% missing, 5% full).
 let seed = 42
-const rand = (): number => { seed = (seed + 0x6D2B79F5) >>> 0; let x = seed; x = Math.imul(x ^ (x >>> 15), x | 1); x ^= x + Math.imul(x ^ (x >>> 7), x | 61); return ((x ^ (x >>> 14)) >>> 0) / 4294967296 }
+const rand = (): number => {
+  seed = (seed + 0x6d2b79f5) >>> 0
+  let x = seed
+  x = Math.imul(x ^ (x >>> 15), x | 1)
+  x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+  return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+}
 const unique = Math.ceil(ROWS * 0.98)
 const perDomain = Math.ceil(unique / DOMAINS)
 const spec: WorldSpec = { dns_ip: '127.1.255.1', latency: { banner_ms: 20, reply_ms: 2 }, max_sessions: 8, greylist_ms: 0, domains: [] }
@@ -34,7 +44,10 @@ const truth: string[] = []
 for (let d = 0; d < DOMAINS; d++) {
   const name = `list-bench-${String(d).padStart(3, '0')}.com`
   const mailboxes: WorldSpec['domains'][number]['mailboxes'] = {}
-  for (let i = 0; i < perDomain; i++) { const r = rand(); mailboxes[`p${i}`] = r < 0.75 ? 'exists' : r < 0.95 ? 'missing' : 'full' }
+  for (let i = 0; i < perDomain; i++) {
+    const r = rand()
+    mailboxes[`p${i}`] = r < 0.75 ? 'exists' : r < 0.95 ? 'missing' : 'full'
+  }
   spec.domains.push({ name, mx_host: `mx.${name}`, mx_ip: `127.1.${Math.floor(d / 250)}.${(d % 250) + 1}`, kind: 'normal', mailboxes })
 }
 const expected = (email: string): string => {
@@ -65,25 +78,47 @@ log(`list-file bench: ${ROWS} rows written`)
 const world: ChildProcess = fork(new URL('./world.ts', import.meta.url).pathname, [join(dir, 'world.json')], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
 const dns = await new Promise<string>((resolve, reject) => {
   world.once('exit', code => reject(new Error(`world exited with ${code}`)))
-  world.stdout!.on('data', (b: Buffer) => { const m = /ready (\S+)/.exec(b.toString()); if (m) resolve(m[1]) })
+  world.stdout!.on('data', (b: Buffer) => {
+    const m = /ready (\S+)/.exec(b.toString())
+    if (m) resolve(m[1])
+  })
 })
-const svc = await startBenchService({ VERIFIER_DNS_SERVERS: dns, VERIFIER_ALLOW_PRIVATE_TARGETS: 'true', VERIFIER_HELO_NAME: 'bench.verifier.example', VERIFIER_SMTP_TIMEOUT_MS: '10000', VERIFIER_MAX_SESSIONS_PER_MX: '8', VERIFIER_MAX_SESSIONS: '1600' })
+const svc = await startBenchService({
+  VERIFIER_DNS_SERVERS: dns,
+  VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
+  VERIFIER_HELO_NAME: 'bench.verifier.example',
+  VERIFIER_SMTP_TIMEOUT_MS: '10000',
+  VERIFIER_MAX_SESSIONS_PER_MX: '8',
+  VERIFIER_MAX_SESSIONS: '1600'
+})
 let summary: Record<string, any>
 let peakKb = 0
 try {
   const { key } = await svc.account('lists@bench.example.com', 'business', ROWS * 12)
   const out = join(dir, 'crm-export-verified.csv')
-  const child = spawn(process.execPath, [cli, 'verify-file', input, '--out', out, '--checks', 'syntax,dns,smtp'], { env: { ...process.env, SVC_API_URL: svc.url, SVC_API_KEY: key, SVC_PROGRESS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [cli, 'verify-file', input, '--out', out, '--checks', 'syntax,dns,smtp'], {
+    env: { ...process.env, SVC_API_URL: svc.url, SVC_API_KEY: key, SVC_PROGRESS: '1' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (b: Buffer) => { stdout += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); const line = b.toString().trim().split('\n').at(-1); if (line && /\d+%/.test(line)) process.stderr.write(`\r${line.slice(0, 120)}`) })
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString()
+    const line = b.toString().trim().split('\n').at(-1)
+    if (line && /\d+%/.test(line)) process.stderr.write(`\r${line.slice(0, 120)}`)
+  })
   // The kernel's high-water mark of the CLI's resident memory, read until it exits.
   const probe = setInterval(() => {
-    try { const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8')); if (m) peakKb = Math.max(peakKb, Number(m[1])) } catch {}
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))
+      if (m) peakKb = Math.max(peakKb, Number(m[1]))
+    } catch {}
   }, 100)
   const t0 = performance.now()
-  const [code] = await once(child, 'exit') as [number | null]
+  const [code] = (await once(child, 'exit')) as [number | null]
   clearInterval(probe)
   const wall = performance.now() - t0
   process.stderr.write('\n')
@@ -105,7 +140,7 @@ try {
   world.kill()
   rmSync(dir, { recursive: true, force: true })
 }
-const t = summary.timings_ms as { read: number, estimate: number, verify: number, write: number }
+const t = summary.timings_ms as { read: number; estimate: number; verify: number; write: number }
 const result = {
   rows: ROWS,
   unique: summary.unique,
@@ -120,7 +155,11 @@ const result = {
 if (args.json) console.log(JSON.stringify(result))
 else {
   console.log(`list file: ${ROWS.toLocaleString('en')} rows × 10 columns through svc verify-file (${result.unique.toLocaleString('en')} unique addresses)`)
-  console.log(`  every row back, in order: ${result.rows_back === ROWS ? 'yes' : `NO (${result.rows_back})`}; verdicts off the world's ground truth in a 20,000-row sample: ${result.wrong_in_sample}`)
+  console.log(
+    `  every row back, in order: ${result.rows_back === ROWS ? 'yes' : `NO (${result.rows_back})`}; verdicts off the world's ground truth in a 20,000-row sample: ${result.wrong_in_sample}`
+  )
   console.log(`  CLI peak resident memory: ${result.cli_peak_rss_mib} MiB (goal < 300)`)
-  console.log(`  phases: read ${(t.read / 1000).toFixed(1)} s, verify ${(t.verify / 1000).toFixed(1)} s, write ${(t.write / 1000).toFixed(1)} s: the merge adds ${(result.merge_over_verify * 100).toFixed(1)}% to the batch's time (goal < 20%), reading and merging ${(result.file_round_trip_over_verify * 100).toFixed(1)}%`)
+  console.log(
+    `  phases: read ${(t.read / 1000).toFixed(1)} s, verify ${(t.verify / 1000).toFixed(1)} s, write ${(t.write / 1000).toFixed(1)} s: the merge adds ${(result.merge_over_verify * 100).toFixed(1)}% to the batch's time (goal < 20%), reading and merging ${(result.file_round_trip_over_verify * 100).toFixed(1)}%`
+  )
 }

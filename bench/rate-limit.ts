@@ -14,14 +14,23 @@ import { natsAnswers } from '../src/infra/bus/nats.ts'
 const { values: args } = parseArgs({ options: { requests: { type: 'string', default: '5000' }, json: { type: 'boolean', default: false } } })
 const REQUESTS = Number(args.requests)
 const WINDOW = 60_000
-const log = (msg: string): void => { process.stderr.write(`${msg}\n`) }
-const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
+const log = (msg: string): void => {
+  process.stderr.write(`${msg}\n`)
+}
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
 const r3 = (x: number): number => Math.round(x * 1000) / 1000
 const us = (ms: number): number => Math.round(ms * 1000)
 
-interface Run { p50_us: number, p99_us: number, per_s: number }
+interface Run {
+  p50_us: number
+  p99_us: number
+  per_s: number
+}
 
-async function sequential (c: RateCounter, keys: (i: number) => string, n = REQUESTS): Promise<Run> {
+async function sequential(c: RateCounter, keys: (i: number) => string, n = REQUESTS): Promise<Run> {
   const lat: number[] = []
   const t0 = performance.now()
   for (let i = 0; i < n; i++) {
@@ -29,26 +38,28 @@ async function sequential (c: RateCounter, keys: (i: number) => string, n = REQU
     await c.hit(keys(i), WINDOW)
     lat.push(performance.now() - s)
   }
-  return { p50_us: us(pct(lat, 50)), p99_us: us(pct(lat, 99)), per_s: Math.round(n / (performance.now() - t0) * 1000) }
+  return { p50_us: us(pct(lat, 50)), p99_us: us(pct(lat, 99)), per_s: Math.round((n / (performance.now() - t0)) * 1000) }
 }
 
-async function burst (c: RateCounter, key: string, concurrency: number): Promise<Run & { counted: number }> {
+async function burst(c: RateCounter, key: string, concurrency: number): Promise<Run & { counted: number }> {
   const lat: number[] = []
   const counts: number[] = []
   const t0 = performance.now()
   let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < REQUESTS) {
-      next++
-      const s = performance.now()
-      counts.push((await c.hit(key, WINDOW)).count)
-      lat.push(performance.now() - s)
-    }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < REQUESTS) {
+        next++
+        const s = performance.now()
+        counts.push((await c.hit(key, WINDOW)).count)
+        lat.push(performance.now() - s)
+      }
+    })
+  )
   // Every request counted once: the counts are exactly 1..n (no lost or doubled update).
   const sorted = counts.sort((a, b) => a - b)
   if (!sorted.every((n, i) => n === sorted[0] + i)) throw new Error('a count was lost or doubled')
-  return { p50_us: us(pct(lat, 50)), p99_us: us(pct(lat, 99)), per_s: Math.round(counts.length / (performance.now() - t0) * 1000), counted: counts.length }
+  return { p50_us: us(pct(lat, 50)), p99_us: us(pct(lat, 99)), per_s: Math.round((counts.length / (performance.now() - t0)) * 1000), counted: counts.length }
 }
 
 const out: Record<string, unknown> = { requests: REQUESTS }

@@ -48,8 +48,13 @@ const { values: args } = parseArgs({
 })
 let JOBS = Number(args.jobs)
 const REQUESTS = Number(args.requests)
-const log = (msg: string): void => { process.stderr.write(`${msg}\n`) }
-const pct = (xs: number[], p: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p / 100 * s.length))] }
+const log = (msg: string): void => {
+  process.stderr.write(`${msg}\n`)
+}
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
+}
 const r2 = (x: number): number => Math.round(x * 100) / 100
 const cli = new URL('../src/cli.ts', import.meta.url).pathname
 const DAY = 86_400_000
@@ -69,7 +74,7 @@ let apiKey: string
   const email = 'million@example.com'
   const password = 'correct horse battery staple'
   const token = reuse
-    ? (await api('POST', '/api/auth/login', { body: { email, password } })).body.access_token as string
+    ? ((await api('POST', '/api/auth/login', { body: { email, password } })).body.access_token as string)
     : await signUp(api, dir, email, password)
   owner = (await api('GET', '/api/users/me', { token })).body.uuid
   apiKey = (await api('POST', '/api/keys', { token, body: { name: 'bench', environment: 'live' } })).body.raw_key
@@ -86,7 +91,7 @@ const REASON: Record<string, string> = { valid: 'accepted_email', invalid: 'reje
  * `handle` does), queued, completed with a verdict (1 in 200 failed, 1 in 500 still
  * queued) and captured or released.
  */
-async function seed (store: EventStore, jobs: number, sealedEmail: string): Promise<void> {
+async function seed(store: EventStore, jobs: number, sealedEmail: string): Promise<void> {
   const stream = `wallet-${owner}`
   const existing = await store.readStream(stream)
   let state = existing.reduce((s, e) => wallet.evolve(s, { type: e.type, data: e.data } as WalletEvent), wallet.initialState())
@@ -94,10 +99,17 @@ async function seed (store: EventStore, jobs: number, sealedEmail: string): Prom
   let since = existing.length
   let pending: NewEvent[] = []
   const start = Date.now() - 365 * DAY
-  const step = 365 * DAY / jobs
-  const templates = Object.fromEntries(['valid', 'invalid', 'risky', 'unknown'].map(v => [v, simulate(`${v === 'invalid' ? 'nobody' : 'someone'}@example.com`, CHECK_NAMES, new Date())]))
+  const step = (365 * DAY) / jobs
+  const templates = Object.fromEntries(
+    ['valid', 'invalid', 'risky', 'unknown'].map(v => [v, simulate(`${v === 'invalid' ? 'nobody' : 'someone'}@example.com`, CHECK_NAMES, new Date())])
+  )
   const push = (e: WalletEvent, at: string): void => {
-    pending.push({ id: uuidv7(), type: e.type, data: e.data as unknown as Record<string, unknown>, metadata: { occurred_at: at, actor: owner, correlation_id: null, causation_id: null } })
+    pending.push({
+      id: uuidv7(),
+      type: e.type,
+      data: e.data as unknown as Record<string, unknown>,
+      metadata: { occurred_at: at, actor: owner, correlation_id: null, causation_id: null }
+    })
     state = wallet.evolve(state, e)
     since = e.type === 'WalletBooksClosed' ? 0 : since + 1
   }
@@ -107,7 +119,14 @@ async function seed (store: EventStore, jobs: number, sealedEmail: string): Prom
     pending = []
   }
   const now0 = new Date(start).toISOString()
-  wallet.decide({ type: 'GrantTokens', data: { user_uuid: owner, grant_uuid: 'seed', amount: 10 * jobs, source: 'operator', plan: null, reason: 'bench', now: now0 } }, state).forEach(e => push(e, now0))
+  wallet
+    .decide(
+      { type: 'GrantTokens', data: { user_uuid: owner, grant_uuid: 'seed', amount: 10 * jobs, source: 'operator', plan: null, reason: 'bench', now: now0 } },
+      state
+    )
+    .forEach(e => {
+      push(e, now0)
+    })
   const t0 = performance.now()
   for (let i = 0; i < jobs; i++) {
     const createdMs = Math.floor(start + i * step)
@@ -116,25 +135,92 @@ async function seed (store: EventStore, jobs: number, sealedEmail: string): Prom
     const job = uuidv7({ msecs: createdMs })
     const r = randomUUID()
     const meta = { occurred_at: at, actor: owner, correlation_id: null, causation_id: null }
-    wallet.decide({ type: 'ReserveTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, amount: 10, job: { email: sealedEmail, checks: [...CHECK_NAMES], key_uuid: null, queued_at: at }, now: at } }, state).forEach(e => push(e, at))
-    const events: NewEvent[] = [{ id: uuidv7(), type: 'JobQueued', data: { job_uuid: job, user_uuid: owner, email: sealedEmail, checks: [...CHECK_NAMES], cost: 10, environment: 'live', key_uuid: null, reservation_uuid: r, queued_at: at }, metadata: meta }]
+    wallet
+      .decide(
+        {
+          type: 'ReserveTokens',
+          data: {
+            user_uuid: owner,
+            job_uuid: job,
+            reservation_uuid: r,
+            amount: 10,
+            job: { email: sealedEmail, checks: [...CHECK_NAMES], key_uuid: null, queued_at: at },
+            now: at
+          }
+        },
+        state
+      )
+      .forEach(e => {
+        push(e, at)
+      })
+    const events: NewEvent[] = [
+      {
+        id: uuidv7(),
+        type: 'JobQueued',
+        data: {
+          job_uuid: job,
+          user_uuid: owner,
+          email: sealedEmail,
+          checks: [...CHECK_NAMES],
+          cost: 10,
+          environment: 'live',
+          key_uuid: null,
+          reservation_uuid: r,
+          queued_at: at
+        },
+        metadata: meta
+      }
+    ]
     if (i % 500 !== 7) {
       if (i % 200 === 3) {
-        events.push({ id: uuidv7(), type: 'JobFailed', data: { job_uuid: job, user_uuid: owner, error: 'engine error', failed_at: doneAt }, metadata: { ...meta, occurred_at: doneAt } })
-        wallet.decide({ type: 'ReleaseTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, reason: 'job_failed', now: doneAt } }, state).forEach(e => push(e, doneAt))
+        events.push({
+          id: uuidv7(),
+          type: 'JobFailed',
+          data: { job_uuid: job, user_uuid: owner, error: 'engine error', failed_at: doneAt },
+          metadata: { ...meta, occurred_at: doneAt }
+        })
+        wallet
+          .decide({ type: 'ReleaseTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, reason: 'job_failed', now: doneAt } }, state)
+          .forEach(e => {
+            push(e, doneAt)
+          })
       } else {
         const verdict = VERDICTS[i % VERDICTS.length]
         const result = templates[verdict]
         const score = (i * 37) % 101
-        events.push({ id: uuidv7(), type: 'JobCompleted', data: { job_uuid: job, user_uuid: owner, verdict, reason: REASON[verdict], score, charge: verdict === 'unknown' ? 0 : 10, result: { ...result, verdict, reason: REASON[verdict], score, email: undefined, normalized: sealedEmail, checked_at: doneAt }, completed_at: doneAt }, metadata: { ...meta, occurred_at: doneAt } })
-        if (verdict === 'unknown') wallet.decide({ type: 'ReleaseTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, reason: 'unknown_verdict', now: doneAt } }, state).forEach(e => push(e, doneAt))
-        else wallet.decide({ type: 'CaptureTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, amount: 10, now: doneAt } }, state).forEach(e => push(e, doneAt))
+        events.push({
+          id: uuidv7(),
+          type: 'JobCompleted',
+          data: {
+            job_uuid: job,
+            user_uuid: owner,
+            verdict,
+            reason: REASON[verdict],
+            score,
+            charge: verdict === 'unknown' ? 0 : 10,
+            result: { ...result, verdict, reason: REASON[verdict], score, email: undefined, normalized: sealedEmail, checked_at: doneAt },
+            completed_at: doneAt
+          },
+          metadata: { ...meta, occurred_at: doneAt }
+        })
+        if (verdict === 'unknown')
+          wallet
+            .decide({ type: 'ReleaseTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, reason: 'unknown_verdict', now: doneAt } }, state)
+            .forEach(e => {
+              push(e, doneAt)
+            })
+        else
+          wallet
+            .decide({ type: 'CaptureTokens', data: { user_uuid: owner, job_uuid: job, reservation_uuid: r, amount: 10, now: doneAt } }, state)
+            .forEach(e => {
+              push(e, doneAt)
+            })
       }
     }
     if (since >= wallet.CLOSE_BOOKS_EVERY) push(wallet.closeBooks(state, doneAt), doneAt)
     await store.append(`job-${job}`, events, { expected_revision: 'no_stream' })
     if (pending.length >= 10_000) await flush()
-    if ((i + 1) % 100_000 === 0) log(`  seeded ${i + 1} jobs (${Math.round((i + 1) / (performance.now() - t0) * 1000)} jobs/s)`)
+    if ((i + 1) % 100_000 === 0) log(`  seeded ${i + 1} jobs (${Math.round(((i + 1) / (performance.now() - t0)) * 1000)} jobs/s)`)
   }
   await flush()
 }
@@ -163,29 +249,32 @@ if (reuse) {
 
 // ── 2. Rebuild rate against a raw read ──────────────────────────────────────────────
 
-let raw: { events: number, ms: number }
-let rebuild: { events: number, ms: number }
+let raw: { events: number; ms: number }
+let rebuild: { events: number; ms: number }
 {
   const core = await openCore(config)
   log('read side: raw read of every event…')
   let t0 = performance.now()
   let n = 0
-  for (let from = 0; ;) {
+  for (let from = 0; ; ) {
     const page = await core.store.readAll({ from_position: from, max_count: 5_000 })
     if (page.length === 0) break
     n += page.length
     from = page[page.length - 1].position
   }
   raw = { events: n, ms: performance.now() - t0 }
-  log(`  ${n} events in ${Math.round(raw.ms)} ms (${Math.round(n / raw.ms * 1000)} events/s)`)
+  log(`  ${n} events in ${Math.round(raw.ms)} ms (${Math.round((n / raw.ms) * 1000)} events/s)`)
   log('read side: rebuilding every projection…')
   t0 = performance.now()
   let last = 0
   const r = await rebuildProjections(core.store, core.ctx.reads, PROJECTIONS, (position, head) => {
-    if (position - last >= 500_000) { last = position; log(`  ${position}/${head} (${Math.round(position / (performance.now() - t0) * 1000)} events/s)`) }
+    if (position - last >= 500_000) {
+      last = position
+      log(`  ${position}/${head} (${Math.round((position / (performance.now() - t0)) * 1000)} events/s)`)
+    }
   })
   rebuild = { events: r.events, ms: performance.now() - t0 }
-  log(`  ${r.events} events in ${Math.round(rebuild.ms)} ms (${Math.round(r.events / rebuild.ms * 1000)} events/s)`)
+  log(`  ${r.events} events in ${Math.round(rebuild.ms)} ms (${Math.round((r.events / rebuild.ms) * 1000)} events/s)`)
   await core.close()
 }
 
@@ -200,10 +289,17 @@ const floor = writeFloor(join(dir, 'reads.db'), join(dir, 'bench-floor.db'))
 log(`  SQLite alone: ${floor.rows} rows in ${Math.round(floor.insert_ms)} ms, indexes in ${Math.round(floor.index_ms)} ms`)
 
 /** Times SQLite's writing of the live generation of every projection's collections into `to` (then removed). */
-function writeFloor (from: string, to: string): { rows: number, insert_ms: number, index_ms: number } {
+function writeFloor(from: string, to: string): { rows: number; insert_ms: number; index_ms: number } {
   const src = new DatabaseSync(from, { readOnly: true })
-  const gens = new Map((src.prepare('SELECT projection, gen FROM projection_generations').all() as Array<{ projection: string, gen: number }>).map(g => [g.projection, Number(g.gen)]))
-  const clear = (): void => { for (const f of [to, `${to}-wal`, `${to}-shm`]) rmSync(f, { force: true }) }
+  const gens = new Map(
+    (src.prepare('SELECT projection, gen FROM projection_generations').all() as Array<{ projection: string; gen: number }>).map(g => [
+      g.projection,
+      Number(g.gen)
+    ])
+  )
+  const clear = (): void => {
+    for (const f of [to, `${to}-wal`, `${to}-shm`]) rmSync(f, { force: true })
+  }
   clear()
   const db = new DatabaseSync(to)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384')
@@ -214,7 +310,10 @@ function writeFloor (from: string, to: string): { rows: number, insert_ms: numbe
   for (const p of PROJECTIONS) {
     for (const spec of p.collections) {
       const table = `${spec.name}__g${gens.get(p.name)}`
-      const schema = src.prepare('SELECT type, sql FROM sqlite_schema WHERE tbl_name = ? AND sql IS NOT NULL').all(table) as Array<{ type: string, sql: string }>
+      const schema = src.prepare('SELECT type, sql FROM sqlite_schema WHERE tbl_name = ? AND sql IS NOT NULL').all(table) as Array<{
+        type: string
+        sql: string
+      }>
       const create = schema.find(x => x.type === 'table')
       if (!create) continue
       db.exec(create.sql)
@@ -223,7 +322,7 @@ function writeFloor (from: string, to: string): { rows: number, insert_ms: numbe
       const insert = db.prepare(`INSERT OR REPLACE INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`)
       const read = src.prepare(`SELECT ${columns.join(', ')} FROM ${table} WHERE _id > ? ORDER BY _id LIMIT 20000`)
       read.setReturnArrays(true)
-      for (let after = ''; ;) {
+      for (let after = ''; ; ) {
         const chunk = read.all(after) as unknown as SQLInputValue[][]
         if (chunk.length === 0) break
         after = chunk[chunk.length - 1][0] as string
@@ -247,24 +346,32 @@ function writeFloor (from: string, to: string): { rows: number, insert_ms: numbe
 
 // ── 3. Start-up of a fresh process, and its memory ─────────────────────────────────────
 
-async function freePort (): Promise<number> {
+async function freePort(): Promise<number> {
   return await new Promise(resolve => {
     const s = createServer()
-    s.listen(0, '127.0.0.1', () => { const port = (s.address() as { port: number }).port; s.close(() => resolve(port)) })
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
   })
 }
 
 /** `svc serve` on `dataDir`: ms from spawn to /readyz 200, and resident memory (MiB) then. */
-async function startServe (dataDir: string): Promise<{ child: ChildProcess, url: string, ready_ms: number, rss_mib: number }> {
+async function startServe(dataDir: string): Promise<{ child: ChildProcess; url: string; ready_ms: number; rss_mib: number }> {
   const port = await freePort()
   const t0 = performance.now()
   const { NATS_URL: _, ...env } = process.env
   // The embedded default: in-process bus, SQLite stores.
-  const child = spawn(process.execPath, [cli, 'serve'], { env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', ...unlimitedRates(dir) }, stdio: 'ignore' })
+  const child = spawn(process.execPath, [cli, 'serve'], {
+    env: { ...env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', ...unlimitedRates(dir) },
+    stdio: 'ignore'
+  })
   const url = `http://127.0.0.1:${port}`
   for (;;) {
     if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}`)
-    try { if ((await fetch(`${url}/readyz`)).status === 200) break } catch {}
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) break
+    } catch {}
     await new Promise(resolve => setTimeout(resolve, 10))
     if (performance.now() - t0 > 120_000) throw new Error('svc serve was not ready in 120 s')
   }
@@ -289,7 +396,9 @@ log(`  ready in ${Math.round(full.ready_ms)} ms, ${Math.round(full.rss_mib)} MiB
 // ── 4. GET /api/jobs at a million jobs ───────────────────────────────────────────────
 
 const day = (daysAgo: number): string => new Date(Date.now() - daysAgo * DAY).toISOString()
-const sample = await (await fetch(`${full.url}/api/jobs?limit=1&offset=${Math.floor(JOBS / 2)}`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { items: Array<{ uuid: string }>, total: number }
+const sample = (await (
+  await fetch(`${full.url}/api/jobs?limit=1&offset=${Math.floor(JOBS / 2)}`, { headers: { authorization: `Bearer ${apiKey}` } })
+).json()) as { items: Array<{ uuid: string }>; total: number }
 const mid = sample.items[0]?.uuid ?? '0'
 const QUERIES: Record<string, string> = {
   newest_first: '',
@@ -306,13 +415,13 @@ const QUERIES: Record<string, string> = {
   search_short_prefix: `search=${mid.slice(0, 6)}&sort=score`
 }
 log(`read side: GET /api/jobs, ${REQUESTS} requests per query shape…`)
-const perQuery: Record<string, { p50_ms: number, p99_ms: number, total: number }> = {}
+const perQuery: Record<string, { p50_ms: number; p99_ms: number; total: number }> = {}
 const all: number[] = []
 for (let round = 0; round < REQUESTS; round++) {
   for (const [name, q] of Object.entries(QUERIES)) {
     const t0 = performance.now()
     const res = await fetch(`${full.url}/api/jobs?${q}`, { headers: { authorization: `Bearer ${apiKey}` } })
-    const body = await res.json() as { total: number }
+    const body = (await res.json()) as { total: number }
     const ms = performance.now() - t0
     if (res.status !== 200) throw new Error(`${name}: ${res.status} ${JSON.stringify(body)}`)
     all.push(ms)
@@ -341,7 +450,7 @@ const LONG_READS: Record<string, string> = {
   transactions_grouped: '/api/wallet/transactions/grouped'
 }
 log(`read side: ledger and statistics reads, ${REQUESTS} requests each…`)
-const longReads: Record<string, { p50_ms: number, p99_ms: number }> = {}
+const longReads: Record<string, { p50_ms: number; p99_ms: number }> = {}
 for (const [name, path] of Object.entries(LONG_READS)) {
   const samples: number[] = []
   for (let round = 0; round < REQUESTS; round++) {
@@ -363,11 +472,21 @@ const out = {
   jobs: JOBS,
   events_stored: totalEvents,
   seed_s: Math.round(seedMs / 1000),
-  raw_read: { events: raw.events, ms: Math.round(raw.ms), events_per_s: Math.round(raw.events / raw.ms * 1000) },
-  rebuild: { projections: PROJECTIONS.length, events: rebuild.events, ms: Math.round(rebuild.ms), events_per_s: Math.round(rebuild.events / rebuild.ms * 1000) },
-  rebuild_share_of_raw_read: r2((rebuild.events / rebuild.ms) / (raw.events / raw.ms)),
+  raw_read: { events: raw.events, ms: Math.round(raw.ms), events_per_s: Math.round((raw.events / raw.ms) * 1000) },
+  rebuild: {
+    projections: PROJECTIONS.length,
+    events: rebuild.events,
+    ms: Math.round(rebuild.ms),
+    events_per_s: Math.round((rebuild.events / rebuild.ms) * 1000)
+  },
+  rebuild_share_of_raw_read: r2(rebuild.events / rebuild.ms / (raw.events / raw.ms)),
   /** SQLite's writes alone (2b): the most a rebuild into this store could reach, as a share of the raw read. */
-  sqlite_write_floor: { rows: floor.rows, insert_ms: Math.round(floor.insert_ms), index_ms: Math.round(floor.index_ms), share_of_raw_read: r2(raw.ms / (floor.insert_ms + floor.index_ms)) },
+  sqlite_write_floor: {
+    rows: floor.rows,
+    insert_ms: Math.round(floor.insert_ms),
+    index_ms: Math.round(floor.index_ms),
+    share_of_raw_read: r2(raw.ms / (floor.insert_ms + floor.index_ms))
+  },
   startup: {
     empty: { ready_ms: Math.round(empty.ready_ms), rss_mib: Math.round(empty.rss_mib) },
     million: { ready_ms: Math.round(full.ready_ms), rss_mib: Math.round(full.rss_mib) },
@@ -380,9 +499,15 @@ const out = {
 if (args.json) console.log(JSON.stringify(out))
 else {
   console.log(`read side (${JOBS} jobs, ${totalEvents} events)`)
-  console.log(`  rebuild ${out.rebuild.events_per_s} events/s vs raw read ${out.raw_read.events_per_s} events/s: ${out.rebuild_share_of_raw_read} of it (goal ≥ 0.6)`)
-  console.log(`    SQLite's writes alone of its ${floor.rows} rows: ${out.sqlite_write_floor.insert_ms} ms inserts + ${out.sqlite_write_floor.index_ms} ms indexes = ${out.sqlite_write_floor.share_of_raw_read} of the raw read at most`)
-  console.log(`  start-up ${out.startup.million.ready_ms} ms (empty: ${out.startup.empty.ready_ms} ms; goal < 5000), ${out.startup.million.rss_mib} MiB resident (empty: ${out.startup.empty.rss_mib}; goal < 300)`)
+  console.log(
+    `  rebuild ${out.rebuild.events_per_s} events/s vs raw read ${out.raw_read.events_per_s} events/s: ${out.rebuild_share_of_raw_read} of it (goal ≥ 0.6)`
+  )
+  console.log(
+    `    SQLite's writes alone of its ${floor.rows} rows: ${out.sqlite_write_floor.insert_ms} ms inserts + ${out.sqlite_write_floor.index_ms} ms indexes = ${out.sqlite_write_floor.share_of_raw_read} of the raw read at most`
+  )
+  console.log(
+    `  start-up ${out.startup.million.ready_ms} ms (empty: ${out.startup.empty.ready_ms} ms; goal < 5000), ${out.startup.million.rss_mib} MiB resident (empty: ${out.startup.empty.rss_mib}; goal < 300)`
+  )
   console.log(`  GET /api/jobs p50 ${out.list_jobs.p50_ms} ms, p99 ${out.list_jobs.p99_ms} ms over ${all.length} requests (goal p99 < 50)`)
   for (const [name, e] of Object.entries(perQuery)) console.log(`    ${name.padEnd(28)} p50 ${e.p50_ms} ms  p99 ${e.p99_ms} ms  (total ${e.total})`)
   console.log('  ledger and statistics reads (no goal)')

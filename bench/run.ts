@@ -5,10 +5,12 @@
 import { spawn } from 'node:child_process'
 
 /** Runs one benchmark: its progress streams to stderr, its stdout comes back. @throws on a non-zero exit. */
-async function run (file: string, a: string[]): Promise<string> {
+async function run(file: string, a: string[]): Promise<string> {
   const child = spawn(process.execPath, [file, ...a], { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
-  child.stdout.on('data', (b: Buffer) => { out += b.toString() })
+  child.stdout.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
   const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
   if (code !== 0) throw new Error(`${file} exited with ${code}`)
   return out
@@ -19,7 +21,17 @@ const here = (f: string): string => new URL(f, import.meta.url).pathname
 const jobsAt = args.indexOf('--jobs')
 const writeArgs = jobsAt >= 0 ? ['--jobs', args[jobsAt + 1]] : []
 const engineArgs = args.filter((a, i) => a !== '--json' && i !== jobsAt && i !== jobsAt + 1)
-const benches: Array<[string, string, string[]]> = [['engine', './engine.ts', engineArgs], ['bus', './bus.ts', []], ['rate_limit', './rate-limit.ts', []], ['write_side', './write-side.ts', writeArgs], ['read_side', './read-side.ts', writeArgs], ['batch_intake', './batch-intake.ts', []], ['timing', './timing.ts', []], ['console', './console.ts', []], ['list_file', './list-file.ts', []]]
+const benches: Array<[string, string, string[]]> = [
+  ['engine', './engine.ts', engineArgs],
+  ['bus', './bus.ts', []],
+  ['rate_limit', './rate-limit.ts', []],
+  ['write_side', './write-side.ts', writeArgs],
+  ['read_side', './read-side.ts', writeArgs],
+  ['batch_intake', './batch-intake.ts', []],
+  ['timing', './timing.ts', []],
+  ['console', './console.ts', []],
+  ['list_file', './list-file.ts', []]
+]
 if (json) {
   const out: Record<string, unknown> = {}
   for (const [name, file, a] of benches) out[name] = JSON.parse(await run(here(file), [...a, '--json']))

@@ -11,7 +11,7 @@ import * as dnsPacket from 'dns-packet'
 
 export interface WorldSpec {
   dns_ip: string
-  latency: { banner_ms: number, reply_ms: number }
+  latency: { banner_ms: number; reply_ms: number }
   max_sessions: number
   greylist_ms: number
   domains: Array<{
@@ -36,12 +36,26 @@ for (const d of spec.domains) {
 const udp = createSocket('udp4')
 udp.on('message', (msg, rinfo) => {
   let q: dnsPacket.Packet
-  try { q = dnsPacket.decode(msg) } catch { return }
+  try {
+    q = dnsPacket.decode(msg)
+  } catch {
+    return
+  }
   const question = q.questions?.[0]
   if (!question) return
   const name = question.name.toLowerCase()
   const known = zone.get(name)
-  udp.send(dnsPacket.encode({ id: q.id, type: 'response', flags: dnsPacket.AUTHORITATIVE_ANSWER | (known ? 0 : 3), questions: [question], answers: (known ?? []).filter(a => a.type === question.type) }), rinfo.port, rinfo.address)
+  udp.send(
+    dnsPacket.encode({
+      id: q.id,
+      type: 'response',
+      flags: dnsPacket.AUTHORITATIVE_ANSWER | (known ? 0 : 3),
+      questions: [question],
+      answers: (known ?? []).filter(a => a.type === question.type)
+    }),
+    rinfo.port,
+    rinfo.address
+  )
 })
 await new Promise<void>(resolve => udp.bind(0, spec.dns_ip, resolve))
 
@@ -60,12 +74,18 @@ for (const d of spec.domains) {
     }
     active++
     let closed = false
-    socket.on('close', () => { active--; closed = true })
-    const send = (text: string, delay: number, then?: () => void): Promise<void> => new Promise(resolve => setTimeout(() => {
-      if (!closed) socket.write(text)
-      then?.()
-      resolve()
-    }, delay))
+    socket.on('close', () => {
+      active--
+      closed = true
+    })
+    const send = (text: string, delay: number, then?: () => void): Promise<void> =>
+      new Promise(resolve =>
+        setTimeout(() => {
+          if (!closed) socket.write(text)
+          then?.()
+          resolve()
+        }, delay)
+      )
     let queue = send(`220 ${d.mx_host} ESMTP simulated\r\n`, bannerMs)
     let buffer = ''
     socket.setEncoding('latin1')
@@ -101,7 +121,10 @@ for (const d of spec.domains) {
       return send('502 5.5.2 Command not recognized\r\n', replyMs)
     }
   })
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(25, d.mx_ip, resolve) })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(25, d.mx_ip, resolve)
+  })
 }
 
 process.on('disconnect', () => process.exit(0))
@@ -109,4 +132,4 @@ process.on('SIGTERM', () => process.exit(0))
 process.on('message', (m: unknown) => {
   if (m === 'counters') process.send?.({ counters })
 })
-process.stdout.write(`ready ${spec.dns_ip}:${(udp.address()).port}\n`)
+process.stdout.write(`ready ${spec.dns_ip}:${udp.address().port}\n`)

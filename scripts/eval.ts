@@ -22,21 +22,37 @@ import { VERDICT_OF } from '../src/verifier/result.ts'
 import { loadConfig } from '../src/config.ts'
 import { startService } from '../src/main.ts'
 
-const { values } = parseArgs({ options: { shared: { type: 'string' }, verbose: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } } })
+const { values } = parseArgs({
+  options: { shared: { type: 'string' }, verbose: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } }
+})
 const shared = resolve(values.shared ?? new URL('../../shared', import.meta.url).pathname)
 if (!existsSync(join(shared, 'corpora')) || !existsSync(join(shared, 'spec', 'service-interface.md'))) {
-  console.error(`error: ${shared} (with corpora/ and spec/service-interface.md) is missing: nothing to evaluate. Put the shared folder beside the checkout, or name it with --shared <dir>.`)
+  console.error(
+    `error: ${shared} (with corpora/ and spec/service-interface.md) is missing: nothing to evaluate. Put the shared folder beside the checkout, or name it with --shared <dir>.`
+  )
   process.exit(1)
 }
 
 /** One figure of the report: agreement `ok` of `n`, against `min` (a share, 0–1). */
-interface Figure { name: string, ok: number, n: number, min: number, misses: string[], note?: string }
+interface Figure {
+  name: string
+  ok: number
+  n: number
+  min: number
+  misses: string[]
+  note?: string
+}
 const figures: Figure[] = []
 const read = (...parts: string[]): string => readFileSync(join(shared, ...parts), 'utf8')
 
 // ── Syntax ───────────────────────────────────────────────────────────────────────────
 {
-  interface SyntaxCase { address: string, valid: boolean, tags: string[], note?: string }
+  interface SyntaxCase {
+    address: string
+    valid: boolean
+    tags: string[]
+    note?: string
+  }
   const cases = JSON.parse(read('corpora', 'syntax-cases.json')) as SyntaxCase[]
   const misses: string[] = []
   let ok = 0
@@ -52,7 +68,11 @@ const read = (...parts: string[]): string => readFileSync(join(shared, ...parts)
 
 // ── Typo ─────────────────────────────────────────────────────────────────────────────
 {
-  interface TypoCase { input: string, suggestion: string | null, kind: string }
+  interface TypoCase {
+    input: string
+    suggestion: string | null
+    kind: string
+  }
   const cases = (JSON.parse(read('corpora', 'typo-cases.json')) as TypoCase[]).filter(c => c.kind === 'email')
   const misses: string[] = []
   let ok = 0
@@ -87,11 +107,22 @@ const read = (...parts: string[]): string => readFileSync(join(shared, ...parts)
 
 // ── TOTP: RFC 6238 Appendix B with the library the service verifies codes with ───────
 {
-  const rows = (JSON.parse(read('corpora', 'totp-vectors.json')) as { rfc6238_appendix_b: Array<{ time: number, mode: string, secret_base32: string, digits: number, totp: string }> }).rfc6238_appendix_b
+  const rows = (
+    JSON.parse(read('corpora', 'totp-vectors.json')) as {
+      rfc6238_appendix_b: Array<{ time: number; mode: string; secret_base32: string; digits: number; totp: string }>
+    }
+  ).rfc6238_appendix_b
   const misses: string[] = []
   let ok = 0
   for (const r of rows) {
-    const got = await verifyTotp({ secret: r.secret_base32.replace(/=+$/, ''), token: r.totp, epoch: r.time, epochTolerance: 0, digits: r.digits, algorithm: r.mode.toLowerCase() } as Parameters<typeof verifyTotp>[0]).catch(() => ({ valid: false }))
+    const got = await verifyTotp({
+      secret: r.secret_base32.replace(/=+$/, ''),
+      token: r.totp,
+      epoch: r.time,
+      epochTolerance: 0,
+      digits: r.digits,
+      algorithm: r.mode.toLowerCase()
+    } as Parameters<typeof verifyTotp>[0]).catch(() => ({ valid: false }))
     if (got.valid) ok++
     else misses.push(`${r.mode} at ${r.time}: ${r.totp} refused`)
   }
@@ -100,26 +131,55 @@ const read = (...parts: string[]): string => readFileSync(join(shared, ...parts)
 
 // ── The interface: each operation of section 4 served, with its Auth and scope ───────
 const spec = read('spec', 'service-interface.md')
-interface SpecRow { method: string, path: string, auth: string, scope: string | null, statuses: number[] }
+interface SpecRow {
+  method: string
+  path: string
+  auth: string
+  scope: string | null
+  statuses: number[]
+}
 const rows: SpecRow[] = []
 {
   let headingAuth = 'N'
   let header: string[] = []
   for (const line of spec.split('\n')) {
-    if (line.startsWith('### ')) { headingAuth = /\(Auth (J|A)/.exec(line)?.[1] ?? 'N'; header = []; continue }
+    if (line.startsWith('### ')) {
+      headingAuth = /\(Auth (J|A)/.exec(line)?.[1] ?? 'N'
+      header = []
+      continue
+    }
     if (!line.startsWith('|')) continue
-    const cells = line.split('|').slice(1, -1).map(c => c.trim())
-    if (cells[0] === 'Method') { header = cells; continue }
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map(c => c.trim())
+    if (cells[0] === 'Method') {
+      header = cells
+      continue
+    }
     if (!/^(GET|POST|PUT|PATCH|DELETE)$/.test(cells[0])) continue
     const col = (name: string): string => cells[header.indexOf(name)] ?? ''
     const auth = /bearer API key only/.test(col('Request')) ? 'K' : header.includes('Auth') ? col('Auth') : headingAuth
-    const statuses = [...new Set(cells.slice(-2).join(' ').match(/\b[1-5][0-9]{2}\b/g) ?? [])].map(Number).sort((a, b) => a - b)
+    const statuses = [
+      ...new Set(
+        cells
+          .slice(-2)
+          .join(' ')
+          .match(/\b[1-5][0-9]{2}\b/g) ?? []
+      )
+    ]
+      .map(Number)
+      .sort((a, b) => a - b)
     rows.push({ method: cells[0], path: cells[1], auth, scope: /`([a-z_]+:[a-z_:]+)`/.exec(col('Errors'))?.[1] ?? null, statuses })
   }
 }
 const dataDir = join(tmpdir(), `svc-eval-${process.pid}`)
-const service = await startService(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' }), { logger: pino({ level: 'silent' }) })
-const doc = await (await fetch(`${service.url}/openapi.json`)).json() as { paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>, 'x-required-scope'?: string }>> }
+const service = await startService(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' }), {
+  logger: pino({ level: 'silent' })
+})
+const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+  paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>; 'x-required-scope'?: string }>>
+}
 await service.close()
 {
   const misses: string[] = []
@@ -127,7 +187,10 @@ await service.close()
   const AUTH: Record<string, string[]> = { N: [], J: ['session'], A: ['session', 'api_key', 'agent_token'], K: ['api_key'] }
   for (const row of rows) {
     const op = doc.paths[row.path]?.[row.method.toLowerCase()]
-    if (!op) { misses.push(`${row.method} ${row.path}: not served`); continue }
+    if (!op) {
+      misses.push(`${row.method} ${row.path}: not served`)
+      continue
+    }
     const schemes = [...new Set((op.security ?? []).flatMap(s => Object.keys(s)))].filter(s => s !== 'oauth' && s !== 'refresh_cookie').sort()
     const want = [...AUTH[row.auth]].sort()
     const scopes = new Set((op.security ?? []).flatMap(s => Object.values(s).flat()))
@@ -155,19 +218,49 @@ await service.close()
     if (ours !== verdict) misses.push(`${reason}: ${ours === undefined ? 'not a reason of the service' : `verdict ${ours}, the document says ${verdict}`}`)
   }
   const extra = Object.keys(VERDICT_OF).filter(r => !documented.has(r))
-  figures.push({ name: 'result vocabulary: reasons of VERIFICATION.md known to the service, with their verdicts', ok: documented.size - misses.length, n: documented.size, min: 1, misses, note: extra.length > 0 ? `the service adds ${extra.join(', ')} (documented in the interface's result vocabulary)` : undefined })
+  figures.push({
+    name: 'result vocabulary: reasons of VERIFICATION.md known to the service, with their verdicts',
+    ok: documented.size - misses.length,
+    n: documented.size,
+    min: 1,
+    misses,
+    note: extra.length > 0 ? `the service adds ${extra.join(', ')} (documented in the interface's result vocabulary)` : undefined
+  })
 }
 
 // ── The interface's statuses exercised by the last test run ──────────────────────────
 {
   const root = join(tmpdir(), 'svc-interface-coverage')
-  const runs = existsSync(root) ? readdirSync(root).map(d => join(root, d)).filter(d => statSync(d).isDirectory()).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs) : []
+  const runs = existsSync(root)
+    ? readdirSync(root)
+        .map(d => join(root, d))
+        .filter(d => statSync(d).isDirectory())
+        .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+    : []
   if (runs.length === 0) {
-    figures.push({ name: 'interface statuses exercised by the last npm test run', ok: 0, n: 0, min: 0, misses: [], note: 'no record of a test run on this machine: run npm test first' })
+    figures.push({
+      name: 'interface statuses exercised by the last npm test run',
+      ok: 0,
+      n: 0,
+      min: 0,
+      misses: [],
+      note: 'no record of a test run on this machine: run npm test first'
+    })
   } else {
-    const exchanges: Array<{ method: string, path: string, status: number }> = []
+    const exchanges: Array<{ method: string; path: string; status: number }> = []
     for (const f of readdirSync(runs[0])) for (const line of readFileSync(join(runs[0], f), 'utf8').split('\n')) if (line) exchanges.push(JSON.parse(line))
-    const patterns = rows.map(r => ({ row: r, params: (r.path.match(/\{[^}]+\}/g) ?? []).length, re: new RegExp(`^${r.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`) })).sort((a, b) => a.params - b.params)
+    const patterns = rows
+      .map(r => ({
+        row: r,
+        params: (r.path.match(/\{[^}]+\}/g) ?? []).length,
+        re: new RegExp(
+          `^${r.path
+            .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+            .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+            .replace(/\{[^}]+\}/g, '[^/]+')}$`
+        )
+      }))
+      .sort((a, b) => a.params - b.params)
     const seen = new Map<SpecRow, Set<number>>()
     for (const x of exchanges) {
       const p = patterns.find(p => p.row.method === x.method && p.re.test(x.path))
@@ -185,20 +278,45 @@ await service.close()
         else misses.push(`${r.method} ${r.path}: ${s} not exercised`)
       }
     }
-    figures.push({ name: 'interface statuses exercised by the last npm test run', ok, n, min: 1, misses, note: `${exchanges.length} exchanges recorded in ${runs[0]}` })
+    figures.push({
+      name: 'interface statuses exercised by the last npm test run',
+      ok,
+      n,
+      min: 1,
+      misses,
+      note: `${exchanges.length} exchanges recorded in ${runs[0]}`
+    })
   }
 }
 
 // ── Report ───────────────────────────────────────────────────────────────────────────
-const pct = (f: Figure): string => f.n === 0 ? '—' : `${(100 * f.ok / f.n).toFixed(1)}%`
+const pct = (f: Figure): string => (f.n === 0 ? '—' : `${((100 * f.ok) / f.n).toFixed(1)}%`)
 const failing = figures.filter(f => f.n > 0 && f.ok / f.n < f.min)
 if (values.json) {
-  console.log(JSON.stringify({ figures: figures.map(f => ({ name: f.name, ok: f.ok, n: f.n, share: f.n === 0 ? null : f.ok / f.n, min: f.min, passed: !failing.includes(f), misses: f.misses, note: f.note ?? null })) }, null, 2))
+  console.log(
+    JSON.stringify(
+      {
+        figures: figures.map(f => ({
+          name: f.name,
+          ok: f.ok,
+          n: f.n,
+          share: f.n === 0 ? null : f.ok / f.n,
+          min: f.min,
+          passed: !failing.includes(f),
+          misses: f.misses,
+          note: f.note ?? null
+        }))
+      },
+      null,
+      2
+    )
+  )
 } else {
   for (const f of figures) {
     const mark = f.n === 0 ? '·' : failing.includes(f) ? '✗' : '✓'
     console.log(`${mark} ${f.name}: ${f.ok}/${f.n} (${pct(f)}; at least ${(100 * f.min).toFixed(1)}%)${f.note ? ` — ${f.note}` : ''}`)
-    if (values.verbose || failing.includes(f) || f.misses.length <= 10) for (const m of f.misses.slice(0, values.verbose ? undefined : 40)) console.log(`    ${m}`)
+    if (values.verbose || failing.includes(f) || f.misses.length <= 10)
+      for (const m of f.misses.slice(0, values.verbose ? undefined : 40)) console.log(`    ${m}`)
   }
   console.log(failing.length === 0 ? 'eval: every figure at or above its threshold' : `eval: ${failing.length} figure(s) below threshold`)
 }

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url'
 const root = new URL('..', import.meta.url).pathname
 const typescript5 = join(root, 'tools', 'layers', 'node_modules', 'typescript')
 registerHooks({
-  resolve (specifier, context, next) {
+  resolve(specifier, context, next) {
     if ((specifier === 'typescript' || specifier.startsWith('typescript/')) && context.parentURL?.includes('/dependency-cruiser/')) {
       const rest = specifier === 'typescript' ? 'lib/typescript.js' : specifier.slice('typescript/'.length)
       return { url: pathToFileURL(join(typescript5, rest)).href, format: rest.endsWith('.json') ? 'json' : 'commonjs', shortCircuit: true }
@@ -27,5 +27,25 @@ const started = performance.now()
 const result = await cruise([join(root, 'src')], { ...config.options, ruleSet: { forbidden: config.forbidden }, validate: true, outputType: 'err-long' })
 const summary = typeof result.output === 'string' ? result.output : JSON.stringify(result.output)
 process.stdout.write(summary)
+
+// A collection is named where `.collection(...)` is called on the read store or a
+// `CollectionSpec` is written: only src/projections (and the adapters and ports that
+// define them) may.
+const { readdirSync, readFileSync } = await import('node:fs')
+const { relative } = await import('node:path')
+const naming = /\.collection\s*[<(]|\bCollectionSpec\b/
+let named = 0
+for (const entry of readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !entry.name.endsWith('.ts')) continue
+  const file = relative(root, join(entry.parentPath, entry.name))
+  if (/^src\/(projections|infra|ports)\//.test(file)) continue
+  readFileSync(join(root, file), 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (!naming.test(line)) return
+      named += 1
+      process.stdout.write(`  error collections-named-by-projections: ${file}:${i + 1} names a collection outside src/projections\n`)
+    })
+}
 process.stderr.write(`layers: ${Math.round(performance.now() - started)} ms\n`)
-process.exit(result.exitCode === 0 ? 0 : 1)
+process.exit(result.exitCode === 0 && named === 0 ? 0 : 1)

@@ -10,10 +10,13 @@ import { loadConfig } from '../src/config.ts'
 import { startService } from '../src/main.ts'
 
 /** The document the routes declare, built on a throwaway data directory (nothing listens for long). */
-export async function openapiDocument (): Promise<Record<string, unknown>> {
+export async function openapiDocument(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-openapi-'))
   try {
-    const service = await startService(loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', PUBLIC_URL: 'http://127.0.0.1:8080' }), { logger: pino({ level: 'silent' }) })
+    const service = await startService(
+      loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', PUBLIC_URL: 'http://127.0.0.1:8080' }),
+      { logger: pino({ level: 'silent' }) }
+    )
     const document = service.app.swagger() as unknown as Record<string, unknown>
     await service.close()
     return document

@@ -28,14 +28,21 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
  * unknown command or option, a missing or malformed value).
  */
 const program = new Command()
-program.name('svc').description('Email verification service').version(VERSION, '-V, --version', 'print the version')
+program
+  .name('svc')
+  .description('Email verification service')
+  .version(VERSION, '-V, --version', 'print the version')
   .showHelpAfterError('(svc --help lists the commands; svc <command> --help their options)')
   // Usage errors exit 2 (commander's own is 1); --help and --version exit 0.
-  .exitOverride((err: CommanderError) => { process.exit(err.exitCode === 0 ? 0 : 2) })
-  .configureHelp({ optionDescription: (option: Option) => `${Help.prototype.optionDescription.call(new Help(), option)}${option.mandatory ? ' (required)' : ''}` })
+  .exitOverride((err: CommanderError) => {
+    process.exit(err.exitCode === 0 ? 0 : 2)
+  })
+  .configureHelp({
+    optionDescription: (option: Option) => `${Help.prototype.optionDescription.call(new Help(), option)}${option.mandatory ? ' (required)' : ''}`
+  })
 
 /** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
-async function runRole (role: Role): Promise<void> {
+async function runRole(role: Role): Promise<void> {
   const { startRole } = await import('./main.ts')
   const service = await startRole(role, await loadConfig())
   let stopping = false
@@ -51,27 +58,44 @@ async function runRole (role: Role): Promise<void> {
     }
     process.exit(0)
   }
-  process.on('SIGINT', () => { void stop('SIGINT') })
-  process.on('SIGTERM', () => { void stop('SIGTERM') })
+  process.on('SIGINT', () => {
+    void stop('SIGINT')
+  })
+  process.on('SIGTERM', () => {
+    void stop('SIGTERM')
+  })
 }
 
-program.command('serve')
+program
+  .command('serve')
   .description('run everything in one process (API, projections, relay, workers): what npm start runs')
-  .action(async () => { await runRole('serve') })
+  .action(async () => {
+    await runRole('serve')
+  })
 
-program.command('api')
+program
+  .command('api')
   .description('run the HTTP API with its read models (projections) only')
-  .action(async () => { await runRole('api') })
+  .action(async () => {
+    await runRole('api')
+  })
 
-program.command('projector')
+program
+  .command('projector')
   .description('run the projections into the read store, from their checkpoints (one process projects at a time)')
-  .action(async () => { await runRole('projector') })
+  .action(async () => {
+    await runRole('projector')
+  })
 
-program.command('relay')
+program
+  .command('relay')
   .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
-  .action(async () => { await runRole('relay') })
+  .action(async () => {
+    await runRole('relay')
+  })
 
-program.command('worker')
+program
+  .command('worker')
   .description('run one worker service that consumes the bus')
   .argument('<service>', 'verifier | webhooks | mailer')
   .action(async (service: string) => {
@@ -82,7 +106,7 @@ program.command('worker')
 const operator = (): string => process.env.SVC_OPERATOR ?? userInfo().username
 
 /** A usage error: said on stderr, exit 2. */
-function usage (message: string): never {
+function usage(message: string): never {
   console.error(`error: ${message}`)
   process.exit(2)
 }
@@ -91,7 +115,7 @@ function usage (message: string): never {
  * Runs an operator command against the configured stores (it works while the service
  * runs): prints its JSON result, or `error: <message> (<code>)` and exit code 1.
  */
-async function operatorCommand (fn: (core: Core) => Promise<unknown>): Promise<void> {
+async function operatorCommand(fn: (core: Core) => Promise<unknown>): Promise<void> {
   const { openCore } = await import('./main.ts')
   const core = await openCore(await loadConfig())
   try {
@@ -106,25 +130,36 @@ async function operatorCommand (fn: (core: Core) => Promise<unknown>): Promise<v
 }
 
 const accounts = program.command('accounts').description('operator commands on accounts')
-for (const [name, type] of [['ban', 'BanUser'], ['unban', 'UnbanUser']] as const) {
-  accounts.command(name)
+for (const [name, type] of [
+  ['ban', 'BanUser'],
+  ['unban', 'UnbanUser']
+] as const) {
+  accounts
+    .command(name)
     .description(name === 'ban' ? 'ban an account: sign-in and every credential answer 401, its sessions are revoked' : 'lift a ban')
     .requiredOption('--email <address>', 'account email')
     .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
-    .action(async (opts: { email: string, reason: string }) => {
-      const { banUser, unbanUser } = await import('./commands/ban-user.ts')
-      await operatorCommand(async core => type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator()))
+    .action(async (opts: { email: string; reason: string }) => {
+      const [{ banUser }, { unbanUser }] = await Promise.all([import('./commands/user/ban-user.ts'), import('./commands/user/unban-user.ts')])
+      await operatorCommand(async core =>
+        type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator())
+      )
     })
 }
 
 const sessions = program.command('sessions').description('operator commands on sign-in sessions')
-sessions.command('end')
+sessions
+  .command('end')
   .description('end sessions without a ban (ASVS 5.0 V7.4.5): every session of one account, or of every account; access ends at once, each must sign in again')
   .option('--email <address>', 'the account whose sessions end')
   .option('--all', 'every open session of every account')
-  .action(async (opts: { email?: string, all?: boolean }) => {
+  .action(async (opts: { email?: string; all?: boolean }) => {
     if ((opts.email === undefined) === (opts.all !== true)) usage('give either --email <address> or --all')
-    const [{ requireAccount }, { openSessions }, { endAllSessions, revokeAllSessions }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/sessions.ts'), import('./commands/refresh-session.ts')])
+    const [{ requireAccount }, { openSessions }, { endAllSessions, revokeAllSessions }] = await Promise.all([
+      import('./commands/user/email-claims.ts'),
+      import('./projections/sessions.ts'),
+      import('./commands/session/revoke-all-sessions.ts')
+    ])
     await operatorCommand(async core => {
       if (opts.email !== undefined) {
         const owner = await requireAccount(core.ctx, opts.email)
@@ -134,21 +169,30 @@ sessions.command('end')
       }
       const bar = progressBar('end sessions', 'sessions')
       try {
-        return await endAllSessions(core.ctx, `operator:${operator()}`, n => { bar.update(n, n) })
-      } finally { bar.stop() }
+        return await endAllSessions(core.ctx, `operator:${operator()}`, n => {
+          bar.update(n, n)
+        })
+      } finally {
+        bar.stop()
+      }
     })
   })
 
 /** A progress bar on stderr (when it is a terminal, or with SVC_PROGRESS=1), with the rate in events per second. */
-function progressBar (label: string, unit = 'events', open = false, resumable = false): { update: (position: number, end: number) => void, stop: () => void } {
+function progressBar(label: string, unit = 'events', open = false, resumable = false): { update: (position: number, end: number) => void; stop: () => void } {
   // `open`: no end known yet (a count and a rate). Rate and ETA count this run's progress
   // only: a resumed run (`resumable`) starts from where the last one stopped.
-  const format = open ? `${label} | {value} ${unit} | {rate} ${unit}/s` : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_text}`
-  const bar = new SingleBar({ format, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', notTTYSchedule: 500, hideCursor: true }, Presets.shades_classic)
+  const format = open
+    ? `${label} | {value} ${unit} | {rate} ${unit}/s`
+    : `${label} [{bar}] {percentage}% | {value}/{total} ${unit} | {rate} ${unit}/s | ETA {eta_text}`
+  const bar = new SingleBar(
+    { format, stream: process.stderr, noTTYOutput: process.env.SVC_PROGRESS === '1', notTTYSchedule: 500, hideCursor: true },
+    Presets.shades_classic
+  )
   const t0 = Date.now()
   let first = 0
   let started = false
-  const payload = (position: number, end: number): { rate: number, eta_text: string } => {
+  const payload = (position: number, end: number): { rate: number; eta_text: string } => {
     const perMs = (position - first) / Math.max(1, Date.now() - t0)
     const left = end - position
     const eta = left <= 0 ? '0s' : perMs <= 0 ? '…' : `${Math.ceil(left / perMs / 1000)}s`
@@ -156,16 +200,25 @@ function progressBar (label: string, unit = 'events', open = false, resumable = 
   }
   return {
     update: (position, end) => {
-      if (!started) { first = resumable ? position : 0; bar.start(end, position, payload(position, end)); started = true; return }
+      if (!started) {
+        first = resumable ? position : 0
+        bar.start(end, position, payload(position, end))
+        started = true
+        return
+      }
       bar.setTotal(end)
       bar.update(position, payload(position, end))
     },
-    stop: () => { if (started) bar.stop(); started = false }
+    stop: () => {
+      if (started) bar.stop()
+      started = false
+    }
   }
 }
 
 const projections = program.command('projections').description('operator commands on read models')
-projections.command('rebuild')
+projections
+  .command('rebuild')
   .description('rebuild read models beside the live ones from every event, then switch to them (the service keeps serving)')
   .argument('<name>', 'a projection (users, jobs, batches, wallets, …: an unknown name lists them) or all')
   .action(async (name: string) => {
@@ -178,17 +231,31 @@ projections.command('rebuild')
       try {
         const r = await rebuildProjections(core.store, core.ctx.reads, chosen, bar.update)
         const seconds = (Date.now() - t0) / 1000
-        return { projections: chosen.map(p => p.name), events: r.events, seconds, events_per_s: Math.round(r.events / Math.max(seconds, 0.001)), switched: r.switched }
-      } finally { bar.stop() }
+        return {
+          projections: chosen.map(p => p.name),
+          events: r.events,
+          seconds,
+          events_per_s: Math.round(r.events / Math.max(seconds, 0.001)),
+          switched: r.switched
+        }
+      } finally {
+        bar.stop()
+      }
     })
   })
 
 const ledger = program.command('ledger').description('operator commands on the ledger')
-ledger.command('audit')
+ledger
+  .command('audit')
   .description('replay the wallet-* streams alone and compare every balance and transaction with what the API shows; exits 1 on a difference')
   .option('--email <address>', 'audit one account')
   .action(async (opts: { email?: string }) => {
-    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { auditLedger }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/index.ts'), import('./projections/runner.ts'), import('./projections/ledger-audit.ts')])
+    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { auditLedger }] = await Promise.all([
+      import('./commands/user/email-claims.ts'),
+      import('./projections/index.ts'),
+      import('./projections/runner.ts'),
+      import('./projections/ledger-audit.ts')
+    ])
     await operatorCommand(async core => {
       const owner = opts.email === undefined ? undefined : await requireAccount(core.ctx, opts.email)
       // The read models as this store holds them: brought up to date first (or followed, when another process projects).
@@ -200,18 +267,21 @@ ledger.command('audit')
         const r = await auditLedger(core.store, core.ctx, { owner, onProgress: bar.update })
         if (r.differences.length > 0) process.exitCode = 1
         return { ok: r.differences.length === 0, ...r }
-      } finally { bar.stop() }
+      } finally {
+        bar.stop()
+      }
     })
   })
 
 const wallet = program.command('wallet').description('operator commands on wallets')
-wallet.command('grant')
-  .description('credit an account\'s wallet; appends an auditable TokensGranted event')
+wallet
+  .command('grant')
+  .description("credit an account's wallet; appends an auditable TokensGranted event")
   .requiredOption('--email <address>', 'account email')
   .requiredOption('--tokens <n>', 'tokens to credit', positiveInt)
   .requiredOption('--reason <text>', 'why (kept in the event for audit)')
-  .action(async (opts: { email: string, tokens: number, reason: string }) => {
-    const { grantTokens } = await import('./commands/grant-tokens.ts')
+  .action(async (opts: { email: string; tokens: number; reason: string }) => {
+    const { grantTokens } = await import('./commands/wallet/grant-tokens.ts')
     await operatorCommand(async core => {
       const r = await grantTokens(core.ctx, { email: opts.email, tokens: opts.tokens, reason: opts.reason, operator: operator() })
       return { granted: opts.tokens, user_uuid: r.user_uuid, grant_uuid: r.grant_uuid, balance: r.balance }
@@ -219,20 +289,34 @@ wallet.command('grant')
   })
 
 const subscription = program.command('subscription').description('operator commands on subscriptions')
-subscription.command('set')
-  .description('move an account to a plan (free ends a paid one), appending what billing appends: the plan change and one period\'s tokens')
+subscription
+  .command('set')
+  .description("move an account to a plan (free ends a paid one), appending what billing appends: the plan change and one period's tokens")
   .requiredOption('--email <address>', 'account email')
   .requiredOption('--plan <code>', 'plan code from the plan catalogue')
   .addOption(new Option('--cycle <cycle>', 'billing cycle').choices(['monthly', 'yearly']).default('monthly'))
   .option('--period-end <date-time>', 'end of the current period (RFC 3339)')
   .option('--no-grant', 'change the plan without granting its tokens')
-  .action(async (opts: { email: string, plan: string, cycle: string, periodEnd?: string, grant: boolean }) => {
-    const { operatorSetPlan } = await import('./commands/subscription.ts')
-    await operatorCommand(async core => await operatorSetPlan(core.ctx, { email: opts.email, plan: opts.plan, cycle: opts.cycle, period_end: opts.periodEnd ?? null, grant: opts.grant, operator: operator() }))
+  .action(async (opts: { email: string; plan: string; cycle: string; periodEnd?: string; grant: boolean }) => {
+    const { operatorSetPlan } = await import('./commands/subscription/operator-set-plan.ts')
+    await operatorCommand(
+      async core =>
+        await operatorSetPlan(core.ctx, {
+          email: opts.email,
+          plan: opts.plan,
+          cycle: opts.cycle,
+          period_end: opts.periodEnd ?? null,
+          grant: opts.grant,
+          operator: operator()
+        })
+    )
   })
 
-program.command('verify-file')
-  .description('verify a list file (CSV, TSV, text, XLSX) through the public API and write it back with result columns: every row, in order, with its own columns; resumable')
+program
+  .command('verify-file')
+  .description(
+    'verify a list file (CSV, TSV, text, XLSX) through the public API and write it back with result columns: every row, in order, with its own columns; resumable'
+  )
   .argument('<input>', 'the list: CSV or TSV (delimiter, quoting and header detected), text (one address a line) or XLSX (first sheet)')
   .option('--out <file>', 'the list with result columns, every row in input order (.csv, .tsv or .xlsx: by its name)')
   .option('--split <dir>', 'also one file per verdict in <dir> (valid, risky, invalid, unknown; unverified for empty, unparsable or pending rows)')
@@ -241,75 +325,113 @@ program.command('verify-file')
   .option('--estimate', 'only say what the list costs against the balance; nothing is sent')
   .option('--partial', 'when the balance does not cover the list: verify what it covers now, mark the rest pending, say what it needs')
   .option('--resume', 'go on with the interrupted or partial run whose state is beside --out (or in --split)')
-  .option('--force', 'replace an existing --out or --split results (and an interrupted run\'s state)')
+  .option('--force', "replace an existing --out or --split results (and an interrupted run's state)")
   .option('--api-url <url>', 'the service (default: SVC_API_URL, else http://127.0.0.1:8080)')
   .option('--api-key <key>', 'an API key with email:verify:bulk and results:read (default: SVC_API_KEY)')
-  .option('--chunk-size <n>', 'addresses per request (default and at most: the plan\'s max_chunk_size)', positiveInt)
+  .option('--chunk-size <n>', "addresses per request (default and at most: the plan's max_chunk_size)", positiveInt)
   .option('--checks <list>', 'comma-separated checks (default: every check the key and plan allow)')
-  .option('--name <text>', 'a name for the batches (default: the input\'s file name)')
-  .action(async (input: string, opts: { out?: string, split?: string, only?: string, column?: string, estimate?: boolean, partial?: boolean, resume?: boolean, force?: boolean, apiUrl?: string, apiKey?: string, chunkSize?: number, checks?: string, name?: string }) => {
-    const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
-    if (!apiKey) usage('an API key is needed (--api-key or SVC_API_KEY)')
-    const [{ ListError, VERDICTS }, { verifyFileInWorker }] = await Promise.all([import('./client/lists/run.ts'), import('./client/lists/worker.ts')])
-    if (!opts.estimate && opts.out === undefined && opts.split === undefined) usage('say where results go: --out <file>, --split <dir>, or both (or --estimate)')
-    const only = opts.only?.split(',').map(v => v.trim()).filter(v => v !== '')
-    if (only && only.some(v => !(VERDICTS as readonly string[]).includes(v))) usage(`--only takes verdicts among ${VERDICTS.join(', ')}`)
-    if (opts.only !== undefined && opts.out === undefined) usage('--only filters --out: give --out too')
-    const bars = new Map<string, ReturnType<typeof progressBar>>()
-    const controller = new AbortController()
-    let interrupts = 0
-    const onInterrupt = (): void => {
-      if (++interrupts > 1) process.exit(130)
-      process.stderr.write('\nstopping: writing the results already done (Ctrl-C again to quit at once)\n')
-      controller.abort()
-    }
-    process.on('SIGINT', onInterrupt)
-    try {
-      const r = await verifyFileInWorker({
-        input,
-        out: opts.out,
-        split: opts.split,
-        only: only as Array<typeof VERDICTS[number]> | undefined,
-        force: opts.force === true,
-        estimate: opts.estimate === true,
-        partial: opts.partial === true,
-        resume: opts.resume === true,
-        api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080',
-        api_key: apiKey,
-        chunk_size: opts.chunkSize,
-        column: opts.column,
-        checks: opts.checks?.split(',').map(c => c.trim()).filter(c => c !== ''),
-        name: opts.name
-      }, (phase, done, total) => {
-        let bar = bars.get(phase)
-        if (!bar) {
-          for (const b of bars.values()) b.stop()
-          bar = progressBar(phase, phase === 'verify' ? 'addresses' : 'rows', total === null, phase === 'verify')
-          bars.set(phase, bar)
-        }
-        bar.update(done, total ?? done)
-      }, controller.signal)
-      for (const b of bars.values()) b.stop()
-      console.log(JSON.stringify(r))
-      if ('complete' in r && !r.complete) {
-        console.error(`${r.pending_rows} rows pending: ${r.stopped ?? ''}${r.tokens_needed > 0 ? `; the rest needs ${r.tokens_needed} tokens` : ''}; run again with --resume to finish`)
-        if (!opts.partial || (r.stopped !== null && !r.stopped.startsWith('the balance covered'))) process.exitCode = 1
+  .option('--name <text>', "a name for the batches (default: the input's file name)")
+  .action(
+    async (
+      input: string,
+      opts: {
+        out?: string
+        split?: string
+        only?: string
+        column?: string
+        estimate?: boolean
+        partial?: boolean
+        resume?: boolean
+        force?: boolean
+        apiUrl?: string
+        apiKey?: string
+        chunkSize?: number
+        checks?: string
+        name?: string
       }
-    } catch (err) {
-      for (const b of bars.values()) b.stop()
-      if (!(err instanceof ListError)) throw err
-      console.error(`error: ${err.message}${err.code ? ` (${err.code})` : ''}`)
-      process.exitCode = 1
-    } finally {
-      process.off('SIGINT', onInterrupt)
+    ) => {
+      const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
+      if (!apiKey) usage('an API key is needed (--api-key or SVC_API_KEY)')
+      const [{ ListError, VERDICTS }, { verifyFileInWorker }] = await Promise.all([import('./client/lists/run.ts'), import('./client/lists/worker.ts')])
+      if (!opts.estimate && opts.out === undefined && opts.split === undefined)
+        usage('say where results go: --out <file>, --split <dir>, or both (or --estimate)')
+      const only = opts.only
+        ?.split(',')
+        .map(v => v.trim())
+        .filter(v => v !== '')
+      if (only?.some(v => !(VERDICTS as readonly string[]).includes(v))) usage(`--only takes verdicts among ${VERDICTS.join(', ')}`)
+      if (opts.only !== undefined && opts.out === undefined) usage('--only filters --out: give --out too')
+      const bars = new Map<string, ReturnType<typeof progressBar>>()
+      const controller = new AbortController()
+      let interrupts = 0
+      const onInterrupt = (): void => {
+        if (++interrupts > 1) process.exit(130)
+        process.stderr.write('\nstopping: writing the results already done (Ctrl-C again to quit at once)\n')
+        controller.abort()
+      }
+      process.on('SIGINT', onInterrupt)
+      try {
+        const r = await verifyFileInWorker(
+          {
+            input,
+            out: opts.out,
+            split: opts.split,
+            only: only as Array<(typeof VERDICTS)[number]> | undefined,
+            force: opts.force === true,
+            estimate: opts.estimate === true,
+            partial: opts.partial === true,
+            resume: opts.resume === true,
+            api_url: opts.apiUrl ?? process.env.SVC_API_URL ?? 'http://127.0.0.1:8080',
+            api_key: apiKey,
+            chunk_size: opts.chunkSize,
+            column: opts.column,
+            checks: opts.checks
+              ?.split(',')
+              .map(c => c.trim())
+              .filter(c => c !== ''),
+            name: opts.name
+          },
+          (phase, done, total) => {
+            let bar = bars.get(phase)
+            if (!bar) {
+              for (const b of bars.values()) b.stop()
+              bar = progressBar(phase, phase === 'verify' ? 'addresses' : 'rows', total === null, phase === 'verify')
+              bars.set(phase, bar)
+            }
+            bar.update(done, total ?? done)
+          },
+          controller.signal
+        )
+        for (const b of bars.values()) b.stop()
+        console.log(JSON.stringify(r))
+        if ('complete' in r && !r.complete) {
+          console.error(
+            `${r.pending_rows} rows pending: ${r.stopped ?? ''}${r.tokens_needed > 0 ? `; the rest needs ${r.tokens_needed} tokens` : ''}; run again with --resume to finish`
+          )
+          if (!opts.partial || (r.stopped !== null && !r.stopped.startsWith('the balance covered'))) process.exitCode = 1
+        }
+      } catch (err) {
+        for (const b of bars.values()) b.stop()
+        if (!(err instanceof ListError)) throw err
+        console.error(`error: ${err.message}${err.code ? ` (${err.code})` : ''}`)
+        process.exitCode = 1
+      } finally {
+        process.off('SIGINT', onInterrupt)
+      }
     }
-  })
+  )
 
-accounts.command('show')
+accounts
+  .command('show')
   .description('what an operator may see of an account: status, plan, balance, keys (prefixes), agents and open sessions; nothing secret')
   .requiredOption('--email <address>', 'account email')
   .action(async (opts: { email: string }) => {
-    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { accountSummary }] = await Promise.all([import('./commands/email-index.ts'), import('./projections/index.ts'), import('./projections/runner.ts'), import('./projections/account-summary.ts')])
+    const [{ requireAccount }, { PROJECTIONS }, { ProjectionRunner }, { accountSummary }] = await Promise.all([
+      import('./commands/user/email-claims.ts'),
+      import('./projections/index.ts'),
+      import('./projections/runner.ts'),
+      import('./projections/account-summary.ts')
+    ])
     await operatorCommand(async core => {
       const owner = await requireAccount(core.ctx, opts.email)
       // The read models as this store holds them: brought up to date first (or followed, when another process projects).
@@ -323,11 +445,21 @@ accounts.command('show')
   })
 
 const mail = program.command('mail').description('the mail filed on the embedded default (no SMTP_URL): DATA_DIR/outbox')
-mail.command('show')
+mail
+  .command('show')
   .description('the newest mail filed for an address, with the code or link it carries (confirmation code, reset or email-change link)')
   .requiredOption('--to <address>', 'the recipient')
-  .option('--wait <seconds>', 'wait this long for one to arrive (the mail is filed just after the request that asks for it answers)', v => { const n = Number(v); if (!Number.isFinite(n) || n < 0 || n > 600) throw new InvalidArgumentError('seconds from 0 to 600'); return n }, 0)
-  .action(async (opts: { to: string, wait: number }) => {
+  .option(
+    '--wait <seconds>',
+    'wait this long for one to arrive (the mail is filed just after the request that asks for it answers)',
+    v => {
+      const n = Number(v)
+      if (!Number.isFinite(n) || n < 0 || n > 600) throw new InvalidArgumentError('seconds from 0 to 600')
+      return n
+    },
+    0
+  )
+  .action(async (opts: { to: string; wait: number }) => {
     const config = await loadConfig()
     const { filedMailsTo } = await import('./infra/mail/nodemailer.ts')
     if (config.smtp_url !== null) usage('SMTP_URL is set: mail is sent, not filed (read it in the mailbox)')

@@ -3,8 +3,7 @@ import { resolve } from 'node:path'
 import { z } from 'zod'
 import { DEFAULT_PLANS_FILE, loadPlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
 
-const intFromEnv = (def: number, min: number, max: number) =>
-  z.coerce.number().int().min(min).max(max).default(def)
+const intFromEnv = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def)
 
 const dnsServer = z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')
 
@@ -20,17 +19,39 @@ export const ConfigSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
   SIGNUP_SCREENING: z.enum(['full', 'lists']).default('full'),
-  EVENTSTORE_URL: z.string().regex(/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/, 'expected kurrentdb://host:port[?tls=false] (esdb:// is read as kurrentdb://)').optional(),
-  MONGODB_URL: z.string().regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database').optional(),
-  NATS_PREFIX: z.string().regex(/^[a-z][a-z0-9_]{0,30}$/).default('svc'),
+  EVENTSTORE_URL: z
+    .string()
+    .regex(
+      /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb|kdb\+discover):\/\/\S+$/,
+      'expected kurrentdb://host:port[?tls=false] (esdb:// is read as kurrentdb://)'
+    )
+    .optional(),
+  MONGODB_URL: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database')
+    .optional(),
+  NATS_PREFIX: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,30}$/)
+    .default('svc'),
   NATS_ACK_WAIT_MS: intFromEnv(30_000, 500, 3_600_000),
-  NATS_URL: z.string().regex(/^nats:\/\/\S+$/, 'expected nats://host:port[,nats://…]').optional(),
+  NATS_URL: z
+    .string()
+    .regex(/^nats:\/\/\S+$/, 'expected nats://host:port[,nats://…]')
+    .optional(),
   MAIL_FROM: z.string().min(3).default('Email Verification <no-reply@localhost>'),
   JWT_ISSUER: z.string().min(1).default('email-verification-service'),
   ACCESS_TOKEN_TTL_S: intFromEnv(900, 60, 86_400),
   REFRESH_TOKEN_TTL_S: intFromEnv(30 * 86_400, 300, 365 * 86_400),
-  VERIFIER_DNS_SERVERS: z.string().optional()
-    .transform(v => (v ?? '').split(',').map(s => s.trim()).filter(Boolean))
+  VERIFIER_DNS_SERVERS: z
+    .string()
+    .optional()
+    .transform(v =>
+      (v ?? '')
+        .split(',')
+        .map(s => s.trim())
+        .filter(Boolean)
+    )
     .pipe(z.array(dnsServer)),
   VERIFIER_SMTP_PORT: intFromEnv(25, 1, 65535),
   VERIFIER_HELO_NAME: z.string().min(1).optional(),
@@ -40,9 +61,21 @@ export const ConfigSchema = z.object({
   VERIFIER_DNS_TIMEOUT_MS: intFromEnv(5_000, 50, 60_000),
   VERIFIER_CONCURRENCY: intFromEnv(64, 1, 4096),
   VERIFIER_GREYLIST_RETRY_S: z.coerce.number().positive().max(86_400).default(60),
-  VERIFIER_GREYLIST_DEADLINE_S: z.coerce.number().positive().max(7 * 86_400).default(1_800),
-  VERIFIER_RESULT_CACHE_TTL_S: z.coerce.number().min(0).max(30 * 86_400).default(3_600),
-  VERIFIER_CATCH_ALL_TTL_S: z.coerce.number().min(0).max(30 * 86_400).default(6 * 3_600),
+  VERIFIER_GREYLIST_DEADLINE_S: z.coerce
+    .number()
+    .positive()
+    .max(7 * 86_400)
+    .default(1_800),
+  VERIFIER_RESULT_CACHE_TTL_S: z.coerce
+    .number()
+    .min(0)
+    .max(30 * 86_400)
+    .default(3_600),
+  VERIFIER_CATCH_ALL_TTL_S: z.coerce
+    .number()
+    .min(0)
+    .max(30 * 86_400)
+    .default(6 * 3_600),
   VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
   VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
@@ -59,17 +92,30 @@ export const ConfigSchema = z.object({
   COMMAND_DEADLINE_MS: intFromEnv(30_000, 100, 600_000),
   IDEMPOTENCY_KEY_TTL_S: intFromEnv(86_400, 60, 30 * 86_400),
   // Test-only: the named step of a flow kills the process (SIGKILL) when it is reached.
-  FAULT_POINT: z.string().regex(/^[a-z_]+\.[a-z_]+$/).optional(),
+  FAULT_POINT: z
+    .string()
+    .regex(/^[a-z_]+\.[a-z_]+$/)
+    .optional(),
   PLANS_FILE: z.string().min(1).optional(),
-  STRIPE_SECRET_KEY: z.string().regex(/^(sk|rk)_(test|live)_\S+$/, 'expected sk_test_…, sk_live_… or a restricted key').optional(),
-  STRIPE_WEBHOOK_SECRET: z.string().regex(/^whsec_\S+$/, 'expected whsec_…').optional(),
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_(test|live)_\S+$/, 'expected sk_test_…, sk_live_… or a restricted key')
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_\S+$/, 'expected whsec_…')
+    .optional(),
   STRIPE_API_URL: z.string().url().optional(),
   RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600),
   PUBLIC_RATE_LIMIT_PER_MINUTE: intFromEnv(600, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
-  BATCH_INTAKE_IDLE_S: z.coerce.number().positive().max(30 * 86_400).default(86_400),
+  BATCH_INTAKE_IDLE_S: z.coerce
+    .number()
+    .positive()
+    .max(30 * 86_400)
+    .default(86_400),
   LIST_FILE_RETENTION_DAYS: z.coerce.number().positive().max(3_650).default(30),
   LIST_FILE_SWEEP_S: z.coerce.number().positive().max(86_400).default(3_600),
   BATCH_CHUNK_GRACE_S: z.coerce.number().positive().max(86_400).default(120)
@@ -88,7 +134,7 @@ export interface Config {
   eventstore_url: string | null
   mongodb_url: string | null
   /** Prefix of JetStream streams and subjects; ack wait before redelivery (ms). */
-  nats: { prefix: string, ack_wait_ms: number }
+  nats: { prefix: string; ack_wait_ms: number }
   mail_from: string
   jwt_issuer: string
   access_token_ttl_s: number
@@ -122,7 +168,7 @@ export interface Config {
     idempotency_key_ttl_s: number
   }
   /** `GET /metrics`: a bearer token on the main port, and/or a port of its own without one; neither: not served. */
-  metrics: { token: string | null, port: number | null }
+  metrics: { token: string | null; port: number | null }
   /** The plan grid and top-up packs (`PLANS_FILE`, default `config/plans.json`). */
   plans: PlanCatalogue
   /**
@@ -130,17 +176,17 @@ export interface Config {
    * and portal answer 503 and everything else works. `api_url` points the SDK elsewhere
    * than api.stripe.com (tests: a local server answering Stripe's documented shapes).
    */
-  billing: { stripe_secret_key: string | null, stripe_webhook_secret: string | null, stripe_api_url: string | null }
+  billing: { stripe_secret_key: string | null; stripe_webhook_secret: string | null; stripe_api_url: string | null }
   /** The window of per-key and per-agent rate limits (s); the plan's limit counts per window of 60 s by default. */
   rate_limit_window_s: number
   /** Requests a minute per client address on the public reads (no credential: configuration, metadata, health) and sign-out. */
   public_rate_limit_per_minute: number
   /** Registrations an hour: per client address, per address domain, and in all (429 past them). */
-  registrations_per_hour: { client: number, domain: number, all: number }
+  registrations_per_hour: { client: number; domain: number; all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
   batch_intake_idle_s: number
   /** Days a list's file is kept beside its batch (`LIST_FILE_RETENTION_DAYS`, default 30), and how often expired ones are removed (s; `LIST_FILE_SWEEP_S`, default 1 h). */
-  list_files: { retention_days: number, sweep_s: number }
+  list_files: { retention_days: number; sweep_s: number }
   /** A chunk's reservation whose chunk did not appear this long after it was made is released (s; `BATCH_CHUNK_GRACE_S`, default 120). */
   batch_chunk_grace_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
@@ -165,7 +211,7 @@ export interface Config {
  * Parses the environment into a Config.
  * @throws Error listing every invalid variable (the process should exit with it).
  */
-export function loadConfig (env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = ConfigSchema.safeParse(env)
   if (!parsed.success) {
     const lines = parsed.error.issues.map(i => `  ${i.path.join('.')}: ${i.message}`)
@@ -210,7 +256,11 @@ export function loadConfig (env: Record<string, string | undefined> = process.en
     commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
     fault_point: c.FAULT_POINT ?? null,
     plans: loadPlanCatalogue(c.PLANS_FILE ? resolve(c.PLANS_FILE) : DEFAULT_PLANS_FILE),
-    billing: { stripe_secret_key: c.STRIPE_SECRET_KEY ?? null, stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null, stripe_api_url: c.STRIPE_API_URL ?? null },
+    billing: {
+      stripe_secret_key: c.STRIPE_SECRET_KEY ?? null,
+      stripe_webhook_secret: c.STRIPE_WEBHOOK_SECRET ?? null,
+      stripe_api_url: c.STRIPE_API_URL ?? null
+    },
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
     public_rate_limit_per_minute: c.PUBLIC_RATE_LIMIT_PER_MINUTE,
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },

@@ -40,11 +40,19 @@ import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
 
 /** The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables). */
-export function buildEngine (config: Config): VerificationEngine {
+export function buildEngine(config: Config): VerificationEngine {
   const v = config.verifier
   return new VerificationEngine({
     resolver: new CachingMailResolver(new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms })),
-    probe: { port: v.smtp_port, helo_name: v.helo_name, mail_from: v.mail_from, timeout_ms: v.smtp_timeout_ms, pipeline_rcpt: v.pipeline_rcpt, starttls: v.starttls, allow_private_targets: v.allow_private_targets },
+    probe: {
+      port: v.smtp_port,
+      helo_name: v.helo_name,
+      mail_from: v.mail_from,
+      timeout_ms: v.smtp_timeout_ms,
+      pipeline_rcpt: v.pipeline_rcpt,
+      starttls: v.starttls,
+      allow_private_targets: v.allow_private_targets
+    },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,
@@ -62,7 +70,7 @@ export interface Core {
    */
   checkpoints: CheckpointStore
   keys: SqliteDataKeyStore
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /**
@@ -70,27 +78,59 @@ export interface Core {
  * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
  * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
  */
-export async function openCore (config: Config, options: { now?: () => Date } = {}): Promise<Core> {
+export async function openCore(config: Config, options: { now?: () => Date } = {}): Promise<Core> {
   mkdirSync(config.data_dir, { recursive: true })
   const secrets = await loadSecrets(config.data_dir)
   // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
-  const store = config.eventstore_url ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url) : new SqliteEventStore(join(config.data_dir, 'events.db'))
-  const reads = config.mongodb_url ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url) : new SqliteReadStore(join(config.data_dir, 'reads.db'))
+  const store = config.eventstore_url
+    ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url)
+    : new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const reads = config.mongodb_url
+    ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url)
+    : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
-  const ctx: CommandContext = { store, reads, sealer: new LibsodiumSealer(keys), secrets, config, ...defaultClockAndIds(), ...(options.now && { now: options.now }), base_url: () => configured }
-  const checkpoints: CheckpointStore = store instanceof SqliteEventStore
-    ? store
-    : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
-  return { ctx, store, checkpoints, keys, close: async () => { await store.close(); await ctx.reads.close(); await keys.close() } }
+  const ctx: CommandContext = {
+    store,
+    reads,
+    sealer: new LibsodiumSealer(keys),
+    secrets,
+    config,
+    ...defaultClockAndIds(),
+    ...(options.now && { now: options.now }),
+    base_url: () => configured
+  }
+  const checkpoints: CheckpointStore =
+    store instanceof SqliteEventStore
+      ? store
+      : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
+  return {
+    ctx,
+    store,
+    checkpoints,
+    keys,
+    close: async () => {
+      await store.close()
+      await ctx.reads.close()
+      await keys.close()
+    }
+  }
 }
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
-export type Role = typeof ROLES[number]
+export type Role = (typeof ROLES)[number]
 
 /** Which service consumes which event types (one NATS stream and durable consumer each), as each worker declares them. */
-export const ROUTES = { verifier: VERIFIER_EVENTS, intake: INTAKE_EVENTS, batches: BATCH_WORKER_EVENTS, webhooks: WEBHOOK_WORKER_EVENTS, webhook_retries: WEBHOOK_RETRY_EVENTS, mailer: MAILER_EVENTS, blobs: BLOB_EVENTS } as const
+export const ROUTES = {
+  verifier: VERIFIER_EVENTS,
+  intake: INTAKE_EVENTS,
+  batches: BATCH_WORKER_EVENTS,
+  webhooks: WEBHOOK_WORKER_EVENTS,
+  webhook_retries: WEBHOOK_RETRY_EVENTS,
+  mailer: MAILER_EVENTS,
+  blobs: BLOB_EVENTS
+} as const
 
 export interface Service {
   role: Role
@@ -102,13 +142,16 @@ export interface Service {
   core: Core
   runner: ProjectionRunner | null
   /** Stops every part, in order, each even when one before it failed. @throws AggregateError naming the steps that failed. */
-  close (): Promise<void>
+  close(): Promise<void>
 }
 
 /** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise. */
-async function openBus (config: Config, log: Logger): Promise<Bus> {
-  const onError = (msg: string, err?: unknown): void => { log.error({ err }, msg) }
-  if (config.nats_url) return await NatsBus.connect(config.nats_url, { routes: ROUTES, prefix: config.nats.prefix, ack_wait_ms: config.nats.ack_wait_ms, log: onError })
+async function openBus(config: Config, log: Logger): Promise<Bus> {
+  const onError = (msg: string, err?: unknown): void => {
+    log.error({ err }, msg)
+  }
+  if (config.nats_url)
+    return await NatsBus.connect(config.nats_url, { routes: ROUTES, prefix: config.nats.prefix, ack_wait_ms: config.nats.ack_wait_ms, log: onError })
   return new InProcessBus(onError)
 }
 
@@ -125,7 +168,11 @@ async function openBus (config: Config, log: Logger): Promise<Bus> {
  * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
  * the relay, then consumers (which finish their in-flight work), then the stores.
  */
-export async function startRole (role: Role, config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'], now?: () => Date } = {}): Promise<Service> {
+export async function startRole(
+  role: Role,
+  config: Config,
+  options: { logger?: Logger; instrument?: AppOptions['instrument']; now?: () => Date } = {}
+): Promise<Service> {
   const log = (options.logger ?? pino({ level: config.log_level, redact: REDACT })).child({ role })
   const core = await openCore(config, { now: options.now })
   const metrics = new ServiceMetrics(role)
@@ -135,8 +182,9 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   core.keys.onErasure(e => {
     const fields = { pending: e.pending, waited_ms: e.waited_ms, ...(e.error !== undefined && { error: e.error }) }
     if (e.type === 'scrubbed') log.info(fields, 'erasure: keys.db write-ahead log emptied; destroyed data keys are gone from disk')
-    else if (e.type === 'stalled') log.warn(fields, 'erasure: a reader holds keys.db\'s write-ahead log; destroyed data keys may still be on disk there (retrying)')
-    else log.error(fields, 'erasure: emptying keys.db\'s write-ahead log failed (retrying)')
+    else if (e.type === 'stalled')
+      log.warn(fields, "erasure: a reader holds keys.db's write-ahead log; destroyed data keys may still be on disk there (retrying)")
+    else log.error(fields, "erasure: emptying keys.db's write-ahead log failed (retrying)")
   })
   const closers: Array<() => Promise<void>> = []
   const readiness: Array<() => boolean> = []
@@ -148,7 +196,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const r = runner
     readiness.push(() => r.ready)
     closers.push(() => r.stop())
-    metrics.watchLag('projections', async () => await store.headPosition() - r.position)
+    metrics.watchLag('projections', async () => (await store.headPosition()) - r.position)
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
@@ -162,55 +210,80 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   if (bus && (role === 'serve' || role === 'worker:verifier')) {
     const engine = buildEngine(config)
     metrics.watchSmtp(() => engine.stats)
-    consumers.push(await startVerifierWorker(ctx, bus, engine, {
-      concurrency: config.verifier.concurrency,
-      greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
-      reads: runner ? ctx.reads : undefined,
-      metrics
-    }))
+    consumers.push(
+      await startVerifierWorker(ctx, bus, engine, {
+        concurrency: config.verifier.concurrency,
+        greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+        reads: runner ? ctx.reads : undefined,
+        metrics
+      })
+    )
     // Batches share the engine (its sessions per MX and its politeness) with single jobs.
-    consumers.push(await startBatchWorker(ctx, bus, engine, {
-      // Parts share the sessions of their MX (the prober's lanes): many in flight cost little more than one.
-      concurrency: 16,
-      greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
-      intake_idle_s: config.batch_intake_idle_s,
-      sweep: true,
-      metrics,
-      log: (msg, err) => { log.error({ err }, msg) }
-    }))
+    consumers.push(
+      await startBatchWorker(ctx, bus, engine, {
+        // Parts share the sessions of their MX (the prober's lanes): many in flight cost little more than one.
+        concurrency: 16,
+        greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+        intake_idle_s: config.batch_intake_idle_s,
+        sweep: true,
+        metrics,
+        log: (msg, err) => {
+          log.error({ err }, msg)
+        }
+      })
+    )
     // The intake process manager goes with the verifier: both keep jobs moving.
     consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16, grace_ms: config.batch_chunk_grace_s * 1000 }))
   }
   if (bus && (role === 'serve' || role === 'worker:webhooks')) {
     const w = config.webhooks
-    consumers.push(await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
-      policy: w,
-      concurrency: w.concurrency,
-      reads: ctx.reads,
-      resume: !config.nats_url,
-      log: (msg, err) => { log.error({ err }, msg) },
-      metrics
-    }))
+    consumers.push(
+      await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
+        policy: w,
+        concurrency: w.concurrency,
+        reads: ctx.reads,
+        resume: !config.nats_url,
+        log: (msg, err) => {
+          log.error({ err }, msg)
+        },
+        metrics
+      })
+    )
   }
   if (bus && (role === 'serve' || role === 'worker:mailer')) {
     const mailer: Mailer = config.smtp_url
       ? new SmtpMailer(config.smtp_url, config.mail_from)
-      : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => { log.info(line) })
+      : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => {
+          log.info(line)
+        })
     consumers.push(await startMailerWorker(ctx, bus, mailer))
     closers.unshift(() => mailer.close())
   }
   // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
   const serving = role === 'serve' || role === 'api'
-  const blobs: BlobStore | null = serving || role === 'worker:mailer'
-    ? config.mongodb_url ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url) : new FileBlobStore(join(config.data_dir, 'blobs'))
-    : null
+  const blobs: BlobStore | null =
+    serving || role === 'worker:mailer'
+      ? config.mongodb_url
+        ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url)
+        : new FileBlobStore(join(config.data_dir, 'blobs'))
+      : null
   if (blobs) closers.push(() => blobs.close())
   if (bus && blobs && (role === 'serve' || role === 'worker:mailer')) {
     // The mailer's role keeps the erasure of what customers leave behind: their kept files too.
-    consumers.push(await startBlobWorker(ctx, bus, blobs, { sweep_ms: config.list_files.sweep_s * 1000, sweep: runner !== null || role === 'worker:mailer', log: (msg, err) => { log.error({ err }, msg) } }))
+    consumers.push(
+      await startBlobWorker(ctx, bus, blobs, {
+        sweep_ms: config.list_files.sweep_s * 1000,
+        sweep: runner !== null || role === 'worker:mailer',
+        log: (msg, err) => {
+          log.error({ err }, msg)
+        }
+      })
+    )
   }
   // Consumers stop before the bus closes.
-  closers.unshift(async () => { for (const c of consumers) await c.stop() })
+  closers.unshift(async () => {
+    for (const c of consumers) await c.stop()
+  })
 
   let relay: Relay | null = null
   if (bus && (role === 'serve' || role === 'relay')) {
@@ -220,7 +293,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     const r = relay
     readiness.push(() => r.caughtUp)
     closers.unshift(() => r.stop())
-    metrics.watchLag('relay', async () => await store.headPosition() - r.checkpoint)
+    metrics.watchLag('relay', async () => (await store.headPosition()) - r.checkpoint)
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
@@ -231,7 +304,7 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   }
   const ready = (): boolean => readiness.every(f => f())
   const serveApi = role === 'serve' || role === 'api'
-  const caughtUp = (p: number): Promise<boolean> => runner ? runner.waitFor(p) : Promise.resolve(false)
+  const caughtUp = (p: number): Promise<boolean> => (runner ? runner.waitFor(p) : Promise.resolve(false))
   let rateCounter: RateCounter | null = null
   if (serveApi) {
     const counter: RateCounter = config.nats_url
@@ -240,10 +313,32 @@ export async function startRole (role: Role, config: Config, options: { logger?:
     rateCounter = counter
     closers.push(() => counter.close())
   }
-  const billing: Billing | null = serveApi && config.billing.stripe_secret_key ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({ secret_key: config.billing.stripe_secret_key, webhook_secret: config.billing.stripe_webhook_secret, api_url: config.billing.stripe_api_url }) : null
+  const billing: Billing | null =
+    serveApi && config.billing.stripe_secret_key
+      ? await (await import('./infra/billing/stripe.ts')).StripeBilling.create({
+          secret_key: config.billing.stripe_secret_key,
+          webhook_secret: config.billing.stripe_webhook_secret,
+          api_url: config.billing.stripe_api_url
+        })
+      : null
   const waits = runner ? new CompletionWaits(runner) : null
   if (waits) metrics.watchWaits(() => waits.pending)
-  const app = serveApi ? await buildApp({ ctx, caughtUp, ready, metrics, rate_counter: rateCounter!, billing, waits, blobs: blobs!, send_webhook: webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets }) }, { logger: false, logger_instance: log, instrument: options.instrument }) : await buildHealthApp(ready, metrics, config.metrics.token)
+  const app = serveApi
+    ? await buildApp(
+        {
+          ctx,
+          caughtUp,
+          ready,
+          metrics,
+          rate_counter: rateCounter!,
+          billing,
+          waits,
+          blobs: blobs!,
+          send_webhook: webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets })
+        },
+        { logger: false, logger_instance: log, instrument: options.instrument }
+      )
+    : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
@@ -252,7 +347,10 @@ export async function startRole (role: Role, config: Config, options: { logger?:
   if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
   if (metricsServer) closers.unshift(() => metricsServer.close())
-  log.info({ url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' }, `${role} listening on ${address}`)
+  log.info(
+    { url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' },
+    `${role} listening on ${address}`
+  )
   let closed = false
   return {
     role,
@@ -276,12 +374,19 @@ export async function startRole (role: Role, config: Config, options: { logger?:
           failures.push(err)
         }
       }
-      if (failures.length > 0) throw new AggregateError(failures, `${failures.length} shutdown step(s) failed: ${failures.map(f => f instanceof Error ? f.message : String(f)).join('; ')}`)
+      if (failures.length > 0)
+        throw new AggregateError(
+          failures,
+          `${failures.length} shutdown step(s) failed: ${failures.map(f => (f instanceof Error ? f.message : String(f))).join('; ')}`
+        )
     }
   }
 }
 
 /** The all-in-one service (`svc serve`, what `npm start` runs). */
-export async function startService (config: Config, options: { logger?: Logger, instrument?: AppOptions['instrument'], now?: () => Date } = {}): Promise<Service> {
+export async function startService(
+  config: Config,
+  options: { logger?: Logger; instrument?: AppOptions['instrument']; now?: () => Date } = {}
+): Promise<Service> {
   return await startRole('serve', config, options)
 }

@@ -24,7 +24,8 @@ const password = 'correct horse battery staple'
 
 t.test('five wrong passwords lock sign-in for a while (429), even with the right one', async t => {
   await signUp(api, dataDir, 'locked@example.com', password)
-  for (let i = 0; i < 5; i++) t.equal((await api('POST', '/api/auth/login', { body: { email: 'locked@example.com', password: `wrong guess ${i}` } })).status, 401)
+  for (let i = 0; i < 5; i++)
+    t.equal((await api('POST', '/api/auth/login', { body: { email: 'locked@example.com', password: `wrong guess ${i}` } })).status, 401)
   const locked = await api('POST', '/api/auth/login', { body: { email: 'locked@example.com', password } })
   t.equal(locked.status, 429)
   t.equal(locked.body.code, 'login.locked')
@@ -36,7 +37,9 @@ t.test('svc accounts ban / unban: a banned account gets 401 everywhere', async t
   const env = { ...process.env, DATA_DIR: dataDir }
   const banned = await run(process.execPath, [cli, 'accounts', 'ban', '--email', 'banme@example.com', '--reason', 'abuse report 7'], { env })
   t.match(JSON.parse(banned.stdout), { banned: true })
-  const waitStatus = async (f: () => Promise<number>, want: number): Promise<void> => { for (let i = 0; i < 100 && (await f()) !== want; i++) await new Promise(resolve => setTimeout(resolve, 20)) }
+  const waitStatus = async (f: () => Promise<number>, want: number): Promise<void> => {
+    for (let i = 0; i < 100 && (await f()) !== want; i++) await new Promise(resolve => setTimeout(resolve, 20))
+  }
   await waitStatus(async () => (await api('GET', '/api/users/me', { token })).status, 401)
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'session token')
   t.equal((await api('GET', '/api/wallet', { token: key })).status, 401, 'API key')
@@ -74,11 +77,19 @@ t.test('delete account: erased from events and read models; the address can regi
 
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'its sessions are over')
   t.equal((await api('GET', `/api/verify/${job.uuid}`, { token: key })).status, 401, 'its keys too')
-  const keyEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'ApiKeyRevoked' && e.data.user_uuid === me.uuid)
+  const keyEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(
+    e => e.type === 'ApiKeyRevoked' && e.data.user_uuid === me.uuid
+  )
   t.equal(keyEvents.length, 1, 'each key revoked with an event')
   t.equal((await api('GET', '/api/wallet', { token: agent.token })).status, 401, 'its agents too')
-  const agentEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'AgentRevoked' && e.data.user_uuid === me.uuid)
-  t.match(agentEvents.map(e => e.data), [{ agent_uuid: agent.uuid, reason: 'account_deleted' }], 'each agent revoked with an event')
+  const agentEvents = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(
+    e => e.type === 'AgentRevoked' && e.data.user_uuid === me.uuid
+  )
+  t.match(
+    agentEvents.map(e => e.data),
+    [{ agent_uuid: agent.uuid, reason: 'account_deleted' }],
+    'each agent revoked with an event'
+  )
 
   // The access token is genuine and unexpired, its account gone: the rows that list an
   // answer for that case give it; every other operation answers 401.
@@ -92,11 +103,30 @@ t.test('delete account: erased from events and read models; the address can regi
   t.equal((await api('PATCH', '/api/users/me/locale', { token, body: { locale: 'xx' } })).status, 400, 'an invalid locale is still a 400')
   t.equal((await api('POST', '/api/users/me/2fa/disable', { token, body: { password, code: '123456' } })).status, 404, 'disable 2FA: no such user')
   t.equal((await api('GET', `/api/users/${me.uuid}`, { token })).status, 401)
-  t.equal((await api('PATCH', `/api/users/${me.uuid}/password`, { token, body: { current_password: password, new_password: 'another fine password' } })).status, 401)
+  t.equal(
+    (await api('PATCH', `/api/users/${me.uuid}/password`, { token, body: { current_password: password, new_password: 'another fine password' } })).status,
+    401
+  )
   const after = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.stream === `user-${me.uuid}`)
   t.equal(after[after.length - 1].type, 'UserDeleted', 'none of those appended anything to the account')
   t.equal((await api('POST', '/api/auth/login', { body: { email: secretAddress, password } })).status, 401)
-  for (const spec of [JOBS, JOB_COUNTS, JOB_TOTALS, API_KEYS, AGENTS, SESSIONS, WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES, USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, NOTIFICATIONS, WEBHOOKS]) {
+  for (const spec of [
+    JOBS,
+    JOB_COUNTS,
+    JOB_TOTALS,
+    API_KEYS,
+    AGENTS,
+    SESSIONS,
+    WALLETS,
+    WALLET_TRANSACTIONS,
+    WALLET_GROUPS,
+    WALLET_BALANCES,
+    USAGE_SLOTS,
+    USAGE_HOURS,
+    USAGE_DAYS,
+    NOTIFICATIONS,
+    WEBHOOKS
+  ]) {
     t.equal(await service.core.ctx.reads.collection(spec).count({ user_uuid: me.uuid }), 0, `${spec.name} purged`)
   }
   t.equal(await service.core.ctx.reads.collection(USERS).get(me.uuid), null)
@@ -119,7 +149,8 @@ t.test('delete account: erased from events and read models; the address can regi
 
 t.test('per client: 20 failed sign-ins in the window answer 429 after that', async t => {
   let status = 0
-  for (let i = 0; i < 25 && status !== 429; i++) status = (await api('POST', '/api/auth/login', { body: { email: `nobody${i}@example.com`, password: 'whatever it is' } })).status
+  for (let i = 0; i < 25 && status !== 429; i++)
+    status = (await api('POST', '/api/auth/login', { body: { email: `nobody${i}@example.com`, password: 'whatever it is' } })).status
   t.equal(status, 429)
   const r = await api('POST', '/api/auth/login', { body: { email: 'bystander@example.com', password } })
   t.equal(r.status, 429)

@@ -3,8 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
-import { banUser, unbanUser } from '../src/commands/ban-user.ts'
-import { accountOfEmail } from '../src/commands/email-index.ts'
+import { banUser } from '../src/commands/user/ban-user.ts'
+import { unbanUser } from '../src/commands/user/unban-user.ts'
+import { accountOfEmail } from '../src/commands/user/email-claims.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))
@@ -15,7 +16,11 @@ const password = 'correct horse battery staple'
 /** The mails in the outbox to `email`, oldest first. */
 const mailsTo = (email: string): string[] => {
   const dir = join(dataDir, 'outbox')
-  return readdirSync(dir).filter(f => f.endsWith('.eml')).sort().map(f => readFileSync(join(dir, f), 'utf8')).filter(m => m.includes(`To: ${email}`))
+  return readdirSync(dir)
+    .filter(f => f.endsWith('.eml'))
+    .sort()
+    .map(f => readFileSync(join(dir, f), 'utf8'))
+    .filter(m => m.includes(`To: ${email}`))
 }
 const resetToken = async (email: string, count: number): Promise<string> => {
   await waitUntil(() => mailsTo(email).filter(m => m.includes('token=')).length >= count)
@@ -51,7 +56,14 @@ t.test('forgot and reset password: mailed link, single use, sessions signed out'
   t.equal(weak.status, 400)
   t.equal(weak.body.code, 'reset_password.invalid_password')
   t.equal((await api('POST', '/api/auth/reset-password', { body: { token: 'garbage', new_password: 'a brand new password' } })).status, 401)
-  t.equal((await api('POST', '/api/auth/reset-password', { body: { token: `01a200f4-4e74-7104-92f0-217355e415da.${reset.split('.')[1]}`, new_password: 'a brand new password' } })).status, 404)
+  t.equal(
+    (
+      await api('POST', '/api/auth/reset-password', {
+        body: { token: `01a200f4-4e74-7104-92f0-217355e415da.${reset.split('.')[1]}`, new_password: 'a brand new password' }
+      })
+    ).status,
+    404
+  )
   t.equal((await api('POST', '/api/auth/reset-password', { body: { token: reset, new_password: 'a brand new password' } })).status, 204)
   t.equal((await api('POST', '/api/auth/reset-password', { body: { token: reset, new_password: 'yet another password' } })).status, 401, 'single use')
   t.equal((await api('POST', '/api/auth/login', { body: { email: 'forgetful@example.com', password } })).status, 401, 'old password refused')
@@ -70,8 +82,20 @@ t.test('change password: checks, other sessions revoked, the current one kept', 
   t.equal(wrong.status, 400)
   t.equal(wrong.body.code, 'change_password.wrong_password')
   t.equal((await api('PATCH', path, { token: current, body: { current_password: password, new_password: 'short' } })).status, 400)
-  t.equal((await api('PATCH', `/api/users/${stranger.uuid}/password`, { token: current, body: { current_password: password, new_password: 'a fresh password' } })).status, 403)
-  t.equal((await api('PATCH', '/api/users/01a200f4-4e74-7104-92f0-217355e415da/password', { token: current, body: { current_password: password, new_password: 'a fresh password' } })).status, 404)
+  t.equal(
+    (await api('PATCH', `/api/users/${stranger.uuid}/password`, { token: current, body: { current_password: password, new_password: 'a fresh password' } }))
+      .status,
+    403
+  )
+  t.equal(
+    (
+      await api('PATCH', '/api/users/01a200f4-4e74-7104-92f0-217355e415da/password', {
+        token: current,
+        body: { current_password: password, new_password: 'a fresh password' }
+      })
+    ).status,
+    404
+  )
   t.equal((await api('PATCH', path, { body: { current_password: password, new_password: 'a fresh password' } })).status, 401)
   t.equal((await api('PATCH', path, { token: current, body: { current_password: password, new_password: 'a fresh password' } })).status, 204)
   await waitUntil(async () => (await api('GET', '/api/users/me', { token: other })).status === 401)
@@ -88,7 +112,10 @@ t.test('change locale: validated, applied to the profile and to mails', async t 
   t.equal((await api('GET', '/api/users/me', { token })).body.locale, 'fr')
   await api('POST', '/api/auth/forgot-password', { body: { email: 'polyglot@example.com' } })
   await waitUntil(() => mailsTo('polyglot@example.com').some(m => m.includes('token=')))
-  t.match(mailsTo('polyglot@example.com').find(m => m.includes('token=')), /=?UTF-8|R=C3=A9initialisez|Réinitialisez/)
+  t.match(
+    mailsTo('polyglot@example.com').find(m => m.includes('token=')),
+    /=?UTF-8|R=C3=A9initialisez|Réinitialisez/
+  )
   t.equal((await api('PATCH', '/api/users/me/locale', { body: { locale: 'fr' } })).status, 401)
 })
 

@@ -10,7 +10,9 @@ import { SCOPES } from '../src/domain/apikey/scopes.ts'
 // file's Free plan allows 40 keys and has rate limits no test reaches, and does not allow
 // `catch_all` (a check the plan does not allow).
 const dataDir = t.testdir()
-const PLANS_FILE = plansFile(dataDir, { free: { max_api_keys: 40, rate_limit_per_minute: 1_000_000, allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'] } })
+const PLANS_FILE = plansFile(dataDir, {
+  free: { max_api_keys: 40, rate_limit_per_minute: 1_000_000, allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'] }
+})
 const service = await startTestService(testConfig(dataDir, { PLANS_FILE }))
 t.teardown(() => service.close())
 const api = client(service.url)
@@ -37,14 +39,14 @@ t.test('GET /api/keys/me: the authenticating key; a session or agent token gets 
   t.equal((await api('GET', '/api/keys/me', { token: 'svc_not-a-key' })).status, 401, 'an unknown key')
 })
 
-t.test('GET /api/keys/{uuid}: the key; 404 for another account\'s or an unknown one; 400 for a malformed uuid', async t => {
+t.test("GET /api/keys/{uuid}: the key; 404 for another account's or an unknown one; 400 for a malformed uuid", async t => {
   const k = await create({ name: 'reader', environment: 'live' })
   const mine = await api('GET', `/api/keys/${k.uuid}`, { token })
   t.equal(mine.status, 200)
   t.match(mine.body, { uuid: k.uuid, name: 'reader', environment: 'live', revoked_at: null })
   const theirs = await create({ name: 'theirs', environment: 'live' }, other)
   const r = await api('GET', `/api/keys/${theirs.uuid}`, { token })
-  t.equal(r.status, 404, 'another account\'s key')
+  t.equal(r.status, 404, "another account's key")
   t.equal(r.body.code, 'api_key.not_found')
   t.equal((await api('GET', `/api/keys/${randomUUID()}`, { token })).status, 404, 'unknown')
   t.equal((await api('GET', '/api/keys/not-a-uuid', { token })).status, 400)
@@ -59,7 +61,7 @@ t.test('PATCH /api/keys/{uuid}: name and/or enabled_checks, omitted fields uncha
   t.same(renamed.body.enabled_checks, ['syntax', 'dns', 'smtp'], 'omitted checks unchanged')
   const checks = await api('PATCH', `/api/keys/${k.uuid}`, { token, body: { enabled_checks: ['smtp', 'syntax'] } })
   t.equal(checks.status, 200)
-  t.same(checks.body.enabled_checks, ['syntax', 'smtp'], 'in the engine\'s order')
+  t.same(checks.body.enabled_checks, ['syntax', 'smtp'], "in the engine's order")
   t.equal(checks.body.name, 'crm sync (eu)', 'omitted name unchanged')
   t.same((await api('GET', `/api/keys/${k.uuid}`, { token })).body, checks.body, 'the read answers what PATCH answered')
   const self = await api('GET', '/api/keys/me', { token: k.raw_key })
@@ -87,9 +89,13 @@ t.test('PATCH /api/keys/{uuid}: name and/or enabled_checks, omitted fields uncha
   const notHeld = await api('PATCH', `/api/keys/${k.uuid}`, { token: narrow.raw_key, body: { enabled_checks: ['syntax', 'dns'] } })
   t.equal(notHeld.status, 403)
   t.equal(notHeld.body.code, 'update_api_key.check_not_held')
-  t.equal((await api('PATCH', `/api/keys/${k.uuid}`, { token: narrow.raw_key, body: { name: 'renamed by a key' } })).status, 200, 'a key holding api_keys:read may rename')
+  t.equal(
+    (await api('PATCH', `/api/keys/${k.uuid}`, { token: narrow.raw_key, body: { name: 'renamed by a key' } })).status,
+    200,
+    'a key holding api_keys:read may rename'
+  )
   const theirs = await create({ name: 'theirs', environment: 'live' }, other)
-  t.equal((await api('PATCH', `/api/keys/${theirs.uuid}`, { token, body: { name: 'mine now' } })).status, 404, 'another account\'s key')
+  t.equal((await api('PATCH', `/api/keys/${theirs.uuid}`, { token, body: { name: 'mine now' } })).status, 404, "another account's key")
   t.equal((await api('GET', `/api/keys/${theirs.uuid}`, { token: other })).body.name, 'theirs', 'and it is unchanged')
   t.equal((await api('PATCH', `/api/keys/${randomUUID()}`, { token, body: { name: 'x' } })).status, 404)
   t.equal((await api('PATCH', '/api/keys/nope', { token, body: { name: 'x' } })).status, 400)
@@ -114,7 +120,7 @@ t.test('DELETE /api/keys/{uuid}: 200 with the revoked key, the same record on re
   t.equal(again.status, 200, 'idempotent')
   t.same(again.body, r.body, 'the same record, the same revoked_at')
   const theirs = await create({ name: 'theirs', environment: 'live' }, other)
-  t.equal((await api('DELETE', `/api/keys/${theirs.uuid}`, { token })).status, 404, 'another account\'s key')
+  t.equal((await api('DELETE', `/api/keys/${theirs.uuid}`, { token })).status, 404, "another account's key")
   t.equal((await api('GET', '/api/keys/me', { token: theirs.raw_key })).status, 200, 'and it still works')
   t.equal((await api('DELETE', `/api/keys/${randomUUID()}`, { token })).status, 404)
   t.equal((await api('DELETE', '/api/keys/123', { token })).status, 400)
@@ -126,10 +132,11 @@ t.test('DELETE /api/keys/{uuid}: 200 with the revoked key, the same record on re
 
 t.test('every scope-named operation: 403 for a key lacking the scope, not 403 for a key holding only it (from the OpenAPI document)', async t => {
   const doc = (await api('GET', '/openapi.json')).body
-  const operations: Array<{ method: string, path: string, scope: string }> = []
+  const operations: Array<{ method: string; path: string; scope: string }> = []
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
-      if (op?.['x-required-scope']) operations.push({ method: method.toUpperCase(), path: path.replaceAll('{uuid}', randomUUID()), scope: op['x-required-scope'] })
+      if (op?.['x-required-scope'])
+        operations.push({ method: method.toUpperCase(), path: path.replaceAll('{uuid}', randomUUID()), scope: op['x-required-scope'] })
     }
   }
   t.ok(operations.length >= 20, `${operations.length} operations name a scope`)

@@ -35,7 +35,17 @@ for (const [method, path, body] of operations) {
   t.test(`${method} ${path}: 401 without a valid session token`, async t => {
     for (const credential of [undefined, 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2ln', key, agent]) {
       const r = await api(method, path, { token: credential, body })
-      t.equal(r.status, 401, credential === key ? 'an API key is not a session' : credential === agent ? 'an agent token is not a session' : credential ? 'forged token' : 'no credential')
+      t.equal(
+        r.status,
+        401,
+        credential === key
+          ? 'an API key is not a session'
+          : credential === agent
+            ? 'an agent token is not a session'
+            : credential
+              ? 'forged token'
+              : 'no credential'
+      )
       t.equal(r.body.code, 'auth.unauthorized')
     }
   })

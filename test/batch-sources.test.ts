@@ -17,12 +17,21 @@ import { waitUntil } from './support/eventstore-contract.ts'
 const world = await startMailWorld({
   dns_ip: '127.0.108.1',
   domains: [{ name: 'kept-files.com', mx: [{ preference: 10, exchange: 'mx.kept-files.com' }] }],
-  hosts: [{ name: 'mx.kept-files.com', ip: '127.0.108.2', rcpt: a => /^ok/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+  hosts: [
+    {
+      name: 'mx.kept-files.com',
+      ip: '127.0.108.2',
+      rcpt: a => (/^ok/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
 let clockOffset = 0
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, LIST_FILE_RETENTION_DAYS: '30', LIST_FILE_SWEEP_S: '0.2' }), { now: () => new Date(Date.now() + clockOffset) })
+const service = await startTestService(
+  testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, LIST_FILE_RETENTION_DAYS: '30', LIST_FILE_SWEEP_S: '0.2' }),
+  { now: () => new Date(Date.now() + clockOffset) }
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'keeper@example.com')
@@ -30,25 +39,31 @@ const me = (await api('GET', '/api/users/me', { token })).body.uuid as string
 const blobDir = (owner: string): string => join(dataDir, 'blobs', owner)
 
 /** A completed batch of `emails` (the addresses as a client sends them: unique, in order). */
-async function batchOf (emails: string[], name: string): Promise<string> {
+async function batchOf(emails: string[], name: string): Promise<string> {
   const r = await api('POST', '/api/batches', { token, body: { emails, final: true, name } })
   t.equal(r.status, 202)
   await waitUntil(async () => (await api('GET', `/api/batches/${String(r.body.uuid)}`, { token })).body.status === 'completed', 20_000)
   return r.body.uuid as string
 }
-async function upload (uuid: string, body: Buffer, type: string, query = ''): Promise<{ status: number, body: any }> {
-  const r = await fetch(`${service.url}/api/batches/${uuid}/source${query}`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': type }, body: new Uint8Array(body) })
+async function upload(uuid: string, body: Buffer, type: string, query = ''): Promise<{ status: number; body: any }> {
+  const r = await fetch(`${service.url}/api/batches/${uuid}/source${query}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    body: new Uint8Array(body)
+  })
   record('PUT', `/api/batches/${uuid}/source`, r.status)
   return { status: r.status, body: await r.json().catch(() => null) }
 }
-const download = async (uuid: string, query = '', who = token): Promise<{ status: number, type: string | null, disposition: string | null, bytes: Buffer }> => {
+const download = async (uuid: string, query = '', who = token): Promise<{ status: number; type: string | null; disposition: string | null; bytes: Buffer }> => {
   const r = await fetch(`${service.url}/api/batches/${uuid}/source${query}`, { headers: { authorization: `Bearer ${who}` } })
   record('GET', `/api/batches/${uuid}/source`, r.status)
   return { status: r.status, type: r.headers.get('content-type'), disposition: r.headers.get('content-disposition'), bytes: Buffer.from(await r.arrayBuffer()) }
 }
 
 t.test('a CSV kept and downloaded with its results: every row, its columns, its format', async t => {
-  const csv = Buffer.from('\uFEFFName;E-mail;Company\r\nJane;ok.jane@kept-files.com;"Acme; Inc."\r\nJohn;john@kept-files.com;Beta\r\n;;\r\nJane again;ok.jane@kept-files.com;Acme\r\n')
+  const csv = Buffer.from(
+    '\uFEFFName;E-mail;Company\r\nJane;ok.jane@kept-files.com;"Acme; Inc."\r\nJohn;john@kept-files.com;Beta\r\n;;\r\nJane again;ok.jane@kept-files.com;Acme\r\n'
+  )
   const uuid = await batchOf(['ok.jane@kept-files.com', 'john@kept-files.com'], 'crm.csv')
   const up = await upload(uuid, csv, 'text/csv', '?name=crm.csv')
   t.equal(up.status, 201, JSON.stringify(up.body))
@@ -70,18 +85,22 @@ t.test('a CSV kept and downloaded with its results: every row, its columns, its 
   const rows = parse(merged.bytes, { delimiter: ';', bom: true, relax_column_count: true }) as string[][]
   t.same(rows[0].slice(0, 5), ['Name', 'E-mail', 'Company', 'verdict', 'reason'])
   t.equal(rows.length, 5, 'every row')
-  const results = (await api('GET', `/api/batches/${uuid}/results`, { token })).body.items as Array<{ email: string, verdict: string, reason: string }>
+  const results = (await api('GET', `/api/batches/${uuid}/results`, { token })).body.items as Array<{ email: string; verdict: string; reason: string }>
   const verdictOf = (email: string): string => results.find(r => r.email === email)!.verdict
-  t.same(rows.slice(1).map(r => [r[0], r[1], r[2], r[3], r.at(-1)]), [
-    ['Jane', 'ok.jane@kept-files.com', 'Acme; Inc.', verdictOf('ok.jane@kept-files.com'), 'verified'],
-    ['John', 'john@kept-files.com', 'Beta', verdictOf('john@kept-files.com'), 'verified'],
-    ['', '', '', '', 'empty'],
-    ['Jane again', 'ok.jane@kept-files.com', 'Acme', verdictOf('ok.jane@kept-files.com'), 'duplicate']
-  ], 'each row with its own columns and the batch\'s result')
+  t.same(
+    rows.slice(1).map(r => [r[0], r[1], r[2], r[3], r.at(-1)]),
+    [
+      ['Jane', 'ok.jane@kept-files.com', 'Acme; Inc.', verdictOf('ok.jane@kept-files.com'), 'verified'],
+      ['John', 'john@kept-files.com', 'Beta', verdictOf('john@kept-files.com'), 'verified'],
+      ['', '', '', '', 'empty'],
+      ['Jane again', 'ok.jane@kept-files.com', 'Acme', verdictOf('ok.jane@kept-files.com'), 'duplicate']
+    ],
+    "each row with its own columns and the batch's result"
+  )
   t.equal(verdictOf('ok.jane@kept-files.com'), 'valid')
 
   const other = await signUp(api, dataDir, 'stranger@example.com')
-  t.equal((await download(uuid, '', other)).status, 404, 'nobody else\'s to read')
+  t.equal((await download(uuid, '', other)).status, 404, "nobody else's to read")
 })
 
 t.test('an XLSX kept and downloaded as XLSX with its results', async t => {
@@ -106,7 +125,12 @@ t.test('an XLSX kept and downloaded as XLSX with its results', async t => {
 t.test('what is not a list file, or too large, is refused and nothing is kept', async t => {
   const uuid = await batchOf(['ok.x@kept-files.com'], 'x.csv')
   const before = readdirSync(blobDir(me)).length
-  const xls = await upload(uuid, Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(100)]), 'application/octet-stream', '?name=old.xls')
+  const xls = await upload(
+    uuid,
+    Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(100)]),
+    'application/octet-stream',
+    '?name=old.xls'
+  )
   t.equal(xls.status, 415)
   t.equal(xls.body.code, 'batch_source.unsupported_file')
   const big = await upload(uuid, Buffer.alloc(5 * 1024 * 1024, 'a'), 'text/csv')

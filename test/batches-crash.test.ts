@@ -14,7 +14,8 @@ import type { RecordedEvent } from '../src/ports/event-store.ts'
 // wallet streams as stored, summed here: every item has exactly one result, every
 // reservation is settled exactly once, the wallet paid what the results charged.
 // This file owns 127.0.81.0/24.
-const rcpt = (address: string): { code: number, message: string } => /^ok/.test(address) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const rcpt = (address: string): { code: number; message: string } =>
+  /^ok/.test(address) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
 const world = await startMailWorld({
   dns_ip: '127.0.81.1',
   domains: [
@@ -31,26 +32,45 @@ t.teardown(() => world.close())
 const dataDir = t.testdir()
 const plans = plansFile(dataDir, { free: { tokens_per_month: 1_000_000, max_batch_size: 10_000, max_chunk_size: 2_000, rate_limit_per_minute: 1_000_000 } })
 const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'true', PLANS_FILE: plans, BATCH_CHUNK_GRACE_S: '1' }
+const env: NodeJS.ProcessEnv = {
+  ...inherited,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  SIGNUP_SCREENING: 'lists',
+  VERIFIER_HELO_NAME: 'verifier.test.example',
+  VERIFIER_DNS_SERVERS: world.dns_server,
+  VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
+  PLANS_FILE: plans,
+  BATCH_CHUNK_GRACE_S: '1'
+}
 
 const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
 t.teardown(() => store.close())
 
 /** Items with their results, reservations with what settled them: summed from the raw events. */
-function audit (batch: RecordedEvent[], wallet: RecordedEvent[]): { items: number, results: Map<number, number>, charged: number, reservations: Map<string, { amount: number, captured: number, released: number }> } {
+function audit(
+  batch: RecordedEvent[],
+  wallet: RecordedEvent[]
+): { items: number; results: Map<number, number>; charged: number; reservations: Map<string, { amount: number; captured: number; released: number }> } {
   const results = new Map<number, number>()
   let items = 0
   let charged = 0
   for (const e of batch) {
     if (e.type === 'BatchItemsAdded') items += (e.data.items as unknown[]).length
     if (e.type === 'BatchResultsRecorded') {
-      for (const r of e.data.results as Array<{ i: number, charge: number }>) { results.set(r.i, (results.get(r.i) ?? 0) + 1); charged += r.charge }
+      for (const r of e.data.results as Array<{ i: number; charge: number }>) {
+        results.set(r.i, (results.get(r.i) ?? 0) + 1)
+        charged += r.charge
+      }
     }
   }
-  const reservations = new Map<string, { amount: number, captured: number, released: number }>()
+  const reservations = new Map<string, { amount: number; captured: number; released: number }>()
   for (const e of wallet) {
     const id = String(e.data.reservation_uuid)
-    if (e.type === 'TokensReserved' && e.data.batch_uuid === batch[0]?.data.batch_uuid) reservations.set(id, { amount: Number(e.data.amount), captured: 0, released: 0 })
+    if (e.type === 'TokensReserved' && e.data.batch_uuid === batch[0]?.data.batch_uuid)
+      reservations.set(id, { amount: Number(e.data.amount), captured: 0, released: 0 })
     const r = reservations.get(id)
     if (!r) continue
     if (e.type === 'TokensCaptured') r.captured += Number(e.data.amount)
@@ -88,7 +108,11 @@ t.test('SIGKILL while a batch is being verified: after a restart no item is lost
   const a = audit(await store.readStream(`batch-${uuid}`), await store.readStream(`wallet-${owner}`))
   t.equal(a.items, 1_000)
   t.equal(a.results.size, 1_000, 'every item has a result')
-  t.same([...a.results.values()].filter(n => n !== 1), [], 'no item has two')
+  t.same(
+    [...a.results.values()].filter(n => n !== 1),
+    [],
+    'no item has two'
+  )
   for (const [id, res] of a.reservations) t.equal(res.captured + res.released, res.amount, `reservation ${id.slice(0, 8)} settled exactly once`)
   const captured = [...a.reservations.values()].reduce((s, x) => s + x.captured, 0)
   t.equal(captured, a.charged, 'the wallet captured what the results charged')
@@ -98,31 +122,47 @@ t.test('SIGKILL while a batch is being verified: after a restart no item is lost
   t.ok(world.transcript.filter(l => /RCPT TO/i.test(l)).length > rcptsBefore, 'the restarted service went on verifying')
 })
 
-t.test('SIGKILL between a chunk\'s reservation and its items: the reservation is released, the chunk refused for good, the client\'s retry counts once', async t => {
-  const r = await api('POST', '/api/batches', { token: key, body: { emails: ['ok1@quick-crash.com'], checks: ['smtp'], final: false } })
-  const uuid = r.body.uuid as string
-  await svc.child.kill('SIGTERM')
-  await exited(svc.child)
-  const crashing = await start({ FAULT_POINT: 'batch.after_reserve' })
-  const answered = await client(crashing.url)('POST', `/api/batches/${uuid}/emails`, { token: key, body: { emails: ['ok2@quick-crash.com', 'ok3@quick-crash.com'], final: true } }).catch(() => null)
-  t.equal(answered, null, 'no answer: the process died')
-  t.equal((await exited(crashing.child)).signal, 'SIGKILL')
-  const held = audit(await store.readStream(`batch-${uuid}`), await store.readStream(`wallet-${owner}`))
-  const open = [...held.reservations.values()].filter(x => x.captured + x.released < x.amount)
-  t.equal(open.length, 1, 'left: one reservation without its chunk')
+t.test(
+  "SIGKILL between a chunk's reservation and its items: the reservation is released, the chunk refused for good, the client's retry counts once",
+  async t => {
+    const r = await api('POST', '/api/batches', { token: key, body: { emails: ['ok1@quick-crash.com'], checks: ['smtp'], final: false } })
+    const uuid = r.body.uuid as string
+    await svc.child.kill('SIGTERM')
+    await exited(svc.child)
+    const crashing = await start({ FAULT_POINT: 'batch.after_reserve' })
+    const answered = await client(crashing.url)('POST', `/api/batches/${uuid}/emails`, {
+      token: key,
+      body: { emails: ['ok2@quick-crash.com', 'ok3@quick-crash.com'], final: true }
+    }).catch(() => null)
+    t.equal(answered, null, 'no answer: the process died')
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL')
+    const held = audit(await store.readStream(`batch-${uuid}`), await store.readStream(`wallet-${owner}`))
+    const open = [...held.reservations.values()].filter(x => x.captured + x.released < x.amount)
+    t.equal(open.length, 1, 'left: one reservation without its chunk')
 
-  svc = await start()
-  api = client(svc.url)
-  await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.reserved === 0, 30_000)
-  const events = await store.readStream(`batch-${uuid}`)
-  t.ok(events.some(e => e.type === 'BatchChunkAbandoned'), 'the chunk was abandoned')
-  const retry = await api('POST', `/api/batches/${uuid}/emails`, { token: key, body: { emails: ['ok2@quick-crash.com', 'ok3@quick-crash.com'], final: true } })
-  t.equal(retry.status, 202, 'the client sends it again')
-  t.equal(retry.body.chunk.accepted, 2)
-  await waitUntil(async () => (await api('GET', `/api/batches/${uuid}`, { token: key })).body.status === 'completed', 20_000)
-  await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.reserved === 0, 20_000)
-  const a = audit(await store.readStream(`batch-${uuid}`), await store.readStream(`wallet-${owner}`))
-  t.equal(a.items, 3)
-  for (const [id, res] of a.reservations) t.equal(res.captured + res.released, res.amount, `reservation ${id.slice(0, 8)} settled exactly once`)
-  t.equal([...a.reservations.values()].reduce((s, x) => s + x.captured, 0), a.charged, 'only verified items were paid for')
-})
+    svc = await start()
+    api = client(svc.url)
+    await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.reserved === 0, 30_000)
+    const events = await store.readStream(`batch-${uuid}`)
+    t.ok(
+      events.some(e => e.type === 'BatchChunkAbandoned'),
+      'the chunk was abandoned'
+    )
+    const retry = await api('POST', `/api/batches/${uuid}/emails`, {
+      token: key,
+      body: { emails: ['ok2@quick-crash.com', 'ok3@quick-crash.com'], final: true }
+    })
+    t.equal(retry.status, 202, 'the client sends it again')
+    t.equal(retry.body.chunk.accepted, 2)
+    await waitUntil(async () => (await api('GET', `/api/batches/${uuid}`, { token: key })).body.status === 'completed', 20_000)
+    await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.reserved === 0, 20_000)
+    const a = audit(await store.readStream(`batch-${uuid}`), await store.readStream(`wallet-${owner}`))
+    t.equal(a.items, 3)
+    for (const [id, res] of a.reservations) t.equal(res.captured + res.released, res.amount, `reservation ${id.slice(0, 8)} settled exactly once`)
+    t.equal(
+      [...a.reservations.values()].reduce((s, x) => s + x.captured, 0),
+      a.charged,
+      'only verified items were paid for'
+    )
+  }
+)

@@ -6,15 +6,16 @@ import { startMailWorld } from './support/mail-world.ts'
 import { client, signUp, startTestService, testConfig, type Api } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
 import { plansFile } from './support/plans.ts'
-import { grantTokens } from '../src/commands/grant-tokens.ts'
-import { operatorSetPlan } from '../src/commands/subscription.ts'
+import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
+import { operatorSetPlan } from '../src/commands/subscription/operator-set-plan.ts'
 
 // Batches (issue "Bulk verification"). This file owns 127.0.80.0/24.
 // Ground truth is the mail world's: a local part starting with `ok` is accepted (250),
 // anything else is refused (550 5.1.1); `nowhere-bulk.com` has no DNS records at all;
 // `grey-bulk.com` greylists every address for 300 ms.
 const accepts = (address: string): boolean => /^ok/.test(address)
-const rcpt = (address: string): { code: number, message: string } => accepts(address) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const rcpt = (address: string): { code: number; message: string } =>
+  accepts(address) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
 const DOMAINS = ['alpha-bulk.com', 'beta-bulk.com', 'gamma-bulk.com', 'delta-bulk.com']
 const world = await startMailWorld({
   dns_ip: '127.0.80.1',
@@ -33,10 +34,26 @@ const dataDir = t.testdir()
 // Small caps so that every cap is reachable: 60 unique valid addresses a batch, 50 a request
 // on Free; Pro lifts them for the 2,000-address run.
 const plans = plansFile(dataDir, {
-  free: { tokens_per_month: 200, max_webhooks: 5, max_batch_size: 60, max_chunk_size: 50, rate_limit_per_minute: 1_000_000, allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'] },
+  free: {
+    tokens_per_month: 200,
+    max_webhooks: 5,
+    max_batch_size: 60,
+    max_chunk_size: 50,
+    rate_limit_per_minute: 1_000_000,
+    allowed_checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp']
+  },
   pro: { max_batch_size: 5_000, max_chunk_size: 600, rate_limit_per_minute: 1_000_000 }
 })
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.3', VERIFIER_GREYLIST_DEADLINE_S: '30', PLANS_FILE: plans, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '200' }))
+const service = await startTestService(
+  testConfig(dataDir, {
+    VERIFIER_DNS_SERVERS: world.dns_server,
+    VERIFIER_GREYLIST_RETRY_S: '0.3',
+    VERIFIER_GREYLIST_DEADLINE_S: '30',
+    PLANS_FILE: plans,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_BASE_MS: '200'
+  })
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 
@@ -49,22 +66,25 @@ const charged = (address: string): number => {
   if (domain === 'nowhere-bulk.com') return costs.syntax + costs.dns // no MX: the SMTP check never ran
   return SMTP_CHECKS.reduce((sum, c) => sum + costs[c], 0)
 }
-const expectedVerdict = (address: string): string => address.endsWith('@nowhere-bulk.com') ? 'invalid' : accepts(address) ? 'valid' : 'invalid'
+const expectedVerdict = (address: string): string => (address.endsWith('@nowhere-bulk.com') ? 'invalid' : accepts(address) ? 'valid' : 'invalid')
 
-async function account (email: string, tokens = 0): Promise<{ token: string, key: string }> {
+async function account(email: string, tokens = 0): Promise<{ token: string; key: string }> {
   const token = await signUp(api, dataDir, email)
   if (tokens > 0) await grantTokens(service.core.ctx, { email, tokens, reason: 'batch tests', operator: 'test' })
   const key = (await api('POST', '/api/keys', { token, body: { name: 'bulk', environment: 'live' } })).body.raw_key as string
   return { token, key }
 }
 
-async function completed (api: Api, key: string, uuid: string, timeoutMs = 60_000): Promise<any> {
+async function completed(api: Api, key: string, uuid: string, timeoutMs = 60_000): Promise<any> {
   let b: any
-  await waitUntil(async () => { b = (await api('GET', `/api/batches/${uuid}`, { token: key })).body; return b.status === 'completed' && b.tokens.reserved === b.tokens.captured + b.tokens.released }, timeoutMs)
+  await waitUntil(async () => {
+    b = (await api('GET', `/api/batches/${uuid}`, { token: key })).body
+    return b.status === 'completed' && b.tokens.reserved === b.tokens.captured + b.tokens.released
+  }, timeoutMs)
   return b
 }
 
-async function allResults (key: string, uuid: string): Promise<any[]> {
+async function allResults(key: string, uuid: string): Promise<any[]> {
   const out: any[] = []
   for (let offset = 0; ; offset += 96) {
     const page = await api('GET', `/api/batches/${uuid}/results?limit=96&offset=${offset}`, { token: key })
@@ -74,13 +94,22 @@ async function allResults (key: string, uuid: string): Promise<any[]> {
   }
 }
 
-const wallet = async (token: string): Promise<{ balance: number, reserved: number }> => (await api('GET', '/api/wallet', { token })).body
+const wallet = async (token: string): Promise<{ balance: number; reserved: number }> => (await api('GET', '/api/wallet', { token })).body
 
 const rich = await account('rich@example.com', 100_000)
 
 t.test('POST /api/batches: trimmed, normalized, de-duplicated; invalid at once and free; verified against the world; charged exactly', async t => {
   const before = await wallet(rich.token)
-  const emails = ['  ok1@alpha-bulk.com ', 'ok1@ALPHA-BULK.COM', 'no1@beta-bulk.com', 'ok2@gamma-bulk.com', 'not an address', 'not an address', 'x@nowhere-bulk.com', 'ok3@delta-bulk.com']
+  const emails = [
+    '  ok1@alpha-bulk.com ',
+    'ok1@ALPHA-BULK.COM',
+    'no1@beta-bulk.com',
+    'ok2@gamma-bulk.com',
+    'not an address',
+    'not an address',
+    'x@nowhere-bulk.com',
+    'ok3@delta-bulk.com'
+  ]
   const r = await api('POST', '/api/batches', { token: rich.key, body: { emails, checks: ['smtp'], final: true, name: 'first' } })
   t.equal(r.status, 202, JSON.stringify(r.body))
   t.equal(r.headers.get('location'), `/api/batches/${r.body.uuid}`)
@@ -92,10 +121,19 @@ t.test('POST /api/batches: trimmed, normalized, de-duplicated; invalid at once a
   t.same(b.progress, { total: 6, processed: 6, pending: 0 })
   t.equal(b.intake, 'closed')
   const results = await allResults(rich.key, r.body.uuid)
-  t.same(results.map(x => x.email), ['ok1@alpha-bulk.com', 'no1@beta-bulk.com', 'ok2@gamma-bulk.com', 'not an address', 'x@nowhere-bulk.com', 'ok3@delta-bulk.com'])
-  t.same(results.map(x => x.index), [0, 1, 2, 3, 4, 5])
+  t.same(
+    results.map(x => x.email),
+    ['ok1@alpha-bulk.com', 'no1@beta-bulk.com', 'ok2@gamma-bulk.com', 'not an address', 'x@nowhere-bulk.com', 'ok3@delta-bulk.com']
+  )
+  t.same(
+    results.map(x => x.index),
+    [0, 1, 2, 3, 4, 5]
+  )
   for (const x of results) {
-    if (x.email === 'not an address') { t.match(x, { verdict: 'invalid', reason: 'invalid_syntax', status: 'done' }); continue }
+    if (x.email === 'not an address') {
+      t.match(x, { verdict: 'invalid', reason: 'invalid_syntax', status: 'done' })
+      continue
+    }
     t.equal(x.verdict, expectedVerdict(x.email), `${x.email}: ${x.verdict}/${x.reason}`)
   }
   const captured = results.filter(x => x.email !== 'not an address').reduce((sum, x) => sum + charged(x.email), 0)
@@ -108,15 +146,24 @@ t.test('POST /api/batches: trimmed, normalized, de-duplicated; invalid at once a
 })
 
 t.test('chunks: intake open, de-duplication across chunks, 409 once closed', async t => {
-  const r = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok10@alpha-bulk.com', 'no10@beta-bulk.com'], checks: ['smtp'], final: false } })
+  const r = await api('POST', '/api/batches', {
+    token: rich.key,
+    body: { emails: ['ok10@alpha-bulk.com', 'no10@beta-bulk.com'], checks: ['smtp'], final: false }
+  })
   t.equal(r.status, 202)
   t.equal(r.body.status, 'receiving')
   t.equal(r.body.intake, 'open')
   const uuid = r.body.uuid
-  const c1 = await api('POST', `/api/batches/${uuid}/emails`, { token: rich.key, body: { emails: ['OK10@alpha-bulk.com', 'ok10@ALPHA-bulk.com', 'ok11@gamma-bulk.com'] } })
+  const c1 = await api('POST', `/api/batches/${uuid}/emails`, {
+    token: rich.key,
+    body: { emails: ['OK10@alpha-bulk.com', 'ok10@ALPHA-bulk.com', 'ok11@gamma-bulk.com'] }
+  })
   t.equal(c1.status, 202)
   t.match(c1.body.chunk, { accepted: 2, duplicates: 1 }, 'the domain is case-folded; the local part is kept as sent (RFC 5321 §2.4)')
-  const c2 = await api('POST', `/api/batches/${uuid}/emails`, { token: rich.key, body: { emails: ['no10@beta-bulk.com', 'ok11@gamma-bulk.com', 'ok12@delta-bulk.com'], final: true } })
+  const c2 = await api('POST', `/api/batches/${uuid}/emails`, {
+    token: rich.key,
+    body: { emails: ['no10@beta-bulk.com', 'ok11@gamma-bulk.com', 'ok12@delta-bulk.com'], final: true }
+  })
   t.equal(c2.status, 202)
   t.match(c2.body.chunk, { accepted: 1, duplicates: 2 })
   t.equal(c2.body.intake, 'closed')
@@ -128,7 +175,10 @@ t.test('chunks: intake open, de-duplication across chunks, 409 once closed', asy
   t.equal(b.duplicates, 3)
   const again = await api('POST', `/api/batches/${uuid}/emails`, { token: rich.key, body: { emails: ['ok14@alpha-bulk.com'], final: true } })
   t.equal(again.status, 409, 'terminal')
-  t.same((await allResults(rich.key, uuid)).map(x => x.email), ['ok10@alpha-bulk.com', 'no10@beta-bulk.com', 'OK10@alpha-bulk.com', 'ok11@gamma-bulk.com', 'ok12@delta-bulk.com'])
+  t.same(
+    (await allResults(rich.key, uuid)).map(x => x.email),
+    ['ok10@alpha-bulk.com', 'no10@beta-bulk.com', 'OK10@alpha-bulk.com', 'ok11@gamma-bulk.com', 'ok12@delta-bulk.com']
+  )
 })
 
 t.test('an empty final chunk closes intake; an empty chunk otherwise is a 400', async t => {
@@ -143,23 +193,43 @@ t.test('an empty final chunk closes intake; an empty chunk otherwise is a 400', 
 })
 
 t.test('plan caps: max_batch_size across chunks (403), per-request cap (400), checks the plan does not allow (403)', async t => {
-  const r = await api('POST', '/api/batches', { token: rich.key, body: { emails: Array.from({ length: 40 }, (_, i) => `no${i}@alpha-bulk.com`), checks: ['dns'], final: false } })
+  const r = await api('POST', '/api/batches', {
+    token: rich.key,
+    body: { emails: Array.from({ length: 40 }, (_, i) => `no${i}@alpha-bulk.com`), checks: ['dns'], final: false }
+  })
   t.equal(r.status, 202)
-  const over = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: rich.key, body: { emails: [...Array.from({ length: 21 }, (_, i) => `no${i}@beta-bulk.com`), 'bad address'] } })
+  const over = await api('POST', `/api/batches/${r.body.uuid}/emails`, {
+    token: rich.key,
+    body: { emails: [...Array.from({ length: 21 }, (_, i) => `no${i}@beta-bulk.com`), 'bad address'] }
+  })
   t.equal(over.status, 403, '40 + 21 unique valid addresses pass 60')
   t.equal(over.body.code, 'add_chunk.max_batch_size')
-  const dupes = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: rich.key, body: { emails: [...Array.from({ length: 20 }, (_, i) => `no${i}@alpha-bulk.com`), ...Array.from({ length: 20 }, (_, i) => `no${i}@beta-bulk.com`), 'bad address'] } })
+  const dupes = await api('POST', `/api/batches/${r.body.uuid}/emails`, {
+    token: rich.key,
+    body: {
+      emails: [...Array.from({ length: 20 }, (_, i) => `no${i}@alpha-bulk.com`), ...Array.from({ length: 20 }, (_, i) => `no${i}@beta-bulk.com`), 'bad address']
+    }
+  })
   t.equal(dupes.status, 202, 'duplicates and invalid addresses do not count: 40 + 20 = 60')
   t.match(dupes.body.chunk, { accepted: 21, duplicates: 20, invalid: 1 })
   const full = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: rich.key, body: { emails: ['no99@gamma-bulk.com'], final: true } })
   t.equal(full.status, 403)
-  const big = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: rich.key, body: { emails: Array.from({ length: 51 }, (_, i) => `no${i}@alpha-bulk.com`) } })
+  const big = await api('POST', `/api/batches/${r.body.uuid}/emails`, {
+    token: rich.key,
+    body: { emails: Array.from({ length: 51 }, (_, i) => `no${i}@alpha-bulk.com`) }
+  })
   t.equal(big.status, 400, 'above max_chunk_size 50')
   t.equal(big.body.code, 'add_chunk.too_many')
-  const bigNew = await api('POST', '/api/batches', { token: rich.key, body: { emails: Array.from({ length: 51 }, (_, i) => `no${i}@alpha-bulk.com`), final: true } })
+  const bigNew = await api('POST', '/api/batches', {
+    token: rich.key,
+    body: { emails: Array.from({ length: 51 }, (_, i) => `no${i}@alpha-bulk.com`), final: true }
+  })
   t.equal(bigNew.status, 400)
   t.equal(bigNew.body.code, 'create_batch.too_many')
-  const tooMany = await api('POST', '/api/batches', { token: rich.key, body: { emails: Array.from({ length: 50 }, (_, i) => `no${i}@alpha-bulk.com`), final: true } })
+  const tooMany = await api('POST', '/api/batches', {
+    token: rich.key,
+    body: { emails: Array.from({ length: 50 }, (_, i) => `no${i}@alpha-bulk.com`), final: true }
+  })
   t.equal(tooMany.status, 202, '50 is within both caps')
   const catchAll = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok@alpha-bulk.com'], checks: ['catch_all'], final: true } })
   t.equal(catchAll.status, 403)
@@ -209,7 +279,14 @@ t.test('402 when the wallet cannot pay for a chunk; nothing is reserved or store
   const perItem = Object.values(costs).reduce((a, b) => a + b, 0) - costs.catch_all
   const n = Math.floor(w.balance / perItem) + 1
   t.ok(n <= 50, `${n} addresses outrun ${w.balance} tokens`)
-  const r = await api('POST', '/api/batches', { token: poor.key, body: { emails: Array.from({ length: n }, (_, i) => `ok${i}@alpha-bulk.com`), checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'], final: true } })
+  const r = await api('POST', '/api/batches', {
+    token: poor.key,
+    body: {
+      emails: Array.from({ length: n }, (_, i) => `ok${i}@alpha-bulk.com`),
+      checks: ['syntax', 'typo', 'disposable', 'role', 'free', 'dns', 'smtp'],
+      final: true
+    }
+  })
   t.equal(r.status, 402, JSON.stringify(r.body))
   t.equal(r.body.code, 'add_chunk.insufficient_tokens')
   t.same(await wallet(poor.token), w)
@@ -218,15 +295,20 @@ t.test('402 when the wallet cannot pay for a chunk; nothing is reserved or store
   t.equal(open.status, 202)
   const smtpPrice = SMTP_CHECKS.reduce((sum, c) => sum + costs[c], 0)
   const m = Math.floor((await wallet(poor.token)).balance / smtpPrice) + 1
-  const chunk = await api('POST', `/api/batches/${open.body.uuid}/emails`, { token: poor.key, body: { emails: Array.from({ length: m }, (_, i) => `ok${i}@beta-bulk.com`) } })
+  const chunk = await api('POST', `/api/batches/${open.body.uuid}/emails`, {
+    token: poor.key,
+    body: { emails: Array.from({ length: m }, (_, i) => `ok${i}@beta-bulk.com`) }
+  })
   t.equal(chunk.status, 402)
   t.equal((await api('GET', `/api/batches/${open.body.uuid}`, { token: poor.key })).body.progress.total, 1, 'the refused chunk left nothing')
   await api('POST', `/api/batches/${open.body.uuid}/emails`, { token: poor.key, body: { emails: [], final: true } })
 })
 
 t.test('scopes and ownership: email:verify:bulk to submit, results:read to read; another account sees 404', async t => {
-  const readOnly = (await api('POST', '/api/keys', { token: rich.token, body: { name: 'ro', environment: 'live', scopes: ['results:read'] } })).body.raw_key as string
-  const bulkOnly = (await api('POST', '/api/keys', { token: rich.token, body: { name: 'bo', environment: 'live', scopes: ['email:verify:bulk'] } })).body.raw_key as string
+  const readOnly = (await api('POST', '/api/keys', { token: rich.token, body: { name: 'ro', environment: 'live', scopes: ['results:read'] } })).body
+    .raw_key as string
+  const bulkOnly = (await api('POST', '/api/keys', { token: rich.token, body: { name: 'bo', environment: 'live', scopes: ['email:verify:bulk'] } })).body
+    .raw_key as string
   const denied = await api('POST', '/api/batches', { token: readOnly, body: { emails: ['ok@alpha-bulk.com'], final: true } })
   t.equal(denied.status, 403)
   const r = await api('POST', '/api/batches', { token: bulkOnly, body: { emails: ['ok@alpha-bulk.com'], checks: ['smtp'], final: false } })
@@ -243,7 +325,8 @@ t.test('scopes and ownership: email:verify:bulk to submit, results:read to read;
   t.equal((await api('POST', `/api/batches/${r.body.uuid}/emails`, { body: { emails: ['a@b.com'] } })).status, 401)
   t.equal((await api('GET', `/api/batches/${r.body.uuid}`, { token: 'sk_live_not-a-key' })).status, 401)
   const other = await account('other@example.com')
-  for (const path of [`/api/batches/${r.body.uuid}`, `/api/batches/${r.body.uuid}/results`]) t.equal((await api('GET', path, { token: other.key })).status, 404, path)
+  for (const path of [`/api/batches/${r.body.uuid}`, `/api/batches/${r.body.uuid}/results`])
+    t.equal((await api('GET', path, { token: other.key })).status, 404, path)
   const foreign = await api('POST', `/api/batches/${r.body.uuid}/emails`, { token: other.key, body: { emails: ['ok@alpha-bulk.com'] } })
   t.equal(foreign.status, 404)
   t.equal((await api('GET', '/api/batches/not-a-uuid', { token: rich.key })).status, 400)
@@ -271,8 +354,14 @@ t.test('GET /api/batches: newest first, paginated; results pages and CSV', async
   await completed(api, rich.key, r.body.uuid)
   const page = await api('GET', `/api/batches/${r.body.uuid}/results?limit=5&offset=10`, { token: rich.key })
   t.equal(page.status, 200)
-  t.same(page.body.items.map((x: any) => x.index), [10, 11, 12, 13, 14])
-  t.same(page.body.items.map((x: any) => x.email), emails.slice(10, 15))
+  t.same(
+    page.body.items.map((x: any) => x.index),
+    [10, 11, 12, 13, 14]
+  )
+  t.same(
+    page.body.items.map((x: any) => x.email),
+    emails.slice(10, 15)
+  )
   t.equal(page.body.total, 31)
   t.same((await api('GET', `/api/batches/${r.body.uuid}/results?offset=31`, { token: rich.key })).body.items, [])
   t.equal((await api('GET', `/api/batches/${r.body.uuid}/results?limit=abc`, { token: rich.key })).status, 400)
@@ -281,15 +370,24 @@ t.test('GET /api/batches: newest first, paginated; results pages and CSV', async
   t.match(res.headers.get('content-type'), /^text\/csv/)
   const rows = parse(await res.text(), { columns: true }) as Array<Record<string, string>>
   t.equal(rows.length, 31)
-  t.same(rows.map(x => x.email), [...emails, 'a,b "quoted"@x'], 'commas and quotes survive (RFC 4180)')
+  t.same(
+    rows.map(x => x.email),
+    [...emails, 'a,b "quoted"@x'],
+    'commas and quotes survive (RFC 4180)'
+  )
   for (const row of rows.slice(0, 30)) t.equal(row.verdict, expectedVerdict(row.email), row.email)
   t.match(rows[30], { verdict: 'invalid', reason: 'invalid_syntax', index: '30' })
-  const json = await fetch(`${service.url}/api/batches/${r.body.uuid}/results`, { headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv;q=0.5, application/json' } })
+  const json = await fetch(`${service.url}/api/batches/${r.body.uuid}/results`, {
+    headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv;q=0.5, application/json' }
+  })
   t.match(json.headers.get('content-type'), /application\/json/, 'JSON when it ranks first')
 })
 
 t.test('greylisted items are retried without holding up the rest', async t => {
-  const r = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok1@grey-bulk.com', 'no1@grey-bulk.com', 'ok5@alpha-bulk.com'], checks: ['smtp'], final: true } })
+  const r = await api('POST', '/api/batches', {
+    token: rich.key,
+    body: { emails: ['ok1@grey-bulk.com', 'no1@grey-bulk.com', 'ok5@alpha-bulk.com'], checks: ['smtp'], final: true }
+  })
   t.equal(r.status, 202)
   let sawDeferred = false
   let restDoneEarly = false
@@ -302,9 +400,12 @@ t.test('greylisted items are retried without holding up the rest', async t => {
     return items.every(x => x.status === 'done')
   }, 30_000)
   t.ok(sawDeferred, 'greylisted items showed `deferred`')
-  t.ok(restDoneEarly, 'the other domain\'s item was done while they waited')
+  t.ok(restDoneEarly, "the other domain's item was done while they waited")
   const items = await allResults(rich.key, r.body.uuid)
-  t.same(items.map(x => x.verdict), ['valid', 'invalid', 'valid'])
+  t.same(
+    items.map(x => x.verdict),
+    ['valid', 'invalid', 'valid']
+  )
   await completed(api, rich.key, r.body.uuid)
 })
 
@@ -334,27 +435,42 @@ t.test('2,000 addresses in 4 chunks against the mail world: every result its gro
   await waitUntil(async () => (await wallet(pro.token)).reserved === before.reserved)
   t.equal((await wallet(pro.token)).balance, before.balance - captured)
   const asked = new Set(world.transcript.filter(l => / RCPT TO:/i.test(l)).map(l => /<([^>]+)>/.exec(l)?.[1]?.toLowerCase()))
-  t.ok(emails.filter(e => !e.endsWith('@nowhere-bulk.com')).every(e => asked.has(e)), 'the world saw a RCPT for every address with a mail server')
+  t.ok(
+    emails.filter(e => !e.endsWith('@nowhere-bulk.com')).every(e => asked.has(e)),
+    'the world saw a RCPT for every address with a mail server'
+  )
 })
 
 t.test('batch.completed webhooks: one signed delivery per batch; 410 disables at once; 503 with Retry-After is retried no sooner', async t => {
-  const got: Array<{ path: string, at: number, body: string, headers: IncomingMessage['headers'] }> = []
+  const got: Array<{ path: string; at: number; body: string; headers: IncomingMessage['headers'] }> = []
   const busySeen = new Set<string>()
   const receiver = createServer((req, res) => {
     let body = ''
-    req.on('data', (c: Buffer) => { body += c.toString('utf8') })
+    req.on('data', (c: Buffer) => {
+      body += c.toString('utf8')
+    })
     req.on('end', () => {
       got.push({ path: req.url ?? '', at: Date.now(), body, headers: req.headers })
-      if (req.url === '/gone') { res.writeHead(410).end(); return }
+      if (req.url === '/gone') {
+        res.writeHead(410).end()
+        return
+      }
       const delivery = String(req.headers['x-service-delivery'])
-      if (req.url === '/busy' && !busySeen.has(delivery)) { busySeen.add(delivery); res.writeHead(503, { 'retry-after': '2' }).end(); return }
+      if (req.url === '/busy' && !busySeen.has(delivery)) {
+        busySeen.add(delivery)
+        res.writeHead(503, { 'retry-after': '2' }).end()
+        return
+      }
       res.writeHead(200).end('ok')
     })
   })
   await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { receiver.close() })
+  t.teardown(() => {
+    receiver.close()
+  })
   const base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`
-  const hook = async (path: string, events: string[]): Promise<{ uuid: string, secret: string }> => (await api('POST', '/api/webhooks', { token: rich.token, body: { url: base + path, events } })).body
+  const hook = async (path: string, events: string[]): Promise<{ uuid: string; secret: string }> =>
+    (await api('POST', '/api/webhooks', { token: rich.token, body: { url: base + path, events } })).body
   const ok = await hook('/ok', ['batch.completed'])
   const gone = await hook('/gone', ['batch.completed'])
   const busy = await hook('/busy', ['batch.completed'])
@@ -404,17 +520,26 @@ t.test('intake closes after BATCH_INTAKE_IDLE_S without a chunk', async t => {
   const kept = await a('POST', `/api/batches/${r.body.uuid}/emails`, { token, body: { emails: ['ok2@alpha-bulk.com'] } })
   t.equal(kept.status, 202, 'a chunk within the idle time is accepted')
   let b: any
-  await waitUntil(async () => { b = (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body; return b.intake === 'closed' }, 15_000)
-  t.ok(Date.parse(b.closed_at) - Date.parse(b.created_at) >= 1_000, `closed ${Date.parse(b.closed_at) - Date.parse(b.created_at)} ms after it was opened, at least the idle time`)
+  await waitUntil(async () => {
+    b = (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body
+    return b.intake === 'closed'
+  }, 15_000)
+  t.ok(
+    Date.parse(b.closed_at) - Date.parse(b.created_at) >= 1_000,
+    `closed ${Date.parse(b.closed_at) - Date.parse(b.created_at)} ms after it was opened, at least the idle time`
+  )
   const late = await a('POST', `/api/batches/${r.body.uuid}/emails`, { token, body: { emails: ['ok3@alpha-bulk.com'] } })
   t.equal(late.status, 409)
   await waitUntil(async () => (await a('GET', `/api/batches/${r.body.uuid}`, { token })).body.status === 'completed', 15_000)
 })
 
-t.test('batch items count in the account\'s statistics and the public summary', async t => {
+t.test("batch items count in the account's statistics and the public summary", async t => {
   const who = await account('stats@example.com', 1_000)
   const before = (await api('GET', '/api/stats/summary')).body
-  const r = await api('POST', '/api/batches', { token: who.key, body: { emails: ['ok1@alpha-bulk.com', 'no1@beta-bulk.com', 'no address'], checks: ['smtp'], final: true } })
+  const r = await api('POST', '/api/batches', {
+    token: who.key,
+    body: { emails: ['ok1@alpha-bulk.com', 'no1@beta-bulk.com', 'no address'], checks: ['smtp'], final: true }
+  })
   const b = await completed(api, who.key, r.body.uuid)
   await waitUntil(async () => (await api('GET', '/api/stats/overview?days=1', { token: who.token })).body.totals.completed === 3)
   const o = (await api('GET', '/api/stats/overview?days=1', { token: who.token })).body

@@ -22,14 +22,23 @@ if (process.env.MONGODB_URL) {
   blobStoreContract(t, 'GridFS', async () => await GridFsBlobStore.connect(process.env.MONGODB_URL!))
 }
 
-t.test('a sealed stream: opens back whole; refuses what was altered, cut, extended, another owner\'s or erased', async t => {
+t.test("a sealed stream: opens back whole; refuses what was altered, cut, extended, another owner's or erased", async t => {
   const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
   t.teardown(() => keys.close())
   const sealer = new LibsodiumSealer(keys)
   const plain = Buffer.concat([Buffer.from('email,name\njane@example.com,Jane\n'), randomBytes(200_000)])
   const seal = async (owner: string, data: Buffer): Promise<Buffer> => {
     const out: Buffer[] = []
-    await pipeline(Readable.from([data.subarray(0, 1000), data.subarray(1000)]), await sealer.sealStream(owner), new Transform({ transform (c, _e, done) { out.push(c as Buffer); done() } }))
+    await pipeline(
+      Readable.from([data.subarray(0, 1000), data.subarray(1000)]),
+      await sealer.sealStream(owner),
+      new Transform({
+        transform(c, _e, done) {
+          out.push(c as Buffer)
+          done()
+        }
+      })
+    )
     return Buffer.concat(out)
   }
   const open = async (owner: string, sealed: Buffer): Promise<Buffer> => {
@@ -40,7 +49,13 @@ t.test('a sealed stream: opens back whole; refuses what was altered, cut, extend
   const owner = '01a20000-0000-7000-8000-000000000001'
   const sealed = await seal(owner, plain)
   t.notOk(sealed.includes(Buffer.from('jane@example.com')), 'the address is not in the sealed bytes')
-  t.equal(createHash('sha256').update(await open(owner, sealed)).digest('hex'), createHash('sha256').update(plain).digest('hex'), 'opened byte for byte')
+  t.equal(
+    createHash('sha256')
+      .update(await open(owner, sealed))
+      .digest('hex'),
+    createHash('sha256').update(plain).digest('hex'),
+    'opened byte for byte'
+  )
   t.same(await open(owner, await seal(owner, Buffer.alloc(0))), Buffer.alloc(0), 'an empty file too')
   const altered = Buffer.from(sealed)
   altered[5000] ^= 1
@@ -50,7 +65,7 @@ t.test('a sealed stream: opens back whole; refuses what was altered, cut, extend
   await t.rejects(open(owner, Buffer.concat([sealed, lastSegment])), /after the final segment|altered|cut short/, 'carried on past its end')
   const stranger = '01a20000-0000-7000-8000-000000000002'
   await seal(stranger, Buffer.from('theirs'))
-  await t.rejects(open(stranger, sealed), /altered/, 'another owner\'s key does not open it')
+  await t.rejects(open(stranger, sealed), /altered/, "another owner's key does not open it")
   await sealer.destroyKey(owner)
   t.equal(await sealer.unsealStream(owner), null, 'after erasure there is no key to open it with')
 })

@@ -7,8 +7,16 @@ import { busContract } from './support/bus-contract.ts'
 const buses = new Map<string, InProcessBus>()
 busContract(t, async (group, log) => {
   let bus = buses.get(group)
-  if (!bus) { bus = new InProcessBus(log ?? (() => {})); buses.set(group, bus) }
+  if (!bus) {
+    bus = new InProcessBus(log ?? (() => {}))
+    buses.set(group, bus)
+  }
   const shared = bus
-  const view: Bus = { publish: e => shared.publish(e), consume: (o, h) => shared.consume(o, h), redeliveries: () => shared.redeliveries(), close: async () => {} }
+  const view: Bus = {
+    publish: e => shared.publish(e),
+    consume: (o, h) => shared.consume(o, h),
+    redeliveries: () => shared.redeliveries(),
+    close: async () => {}
+  }
   return view
 })

@@ -42,7 +42,9 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     await dying.publish(m)
     await waitUntil(() => started)
     await dying.close() // the connection goes away without an ack
-    await survivor.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => { got.push(e.id) })
+    await survivor.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => {
+      got.push(e.id)
+    })
     await waitUntil(() => got.length === 1, 15_000)
     t.same(got, [m.id])
     await survivor.close()
@@ -56,12 +58,15 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     await relay1.publish(m)
     await relay2.publish(m)
     const seen: string[] = []
-    await relay1.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => { seen.push(e.id) })
+    await relay1.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => {
+      seen.push(e.id)
+    })
     await waitUntil(() => seen.length === 1)
     const sentinel = message('JobQueued', 8)
     await relay2.publish(sentinel)
     await waitUntil(() => seen.includes(sentinel.id))
     t.same(seen, [m.id, sentinel.id], 'the duplicate added nothing before the sentinel')
-    await relay1.close(); await relay2.close()
+    await relay1.close()
+    await relay2.close()
   })
 }

@@ -7,7 +7,7 @@ const r = (code: number, enhanced: string | null, message: string) => ({ code, e
 const cases: Array<[ReturnType<typeof r>, string]> = [
   [r(250, '2.1.5', 'OK'), 'accepted'],
   [r(251, null, 'User not local; will forward'), 'accepted'],
-  [r(550, '5.1.1', "The email account that you tried to reach does not exist."), 'mailbox_not_found'],
+  [r(550, '5.1.1', 'The email account that you tried to reach does not exist.'), 'mailbox_not_found'],
   [r(550, null, 'No such user here'), 'mailbox_not_found'],
   [r(550, '5.4.1', 'Recipient address rejected: Access denied'), 'mailbox_not_found'],
   [r(553, '5.1.10', 'Recipient address rejected: Null MX'), 'mailbox_not_found'],

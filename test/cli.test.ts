@@ -21,7 +21,7 @@ const token = await signUp(api, dataDir, email, password)
 const key = (await api('POST', '/api/keys', { token, body: { name: 'laptop', environment: 'live' } })).body
 const { NATS_URL: _nats, ...inherited } = process.env
 
-const svc = async (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> => {
+const svc = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   try {
     const r = await run(process.execPath, [cli, ...args], { env: { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: 'silent' } })
     return { code: 0, ...r }
@@ -41,7 +41,14 @@ t.test('--version and --help: exit 0; required options are marked', async t => {
 })
 
 t.test('usage errors exit 2 with error: on stderr, and change nothing', async t => {
-  for (const args of [['no-such-command'], ['wallet', 'grant', '--email', email], ['wallet', 'grant', '--email', email, '--tokens', 'ten', '--reason', 'x'], ['subscription', 'set', '--email', email, '--plan', 'pro', '--cycle', 'weekly'], ['sessions', 'end'], ['accounts', 'show', '--nope']]) {
+  for (const args of [
+    ['no-such-command'],
+    ['wallet', 'grant', '--email', email],
+    ['wallet', 'grant', '--email', email, '--tokens', 'ten', '--reason', 'x'],
+    ['subscription', 'set', '--email', email, '--plan', 'pro', '--cycle', 'weekly'],
+    ['sessions', 'end'],
+    ['accounts', 'show', '--nope']
+  ]) {
     const r = await svc(...args)
     t.equal(r.code, 2, args.join(' '))
     t.match(r.stderr, /^error: /m, 'error: first')
@@ -52,9 +59,13 @@ t.test('usage errors exit 2 with error: on stderr, and change nothing', async t 
 t.test('an unknown account: exit 1 and account.not_found, whatever the command', async t => {
   const nobody = 'nobody-at-all@example.com'
   for (const args of [
-    ['accounts', 'ban', '--email', nobody], ['accounts', 'unban', '--email', nobody], ['accounts', 'show', '--email', nobody],
-    ['wallet', 'grant', '--email', nobody, '--tokens', '5', '--reason', 'test'], ['subscription', 'set', '--email', nobody, '--plan', 'starter'],
-    ['sessions', 'end', '--email', nobody], ['ledger', 'audit', '--email', nobody]
+    ['accounts', 'ban', '--email', nobody],
+    ['accounts', 'unban', '--email', nobody],
+    ['accounts', 'show', '--email', nobody],
+    ['wallet', 'grant', '--email', nobody, '--tokens', '5', '--reason', 'test'],
+    ['subscription', 'set', '--email', nobody, '--plan', 'starter'],
+    ['sessions', 'end', '--email', nobody],
+    ['ledger', 'audit', '--email', nobody]
   ]) {
     const r = await svc(...args)
     t.equal(r.code, 1, args.slice(0, 2).join(' '))
@@ -69,7 +80,11 @@ t.test('svc accounts show: status, plan, balance, keys, sessions as the API show
   const shown = JSON.parse(r.stdout)
   const me = (await api('GET', '/api/users/me', { token })).body
   t.match(shown, { user_uuid: me.uuid, email, status: 'confirmed', plan: { code: 'free', limits_plan: 'free' }, wallet: { balance: 1_000 } })
-  t.same(shown.keys.map((k: any) => [k.uuid, k.name, k.environment, k.key_prefix]), [[key.uuid, 'laptop', 'live', key.key_prefix]], 'the key by its prefix')
+  t.same(
+    shown.keys.map((k: any) => [k.uuid, k.name, k.environment, k.key_prefix]),
+    [[key.uuid, 'laptop', 'live', key.key_prefix]],
+    'the key by its prefix'
+  )
   t.equal(shown.sessions.length, (await api('GET', '/api/users/me/sessions', { token })).body.length, 'the open sessions')
   for (const secret of [key.raw_key, password, token]) t.notOk(r.stdout.includes(secret), 'no raw key, password or token')
   t.notMatch(r.stdout, /hash|sealed:/, 'no hash and no sealed text')

@@ -15,12 +15,19 @@ import { startTestService, testConfig } from './support/service.ts'
 const exec = promisify(execFile)
 // Child processes without tap's loaders (its NODE_OPTIONS hook require(), which tsc's ES module bin does not survive).
 const { NODE_OPTIONS: _tapLoaders, ...cleanEnv } = process.env
-const run = async (file: string, args: string[], options: { env?: NodeJS.ProcessEnv, timeout?: number } = {}): Promise<{ stdout: string, stderr: string }> => await exec(file, args, { ...options, env: { ...cleanEnv, ...options.env } })
+const run = async (file: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<{ stdout: string; stderr: string }> =>
+  await exec(file, args, { ...options, env: { ...cleanEnv, ...options.env } })
 const root = new URL('..', import.meta.url).pathname
 const world = await startMailWorld({
   dns_ip: '127.0.105.1',
   domains: [{ name: 'client-world.com', mx: [{ preference: 10, exchange: 'mx.client-world.com' }] }],
-  hosts: [{ name: 'mx.client-world.com', ip: '127.0.105.2', rcpt: a => a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+  hosts: [
+    {
+      name: 'mx.client-world.com',
+      ip: '127.0.105.2',
+      rcpt: a => (a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
@@ -28,7 +35,24 @@ const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVER
 t.teardown(() => service.close())
 const work = join(dataDir, 'client-work')
 mkdirSync(work)
-writeFileSync(join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'es2024', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, allowImportingTsExtensions: true, erasableSyntaxOnly: true, verbatimModuleSyntax: true, skipLibCheck: false, types: ['node'] }, include: ['*.ts'] }))
+writeFileSync(
+  join(work, 'tsconfig.json'),
+  JSON.stringify({
+    compilerOptions: {
+      target: 'es2024',
+      module: 'nodenext',
+      moduleResolution: 'nodenext',
+      strict: true,
+      noEmit: true,
+      allowImportingTsExtensions: true,
+      erasableSyntaxOnly: true,
+      verbatimModuleSyntax: true,
+      skipLibCheck: false,
+      types: ['node']
+    },
+    include: ['*.ts']
+  })
+)
 
 const PROGRAM = `import createClient from 'openapi-fetch'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -84,27 +108,44 @@ console.log(JSON.stringify({
 
 t.test('generated from /openapi.json, a full flow type-checks without a cast and runs', async t => {
   writeFileSync(join(work, 'openapi.json'), await (await fetch(`${service.url}/openapi.json`)).text())
-  await run(process.execPath, [join(root, 'tools/client-gen/node_modules/openapi-typescript/bin/cli.js'), join(work, 'openapi.json'), '--output', join(work, 'schema.d.ts')])
+  await run(process.execPath, [
+    join(root, 'tools/client-gen/node_modules/openapi-typescript/bin/cli.js'),
+    join(work, 'openapi.json'),
+    '--output',
+    join(work, 'schema.d.ts')
+  ])
   writeFileSync(join(work, 'program.ts'), PROGRAM)
   t.notMatch(PROGRAM, /\bas (any|unknown|never|\{|[A-Z])/, 'no cast in the program')
-  const checked = await run(process.execPath, [join(root, 'node_modules/typescript/lib/tsc.js'), '-p', work]).then(() => ({ ok: true, out: '' }), (err: { stdout: string, stderr: string, message: string }) => ({ ok: false, out: `${err.stdout}${err.stderr}${err.stdout === '' && err.stderr === '' ? err.message : ''}` }))
+  const checked = await run(process.execPath, [join(root, 'node_modules/typescript/lib/tsc.js'), '-p', work]).then(
+    () => ({ ok: true, out: '' }),
+    (err: { stdout: string; stderr: string; message: string }) => ({
+      ok: false,
+      out: `${err.stdout}${err.stderr}${err.stdout === '' && err.stderr === '' ? err.message : ''}`
+    })
+  )
   t.ok(checked.ok, `tsc accepts the program against the generated types${checked.out ? `: ${checked.out.slice(0, 2_000)}` : ''}`)
   const ran = await run(process.execPath, [join(work, 'program.ts')], { env: { BASE_URL: service.url, OUTBOX: join(dataDir, 'outbox') }, timeout: 60_000 })
   const r = JSON.parse(ran.stdout.trim().split('\n').pop()!)
   t.same(r.job, { status: 'completed', verdict: 'valid', reason: 'accepted_email' }, 'the job, answered by the wait')
   t.equal(r.listed.first, r.listed.submitted, 'the filtered list holds it')
-  t.ok(r.ledger.includes('grant') && r.ledger.includes('capture'), 'the ledger: the grant and the job\'s capture')
+  t.ok(r.ledger.includes('grant') && r.ledger.includes('capture'), "the ledger: the grant and the job's capture")
   t.same(r.batch, { status: 'completed', name: 'from a generated client', valid: 1, invalid: 1 }, 'the batch, completed')
 })
 
 t.test('a wrong use of the API does not type-check', async t => {
-  writeFileSync(join(work, 'program.ts'), `import createClient from 'openapi-fetch'\nimport type { paths } from './schema.d.ts'\nconst api = createClient<paths>({ baseUrl: 'http://127.0.0.1:1' })\nawait api.GET('/api/jobs', { params: { query: { limit: 'five' } } })\nawait api.POST('/api/verify', { body: { address: 'x@y.z' } })\n`)
-  const checked = await run(process.execPath, [join(root, 'node_modules/typescript/lib/tsc.js'), '-p', work]).then(() => '', (err: { stdout: string, stderr: string }) => err.stdout + err.stderr)
+  writeFileSync(
+    join(work, 'program.ts'),
+    `import createClient from 'openapi-fetch'\nimport type { paths } from './schema.d.ts'\nconst api = createClient<paths>({ baseUrl: 'http://127.0.0.1:1' })\nawait api.GET('/api/jobs', { params: { query: { limit: 'five' } } })\nawait api.POST('/api/verify', { body: { address: 'x@y.z' } })\n`
+  )
+  const checked = await run(process.execPath, [join(root, 'node_modules/typescript/lib/tsc.js'), '-p', work]).then(
+    () => '',
+    (err: { stdout: string; stderr: string }) => err.stdout + err.stderr
+  )
   t.match(checked, /program\.ts\(4,/, 'a string limit is refused (the document says integer)')
   t.match(checked, /program\.ts\(5,/, 'a body without its email is refused')
 })
 
-t.test('the repository\'s client (src/client/api.ts) is the generated one', async t => {
+t.test("the repository's client (src/client/api.ts) is the generated one", async t => {
   const api = readFileSync(join(root, 'src/client/api.ts'), 'utf8')
   t.match(api, /from '\.\/generated\/schema\.d\.ts'/)
   t.match(readFileSync(join(root, 'package.json'), 'utf8'), /"prepare": "node scripts\/build\.ts"/, 'built by npm install')

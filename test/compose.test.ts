@@ -16,7 +16,10 @@ interface Service {
   depends_on?: Record<string, { condition: string }>
   healthcheck?: { test: string[] }
 }
-const compose = parse(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as { services: Record<string, Service>, networks: Record<string, { internal?: boolean } | null> }
+const compose = parse(readFileSync(new URL('../docker-compose.yml', import.meta.url), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>
+  networks: Record<string, { internal?: boolean } | null>
+}
 const STORES = ['kurrentdb', 'mongo', 'nats']
 const ROLES = ['api', 'projector', 'relay', 'verifier', 'webhooks', 'mailer']
 
@@ -27,12 +30,20 @@ t.test('the stores publish no port and sit only on internal networks', async t =
     t.ok(s.networks && s.networks.length > 0, `${name}: on a named network`)
     for (const n of s.networks ?? []) t.equal(compose.networks[n]?.internal, true, `${name}: ${n} is internal`)
   }
-  t.same(ROLES.filter(r => compose.services[r].ports), ['api'], 'only the API publishes a port')
+  t.same(
+    ROLES.filter(r => compose.services[r].ports),
+    ['api'],
+    'only the API publishes a port'
+  )
 })
 
 t.test('every store asks for credentials, and the roles pass them', async t => {
   const env = compose.services.api.environment!
-  t.match(env.EVENTSTORE_URL, /^kurrentdb:\/\/admin:\$\{KURRENTDB_ADMIN_PASSWORD[^}]*\}@kurrentdb:2113\?tls=true/, 'KurrentDB over TLS with a password, in the current scheme')
+  t.match(
+    env.EVENTSTORE_URL,
+    /^kurrentdb:\/\/admin:\$\{KURRENTDB_ADMIN_PASSWORD[^}]*\}@kurrentdb:2113\?tls=true/,
+    'KurrentDB over TLS with a password, in the current scheme'
+  )
   t.match(env.MONGODB_URL, /^mongodb:\/\/svc:\$\{MONGO_PASSWORD[^}]*\}@mongo:27017\/.*replicaSet=rs0/, 'MongoDB with a user, a replica set')
   t.match(env.NATS_URL, /^nats:\/\/svc:\$\{NATS_PASSWORD[^}]*\}@nats:4222/, 'NATS with a user')
   t.ok(compose.services.nats.command!.includes('--pass'), 'NATS requires the password')

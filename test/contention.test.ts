@@ -14,7 +14,16 @@ import { unlimitedRates } from './support/plans.ts'
 
 const dataDir = t.testdir()
 const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
+const env: NodeJS.ProcessEnv = {
+  ...inherited,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  SIGNUP_SCREENING: 'lists',
+  VERIFIER_HELO_NAME: 'verifier.test.example',
+  ...unlimitedRates(dataDir)
+}
 const serve = await startSvc(t, ['serve'], env)
 const second = await startSvc(t, ['api'], env)
 const a = client(serve.url)
@@ -23,11 +32,17 @@ const token = await signUp(a, dataDir, 'contended@example.com')
 const owner = (await a('GET', '/api/users/me', { token })).body.uuid as string
 const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
 t.teardown(() => store.close())
-const count = (rs: Array<{ status: number }>): Record<number, number> => rs.reduce<Record<number, number>>((m, r) => { m[r.status] = (m[r.status] ?? 0) + 1; return m }, {})
+const count = (rs: Array<{ status: number }>): Record<number, number> =>
+  rs.reduce<Record<number, number>>((m, r) => {
+    m[r.status] = (m[r.status] ?? 0) + 1
+    return m
+  }, {})
 
 let key = ''
 t.test('20 key creations at once over two processes, cap 5: exactly 5', async t => {
-  const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b)('POST', '/api/keys', { token, body: { name: `k${i}`, environment: 'live' } })))
+  const rs = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b)('POST', '/api/keys', { token, body: { name: `k${i}`, environment: 'live' } }))
+  )
   t.same(count(rs), { 201: 5, 403: 15 })
   t.equal((await store.readStream(`apikeys-${owner}`)).filter(e => e.type === 'ApiKeyCreated').length, 5)
   key = rs.find(r => r.status === 201)!.body.raw_key
@@ -35,7 +50,11 @@ t.test('20 key creations at once over two processes, cap 5: exactly 5', async t 
 
 t.test('1,500 submissions at once over two processes on a wallet of 1,000 tokens', async t => {
   await waitUntil(async () => (await b('GET', '/api/wallet', { token: key })).status === 200)
-  const rs = await Promise.all(Array.from({ length: 1_500 }, (_, i) => (i % 2 === 0 ? a : b)('POST', '/api/verify', { token: key, body: { email: `c${i}@mailinator.com`, checks: ['disposable'] } })))
+  const rs = await Promise.all(
+    Array.from({ length: 1_500 }, (_, i) =>
+      (i % 2 === 0 ? a : b)('POST', '/api/verify', { token: key, body: { email: `c${i}@mailinator.com`, checks: ['disposable'] } })
+    )
+  )
   t.same(count(rs), { 202: 1_000, 402: 500 }, 'each accepted or refused for funds; none 409, none 5xx')
   t.ok(count(rs.filter((_, i) => i % 2 === 1))[202] > 0, 'the second process accepted some')
   const wallet = await store.readStream(`wallet-${owner}`)
@@ -45,6 +64,9 @@ t.test('1,500 submissions at once over two processes on a wallet of 1,000 tokens
   await waitUntil(async () => (await store.readStream(`wallet-${owner}`)).filter(e => e.type === 'TokensCaptured').length === 1_000, 60_000)
   // The read model follows the ledger (captures are the workers', not a request's): wait for it to catch up.
   let w: any
-  await waitUntil(async () => { w = (await a('GET', '/api/wallet', { token: key })).body; return w.spent === 1_000 }, 20_000).catch(() => undefined)
+  await waitUntil(async () => {
+    w = (await a('GET', '/api/wallet', { token: key })).body
+    return w.spent === 1_000
+  }, 20_000).catch(() => undefined)
   t.same([w.balance, w.reserved, w.spent], [0, 0, 1_000], 'every accepted job charged once, whichever process took it')
 })

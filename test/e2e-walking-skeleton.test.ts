@@ -11,11 +11,16 @@ const run = promisify(execFile)
 // This file owns 127.0.30.0/24.
 const world = await startMailWorld({
   dns_ip: '127.0.30.1',
-  domains: [
-    { name: 'acme-corp.com', mx: [{ preference: 10, exchange: 'mx.acme-corp.com' }] }
-  ],
+  domains: [{ name: 'acme-corp.com', mx: [{ preference: 10, exchange: 'mx.acme-corp.com' }] }],
   hosts: [
-    { name: 'mx.acme-corp.com', ip: '127.0.30.2', rcpt: a => a === 'jane@acme-corp.com' ? { code: 250, message: '2.1.5 Recipient OK' } : { code: 550, message: '5.1.1 The email account that you tried to reach does not exist' } }
+    {
+      name: 'mx.acme-corp.com',
+      ip: '127.0.30.2',
+      rcpt: a =>
+        a === 'jane@acme-corp.com'
+          ? { code: 250, message: '2.1.5 Recipient OK' }
+          : { code: 550, message: '5.1.1 The email account that you tried to reach does not exist' }
+    }
   ]
 })
 t.teardown(() => world.close())
@@ -26,7 +31,7 @@ let service = await startTestService(config)
 t.teardown(() => service.close())
 let api = client(service.url)
 
-const state: { token: string, key: string, jobs: Record<string, string>, balance: number } = { token: '', key: '', jobs: {}, balance: 0 }
+const state: { token: string; key: string; jobs: Record<string, string>; balance: number } = { token: '', key: '', jobs: {}, balance: 0 }
 
 t.test('sign up, confirm from the mailed code, get the Free plan tokens', async t => {
   state.token = await signUp(api, dataDir, 'dev@example.com')
@@ -78,7 +83,10 @@ t.test('verify addresses end to end over real DNS and SMTP on loopback', async t
     t.equal(job.result.verdict, verdict)
     t.type(job.result.checks, Array)
   }
-  t.ok(world.transcript.some(l => l.includes('RCPT TO:<jane@acme-corp.com>')), 'a real SMTP conversation happened')
+  t.ok(
+    world.transcript.some(l => l.includes('RCPT TO:<jane@acme-corp.com>')),
+    'a real SMTP conversation happened'
+  )
 })
 
 t.test('the wallet is debited for checks that ran, not for the rest', async t => {
@@ -136,7 +144,11 @@ t.test('accounts: wrong code 401, login 200, unconfirmed 403, wrong password 401
   t.equal(bad.body.code, 'confirm_account.invalid_code')
   const unconfirmed = await api('POST', '/api/auth/login', { body: { email: 'late@example.com', password: 'another password!' } })
   t.equal(unconfirmed.status, 403)
-  t.equal((await api('POST', '/api/auth/login', { body: { email: 'late@example.com', password: 'long enough password' } })).status, 401, 'the replaced password no longer matches')
+  t.equal(
+    (await api('POST', '/api/auth/login', { body: { email: 'late@example.com', password: 'long enough password' } })).status,
+    401,
+    'the replaced password no longer matches'
+  )
   const wrongPw = await api('POST', '/api/auth/login', { body: { email: 'dev@example.com', password: 'not the password' } })
   t.equal(wrongPw.status, 401)
   const absent = await api('POST', '/api/auth/login', { body: { email: 'nobody@example.com', password: 'whatever123' } })
@@ -153,7 +165,9 @@ t.test('accounts: wrong code 401, login 200, unconfirmed 403, wrong password 401
   const common = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'password123', locale: 'en' } })
   t.equal(common.status, 400)
   t.equal(common.body.code, 'register_user.common_password')
-  const long = await api('POST', '/api/auth/register', { body: { email: 'x@example.com', password: 'x'.repeat(64) + ' a sixty-four plus character passphrase', locale: 'en' } })
+  const long = await api('POST', '/api/auth/register', {
+    body: { email: 'x@example.com', password: `${'x'.repeat(64)} a sixty-four plus character passphrase`, locale: 'en' }
+  })
   t.equal(long.status, 204, 'long passphrases are allowed')
 })
 
@@ -177,7 +191,12 @@ t.test('test keys never touch the wallet or the network', async t => {
   const key = (await api('POST', '/api/keys', { token: state.token, body: { name: 'sandbox', environment: 'test' } })).body.raw_key
   t.match(key, /^svc_test_/)
   const before = world.transcript.length
-  const cases: Array<[string, string, string]> = [['valid@anything.com', 'valid', 'accepted_email'], ['invalid@anything.com', 'invalid', 'mailbox_not_found'], ['greylisted@x.com', 'unknown', 'greylisted'], ['bad syntax', 'invalid', 'invalid_syntax']]
+  const cases: Array<[string, string, string]> = [
+    ['valid@anything.com', 'valid', 'accepted_email'],
+    ['invalid@anything.com', 'invalid', 'mailbox_not_found'],
+    ['greylisted@x.com', 'unknown', 'greylisted'],
+    ['bad syntax', 'invalid', 'invalid_syntax']
+  ]
   for (const [email, verdict, reason] of cases) {
     const r = await api('POST', '/api/verify', { token: key, body: { email } })
     t.equal(r.status, 202)
@@ -193,14 +212,18 @@ t.test('test keys never touch the wallet or the network', async t => {
 
 t.test('svc wallet grant credits a wallet with an auditable event while the service runs', async t => {
   const cli = new URL('../src/cli.ts', import.meta.url).pathname
-  const out = await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'dev@example.com', '--tokens', '25', '--reason', 'support ticket 42'], { env: { ...process.env, DATA_DIR: dataDir, SVC_OPERATOR: 'alice' } })
+  const out = await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'dev@example.com', '--tokens', '25', '--reason', 'support ticket 42'], {
+    env: { ...process.env, DATA_DIR: dataDir, SVC_OPERATOR: 'alice' }
+  })
   t.match(JSON.parse(out.stdout), { granted: 25, balance: state.balance + 25 })
   await waitUntil(async () => (await api('GET', '/api/wallet', { token: state.token })).body.balance === state.balance + 25)
   const events = await service.core.store.readStream(`wallet-${JSON.parse(out.stdout).user_uuid}`)
   const grant = events.find(e => e.type === 'TokensGranted' && e.data.source === 'operator')
   t.match(grant, { data: { amount: 25, reason: 'support ticket 42' }, metadata: { actor: 'operator:alice' } })
   state.balance += 25
-  const bad = await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'nobody@example.com', '--tokens', '5', '--reason', 'x'], { env: { ...process.env, DATA_DIR: dataDir } }).catch(e => e)
+  const bad = await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'nobody@example.com', '--tokens', '5', '--reason', 'x'], {
+    env: { ...process.env, DATA_DIR: dataDir }
+  }).catch(e => e)
   t.equal(bad.code, 1)
   t.match(bad.stderr, /no account/)
 })

@@ -6,7 +6,8 @@ import { DEFAULT_POLITENESS } from '../src/verifier/politeness.ts'
 import { CHECK_NAMES } from '../src/domain/checks.ts'
 
 // This file owns 127.0.21.0/24.
-const exists = (a: string): { code: number, message: string } => /^(u\d+|jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const exists = (a: string): { code: number; message: string } =>
+  /^(u\d+|jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
 const world = await startMailWorld({
   dns_ip: '127.0.21.1',
   domains: [
@@ -42,12 +43,18 @@ const world = await startMailWorld({
 })
 t.teardown(() => world.close())
 
-function engine (over: Partial<EngineOptions> = {}): { e: VerificationEngine, resolver: CachingMailResolver } {
+function engine(over: Partial<EngineOptions> = {}): { e: VerificationEngine; resolver: CachingMailResolver } {
   const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 }))
   const e = new VerificationEngine({
     resolver,
     probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 500, allow_private_targets: true },
-    politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 2, burst_per_host: 2, sessions_per_second_per_host: 100, backoff: { initial_ms: 50, max_ms: 400 } },
+    politeness: {
+      ...DEFAULT_POLITENESS,
+      max_sessions_per_host: 2,
+      burst_per_host: 2,
+      sessions_per_second_per_host: 100,
+      backoff: { initial_ms: 50, max_ms: 400 }
+    },
     greylist: { retry_ms: 300, deadline_ms: 3_000 },
     ...over
   })
@@ -56,13 +63,24 @@ function engine (over: Partial<EngineOptions> = {}): { e: VerificationEngine, re
 const all = CHECK_NAMES
 
 // What the mail world saw (its own records, not the engine's stats), from a mark on.
-const mark = (): { conns: number, lines: number, queries: number } => ({ conns: world.connection_log.length, lines: world.transcript.length, queries: world.dns_queries.length })
+const mark = (): { conns: number; lines: number; queries: number } => ({
+  conns: world.connection_log.length,
+  lines: world.transcript.length,
+  queries: world.dns_queries.length
+})
 const since = (m: ReturnType<typeof mark>, ip: string) => {
   const conns = world.connection_log.slice(m.conns).filter(c => c.ip === ip)
   const lines = world.transcript.slice(m.lines).filter(l => l.startsWith(`${ip} `))
-  return { sessions: conns.length, conns, rcpts: lines.filter(l => l.includes(' RCPT TO:')).length, envelopes: lines.filter(l => l.includes(' MAIL FROM:')).length, lines, queries: world.dns_queries.length - m.queries }
+  return {
+    sessions: conns.length,
+    conns,
+    rcpts: lines.filter(l => l.includes(' RCPT TO:')).length,
+    envelopes: lines.filter(l => l.includes(' MAIL FROM:')).length,
+    lines,
+    queries: world.dns_queries.length - m.queries
+  }
 }
-const list = (domain: string, n: number): Array<{ email: string, checks: typeof all }> =>
+const list = (domain: string, n: number): Array<{ email: string; checks: typeof all }> =>
   Array.from({ length: n }, (_, i) => ({ email: `u${i}@${domain}`, checks: all }))
 
 t.test('one session serves many addresses of an MX, across domains, within the per-MX cap', async t => {
@@ -85,19 +103,29 @@ t.test('452 4.5.3 too many recipients opens another envelope', async t => {
   const { e } = engine()
   const m = mark()
   const results = await e.verifyMany(list('small-envelope.com', 12))
-  t.ok(results.every(r => r.reason === 'accepted_email'), results.map(r => r.reason).join(','))
+  t.ok(
+    results.every(r => r.reason === 'accepted_email'),
+    results.map(r => r.reason).join(',')
+  )
   const seen = since(m, '127.0.21.3')
   t.ok(seen.envelopes >= 3, `the server saw ${seen.envelopes} envelopes (MAIL FROM) for 12 addresses at 5 per envelope`)
-  t.ok(seen.conns.some(c => c.pipelined > 0), 'RCPTs were pipelined past the envelope\'s limit (the 452s were asked again)')
+  t.ok(
+    seen.conns.some(c => c.pipelined > 0),
+    "RCPTs were pipelined past the envelope's limit (the 452s were asked again)"
+  )
 })
 
 /** Addresses of `domain`, every other one unknown to the world (`exists`), so that a reply matched to the wrong recipient shows. */
-const mixed = (domain: string, n: number): Array<{ email: string, checks: typeof all }> =>
+const mixed = (domain: string, n: number): Array<{ email: string; checks: typeof all }> =>
   Array.from({ length: n }, (_, i) => ({ email: i % 2 === 0 ? `u${i}@${domain}` : `nobody${i}@${domain}`, checks: all }))
-const reasonFor = (email: string): string => exists(email).code === 250 ? 'accepted_email' : 'mailbox_not_found'
+const reasonFor = (email: string): string => (exists(email).code === 250 ? 'accepted_email' : 'mailbox_not_found')
 
 /** Verifies `n` addresses of `domain` (half unknown): the reasons got and the world's, and what the host at `ip` saw. */
-async function verifyMixed (domain: string, ip: string, n: number): Promise<{ got: string[], want: string[], seen: ReturnType<typeof since>, pipelined: number }> {
+async function verifyMixed(
+  domain: string,
+  ip: string,
+  n: number
+): Promise<{ got: string[]; want: string[]; seen: ReturnType<typeof since>; pipelined: number }> {
   const { e } = engine()
   const m = mark()
   const requests = mixed(domain, n)
@@ -128,11 +156,14 @@ t.test('a server that hangs up in the middle of a pipelined window: the unanswer
   t.ok(seen.sessions >= 2, `${seen.sessions} sessions: the rest in another`)
 })
 
-t.test('421 beyond the receiver\'s session limit: back off, adapt, and still answer everything', async t => {
+t.test("421 beyond the receiver's session limit: back off, adapt, and still answer everything", async t => {
   const { e } = engine()
   const m = mark()
   const results = await e.verifyMany(list('strict.com', 30))
-  t.ok(results.every(r => r.reason === 'accepted_email'), results.map(r => r.reason).join(','))
+  t.ok(
+    results.every(r => r.reason === 'accepted_email'),
+    results.map(r => r.reason).join(',')
+  )
   const refused = since(m, '127.0.21.4').conns.filter(c => !c.commands.some(x => /^MAIL FROM/i.test(x)))
   t.ok(refused.length >= 1, `the server turned away ${refused.length} sessions (421 at the banner), and every address was answered all the same`)
 })
@@ -149,7 +180,10 @@ t.test('greylisting in bulk: asked again after the retry delay, then answered', 
   const { e } = engine()
   const m = mark()
   const results = await e.verifyMany([...list('grey.com', 5), { email: 'nobody@grey.com', checks: all }], { greylist: 'wait' })
-  t.same(results.map(r => r.reason), ['accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'mailbox_not_found'])
+  t.same(
+    results.map(r => r.reason),
+    ['accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'accepted_email', 'mailbox_not_found']
+  )
   const asked = since(m, '127.0.21.6').lines.filter(l => l.includes('RCPT TO:<u0@grey.com>')).length
   t.ok(asked >= 2, `the server was asked about u0@grey.com ${asked} times (greylisted, then again)`)
 })
@@ -189,8 +223,11 @@ t.test('result cache: a repeat within the TTL is answered without the network', 
   await e.verify('u9@cached.com', all)
   const seen = since(m, '127.0.21.9')
   t.equal(seen.lines.filter(l => /RCPT TO:<jane@cached\.com>/i.test(l)).length, 0, 'no SMTP for the repeat')
-  t.equal(seen.rcpts, 1, 'the control\'s one RCPT reached the server')
-  t.ok(world.connection_log.slice(m.conns).filter(c => c.ip === '127.0.21.9').length <= 1, 'at most the control\'s connection (a session may still linger from the first)')
+  t.equal(seen.rcpts, 1, "the control's one RCPT reached the server")
+  t.ok(
+    world.connection_log.slice(m.conns).filter(c => c.ip === '127.0.21.9').length <= 1,
+    "at most the control's connection (a session may still linger from the first)"
+  )
 })
 
 t.test('DNS answers are cached per TTL; the catch-all answer per domain', async t => {
@@ -199,19 +236,26 @@ t.test('DNS answers are cached per TTL; the catch-all answer per domain', async 
   const m = mark()
   await e.verify('u2@cached.com', all)
   const seen = since(m, '127.0.21.9')
-  t.equal(seen.queries, 0, 'the world\'s DNS server was not asked again for the second address of the domain')
+  t.equal(seen.queries, 0, "the world's DNS server was not asked again for the second address of the domain")
   t.equal(seen.lines.length, 2, 'MAIL FROM and one RCPT: no second catch-all probe')
 })
 
 t.test('naive mode: one session per address, no caches', async t => {
-  const { e } = engine({ mode: 'naive', politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 1_000, burst_per_host: 1_000, sessions_per_second_per_host: Infinity } })
+  const { e } = engine({
+    mode: 'naive',
+    politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 1_000, burst_per_host: 1_000, sessions_per_second_per_host: Infinity }
+  })
   const m = mark()
   const results = await e.verifyMany(list('reuse.com', 10))
   t.ok(results.every(r => r.reason === 'accepted_email'))
   const seen = since(m, '127.0.21.2')
   t.equal(seen.sessions, 10, 'the server saw one session per address')
   t.equal(seen.rcpts, 20, 'and a catch-all probe in each')
-  t.equal(seen.conns.reduce((n, c) => n + c.pipelined, 0), 0, 'one recipient per round trip, as the open-source reference asks')
+  t.equal(
+    seen.conns.reduce((n, c) => n + c.pipelined, 0),
+    0,
+    'one recipient per round trip, as the open-source reference asks'
+  )
 })
 
 t.test('checks are selectable: no smtp means no SMTP traffic and an unknown verdict', async t => {
@@ -220,7 +264,10 @@ t.test('checks are selectable: no smtp means no SMTP traffic and an unknown verd
   const r = await e.verify('jane@reuse.com', ['syntax', 'dns'])
   t.equal(world.transcript.length, before)
   t.equal(r.verdict, 'unknown')
-  t.same(r.checks.map(c => c.name), ['syntax', 'dns'])
+  t.same(
+    r.checks.map(c => c.name),
+    ['syntax', 'dns']
+  )
 })
 
 t.test('typo check suggests a correction', async t => {

@@ -25,14 +25,18 @@ const { Metadata } = createRequire(require.resolve('@kurrent/kurrentdb-client'))
 type Message = InstanceType<typeof ReadResp>
 
 /** A `ReadResp` carrying one recorded event at commit position `pos`. */
-function eventMsg (pos: number, type: string, stream = 'job-1'): Message {
+function eventMsg(pos: number, type: string, stream = 'job-1'): Message {
   const rec = new ReadResp.ReadEvent.RecordedEvent()
   rec.setId(new UUID().setString(randomUUID()))
   rec.setStreamIdentifier(new StreamIdentifier().setStreamName(Buffer.from(stream)))
   rec.setStreamRevision(String(pos))
   rec.setPreparePosition(String(pos))
   rec.setCommitPosition(String(pos))
-  rec.getMetadataMap().set('type', type).set('content-type', 'application/json').set('created', String(BigInt(Date.now()) * 10_000n))
+  rec
+    .getMetadataMap()
+    .set('type', type)
+    .set('content-type', 'application/json')
+    .set('created', String(BigInt(Date.now()) * 10_000n))
   rec.setCustomMetadata(Buffer.from(JSON.stringify({ occurred_at: new Date().toISOString() })))
   rec.setData(Buffer.from(JSON.stringify({ pos, pad: 'x'.repeat(90) })))
   const read = new ReadResp.ReadEvent()
@@ -41,30 +45,33 @@ function eventMsg (pos: number, type: string, stream = 'job-1'): Message {
   return new ReadResp().setEvent(read)
 }
 const systemMsg = (pos: number): Message => eventMsg(pos, '$metadata', '$$job-1')
-const checkpointMsg = (pos: number): Message => new ReadResp().setCheckpoint(new ReadResp.Checkpoint().setCommitPosition(String(pos)).setPreparePosition(String(pos)))
+const checkpointMsg = (pos: number): Message =>
+  new ReadResp().setCheckpoint(new ReadResp.Checkpoint().setCommitPosition(String(pos)).setPreparePosition(String(pos)))
 const caughtUpMsg = (): Message => new ReadResp().setCaughtUp(new ReadResp.CaughtUp())
 
 /** The gRPC call as the client sees it: an object stream of messages, with `cancel()`. */
 class FakeCall extends PassThrough {
   cancelled = false
-  constructor () { super({ objectMode: true }) }
-  cancel (): void {
+  constructor() {
+    super({ objectMode: true })
+  }
+  cancel(): void {
     this.cancelled = true
     // What @grpc/grpc-js does on a client cancel (the client's streams ignore this error).
     this.emit('error', Object.assign(new Error('1 CANCELLED: Cancelled on client'), { code: 1, details: 'Cancelled on client', metadata: null }))
   }
 
   /** A server-side failure with a gRPC status code (14 UNAVAILABLE, 16 UNAUTHENTICATED, …), as @grpc/grpc-js reports it. */
-  fail (code: number, details: string): void {
+  fail(code: number, details: string): void {
     this.emit('error', Object.assign(new Error(`${code} ${details}`), { code, details, metadata: new Metadata() }))
   }
 }
 
 /** The client, as far as the adapter uses it: subscriptions and reads over fake calls. */
 class FakeClient implements KurrentClient {
-  readonly subscriptions: Array<{ from: Position | 'start' | 'end', call: FakeCall }> = []
+  readonly subscriptions: Array<{ from: Position | 'start' | 'end'; call: FakeCall }> = []
   log: Message[] = []
-  subscribeToAll = ((options: { fromPosition?: Position | 'start' | 'end', filter?: { checkpointReached?: unknown, regex?: string } }) => {
+  subscribeToAll = ((options: { fromPosition?: Position | 'start' | 'end'; filter?: { checkpointReached?: unknown; regex?: string } }) => {
     const call = new FakeCall()
     this.subscriptions.push({ from: options.fromPosition ?? 'start', call })
     return new Subscription(async () => call, convertGrpcEvent, {}, options.filter?.checkpointReached)
@@ -72,14 +79,15 @@ class FakeClient implements KurrentClient {
 
   /** Reads left before their end (the adapter returned the generator). */
   readsReturned = 0
-  readAll = ((options: { fromPosition?: Position | 'start' | 'end', direction?: string }) => {
+  readAll = ((options: { fromPosition?: Position | 'start' | 'end'; direction?: string }) => {
     const at = (m: Message): number => Number(m.getEvent().getCommitPosition())
     const from = options.fromPosition
-    const msgs = options.direction === FORWARDS || options.direction === undefined
-      ? this.log.filter(m => typeof from !== 'object' || at(m) > Number(from.commit))
-      : [...this.log].reverse()
+    const msgs =
+      options.direction === FORWARDS || options.direction === undefined
+        ? this.log.filter(m => typeof from !== 'object' || at(m) > Number(from.commit))
+        : [...this.log].reverse()
     const client = this
-    return (async function * () {
+    return (async function* () {
       let done = false
       try {
         for (const m of msgs) yield convertGrpcEvent(m.getEvent())
@@ -90,55 +98,97 @@ class FakeClient implements KurrentClient {
     })()
   }) as unknown as KurrentClient['readAll']
 
-  appendToStream = (async () => { throw new Error('not used') }) as unknown as KurrentClient['appendToStream']
-  readStream = (() => { throw new Error('not used') }) as unknown as KurrentClient['readStream']
+  appendToStream = (async () => {
+    throw new Error('not used')
+  }) as unknown as KurrentClient['appendToStream']
+  readStream = (() => {
+    throw new Error('not used')
+  }) as unknown as KurrentClient['readStream']
   dispose = async (): Promise<void> => {}
 }
 
-const open = (client: FakeClient, logged: unknown[] = []): KurrentEventStore => new KurrentEventStore(client, { retry_min_ms: 10, retry_max_ms: 40, log: (_m, err) => { logged.push(err) } })
-
-t.test('a checkpoint and the caught-up signal arriving while a slow handler holds earlier events: every event once, in order, nothing ahead of the handler', async t => {
-  const client = new FakeClient()
-  const store = open(client)
-  t.teardown(() => store.close())
-  const trace: string[] = []
-  let release: () => void = () => {}
-  let gate = new Promise<void>(resolve => { release = resolve })
-  const sub = store.subscribeToAll({
-    from_position: 0,
-    event_types: ['JobQueued'],
-    on_checkpoint: p => { trace.push(`checkpoint ${p}`) },
-    on_caught_up: p => { trace.push(`caught up ${p}`) }
-  }, async e => {
-    trace.push(`handle ${e.position}`)
-    await gate
+const open = (client: FakeClient, logged: unknown[] = []): KurrentEventStore =>
+  new KurrentEventStore(client, {
+    retry_min_ms: 10,
+    retry_max_ms: 40,
+    log: (_m, err) => {
+      logged.push(err)
+    }
   })
-  t.teardown(() => sub.stop())
-  await waitUntil(() => client.subscriptions.length === 1)
-  const { call } = client.subscriptions[0]
-  // The server's burst: five events, a system event, one of a type nobody asked for, a checkpoint past them all, caught up.
-  for (const m of [eventMsg(10, 'JobQueued'), eventMsg(20, 'JobQueued'), eventMsg(30, 'JobQueued'), eventMsg(40, 'JobQueued'), eventMsg(50, 'JobQueued'), systemMsg(55), eventMsg(60, 'WalletOpened'), checkpointMsg(90), caughtUpMsg()]) call.write(m)
-  await waitUntil(() => trace.length > 0)
-  // Let the client's stream take in the whole burst while the first event is still being handled.
-  await new Promise(resolve => setImmediate(resolve))
-  t.same(trace, ['handle 10'], 'the handler holds the first event; no checkpoint and no caught-up yet')
-  release()
-  gate = Promise.resolve()
-  await waitUntil(() => trace.includes('caught up 90'))
-  t.same(trace, [
-    'handle 10', 'checkpoint 10', 'handle 20', 'checkpoint 20', 'handle 30', 'checkpoint 30',
-    'handle 40', 'checkpoint 40', 'handle 50', 'checkpoint 50',
-    'checkpoint 60', // the event of another type: skipped, and its position reached (read-your-writes)
-    'checkpoint 90', // the server's checkpoint, after everything received before it
-    'caught up 90'
-  ])
-  // Live: an event, then a checkpoint for events the server's filter left out.
-  call.write(eventMsg(100, 'JobQueued'))
-  call.write(checkpointMsg(130))
-  await waitUntil(() => trace.includes('checkpoint 130'))
-  t.same(trace.slice(13), ['handle 100', 'checkpoint 100', 'checkpoint 130'])
-  t.equal(client.subscriptions.length, 1, 'one subscription all along')
-})
+
+t.test(
+  'a checkpoint and the caught-up signal arriving while a slow handler holds earlier events: every event once, in order, nothing ahead of the handler',
+  async t => {
+    const client = new FakeClient()
+    const store = open(client)
+    t.teardown(() => store.close())
+    const trace: string[] = []
+    let release: () => void = () => {}
+    let gate = new Promise<void>(resolve => {
+      release = resolve
+    })
+    const sub = store.subscribeToAll(
+      {
+        from_position: 0,
+        event_types: ['JobQueued'],
+        on_checkpoint: p => {
+          trace.push(`checkpoint ${p}`)
+        },
+        on_caught_up: p => {
+          trace.push(`caught up ${p}`)
+        }
+      },
+      async e => {
+        trace.push(`handle ${e.position}`)
+        await gate
+      }
+    )
+    t.teardown(() => sub.stop())
+    await waitUntil(() => client.subscriptions.length === 1)
+    const { call } = client.subscriptions[0]
+    // The server's burst: five events, a system event, one of a type nobody asked for, a checkpoint past them all, caught up.
+    for (const m of [
+      eventMsg(10, 'JobQueued'),
+      eventMsg(20, 'JobQueued'),
+      eventMsg(30, 'JobQueued'),
+      eventMsg(40, 'JobQueued'),
+      eventMsg(50, 'JobQueued'),
+      systemMsg(55),
+      eventMsg(60, 'WalletOpened'),
+      checkpointMsg(90),
+      caughtUpMsg()
+    ])
+      call.write(m)
+    await waitUntil(() => trace.length > 0)
+    // Let the client's stream take in the whole burst while the first event is still being handled.
+    await new Promise(resolve => setImmediate(resolve))
+    t.same(trace, ['handle 10'], 'the handler holds the first event; no checkpoint and no caught-up yet')
+    release()
+    gate = Promise.resolve()
+    await waitUntil(() => trace.includes('caught up 90'))
+    t.same(trace, [
+      'handle 10',
+      'checkpoint 10',
+      'handle 20',
+      'checkpoint 20',
+      'handle 30',
+      'checkpoint 30',
+      'handle 40',
+      'checkpoint 40',
+      'handle 50',
+      'checkpoint 50',
+      'checkpoint 60', // the event of another type: skipped, and its position reached (read-your-writes)
+      'checkpoint 90', // the server's checkpoint, after everything received before it
+      'caught up 90'
+    ])
+    // Live: an event, then a checkpoint for events the server's filter left out.
+    call.write(eventMsg(100, 'JobQueued'))
+    call.write(checkpointMsg(130))
+    await waitUntil(() => trace.includes('checkpoint 130'))
+    t.same(trace.slice(13), ['handle 100', 'checkpoint 100', 'checkpoint 130'])
+    t.equal(client.subscriptions.length, 1, 'one subscription all along')
+  }
+)
 
 t.test('a dropped subscription (UNAVAILABLE) is cancelled and made again from the last handled event; a replayed event is not handled twice', async t => {
   const client = new FakeClient()
@@ -147,7 +197,15 @@ t.test('a dropped subscription (UNAVAILABLE) is cancelled and made again from th
   t.teardown(() => store.close())
   const handled: number[] = []
   const errors: unknown[] = []
-  const sub = store.subscribeToAll({ from_position: 0 }, e => { handled.push(e.position) }, err => { errors.push(err) })
+  const sub = store.subscribeToAll(
+    { from_position: 0 },
+    e => {
+      handled.push(e.position)
+    },
+    err => {
+      errors.push(err)
+    }
+  )
   t.teardown(() => sub.stop())
   await waitUntil(() => client.subscriptions.length === 1)
   const first = client.subscriptions[0].call
@@ -173,7 +231,13 @@ t.test('an error that is not transient (UNAUTHENTICATED) is logged and the subsc
   const store = open(client, logged)
   t.teardown(() => store.close())
   const errors: unknown[] = []
-  const sub = store.subscribeToAll({ from_position: 0 }, () => {}, err => { errors.push(err) })
+  const sub = store.subscribeToAll(
+    { from_position: 0 },
+    () => {},
+    err => {
+      errors.push(err)
+    }
+  )
   t.teardown(() => sub.stop())
   await waitUntil(() => client.subscriptions.length === 1)
   client.subscriptions[0].call.fail(16, 'Access denied')
@@ -190,7 +254,16 @@ t.test('a handler error stops the subscription and is reported, never retried', 
   let reported: unknown = null
   let calls = 0
   // A message that mentions a closed connection must not pass for a dropped subscription.
-  store.subscribeToAll({ from_position: 0 }, () => { calls++; throw new Error('connection closed by the projection') }, err => { reported = err })
+  store.subscribeToAll(
+    { from_position: 0 },
+    () => {
+      calls++
+      throw new Error('connection closed by the projection')
+    },
+    err => {
+      reported = err
+    }
+  )
   await waitUntil(() => client.subscriptions.length === 1)
   const { call } = client.subscriptions[0]
   call.write(eventMsg(10, 'A'))
@@ -201,7 +274,9 @@ t.test('a handler error stops the subscription and is reported, never retried', 
   t.ok(call.cancelled, 'the call was cancelled')
   // Positive control for the absence below: a second subscription on the same client is made and served.
   const seen: number[] = []
-  const control = store.subscribeToAll({ from_position: 0 }, e => { seen.push(e.position) })
+  const control = store.subscribeToAll({ from_position: 0 }, e => {
+    seen.push(e.position)
+  })
   await waitUntil(() => client.subscriptions.length === 2)
   client.subscriptions[1].call.write(eventMsg(10, 'A'))
   await waitUntil(() => seen.length === 1)
@@ -227,7 +302,9 @@ t.test('stop() while the subscription waits for the next message ends it', async
   const client = new FakeClient()
   const store = open(client)
   const handled: number[] = []
-  const sub = store.subscribeToAll({ from_position: 0 }, e => { handled.push(e.position) })
+  const sub = store.subscribeToAll({ from_position: 0 }, e => {
+    handled.push(e.position)
+  })
   await waitUntil(() => client.subscriptions.length === 1)
   client.subscriptions[0].call.write(eventMsg(10, 'A'))
   await waitUntil(() => handled.length === 1)
@@ -242,21 +319,37 @@ t.test('readAll: system events do not end a page early; pages are bounded by byt
   t.teardown(() => store.close())
   client.log = [eventMsg(10, 'A'), ...Array.from({ length: 100 }, (_, i) => systemMsg(11 + i)), eventMsg(200, 'B'), eventMsg(210, 'C'), eventMsg(220, 'D')]
   const page = await store.readAll({ from_position: 0, max_count: 2 })
-  t.same(page.map(e => e.position), [10, 200], 'two of ours across a hundred system events')
-  t.same((await store.readAll({ from_position: 200, max_count: 10 })).map(e => e.type), ['C', 'D'], 'exclusive start')
+  t.same(
+    page.map(e => e.position),
+    [10, 200],
+    'two of ours across a hundred system events'
+  )
+  t.same(
+    (await store.readAll({ from_position: 200, max_count: 10 })).map(e => e.type),
+    ['C', 'D'],
+    'exclusive start'
+  )
   const size = JSON.stringify({ pos: 10, pad: 'x'.repeat(90) }).length
   t.equal(page[0].size, size, 'events carry the size of their data')
-  t.same((await store.readAll({ from_position: 0, max_count: 10, max_bytes: size * 2 })).map(e => e.position), [10, 200], 'at most max_bytes of data')
-  t.same((await store.readAll({ from_position: 0, max_count: 10, max_bytes: 1 })).map(e => e.position), [10], 'one event at least')
+  t.same(
+    (await store.readAll({ from_position: 0, max_count: 10, max_bytes: size * 2 })).map(e => e.position),
+    [10, 200],
+    'at most max_bytes of data'
+  )
+  t.same(
+    (await store.readAll({ from_position: 0, max_count: 10, max_bytes: 1 })).map(e => e.position),
+    [10],
+    'one event at least'
+  )
   t.equal(await store.headPosition(), 220)
-  t.ok(client.readsReturned > 0, 'a read left early ends the client\'s generator (the server stops reading)')
+  t.ok(client.readsReturned > 0, "a read left early ends the client's generator (the server stops reading)")
   client.log = [eventMsg(10, 'A'), ...Array.from({ length: 100 }, (_, i) => systemMsg(11 + i))]
   t.equal(await store.headPosition(), 10, 'a hundred trailing system events (more than one read of 64) are passed over')
   client.log = []
   t.equal(await store.headPosition(), 0)
 })
 
-t.test('errors are classified with the client\'s classes; esdb:// is taken in the current scheme', async t => {
+t.test("errors are classified with the client's classes; esdb:// is taken in the current scheme", async t => {
   const svc = (code: number): Error => Object.assign(new Error('x'), { code, details: 'x', metadata: new Metadata() })
   for (const E of [UnavailableError, CancelledError, DeadlineExceededError]) t.ok(isTransient(new E(svc(14) as never)), E.name)
   const leader = new Metadata()
@@ -279,5 +372,5 @@ t.test('beside EventStoreDB the relay keeps its position in the read store, neve
   t.ok(core.store instanceof KurrentEventStore)
   await core.checkpoints.setCheckpoint('relay', 1234)
   t.equal(await core.checkpoints.getCheckpoint('relay'), 1234)
-  t.equal(await core.ctx.reads.getConsumerCheckpoint('relay'), 1234, 'in the read store\'s consumer checkpoints')
+  t.equal(await core.ctx.reads.getConsumerCheckpoint('relay'), 1234, "in the read store's consumer checkpoints")
 })

@@ -11,13 +11,13 @@ const files = new Map<object, string>()
 const dir = t.testdir()
 
 eventStoreContract(t, {
-  async open () {
+  async open() {
     const file = join(dir, `es-${files.size}.db`)
     const store = new SqliteEventStore(file, { poll_interval_ms: 20 })
     files.set(store, file)
     return store
   },
-  async reopen (store) {
+  async reopen(store) {
     const file = files.get(store)!
     const other = new SqliteEventStore(file, { poll_interval_ms: 20 })
     files.set(other, file)
@@ -42,7 +42,11 @@ t.test('two OS processes appending to one stream with expected revisions never l
   t.teardown(() => store.close())
   const events = await store.readStream('counter-1')
   t.equal(events.length, 2 * N, 'every append landed once')
-  t.same(events.map(e => e.revision), Array.from({ length: 2 * N }, (_, i) => i), 'revisions are contiguous')
+  t.same(
+    events.map(e => e.revision),
+    Array.from({ length: 2 * N }, (_, i) => i),
+    'revisions are contiguous'
+  )
   t.equal(events.filter(e => e.data.who === 'a').length, N)
   // The processes really raced: their appends interleave in the stream (one after the other would switch once).
   const switches = events.filter((e, i) => i > 0 && e.data.who !== events[i - 1].data.who).length
@@ -59,7 +63,10 @@ t.test('durable across close and reopen; checkpoints persist', async t => {
   await s1.close()
   const s2 = new SqliteEventStore(file)
   t.teardown(() => s2.close())
-  t.same((await s2.readStream('thing-1')).map(e => e.type), ['A', 'B'])
+  t.same(
+    (await s2.readStream('thing-1')).map(e => e.type),
+    ['A', 'B']
+  )
   t.equal(await s2.getCheckpoint('relay'), 2)
   t.equal(await s2.getCheckpoint('other'), 0)
 })

@@ -18,7 +18,16 @@ const root = t.testdir()
 const dataDir = join(root, 'seed')
 mkdirSync(dataDir, { recursive: true })
 const { NATS_URL: _nats, ...inherited } = process.env
-const base: NodeJS.ProcessEnv = { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_HELO_NAME: 'verifier.test.example', ...unlimitedRates(dataDir) }
+const base: NodeJS.ProcessEnv = {
+  ...inherited,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  SIGNUP_SCREENING: 'lists',
+  VERIFIER_HELO_NAME: 'verifier.test.example',
+  ...unlimitedRates(dataDir)
+}
 
 const stop = async (p: SvcProcess): Promise<void> => {
   p.child.kill('SIGTERM')
@@ -36,9 +45,15 @@ await stop(setup)
 // each is a crash and a restart of a process of its own.
 t.jobs = 4
 
-interface Held { job: string, amount: number, captured: number, released: number, reasons: string[] }
+interface Held {
+  job: string
+  amount: number
+  captured: number
+  released: number
+  reasons: string[]
+}
 /** Every reservation of the wallet stream and what settled it, summed from the raw events. */
-function reservations (wallet: RecordedEvent[]): Map<string, Held> {
+function reservations(wallet: RecordedEvent[]): Map<string, Held> {
   const held = new Map<string, Held>()
   for (const e of wallet) {
     const id = String(e.data.reservation_uuid ?? e.data.job_uuid)
@@ -46,7 +61,10 @@ function reservations (wallet: RecordedEvent[]): Map<string, Held> {
     const r = held.get(id)
     if (!r) continue
     if (e.type === 'TokensCaptured') r.captured += Number(e.data.amount)
-    if (e.type === 'TokensReleased') { r.released += Number(e.data.amount); r.reasons.push(String(e.data.reason)) }
+    if (e.type === 'TokensReleased') {
+      r.released += Number(e.data.amount)
+      r.reasons.push(String(e.data.reason))
+    }
   }
   return held
 }
@@ -91,7 +109,10 @@ for (const [point, retryStatus] of POINTS) {
     const wallet = async (): Promise<RecordedEvent[]> => await store.readStream(`wallet-${owner}`)
     await waitUntil(async () => [...reservations(await wallet()).values()].every(r => r.captured + r.released === r.amount), 30_000)
     const held = reservations(await wallet())
-    t.ok([...held.values()].every(r => r.captured + r.released === r.amount), 'every reservation is settled exactly: captured or released, never both beyond it')
+    t.ok(
+      [...held.values()].every(r => r.captured + r.released === r.amount),
+      'every reservation is settled exactly: captured or released, never both beyond it'
+    )
     for (const r of held.values()) {
       if (r.captured === 0) continue
       const completed = (await store.readStream(`job-${r.job}`)).filter(e => e.type === 'JobCompleted')
@@ -99,14 +120,21 @@ for (const [point, retryStatus] of POINTS) {
     }
     const mine = [...held.values()].filter(r => r.job === retry.body.uuid)
     t.equal(mine.filter(r => !r.reasons.includes('duplicate_reservation')).length, 1, 'the retried job is funded by one reservation')
-    t.equal(mine.reduce((s, r) => s + r.captured, 0), 1, 'and charged once')
+    t.equal(
+      mine.reduce((s, r) => s + r.captured, 0),
+      1,
+      'and charged once'
+    )
     const queued = (await store.readStream(`job-${retry.body.uuid}`)).filter(e => e.type === 'JobQueued')
     t.equal(queued.length, 1, 'one job')
     const sums = [...held.values()].reduce((s, r) => s + r.captured, 0)
     // The read model follows the ledger (the capture was the worker's, not this request's): wait for it to catch up.
     let w: any
-    await waitUntil(async () => { w = (await api('GET', '/api/wallet', { token: key })).body; return w.spent === sums }, 20_000).catch(() => undefined)
-    t.same([w.balance + w.reserved, w.spent], [1_000 - sums, sums], 'the balance shown is the ledger\'s')
+    await waitUntil(async () => {
+      w = (await api('GET', '/api/wallet', { token: key })).body
+      return w.spent === sums
+    }, 20_000).catch(() => undefined)
+    t.same([w.balance + w.reserved, w.spent], [1_000 - sums, sums], "the balance shown is the ledger's")
     await stop(restarted)
   })
 }

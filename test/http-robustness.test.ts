@@ -4,16 +4,21 @@ import { client, settled, startTestService, testConfig } from './support/service
 import { waitUntil } from './support/eventstore-contract.ts'
 
 // This file owns 127.0.31.0/24. A receiving SMTP server stands in for SMTP_URL.
-const received: Array<{ to: string, body: string }> = []
+const received: Array<{ to: string; body: string }> = []
 const inbox = new SMTPServer({
   authOptional: true,
   disabledCommands: ['AUTH', 'STARTTLS'],
   logger: false,
-  onData (stream, session, cb) {
+  onData(stream, session, cb) {
     let body = ''
     stream.setEncoding('utf8')
-    stream.on('data', (c: string) => { body += c })
-    stream.on('end', () => { received.push({ to: session.envelope.rcptTo.map(r => r.address).join(','), body }); cb() })
+    stream.on('data', (c: string) => {
+      body += c
+    })
+    stream.on('end', () => {
+      received.push({ to: session.envelope.rcptTo.map(r => r.address).join(','), body })
+      cb()
+    })
   }
 })
 await new Promise<void>(resolve => inbox.listen(2525, '127.0.31.1', () => resolve()))
@@ -24,13 +29,13 @@ const service = await startTestService(testConfig(dataDir, { SMTP_URL: 'smtp://1
 t.teardown(() => service.close())
 const api = client(service.url)
 
-t.test('with SMTP_URL the confirmation code goes out over SMTP, in the account\'s locale', async t => {
+t.test("with SMTP_URL the confirmation code goes out over SMTP, in the account's locale", async t => {
   const r = await api('POST', '/api/auth/register', { body: { email: 'marie@example.fr', password: 'un mot de passe long', locale: 'fr' } })
   t.equal(r.status, 204)
   await waitUntil(() => received.some(m => m.to === 'marie@example.fr'))
   const mail = received.find(m => m.to === 'marie@example.fr')!
   t.match(mail.body, /Votre code de confirmation est \d{6}/)
-  t.match(mail.body, /^Message-ID: <[0-9a-f-]+@svc\.example>$/mi)
+  t.match(mail.body, /^Message-ID: <[0-9a-f-]+@svc\.example>$/im)
   const code = /est (\d{6})/.exec(mail.body)![1]
   const c = await api('POST', '/api/auth/confirm', { body: { email: 'marie@example.fr', code } })
   t.equal(c.status, 200)
@@ -42,7 +47,7 @@ t.test('bad input gets a 4xx problem, never a 500', async t => {
   const token = await signUpViaSmtp()
   // The status each must get: 400 for a malformed body or an invalid field value (interface §7);
   // 415 for a body in a media type the API does not take (RFC 9110 §15.5.16, declared in the OpenAPI document).
-  const probes: Array<[string, string, { raw?: string, body?: unknown, headers?: Record<string, string> }, number]> = [
+  const probes: Array<[string, string, { raw?: string; body?: unknown; headers?: Record<string, string> }, number]> = [
     ['POST', '/api/verify', { raw: '[1,2,3]' }, 400],
     ['POST', '/api/verify', { raw: 'null' }, 400],
     ['POST', '/api/verify', { raw: '"just a string"' }, 400],
@@ -106,7 +111,7 @@ t.test('health and readiness', async t => {
   t.same((await api('GET', '/readyz')).body, { status: 'ready' })
 })
 
-async function signUpViaSmtp (email = 'robust@example.fr'): Promise<string> {
+async function signUpViaSmtp(email = 'robust@example.fr'): Promise<string> {
   const r = await api('POST', '/api/auth/register', { body: { email, password: 'a long enough password', locale: 'en' } })
   if (r.status !== 204) throw new Error(String(r.status))
   await waitUntil(() => received.some(m => m.to === email))

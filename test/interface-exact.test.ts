@@ -1,6 +1,6 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
-import { operatorSetPlan } from '../src/commands/subscription.ts'
+import { operatorSetPlan } from '../src/commands/subscription/operator-set-plan.ts'
 
 // Behaviour the interface states (issue "The interface exact", item 1): a text/plain body
 // on a JSON operation is the 415 its document declares; token revocation answers 200 with
@@ -16,9 +16,13 @@ const token = await signUp(api, dataDir, 'exact@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key as string
 
 t.test('a text/plain body on a JSON operation: 415, as declared', async t => {
-  const doc = await (await fetch(`${service.url}/openapi.json`)).json() as any
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any
   t.ok(doc.paths['/api/verify'].post.responses['415'], 'the document declares 415 for POST /api/verify')
-  const r = await fetch(`${service.url}/api/verify`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, body: 'valid@example.com' })
+  const r = await fetch(`${service.url}/api/verify`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' },
+    body: 'valid@example.com'
+  })
   t.equal(r.status, 415)
   t.match(await r.json(), { status: 415, code: 'request.unsupported_media_type' })
   const json = await api('POST', '/api/verify', { token: key, body: { email: 'valid@example.com' } })
@@ -27,7 +31,8 @@ t.test('a text/plain body on a JSON operation: 415, as declared', async t => {
 
 t.test('POST /oauth/revoke (RFC 7009): 200 with no body; token and client_id required; an unknown client is invalid_client', async t => {
   const c = (await api('POST', '/oauth/register', { body: { client_name: 'revoker', redirect_uris: ['http://127.0.0.1:9/cb'] } })).body.client_id as string
-  const form = (f: Record<string, string>): Promise<Response> => fetch(`${service.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(f) })
+  const form = (f: Record<string, string>): Promise<Response> =>
+    fetch(`${service.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(f) })
   const ok = await form({ token: 'any-token-at-all', client_id: c })
   t.equal(ok.status, 200)
   t.equal(await ok.text(), '', 'no body')
@@ -42,7 +47,7 @@ t.test('POST /oauth/revoke (RFC 7009): 200 with no body; token and client_id req
   t.match(await unknown.json(), { error: 'invalid_client' }, 'RFC 7009 §2.2.1, RFC 6749 §5.2')
 })
 
-t.test('GET /.well-known/oauth-protected-resource/mcp (RFC 9728 §3.1) answers the MCP resource\'s metadata', async t => {
+t.test("GET /.well-known/oauth-protected-resource/mcp (RFC 9728 §3.1) answers the MCP resource's metadata", async t => {
   const r = await api('GET', '/.well-known/oauth-protected-resource/mcp')
   t.equal(r.status, 200)
   t.match(r.body, { resource: `${service.url}/mcp`, authorization_servers: [service.url] })

@@ -5,7 +5,8 @@ import { waitUntil } from './support/eventstore-contract.ts'
 import { unlimitedRates } from './support/plans.ts'
 
 // This file owns 127.0.22.0/24.
-const exists = (a: string): { code: number, message: string } => /^(jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const exists = (a: string): { code: number; message: string } =>
+  /^(jane|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
 const world = await startMailWorld({
   dns_ip: '127.0.22.1',
   domains: [
@@ -22,12 +23,19 @@ const world = await startMailWorld({
 t.teardown(() => world.close())
 
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_GREYLIST_RETRY_S: '0.5', VERIFIER_GREYLIST_DEADLINE_S: '2.5', ...unlimitedRates(dataDir) }))
+const service = await startTestService(
+  testConfig(dataDir, {
+    VERIFIER_DNS_SERVERS: world.dns_server,
+    VERIFIER_GREYLIST_RETRY_S: '0.5',
+    VERIFIER_GREYLIST_DEADLINE_S: '2.5',
+    ...unlimitedRates(dataDir)
+  })
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'dev@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'live' } })).body.raw_key as string
-const balance = async (): Promise<{ balance: number, reserved: number, spent: number }> => (await api('GET', '/api/wallet', { token })).body
+const balance = async (): Promise<{ balance: number; reserved: number; spent: number }> => (await api('GET', '/api/wallet', { token })).body
 
 t.test('greylisted then accepted: the job shows `deferred`, then completes valid', async t => {
   const r = await api('POST', '/api/verify', { token: key, body: { email: 'jane@grey-then-ok.com' } })
@@ -50,7 +58,10 @@ t.test('greylisted past the deadline: unknown/greylisted, and it costs nothing',
   const r = await api('POST', '/api/verify', { token: key, body: { email: 'jane@grey-forever.com' } })
   const job = await (async () => {
     let j: any
-    await waitUntil(async () => { j = (await api('GET', `/api/verify/${r.body.uuid}`, { token: key })).body; return j.status === 'completed' }, 15_000)
+    await waitUntil(async () => {
+      j = (await api('GET', `/api/verify/${r.body.uuid}`, { token: key })).body
+      return j.status === 'completed'
+    }, 15_000)
     return j
   })()
   t.equal(job.verdict, 'unknown')
@@ -68,7 +79,11 @@ t.test('the reservation is the sum of the requested checks and their dependencie
   t.equal(r.body.cost, 2)
   const job = await settled(api, key, r.body.uuid)
   t.same([job.verdict, job.reason], ['unknown', 'smtp_not_requested'], 'the mailbox was not asked (SMTP not requested): said so, not as a failure')
-  t.same(job.result.checks.map((c: { name: string }) => c.name), ['syntax', 'disposable', 'dns'], 'the checks that ran, each with its outcome')
+  t.same(
+    job.result.checks.map((c: { name: string }) => c.name),
+    ['syntax', 'disposable', 'dns'],
+    'the checks that ran, each with its outcome'
+  )
   await waitUntil(async () => (await balance()).reserved === 0)
   t.equal((await balance()).balance, before.balance - 2, 'the checks asked for answered: they are charged (2 tokens), not released as a failure would be')
 })
@@ -99,9 +114,15 @@ t.test('sandbox keys: every magic local part, no network, no wallet', async t =>
   await waitUntil(async () => (await balance()).reserved === 0)
   const before = { rcpts: world.transcript.length, wallet: await balance() }
   const magic: Array<[string, string, string]> = [
-    ['valid', 'valid', 'accepted_email'], ['invalid', 'invalid', 'mailbox_not_found'], ['accept-all', 'risky', 'accept_all'],
-    ['disposable', 'risky', 'disposable'], ['role', 'risky', 'role_account'], ['mailbox-full', 'risky', 'mailbox_full'],
-    ['greylisted', 'unknown', 'greylisted'], ['timeout', 'unknown', 'timeout'], ['unknown', 'unknown', 'smtp_unavailable'],
+    ['valid', 'valid', 'accepted_email'],
+    ['invalid', 'invalid', 'mailbox_not_found'],
+    ['accept-all', 'risky', 'accept_all'],
+    ['disposable', 'risky', 'disposable'],
+    ['role', 'risky', 'role_account'],
+    ['mailbox-full', 'risky', 'mailbox_full'],
+    ['greylisted', 'unknown', 'greylisted'],
+    ['timeout', 'unknown', 'timeout'],
+    ['unknown', 'unknown', 'smtp_unavailable'],
     ['anyone', 'valid', 'accepted_email']
   ]
   for (const [local, verdict, reason] of magic) {

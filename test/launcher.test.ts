@@ -15,12 +15,15 @@ const old = version !== null && Number(version.split('.')[0]) < 24
 const why = version === null ? `no Node.js at ${OLD} to run the launcher under` : `the Node.js at ${OLD} is ${version}, not older than 24`
 
 /** Runs `file args` with the older Node first on PATH; its exit code and output, whatever the code. */
-async function underOld (file: string, args: string[]): Promise<{ code: number, out: string }> {
+async function underOld(file: string, args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const r = await run(file, args, { cwd: root, env: { ...process.env, PATH: `/usr/bin:/bin:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' } })
+    const r = await run(file, args, {
+      cwd: root,
+      env: { ...process.env, PATH: `/usr/bin:/bin:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' }
+    })
     return { code: 0, out: r.stdout + r.stderr }
   } catch (err) {
-    const e = err as { code: number, stdout: string, stderr: string }
+    const e = err as { code: number; stdout: string; stderr: string }
     return { code: e.code, out: e.stdout + e.stderr }
   }
 }

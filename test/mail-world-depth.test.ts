@@ -20,37 +20,92 @@ const GMAIL_NO_SUCH_USER: Reply = {
 }
 const gmailLike = (a: string): Reply => {
   if (a.startsWith('jane@')) return { code: 250, message: '2.1.5 OK a1si1234567qkb.12 - gsmtp' }
-  if (a.startsWith('old@')) return { code: 550, message: ['5.2.1 The email account that you tried to reach is disabled. Learn more at', '5.2.1  https://support.google.com/mail/?p=DisabledUser a1si1234567qkb.12 - gsmtp'] }
-  if (a.startsWith('hoarder@')) return { code: 452, message: ['4.2.2 The email account that you tried to reach is over quota. Please direct', '4.2.2 the recipient to', '4.2.2  https://support.google.com/mail/?p=OverQuotaTemp a1si1234567qkb.12 - gsmtp'] }
+  if (a.startsWith('old@'))
+    return {
+      code: 550,
+      message: [
+        '5.2.1 The email account that you tried to reach is disabled. Learn more at',
+        '5.2.1  https://support.google.com/mail/?p=DisabledUser a1si1234567qkb.12 - gsmtp'
+      ]
+    }
+  if (a.startsWith('hoarder@'))
+    return {
+      code: 452,
+      message: [
+        '4.2.2 The email account that you tried to reach is over quota. Please direct',
+        '4.2.2 the recipient to',
+        '4.2.2  https://support.google.com/mail/?p=OverQuotaTemp a1si1234567qkb.12 - gsmtp'
+      ]
+    }
   return GMAIL_NO_SUCH_USER
 }
-const janeOnly = (a: string): Reply => a.startsWith('jane@') ? { code: 250, message: '2.1.5 Ok' } : { code: 550, message: `5.1.1 <${a}>: Recipient address rejected: User unknown in virtual mailbox table` }
+const janeOnly = (a: string): Reply =>
+  a.startsWith('jane@')
+    ? { code: 250, message: '2.1.5 Ok' }
+    : { code: 550, message: `5.1.1 <${a}>: Recipient address rejected: User unknown in virtual mailbox table` }
 
 const ip = (n: number): string => `127.0.90.${n}`
 const hosts = {
-  multiline: ip(2), plain: ip(3), enhanced: ip(4), ehlo: ip(5), heloOnly: ip(6),
-  tlsRefused: ip(7), tlsBroken: ip(8), tlsStall: ip(9),
-  dropRcpt: ip(10), dropBanner: ip(11), resetRcpt: ip(12), dropConnect: ip(13), dropAfterFirst: ip(14)
+  multiline: ip(2),
+  plain: ip(3),
+  enhanced: ip(4),
+  ehlo: ip(5),
+  heloOnly: ip(6),
+  tlsRefused: ip(7),
+  tlsBroken: ip(8),
+  tlsStall: ip(9),
+  dropRcpt: ip(10),
+  dropBanner: ip(11),
+  resetRcpt: ip(12),
+  dropConnect: ip(13),
+  dropAfterFirst: ip(14)
 }
 const world = await startMailWorld({
   dns_ip: ip(1),
   domains: Object.keys(hosts).map(k => ({ name: `${k.toLowerCase()}-depth.com`, mx: [{ preference: 10, exchange: `mx.${k.toLowerCase()}-depth.com` }] })),
   hosts: [
     {
-      name: 'mx.multiline-depth.com', ip: hosts.multiline, rcpt: gmailLike, verbatim: true, enhanced_status_codes: true, line_delay_ms: 5,
+      name: 'mx.multiline-depth.com',
+      ip: hosts.multiline,
+      rcpt: gmailLike,
+      verbatim: true,
+      enhanced_status_codes: true,
+      line_delay_ms: 5,
       banner_reply: { code: 220, message: ['mx.multiline-depth.com ESMTP a1si1234567qkb.12 - gsmtp', 'No UCE, no harvesting of addresses'] },
-      ehlo: { code: 250, message: ['mx.multiline-depth.com at your service, [127.0.0.1]', 'SIZE 157286400', '8BITMIME', 'ENHANCEDSTATUSCODES', 'PIPELINING', 'CHUNKING', 'SMTPUTF8'] }
+      ehlo: {
+        code: 250,
+        message: [
+          'mx.multiline-depth.com at your service, [127.0.0.1]',
+          'SIZE 157286400',
+          '8BITMIME',
+          'ENHANCEDSTATUSCODES',
+          'PIPELINING',
+          'CHUNKING',
+          'SMTPUTF8'
+        ]
+      }
     },
     {
-      name: 'mx.plain-depth.com', ip: hosts.plain, verbatim: true,
-      rcpt: a => a.startsWith('jane@') ? { code: 250, message: 'Ok' }
-        : a.startsWith('gone@') ? { code: 550, message: 'Requested action not taken: mailbox unavailable' }
-          : a.startsWith('listed@') ? { code: 554, message: 'Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org' }
-            : { code: 550, message: `<${a}>: Recipient address rejected: User unknown in local recipient table` }
+      name: 'mx.plain-depth.com',
+      ip: hosts.plain,
+      verbatim: true,
+      rcpt: a =>
+        a.startsWith('jane@')
+          ? { code: 250, message: 'Ok' }
+          : a.startsWith('gone@')
+            ? { code: 550, message: 'Requested action not taken: mailbox unavailable' }
+            : a.startsWith('listed@')
+              ? { code: 554, message: 'Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org' }
+              : { code: 550, message: `<${a}>: Recipient address rejected: User unknown in local recipient table` }
     },
     { name: 'mx.enhanced-depth.com', ip: hosts.enhanced, enhanced_status_codes: true, rcpt: janeOnly },
     {
-      name: 'mx.ehlo-depth.com', ip: hosts.ehlo, starttls: true, rcpt: janeOnly, verbatim: true, line_delay_ms: 5,
+      name: 'mx.ehlo-depth.com',
+      ip: hosts.ehlo,
+      starttls: true,
+      rcpt: janeOnly,
+      verbatim: true,
+      line_delay_ms: 5,
       ehlo: { code: 250, message: ['mx.ehlo-depth.com Hello [127.0.0.1]', 'SIZE 52428800', 'STARTTLS', 'AUTH LOGIN PLAIN', '8BITMIME', 'CHUNKING'] }
     },
     { name: 'mx.heloonly-depth.com', ip: hosts.heloOnly, ehlo: { code: 502, message: '5.5.2 Error: command not recognized' }, rcpt: janeOnly },
@@ -66,7 +121,7 @@ const world = await startMailWorld({
 })
 t.teardown(() => world.close())
 
-const smtpDetail = (r: { checks: Array<{ name: string, detail: string | null }> }): string => r.checks.find(c => c.name === 'smtp')?.detail ?? ''
+const smtpDetail = (r: { checks: Array<{ name: string; detail: string | null }> }): string => r.checks.find(c => c.name === 'smtp')?.detail ?? ''
 
 t.test('a multi-line 550 5.1.1, each line in its own segment: invalid, mailbox_not_found', async t => {
   const { engine } = engineFor(world)
@@ -75,7 +130,11 @@ t.test('a multi-line 550 5.1.1, each line in its own segment: invalid, mailbox_n
   t.equal(r.reason, 'mailbox_not_found')
   t.equal(r.smtp?.code, 550)
   t.equal(r.smtp?.enhanced_code, '5.1.1')
-  t.match(r.smtp?.message, /^The email account that you tried to reach does not exist\. Please try double-checking .* - gsmtp$/, 'the lines joined, codes stripped')
+  t.match(
+    r.smtp?.message,
+    /^The email account that you tried to reach does not exist\. Please try double-checking .* - gsmtp$/,
+    'the lines joined, codes stripped'
+  )
   t.equal(rcptsFor(world, 'nobody@multiline-depth.com'), 1, 'one RCPT reached the server')
   t.equal(connectionsTo(world, hosts.multiline).length, 1, 'in one connection')
 })
@@ -106,7 +165,10 @@ t.test('a multi-line EHLO with STARTTLS among other extensions: TLS is used', as
 
 t.test('EHLO refused: HELO, and the address is still judged', async t => {
   const { engine } = engineFor(world)
-  const [jane, nobody] = await engine.verifyMany([{ email: 'jane@heloonly-depth.com', checks }, { email: 'nobody@heloonly-depth.com', checks }])
+  const [jane, nobody] = await engine.verifyMany([
+    { email: 'jane@heloonly-depth.com', checks },
+    { email: 'nobody@heloonly-depth.com', checks }
+  ])
   t.equal(jane.reason, 'accepted_email')
   t.equal(nobody.reason, 'mailbox_not_found')
   t.same(verbs(connectionsTo(world, hosts.heloOnly)[0]).slice(0, 3), ['EHLO', 'HELO', 'MAIL'])
@@ -114,7 +176,10 @@ t.test('EHLO refused: HELO, and the address is still judged', async t => {
 
 t.test('ENHANCEDSTATUSCODES advertised: the codes of every reply are read', async t => {
   const { engine } = engineFor(world)
-  const [jane, nobody] = await engine.verifyMany([{ email: 'jane@enhanced-depth.com', checks }, { email: 'nobody@enhanced-depth.com', checks }])
+  const [jane, nobody] = await engine.verifyMany([
+    { email: 'jane@enhanced-depth.com', checks },
+    { email: 'nobody@enhanced-depth.com', checks }
+  ])
   t.same(jane.smtp, { code: 250, enhanced_code: '2.1.5', message: 'Accepted' })
   t.same([nobody.verdict, nobody.reason, nobody.smtp?.enhanced_code], ['invalid', 'mailbox_not_found', '5.1.1'])
 })
@@ -123,13 +188,24 @@ t.test('ENHANCEDSTATUSCODES not advertised: no code is invented, the wording dec
   const { engine } = engineFor(world)
   const rs = await engine.verifyMany(['jane', 'nobody', 'gone', 'listed'].map(l => ({ email: `${l}@plain-depth.com`, checks })))
   t.same(rs[0].smtp, { code: 250, enhanced_code: null, message: 'Ok' })
-  t.same(rs.map(r => [r.verdict, r.reason]), [['valid', 'accepted_email'], ['invalid', 'mailbox_not_found'], ['invalid', 'mailbox_not_found'], ['unknown', 'ip_blocked']])
+  t.same(
+    rs.map(r => [r.verdict, r.reason]),
+    [
+      ['valid', 'accepted_email'],
+      ['invalid', 'mailbox_not_found'],
+      ['invalid', 'mailbox_not_found'],
+      ['unknown', 'ip_blocked']
+    ]
+  )
   t.ok(rs.every(r => r.smtp?.enhanced_code === null))
 })
 
 t.test('STARTTLS refused with 454 4.7.0: the session goes on in clear text and says so', async t => {
   const { engine } = engineFor(world)
-  const [jane, nobody] = await engine.verifyMany([{ email: 'jane@tlsrefused-depth.com', checks }, { email: 'nobody@tlsrefused-depth.com', checks }])
+  const [jane, nobody] = await engine.verifyMany([
+    { email: 'jane@tlsrefused-depth.com', checks },
+    { email: 'nobody@tlsrefused-depth.com', checks }
+  ])
   t.same([jane.verdict, jane.reason], ['valid', 'accepted_email'])
   t.same([nobody.verdict, nobody.reason], ['invalid', 'mailbox_not_found'])
   t.match(smtpDetail(jane), /clear text.*454/)
@@ -139,10 +215,16 @@ t.test('STARTTLS refused with 454 4.7.0: the session goes on in clear text and s
   t.equal(sessions[0].tls, false)
 })
 
-for (const [label, host, domain] of [['a failed TLS handshake (fatal alert)', hosts.tlsBroken, 'tlsbroken-depth.com'], ['a STARTTLS that never speaks TLS (timeout)', hosts.tlsStall, 'tlsstall-depth.com']] as const) {
+for (const [label, host, domain] of [
+  ['a failed TLS handshake (fatal alert)', hosts.tlsBroken, 'tlsbroken-depth.com'],
+  ['a STARTTLS that never speaks TLS (timeout)', hosts.tlsStall, 'tlsstall-depth.com']
+] as const) {
   t.test(`${label}: asked again in clear text, judged, and the detail says why`, async t => {
     const { engine } = engineFor(world, { timeout_ms: 600 })
-    const [jane, nobody] = await engine.verifyMany([{ email: `jane@${domain}`, checks }, { email: `nobody@${domain}`, checks }])
+    const [jane, nobody] = await engine.verifyMany([
+      { email: `jane@${domain}`, checks },
+      { email: `nobody@${domain}`, checks }
+    ])
     t.same([jane.verdict, jane.reason], ['valid', 'accepted_email'])
     t.same([nobody.verdict, nobody.reason], ['invalid', 'mailbox_not_found'])
     t.match(smtpDetail(jane), /clear text.*STARTTLS failed/)
@@ -174,20 +256,33 @@ t.test('a TCP reset at RCPT: unknown/smtp_unavailable', async t => {
 
 t.test('hang-ups before the conversation: right after the banner, or before any banner', async t => {
   const { engine } = engineFor(world)
-  const [banner, connect] = await engine.verifyMany([{ email: 'jane@dropbanner-depth.com', checks }, { email: 'jane@dropconnect-depth.com', checks }])
+  const [banner, connect] = await engine.verifyMany([
+    { email: 'jane@dropbanner-depth.com', checks },
+    { email: 'jane@dropconnect-depth.com', checks }
+  ])
   t.same([banner.verdict, banner.reason], ['unknown', 'smtp_unavailable'])
   t.same([connect.verdict, connect.reason], ['unknown', 'smtp_unavailable'])
   t.ok(connectionsTo(world, hosts.dropBanner).length >= 1, 'the world saw the connection')
-  t.ok(connectionsTo(world, hosts.dropConnect).every(c => c.commands.length === 0), 'which never sent a command')
+  t.ok(
+    connectionsTo(world, hosts.dropConnect).every(c => c.commands.length === 0),
+    'which never sent a command'
+  )
   t.equal(world.transcript.filter(l => l.startsWith(`${hosts.dropBanner} `) || l.startsWith(`${hosts.dropConnect} `)).length, 0)
 })
 
 t.test('a hang-up after answering one RCPT: the others are asked in another session', async t => {
   const { engine } = engineFor(world)
   const rs = await engine.verifyMany(['jane', 'nobody', 'ghost'].map(l => ({ email: `${l}@dropafterfirst-depth.com`, checks })))
-  t.same(rs.map(r => r.reason), ['accepted_email', 'mailbox_not_found', 'mailbox_not_found'])
+  t.same(
+    rs.map(r => r.reason),
+    ['accepted_email', 'mailbox_not_found', 'mailbox_not_found']
+  )
   const sessions = connectionsTo(world, hosts.dropAfterFirst)
   t.equal(sessions.length, 2)
   t.equal(verbs(sessions[0]).filter(v => v === 'RCPT').length, 1, 'the first session ended after one RCPT')
-  t.equal(rs.reduce((n, r) => n + rcptsFor(world, r.email), 0), 3, 'each address asked once')
+  t.equal(
+    rs.reduce((n, r) => n + rcptsFor(world, r.email), 0),
+    3,
+    'each address asked once'
+  )
 })

@@ -8,12 +8,16 @@ import { CHECK_NAMES } from '../src/domain/checks.ts'
 // logs. This file owns 127.0.91.0/24 (and ::1 port 25 when it is free).
 const checks = CHECK_NAMES.filter(c => c !== 'catch_all')
 const ip = (n: number): string => `127.0.91.${n}`
-const mx = (exchange: string, preference = 10): Array<{ preference: number, exchange: string }> => [{ preference, exchange }]
-const janeOnly = (a: string): { code: number, message: string } => a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
-const host = (name: string, n: number, more: object = {}): { name: string, ip: string, rcpt: typeof janeOnly } => ({ name, ip: ip(n), rcpt: janeOnly, ...more })
+const mx = (exchange: string, preference = 10): Array<{ preference: number; exchange: string }> => [{ preference, exchange }]
+const janeOnly = (a: string): { code: number; message: string } =>
+  a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const host = (name: string, n: number, more: object = {}): { name: string; ip: string; rcpt: typeof janeOnly } => ({ name, ip: ip(n), rcpt: janeOnly, ...more })
 
 // An MX set too large for 512 bytes of UDP (RFC 1035 §4.2.1).
-const bigMx = [{ preference: 1, exchange: 'mx.big-depth.com' }, ...Array.from({ length: 30 }, (_, i) => ({ preference: 20 + i, exchange: `backup-${i}.relay.big-depth.com` }))]
+const bigMx = [
+  { preference: 1, exchange: 'mx.big-depth.com' },
+  ...Array.from({ length: 30 }, (_, i) => ({ preference: 20 + i, exchange: `backup-${i}.relay.big-depth.com` }))
+]
 
 const world = await startMailWorld({
   dns_ip: ip(1),
@@ -63,14 +67,27 @@ const world = await startMailWorld({
     { name: 'alias.cnttl-depth.com', type: 'CNAME', data: 'mx.cnttl-depth.com', ttl: 10 }
   ],
   hosts: [
-    host('mx.big-depth.com', 2), host('mx.tchost-depth.com', 3), host('smtp.provider-depth.com', 4),
-    host('mx.canonical-depth.com', 5), host('mx.outside-depth.com', 6), host('mx.canonical2-depth.com', 7), host('mx.chain-depth.com', 8),
+    host('mx.big-depth.com', 2),
+    host('mx.tchost-depth.com', 3),
+    host('smtp.provider-depth.com', 4),
+    host('mx.canonical-depth.com', 5),
+    host('mx.outside-depth.com', 6),
+    host('mx.canonical2-depth.com', 7),
+    host('mx.chain-depth.com', 8),
     { name: 'mx.dual-depth.com', ip: ip(12), refuse: true },
     host('mx.dual-depth.com', 13, { publish_ip: false, aaaa: [`::ffff:${ip(13)}`] }),
-    host('mx1.ttl-depth.com', 14, { ttl: 3_600 }), host('mx2.ttl-depth.com', 15), host('mx.zerottl-depth.com', 16, { ttl: 0 }),
-    host('mx.cnttl-depth.com', 17, { ttl: 3_600 }), host('mx.drop1-depth.com', 18), host('mx.dropall-depth.com', 19),
-    host('mx.hostdrop-depth.com', 20), host('mx.v6drop-depth.com', 21, { publish_ip: false, aaaa: [`::ffff:${ip(21)}`] }),
-    host('mx.control-depth.com', 22), host('mx.syntaxbad-depth.com', 23), host('mx.mailinator-depth.com', 24), host('mx.control2-depth.com', 25)
+    host('mx1.ttl-depth.com', 14, { ttl: 3_600 }),
+    host('mx2.ttl-depth.com', 15),
+    host('mx.zerottl-depth.com', 16, { ttl: 0 }),
+    host('mx.cnttl-depth.com', 17, { ttl: 3_600 }),
+    host('mx.drop1-depth.com', 18),
+    host('mx.dropall-depth.com', 19),
+    host('mx.hostdrop-depth.com', 20),
+    host('mx.v6drop-depth.com', 21, { publish_ip: false, aaaa: [`::ffff:${ip(21)}`] }),
+    host('mx.control-depth.com', 22),
+    host('mx.syntaxbad-depth.com', 23),
+    host('mx.mailinator-depth.com', 24),
+    host('mx.control2-depth.com', 25)
   ]
 })
 t.teardown(() => world.close())
@@ -88,7 +105,7 @@ try {
 
 const only = (world: MailWorld, name: string, type: string): string[] => queriesFor(world, name, type).map(q => `${q.transport} ${q.outcome}`)
 // Over UDP first, truncated (retransmissions aside), then over TCP, answered.
-function truncatedThenTcp (t: Test, log: string[]): void {
+function truncatedThenTcp(t: Test, log: string[]): void {
   t.equal(log[0], 'udp truncated', log.join(', '))
   t.equal(log.at(-1), 'tcp answered')
   t.notOk(log.includes('udp answered'), 'never answered over UDP')
@@ -112,7 +129,10 @@ t.test('a host whose address answers always come truncated over UDP: TCP', async
 t.test('CNAMEs: an MX exchange that is an alias, a domain that is one, chased or not, a chain', async t => {
   const { engine } = engineFor(world)
   const rs = await engine.verifyMany(['cname-mx', 'alias', 'unchased-alias', 'chain'].map(d => ({ email: `jane@${d}-depth.com`, checks })))
-  t.same(rs.map(r => r.reason), ['accepted_email', 'accepted_email', 'accepted_email', 'accepted_email'])
+  t.same(
+    rs.map(r => r.reason),
+    ['accepted_email', 'accepted_email', 'accepted_email', 'accepted_email']
+  )
   t.equal(rs[0].mx?.host, 'mail.cname-mx-depth.com', 'the MX named as published')
   for (const n of [4, 5, 7, 8]) t.equal(connectionsTo(world, ip(n)).length, 1, `the canonical host ${ip(n)} was reached`)
   t.ok(queriesFor(world, 'canonical2-depth.com', 'MX').length >= 1, 'the alias the server did not chase was followed (RFC 5321 §5.1)')
@@ -136,17 +156,21 @@ t.test('a CNAME loop ends: unknown, with a bounded number of queries', async t =
   t.ok(queriesFor(world, 'l1.loop-depth.com').length <= 8, `${queriesFor(world, 'l1.loop-depth.com').length} queries`)
 })
 
-t.test('an MX host with only an AAAA record on ::1', { skip: v6 === null && v6Error === 'EADDRINUSE' ? '::1 port 25 is taken by someone else' : false }, async t => {
-  const { engine } = engineFor(world)
-  const r = await engine.verify('jane@v6only-depth.com', checks)
-  t.ok(queriesFor(world, 'mx.v6only-depth.com', 'AAAA').length >= 1, 'the AAAA was asked')
-  if (v6 !== null) {
-    t.same([r.verdict, r.reason], ['valid', 'accepted_email'])
-    t.equal(connectionsTo(v6, '::1').length, 1, 'reached over IPv6')
-  } else {
-    t.same([r.verdict, r.reason], ['unknown', 'no_connect'], `no IPv6 loopback here (${v6Error}): not reachable, said so`)
+t.test(
+  'an MX host with only an AAAA record on ::1',
+  { skip: v6 === null && v6Error === 'EADDRINUSE' ? '::1 port 25 is taken by someone else' : false },
+  async t => {
+    const { engine } = engineFor(world)
+    const r = await engine.verify('jane@v6only-depth.com', checks)
+    t.ok(queriesFor(world, 'mx.v6only-depth.com', 'AAAA').length >= 1, 'the AAAA was asked')
+    if (v6 !== null) {
+      t.same([r.verdict, r.reason], ['valid', 'accepted_email'])
+      t.equal(connectionsTo(v6, '::1').length, 1, 'reached over IPv6')
+    } else {
+      t.same([r.verdict, r.reason], ['unknown', 'no_connect'], `no IPv6 loopback here (${v6Error}): not reachable, said so`)
+    }
   }
-})
+)
 
 t.test('an AAAA-only host that cannot be reached: unknown, no_connect or timeout', async t => {
   const { engine } = engineFor(world, { timeout_ms: 2_000 })
@@ -181,7 +205,7 @@ t.test('per-record TTLs: a short one is asked again once it ran out, a long one 
   t.equal(connectionsTo(world, ip(15)).length, 1, 'the new MX was probed')
 })
 
-t.test('TTL 0 is never cached; an alias link\'s shorter TTL bounds the chain', async t => {
+t.test("TTL 0 is never cached; an alias link's shorter TTL bounds the chain", async t => {
   let clock = Date.now()
   const { engine } = engineFor(world, { now: () => clock })
   await engine.verify('jane@zerottl-depth.com', checks)
@@ -215,13 +239,18 @@ t.test('a dropped DNS query is sent again and answered', async t => {
 
 t.test('DNS that never answers: unknown/timeout, retryable, and no connection', async t => {
   const { engine } = engineFor(world, { dns_timeout_ms: 300 })
-  const [domain, address, v6only, control] = await engine.verifyMany(['dropall', 'hostdrop', 'v6drop', 'control2'].map(d => ({ email: `jane@${d}-depth.com`, checks })))
+  const [domain, address, v6only, control] = await engine.verifyMany(
+    ['dropall', 'hostdrop', 'v6drop', 'control2'].map(d => ({ email: `jane@${d}-depth.com`, checks }))
+  )
   t.equal(control.reason, 'accepted_email', 'positive control: an answered domain in the same call')
   t.equal(connectionsTo(world, ip(25)).length, 1, 'was connected to')
   for (const r of [domain, address, v6only]) t.same([r.verdict, r.reason, r.retryable], ['unknown', 'timeout', true], r.email)
   t.ok(queriesFor(world, 'dropall-depth.com').length >= 2, 'asked more than once')
   t.ok(queriesFor(world, 'dropall-depth.com').every(q => q.outcome === 'dropped'))
-  t.ok(queriesFor(world, 'mx.v6drop-depth.com', 'A').some(q => q.outcome === 'answered'), 'the A was answered (no data), the AAAA dropped')
+  t.ok(
+    queriesFor(world, 'mx.v6drop-depth.com', 'A').some(q => q.outcome === 'answered'),
+    'the A was answered (no data), the AAAA dropped'
+  )
   for (const n of [19, 20, 21]) t.equal(connectionsTo(world, ip(n)).length, 0)
 })
 
@@ -238,6 +267,7 @@ t.test('"no network" claims: a syntax-invalid address and local checks touch nei
   // Positive control: the same call did reach the world for the control address.
   t.ok(queriesFor(world, 'control-depth.com', 'MX').length >= 1)
   t.equal(connectionsTo(world, ip(22)).length, 1)
-  for (const name of ['syntaxbad-depth.com', 'mx.syntaxbad-depth.com', 'mailinator.com', 'mx.mailinator-depth.com']) t.equal(queriesFor(world, name).length, 0, `no query for ${name}`)
+  for (const name of ['syntaxbad-depth.com', 'mx.syntaxbad-depth.com', 'mailinator.com', 'mx.mailinator-depth.com'])
+    t.equal(queriesFor(world, name).length, 0, `no query for ${name}`)
   t.equal(connectionsTo(world, ip(23)).length + connectionsTo(world, ip(24)).length, 0, 'no connection for them')
 })

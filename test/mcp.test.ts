@@ -14,7 +14,13 @@ import { grantFor } from './support/oauth-flow.ts'
 const world = await startMailWorld({
   dns_ip: '127.0.94.1',
   domains: [{ name: 'mcp-mail.com', mx: [{ preference: 10, exchange: 'mx.mcp-mail.com' }] }],
-  hosts: [{ name: 'mx.mcp-mail.com', ip: '127.0.94.2', rcpt: a => a.startsWith('jane') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 No such user' } }]
+  hosts: [
+    {
+      name: 'mx.mcp-mail.com',
+      ip: '127.0.94.2',
+      rcpt: a => (a.startsWith('jane') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 No such user' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
@@ -24,27 +30,44 @@ const api = client(service.url)
 const password = 'correct horse battery staple'
 const session = await signUp(api, dataDir, 'assistant-owner@example.com', password)
 
-async function connect (token: string): Promise<Client> {
+async function connect(token: string): Promise<Client> {
   const c = new Client({ name: 'mcp-test', version: '1.0.0' })
   await c.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
   return c
 }
 
 t.test('without a credential: 401 pointing to the protected resource metadata', async t => {
-  const r = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) })
+  const r = await fetch(`${service.url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+  })
   t.equal(r.status, 401)
-  t.equal(r.headers.get('www-authenticate'), `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource/mcp"`, 'the path-aware metadata of the resource (RFC 9728 §3.1)')
-  const batch = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/list' }]) })
+  t.equal(
+    r.headers.get('www-authenticate'),
+    `Bearer resource_metadata="${service.url}/.well-known/oauth-protected-resource/mcp"`,
+    'the path-aware metadata of the resource (RFC 9728 §3.1)'
+  )
+  const batch = await fetch(`${service.url}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${session}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' }
+    ])
+  })
   t.equal(batch.status, 400, 'a JSON-RPC batch is refused (each tool call counts against the rate limit as a request)')
-  const meta = await (await fetch(`${service.url}/.well-known/oauth-protected-resource`)).json() as { authorization_servers: string[] }
+  const meta = (await (await fetch(`${service.url}/.well-known/oauth-protected-resource`)).json()) as { authorization_servers: string[] }
   t.same(meta.authorization_servers, [service.url], 'which names this authorization server')
 })
 
 for (const kind of ['OAuth access token', 'agent token'] as const) {
   t.test(`${kind}: tools listed, an address verified`, async t => {
-    const token = kind === 'agent token'
-      ? (await api('POST', '/api/agents', { token: session, body: { name: 'assistant', scopes: ['email:verify:single', 'results:read', 'billing:read'] } })).body.token as string
-      : (await grantFor(service.url, { email: 'assistant-owner@example.com', password, scope: 'email:verify:single results:read billing:read' })).access_token
+    const token =
+      kind === 'agent token'
+        ? ((await api('POST', '/api/agents', { token: session, body: { name: 'assistant', scopes: ['email:verify:single', 'results:read', 'billing:read'] } }))
+            .body.token as string)
+        : (await grantFor(service.url, { email: 'assistant-owner@example.com', password, scope: 'email:verify:single results:read billing:read' })).access_token
     const c = await connect(token)
     t.teardown(() => c.close())
     const tools = (await c.listTools()).tools.map(x => x.name).sort()
@@ -54,7 +77,7 @@ for (const kind of ['OAuth access token', 'agent token'] as const) {
     const rcpts = world.transcript.filter(l => l.includes(`RCPT TO:<${email}>`)).length
     const r = await c.callTool({ name: 'verify_email', arguments: { email } })
     t.notOk(r.isError, JSON.stringify(r.content))
-    const job = r.structuredContent as { uuid: string, status: string, verdict: string, reason: string }
+    const job = r.structuredContent as { uuid: string; status: string; verdict: string; reason: string }
     t.match(job, { status: 'completed', verdict: 'valid', reason: 'accepted_email' })
     t.equal(world.transcript.filter(l => l.includes(`RCPT TO:<${email}>`)).length, rcpts + 1, 'the mail server was asked about it once')
     const again = await c.callTool({ name: 'get_job', arguments: { uuid: job.uuid } })
@@ -70,13 +93,19 @@ t.test('an API test key: a sandbox address (VERIFICATION.md "Sandbox"), no netwo
   t.teardown(() => c.close())
   const connections = world.connection_log.length
   const r = await c.callTool({ name: 'verify_email', arguments: { email: 'mailbox-full@example.com' } })
-  t.match(r.structuredContent, { status: 'completed', environment: 'test', verdict: 'risky', reason: 'mailbox_full' }, 'the sandbox\'s mailbox-full branch')
+  t.match(r.structuredContent, { status: 'completed', environment: 'test', verdict: 'risky', reason: 'mailbox_full' }, "the sandbox's mailbox-full branch")
   // Positive control for the absence: a live verification through another credential reaches the world.
   const live = await connect((await api('POST', '/api/agents', { token: session, body: { name: 'control', scopes: ['email:verify:single'] } })).body.token)
   t.teardown(() => live.close())
   await live.callTool({ name: 'verify_email', arguments: { email: 'jane.control@mcp-mail.com' } })
-  t.ok(world.transcript.some(l => l.includes('RCPT TO:<jane.control@mcp-mail.com>')), 'the control reached the mail server')
-  t.ok(world.connection_log.slice(connections).every(x => x.ip === '127.0.94.2'), 'and no connection went anywhere else')
+  t.ok(
+    world.transcript.some(l => l.includes('RCPT TO:<jane.control@mcp-mail.com>')),
+    'the control reached the mail server'
+  )
+  t.ok(
+    world.connection_log.slice(connections).every(x => x.ip === '127.0.94.2'),
+    'and no connection went anywhere else'
+  )
   t.equal(world.transcript.filter(l => l.includes('mailbox-full@example.com')).length, 0, 'the sandbox address reached no mail server')
 })
 

@@ -32,7 +32,14 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
   const world = await startMailWorld({
     dns_ip: '127.0.50.1',
     domains: [{ name: 'multi-proc.com', mx: [{ preference: 10, exchange: 'mx.multi-proc.com' }] }],
-    hosts: [{ name: 'mx.multi-proc.com', ip: '127.0.50.2', rcpt_delay_ms: 15, rcpt: a => /^ok\d+@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+    hosts: [
+      {
+        name: 'mx.multi-proc.com',
+        ip: '127.0.50.2',
+        rcpt_delay_ms: 15,
+        rcpt: a => (/^ok\d+@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+      }
+    ]
   })
   t.teardown(() => world.close())
 
@@ -59,17 +66,21 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...unlimitedRates(dataDir)
   }
-  const notified: Array<{ job_uuid: string, delivery: string }> = []
+  const notified: Array<{ job_uuid: string; delivery: string }> = []
   const receiver = createServer((req, res) => {
     let body = ''
-    req.on('data', c => { body += c })
+    req.on('data', c => {
+      body += c
+    })
     req.on('end', () => {
       notified.push({ job_uuid: JSON.parse(body).job_uuid, delivery: String(req.headers['x-service-delivery']) })
       res.end()
     })
   })
   await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { receiver.close() })
+  t.teardown(() => {
+    receiver.close()
+  })
   const children: ChildProcess[] = []
   const start = async (...args: string[]): Promise<SvcProcess> => {
     const p = await startSvc(t, args, env)
@@ -78,7 +89,7 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
   }
   t.teardown(async () => {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')
-    await Promise.all(children.map(c => c.exitCode !== null || c.signalCode !== null ? null : new Promise(resolve => c.once('exit', resolve))))
+    await Promise.all(children.map(c => (c.exitCode !== null || c.signalCode !== null ? null : new Promise(resolve => c.once('exit', resolve)))))
     const admin = await NatsBus.connect(natsUrl, { prefix, routes: ROUTES })
     await admin.destroy()
     await admin.close()
@@ -94,7 +105,7 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
 
   t.test('every role answers health and readiness', async t => {
     for (const c of [api, verifier1, verifier2, webhooks]) {
-      t.same((await fetch(`${c.url}/healthz`).then(r => r.json())), { status: 'ok' })
+      t.same(await fetch(`${c.url}/healthz`).then(r => r.json()), { status: 'ok' })
       await waitUntil(async () => (await fetch(`${c.url}/readyz`)).status === 200)
     }
   })
@@ -106,9 +117,12 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'ops@example.com', '--tokens', '5000', '--reason', 'load test'], { env })
     await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.balance === 6000)
     const key = (await http('POST', '/api/keys', { token, body: { name: 'load', environment: 'live' } })).body.raw_key
-    const hook = await http('POST', '/api/webhooks', { token, body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['job.completed'] } })
+    const hook = await http('POST', '/api/webhooks', {
+      token,
+      body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['job.completed'] }
+    })
     t.equal(hook.status, 201)
-    const jobs: Array<{ uuid: string, email: string }> = []
+    const jobs: Array<{ uuid: string; email: string }> = []
     for (let i = 0; i < 200; i++) {
       const email = i % 4 === 3 ? `nobody${i}@multi-proc.com` : `ok${i}@multi-proc.com`
       const r = await http('POST', '/api/verify', { token: key, body: { email } })
@@ -149,7 +163,10 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
       settlements.set(job, (settlements.get(job) ?? 0) + 1)
     }
     t.equal(settlements.size, 200, 'every job was charged')
-    t.ok([...settlements.values()].every(n => n === 1), 'no job was charged twice')
+    t.ok(
+      [...settlements.values()].every(n => n === 1),
+      'no job was charged twice'
+    )
     const w = (await http('GET', '/api/wallet', { token })).body
     t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
     t.equal(w.balance, 4000)
@@ -170,6 +187,9 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     const alive = children.filter(c => c.exitCode === null && c.signalCode === null)
     const exits = alive.map(c => new Promise<number | null>(resolve => c.once('exit', code => resolve(code))))
     for (const c of alive) c.kill('SIGTERM')
-    t.same(await Promise.all(exits), alive.map(() => 0))
+    t.same(
+      await Promise.all(exits),
+      alive.map(() => 0)
+    )
   })
 }

@@ -7,13 +7,25 @@ import type { RecordedEvent } from '../src/ports/event-store.ts'
 
 const U = '01a200f4-0000-7000-8000-000000000001'
 let position = 0
-const ev = (type: string, data: Record<string, unknown>): RecordedEvent => ({ id: `e${++position}`, stream: 's', revision: 0, position, type, data: { user_uuid: U, ...data }, metadata: { occurred_at: '2026-11-23T10:00:00.000Z' } })
+const ev = (type: string, data: Record<string, unknown>): RecordedEvent => ({
+  id: `e${++position}`,
+  stream: 's',
+  revision: 0,
+  position,
+  type,
+  data: { user_uuid: U, ...data },
+  metadata: { occurred_at: '2026-11-23T10:00:00.000Z' }
+})
 const empty = (): NotificationStateDoc => ({ _id: U, user_uuid: U, seen_up_to: 0, clients: [], balance: 0, granted: 0, low: false, erased: false })
 
 t.test('each kind the interface names makes one entry', async t => {
   const s = empty()
   const cases: Array<[RecordedEvent, string, RegExp]> = [
-    [ev('WebhookEndpointDisabled', { webhook_uuid: 'w', reason: 'consecutive_failures', consecutive_failures: 20 }), 'webhook_disabled', /disabled after 20 failed deliveries/],
+    [
+      ev('WebhookEndpointDisabled', { webhook_uuid: 'w', reason: 'consecutive_failures', consecutive_failures: 20 }),
+      'webhook_disabled',
+      /disabled after 20 failed deliveries/
+    ],
     [ev('WebhookEndpointDisabled', { webhook_uuid: 'w', reason: 'operator' }), 'webhook_disabled', /was disabled$/],
     [ev('ApiKeyCreated', { key_uuid: 'k', name: 'crm', environment: 'live' }), 'api_key_created', /"crm"/],
     [ev('ApiKeyRevoked', { key_uuid: 'k', reason: 'user' }), 'api_key_revoked', /revoked/],
@@ -49,7 +61,11 @@ t.test('a sign-in from a new client: not the first client, not a known one, and 
 
 t.test('balance low: said once when a reservation takes it under the mark, again only after it rose above', async t => {
   let s = empty()
-  const step = (type: string, amount: number): ReturnType<typeof notify> => { const r = notify(s, ev(type, { amount, job_uuid: 'j' })); s = r.state; return r }
+  const step = (type: string, amount: number): ReturnType<typeof notify> => {
+    const r = notify(s, ev(type, { amount, job_uuid: 'j' }))
+    s = r.state
+    return r
+  }
   t.equal(step('TokensGranted', 1000).entry, null)
   t.equal(step('TokensReserved', 850).entry, null, '150 left: above the mark of 100 (10% of 1,000)')
   t.match(step('TokensReserved', 60).entry, { kind: 'balance_low', data: { balance: 90, threshold: 100 } }, 'under the mark')
@@ -60,7 +76,11 @@ t.test('balance low: said once when a reservation takes it under the mark, again
   t.match(step('TokensReserved', 460).entry, { kind: 'balance_low' }, 'under the mark again: said again')
   let tiny = { ...empty() }
   tiny = notify(tiny, ev('TokensGranted', { amount: 20 })).state
-  t.match(notify(tiny, ev('TokensReserved', { amount: 11, job_uuid: 'j' })).entry, { data: { threshold: LOW_BALANCE_MIN } }, `the mark is at least ${LOW_BALANCE_MIN} tokens`)
+  t.match(
+    notify(tiny, ev('TokensReserved', { amount: 11, job_uuid: 'j' })).entry,
+    { data: { threshold: LOW_BALANCE_MIN } },
+    `the mark is at least ${LOW_BALANCE_MIN} tokens`
+  )
 })
 
 t.test('seen moves forward only; an erased account forgets its clients', async t => {

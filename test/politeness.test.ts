@@ -3,7 +3,9 @@ import { Gate, Politeness, DEFAULT_POLITENESS } from '../src/verifier/politeness
 
 const settledNow = async (p: Promise<unknown>): Promise<boolean> => {
   let done = false
-  void p.then(() => { done = true })
+  void p.then(() => {
+    done = true
+  })
   await new Promise(resolve => setImmediate(resolve))
   return done
 }
@@ -39,7 +41,8 @@ t.test('push-back halves concurrency and pauses; clean sessions grow it back (AI
   const paused = g.acquire()
   t.equal(await settledNow(paused), false, 'no new session during the pause')
   ;(await paused)()
-  g.succeeded(); g.succeeded()
+  g.succeeded()
+  g.succeeded()
   t.equal(g.concurrency, 3)
 })
 

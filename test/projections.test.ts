@@ -17,28 +17,67 @@ const dir = t.testdir()
 const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
 const sealer = new LibsodiumSealer(keys)
 const store = new SqliteEventStore(join(dir, 'events.db'))
-t.teardown(async () => { await store.close(); await keys.close() })
+t.teardown(async () => {
+  await store.close()
+  await keys.close()
+})
 
 const U = '01a200f4-0000-7000-8000-000000000001'
 const J = '01a200f4-0000-7000-8000-000000000101'
 const now = '2026-11-22T10:00:00.000Z'
-await store.append(`user-${U}`, [ev('UserRegistered', { user_uuid: U, email: await sealer.seal(U, 'jane@example.com'), password_hash: 'x', locale: 'en', registered_at: now }), ev('UserConfirmed', { user_uuid: U, confirmed_at: now })], { expected_revision: 'no_stream' })
-await store.append(`wallet-${U}`, [
-  ev('TokensGranted', { user_uuid: U, grant_uuid: 'g', amount: 100, source: 'plan', plan: 'free', reason: 'Free plan', granted_at: now }),
-  ev('TokensReserved', { user_uuid: U, job_uuid: J, amount: 3, reserved_at: now }),
-  ev('TokensCaptured', { user_uuid: U, job_uuid: J, amount: 1, captured_at: now }),
-  ev('TokensReleased', { user_uuid: U, job_uuid: J, amount: 2, reason: 'unused_checks', released_at: now })
-], { expected_revision: 'no_stream' })
-await store.append(`job-${J}`, [
-  ev('JobQueued', { job_uuid: J, user_uuid: U, email: await sealer.seal(U, 'x@acme.com'), checks: ['syntax'], cost: 3, environment: 'live', key_uuid: null, queued_at: now }),
-  ev('JobCompleted', { job_uuid: J, user_uuid: U, verdict: 'valid', reason: 'accepted_email', score: 100, charge: 1, result: { normalized: await sealer.seal(U, 'x@acme.com') }, completed_at: now })
-], { expected_revision: 'no_stream' })
+await store.append(
+  `user-${U}`,
+  [
+    ev('UserRegistered', { user_uuid: U, email: await sealer.seal(U, 'jane@example.com'), password_hash: 'x', locale: 'en', registered_at: now }),
+    ev('UserConfirmed', { user_uuid: U, confirmed_at: now })
+  ],
+  { expected_revision: 'no_stream' }
+)
+await store.append(
+  `wallet-${U}`,
+  [
+    ev('TokensGranted', { user_uuid: U, grant_uuid: 'g', amount: 100, source: 'plan', plan: 'free', reason: 'Free plan', granted_at: now }),
+    ev('TokensReserved', { user_uuid: U, job_uuid: J, amount: 3, reserved_at: now }),
+    ev('TokensCaptured', { user_uuid: U, job_uuid: J, amount: 1, captured_at: now }),
+    ev('TokensReleased', { user_uuid: U, job_uuid: J, amount: 2, reason: 'unused_checks', released_at: now })
+  ],
+  { expected_revision: 'no_stream' }
+)
+await store.append(
+  `job-${J}`,
+  [
+    ev('JobQueued', {
+      job_uuid: J,
+      user_uuid: U,
+      email: await sealer.seal(U, 'x@acme.com'),
+      checks: ['syntax'],
+      cost: 3,
+      environment: 'live',
+      key_uuid: null,
+      queued_at: now
+    }),
+    ev('JobCompleted', {
+      job_uuid: J,
+      user_uuid: U,
+      verdict: 'valid',
+      reason: 'accepted_email',
+      score: 100,
+      charge: 1,
+      result: { normalized: await sealer.seal(U, 'x@acme.com') },
+      completed_at: now
+    })
+  ],
+  { expected_revision: 'no_stream' }
+)
 
 t.test('the same events in batches of any size give the same read models', async t => {
   const events = await allEvents(store)
   const one = new SqliteReadStore(join(dir, 'one.db'))
   const all = new SqliteReadStore(join(dir, 'all.db'))
-  t.teardown(async () => { await one.close(); await all.close() })
+  t.teardown(async () => {
+    await one.close()
+    await all.close()
+  })
   await replayInto(one, events, () => 1)
   await replayInto(all, events, () => events.length)
   t.same(await dumpReadModels(one), await dumpReadModels(all))
@@ -58,7 +97,11 @@ t.test('the runner commits checkpoints with the documents, resumes from them and
   const head = await store.headPosition()
   t.equal(runner.position, head)
   for (const p of PROJECTIONS) t.equal(await reads.getCheckpoint(p.name), head, `${p.name} checkpoint`)
-  const r = await store.append(`wallet-${U}`, [ev('TokensGranted', { user_uuid: U, grant_uuid: 'g2', amount: 5, source: 'operator', plan: null, reason: 'x', granted_at: now })], { expected_revision: 3 })
+  const r = await store.append(
+    `wallet-${U}`,
+    [ev('TokensGranted', { user_uuid: U, grant_uuid: 'g2', amount: 5, source: 'operator', plan: null, reason: 'x', granted_at: now })],
+    { expected_revision: 3 }
+  )
   t.equal(await runner.waitFor(r.position), true)
   t.equal((await getWallet({ reads }, U))?.balance, 104, 'read your writes')
   t.equal(await runner.waitFor(r.position + 1000, 50), false, 'bounded wait')
@@ -67,10 +110,17 @@ t.test('the runner commits checkpoints with the documents, resumes from them and
 
   // A restart resumes from the checkpoints: the events already applied are not applied again
   // (the ledger would hold a second entry per wallet event if they were).
-  const r2 = await store.append(`wallet-${U}`, [ev('TokensGranted', { user_uuid: U, grant_uuid: 'g3', amount: 7, source: 'operator', plan: null, reason: 'y', granted_at: now })], { expected_revision: 4 })
+  const r2 = await store.append(
+    `wallet-${U}`,
+    [ev('TokensGranted', { user_uuid: U, grant_uuid: 'g3', amount: 7, source: 'operator', plan: null, reason: 'y', granted_at: now })],
+    { expected_revision: 4 }
+  )
   reads = new SqliteReadStore(file)
   runner = new ProjectionRunner(store, PROJECTIONS, reads)
-  t.teardown(async () => { await runner.stop(); await reads.close() })
+  t.teardown(async () => {
+    await runner.stop()
+    await reads.close()
+  })
   for (const p of PROJECTIONS) t.equal(await reads.getCheckpoint(p.name), r.position, `${p.name} resumes at ${r.position}`)
   await runner.start()
   t.equal(runner.position, r2.position)
@@ -85,7 +135,11 @@ t.test('the runner commits checkpoints with the documents, resumes from them and
 t.test('start waits out a long catch-up that keeps moving, and gives up on one that does not move', async t => {
   const events = new SqliteEventStore(join(dir, 'ticks-events.db'))
   const reads = new SqliteReadStore(join(dir, 'ticks.db'))
-  await events.append('tick-1', Array.from({ length: 24 }, (_, n) => ev('Ticked', { n })), { expected_revision: 'no_stream' })
+  await events.append(
+    'tick-1',
+    Array.from({ length: 24 }, (_, n) => ev('Ticked', { n })),
+    { expected_revision: 'no_stream' }
+  )
   const TICKS = collection({ name: 'ticks', projection: 'ticks', fields: {}, indexes: [] })
   // 25 ms an event, committed one at a time: 24 events take far longer than the 150 ms allowed without a move.
   const ticks: Projection = {
@@ -93,7 +147,7 @@ t.test('start waits out a long catch-up that keeps moving, and gives up on one t
     version: 1,
     collections: [TICKS],
     event_types: ['Ticked'],
-    async apply (event, writer) {
+    async apply(event, writer) {
       await new Promise(resolve => setTimeout(resolve, 25))
       writer.put(TICKS, { _id: String(event.data.n) })
     }
@@ -108,7 +162,11 @@ t.test('start waits out a long catch-up that keeps moving, and gives up on one t
 
   const runner = new ProjectionRunner(events, [ticks], reads, { batch: 1, stall_ms: 150 })
   // The event store first: its subscription ends even while the handler finishes the last event.
-  t.teardown(async () => { await events.close(); await runner.stop(); await reads.close() })
+  t.teardown(async () => {
+    await events.close()
+    await runner.stop()
+    await reads.close()
+  })
   await runner.start()
   t.equal(runner.position, await events.headPosition(), 'caught up, however long it took')
   t.equal(await reads.collection(TICKS).count(), 24, 'every event applied')
@@ -120,10 +178,22 @@ t.test('a batch that fails is not skipped: the checkpoint stays before its event
   await events.append('fail-1', [ev('Failing', { n: 0 }), ev('Failing', { n: 1 }), ev('Failing', { n: 2 })], { expected_revision: 'no_stream' })
   const FAILS = collection({ name: 'fails', projection: 'fails', fields: {}, indexes: [] })
   // Every batch throws (as a write would on a full disk); the runner retries from its checkpoint.
-  const fails: Projection = { name: 'fails', version: 1, collections: [FAILS], event_types: ['Failing'], async apply () { throw new Error('every batch fails') } }
+  const fails: Projection = {
+    name: 'fails',
+    version: 1,
+    collections: [FAILS],
+    event_types: ['Failing'],
+    async apply() {
+      throw new Error('every batch fails')
+    }
+  }
   const runner = new ProjectionRunner(events, [fails], reads, { batch: 1, stall_ms: 150 })
   // The event store first: its subscriptions end even while a handler finishes an event.
-  t.teardown(async () => { await events.close(); await runner.stop(); await reads.close() })
+  t.teardown(async () => {
+    await events.close()
+    await runner.stop()
+    await reads.close()
+  })
   await t.rejects(runner.start(), { message: /did not reach position 3: at 0, not moving for 150 ms/ }, 'start gives up without a move')
   t.equal(await reads.getCheckpoint('fails'), 0, 'no event was committed as applied')
 })

@@ -16,7 +16,7 @@ const service = await startTestService(testConfig(dataDir))
 t.teardown(() => service.close())
 const api = client(service.url)
 const env = { ...process.env, DATA_DIR: dataDir, SVC_PROGRESS: '1' }
-const svc = async (...args: string[]): Promise<{ code: number, stdout: string, stderr: string }> => {
+const svc = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   try {
     const r = await run(process.execPath, [cli, ...args], { env })
     return { code: 0, stdout: r.stdout, stderr: r.stderr }
@@ -28,10 +28,14 @@ const svc = async (...args: string[]): Promise<{ code: number, stdout: string, s
 const token = await signUp(api, dataDir, 'auditee@example.com')
 const other = await signUp(api, dataDir, 'bystander@example.com')
 for (let i = 0; i < 12; i++) {
-  const r = await api('POST', '/api/verify', { token: i % 3 === 0 ? other : token, body: { email: i % 2 === 0 ? `p${i}@mailinator.com` : 'not an address', checks: ['syntax', 'disposable'] } })
+  const r = await api('POST', '/api/verify', {
+    token: i % 3 === 0 ? other : token,
+    body: { email: i % 2 === 0 ? `p${i}@mailinator.com` : 'not an address', checks: ['syntax', 'disposable'] }
+  })
   if (r.status !== 202) throw new Error(`verify: ${r.status}`)
 }
-for (const tk of [token, other]) await waitUntil(async () => (await api('GET', '/api/jobs?status=queued,deferred&limit=1', { token: tk })).body.total === 0, 20_000)
+for (const tk of [token, other])
+  await waitUntil(async () => (await api('GET', '/api/jobs?status=queued,deferred&limit=1', { token: tk })).body.total === 0, 20_000)
 const me = (await api('GET', '/api/users/me', { token })).body.uuid as string
 await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.reserved === 0)
 
@@ -55,10 +59,13 @@ t.test('svc ledger audit prints each difference and exits non-zero; svc projecti
   const wallet = (await reads.collection<WalletDoc>(WALLETS).get(me))!
   const [tx] = await reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS).find({ where: { user_uuid: me }, sort: [['occurred_at', -1]], limit: 1 })
   // A read model gone wrong (as a bug or a hand edit would leave it): two documents altered behind the projection's back.
-  await reads.write([
-    { op: 'put', spec: WALLETS, doc: { ...wallet, balance: wallet.balance + 7 } },
-    { op: 'put', spec: WALLET_TRANSACTIONS, doc: { ...tx, amount: tx.amount - 1 } }
-  ], [])
+  await reads.write(
+    [
+      { op: 'put', spec: WALLETS, doc: { ...wallet, balance: wallet.balance + 7 } },
+      { op: 'put', spec: WALLET_TRANSACTIONS, doc: { ...tx, amount: tx.amount - 1 } }
+    ],
+    []
+  )
   t.equal((await api('GET', '/api/wallet', { token })).body.balance, wallet.balance + 7, 'the API shows the damage')
   const bad = await svc('ledger', 'audit', '--email', 'auditee@example.com')
   t.equal(bad.code, 1, 'exit 1 on a difference')

@@ -5,7 +5,7 @@ import { waitUntil } from './support/eventstore-contract.ts'
 import { allEvents, dumpReadModels, replayInto } from './support/read-models.ts'
 import { SqliteReadStore } from '../src/infra/readstore/sqlite.ts'
 import { auditLedger } from '../src/projections/ledger-audit.ts'
-import { grantTokens } from '../src/commands/grant-tokens.ts'
+import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
 import { prng } from './support/random.ts'
 import { rebuildProjections } from '../src/projections/rebuild.ts'
 import { PROJECTIONS } from '../src/projections/index.ts'
@@ -16,7 +16,11 @@ import { PROJECTIONS } from '../src/projections/index.ts'
 // and the ledger audit, the API and a plain sum of the wallet events agree.
 
 const PASSWORD = 'correct horse battery staple'
-const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0', 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15', 'curl/8.5.0']
+const AGENTS = [
+  'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+  'curl/8.5.0'
+]
 const ADDRESSES = ['someone@mailinator.com', 'not an address', 'jane@gmial.com', 'x@yopmail.com', 'a..b@example.com', 'bob@guerrillamail.com']
 const CHECKS = ['syntax', 'typo', 'disposable']
 
@@ -29,7 +33,14 @@ for (const seed of [1, 2]) {
     t.teardown(() => service.close())
     const api = client(service.url)
 
-    interface Account { email: string, uuid: string, token: string, keys: string[], agents: string[], deleted: boolean }
+    interface Account {
+      email: string
+      uuid: string
+      token: string
+      keys: string[]
+      agents: string[]
+      deleted: boolean
+    }
     const accounts: Account[] = []
     for (let i = 0; i < 3; i++) {
       const email = `user${i}.seed${seed}@example.com`
@@ -37,7 +48,9 @@ for (const seed of [1, 2]) {
       accounts.push({ email, token, uuid: (await api('GET', '/api/users/me', { token })).body.uuid, keys: [], agents: [], deleted: false })
     }
     const statuses: Record<string, number> = {}
-    const note = (what: string, status: number): void => { statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1 }
+    const note = (what: string, status: number): void => {
+      statuses[`${what} ${status}`] = (statuses[`${what} ${status}`] ?? 0) + 1
+    }
     const idempotency: string[] = []
     for (let step = 0; step < 160; step++) {
       const live = accounts.filter(a => !a.deleted)
@@ -48,7 +61,11 @@ for (const seed of [1, 2]) {
         const key = rnd() < 0.15 ? (idempotency.length > 0 && rnd() < 0.5 ? pick(idempotency) : `k-${seed}-${step}`) : null
         if (key !== null) idempotency.push(key)
         const checks = CHECKS.filter(() => rnd() < 0.6)
-        const r = await api('POST', '/api/verify', { token: credential, body: { email: pick(ADDRESSES), ...(checks.length > 0 && { checks }) }, ...(key !== null && { headers: { 'idempotency-key': key } }) })
+        const r = await api('POST', '/api/verify', {
+          token: credential,
+          body: { email: pick(ADDRESSES), ...(checks.length > 0 && { checks }) },
+          ...(key !== null && { headers: { 'idempotency-key': key } })
+        })
         note('verify', r.status)
       } else if (op < 0.55) {
         const r = await api('POST', '/api/keys', { token: a.token, body: { name: `k${step}`, environment: rnd() < 0.3 ? 'test' : 'live' } })
@@ -77,11 +94,18 @@ for (const seed of [1, 2]) {
         note('delete account', (await api('DELETE', `/api/users/${a.uuid}`, { token: a.token, body: { password: PASSWORD } })).status)
         a.deleted = true
       } else {
-        note('read jobs', (await api('GET', `/api/jobs?status=${pick(['queued', 'completed', 'failed'])}&sort=${pick(['score', 'verdict', 'uuid'])}`, { token: a.token })).status)
+        note(
+          'read jobs',
+          (await api('GET', `/api/jobs?status=${pick(['queued', 'completed', 'failed'])}&sort=${pick(['score', 'verdict', 'uuid'])}`, { token: a.token }))
+            .status
+        )
       }
     }
     t.comment(JSON.stringify(statuses))
-    t.notOk(Object.keys(statuses).some(k => / 5\d\d$/.test(k)), 'no 5xx on the way')
+    t.notOk(
+      Object.keys(statuses).some(k => / 5\d\d$/.test(k)),
+      'no 5xx on the way'
+    )
     t.ok((statuses['verify 202'] ?? 0) > 10, 'jobs were accepted')
 
     // Every accepted job settles (the engine runs these checks without the network).
@@ -96,7 +120,10 @@ for (const seed of [1, 2]) {
     t.equal(events.length, head, 'every event read back')
     const once = new SqliteReadStore(join(dataDir, 'replay-1.db'))
     const twice = new SqliteReadStore(join(dataDir, 'replay-2.db'))
-    t.teardown(async () => { await once.close(); await twice.close() })
+    t.teardown(async () => {
+      await once.close()
+      await twice.close()
+    })
     await replayInto(once, events, () => 1 + Math.floor(rnd() * 400))
     await replayInto(twice, events, () => 1 + Math.floor(rnd() * 7))
     const first = await dumpReadModels(once)
@@ -122,17 +149,25 @@ for (const seed of [1, 2]) {
         continue
       }
       const w = (await api('GET', '/api/wallet', { token: a.token })).body
-      t.same([w.balance, w.reserved, w.spent, w.granted], [
-        sum('TokensGranted') - sum('TokensReserved') + sum('TokensReleased'),
-        sum('TokensReserved') - sum('TokensCaptured') - sum('TokensReleased'),
-        sum('TokensCaptured'),
-        sum('TokensGranted')
-      ], `${a.email}: the wallet is the sum of its events`)
+      t.same(
+        [w.balance, w.reserved, w.spent, w.granted],
+        [
+          sum('TokensGranted') - sum('TokensReserved') + sum('TokensReleased'),
+          sum('TokensReserved') - sum('TokensCaptured') - sum('TokensReleased'),
+          sum('TokensCaptured'),
+          sum('TokensGranted')
+        ],
+        `${a.email}: the wallet is the sum of its events`
+      )
       t.equal(w.reserved, 0, 'nothing left reserved once every job settled')
       t.equal((await api('GET', '/api/wallet/transactions?limit=1', { token: a.token })).body.total, stream.length, 'one transaction per wallet event')
       // The account's own audit reads its stream a few events at a time: every event once.
       const own = await auditLedger(service.core.store, service.core.ctx, { owner: a.uuid, page: 1 + Math.floor(rnd() * 4) })
-      t.same([own.differences, own.accounts, own.transactions], [[], 1, stream.length], `${a.email}: its own audit, in small pages, replays each of its ${stream.length} transactions once`)
+      t.same(
+        [own.differences, own.accounts, own.transactions],
+        [[], 1, stream.length],
+        `${a.email}: its own audit, in small pages, replays each of its ${stream.length} transactions once`
+      )
     }
   })
 }

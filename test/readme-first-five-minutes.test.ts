@@ -17,7 +17,13 @@ const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? ''
 const world = await startMailWorld({
   dns_ip: '127.0.104.1',
   domains: [{ name: 'example.org', mx: [{ preference: 10, exchange: 'mx.example.org' }] }],
-  hosts: [{ name: 'mx.example.org', ip: '127.0.104.2', rcpt: a => a === 'someone@example.org' ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+  hosts: [
+    {
+      name: 'mx.example.org',
+      ip: '127.0.104.2',
+      rcpt: a => (a === 'someone@example.org' ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
@@ -34,10 +40,22 @@ t.test('run as written on a fresh data directory, it ends with a completed job',
   const { NATS_URL: _nats, ...inherited } = process.env
   const r = await promisify(execFile)('bash', ['-c', block], {
     cwd: new URL('..', import.meta.url).pathname,
-    env: { ...inherited, B: service.url, DATA_DIR: dataDir, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, npm_config_update_notifier: 'false' },
+    env: {
+      ...inherited,
+      B: service.url,
+      DATA_DIR: dataDir,
+      PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
+      npm_config_update_notifier: 'false'
+    },
     timeout: 120_000
-  }).catch((err: { code: number, stdout: string, stderr: string }) => { t.fail(`the script failed (exit ${err.code}): ${err.stderr.slice(-1_000)}`); return { stdout: err.stdout, stderr: err.stderr } })
-  const lines = r.stdout.trim().split('\n').filter(l => l.startsWith('{'))
+  }).catch((err: { code: number; stdout: string; stderr: string }) => {
+    t.fail(`the script failed (exit ${err.code}): ${err.stderr.slice(-1_000)}`)
+    return { stdout: err.stdout, stderr: err.stderr }
+  })
+  const lines = r.stdout
+    .trim()
+    .split('\n')
+    .filter(l => l.startsWith('{'))
   const [job, wallet] = lines.slice(-2).map(l => JSON.parse(l))
   t.match(job, { status: 'completed', verdict: 'valid', email: 'someone@example.org' }, 'the job completed (the mail world accepted the address)')
   t.match(wallet, { balance: 990 }, 'and the wallet was charged for it')

@@ -41,14 +41,22 @@ t.test('SQLite stores: one worker thread checkpoints their WALs into their files
   }
   const eventsGrew = grows(join(dir, 'events.db'), 1_000_000)
   // 1 MB of events and 2 MB of documents over several commits: under SQLite's automatic threshold (1,000 pages of 4 KiB), which the stores turn off anyway.
-  for (let b = 0; b < 4; b++) await events.append(`s-${b}`, Array.from({ length: 250 }, () => ev('E', { text: 'x'.repeat(1_000) })), { expected_revision: 'no_stream' })
-  t.ok(await eventsGrew >= 1_000_000, 'the event store\'s file grew')
+  for (let b = 0; b < 4; b++)
+    await events.append(
+      `s-${b}`,
+      Array.from({ length: 250 }, () => ev('E', { text: 'x'.repeat(1_000) })),
+      { expected_revision: 'no_stream' }
+    )
+  t.ok((await eventsGrew) >= 1_000_000, "the event store's file grew")
   await events.close()
   const readsGrew = grows(file, 2_000_000)
   for (let b = 0; b < 4; b++) {
-    await store.write(Array.from({ length: 500 }, (_, i) => ({ op: 'put' as const, spec, doc: { _id: `${b}-${i}`, n: i, text: 'x'.repeat(1_000) } })), [{ projection: 'notes', from: b, to: b + 1 }])
+    await store.write(
+      Array.from({ length: 500 }, (_, i) => ({ op: 'put' as const, spec, doc: { _id: `${b}-${i}`, n: i, text: 'x'.repeat(1_000) } })),
+      [{ projection: 'notes', from: b, to: b + 1 }]
+    )
   }
-  t.ok(await readsGrew >= 2_000_000, 'the read store\'s file grew, after the event store closed')
+  t.ok((await readsGrew) >= 2_000_000, "the read store's file grew, after the event store closed")
   t.equal(await store.collection(spec).count(), 2_000, 'every document readable')
 })
 
@@ -65,6 +73,11 @@ t.test('MongoDB read store', async t => {
     databases.set(store, database)
     if (same) return store
     const close = store.close.bind(store)
-    return Object.assign(store, { close: async () => { await store.drop(); await close() } })
+    return Object.assign(store, {
+      close: async () => {
+        await store.drop()
+        await close()
+      }
+    })
   })
 })

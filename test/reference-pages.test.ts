@@ -16,10 +16,11 @@ const service = await startTestService(testConfig(dataDir))
 t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'reader-of-pages@example.com')
-const narrow = (await api('POST', '/api/keys', { token, body: { name: 'narrow', environment: 'test', scopes: ['email:verify:single'] } })).body.raw_key as string
+const narrow = (await api('POST', '/api/keys', { token, body: { name: 'narrow', environment: 'test', scopes: ['email:verify:single'] } })).body
+  .raw_key as string
 
-t.test('the document\'s enums carry the vocabulary', async t => {
-  const doc = await (await fetch(`${service.url}/openapi.json`)).json() as any
+t.test("the document's enums carry the vocabulary", async t => {
+  const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as any
   const reason = doc.components.schemas.Reason
   t.same(reason.enum.sort(), Object.keys(REASONS).sort(), 'every reason, as an enum')
   t.match(reason['x-enumDescriptions'].mailbox_not_found, /does not exist/)
@@ -34,7 +35,10 @@ t.test('problems the service answers name a type that resolves to a page about t
     await api('GET', '/api/wallet', { token: narrow }),
     await api('GET', '/api/jobs/01a200f4-4e74-7104-92f0-217355e415da', { token })
   ]
-  t.same(answers.map(a => a.status), [400, 401, 403, 404])
+  t.same(
+    answers.map(a => a.status),
+    [400, 401, 403, 404]
+  )
   for (const a of answers) {
     const page = await fetch(new URL(a.body.type, service.url))
     t.equal(page.status, 200, `${a.body.type} resolves`)
@@ -45,17 +49,38 @@ t.test('problems the service answers name a type that resolves to a page about t
 })
 
 t.test('the reference and problem pages render in Chromium with no console error', async t => {
-  const browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] })
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage'
+    ]
+  })
   t.teardown(() => browser.close())
   const origin = new URL(service.url).origin
   for (const path of ['/reference/results', '/problems/submit_job.insufficient_tokens', '/problems/request.invalid_uuid', '/problems/internal_error']) {
     const page = await browser.newPage()
     const errors: string[] = []
     const foreign: string[] = []
-    page.on('console', m => { if (m.type() === 'error') errors.push(m.text()) })
-    page.on('pageerror', e => { errors.push(String(e)) })
-    page.on('requestfailed', r => { errors.push(`failed: ${r.url()}`) })
-    page.on('request', r => { if (!r.url().startsWith(origin)) foreign.push(r.url()) })
+    page.on('console', m => {
+      if (m.type() === 'error') errors.push(m.text())
+    })
+    page.on('pageerror', e => {
+      errors.push(String(e))
+    })
+    page.on('requestfailed', r => {
+      errors.push(`failed: ${r.url()}`)
+    })
+    page.on('request', r => {
+      if (!r.url().startsWith(origin)) foreign.push(r.url())
+    })
     const res = await page.goto(`${service.url}${path}`, { waitUntil: 'networkidle0' })
     t.equal(res?.status(), 200, path)
     t.same(errors, [], `${path}: no console error (the strict CSP let the stylesheet in)`)
@@ -76,7 +101,13 @@ t.test('every problem code the code base raises has a page', async t => {
   const { join } = await import('node:path')
   const { problemType, PROBLEM_REASONS } = await import('../src/http/problem-types.ts')
   const files: string[] = []
-  const walk = (dir: string): void => { for (const f of readdirSync(dir)) { const p = join(dir, f); if (statSync(p).isDirectory()) walk(p); else if (p.endsWith('.ts')) files.push(p) } }
+  const walk = (dir: string): void => {
+    for (const f of readdirSync(dir)) {
+      const p = join(dir, f)
+      if (statSync(p).isDirectory()) walk(p)
+      else if (p.endsWith('.ts')) files.push(p)
+    }
+  }
   walk(new URL('../src', import.meta.url).pathname)
   const literal = new Set<string>()
   const templated = new Set<string>()
@@ -89,5 +120,5 @@ t.test('every problem code the code base raises has a page', async t => {
   }
   t.ok(literal.size > 100, `${literal.size} literal codes found (positive control)`)
   t.same([...literal].filter(c => problemType(c) === null).sort(), [], 'each literal code has a page')
-  t.same([...templated].filter(r => !/[$}]/.test(r) && PROBLEM_REASONS[r] === undefined).sort(), [], 'each templated code\'s reason has a page')
+  t.same([...templated].filter(r => !/[$}]/.test(r) && PROBLEM_REASONS[r] === undefined).sort(), [], "each templated code's reason has a page")
 })

@@ -29,7 +29,8 @@ app.withTypeProvider<ZodTypeProvider>().route({
     const kind = request.params.kind
     if (kind === 'undeclared') return reply.code(202).send({ name: 'a', size: 1 })
     if (kind === 'empty') return reply.code(204).send()
-    if (kind === 'missing') return reply.code(404).type('application/problem+json').send({ type: 'x', title: 'Not Found', status: 404, detail: 'd', code: 'thing.not_found' })
+    if (kind === 'missing')
+      return reply.code(404).type('application/problem+json').send({ type: 'x', title: 'Not Found', status: 404, detail: 'd', code: 'thing.not_found' })
     return answers[kind]() as z.infer<typeof Thing>
   }
 })

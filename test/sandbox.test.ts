@@ -51,7 +51,7 @@ t.test('a disposable domain, a role local part, a free provider', async t => {
 t.test('the network part still follows the local part', async t => {
   const invalid = await verify('invalid@gmail.com')
   t.same([invalid.verdict, invalid.reason], ['invalid', 'mailbox_not_found'])
-  t.ok(invalid.result.flags.includes('free'), 'with the local checks\' flags')
+  t.ok(invalid.result.flags.includes('free'), "with the local checks' flags")
   const acceptAll = await verify('accept-all@example.com')
   t.same([acceptAll.verdict, acceptAll.reason], ['risky', 'accept_all'])
   t.same((await verify('nope')).reason, 'invalid_syntax')
@@ -61,8 +61,16 @@ t.test('checks limited to the local ones: decided from them, the mailbox named a
   const local = ['syntax', 'typo', 'disposable', 'role', 'free']
   const plain = await verify('valid@example.com', local)
   t.same([plain.verdict, plain.reason, plain.result.retryable], ['unknown', 'smtp_not_requested', false], 'not smtp_unavailable (which reads as an outage)')
-  t.same(plain.result.checks.map((c: { name: string }) => c.name), local, 'each check that ran, and no smtp record')
-  t.same([(await verify('valid@mailinator.com', local)).reason, (await verify('valid@gmial.com', local)).reason, (await verify('info@example.com', local)).reason], ['disposable', 'low_quality', 'role_account'], 'what the local checks found still decides')
+  t.same(
+    plain.result.checks.map((c: { name: string }) => c.name),
+    local,
+    'each check that ran, and no smtp record'
+  )
+  t.same(
+    [(await verify('valid@mailinator.com', local)).reason, (await verify('valid@gmial.com', local)).reason, (await verify('info@example.com', local)).reason],
+    ['disposable', 'low_quality', 'role_account'],
+    'what the local checks found still decides'
+  )
   const live = (await api('POST', '/api/keys', { token, body: { name: 'live', environment: 'live' } })).body.raw_key
   const r = await api('POST', '/api/verify', { token: live, body: { email: 'someone@example.com', checks: local } })
   const job = await settled(api, live, r.body.uuid)

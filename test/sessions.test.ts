@@ -11,7 +11,7 @@ const password = 'correct horse battery staple'
 const token = await signUp(api, dataDir, 'sessions@example.com', password)
 
 const cookieOf = (headers: Headers): string | null => /svc_refresh=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? null
-const login = async (): Promise<{ token: string, cookie: string }> => {
+const login = async (): Promise<{ token: string; cookie: string }> => {
   const r = await api('POST', '/api/auth/login', { body: { email: 'sessions@example.com', password } })
   return { token: r.body.access_token, cookie: cookieOf(r.headers)! }
 }

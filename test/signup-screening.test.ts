@@ -10,7 +10,13 @@ const world = await startMailWorld({
     { name: 'good-corp.com', mx: [{ preference: 10, exchange: 'mx.good-corp.com' }] },
     { name: 'nullmx-corp.com', mx: 'null_mx' }
   ],
-  hosts: [{ name: 'mx.good-corp.com', ip: '127.0.60.2', rcpt: a => a.startsWith('real@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+  hosts: [
+    {
+      name: 'mx.good-corp.com',
+      ip: '127.0.60.2',
+      rcpt: a => (a.startsWith('real@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()

@@ -15,7 +15,7 @@ const code = async (secret: string, offsetS = 0, at = now()): Promise<string> =>
 
 // Codes are derived from the moment of setup; the server accepts a code only in its own
 // 30 s step (no drift window: ASVS 5.0 V6.5.5), so a test that needs a later code waits for its step.
-async function setUp (email: string): Promise<{ token: string, secret: string, backup: string[], at: number, setupCode: string }> {
+async function setUp(email: string): Promise<{ token: string; secret: string; backup: string[]; at: number; setupCode: string }> {
   const token = await signUp(api, dataDir, email, password)
   const r = await api('POST', '/api/users/me/2fa/enable', { token })
   if (r.status !== 200) throw new Error(`enable: ${r.status}`)
@@ -62,7 +62,11 @@ t.test('sign-in: a challenge, completed by a TOTP code never accepted twice, or 
   t.equal(ok.status, 200)
   t.type(ok.body.access_token, 'string')
   t.match(ok.headers.get('set-cookie'), /svc_refresh=/)
-  t.equal((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: await challenge('signin2fa@example.com'), code: next } })).status, 401, 'the same code twice')
+  t.equal(
+    (await api('POST', '/api/auth/2fa/verify', { body: { temp_token: await challenge('signin2fa@example.com'), code: next } })).status,
+    401,
+    'the same code twice'
+  )
   const temp2 = await challenge('signin2fa@example.com')
   t.equal((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: temp2, code: backup[0] } })).status, 200, 'backup code')
   t.equal((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: temp2, code: backup[0] } })).status, 401, 'single use')
@@ -70,7 +74,10 @@ t.test('sign-in: a challenge, completed by a TOTP code never accepted twice, or 
 
 t.test('disable: needs the password and a code', async t => {
   const { token, backup } = await setUp('disable2fa@example.com')
-  t.equal((await api('POST', '/api/users/me/2fa/disable', { token, body: { password: 'wrong password!', code: backup[0] } })).body.code, 'disable_2fa.wrong_password')
+  t.equal(
+    (await api('POST', '/api/users/me/2fa/disable', { token, body: { password: 'wrong password!', code: backup[0] } })).body.code,
+    'disable_2fa.wrong_password'
+  )
   t.equal((await api('POST', '/api/users/me/2fa/disable', { token, body: { password, code: 'nonsense' } })).body.code, 'disable_2fa.invalid_code')
   t.equal((await api('POST', '/api/users/me/2fa/disable', { token, body: { password, code: backup[1] } })).status, 204)
   t.same((await api('GET', '/api/users/me/2fa', { token })).body, { enabled: false })

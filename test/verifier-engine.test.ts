@@ -7,7 +7,7 @@ import { VERDICT_OF } from '../src/verifier/result.ts'
 import { simulate } from '../src/verifier/sandbox.ts'
 
 // This file owns 127.0.20.0/24.
-function onlyX (a: string): { code: number, message: string } {
+function onlyX(a: string): { code: number; message: string } {
   return a.startsWith('x@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 No such user' }
 }
 const world = await startMailWorld({
@@ -20,7 +20,13 @@ const world = await startMailWorld({
     { name: 'grey.com', mx: [{ preference: 10, exchange: 'mx.grey.com' }] },
     { name: 'refused.com', mx: [{ preference: 10, exchange: 'mx.refused.com' }] },
     { name: 'tarpit.com', mx: [{ preference: 10, exchange: 'mx.tarpit.com' }] },
-    { name: 'backup.com', mx: [{ preference: 5, exchange: 'mx1.backup.com' }, { preference: 10, exchange: 'mx2.backup.com' }] },
+    {
+      name: 'backup.com',
+      mx: [
+        { preference: 5, exchange: 'mx1.backup.com' },
+        { preference: 10, exchange: 'mx2.backup.com' }
+      ]
+    },
     { name: 'nullmx.com', mx: 'null_mx' },
     { name: 'aonly.com', a: ['127.0.20.9'] },
     { name: 'nomail.com' },
@@ -35,9 +41,18 @@ const world = await startMailWorld({
     { name: 'broken-dns.com', servfail: true }
   ],
   hosts: [
-    { name: 'mx.acme.com', ip: '127.0.20.2', rcpt: a => /^(jane|info|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 <' + a + '>: Recipient address rejected: User unknown' } },
+    {
+      name: 'mx.acme.com',
+      ip: '127.0.20.2',
+      rcpt: a =>
+        /^(jane|info|x)@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: `5.1.1 <${a}>: Recipient address rejected: User unknown` }
+    },
     { name: 'mx.fullbox.com', ip: '127.0.20.3', rcpt: () => ({ code: 552, message: '5.2.2 Mailbox full' }) },
-    { name: 'mx.blocker.com', ip: '127.0.20.4', rcpt: () => ({ code: 554, message: '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org' }) },
+    {
+      name: 'mx.blocker.com',
+      ip: '127.0.20.4',
+      rcpt: () => ({ code: 554, message: '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org' })
+    },
     { name: 'mx.busy.com', ip: '127.0.20.5', banner_reply: { code: 421, message: '4.3.2 Too busy, try later' } },
     { name: 'mx.grey.com', ip: '127.0.20.6', rcpt: () => ({ code: 450, message: '4.2.0 Greylisted, please retry' }) },
     { name: 'mx.refused.com', ip: '127.0.20.7', refuse: true },
@@ -46,7 +61,12 @@ const world = await startMailWorld({
     { name: 'mx2.backup.com', ip: '127.0.20.11', rcpt: onlyX },
     { name: 'aonly.com', ip: '127.0.20.9', rcpt: onlyX },
     { name: 'mx.catchall.com', ip: '127.0.20.12' },
-    { name: 'gmail-smtp-in.l.google.com', ip: '127.0.20.13', rcpt: a => a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: "5.1.1 The email account that you tried to reach does not exist." } },
+    {
+      name: 'gmail-smtp-in.l.google.com',
+      ip: '127.0.20.13',
+      rcpt: a =>
+        a.startsWith('jane@') ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 The email account that you tried to reach does not exist.' }
+    },
     { name: 'mx.disabled.com', ip: '127.0.20.14', rcpt: () => ({ code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' }) },
     { name: 'mx.policy.com', ip: '127.0.20.15', rcpt: () => ({ code: 554, message: '5.7.1 Message refused by recipient policy' }) },
     { name: 'mx.unhosted.com', ip: '127.0.20.16', rcpt: () => ({ code: 553, message: "5.1.2 We weren't able to find the recipient domain." }) }
@@ -86,12 +106,27 @@ const cases: Array<[string, string, string, string?]> = [
   ['jane@bücher.de', 'valid', 'accepted_email', 'IDN domain probed as punycode'],
   ['x@disabled.com', 'invalid', 'mailbox_disabled'],
   ['x@policy.com', 'unknown', 'smtp_unavailable', 'a 5.7.1 policy refusal says nothing of the mailbox: never invalid'],
-  ['x@unhosted.com', 'invalid', 'rejected_email', 'a permanent refusal of the address that is not a missing mailbox (5.1.2: the receiver does not know the domain)'],
+  [
+    'x@unhosted.com',
+    'invalid',
+    'rejected_email',
+    'a permanent refusal of the address that is not a missing mailbox (5.1.2: the receiver does not know the domain)'
+  ],
   ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL']
 ]
 
 // The sandbox's magic local part for each reason it simulates (VERIFICATION.md "Sandbox").
-const SANDBOX_OF: Record<string, string> = { accepted_email: 'valid', mailbox_not_found: 'invalid', accept_all: 'accept-all', disposable: 'disposable', role_account: 'role', mailbox_full: 'mailbox-full', greylisted: 'greylisted', timeout: 'timeout', smtp_unavailable: 'unknown' }
+const SANDBOX_OF: Record<string, string> = {
+  accepted_email: 'valid',
+  mailbox_not_found: 'invalid',
+  accept_all: 'accept-all',
+  disposable: 'disposable',
+  role_account: 'role',
+  mailbox_full: 'mailbox-full',
+  greylisted: 'greylisted',
+  timeout: 'timeout',
+  smtp_unavailable: 'unknown'
+}
 
 for (const [email, verdict, reason, note] of cases) {
   t.test(`${email} → ${verdict}/${reason}${note ? ` (${note})` : ''}`, async t => {
@@ -132,7 +167,10 @@ t.test('free provider: flag, provider label, a slightly lower valid score', asyn
   t.ok(r.flags.includes('free'))
   t.equal(r.mx?.provider, 'google')
   t.equal(r.score, 95)
-  t.same(r.score_breakdown, [{ factor: 'reason:accepted_email', points: 100 }, { factor: 'flag:free', points: -5 }])
+  t.same(r.score_breakdown, [
+    { factor: 'reason:accepted_email', points: 100 },
+    { factor: 'flag:free', points: -5 }
+  ])
 })
 
 t.test('typo: did_you_mean names the likely address', async t => {
@@ -152,5 +190,9 @@ const LOCAL_ONLY = new Set<string>(['smtp_not_requested'])
 t.test('every reason of the result vocabulary has a case above', async t => {
   // Agreement of the vocabulary (reasons and their verdicts) with VERIFICATION.md is npm run eval's: here, that none goes untested.
   const covered = new Set(cases.map(c => c[2]))
-  t.same(Object.keys(VERDICT_OF).filter(r => !covered.has(r) && !LOCAL_ONLY.has(r)), [], 'each reason the engine can give has a case in the mail world')
+  t.same(
+    Object.keys(VERDICT_OF).filter(r => !covered.has(r) && !LOCAL_ONLY.has(r)),
+    [],
+    'each reason the engine can give has a case in the mail world'
+  )
 })

@@ -17,18 +17,25 @@ import ExcelJS from 'exceljs'
 import { startMailWorld } from './support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
 import { waitUntil } from './support/eventstore-contract.ts'
-import { grantTokens } from '../src/commands/grant-tokens.ts'
+import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
 
 const DOMAINS = ['list-alpha.com', 'list-beta.com']
-const rcpt = (a: string): { code: number, message: string } => /^ok/i.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
+const rcpt = (a: string): { code: number; message: string } =>
+  /^ok/i.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' }
 const world = await startMailWorld({
   dns_ip: '127.0.107.1',
-  domains: [...DOMAINS.map((name, k) => ({ name, mx: [{ preference: 10, exchange: `mx.${name}` }], k })), { name: 'list-slow.com', mx: [{ preference: 10, exchange: 'mx.list-slow.com' }] }],
-  hosts: [...DOMAINS.map((name, k) => ({ name: `mx.${name}`, ip: `127.0.107.${10 + k}`, rcpt })), { name: 'mx.list-slow.com', ip: '127.0.107.20', rcpt, rcpt_delay_ms: 250, max_sessions: 2 }]
+  domains: [
+    ...DOMAINS.map((name, k) => ({ name, mx: [{ preference: 10, exchange: `mx.${name}` }], k })),
+    { name: 'list-slow.com', mx: [{ preference: 10, exchange: 'mx.list-slow.com' }] }
+  ],
+  hosts: [
+    ...DOMAINS.map((name, k) => ({ name: `mx.${name}`, ip: `127.0.107.${10 + k}`, rcpt })),
+    { name: 'mx.list-slow.com', ip: '127.0.107.20', rcpt, rcpt_delay_ms: 250, max_sessions: 2 }
+  ]
 })
 t.teardown(() => world.close())
 /** The world's ground truth for an address of a list. */
-const truth = (address: string): string => !/^[^\s@]+@[^\s@]+\.[a-z]+$/i.test(address.trim()) ? 'invalid' : /^ok/i.test(address.trim()) ? 'valid' : 'invalid'
+const truth = (address: string): string => (!/^[^\s@]+@[^\s@]+\.[a-z]+$/i.test(address.trim()) ? 'invalid' : /^ok/i.test(address.trim()) ? 'valid' : 'invalid')
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server }))
@@ -36,28 +43,60 @@ t.teardown(() => service.close())
 const api = client(service.url)
 const cliPath = new URL('../src/cli.ts', import.meta.url).pathname
 
-async function account (email: string, tokens: number): Promise<{ token: string, key: string }> {
+async function account(email: string, tokens: number): Promise<{ token: string; key: string }> {
   const token = await signUp(api, dataDir, email)
   const granted = (await api('GET', '/api/wallet', { token })).body.balance as number
   // The Free plan's grant comes with the confirmation: what the test wants is on top, or taken as it is.
   if (tokens > granted) await grantTokens(service.core.ctx, { email, tokens: tokens - granted, reason: 'verify-file tests', operator: 'test' })
   await waitUntil(async () => (await api('GET', '/api/wallet', { token })).body.balance >= tokens)
-  const key = (await api('POST', '/api/keys', { token, body: { name: 'lists', environment: 'live', scopes: ['email:verify:bulk', 'results:read', 'billing:read'] } })).body.raw_key as string
+  const key = (
+    await api('POST', '/api/keys', { token, body: { name: 'lists', environment: 'live', scopes: ['email:verify:bulk', 'results:read', 'billing:read'] } })
+  ).body.raw_key as string
   return { token, key }
 }
 
-interface Run { code: number | null, signal: string | null, stdout: string, stderr: string }
+interface Run {
+  code: number | null
+  signal: string | null
+  stdout: string
+  stderr: string
+}
 /** `svc verify-file` in a process of its own, as a customer runs it. */
-function cli (args: string[], env: Record<string, string> = {}, onStderr?: (text: string, kill: (s: NodeJS.Signals) => void) => void): Promise<Run> {
-  const child = spawn(process.execPath, [cliPath, 'verify-file', ...args], { env: { ...process.env, SVC_API_URL: service.url, SVC_PROGRESS: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+function cli(args: string[], env: Record<string, string> = {}, onStderr?: (text: string, kill: (s: NodeJS.Signals) => void) => void): Promise<Run> {
+  const child = spawn(process.execPath, [cliPath, 'verify-file', ...args], {
+    env: { ...process.env, SVC_API_URL: service.url, SVC_PROGRESS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (b: Buffer) => { stdout += b.toString() })
-  child.stderr.on('data', (b: Buffer) => { stderr += b.toString(); onStderr?.(stderr, s => child.kill(s)) })
-  return new Promise(resolve => child.once('exit', (code, signal) => { resolve({ code, signal, stdout, stderr }) }))
+  child.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString()
+  })
+  child.stderr.on('data', (b: Buffer) => {
+    stderr += b.toString()
+    onStderr?.(stderr, s => child.kill(s))
+  })
+  return new Promise(resolve =>
+    child.once('exit', (code, signal) => {
+      resolve({ code, signal, stdout, stderr })
+    })
+  )
 }
 const csvOf = (path: string, delimiter = ','): string[][] => parse(readFileSync(path), { delimiter, bom: true, relax_column_count: true }) as string[][]
-const RESULT = ['verdict', 'reason', 'score', 'free', 'role', 'disposable', 'accept_all', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at', 'row_status']
+const RESULT = [
+  'verdict',
+  'reason',
+  'score',
+  'free',
+  'role',
+  'disposable',
+  'accept_all',
+  'did_you_mean',
+  'mx_host',
+  'smtp_provider',
+  'checked_at',
+  'row_status'
+]
 
 const owner = await account('lists@example.com', 5_000)
 const dir = join(dataDir, 'lists')
@@ -75,9 +114,9 @@ t.test('a CSV with a BOM, semicolons and quoted commas: every row back, in order
     ['Bad', 'Gamma', 'not-an-address', ''],
     ['Mary', 'Delta', 'ok.mary@list-beta.com', 'multi\nline note']
   ]
-  const quote = (c: string): string => /[;"\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c
+  const quote = (c: string): string => (/[;"\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c)
   // The last line opens a quote it never closes: it cannot be parsed, and stays, marked.
-  writeFileSync(input, '\uFEFF' + rows.map(r => r.map(quote).join(';')).join('\r\n') + '\r\nZed;"unclosed;ok.zed@list-alpha.com\r\n')
+  writeFileSync(input, `\uFEFF${rows.map(r => r.map(quote).join(';')).join('\r\n')}\r\nZed;"unclosed;ok.zed@list-alpha.com\r\n`)
   const out = join(dir, 'crm-results.csv')
   const run = await cli([input, '--out', out], { SVC_API_KEY: owner.key })
   t.equal(run.code, 0, run.stderr.slice(-500))
@@ -87,19 +126,39 @@ t.test('a CSV with a BOM, semicolons and quoted commas: every row back, in order
   t.ok(text.startsWith('\uFEFF'), 'the byte-order mark kept')
   t.ok(text.includes('\r\n'), 'the line ending kept')
   const back = csvOf(out, ';')
-  t.same(back[0], [...rows[0], ...RESULT], 'the header: the customer\'s columns, then the result columns')
+  t.same(back[0], [...rows[0], ...RESULT], "the header: the customer's columns, then the result columns")
   t.equal(back.length, rows.length + 1, 'every row, the empty and the unparsable one too')
   t.same([back[rows.length][0], back[rows.length].at(-1)], ['Zed;"unclosed;ok.zed@list-alpha.com', 'unparsable'], 'the unparsable row: its text, marked')
   for (let i = 1; i < rows.length; i++) {
     t.same(back[i].slice(0, 4), rows[i], `row ${i}: its own columns as they were`)
     const r = Object.fromEntries(RESULT.map((c, k) => [c, back[i][4 + k]]))
-    if (rows[i][2] === '') { t.match(r, { verdict: '', row_status: 'empty' }, `row ${i} stays, marked empty`); continue }
+    if (rows[i][2] === '') {
+      t.match(r, { verdict: '', row_status: 'empty' }, `row ${i} stays, marked empty`)
+      continue
+    }
     t.equal(r.verdict, truth(rows[i][2]), `row ${i}: ${rows[i][2]} is ${truth(rows[i][2])} in the world`)
   }
   t.equal(back[4][4 + RESULT.indexOf('row_status')], 'duplicate', 'the repeated row says it is a duplicate')
   t.equal(back[5][4 + RESULT.indexOf('row_status')], 'duplicate', 'so does the same address in capitals')
-  t.same(back[4].slice(4, 4 + 8), back[1].slice(4, 4 + 8), 'with its first occurrence\'s result')
-  t.match(back[1], [/.*/, /.*/, /.*/, /.*/, 'valid', 'accepted_email', /^\d+$/, 'false', 'false', 'false', 'false', '', 'mx.list-alpha.com', /.*/, /^\d{4}-\d\d-\d\dT/, 'verified'])
+  t.same(back[4].slice(4, 4 + 8), back[1].slice(4, 4 + 8), "with its first occurrence's result")
+  t.match(back[1], [
+    /.*/,
+    /.*/,
+    /.*/,
+    /.*/,
+    'valid',
+    'accepted_email',
+    /^\d+$/,
+    'false',
+    'false',
+    'false',
+    'false',
+    '',
+    'mx.list-alpha.com',
+    /.*/,
+    /^\d{4}-\d\d-\d\dT/,
+    'verified'
+  ])
   t.match(back[6], { 4: 'invalid', 5: 'invalid_syntax' })
   t.notOk(existsSync(`${out}.state.sqlite`), 'the state file is removed on success')
   t.match(run.stderr, /verify \[.*\] 100% \| 4\/4 addresses/, 'the bar reaches 100%')
@@ -108,13 +167,20 @@ t.test('a CSV with a BOM, semicolons and quoted commas: every row back, in order
 
 t.test('a headerless TSV: the address column found by its values; a text file with blank lines and duplicates', async t => {
   const tsv = join(dir, 'plain.tsv')
-  writeFileSync(tsv, ['1\tok.ann@list-beta.com\tx', '2\tbob@list-beta.com\ty', '3\tok.ann@list-beta.com\tz'].join('\n') + '\n')
+  writeFileSync(tsv, `${['1\tok.ann@list-beta.com\tx', '2\tbob@list-beta.com\ty', '3\tok.ann@list-beta.com\tz'].join('\n')}\n`)
   const out = join(dir, 'plain-results.tsv')
   const run = await cli([tsv, '--out', out], { SVC_API_KEY: owner.key })
   t.equal(run.code, 0, run.stderr.slice(-400))
   const back = csvOf(out, '\t')
   t.same(back[0], ['column_1', 'column_2', 'column_3', ...RESULT])
-  t.same(back.slice(1).map(r => [r[0], r[1], r[2], r[3], r.at(-1)]), [['1', 'ok.ann@list-beta.com', 'x', 'valid', 'verified'], ['2', 'bob@list-beta.com', 'y', 'invalid', 'verified'], ['3', 'ok.ann@list-beta.com', 'z', 'valid', 'duplicate']])
+  t.same(
+    back.slice(1).map(r => [r[0], r[1], r[2], r[3], r.at(-1)]),
+    [
+      ['1', 'ok.ann@list-beta.com', 'x', 'valid', 'verified'],
+      ['2', 'bob@list-beta.com', 'y', 'invalid', 'verified'],
+      ['3', 'ok.ann@list-beta.com', 'z', 'valid', 'duplicate']
+    ]
+  )
 
   const txt = join(dir, 'addresses.txt')
   writeFileSync(txt, 'ok.tom@list-alpha.com\n\nsam@list-alpha.com\nok.tom@list-alpha.com\n\n')
@@ -122,7 +188,18 @@ t.test('a headerless TSV: the address column found by its values; a text file wi
   const run2 = await cli([txt, '--out', out2], { SVC_API_KEY: owner.key })
   t.equal(run2.code, 0, run2.stderr.slice(-400))
   const back2 = csvOf(out2)
-  t.same(back2.map(r => [r[0], r[1], r.at(-1)]), [['column_1', 'verdict', 'row_status'], ['ok.tom@list-alpha.com', 'valid', 'verified'], ['', '', 'empty'], ['sam@list-alpha.com', 'invalid', 'verified'], ['ok.tom@list-alpha.com', 'valid', 'duplicate'], ['', '', 'empty']], 'five lines, five rows')
+  t.same(
+    back2.map(r => [r[0], r[1], r.at(-1)]),
+    [
+      ['column_1', 'verdict', 'row_status'],
+      ['ok.tom@list-alpha.com', 'valid', 'verified'],
+      ['', '', 'empty'],
+      ['sam@list-alpha.com', 'invalid', 'verified'],
+      ['ok.tom@list-alpha.com', 'valid', 'duplicate'],
+      ['', '', 'empty']
+    ],
+    'five lines, five rows'
+  )
 })
 
 t.test('an XLSX made by a spreadsheet library: typed cells kept, XLSX out', async t => {
@@ -150,7 +227,7 @@ t.test('an XLSX made by a spreadsheet library: typed cells kept, XLSX out', asyn
   t.equal(values(2)[4], 'valid')
   t.equal(values(3)[0], 'kim@list-beta.com', 'a hyperlink cell: its text')
   t.equal(values(3)[4], 'invalid')
-  t.equal(ws.getRow(4).values.length === 0 || (values(4).at(-1) === 'empty'), true, 'the empty row stays')
+  t.equal(ws.getRow(4).values.length === 0 || values(4).at(-1) === 'empty', true, 'the empty row stays')
   t.equal(values(5)[4], 'valid')
   t.equal(ws.rowCount, 5, 'every row')
 })
@@ -158,16 +235,26 @@ t.test('an XLSX made by a spreadsheet library: typed cells kept, XLSX out', asyn
 t.test('--only and --split hold exactly the rows of their verdicts', async t => {
   const input = join(dir, 'mixed.csv')
   const addresses = Array.from({ length: 30 }, (_, i) => `${i % 3 === 0 ? 'ok' : 'no'}${i}@${DOMAINS[i % 2]}`)
-  writeFileSync(input, 'email,n\n' + addresses.map((a, i) => `${a},${i}`).join('\n') + '\n,blank\nnot an address,bad\n')
+  writeFileSync(input, `email,n\n${addresses.map((a, i) => `${a},${i}`).join('\n')}\n,blank\nnot an address,bad\n`)
   const out = join(dir, 'valid-only.csv')
   const split = join(dir, 'split')
   const run = await cli([input, '--out', out, '--only', 'valid', '--split', split], { SVC_API_KEY: owner.key })
   t.equal(run.code, 0, run.stderr.slice(-400))
   const only = csvOf(out).slice(1)
-  t.same(only.map(r => r[0]), addresses.filter(a => truth(a) === 'valid'), 'only the valid rows, in order')
+  t.same(
+    only.map(r => r[0]),
+    addresses.filter(a => truth(a) === 'valid'),
+    'only the valid rows, in order'
+  )
   t.same(readdirSync(split).sort(), ['invalid.csv', 'risky.csv', 'unknown.csv', 'unverified.csv', 'valid.csv'])
-  const of = (f: string): string[] => csvOf(join(split, f)).slice(1).map(r => r[0])
-  t.same(of('valid.csv'), addresses.filter(a => truth(a) === 'valid'))
+  const of = (f: string): string[] =>
+    csvOf(join(split, f))
+      .slice(1)
+      .map(r => r[0])
+  t.same(
+    of('valid.csv'),
+    addresses.filter(a => truth(a) === 'valid')
+  )
   t.same(of('invalid.csv'), [...addresses.filter(a => truth(a) === 'invalid'), 'not an address'])
   t.same(of('risky.csv'), [])
   t.same(of('unverified.csv'), [''], 'the blank row')
@@ -180,7 +267,7 @@ t.test('a balance that covers half: refused, then --partial, then --resume after
   const n = Math.floor(balance / per) * 2
   const addresses = Array.from({ length: n }, (_, i) => `${i % 2 === 0 ? 'ok' : 'no'}half${i}@${DOMAINS[i % 2]}`)
   const input = join(dir, 'half.csv')
-  writeFileSync(input, 'id,email\n' + addresses.map((a, i) => `${i},${a}`).join('\n') + '\n')
+  writeFileSync(input, `id,email\n${addresses.map((a, i) => `${i},${a}`).join('\n')}\n`)
   const out = join(dir, 'half-results.csv')
 
   const estimate = await cli([input, '--estimate'], { SVC_API_KEY: payer.key })
@@ -189,7 +276,10 @@ t.test('a balance that covers half: refused, then --partial, then --resume after
 
   const refused = await cli([input, '--out', out], { SVC_API_KEY: payer.key })
   t.equal(refused.code, 1)
-  t.match(refused.stderr, new RegExp(`error: the list needs ${n * per} tokens .* the balance is ${balance}: top up ${n * per - balance} tokens, or run with --partial`))
+  t.match(
+    refused.stderr,
+    new RegExp(`error: the list needs ${n * per} tokens .* the balance is ${balance}: top up ${n * per - balance} tokens, or run with --partial`)
+  )
   t.notOk(existsSync(out), 'no file written')
   t.equal((await api('GET', '/api/batches', { token: payer.key })).body.total, 0, 'nothing sent')
 
@@ -200,7 +290,11 @@ t.test('a balance that covers half: refused, then --partial, then --resume after
   t.match(partial.stderr, new RegExp(`${n / 2} rows pending: .*the rest needs ${(n / 2) * per} tokens; run again with --resume`))
   const half = csvOf(out).slice(1)
   t.equal(half.length, n, 'every row in the file')
-  t.same(half.map(r => r.at(-1)), addresses.map((_, i) => i < n / 2 ? 'verified' : 'pending'), 'the first half verified, the rest marked pending')
+  t.same(
+    half.map(r => r.at(-1)),
+    addresses.map((_, i) => (i < n / 2 ? 'verified' : 'pending')),
+    'the first half verified, the rest marked pending'
+  )
 
   await grantTokens(service.core.ctx, { email: 'half@example.com', tokens: n * per, reason: 'top-up', operator: 'test' })
   await waitUntil(async () => (await api('GET', '/api/wallet', { token: payer.token })).body.balance >= n * per)
@@ -208,10 +302,21 @@ t.test('a balance that covers half: refused, then --partial, then --resume after
   t.equal(resumed.code, 0, resumed.stderr.slice(-400))
   t.match(JSON.parse(resumed.stdout), { complete: true, verified_rows: n, pending_rows: 0 })
   const all = csvOf(out).slice(1)
-  t.same(all.map(r => r[2]), addresses.map(truth), 'every row has its result, the world\'s')
-  const batches = (await api('GET', '/api/batches', { token: payer.key })).body.items as Array<{ progress: { total: number }, tokens: { captured: number, reserved: number, released: number } }>
-  t.equal(batches.length, 2, 'two batches: the partial run\'s and the rest')
-  t.equal(batches.reduce((s, b) => s + b.progress.total, 0), n, 'each address sent once')
+  t.same(
+    all.map(r => r[2]),
+    addresses.map(truth),
+    "every row has its result, the world's"
+  )
+  const batches = (await api('GET', '/api/batches', { token: payer.key })).body.items as Array<{
+    progress: { total: number }
+    tokens: { captured: number; reserved: number; released: number }
+  }>
+  t.equal(batches.length, 2, "two batches: the partial run's and the rest")
+  t.equal(
+    batches.reduce((s, b) => s + b.progress.total, 0),
+    n,
+    'each address sent once'
+  )
   const spent = batches.reduce((s, b) => s + b.tokens.captured, 0)
   const wallet = (await api('GET', '/api/wallet', { token: payer.token })).body
   t.equal(balance + n * per - wallet.balance, spent, 'the wallet lost what the batches captured, no more')
@@ -222,12 +327,15 @@ t.test('a balance that covers half: refused, then --partial, then --resume after
 t.test('Ctrl-C keeps what is done; --resume finishes', async t => {
   const input = join(dir, 'slow.csv')
   const addresses = Array.from({ length: 24 }, (_, i) => `${i % 2 === 0 ? 'ok' : 'no'}slow${i}@list-slow.com`)
-  writeFileSync(input, 'email\n' + addresses.join('\n') + '\n')
+  writeFileSync(input, `email\n${addresses.join('\n')}\n`)
   const out = join(dir, 'slow-results.csv')
   let sent = false
   const first = await cli([input, '--out', out, '--chunk-size', '8'], { SVC_API_KEY: owner.key }, (text, kill) => {
     // Interrupted once the batch runs and results arrive (the bar of the verify phase has moved).
-    if (!sent && /verify \[.*\] \d+% \| ([1-9]|1\d|2[0-3])\/24 /.test(text)) { sent = true; kill('SIGINT') }
+    if (!sent && /verify \[.*\] \d+% \| ([1-9]|1\d|2[0-3])\/24 /.test(text)) {
+      sent = true
+      kill('SIGINT')
+    }
   })
   t.ok(sent, 'interrupted while verifying')
   t.equal(first.code, 1)
@@ -240,7 +348,12 @@ t.test('Ctrl-C keeps what is done; --resume finishes', async t => {
   t.ok(existsSync(`${out}.state.sqlite`), 'the state kept')
   const resumed = await cli([input, '--out', out, '--resume'], { SVC_API_KEY: owner.key })
   t.equal(resumed.code, 0, resumed.stderr.slice(-400))
-  t.same(csvOf(out).slice(1).map(r => r[1]), addresses.map(truth))
+  t.same(
+    csvOf(out)
+      .slice(1)
+      .map(r => r[1]),
+    addresses.map(truth)
+  )
 })
 
 t.test('what a person gets wrong is said in a sentence, and nothing is lost', async t => {

@@ -30,7 +30,24 @@ t.teardown(() => world.close())
 const dataDir = t.testdir()
 const METRICS_TOKEN = 'waits-test-metrics-token'
 const { NATS_URL: _nats, ...inherited } = process.env
-const svc = await startSvc(t, ['serve'], { ...inherited, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', METRICS_TOKEN, VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'true', VERIFIER_SMTP_TIMEOUT_MS: '30000', VERIFIER_HELO_NAME: 'verifier.test.example' }, npmStartNodeFlags())
+const svc = await startSvc(
+  t,
+  ['serve'],
+  {
+    ...inherited,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    SIGNUP_SCREENING: 'lists',
+    METRICS_TOKEN,
+    VERIFIER_DNS_SERVERS: world.dns_server,
+    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
+    VERIFIER_SMTP_TIMEOUT_MS: '30000',
+    VERIFIER_HELO_NAME: 'verifier.test.example'
+  },
+  npmStartNodeFlags()
+)
 const api = client(svc.url)
 const token = await signUp(api, dataDir, 'waiter@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'waits', environment: 'live' } })).body.raw_key as string
@@ -42,7 +59,7 @@ const metric = async (name: string): Promise<number> => {
 }
 const submit = async (email: string): Promise<string> => (await api('POST', '/api/verify', { token: key, body: { email, checks: ['smtp'] } })).body.uuid
 
-t.test('wait=10: the answer comes within 100 ms of the job\'s completion', async t => {
+t.test("wait=10: the answer comes within 100 ms of the job's completion", async t => {
   for (const path of ['/api/verify', '/api/jobs']) {
     const uuid = await submit(`someone${path.length}@prompt-answer.com`)
     const r = await api('GET', `${path}/${uuid}?wait=10`, { token: key })
@@ -83,8 +100,8 @@ t.test('1,000 concurrent waits over HTTP: each waits, each is answered', async t
   const before = await metric('nodejs_heap_size_used_bytes')
   // With the session (a key's plan rate limit would refuse most of 1,000 requests at once).
   const pending = Array.from({ length: 1_000 }, async () => await api('GET', `/api/verify/${uuid}?wait=8`, { token }))
-  await waitUntil(async () => await metric('http_waits_pending') >= 1_000, 20_000)
-  const grew = (await metric('nodejs_heap_size_used_bytes') - before) / 1_048_576
+  await waitUntil(async () => (await metric('http_waits_pending')) >= 1_000, 20_000)
+  const grew = ((await metric('nodejs_heap_size_used_bytes')) - before) / 1_048_576
   // Without a forced collection this includes garbage and the 1,000 connections: a loose bound here, the waits' own cost below.
   t.comment(`heap used grew ${grew.toFixed(1)} MiB with 1,000 reads waiting (connections and uncollected garbage included)`)
   t.ok(grew < 48, 'nothing grows out of bounds')
@@ -98,14 +115,31 @@ t.test('the waits themselves: 1,000 pending cost a few MiB at most (heap measure
   const gc = runInNewContext('gc') as () => void
   const source = { onApplied: () => {}, onAdvance: () => {}, leading: true }
   const waits = new CompletionWaits(source)
-  const settle = (): number => { gc(); gc(); return process.memoryUsage().heapUsed }
+  const settle = (): number => {
+    gc()
+    gc()
+    return process.memoryUsage().heapUsed
+  }
   const before = settle()
   const controller = new AbortController()
-  const all = Array.from({ length: 1_000 }, async (_, i) => await waits.until(`job-${i}`, 60_000, async () => ({ status: 'queued' }), d => d.status !== 'queued', controller.signal))
+  const all = Array.from(
+    { length: 1_000 },
+    async (_, i) =>
+      await waits.until(
+        `job-${i}`,
+        60_000,
+        async () => ({ status: 'queued' }),
+        d => d.status !== 'queued',
+        controller.signal
+      )
+  )
   await new Promise(resolve => setImmediate(resolve))
   t.equal(waits.pending, 1_000, '1,000 reads waiting')
   const per = (settle() - before) / 1_000
-  t.ok(per * 1_000 < 4 * 1_048_576, `about ${Math.round(per)} bytes a waiting read, its promises and timer included (1,000: ${(per * 1_000 / 1_048_576).toFixed(2)} MiB, under 4 MiB)`)
+  t.ok(
+    per * 1_000 < 4 * 1_048_576,
+    `about ${Math.round(per)} bytes a waiting read, its promises and timer included (1,000: ${((per * 1_000) / 1_048_576).toFixed(2)} MiB, under 4 MiB)`
+  )
   controller.abort()
   await Promise.all(all)
   t.equal(waits.pending, 0, 'a cancelled read leaves nothing behind')

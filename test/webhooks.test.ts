@@ -6,18 +6,24 @@ import { waitUntil } from './support/eventstore-contract.ts'
 import { createHmac } from 'node:crypto'
 
 /** Whether `header` signs `body` with `secret` (`t=<s>,v1=<HMAC-SHA256 hex of "<t>.<body>">`, interface section 6), recomputed with node:crypto. */
-function signedWith (header: string, secret: string, body: string): boolean {
+function signedWith(header: string, secret: string, body: string): boolean {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)
   return m !== null && m[2] === createHmac('sha256', secret).update(`${m[1]}.${body}`).digest('hex') && Math.abs(Number(m[1]) - Date.now() / 1000) < 300
 }
 
 // A receiver on loopback: every POST is recorded; `respond` scripts the status per path.
-interface Received { path: string, headers: IncomingMessage['headers'], body: string }
+interface Received {
+  path: string
+  headers: IncomingMessage['headers']
+  body: string
+}
 const received: Received[] = []
 const respond = new Map<string, number[]>()
 const receiver = createServer((req, res) => {
   let body = ''
-  req.on('data', c => { body += c })
+  req.on('data', c => {
+    body += c
+  })
   req.on('end', () => {
     received.push({ path: req.url ?? '', headers: req.headers, body })
     const script = respond.get(req.url ?? '') ?? []
@@ -26,14 +32,22 @@ const receiver = createServer((req, res) => {
   })
 })
 await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
-t.teardown(() => { receiver.close() })
+t.teardown(() => {
+  receiver.close()
+})
 const hookUrl = (path: string): string => `http://127.0.0.1:${(receiver.address() as AddressInfo).port}${path}`
 const to = (path: string): Received[] => received.filter(r => r.path === path)
 
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, {
-  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_DISABLE_AFTER_FAILURES: '2', WEBHOOK_TIMEOUT_MS: '2000'
-}))
+const service = await startTestService(
+  testConfig(dataDir, {
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    WEBHOOK_RETRY_BASE_MS: '50',
+    WEBHOOK_MAX_ATTEMPTS: '3',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '2',
+    WEBHOOK_TIMEOUT_MS: '2000'
+  })
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'hooks-owner@example.com')
@@ -80,9 +94,12 @@ t.test('a completed job is delivered once, signed, to each subscribed endpoint, 
 
   const deliveries = await api('GET', `/api/webhooks/${created.body.uuid}/deliveries`, { token })
   t.equal(deliveries.status, 200)
-  t.match(deliveries.body, { total: 2, limit: 20, offset: 0 }, 'the job\'s delivery and the control\'s')
+  t.match(deliveries.body, { total: 2, limit: 20, offset: 0 }, "the job's delivery and the control's")
   t.same(deliveries.body.items.filter((d: any) => d.job_uuid === job).length, 1)
-  t.match(deliveries.body.items.find((d: any) => d.job_uuid === job), { event: 'job.completed', job_uuid: job, response_status: 200, succeeded: true, attempt: 1, test: false, timestamp: String })
+  t.match(
+    deliveries.body.items.find((d: any) => d.job_uuid === job),
+    { event: 'job.completed', job_uuid: job, response_status: 200, succeeded: true, attempt: 1, test: false, timestamp: String }
+  )
   const events = (await service.core.store.readAll({ from_position: 0, max_count: 100_000 })).filter(e => e.type === 'WebhookEndpointCreated')
   t.notOk(JSON.stringify(events).includes(secret), 'the signing secret is sealed in the event')
   await deleteAll(token)
@@ -94,11 +111,25 @@ t.test('a failed attempt is retried with back-off until one succeeds', async t =
   const job = await verify('retry-me@example.org')
   await waitUntil(async () => (await api('GET', `/api/webhooks/${w.uuid}/deliveries`, { token })).body.total === 3)
   const list = (await api('GET', `/api/webhooks/${w.uuid}/deliveries`, { token })).body.items
-  t.same(list.map((a: any) => [a.attempt, a.response_status, a.succeeded]), [[3, 200, true], [2, 503, false], [1, 500, false]], 'newest first')
+  t.same(
+    list.map((a: any) => [a.attempt, a.response_status, a.succeeded]),
+    [
+      [3, 200, true],
+      [2, 503, false],
+      [1, 500, false]
+    ],
+    'newest first'
+  )
   t.ok(list.every((a: any) => a.job_uuid === job))
   const w2 = w as { secret: string }
-  t.ok(to('/flaky').every(r => signedWith(r.headers['x-service-signature'] as string, w2.secret, r.body)), 'every attempt is signed, with the time it was sent')
-  t.same(to('/flaky').map(r => r.headers['x-service-attempt']), ['1', '2', '3'])
+  t.ok(
+    to('/flaky').every(r => signedWith(r.headers['x-service-signature'] as string, w2.secret, r.body)),
+    'every attempt is signed, with the time it was sent'
+  )
+  t.same(
+    to('/flaky').map(r => r.headers['x-service-attempt']),
+    ['1', '2', '3']
+  )
   t.equal(new Set(to('/flaky').map(r => r.headers['x-service-delivery'])).size, 1, 'one delivery id across attempts')
   t.equal((await api('GET', `/api/webhooks/${w.uuid}`, { token })).body.status, 'active')
   await deleteAll(token)
@@ -151,9 +182,13 @@ t.test('POST /api/webhooks/{uuid}/test: one signed sample, recorded like a real 
   t.match(refused.body, { delivered: false, response_status: null, error: 'could not connect to the endpoint' })
   // A name that does not exist answers the same as a refused connection: a test-fire tells nothing of which hosts exist.
   t.equal((await api('PATCH', `/api/webhooks/${closed.uuid}`, { token, body: { url: 'http://no-such-host.invalid/x' } })).status, 200)
-  t.match((await api('POST', `/api/webhooks/${closed.uuid}/test`, { token })).body, { delivered: false, response_status: null, error: 'could not connect to the endpoint' })
+  t.match((await api('POST', `/api/webhooks/${closed.uuid}/test`, { token })).body, {
+    delivered: false,
+    response_status: null,
+    error: 'could not connect to the endpoint'
+  })
   t.equal((await api('POST', `/api/webhooks/${unknownUuid}/test`, { token })).status, 404)
-  t.equal((await api('POST', `/api/webhooks/${w.uuid}/test`, { token: other })).status, 404, 'another account\'s endpoint')
+  t.equal((await api('POST', `/api/webhooks/${w.uuid}/test`, { token: other })).status, 404, "another account's endpoint")
   t.equal((await api('POST', '/api/webhooks/nope/test', { token })).status, 400)
   t.equal((await api('POST', `/api/webhooks/${w.uuid}/test`)).status, 401)
   t.equal((await api('POST', `/api/webhooks/${w.uuid}/test`, { token: sandboxKey })).status, 403, 'missing webhooks:update')
@@ -184,14 +219,28 @@ t.test('create: 400 invalid url, events or empty events; 401; 403 plan limit or 
   const denied = await api('POST', '/api/webhooks', { token: sandboxKey, body: { url: hookUrl('/x'), events: ['job.completed'] } })
   t.equal(denied.status, 403, 'a key without webhooks:create')
   t.equal(denied.body.code, 'auth.missing_scope')
-  const manager = (await api('POST', '/api/keys', { token, body: { name: 'hooks', environment: 'live', scopes: ['webhooks:read', 'webhooks:create', 'webhooks:update', 'webhooks:delete'] } })).body.raw_key
+  const manager = (
+    await api('POST', '/api/keys', {
+      token,
+      body: { name: 'hooks', environment: 'live', scopes: ['webhooks:read', 'webhooks:create', 'webhooks:update', 'webhooks:delete'] }
+    })
+  ).body.raw_key
   const max = (await api('GET', '/api/config')).body.plans[0].limits.webhooks
-  for (let i = 0; i < max; i++) t.equal((await api('POST', '/api/webhooks', { token: manager, body: { url: hookUrl(`/cap${i}`), events: ['job.completed'] } })).status, 201, 'a key with the scopes manages endpoints')
+  for (let i = 0; i < max; i++)
+    t.equal(
+      (await api('POST', '/api/webhooks', { token: manager, body: { url: hookUrl(`/cap${i}`), events: ['job.completed'] } })).status,
+      201,
+      'a key with the scopes manages endpoints'
+    )
   const over = await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/over'), events: ['job.completed'] } })
   t.equal(over.status, 403)
   t.equal(over.body.code, 'create_webhook.limit_reached')
   await deleteAll(token)
-  t.equal((await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/after'), events: ['job.completed'] } })).status, 201, 'deleted endpoints do not count')
+  t.equal(
+    (await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/after'), events: ['job.completed'] } })).status,
+    201,
+    'deleted endpoints do not count'
+  )
   await deleteAll(token)
 })
 
@@ -201,8 +250,15 @@ t.test('list, get, patch, delete: scopes, ownership, 400/401/403/404, idempotent
   const theirs = (await api('POST', '/api/webhooks', { token: other, body: { url: hookUrl('/theirs'), events: ['job.completed'] } })).body
   const list = await api('GET', '/api/webhooks', { token })
   t.equal(list.status, 200)
-  t.same(list.body.map((w: any) => w.uuid), [b.uuid, a.uuid], 'newest first, only the caller\'s')
-  t.notOk(list.body.some((w: any) => 'secret' in w), 'the secret is never shown again')
+  t.same(
+    list.body.map((w: any) => w.uuid),
+    [b.uuid, a.uuid],
+    "newest first, only the caller's"
+  )
+  t.notOk(
+    list.body.some((w: any) => 'secret' in w),
+    'the secret is never shown again'
+  )
   t.equal((await api('GET', '/api/webhooks')).status, 401)
   t.equal((await api('GET', '/api/webhooks', { token: sandboxKey })).status, 403, 'missing webhooks:read')
 
@@ -246,7 +302,7 @@ t.test('list, get, patch, delete: scopes, ownership, 400/401/403/404, idempotent
   t.equal((await api('GET', `/api/webhooks/${a.uuid}/deliveries`)).status, 401)
   t.equal((await api('GET', `/api/webhooks/${a.uuid}/deliveries`, { token: sandboxKey })).status, 403)
 
-  t.equal((await api('DELETE', `/api/webhooks/${theirs.uuid}`, { token })).status, 204, 'another account\'s: 204 and nothing happens')
+  t.equal((await api('DELETE', `/api/webhooks/${theirs.uuid}`, { token })).status, 204, "another account's: 204 and nothing happens")
   t.equal((await api('GET', `/api/webhooks/${theirs.uuid}`, { token: other })).status, 200)
   t.equal((await api('DELETE', `/api/webhooks/${a.uuid}`, { token: sandboxKey })).status, 403)
   t.equal((await api('DELETE', `/api/webhooks/${a.uuid}`)).status, 401)
@@ -283,7 +339,13 @@ t.test('in-process bus: a retry that was waiting when the service stopped is mad
   await waitUntil(() => to('/restart').length === 2, 10_000)
   await waitUntil(async () => (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.total === 2)
   const list = (await b('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.items
-  t.same(list.map((x: any) => [x.attempt, x.response_status, x.job_uuid]), [[2, 200, job], [1, 500, job]])
+  t.same(
+    list.map((x: any) => [x.attempt, x.response_status, x.job_uuid]),
+    [
+      [2, 200, job],
+      [1, 500, job]
+    ]
+  )
   // Positive control: a later job's delivery to the same endpoint has arrived.
   const later = (await b('POST', '/api/verify', { token: key, body: { email: 'valid2@example.org' } })).body.uuid
   await waitUntil(() => to('/restart').some(r => r.body.includes(later)), 10_000)

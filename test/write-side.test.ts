@@ -2,8 +2,9 @@ import t from 'tap'
 import { generate } from 'otplib'
 import { unlimitedRates } from './support/plans.ts'
 import { client, signUp, startTestService, testConfig } from './support/service.ts'
-import { grantTokens } from '../src/commands/grant-tokens.ts'
-import { banUser, unbanUser } from '../src/commands/ban-user.ts'
+import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
+import { banUser } from '../src/commands/user/ban-user.ts'
+import { unbanUser } from '../src/commands/user/unban-user.ts'
 import type { RecordedEvent } from '../src/ports/event-store.ts'
 
 // The write side under concurrency (issue "Write side"): one wallet under many submissions,
@@ -24,24 +25,33 @@ const liveKey = async (token: string, body: Record<string, unknown> = {}): Promi
   return r.body.raw_key
 }
 /** Raw ledger sums of a wallet stream, recomputed here from its events. */
-const ledger = (events: RecordedEvent[]): { granted: number, reserved: number, captured: number, released: number, reservations: number } => {
+const ledger = (events: RecordedEvent[]): { granted: number; reserved: number; captured: number; released: number; reservations: number } => {
   const sum = { granted: 0, reserved: 0, captured: 0, released: 0, reservations: 0 }
   for (const e of events) {
     const amount = Number(e.data.amount ?? 0)
     if (e.type === 'TokensGranted') sum.granted += amount
-    if (e.type === 'TokensReserved') { sum.reserved += amount; sum.reservations++ }
+    if (e.type === 'TokensReserved') {
+      sum.reserved += amount
+      sum.reservations++
+    }
     if (e.type === 'TokensCaptured') sum.captured += amount
     if (e.type === 'TokensReleased') sum.released += amount
   }
   return sum
 }
-const statuses = (rs: Array<{ status: number }>): Record<number, number> => rs.reduce<Record<number, number>>((m, r) => { m[r.status] = (m[r.status] ?? 0) + 1; return m }, {})
+const statuses = (rs: Array<{ status: number }>): Record<number, number> =>
+  rs.reduce<Record<number, number>>((m, r) => {
+    m[r.status] = (m[r.status] ?? 0) + 1
+    return m
+  }, {})
 
 t.test('1,200 concurrent submissions on a wallet holding 1,000: exactly 1,000 accepted, 200 refused for funds, none 409 or 5xx', async t => {
   const token = await signUp(api, dataDir, 'burst@example.com')
   const key = await liveKey(token)
   // A disposable address with the disposable check: a firm verdict without any network, 1 token, captured.
-  const rs = await Promise.all(Array.from({ length: 1_200 }, (_, i) => api('POST', '/api/verify', { token: key, body: { email: `burst${i}@mailinator.com`, checks: ['disposable'] } })))
+  const rs = await Promise.all(
+    Array.from({ length: 1_200 }, (_, i) => api('POST', '/api/verify', { token: key, body: { email: `burst${i}@mailinator.com`, checks: ['disposable'] } }))
+  )
   t.same(statuses(rs), { 202: 1_000, 402: 200 })
   t.ok(rs.filter(r => r.status === 402).every(r => r.body.code === 'submit_job.insufficient_tokens'))
   const wallet = await store.readStream(`wallet-${await userOf(token)}`)
@@ -56,7 +66,9 @@ t.test('50 concurrent submissions with one Idempotency-Key: one job, one reserva
   const token = await signUp(api, dataDir, 'idem@example.com')
   const key = await liveKey(token)
   const headers = { 'idempotency-key': 'order-2026-11-23-0001' }
-  const rs = await Promise.all(Array.from({ length: 50 }, () => api('POST', '/api/verify', { token: key, headers, body: { email: 'once@mailinator.com', checks: ['disposable'] } })))
+  const rs = await Promise.all(
+    Array.from({ length: 50 }, () => api('POST', '/api/verify', { token: key, headers, body: { email: 'once@mailinator.com', checks: ['disposable'] } }))
+  )
   t.same(statuses(rs), { 202: 1, 200: 49 })
   const uuids = new Set(rs.map(r => r.body.uuid))
   t.equal(uuids.size, 1, 'every answer names the same job')
@@ -74,7 +86,7 @@ t.test('50 concurrent submissions with one Idempotency-Key: one job, one reserva
   t.equal(other.body.code, 'submit_job.idempotency_key_reused')
   const otherAccount = await liveKey(await signUp(api, dataDir, 'idem-other@example.com'))
   const elsewhere = await api('POST', '/api/verify', { token: otherAccount, headers, body: { email: 'once@mailinator.com', checks: ['disposable'] } })
-  t.equal(elsewhere.status, 202, 'keys belong to an account: another account\'s same key is a new job')
+  t.equal(elsewhere.status, 202, "keys belong to an account: another account's same key is a new job")
   t.not(elsewhere.body.uuid, job)
   for (const bad of ['', 'x'.repeat(256), 'white space', 'ünïcode']) {
     const r = await api('POST', '/api/verify', { token: key, headers: { 'idempotency-key': bad }, body: { email: 'a@mailinator.com' } })
@@ -87,8 +99,10 @@ t.test('50 concurrent submissions with one Idempotency-Key: one job, one reserva
 t.test('a refused submission gives its Idempotency-Key back: after a top-up the same key makes the job', async t => {
   const token = await signUp(api, dataDir, 'idem-402@example.com')
   const key = await liveKey(token)
-  const drain = await Promise.all(Array.from({ length: 1_000 }, (_, i) => api('POST', '/api/verify', { token: key, body: { email: `d${i}@mailinator.com`, checks: ['disposable'] } })))
-  t.same(statuses(drain), { 202: 1_000 }, '1,000 one-token checks spend the Free plan\'s tokens')
+  const drain = await Promise.all(
+    Array.from({ length: 1_000 }, (_, i) => api('POST', '/api/verify', { token: key, body: { email: `d${i}@mailinator.com`, checks: ['disposable'] } }))
+  )
+  t.same(statuses(drain), { 202: 1_000 }, "1,000 one-token checks spend the Free plan's tokens")
   const headers = { 'idempotency-key': 'retry-after-top-up' }
   const short = await api('POST', '/api/verify', { token: key, headers, body: { email: 'late@mailinator.com', checks: ['disposable'] } })
   t.equal(short.status, 402)
@@ -107,9 +121,13 @@ t.test('20 concurrent key creations on a plan with a cap of 5 create exactly 5',
   t.equal((await api('GET', '/api/keys', { token })).body.length, 5)
   const created = (await store.readStream(`apikeys-${await userOf(token)}`)).filter(e => e.type === 'ApiKeyCreated')
   t.equal(created.length, 5, 'five ApiKeyCreated events')
-  const agents = await Promise.all(Array.from({ length: 10 }, (_, i) => api('POST', '/api/agents', { token, body: { name: `a${i}`, scopes: ['results:read'] } })))
+  const agents = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => api('POST', '/api/agents', { token, body: { name: `a${i}`, scopes: ['results:read'] } }))
+  )
   t.same(statuses(agents), { 201: 2, 403: 8 }, 'agents: the Free cap of 2')
-  const hooks = await Promise.all(Array.from({ length: 10 }, (_, i) => api('POST', '/api/webhooks', { token, body: { url: `https://hooks.example.com/${i}`, events: ['job.completed'] } })))
+  const hooks = await Promise.all(
+    Array.from({ length: 10 }, (_, i) => api('POST', '/api/webhooks', { token, body: { url: `https://hooks.example.com/${i}`, events: ['job.completed'] } }))
+  )
   t.same(statuses(hooks), { 201: 2, 403: 8 }, 'webhook endpoints: the Free cap of 2')
 })
 
@@ -127,10 +145,14 @@ t.test('a credential grants only what it holds', async t => {
   const same = await api('POST', '/api/keys', { token: creator, body: { name: 'x', environment: 'live', scopes: ['results:read', 'api_keys:create'] } })
   t.equal(same.status, 201, 'what it holds it may grant')
   const agent = (await api('POST', '/api/agents', { token, body: { name: 'a', scopes: ['api_keys:read', 'results:read'] } })).body.token
-  t.equal((await api('POST', '/api/keys', { token: agent, body: { name: 'x', environment: 'live' } })).status, 403, 'an agent without api_keys:create creates no key')
+  t.equal(
+    (await api('POST', '/api/keys', { token: agent, body: { name: 'x', environment: 'live' } })).status,
+    403,
+    'an agent without api_keys:create creates no key'
+  )
 })
 
-t.test('a ban revokes the account\'s sessions; a banned account\'s refresh cookie gets 401, and so does its session after an unban', async t => {
+t.test("a ban revokes the account's sessions; a banned account's refresh cookie gets 401, and so does its session after an unban", async t => {
   const email = 'banned@example.com'
   const password = 'correct horse battery staple'
   await signUp(api, dataDir, email, password)
@@ -159,7 +181,9 @@ t.test('two concurrent requests that enable two-factor append exactly one TwoFac
   const token = await signUp(api, dataDir, 'two-factor-race@example.com')
   const setup = await api('POST', '/api/users/me/2fa/enable', { token })
   const code = await generate({ secret: setup.body.secret } as Parameters<typeof generate>[0])
-  const rs = await Promise.all([1, 2, 3].map(() => api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code, password: 'correct horse battery staple' } })))
+  const rs = await Promise.all(
+    [1, 2, 3].map(() => api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code, password: 'correct horse battery staple' } }))
+  )
   t.same(statuses(rs), { 204: 1, 409: 2 })
   const enabled = (await store.readStream(`user-${await userOf(token)}`)).filter(e => e.type === 'TwoFactorEnabled')
   t.equal(enabled.length, 1)

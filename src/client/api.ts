@@ -13,10 +13,10 @@ export type ApiClient = Client<paths>
  * token or a session's access token; a function is asked before each request, so a
  * session can refresh it). `fetch` replaces the global one (tests, proxies).
  */
-export function createClient (options: { baseUrl: string, token?: string | (() => string | null | undefined), fetch?: typeof globalThis.fetch }): ApiClient {
+export function createClient(options: { baseUrl: string; token?: string | (() => string | null | undefined); fetch?: typeof globalThis.fetch }): ApiClient {
   const client = createFetchClient<paths>({ baseUrl: options.baseUrl.replace(/\/$/, ''), ...(options.fetch && { fetch: options.fetch }) })
   const bearer: Middleware = {
-    onRequest ({ request }) {
+    onRequest({ request }) {
       const token = typeof options.token === 'function' ? options.token() : options.token
       if (token) request.headers.set('authorization', `Bearer ${token}`)
       return request

@@ -75,17 +75,24 @@ const CACHE_BYTES = 96 * 1024 * 1024
 const FOLD_PAGE = 16
 
 /** A cached state with the decider that folds it and its weight function. */
-type Cached = Loaded<unknown> & { evolve: AnyDecider['evolve'], weight?: (state: unknown) => number }
+type Cached = Loaded<unknown> & { evolve: AnyDecider['evolve']; weight?: (state: unknown) => number }
 
 interface StoreState {
   queues: Map<string, Pending[]>
   cache: LRUCache<string, Cached>
 }
 const perStore = new WeakMap<EventStore, StoreState>()
-function of (store: EventStore): StoreState {
+function of(store: EventStore): StoreState {
   let s = perStore.get(store)
   if (!s) {
-    s = { queues: new Map(), cache: new LRUCache({ max: MAX_CACHED_STREAMS, maxSize: CACHE_BYTES, sizeCalculation: v => Math.max(1, Math.min(CACHE_BYTES, Math.round(v.weight?.(v.state) ?? 1024))) }) }
+    s = {
+      queues: new Map(),
+      cache: new LRUCache({
+        max: MAX_CACHED_STREAMS,
+        maxSize: CACHE_BYTES,
+        sizeCalculation: v => Math.max(1, Math.min(CACHE_BYTES, Math.round(v.weight?.(v.state) ?? 1024)))
+      })
+    }
     perStore.set(store, s)
   }
   return s
@@ -109,7 +116,7 @@ const fold = <S>(decider: AnyDecider, from: Loaded<S>, events: readonly Recorded
  * snapshot events (batches: bounded by the plan's `max_batch_size`) are folded forwards
  * page by page, FOLD_PAGE events in memory at a time.
  */
-async function readFresh<S> (store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
+async function readFresh<S>(store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
   const empty: Loaded<S> = { state: decider.initialState() as S, revision: -1, position: 0, since_snapshot: 0 }
   const types = decider.snapshot?.types
   if (!types) return fold(decider, empty, await store.readStream(stream))
@@ -129,7 +136,10 @@ async function readFresh<S> (store: EventStore, stream: string, decider: AnyDeci
     let found = false
     for (const e of batch) {
       tail.push(e)
-      if (types.includes(e.type)) { found = true; break }
+      if (types.includes(e.type)) {
+        found = true
+        break
+      }
     }
     if (found || batch.length < page) break
     from = batch[batch.length - 1].revision - 1
@@ -144,7 +154,7 @@ async function readFresh<S> (store: EventStore, stream: string, decider: AnyDeci
  * afresh. Bounded either way: a cache further behind than two snapshot intervals is
  * dropped for a fresh read.
  */
-async function current<S> (store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
+async function current<S>(store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
   const every = decider.snapshot?.every
   if (every === undefined) return await readFresh<S>(store, stream, decider)
   const { cache } = of(store)
@@ -160,7 +170,7 @@ async function current<S> (store: EventStore, stream: string, decider: AnyDecide
   return loaded
 }
 
-function remember (store: EventStore, stream: string, decider: AnyDecider, loaded: Loaded<unknown>): void {
+function remember(store: EventStore, stream: string, decider: AnyDecider, loaded: Loaded<unknown>): void {
   if (decider.snapshot?.every === undefined) return
   const { cache } = of(store)
   const old = cache.get(stream)
@@ -172,7 +182,11 @@ function remember (store: EventStore, stream: string, decider: AnyDecider, loade
  * Folds a stream into state without deciding anything (bounded like `handle`).
  * @returns the state, its revision (-1 when the stream does not exist) and the global position of its last event (0 when none).
  */
-export async function load<S, E extends Event<string, unknown>> (ctx: CommandContext, stream: string, decider: Pick<Decider<S, E, unknown>, 'initialState' | 'evolve' | 'snapshot'>): Promise<Loaded<S>> {
+export async function load<S, E extends Event<string, unknown>>(
+  ctx: CommandContext,
+  stream: string,
+  decider: Pick<Decider<S, E, unknown>, 'initialState' | 'evolve' | 'snapshot'>
+): Promise<Loaded<S>> {
   return await current<S>(ctx.store, stream, decider as unknown as AnyDecider)
 }
 
@@ -191,20 +205,35 @@ export async function load<S, E extends Event<string, unknown>> (ctx: CommandCon
  * @throws DomainError from `decide`; WrongExpectedRevisionError when the stream stays
  *   contended past the deadline; the store's error when an append fails otherwise.
  */
-export async function handle<S, E extends Event<string, unknown>, C> (
-  ctx: CommandContext, stream: string, decider: Decider<S, E, C>, command: Command<S, C>, meta: Partial<EventMetadata> = {}, options: { known?: Loaded<S> } = {}
+export async function handle<S, E extends Event<string, unknown>, C>(
+  ctx: CommandContext,
+  stream: string,
+  decider: Decider<S, E, C>,
+  command: Command<S, C>,
+  meta: Partial<EventMetadata> = {},
+  options: { known?: Loaded<S> } = {}
 ): Promise<HandleResult<S, E>> {
   const { queues } = of(ctx.store)
   return await new Promise((resolve, reject) => {
     const queue = queues.get(stream)
-    const item: Pending = { decider: decider as unknown as AnyDecider, command: command as Command<unknown, unknown>, meta, known: options.known, resolve: resolve as Pending['resolve'], reject }
-    if (queue) { queue.push(item); return }
+    const item: Pending = {
+      decider: decider as unknown as AnyDecider,
+      command: command as Command<unknown, unknown>,
+      meta,
+      known: options.known,
+      resolve: resolve as Pending['resolve'],
+      reject
+    }
+    if (queue) {
+      queue.push(item)
+      return
+    }
     queues.set(stream, [item])
     void drain(ctx, stream)
   })
 }
 
-async function drain (ctx: CommandContext, stream: string): Promise<void> {
+async function drain(ctx: CommandContext, stream: string): Promise<void> {
   const { queues } = of(ctx.store)
   const queue = queues.get(stream)!
   while (queue.length > 0) {
@@ -222,15 +251,20 @@ async function drain (ctx: CommandContext, stream: string): Promise<void> {
   queues.delete(stream)
 }
 
-interface Outcome { ok: true, events: Event<string, unknown>[], state: unknown, count: number }
-type Decided = Outcome | { ok: false, error: unknown }
+interface Outcome {
+  ok: true
+  events: Event<string, unknown>[]
+  state: unknown
+  count: number
+}
+type Decided = Outcome | { ok: false; error: unknown }
 
-async function commit (ctx: CommandContext, stream: string, batch: Pending[]): Promise<void> {
+async function commit(ctx: CommandContext, stream: string, batch: Pending[]): Promise<void> {
   // One aggregate (one evolve); each command is decided by its own decider, the stream is
   // loaded and snapshotted by the one that knows its snapshots.
   const decider = batch.find(p => p.decider.snapshot !== undefined)?.decider ?? batch[0].decider
   const deadline = Date.now() + ctx.config.commands.deadline_ms
-  let view: Loaded<unknown> = batch[0].known ?? await current(ctx.store, stream, decider)
+  let view: Loaded<unknown> = batch[0].known ?? (await current(ctx.store, stream, decider))
   for (let attempt = 1; ; attempt++) {
     let state = view.state
     const decided: Decided[] = []
@@ -241,7 +275,12 @@ async function commit (ctx: CommandContext, stream: string, batch: Pending[]): P
         const cmd = typeof p.command === 'function' ? (p.command as (s: unknown) => unknown)(state) : p.command
         const own = p.decider.decide(cmd, state)
         for (const e of own) state = decider.evolve(state, e)
-        const metadata: EventMetadata = { occurred_at: now, actor: p.meta.actor ?? null, correlation_id: p.meta.correlation_id ?? null, causation_id: p.meta.causation_id ?? null }
+        const metadata: EventMetadata = {
+          occurred_at: now,
+          actor: p.meta.actor ?? null,
+          correlation_id: p.meta.correlation_id ?? null,
+          causation_id: p.meta.causation_id ?? null
+        }
         for (const e of own) events.push({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata })
         decided.push({ ok: true, events: own, state, count: events.length })
       } catch (err) {
@@ -256,7 +295,12 @@ async function commit (ctx: CommandContext, stream: string, batch: Pending[]): P
     const snap = decider.snapshot
     if (snap?.every !== undefined && snap.take && since >= snap.every) {
       const e = snap.take(state, now)
-      events.push({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata: { occurred_at: now, actor: null, correlation_id: null, causation_id: null } })
+      events.push({
+        id: ctx.newId(),
+        type: e.type,
+        data: e.data as Record<string, unknown>,
+        metadata: { occurred_at: now, actor: null, correlation_id: null, causation_id: null }
+      })
       since = 0
     }
     try {
@@ -273,10 +317,13 @@ async function commit (ctx: CommandContext, stream: string, batch: Pending[]): P
   }
 }
 
-function settle (batch: Pending[], decided: Decided[], position: number, base: number): void {
+function settle(batch: Pending[], decided: Decided[], position: number, base: number): void {
   batch.forEach((p, i) => {
     const d = decided[i]
-    if (!d.ok) { p.reject(d.error); return }
+    if (!d.ok) {
+      p.reject(d.error)
+      return
+    }
     p.resolve({ state: d.state, events: d.events, position, revision: base + d.count })
   })
 }

@@ -30,10 +30,10 @@ export interface CommandContext {
 }
 
 /** Who issues access tokens (`JWT_ISSUER` for sign-ins, the base URL for OAuth grants: see `Issuers`). */
-export function issuersOf (ctx: Pick<CommandContext, 'config' | 'base_url'>): { session: string, oauth: string } {
+export function issuersOf(ctx: Pick<CommandContext, 'config' | 'base_url'>): { session: string; oauth: string } {
   return { session: ctx.config.jwt_issuer, oauth: ctx.base_url() }
 }
 
-export function defaultClockAndIds (): Pick<CommandContext, 'now' | 'newId'> {
+export function defaultClockAndIds(): Pick<CommandContext, 'now' | 'newId'> {
   return { now: () => new Date(), newId: () => uuidv7() }
 }

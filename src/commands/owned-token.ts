@@ -1,6 +1,7 @@
 import { randomToken } from '../lib/crypto/hashing.ts'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
 const SECRET = /^[A-Za-z0-9_-]{20,100}$/
 
 /**
@@ -8,7 +9,7 @@ const SECRET = /^[A-Za-z0-9_-]{20,100}$/
  * `<owner uuid>.<secret>`: the uuid names the stream to load, only the SHA-256 of the
  * secret is stored. @returns null when malformed.
  */
-export function parseOwnedToken (value: string): { owner: string, secret: string } | null {
+export function parseOwnedToken(value: string): { owner: string; secret: string } | null {
   const dot = value.indexOf('.')
   if (dot < 0) return null
   const owner = value.slice(0, dot)
@@ -17,7 +18,7 @@ export function parseOwnedToken (value: string): { owner: string, secret: string
 }
 
 /** A new token for `owner`: `{ token, secret }` (32 random bytes, base64url). */
-export function newOwnedToken (owner: string): { token: string, secret: string } {
+export function newOwnedToken(owner: string): { token: string; secret: string } {
   const secret = randomToken(32)
   return { token: `${owner}.${secret}`, secret }
 }

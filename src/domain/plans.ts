@@ -5,10 +5,13 @@ import { SCOPES, type Scope } from './apikey/scopes.ts'
 
 /** Billing cycles a paid plan is sold in. */
 export const CYCLES = ['monthly', 'yearly'] as const
-export type Cycle = typeof CYCLES[number]
+export type Cycle = (typeof CYCLES)[number]
 
 /** A price of a plan for one cycle: cents of the catalogue's currency, and Stripe's price id (null: not sold through Stripe). */
-export interface Price { cents: number, stripe_price: string | null }
+export interface Price {
+  cents: number
+  stripe_price: string | null
+}
 
 /** A subscription plan (interface section 8, "Plan-driven limits"): its tokens and the caps it puts on an account. */
 export interface Plan {
@@ -32,7 +35,12 @@ export interface Plan {
 }
 
 /** A top-up pack: `quantity` is how checkout names it (`top_up_quantity`), `tokens` what it grants. */
-export interface TopUpPack { quantity: number, tokens: number, cents: number, stripe_price: string | null }
+export interface TopUpPack {
+  quantity: number
+  tokens: number
+  cents: number
+  stripe_price: string | null
+}
 
 /** The plan grid and top-up pricing (`config/plans.json`, or `PLANS_FILE`). */
 export interface PlanCatalogue {
@@ -46,29 +54,35 @@ export const FREE = 'free'
 
 const count = z.number().int().min(0).max(1_000_000_000)
 const PriceSchema = z.object({ cents: count, stripe_price: z.string().min(1).nullable() }).strict()
-const PlanSchema = z.object({
-  code: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/),
-  name: z.string().min(1).max(64),
-  tokens_per_month: count,
-  prices: z.object({ monthly: PriceSchema, yearly: PriceSchema }).strict(),
-  max_api_keys: count,
-  max_agents: count,
-  max_webhooks: count,
-  max_batch_size: count.min(1),
-  max_chunk_size: count.min(1),
-  rate_limit_per_minute: count.min(1),
-  allowed_checks: z.array(z.enum(CHECK_NAMES)).min(1),
-  allowed_scopes: z.array(z.enum(SCOPES))
-}).strict()
-const CatalogueSchema = z.object({
-  currency: z.string().regex(/^[a-z]{3}$/),
-  plans: z.array(PlanSchema).min(1),
-  top_up: z.array(z.object({ quantity: count.min(1), tokens: count.min(1), cents: count.min(1), stripe_price: z.string().min(1).nullable() }).strict())
-}).strict().superRefine((c, issue) => {
-  if (!c.plans.some(p => p.code === FREE)) issue.addIssue({ code: 'custom', message: `a plan with code "${FREE}" is required`, path: ['plans'] })
-  if (new Set(c.plans.map(p => p.code)).size !== c.plans.length) issue.addIssue({ code: 'custom', message: 'plan codes must be unique', path: ['plans'] })
-  if (new Set(c.top_up.map(p => p.quantity)).size !== c.top_up.length) issue.addIssue({ code: 'custom', message: 'top-up quantities must be unique', path: ['top_up'] })
-})
+const PlanSchema = z
+  .object({
+    code: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/),
+    name: z.string().min(1).max(64),
+    tokens_per_month: count,
+    prices: z.object({ monthly: PriceSchema, yearly: PriceSchema }).strict(),
+    max_api_keys: count,
+    max_agents: count,
+    max_webhooks: count,
+    max_batch_size: count.min(1),
+    max_chunk_size: count.min(1),
+    rate_limit_per_minute: count.min(1),
+    allowed_checks: z.array(z.enum(CHECK_NAMES)).min(1),
+    allowed_scopes: z.array(z.enum(SCOPES))
+  })
+  .strict()
+const CatalogueSchema = z
+  .object({
+    currency: z.string().regex(/^[a-z]{3}$/),
+    plans: z.array(PlanSchema).min(1),
+    top_up: z.array(z.object({ quantity: count.min(1), tokens: count.min(1), cents: count.min(1), stripe_price: z.string().min(1).nullable() }).strict())
+  })
+  .strict()
+  .superRefine((c, issue) => {
+    if (!c.plans.some(p => p.code === FREE)) issue.addIssue({ code: 'custom', message: `a plan with code "${FREE}" is required`, path: ['plans'] })
+    if (new Set(c.plans.map(p => p.code)).size !== c.plans.length) issue.addIssue({ code: 'custom', message: 'plan codes must be unique', path: ['plans'] })
+    if (new Set(c.top_up.map(p => p.quantity)).size !== c.top_up.length)
+      issue.addIssue({ code: 'custom', message: 'top-up quantities must be unique', path: ['top_up'] })
+  })
 
 /** The catalogue shipped with the service. */
 export const DEFAULT_PLANS_FILE = new URL('../../config/plans.json', import.meta.url).pathname
@@ -77,7 +91,7 @@ export const DEFAULT_PLANS_FILE = new URL('../../config/plans.json', import.meta
  * Reads and checks a plan catalogue (JSON). Checks are kept in the engine's order.
  * @throws Error naming the file and every invalid field (the process should exit with it).
  */
-export function loadPlanCatalogue (file: string = DEFAULT_PLANS_FILE): PlanCatalogue {
+export function loadPlanCatalogue(file: string = DEFAULT_PLANS_FILE): PlanCatalogue {
   let raw: unknown
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'))
@@ -89,18 +103,22 @@ export function loadPlanCatalogue (file: string = DEFAULT_PLANS_FILE): PlanCatal
   const c = parsed.data
   return {
     currency: c.currency,
-    plans: c.plans.map(p => ({ ...p, allowed_checks: CHECK_NAMES.filter(n => p.allowed_checks.includes(n)), allowed_scopes: SCOPES.filter(s => p.allowed_scopes.includes(s)) })),
+    plans: c.plans.map(p => ({
+      ...p,
+      allowed_checks: CHECK_NAMES.filter(n => p.allowed_checks.includes(n)),
+      allowed_scopes: SCOPES.filter(s => p.allowed_scopes.includes(s))
+    })),
     top_up: [...c.top_up].sort((a, b) => a.quantity - b.quantity)
   }
 }
 
 /** The plan `code` of the catalogue, or null. */
-export function findPlan (catalogue: PlanCatalogue, code: string): Plan | null {
+export function findPlan(catalogue: PlanCatalogue, code: string): Plan | null {
   return catalogue.plans.find(p => p.code === code) ?? null
 }
 
 /** The Free plan of the catalogue (always present: the loader checks it). */
-export function freePlan (catalogue: PlanCatalogue): Plan {
+export function freePlan(catalogue: PlanCatalogue): Plan {
   return findPlan(catalogue, FREE)!
 }
 
@@ -108,11 +126,11 @@ export function freePlan (catalogue: PlanCatalogue): Plan {
  * The plan an account is on: its subscription's plan, or Free when it has none or the
  * plan left the catalogue (an operator removed it: the account keeps Free's caps).
  */
-export function planFor (catalogue: PlanCatalogue, code: string | null | undefined): Plan {
+export function planFor(catalogue: PlanCatalogue, code: string | null | undefined): Plan {
   return (code ? findPlan(catalogue, code) : null) ?? freePlan(catalogue)
 }
 
 /** Tokens an invoice of `plan` for one `cycle` grants. */
-export function tokensPerInvoice (plan: Plan, cycle: Cycle): number {
+export function tokensPerInvoice(plan: Plan, cycle: Cycle): number {
   return plan.tokens_per_month * (cycle === 'yearly' ? 12 : 1)
 }

@@ -1,5 +1,8 @@
 /** An event as produced by a decider: type and snake_case data (metadata is added on append). */
-export interface Event<T extends string, D> { type: T, data: D }
+export interface Event<T extends string, D> {
+  type: T
+  data: D
+}
 
 /**
  * How a domain error reads to a caller; the HTTP layer maps it to a status
@@ -12,7 +15,7 @@ export type ErrorKind = 'invalid' | 'unauthorized' | 'payment_required' | 'forbi
 export class DomainError extends Error {
   readonly code: string
   readonly kind: ErrorKind
-  constructor (kind: ErrorKind, code: string, message: string) {
+  constructor(kind: ErrorKind, code: string, message: string) {
     super(message)
     this.name = 'DomainError'
     this.kind = kind
@@ -26,11 +29,11 @@ export class DomainError extends Error {
  * and `…T09:00:00Z` is the same instant as `…T09:00:00.000Z` (RFC 3339 §5.6 allows offsets
  * and fractions). A text that is not a date-time is never before nor after anything.
  */
-export function isBefore (a: string, b: string): boolean {
+export function isBefore(a: string, b: string): boolean {
   return Date.parse(a) < Date.parse(b)
 }
 
 /** Whether instant `a` is `b` or later (see `isBefore`). */
-export function isAtOrAfter (a: string, b: string): boolean {
+export function isAtOrAfter(a: string, b: string): boolean {
   return Date.parse(a) >= Date.parse(b)
 }

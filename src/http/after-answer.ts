@@ -15,12 +15,14 @@ export class AfterAnswer {
   private readonly pending = new Set<Promise<void>>()
   private readonly tails = new Map<string, Promise<void>>()
 
-  run (log: FastifyBaseLogger, what: string, key: string, work: () => Promise<void>): void {
+  run(log: FastifyBaseLogger, what: string, key: string, work: () => Promise<void>): void {
     const before = this.tails.get(key) ?? Promise.resolve()
     // A moment after the answer, so that the answer is on its way before the work competes for the CPU.
     const p: Promise<void> = Promise.all([before, new Promise<void>(resolve => setTimeout(resolve, AFTER_MS))])
       .then(work)
-      .catch((err: unknown) => { log.error({ err }, `${what} failed after its answer`) })
+      .catch((err: unknown) => {
+        log.error({ err }, `${what} failed after its answer`)
+      })
       .finally(() => {
         this.pending.delete(p)
         if (this.tails.get(key) === p) this.tails.delete(key)
@@ -29,7 +31,7 @@ export class AfterAnswer {
     this.tails.set(key, p)
   }
 
-  async drain (): Promise<void> {
+  async drain(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending])
   }
 }

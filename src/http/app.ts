@@ -44,24 +44,52 @@ export interface AppOptions {
 const CORS_PATHS = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke', '/mcp'])
 
 /** Routes every role answers: liveness and readiness. */
-function healthRoutes (fastify: FastifyInstance, ready: () => boolean): void {
+function healthRoutes(fastify: FastifyInstance, ready: () => boolean): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const Status = z.object({ status: z.string() })
-  app.route({ method: 'GET', url: '/healthz', config: { auth: 'none' }, schema: { operationId: 'health', summary: 'Liveness', tags: ['Service'], response: { 200: Status, ...problems() } }, handler: async () => ({ status: 'ok' }) })
+  app.route({
+    method: 'GET',
+    url: '/healthz',
+    config: { auth: 'none' },
+    schema: { operationId: 'health', summary: 'Liveness', tags: ['Service'], response: { 200: Status, ...problems() } },
+    handler: async () => ({ status: 'ok' })
+  })
   app.route({
     method: 'GET',
     url: '/readyz',
     config: { auth: 'none' },
-    schema: { operationId: 'readiness', summary: 'Readiness: connected and caught up', tags: ['Service'], response: { 200: Status, 503: Status, ...problems() } },
-    handler: async (_request, reply) => ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' })
+    schema: {
+      operationId: 'readiness',
+      summary: 'Readiness: connected and caught up',
+      tags: ['Service'],
+      response: { 200: Status, 503: Status, ...problems() }
+    },
+    handler: async (_request, reply) => (ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' }))
   })
 }
 
 /** Where credentials sit in what is logged: never written out (ARCHITECTURE.md: secrets are never logged). */
-export const REDACT = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', '*.current_password', '*.new_password', '*.token', '*.temp_token', '*.raw_key', '*.refresh_token', '*.access_token', '*.code', '*.secret', '*.code_verifier', '*.csrf', '*.req']
+export const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.current_password',
+  '*.new_password',
+  '*.token',
+  '*.temp_token',
+  '*.raw_key',
+  '*.refresh_token',
+  '*.access_token',
+  '*.code',
+  '*.secret',
+  '*.code_verifier',
+  '*.csrf',
+  '*.req'
+]
 
 /** The base of every role's app: zod validation and serialization, problem+json errors. */
-function base (options: AppOptions, metrics: Metrics, metricsToken: string | null): FastifyInstance {
+function base(options: AppOptions, metrics: Metrics, metricsToken: string | null): FastifyInstance {
   const app = Fastify({
     ...(options.logger_instance
       ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true }) }
@@ -88,7 +116,7 @@ function base (options: AppOptions, metrics: Metrics, metricsToken: string | nul
  * errors are problem+json, `GET /docs` renders the document, `GET /metrics` with
  * `METRICS_TOKEN`.
  */
-export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<FastifyInstance> {
   const app = base(options, rt.metrics, rt.ctx.config.metrics.token)
   await app.register(cookie)
   // Security headers (OWASP ASVS 5.0 V3.4): a JSON API renders nothing, so its documents may load nothing and be framed nowhere; /docs sets its own policy.
@@ -104,9 +132,18 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
   await app.register(cors, {
     delegator: (request, done) => {
       const path = (request.url ?? '').split('?')[0]
-      done(null, CORS_PATHS.has(path) || path.startsWith('/.well-known/')
-        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id'], exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'], maxAge: 600 }
-        : { origin: false })
+      done(
+        null,
+        CORS_PATHS.has(path) || path.startsWith('/.well-known/')
+          ? {
+              origin: '*',
+              methods: ['GET', 'POST'],
+              allowedHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id'],
+              exposedHeaders: ['WWW-Authenticate', 'Mcp-Session-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After'],
+              maxAge: 600
+            }
+          : { origin: false }
+      )
     }
   })
   authPlugin(app, rt.ctx)
@@ -136,7 +173,7 @@ export async function buildApp (rt: HttpRuntime, options: AppOptions): Promise<F
 }
 
 /** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */
-export async function buildHealthApp (ready: () => boolean, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
+export async function buildHealthApp(ready: () => boolean, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
   const app = base({ logger: false }, metrics, metricsToken)
   healthRoutes(app, ready)
   return app

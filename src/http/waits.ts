@@ -2,8 +2,8 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 
 /** What wakes a waiting read: the runner's notifications (see `ProjectionRunner.onApplied`, `onAdvance`). */
 export interface AppliedSource {
-  onApplied (listener: (events: readonly RecordedEvent[]) => void): void
-  onAdvance (listener: (position: number) => void): void
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): void
+  onAdvance(listener: (position: number) => void): void
   readonly leading: boolean
 }
 
@@ -25,18 +25,20 @@ export class CompletionWaits {
   private lastFollowerWake = 0
   private followerTimer: NodeJS.Timeout | null = null
 
-  constructor (source: AppliedSource) {
+  constructor(source: AppliedSource) {
     source.onApplied(events => {
       for (const e of events) {
         const field = TERMINAL[e.type]
         if (field !== undefined) this.wake(String(e.data[field]))
       }
     })
-    source.onAdvance(() => { if (!source.leading) this.wakeFollowers() })
+    source.onAdvance(() => {
+      if (!source.leading) this.wakeFollowers()
+    })
   }
 
   /** Read waits pending now (a gauge for tests and metrics). */
-  get pending (): number {
+  get pending(): number {
     let n = 0
     for (const set of this.waiting.values()) n += set.size
     return n
@@ -48,7 +50,7 @@ export class CompletionWaits {
    * `ms` is 0.
    * @returns the last value read.
    */
-  async until<T> (id: string, ms: number, read: () => Promise<T>, done: (value: T) => boolean, cancelled?: AbortSignal): Promise<T> {
+  async until<T>(id: string, ms: number, read: () => Promise<T>, done: (value: T) => boolean, cancelled?: AbortSignal): Promise<T> {
     let value = await read()
     const deadline = Date.now() + ms
     while (!done(value) && Date.now() < deadline && cancelled?.aborted !== true) {
@@ -59,7 +61,7 @@ export class CompletionWaits {
   }
 
   /** Resolves when `id` is woken, after `ms`, or when `cancelled` fires, whichever is first. */
-  private async next (id: string, ms: number, cancelled?: AbortSignal): Promise<void> {
+  private async next(id: string, ms: number, cancelled?: AbortSignal): Promise<void> {
     await new Promise<void>(resolve => {
       const set = this.waiting.get(id) ?? new Set<() => void>()
       this.waiting.set(id, set)
@@ -76,20 +78,23 @@ export class CompletionWaits {
     })
   }
 
-  private wake (id: string): void {
+  private wake(id: string): void {
     const set = this.waiting.get(id)
     if (set) for (const finish of [...set]) finish()
   }
 
   /** Wakes every waiting read, at most every FOLLOWER_RECHECK_MS (a follower does not know which events its checkpoints passed). */
-  private wakeFollowers (): void {
+  private wakeFollowers(): void {
     if (this.followerTimer !== null) return
     const due = this.lastFollowerWake + FOLLOWER_RECHECK_MS - Date.now()
-    this.followerTimer = setTimeout(() => {
-      this.followerTimer = null
-      this.lastFollowerWake = Date.now()
-      for (const id of [...this.waiting.keys()]) this.wake(id)
-    }, Math.max(0, due))
+    this.followerTimer = setTimeout(
+      () => {
+        this.followerTimer = null
+        this.lastFollowerWake = Date.now()
+        for (const id of [...this.waiting.keys()]) this.wake(id)
+      },
+      Math.max(0, due)
+    )
     this.followerTimer.unref()
   }
 }

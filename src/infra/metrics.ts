@@ -27,12 +27,23 @@ export class ServiceMetrics implements Metrics {
   private erasureSource: (() => ErasureStatus) | null = null
   private waitsSource: (() => number) | null = null
 
-  constructor (role: string) {
+  constructor(role: string) {
     const registers = [this.registry]
     this.registry.setDefaultLabels({ role })
     collectDefaultMetrics({ register: this.registry })
-    this.http = new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers })
-    this.jobs = new Counter({ name: 'verification_jobs_total', help: 'Verification jobs that reached a terminal state, by verdict and reason', labelNames: ['verdict', 'reason'], registers })
+    this.http = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers
+    })
+    this.jobs = new Counter({
+      name: 'verification_jobs_total',
+      help: 'Verification jobs that reached a terminal state, by verdict and reason',
+      labelNames: ['verdict', 'reason'],
+      registers
+    })
     this.deferrals = new Counter({ name: 'verification_job_deferrals_total', help: 'Jobs deferred by greylisting', registers })
     this.webhookAttempts = new Counter({ name: 'webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers })
     const sources = this
@@ -41,21 +52,27 @@ export class ServiceMetrics implements Metrics {
       help: 'SMTP sessions opened by the verification engine, by mail provider',
       labelNames: ['provider'],
       registers,
-      collect () { this.reset(); for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.sessions) }
+      collect() {
+        this.reset()
+        for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.sessions)
+      }
     })
     new Counter({
       name: 'smtp_rcpt_total',
       help: 'RCPT TO commands asked by the verification engine, by mail provider',
       labelNames: ['provider'],
       registers,
-      collect () { this.reset(); for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.rcpts) }
+      collect() {
+        this.reset()
+        for (const [provider, n] of Object.entries(sources.smtpTotals())) this.inc({ provider }, n.rcpts)
+      }
     })
     new Counter({
       name: 'bus_redeliveries_total',
       help: 'Messages handed back for redelivery after their handler failed, by consumer',
       labelNames: ['consumer'],
       registers,
-      collect () {
+      collect() {
         this.reset()
         for (const source of sources.redeliverySources) for (const [consumer, n] of Object.entries(source())) this.inc({ consumer }, n)
       }
@@ -65,7 +82,7 @@ export class ServiceMetrics implements Metrics {
       help: 'Events committed but not yet handled, by consumer of the event store (relay, projections)',
       labelNames: ['consumer'],
       registers,
-      async collect () {
+      async collect() {
         this.reset()
         for (const [consumer, lag] of sources.lagSources) this.set({ consumer }, Math.max(0, await lag()))
       }
@@ -74,30 +91,40 @@ export class ServiceMetrics implements Metrics {
       name: 'http_waits_pending',
       help: 'Reads waiting for a job or a batch to end (?wait=)',
       registers,
-      collect () { this.set(sources.waitsSource?.() ?? 0) }
+      collect() {
+        this.set(sources.waitsSource?.() ?? 0)
+      }
     })
     new Gauge({
       name: 'erasure_scrubs_pending',
-      help: 'Data keys destroyed (account erasures) whose old bytes may still be in keys.db\'s write-ahead log: a reader is holding it',
+      help: "Data keys destroyed (account erasures) whose old bytes may still be in keys.db's write-ahead log: a reader is holding it",
       registers,
-      collect () { this.set(sources.erasureSource?.().pending ?? 0) }
+      collect() {
+        this.set(sources.erasureSource?.().pending ?? 0)
+      }
     })
     new Gauge({
       name: 'erasure_scrub_pending_seconds',
       help: 'How long the oldest unfinished erasure scrub has waited (0 when none)',
       registers,
-      collect () { const since = sources.erasureSource?.().pending_since ?? null; this.set(since === null ? 0 : (Date.now() - since) / 1000) }
+      collect() {
+        const since = sources.erasureSource?.().pending_since ?? null
+        this.set(since === null ? 0 : (Date.now() - since) / 1000)
+      }
     })
     new Counter({
       name: 'erasure_scrub_stalled_total',
       help: 'Erasure scrubs reported late (the write-ahead log held past the reporting threshold)',
       registers,
-      collect () { this.reset(); this.inc(sources.erasureSource?.().stalled_reports ?? 0) }
+      collect() {
+        this.reset()
+        this.inc(sources.erasureSource?.().stalled_reports ?? 0)
+      }
     })
   }
 
-  private smtpTotals (): Record<string, { sessions: number, rcpts: number }> {
-    const out: Record<string, { sessions: number, rcpts: number }> = {}
+  private smtpTotals(): Record<string, { sessions: number; rcpts: number }> {
+    const out: Record<string, { sessions: number; rcpts: number }> = {}
     for (const source of this.smtpSources) {
       for (const [p, n] of Object.entries(source().by_provider)) {
         const t = (out[p] ??= { sessions: 0, rcpts: 0 })
@@ -109,19 +136,33 @@ export class ServiceMetrics implements Metrics {
   }
 
   /** Reads an engine's SMTP counters at each scrape. */
-  watchSmtp (stats: () => ProbeStats): void { this.smtpSources.push(stats) }
+  watchSmtp(stats: () => ProbeStats): void {
+    this.smtpSources.push(stats)
+  }
   /** Reads a bus's redelivery counts at each scrape. */
-  watchRedeliveries (counts: () => Readonly<Record<string, number>>): void { this.redeliverySources.push(counts) }
+  watchRedeliveries(counts: () => Readonly<Record<string, number>>): void {
+    this.redeliverySources.push(counts)
+  }
   /** Reads how many reads wait for a job or batch to end, at each scrape. */
-  watchWaits (pending: () => number): void { this.waitsSource = pending }
+  watchWaits(pending: () => number): void {
+    this.waitsSource = pending
+  }
   /** Reads the data key store's erasure scrubs at each scrape. */
-  watchErasures (status: () => ErasureStatus): void { this.erasureSource = status }
+  watchErasures(status: () => ErasureStatus): void {
+    this.erasureSource = status
+  }
   /** Reads how many events `consumer` has yet to handle at each scrape. */
-  watchLag (consumer: string, lag: () => Promise<number>): void { this.lagSources.set(consumer, lag) }
+  watchLag(consumer: string, lag: () => Promise<number>): void {
+    this.lagSources.set(consumer, lag)
+  }
 
   /** The media type of the text exposition. */
-  get contentType (): string { return this.registry.contentType }
+  get contentType(): string {
+    return this.registry.contentType
+  }
 
   /** The text exposition (content type `registry.contentType`). */
-  async text (): Promise<string> { return await this.registry.metrics() }
+  async text(): Promise<string> {
+    return await this.registry.metrics()
+  }
 }

@@ -9,8 +9,8 @@
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 import { DatabaseSync } from 'node:sqlite'
 
-type ToThread = { add: number, file: string, interval_ms: number } | { remove: number } | { truncate: number, file: string } | { forget: string }
-type FromThread = { removed: number } | { truncated: number, outcome: TruncateOutcome }
+type ToThread = { add: number; file: string; interval_ms: number } | { remove: number } | { truncate: number; file: string } | { forget: string }
+type FromThread = { removed: number } | { truncated: number; outcome: TruncateOutcome }
 
 /** What one attempt at `PRAGMA wal_checkpoint(TRUNCATE)` did: `done` (the WAL is empty), `busy` (a reader holds it back), `error`. */
 export type TruncateOutcome = 'done' | 'busy' | 'error'
@@ -26,15 +26,20 @@ class CheckpointerThread {
   private readonly truncating = new Map<number, (outcome: TruncateOutcome) => void>()
   private nextRequest = 1
   private exited = false
-  constructor () {
+  constructor() {
     this.worker = new Worker(new URL(import.meta.url), { workerData: { wal_checkpointer: true } })
     this.worker.on('message', (m: FromThread) => {
-      if ('removed' in m) { this.settle(m.removed); return }
+      if ('removed' in m) {
+        this.settle(m.removed)
+        return
+      }
       this.truncating.get(m.truncated)?.(m.outcome)
       this.truncating.delete(m.truncated)
       this.unrefWhenIdle()
     })
-    this.worker.on('error', err => { console.error('the WAL checkpointer thread failed', err) })
+    this.worker.on('error', err => {
+      console.error('the WAL checkpointer thread failed', err)
+    })
     // A thread that ended (an error) answers no more: the closes waiting on it go on, and the next store starts another.
     this.worker.on('exit', () => {
       this.exited = true
@@ -46,18 +51,18 @@ class CheckpointerThread {
     this.worker.unref()
   }
 
-  private settle (id: number): void {
+  private settle(id: number): void {
     this.closing.get(id)?.()
     this.closing.delete(id)
     this.unrefWhenIdle()
   }
 
-  private unrefWhenIdle (): void {
+  private unrefWhenIdle(): void {
     if (this.closing.size === 0 && this.truncating.size === 0) this.worker.unref()
   }
 
   /** One attempt at truncating `file`'s WAL in the thread, never waiting for its readers. */
-  async truncate (file: string): Promise<TruncateOutcome> {
+  async truncate(file: string): Promise<TruncateOutcome> {
     if (this.exited) return 'error'
     const id = this.nextRequest++
     return await new Promise<TruncateOutcome>(resolve => {
@@ -68,12 +73,16 @@ class CheckpointerThread {
   }
 
   /** Closes the thread's truncating connection to `file` (its store is closing). */
-  forget (file: string): void { if (!this.exited) this.send({ forget: file }) }
+  forget(file: string): void {
+    if (!this.exited) this.send({ forget: file })
+  }
 
-  send (message: ToThread): void { this.worker.postMessage(message) }
+  send(message: ToThread): void {
+    this.worker.postMessage(message)
+  }
 
   /** Resolves once the thread has checkpointed `id`'s file a last time and closed its connection. */
-  async remove (id: number): Promise<void> {
+  async remove(id: number): Promise<void> {
     if (this.exited) return
     await new Promise<void>(resolve => {
       this.closing.set(id, resolve)
@@ -93,13 +102,13 @@ let nextId = 1
 export class WalCheckpointer {
   private readonly id = nextId++
   private readonly thread: CheckpointerThread
-  constructor (file: string, intervalMs: number) {
+  constructor(file: string, intervalMs: number) {
     thread ??= new CheckpointerThread()
     this.thread = thread
     this.thread.send({ add: this.id, file, interval_ms: intervalMs })
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.thread.remove(this.id)
   }
 }
@@ -110,19 +119,25 @@ export class WalCheckpointer {
  * process) holds a snapshot that needs it (no busy wait: the caller retries when it likes).
  * The event loop of the caller never waits on SQLite. Memory: one connection per file.
  */
-export async function truncateWal (file: string): Promise<TruncateOutcome> {
+export async function truncateWal(file: string): Promise<TruncateOutcome> {
   thread ??= new CheckpointerThread()
   return await thread.truncate(file)
 }
 
 /** Lets go of the connection `truncateWal` keeps to `file` in the thread. */
-export function forgetWal (file: string): void { thread?.forget(file) }
+export function forgetWal(file: string): void {
+  thread?.forget(file)
+}
 
 // In the thread CheckpointerThread starts (marked by its workerData), not in any other that imports this module.
 if (!isMainThread && parentPort !== null && (workerData as { wal_checkpointer?: unknown } | null)?.wal_checkpointer === true) runThread()
 
-function runThread (): void {
-  interface Entry { file: string, db: DatabaseSync | null, timer: NodeJS.Timeout | null }
+function runThread(): void {
+  interface Entry {
+    file: string
+    db: DatabaseSync | null
+    timer: NodeJS.Timeout | null
+  }
   const files = new Map<number, Entry>()
   const truncators = new Map<string, DatabaseSync>()
   const truncate = (file: string): TruncateOutcome => {
@@ -153,13 +168,17 @@ function runThread (): void {
       return
     }
     if ('forget' in m) {
-      try { truncators.get(m.forget)?.close() } catch {}
+      try {
+        truncators.get(m.forget)?.close()
+      } catch {}
       truncators.delete(m.forget)
       return
     }
     if ('add' in m) {
       const entry: Entry = { file: m.file, db: null, timer: null }
-      entry.timer = setInterval(() => { checkpoint(entry) }, m.interval_ms)
+      entry.timer = setInterval(() => {
+        checkpoint(entry)
+      }, m.interval_ms)
       files.set(m.add, entry)
       return
     }
@@ -167,7 +186,9 @@ function runThread (): void {
     if (entry) {
       if (entry.timer) clearInterval(entry.timer)
       checkpoint(entry)
-      try { entry.db?.close() } catch {}
+      try {
+        entry.db?.close()
+      } catch {}
       files.delete(m.remove)
     }
     parentPort!.postMessage({ removed: m.remove })

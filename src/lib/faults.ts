@@ -5,7 +5,7 @@
  * right there — no handler, no flush, as a power cut would. Unset (the default), it does
  * nothing. Names read `<flow>.<step>`; the flows list theirs in their docstrings.
  */
-export function faultPoint (configured: string | null, name: string): void {
+export function faultPoint(configured: string | null, name: string): void {
   if (configured !== name) return
   process.kill(process.pid, 'SIGKILL')
   // The signal is on its way: let nothing else run meanwhile.

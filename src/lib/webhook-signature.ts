@@ -8,7 +8,7 @@ export const SIGNATURE_HEADER = 'X-Service-Signature'
  * HMAC-SHA256 keyed with the endpoint secret over `<timestamp>.<raw body>`.
  * @param timestamp Unix seconds
  */
-export function signatureHeader (secret: string, timestamp: number, rawBody: string): string {
+export function signatureHeader(secret: string, timestamp: number, rawBody: string): string {
   const hex = createHmac('sha256', secret).update(`${timestamp}.${rawBody}`).digest('hex')
   return `t=${timestamp},v1=${hex}`
 }
@@ -19,7 +19,13 @@ export function signatureHeader (secret: string, timestamp: number, rawBody: str
  * away from `nowS`. A malformed header is rejected, never thrown.
  * @returns `{ ok: true }` or `{ ok: false, reason }`.
  */
-export function verifySignature (header: string, secret: string, rawBody: string, nowS: number, toleranceS = 300): { ok: true } | { ok: false, reason: 'malformed' | 'mismatch' | 'outside_tolerance' } {
+export function verifySignature(
+  header: string,
+  secret: string,
+  rawBody: string,
+  nowS: number,
+  toleranceS = 300
+): { ok: true } | { ok: false; reason: 'malformed' | 'mismatch' | 'outside_tolerance' } {
   let t: number | null = null
   const v1: string[] = []
   for (const part of header.split(',')) {

@@ -21,7 +21,10 @@ import Papa from 'papaparse'
 export type Cell = string | number | boolean | Date | null
 
 /** One row of the input: its cells, or the raw text of a record that could not be parsed. */
-export interface Row { cells: Cell[], unparsable?: boolean }
+export interface Row {
+  cells: Cell[]
+  unparsable?: boolean
+}
 
 export type ListFormat = 'csv' | 'txt' | 'xlsx'
 
@@ -37,7 +40,7 @@ export interface Layout {
 }
 
 /** The format a path names by its extension (`.xlsx`, `.txt`; anything else is CSV, `.tsv` tab-separated). */
-export function formatOf (path: string): ListFormat {
+export function formatOf(path: string): ListFormat {
   const ext = extname(path).toLowerCase()
   if (ext === '.xlsx') return 'xlsx'
   if (ext === '.txt') return 'txt'
@@ -52,7 +55,7 @@ const SAMPLE_BYTES = 64 * 1024
  * lines (`,` `;` tab `|`; a `.tsv` is tab-separated unless its lines say otherwise).
  * @throws Error with a sentence for a missing, unreadable or empty file, or an `.xls` one.
  */
-export function layoutOf (path: string): Layout {
+export function layoutOf(path: string): Layout {
   let fd: number
   try {
     if (statSync(path).isDirectory()) throw new Error(`${path} is a directory, not a list file`)
@@ -74,9 +77,10 @@ export function layoutOf (path: string): Layout {
  * it) and its name (`.txt`, `.tsv`). See `layoutOf`.
  * @throws Error for an Excel 97–2003 workbook (.xls).
  */
-export function layoutFromHead (head: Buffer, whole: boolean, name: string): Layout {
+export function layoutFromHead(head: Buffer, whole: boolean, name: string): Layout {
   if (head.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) return { format: 'xlsx', delimiter: ',', bom: false, newline: '\n' }
-  if (head.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]))) throw new Error(`${name} is an Excel 97–2003 workbook (.xls): save it as .xlsx or .csv`)
+  if (head.subarray(0, 8).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1])))
+    throw new Error(`${name} is an Excel 97–2003 workbook (.xls): save it as .xlsx or .csv`)
   const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf
   const text = head.toString('utf8', bom ? 3 : 0)
   const firstBreak = text.indexOf('\n')
@@ -96,15 +100,19 @@ type CellValue = import('exceljs').CellValue
 const excel = async (): Promise<ExcelJSModule> => (await import('exceljs')).default as unknown as ExcelJSModule
 
 /** Cell values of an exceljs row (1-based, sparse), as the file holds them: a formula's result, a hyperlink's text, rich text joined. */
-function xlsxCells (values: CellValue[] | Record<string, CellValue>): Cell[] {
+function xlsxCells(values: CellValue[] | Record<string, CellValue>): Cell[] {
   const list = Array.isArray(values) ? values.slice(1) : Object.values(values)
   return Array.from(list, v => {
     if (v === null || v === undefined) return null
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v instanceof Date) return v
     if (typeof v === 'object') {
       if ('richText' in v) return v.richText.map(r => r.text).join('')
-      if ('hyperlink' in v && 'text' in v) return typeof v.text === 'string' ? v.text : (v.text as { richText: Array<{ text: string }> }).richText.map(r => r.text).join('')
-      if ('result' in v) { const r = v.result; return r === undefined || r === null ? null : r instanceof Date || typeof r !== 'object' ? r : String((r as { error?: string }).error ?? '') }
+      if ('hyperlink' in v && 'text' in v)
+        return typeof v.text === 'string' ? v.text : (v.text as { richText: Array<{ text: string }> }).richText.map(r => r.text).join('')
+      if ('result' in v) {
+        const r = v.result
+        return r === undefined || r === null ? null : r instanceof Date || typeof r !== 'object' ? r : String((r as { error?: string }).error ?? '')
+      }
       if ('error' in v) return String(v.error)
     }
     return String(v)
@@ -117,11 +125,17 @@ function xlsxCells (values: CellValue[] | Record<string, CellValue>): Cell[] {
  * are rows of one empty cell. Text: every line is a row of one cell. XLSX: the first
  * worksheet's rows, empty rows included.
  */
-export async function * readRows (from: string | (() => Readable), layout: Layout): AsyncGenerator<Row> {
-  const open = (options?: { start?: number, encoding?: BufferEncoding }): Readable => typeof from === 'string' ? createReadStream(from, options) : from()
+export async function* readRows(from: string | (() => Readable), layout: Layout): AsyncGenerator<Row> {
+  const open = (options?: { start?: number; encoding?: BufferEncoding }): Readable => (typeof from === 'string' ? createReadStream(from, options) : from())
   if (layout.format === 'xlsx') {
     const ExcelJS = await excel()
-    const reader = new ExcelJS.stream.xlsx.WorkbookReader(typeof from === 'string' ? from : from(), { worksheets: 'emit', sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'cache', entries: 'ignore' })
+    const reader = new ExcelJS.stream.xlsx.WorkbookReader(typeof from === 'string' ? from : from(), {
+      worksheets: 'emit',
+      sharedStrings: 'cache',
+      hyperlinks: 'ignore',
+      styles: 'cache',
+      entries: 'ignore'
+    })
     for await (const sheet of reader) {
       let next = 1
       for await (const row of sheet) {
@@ -135,7 +149,10 @@ export async function * readRows (from: string | (() => Readable), layout: Layou
     return
   }
   if (layout.format === 'txt') {
-    const lines = createInterface({ input: typeof from === 'string' ? open({ encoding: 'utf8', start: layout.bom ? 3 : 0 }) : from().pipe(new TextDecoderStreamless(layout.bom)), crlfDelay: Infinity })
+    const lines = createInterface({
+      input: typeof from === 'string' ? open({ encoding: 'utf8', start: layout.bom ? 3 : 0 }) : from().pipe(new TextDecoderStreamless(layout.bom)),
+      crlfDelay: Infinity
+    })
     for await (const line of lines) yield { cells: [line] }
     return
   }
@@ -155,7 +172,9 @@ export async function * readRows (from: string | (() => Readable), layout: Layou
       return undefined
     }
   })
-  open().on('error', err => parser.destroy(err)).pipe(parser)
+  open()
+    .on('error', err => parser.destroy(err))
+    .pipe(parser)
   for await (const record of parser as AsyncIterable<{ record: string[] } | { unparsable: string }>) {
     if ('unparsable' in record) yield { cells: [record.unparsable], unparsable: true }
     else yield { cells: record.record }
@@ -167,21 +186,29 @@ class TextDecoderStreamless extends Transform {
   private first = true
   private readonly decoder = new StringDecoder('utf8')
   private readonly bom: boolean
-  constructor (bom: boolean) { super({ decodeStrings: true, encoding: 'utf8' }); this.bom = bom }
-  override _transform (chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  constructor(bom: boolean) {
+    super({ decodeStrings: true, encoding: 'utf8' })
+    this.bom = bom
+  }
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     let text = this.decoder.write(chunk)
-    if (this.first && text.length > 0) { if (this.bom && text.charCodeAt(0) === 0xfeff) text = text.slice(1); this.first = false }
+    if (this.first && text.length > 0) {
+      if (this.bom && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+      this.first = false
+    }
     done(null, text)
   }
 
-  override _flush (done: TransformCallback): void { done(null, this.decoder.end()) }
+  override _flush(done: TransformCallback): void {
+    done(null, this.decoder.end())
+  }
 }
 
 /** A loose shape of an address: something@something.tld, no spaces (the service judges the syntax for real). */
 export const ADDRESS_LIKE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
 /** A cell as text (a date as ISO 8601, a number as JavaScript writes it). */
-export function cellText (c: Cell): string {
+export function cellText(c: Cell): string {
   if (c === null) return ''
   if (c instanceof Date) return c.toISOString()
   return String(c)
@@ -193,7 +220,7 @@ export function cellText (c: Cell): string {
  * local part's case), so every address sent is new to the batch; `Jane@x.com` after
  * `jane@x.com` is a duplicate row here.
  */
-export function addressKey (text: string): string {
+export function addressKey(text: string): string {
   const t = text.trim().normalize('NFC')
   const at = t.lastIndexOf('@')
   if (at <= 0 || at === t.length - 1) return `~${t.toLowerCase()}`
@@ -202,7 +229,10 @@ export function addressKey (text: string): string {
 }
 
 /** What the first rows of a list say: whether the first row is a header, its column names, and which column holds addresses. */
-export interface Shape { header: string[] | null, column: number }
+export interface Shape {
+  header: string[] | null
+  column: number
+}
 
 /**
  * Decides the header and the address column from the first rows (up to 1,000): the first
@@ -211,7 +241,7 @@ export interface Shape { header: string[] | null, column: number }
  * or a 1-based number.
  * @throws Error naming the columns when `column` names none of them.
  */
-export function shapeOf (sample: readonly Row[], column?: string): Shape {
+export function shapeOf(sample: readonly Row[], column?: string): Shape {
   const rows = sample.filter(r => !r.unparsable)
   const first = rows[0]?.cells ?? []
   const firstIsData = first.some(c => ADDRESS_LIKE.test(cellText(c).trim()))
@@ -222,14 +252,14 @@ export function shapeOf (sample: readonly Row[], column?: string): Shape {
     if (byName >= 0) return { header, column: byName }
     const n = Number(column)
     if (Number.isInteger(n) && n >= 1) return { header, column: n - 1 }
-    throw new Error(`no column "${column}"${header ? ` (the columns: ${header.join(', ')})` : ' (the file has no header: give the column\'s number, from 1)'}`)
+    throw new Error(`no column "${column}"${header ? ` (the columns: ${header.join(', ')})` : " (the file has no header: give the column's number, from 1)"}`)
   }
   const width = Math.max(1, ...data.map(r => r.cells.length), header?.length ?? 0)
   const score = Array.from({ length: width }, (_, i) => data.filter(r => ADDRESS_LIKE.test(cellText(r.cells[i] ?? null).trim())).length)
   const best = Math.max(...score)
   if (best > 0) return { header, column: score.indexOf(best) }
   const named = header?.findIndex(h => /e-?mail|courriel|address|adresse/i.test(h)) ?? -1
-  return { header, column: named >= 0 ? named : 0 }
+  return { header, column: Math.max(named, 0) }
 }
 
 /** A file being written: rows in, then `close` (which puts it in place) or `abort` (which leaves nothing). */
@@ -244,27 +274,46 @@ export interface RowWriter {
  * mark; XLSX with typed cells), through a temporary file beside it that `close` renames
  * into place: a reader never sees half a file, and a failure leaves the old one.
  */
-export async function openWriter (path: string, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
+export async function openWriter(path: string, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
   const partial = `${path}.partial`
   if (layout.format === 'xlsx') {
     const ExcelJS = await excel()
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: partial, useStyles: true, useSharedStrings: false })
     const sheet = book.addWorksheet(sheetName)
     return {
-      write: async cells => { sheet.addRow(cells).commit() },
-      close: async () => { sheet.commit(); await book.commit(); renameSync(partial, path) },
-      abort: async () => { try { sheet.commit(); await book.commit() } catch {} rmSync(partial, { force: true }) }
+      write: async cells => {
+        sheet.addRow(cells).commit()
+      },
+      close: async () => {
+        sheet.commit()
+        await book.commit()
+        renameSync(partial, path)
+      },
+      abort: async () => {
+        try {
+          sheet.commit()
+          await book.commit()
+        } catch {}
+        rmSync(partial, { force: true })
+      }
     }
   }
   const file = createWriteStream(partial)
-  const csv = stringify({ delimiter: layout.delimiter, record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix', bom: layout.bom, cast: { date: d => d.toISOString(), boolean: b => b ? 'true' : 'false' } })
+  const csv = stringify({
+    delimiter: layout.delimiter,
+    record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix',
+    bom: layout.bom,
+    cast: { date: d => d.toISOString(), boolean: b => (b ? 'true' : 'false') }
+  })
   csv.pipe(file)
   let failed: Error | null = null
-  file.on('error', err => { failed = err })
+  file.on('error', err => {
+    failed = err
+  })
   return {
     write: async cells => {
       if (failed) throw failed
-      if (!csv.write(cells.map(c => c === null ? '' : c))) await once(csv, 'drain')
+      if (!csv.write(cells.map(c => (c === null ? '' : c)))) await once(csv, 'drain')
     },
     close: async () => {
       csv.end()
@@ -272,7 +321,11 @@ export async function openWriter (path: string, layout: Layout, sheetName = 'Res
       if (failed) throw failed
       renameSync(partial, path)
     },
-    abort: async () => { csv.destroy(); file.destroy(); rmSync(partial, { force: true }) }
+    abort: async () => {
+      csv.destroy()
+      file.destroy()
+      rmSync(partial, { force: true })
+    }
   }
 }
 
@@ -281,22 +334,42 @@ export async function openWriter (path: string, layout: Layout, sheetName = 'Res
  * delimiter, line ending and byte-order mark, or XLSX streamed by exceljs. `close` ends the
  * stream; `abort` destroys it (the reader sees a broken download, not a short file).
  */
-export async function streamWriter (target: Writable, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
+export async function streamWriter(target: Writable, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
   if (layout.format === 'xlsx') {
     const ExcelJS = await excel()
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: target, useStyles: true, useSharedStrings: false })
     const sheet = book.addWorksheet(sheetName)
     return {
-      write: async cells => { sheet.addRow(cells).commit() },
-      close: async () => { sheet.commit(); await book.commit() },
-      abort: async () => { target.destroy(new Error('the file could not be written to the end')) }
+      write: async cells => {
+        sheet.addRow(cells).commit()
+      },
+      close: async () => {
+        sheet.commit()
+        await book.commit()
+      },
+      abort: async () => {
+        target.destroy(new Error('the file could not be written to the end'))
+      }
     }
   }
-  const csv = stringify({ delimiter: layout.delimiter, record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix', bom: layout.bom, cast: { date: d => d.toISOString(), boolean: b => b ? 'true' : 'false' } })
+  const csv = stringify({
+    delimiter: layout.delimiter,
+    record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix',
+    bom: layout.bom,
+    cast: { date: d => d.toISOString(), boolean: b => (b ? 'true' : 'false') }
+  })
   csv.pipe(target)
   return {
-    write: async cells => { if (!csv.write(cells.map(c => c === null ? '' : c))) await once(csv, 'drain') },
-    close: async () => { csv.end(); await once(csv, 'end') },
-    abort: async () => { csv.unpipe(target); target.destroy(new Error('the file could not be written to the end')) }
+    write: async cells => {
+      if (!csv.write(cells.map(c => (c === null ? '' : c)))) await once(csv, 'drain')
+    },
+    close: async () => {
+      csv.end()
+      await once(csv, 'end')
+    },
+    abort: async () => {
+      csv.unpipe(target)
+      target.destroy(new Error('the file could not be written to the end'))
+    }
   }
 }

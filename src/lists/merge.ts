@@ -9,9 +9,22 @@ import { addressKey, cellText, type Cell, type Row, type RowWriter } from './fil
  */
 
 /** The result columns added to every row, in this order (the result vocabulary's names), then `row_status`. */
-export const RESULT_COLUMNS = ['verdict', 'reason', 'score', 'free', 'role', 'disposable', 'accept_all', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at', 'row_status'] as const
+export const RESULT_COLUMNS = [
+  'verdict',
+  'reason',
+  'score',
+  'free',
+  'role',
+  'disposable',
+  'accept_all',
+  'did_you_mean',
+  'mx_host',
+  'smtp_provider',
+  'checked_at',
+  'row_status'
+] as const
 export const VERDICTS = ['valid', 'risky', 'invalid', 'unknown'] as const
-export type Verdict = typeof VERDICTS[number]
+export type Verdict = (typeof VERDICTS)[number]
 /** What a row of the output is: verified (it has a result), a duplicate of an earlier row, empty (no address), unparsable, or pending (not verified yet). */
 export type RowStatus = 'verified' | 'duplicate' | 'empty' | 'unparsable' | 'pending'
 
@@ -28,21 +41,38 @@ export interface StoredResult {
 }
 
 /** The result columns of a result (flags as booleans), or empty ones with the row's status. */
-export function resultCells (r: StoredResult | null, status: RowStatus): Cell[] {
+export function resultCells(r: StoredResult | null, status: RowStatus): Cell[] {
   if (r === null) return ['', '', '', '', '', '', '', '', '', '', '', status]
   const flags = r.flags === '' ? [] : r.flags.split(' ')
-  return [r.verdict, r.reason, r.score, flags.includes('free'), flags.includes('role'), flags.includes('disposable'), flags.includes('accept_all'), r.did_you_mean ?? '', r.mx_host ?? '', r.smtp_provider ?? '', r.checked_at ?? '', status]
+  return [
+    r.verdict,
+    r.reason,
+    r.score,
+    flags.includes('free'),
+    flags.includes('role'),
+    flags.includes('disposable'),
+    flags.includes('accept_all'),
+    r.did_you_mean ?? '',
+    r.mx_host ?? '',
+    r.smtp_provider ?? '',
+    r.checked_at ?? '',
+    status
+  ]
 }
 
 /** How a list is laid out: its header (null: none), the address column, the widest row. */
-export interface ListShape { header: string[] | null, column: number, width: number }
+export interface ListShape {
+  header: string[] | null
+  column: number
+  width: number
+}
 
 /**
  * The columns of the output: the input's (named `column_<n>` where the header has no name),
  * then the result columns. A file that is itself an output has its result columns
  * replaced, not repeated: `keep` lists the input columns that go out.
  */
-export function outputColumns (shape: ListShape): { names: string[], keep: number[] } {
+export function outputColumns(shape: ListShape): { names: string[]; keep: number[] } {
   const names = Array.from({ length: shape.width }, (_, i) => shape.header?.[i] || `column_${i + 1}`)
   const previous = shape.header !== null && RESULT_COLUMNS.every(c => names.includes(c))
   const ours = new Set<string>(RESULT_COLUMNS)
@@ -78,13 +108,30 @@ export interface MergeCounts {
  * de-duplication key (`addressKey`); the first row of an address is `verified` (or
  * `pending`), the next ones `duplicate`. Memory: a bit per unique address.
  */
-export async function mergeRows (rows: AsyncIterable<Row>, shape: ListShape, lookup: MergeLookup, targets: MergeTargets, onRow?: (n: number) => void): Promise<MergeCounts> {
+export async function mergeRows(
+  rows: AsyncIterable<Row>,
+  shape: ListShape,
+  lookup: MergeLookup,
+  targets: MergeTargets,
+  onRow?: (n: number) => void
+): Promise<MergeCounts> {
   const { names, keep } = outputColumns(shape)
   if (targets.all) await targets.all.write(names)
-  const counts: MergeCounts = { verified_rows: 0, pending_rows: 0, duplicate_rows: 0, empty_rows: 0, unparsable_rows: 0, by_verdict: { valid: 0, risky: 0, invalid: 0, unknown: 0 } }
+  const counts: MergeCounts = {
+    verified_rows: 0,
+    pending_rows: 0,
+    duplicate_rows: 0,
+    empty_rows: 0,
+    unparsable_rows: 0,
+    by_verdict: { valid: 0, risky: 0, invalid: 0, unknown: 0 }
+  }
   let seen = new Uint8Array(1024)
   const firstTime = (id: number): boolean => {
-    if (id >> 3 >= seen.length) { const grown = new Uint8Array(Math.max(seen.length * 2, (id >> 3) + 1)); grown.set(seen); seen = grown }
+    if (id >> 3 >= seen.length) {
+      const grown = new Uint8Array(Math.max(seen.length * 2, (id >> 3) + 1))
+      grown.set(seen)
+      seen = grown
+    }
     const was = (seen[id >> 3] & (1 << (id & 7))) !== 0
     seen[id >> 3] |= 1 << (id & 7)
     return !was
@@ -117,6 +164,6 @@ export async function mergeRows (rows: AsyncIterable<Row>, shape: ListShape, loo
 }
 
 /** A header row for the split files (each its own writer): the output's column names. */
-export function headerRow (shape: ListShape): Cell[] {
+export function headerRow(shape: ListShape): Cell[] {
   return outputColumns(shape).names
 }

@@ -1,15 +1,26 @@
 /** Billing could not be reached or is not configured (interface: 503 "billing unavailable"). */
 export class BillingUnavailableError extends Error {
-  constructor (message: string) { super(message); this.name = 'BillingUnavailableError' }
+  constructor(message: string) {
+    super(message)
+    this.name = 'BillingUnavailableError'
+  }
 }
 
 /** A Stripe webhook whose signature or body does not verify (answered 400; nothing changes). */
 export class InvalidWebhookError extends Error {
-  constructor (message: string) { super(message); this.name = 'InvalidWebhookError' }
+  constructor(message: string) {
+    super(message)
+    this.name = 'InvalidWebhookError'
+  }
 }
 
 /** A Stripe event as delivered to the webhook endpoint: what we read of it is checked by the handler. */
-export interface StripeEvent { id: string, type: string, created: number, data: { object: Record<string, unknown> } }
+export interface StripeEvent {
+  id: string
+  type: string
+  created: number
+  data: { object: Record<string, unknown> }
+}
 
 export interface CheckoutRequest {
   mode: 'subscription' | 'payment'
@@ -28,13 +39,13 @@ export interface CheckoutRequest {
 /** The billing provider as commands use it (the Stripe adapter; tests point it at a local server). */
 export interface Billing {
   /** A hosted Checkout Session. @throws BillingUnavailableError when Stripe does not answer or refuses. */
-  checkout (request: CheckoutRequest): Promise<{ id: string, url: string }>
+  checkout(request: CheckoutRequest): Promise<{ id: string; url: string }>
   /** A hosted customer portal session. @throws BillingUnavailableError likewise. */
-  portal (request: { customer: string, return_url: string, locale: string }): Promise<{ url: string }>
+  portal(request: { customer: string; return_url: string; locale: string }): Promise<{ url: string }>
   /**
    * The parsed JSON body of a webhook delivery, its signature checked: any JSON value (`null`,
    * a number, an array…), which `handleStripeEvent` checks is a Stripe event object.
    * @throws InvalidWebhookError.
    */
-  parseWebhook (rawBody: Buffer, signature: string | undefined): unknown
+  parseWebhook(rawBody: Buffer, signature: string | undefined): unknown
 }

@@ -28,6 +28,6 @@ export interface BlobStore {
 export const BLOB_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 /** @throws Error when `owner` or `id` is not a plain name. */
-export function checkBlobName (owner: string, id: string): void {
+export function checkBlobName(owner: string, id: string): void {
   if (!BLOB_NAME.test(owner) || !BLOB_NAME.test(id)) throw new Error(`not a blob name: ${JSON.stringify(owner)}/${JSON.stringify(id)}`)
 }

@@ -13,7 +13,7 @@ export type BusHandler = (event: RecordedEvent) => Promise<void>
  */
 export class RetryLater extends Error {
   readonly delay_ms: number
-  constructor (delayMs: number) {
+  constructor(delayMs: number) {
     super(`retry in ${delayMs} ms`)
     this.name = 'RetryLater'
     this.delay_ms = Math.max(0, Math.round(delayMs))
@@ -37,7 +37,9 @@ export interface ConsumerOptions {
   max_pending?: number
 }
 
-export interface Consumer { stop (): Promise<void> }
+export interface Consumer {
+  stop(): Promise<void>
+}
 
 /** Fan-out of committed events to services (ARCHITECTURE.md "Fan-out"). */
 export interface Bus {
@@ -46,9 +48,9 @@ export interface Bus {
    * persisted (NATS JetStream) or handled by every consumer (in-process).
    * Publishing an event id twice delivers it once (dedup by event id).
    */
-  publish (event: RecordedEvent): Promise<void>
-  consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer>
+  publish(event: RecordedEvent): Promise<void>
+  consume(options: ConsumerOptions, handler: BusHandler): Promise<Consumer>
   /** Messages handed back for redelivery after their handler failed, per consumer, since this process started (`/metrics`). */
-  redeliveries (): Readonly<Record<string, number>>
-  close (): Promise<void>
+  redeliveries(): Readonly<Record<string, number>>
+  close(): Promise<void>
 }

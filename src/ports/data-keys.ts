@@ -5,13 +5,16 @@
  */
 export interface DataKeyStore {
   /** The owner's key, created on first use. @throws when the key was destroyed. */
-  getOrCreate (owner: string): Promise<Buffer>
+  getOrCreate(owner: string): Promise<Buffer>
   /** The owner's key, or null when it never existed or was destroyed. */
-  get (owner: string): Promise<Buffer | null>
-  destroy (owner: string): Promise<void>
-  close (): Promise<void>
+  get(owner: string): Promise<Buffer | null>
+  destroy(owner: string): Promise<void>
+  close(): Promise<void>
 }
 
 export class DataKeyDestroyedError extends Error {
-  constructor (owner: string) { super(`data key of ${owner} was destroyed`); this.name = 'DataKeyDestroyedError' }
+  constructor(owner: string) {
+    super(`data key of ${owner} was destroyed`)
+    this.name = 'DataKeyDestroyedError'
+  }
 }

@@ -62,7 +62,7 @@ export class WrongExpectedRevisionError extends Error {
   readonly expected: ExpectedRevision
   /** Actual revision of the stream's last event, or -1 when the stream does not exist. */
   readonly actual: number
-  constructor (stream: string, expected: ExpectedRevision, actual: number) {
+  constructor(stream: string, expected: ExpectedRevision, actual: number) {
     super(`stream ${stream}: expected revision ${String(expected)}, actual ${actual}`)
     this.name = 'WrongExpectedRevisionError'
     this.stream = stream
@@ -73,7 +73,7 @@ export class WrongExpectedRevisionError extends Error {
 
 export interface Subscription {
   /** Stops delivery; resolves once the handler is no longer running. */
-  stop (): Promise<void>
+  stop(): Promise<void>
 }
 
 export interface SubscribeOptions {
@@ -92,7 +92,7 @@ export interface EventStore {
    * Appends events atomically to one stream.
    * @throws WrongExpectedRevisionError when `expected_revision` does not hold.
    */
-  append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult>
+  append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult>
   /**
    * Events of a stream; `[]` when the stream does not exist. Without options: every event
    * in revision order. With options, a bounded slice (what commands read, so that their
@@ -102,20 +102,20 @@ export interface EventStore {
    *   newest first;
    * - `max_count`: at most that many events.
    */
-  readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>
   /**
    * Events after `from_position` (exclusive) in global order, at most `max_count`, and no
    * more once the data of those taken reaches `max_bytes` characters (`size`; always one
    * event at least): a page of large events (batch chunks) stays small in memory.
    */
-  readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]>
+  readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]>
   /** Global position of the last committed event (0 when empty). */
-  headPosition (): Promise<number>
+  headPosition(): Promise<number>
   /**
    * Catch-up then live subscription to all streams. The handler is called for one event
    * at a time in global order; a handler error stops the subscription and is reported to
    * `on_error`.
    */
-  subscribeToAll (options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, on_error?: (err: unknown) => void): Subscription
-  close (): Promise<void>
+  subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, on_error?: (err: unknown) => void): Subscription
+  close(): Promise<void>
 }

@@ -10,8 +10,8 @@ export interface OutgoingMail {
 
 export interface Mailer {
   /** Sends (or files) one mail. @throws when the transport refuses it (the caller retries). */
-  send (mail: OutgoingMail): Promise<void>
+  send(mail: OutgoingMail): Promise<void>
   /** Removes every mail of `owner` this mailer keeps (the outbox's files; nothing for SMTP, which keeps none). Idempotent. */
-  erase (owner: string): Promise<number>
-  close (): Promise<void>
+  erase(owner: string): Promise<number>
+  close(): Promise<void>
 }

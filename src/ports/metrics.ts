@@ -1,6 +1,6 @@
 /** A Prometheus counter as the code increments it (prom-client's `Counter` is one). */
 export interface MetricCounter<L extends string> {
-  inc (labels?: Partial<Record<L, string | number>>, value?: number): void
+  inc(labels?: Partial<Record<L, string | number>>, value?: number): void
 }
 
 /**
@@ -10,7 +10,7 @@ export interface MetricCounter<L extends string> {
  */
 export interface Metrics {
   /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
-  readonly http: { observe (labels: Record<'method' | 'route' | 'status', string>, seconds: number): void }
+  readonly http: { observe(labels: Record<'method' | 'route' | 'status', string>, seconds: number): void }
   /** Jobs that reached a terminal state in this process, by verdict and reason. */
   readonly jobs: MetricCounter<'verdict' | 'reason'>
   /** Greylisting deferrals (JobDeferred appended). */
@@ -20,5 +20,5 @@ export interface Metrics {
   /** The media type of `text()` (Prometheus text exposition format). */
   readonly contentType: string
   /** Every metric of this role in the text exposition format. */
-  text (): Promise<string>
+  text(): Promise<string>
 }

@@ -9,12 +9,12 @@ export interface RateCounter {
    * Counts one request of `key` in the window of `window_ms` that holds now.
    * @returns the window's count including this request, and ms until the window ends.
    */
-  hit (key: string, window_ms: number): Promise<{ count: number, reset_ms: number }>
-  close (): Promise<void>
+  hit(key: string, window_ms: number): Promise<{ count: number; reset_ms: number }>
+  close(): Promise<void>
 }
 
 /** The window holding `now` (ms) and the ms left in it. */
-export function windowOf (now: number, windowMs: number): { index: number, reset_ms: number } {
+export function windowOf(now: number, windowMs: number): { index: number; reset_ms: number } {
   const index = Math.floor(now / windowMs)
   return { index, reset_ms: (index + 1) * windowMs - now }
 }
@@ -25,12 +25,14 @@ export function windowOf (now: number, windowMs: number): { index: number, reset
  * are swept once per window.
  */
 export class InProcessRateCounter implements RateCounter {
-  private readonly counts = new Map<string, { index: number, count: number }>()
+  private readonly counts = new Map<string, { index: number; count: number }>()
   private swept = 0
   private readonly now: () => number
-  constructor (now: () => number = Date.now) { this.now = now }
+  constructor(now: () => number = Date.now) {
+    this.now = now
+  }
 
-  async hit (key: string, windowMs: number): Promise<{ count: number, reset_ms: number }> {
+  async hit(key: string, windowMs: number): Promise<{ count: number; reset_ms: number }> {
     const now = this.now()
     const w = windowOf(now, windowMs)
     if (w.index !== this.swept) {
@@ -43,5 +45,7 @@ export class InProcessRateCounter implements RateCounter {
     return { count, reset_ms: w.reset_ms }
   }
 
-  async close (): Promise<void> { this.counts.clear() }
+  async close(): Promise<void> {
+    this.counts.clear()
+  }
 }

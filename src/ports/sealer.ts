@@ -11,13 +11,13 @@ export const ERASED = '[erased]'
  */
 export interface Sealer {
   /** `sealed:v1:…` text of the plaintext. @throws DataKeyDestroyedError when the owner's key was destroyed. */
-  seal (owner: string, plaintext: string): Promise<string>
+  seal(owner: string, plaintext: string): Promise<string>
   /** The plaintext, or null when the key was destroyed (crypto-shredded). @throws on tampered text. */
-  unseal (owner: string, sealed: string): Promise<string | null>
+  unseal(owner: string, sealed: string): Promise<string | null>
   /** A transform sealing a byte stream (a customer's file at rest). @throws DataKeyDestroyedError when the key was destroyed. */
-  sealStream (owner: string): Promise<Transform>
+  sealStream(owner: string): Promise<Transform>
   /** A transform opening a sealed stream, or null when the key was destroyed; errors the stream on tampering or truncation. */
-  unsealStream (owner: string): Promise<Transform | null>
+  unsealStream(owner: string): Promise<Transform | null>
   /** Destroys the owner's data key: everything sealed with it becomes unreadable. */
-  destroyKey (owner: string): Promise<void>
+  destroyKey(owner: string): Promise<void>
 }

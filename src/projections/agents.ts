@@ -17,9 +17,14 @@ export interface AgentDoc {
 }
 
 /** By hash (every request with an agent token) and an account's agents newest first, paged. */
-export const AGENTS = collection({ name: 'agents', projection: 'agents', fields: { user_uuid: 'text', token_hash: 'text', created_at: 'text' }, indexes: [['token_hash'], ['user_uuid', 'created_at']] })
+export const AGENTS = collection({
+  name: 'agents',
+  projection: 'agents',
+  fields: { user_uuid: 'text', token_hash: 'text', created_at: 'text' },
+  indexes: [['token_hash'], ['user_uuid', 'created_at']]
+})
 
-function evolve (doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | null {
+function evolve(doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | null {
   const e = event as unknown as AgentCreated | AgentRevoked
   if (e.type === 'AgentCreated') {
     const { agent_uuid: uuid, ...rest } = e.data
@@ -39,23 +44,23 @@ export const agentsProjection = foldProjection<AgentDoc>({
 })
 
 /** The agent with its name opened (names are sealed with the account's data key: see `openText`). */
-async function opened (rc: ReadContext, doc: AgentDoc): Promise<AgentDoc> {
+async function opened(rc: ReadContext, doc: AgentDoc): Promise<AgentDoc> {
   return { ...doc, name: (await openText(rc, doc.user_uuid, doc.name)) ?? '' }
 }
 
 /** An agent by uuid (primary key), its name opened, or null. */
-export async function getAgent (rc: ReadContext, uuid: string): Promise<AgentDoc | null> {
+export async function getAgent(rc: ReadContext, uuid: string): Promise<AgentDoc | null> {
   const doc = await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
   return doc ? await opened(rc, doc) : null
 }
 
 /** The agent whose token's SHA-256 is `hash` (index `token_hash`), its name still sealed. */
-export async function agentByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<AgentDoc | null> {
+export async function agentByHash(rc: Pick<ReadContext, 'reads'>, hash: string): Promise<AgentDoc | null> {
   return await rc.reads.collection<Folded<AgentDoc>>(AGENTS).findOne({ token_hash: hash })
 }
 
 /** A page of an account's agents, newest first, and how many it has (index user_uuid, created_at). */
-export async function agentsOf (rc: ReadContext, owner: string, page: { limit: number, offset: number }): Promise<{ items: AgentDoc[], total: number }> {
+export async function agentsOf(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: AgentDoc[]; total: number }> {
   const c = rc.reads.collection<Folded<AgentDoc>>(AGENTS)
   const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
   return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }

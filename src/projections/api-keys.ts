@@ -21,9 +21,14 @@ export interface ApiKeyDoc {
 }
 
 /** By hash (every request with a key: one index lookup) and an account's keys newest first. */
-export const API_KEYS = collection({ name: 'api_keys', projection: 'api_keys', fields: { user_uuid: 'text', key_hash: 'text', created_at: 'text' }, indexes: [['key_hash'], ['user_uuid', 'created_at']] })
+export const API_KEYS = collection({
+  name: 'api_keys',
+  projection: 'api_keys',
+  fields: { user_uuid: 'text', key_hash: 'text', created_at: 'text' },
+  indexes: [['key_hash'], ['user_uuid', 'created_at']]
+})
 
-function evolve (doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
+function evolve(doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
   const e = event as unknown as ApiKeyCreated | ApiKeyRevoked | ApiKeyUpdated
   if (e.type === 'ApiKeyCreated') {
     const { key_uuid: uuid, ...rest } = e.data
@@ -31,7 +36,12 @@ function evolve (doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc
   }
   if (e.type === 'ApiKeyUpdated') {
     if (!doc) return null
-    return { ...doc, ...(e.data.name !== undefined && { name: e.data.name }), ...(e.data.enabled_checks !== undefined && { enabled_checks: e.data.enabled_checks }), updated_at: e.data.updated_at }
+    return {
+      ...doc,
+      ...(e.data.name !== undefined && { name: e.data.name }),
+      ...(e.data.enabled_checks !== undefined && { enabled_checks: e.data.enabled_checks }),
+      updated_at: e.data.updated_at
+    }
   }
   return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
 }
@@ -48,23 +58,23 @@ export const apiKeysProjection = foldProjection<ApiKeyDoc>({
 })
 
 /** The key with its name opened (names are sealed with the account's data key: see `openText`). */
-async function opened (rc: ReadContext, doc: ApiKeyDoc): Promise<ApiKeyDoc> {
+async function opened(rc: ReadContext, doc: ApiKeyDoc): Promise<ApiKeyDoc> {
   return { ...doc, name: (await openText(rc, doc.user_uuid, doc.name)) ?? '' }
 }
 
 /** A key by uuid (primary key), its name opened, or null. */
-export async function getApiKey (rc: ReadContext, uuid: string): Promise<ApiKeyDoc | null> {
+export async function getApiKey(rc: ReadContext, uuid: string): Promise<ApiKeyDoc | null> {
   const doc = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
   return doc ? await opened(rc, doc) : null
 }
 
 /** The key whose SHA-256 is `hash` (index `key_hash`), its name still sealed (authentication needs none). */
-export async function apiKeyByHash (rc: Pick<ReadContext, 'reads'>, hash: string): Promise<ApiKeyDoc | null> {
+export async function apiKeyByHash(rc: Pick<ReadContext, 'reads'>, hash: string): Promise<ApiKeyDoc | null> {
   return await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).findOne({ key_hash: hash })
 }
 
 /** An account's keys, newest first, names opened (bounded: keys ever created by the account, a few dozen). */
-export async function apiKeysOf (rc: ReadContext, owner: string): Promise<ApiKeyDoc[]> {
+export async function apiKeysOf(rc: ReadContext, owner: string): Promise<ApiKeyDoc[]> {
   const docs = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
   return await Promise.all(docs.map(async d => await opened(rc, d)))
 }

@@ -25,7 +25,7 @@ export interface BatchDoc {
   duplicates: number
   by_verdict: Record<string, number>
   by_reason: Record<string, number>
-  tokens: { reserved: number, captured: number, released: number }
+  tokens: { reserved: number; captured: number; released: number }
   revision: number
   /** The list's file kept beside the batch (its name sealed), or none; absent on documents written before files were kept. */
   source?: BatchSourceDoc | null
@@ -34,7 +34,15 @@ export interface BatchDoc {
 }
 
 /** A kept file as the read model holds it (issue "Lists at leader parity", item 5). */
-export interface BatchSourceDoc { blob_id: string, file_name: string, format: 'csv' | 'txt' | 'xlsx', bytes: number, column: string | null, attached_at: string, expires_at: string }
+export interface BatchSourceDoc {
+  blob_id: string
+  file_name: string
+  format: 'csv' | 'txt' | 'xlsx'
+  bytes: number
+  column: string | null
+  attached_at: string
+  expires_at: string
+}
 
 /** An item of a batch as its block keeps it: the address sealed. */
 export interface BatchItemEntry {
@@ -73,9 +81,19 @@ export interface BatchItemBlockDoc {
 }
 
 /** Lists by account, newest first; the idle sweep by status and latest chunk; erasure by account. */
-export const BATCHES = collection({ name: 'batches', projection: 'batches', fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' }, indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']] })
+export const BATCHES = collection({
+  name: 'batches',
+  projection: 'batches',
+  fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' },
+  indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']]
+})
 /** Pages of a batch's results are ranges of `block` (no offset scan, whatever the batch's size); erasure by account. */
-export const BATCH_ITEM_BLOCKS = collection({ name: 'batch_item_blocks', projection: 'batches', fields: { batch_uuid: 'text', block: 'number', user_uuid: 'text' }, indexes: [['batch_uuid', 'block'], ['user_uuid']] })
+export const BATCH_ITEM_BLOCKS = collection({
+  name: 'batch_item_blocks',
+  projection: 'batches',
+  fields: { batch_uuid: 'text', block: 'number', user_uuid: 'text' },
+  indexes: [['batch_uuid', 'block'], ['user_uuid']]
+})
 
 const blockId = (batch: string, block: number): string => `${batch}|${String(block).padStart(9, '0')}`
 
@@ -84,7 +102,13 @@ const blockId = (batch: string, block: number): string => `${batch}|${String(blo
  * stored entry (null when absent) and returns the new one, or undefined to leave it.
  * `indexes` ascending or not; a block without any change is not written.
  */
-async function changeItems (writer: ProjectionWriter, batch: string, user: string, indexes: readonly number[], change: (i: number, entry: BatchItemEntry | null) => BatchItemEntry | undefined): Promise<void> {
+async function changeItems(
+  writer: ProjectionWriter,
+  batch: string,
+  user: string,
+  indexes: readonly number[],
+  change: (i: number, entry: BatchItemEntry | null) => BatchItemEntry | undefined
+): Promise<void> {
   const byBlock = new Map<number, number[]>()
   for (const i of indexes) {
     const b = Math.floor(i / ITEM_BLOCK)
@@ -104,7 +128,14 @@ async function changeItems (writer: ProjectionWriter, batch: string, user: strin
       items[k] = next
       changed = true
     }
-    if (changed) writer.put(BATCH_ITEM_BLOCKS, { _id: blockId(batch, block), batch_uuid: batch, user_uuid: doc?.user_uuid ?? user, block, items } satisfies BatchItemBlockDoc)
+    if (changed)
+      writer.put(BATCH_ITEM_BLOCKS, {
+        _id: blockId(batch, block),
+        batch_uuid: batch,
+        user_uuid: doc?.user_uuid ?? user,
+        block,
+        items
+      } satisfies BatchItemBlockDoc)
   }
 }
 
@@ -120,9 +151,23 @@ export const batchesProjection: Projection = {
   name: 'batches',
   version: 3,
   collections: [BATCHES, BATCH_ITEM_BLOCKS],
-  event_types: ['BatchCreated', 'BatchItemsAdded', 'BatchIntakeClosed', 'BatchResultsRecorded', 'BatchItemsDeferred', 'BatchChunkProcessed', 'BatchCompleted', 'BatchSourceAttached', 'BatchSourceRemoved', 'UserDeleted'],
-  async apply (event, writer) {
-    if (event.type === 'UserDeleted') { eraseAccount(writer, [BATCHES, BATCH_ITEM_BLOCKS], event.data.user_uuid as string); return }
+  event_types: [
+    'BatchCreated',
+    'BatchItemsAdded',
+    'BatchIntakeClosed',
+    'BatchResultsRecorded',
+    'BatchItemsDeferred',
+    'BatchChunkProcessed',
+    'BatchCompleted',
+    'BatchSourceAttached',
+    'BatchSourceRemoved',
+    'UserDeleted'
+  ],
+  async apply(event, writer) {
+    if (event.type === 'UserDeleted') {
+      eraseAccount(writer, [BATCHES, BATCH_ITEM_BLOCKS], event.data.user_uuid as string)
+      return
+    }
     if (event.type === 'BatchSourceAttached' || event.type === 'BatchSourceRemoved') {
       // Events of the batch's file stream (revisions of their own): applied by blob id, so a replay changes nothing.
       const e = event as unknown as BatchSourceEvent
@@ -138,7 +183,27 @@ export const batchesProjection: Projection = {
     const id = e.data.batch_uuid
     if (e.type === 'BatchCreated') {
       const d = e.data
-      writer.put(BATCHES, { _id: id, uuid: id, user_uuid: d.user_uuid, name: d.name, status: 'receiving', checks: d.checks, environment: d.environment, cost_per_item: d.cost_per_item, created_at: d.created_at, last_chunk_at: d.created_at, closed_at: null, completed_at: null, total: 0, processed: 0, duplicates: 0, by_verdict: Object.fromEntries(VERDICTS.map(v => [v, 0])), by_reason: {}, tokens: { reserved: 0, captured: 0, released: 0 }, revision: event.revision } satisfies BatchDoc)
+      writer.put(BATCHES, {
+        _id: id,
+        uuid: id,
+        user_uuid: d.user_uuid,
+        name: d.name,
+        status: 'receiving',
+        checks: d.checks,
+        environment: d.environment,
+        cost_per_item: d.cost_per_item,
+        created_at: d.created_at,
+        last_chunk_at: d.created_at,
+        closed_at: null,
+        completed_at: null,
+        total: 0,
+        processed: 0,
+        duplicates: 0,
+        by_verdict: Object.fromEntries(VERDICTS.map(v => [v, 0])),
+        by_reason: {},
+        tokens: { reserved: 0, captured: 0, released: 0 },
+        revision: event.revision
+      } satisfies BatchDoc)
       return
     }
     const doc = await writer.get<BatchDoc>(BATCHES, id)
@@ -148,11 +213,32 @@ export const batchesProjection: Projection = {
       case 'BatchItemsAdded': {
         const d = e.data
         const invalid = d.items.filter(item => item.invalid).length
-        await changeItems(writer, id, d.user_uuid, d.items.map((_, k) => d.first + k), i => {
-          const item = d.items[i - d.first]
-          return { email: item.email, status: item.invalid ? 'done' : 'pending', verdict: item.invalid ? 'invalid' : null, reason: item.invalid ? 'invalid_syntax' : null, score: item.invalid ? 0 : null, flags: [], did_you_mean: null }
-        })
-        next = { ...next, last_chunk_at: d.added_at, total: doc.total + d.items.length, processed: doc.processed + invalid, duplicates: doc.duplicates + d.duplicates, tokens: { ...doc.tokens, reserved: doc.tokens.reserved + d.amount } }
+        await changeItems(
+          writer,
+          id,
+          d.user_uuid,
+          d.items.map((_, k) => d.first + k),
+          i => {
+            const item = d.items[i - d.first]
+            return {
+              email: item.email,
+              status: item.invalid ? 'done' : 'pending',
+              verdict: item.invalid ? 'invalid' : null,
+              reason: item.invalid ? 'invalid_syntax' : null,
+              score: item.invalid ? 0 : null,
+              flags: [],
+              did_you_mean: null
+            }
+          }
+        )
+        next = {
+          ...next,
+          last_chunk_at: d.added_at,
+          total: doc.total + d.items.length,
+          processed: doc.processed + invalid,
+          duplicates: doc.duplicates + d.duplicates,
+          tokens: { ...doc.tokens, reserved: doc.tokens.reserved + d.amount }
+        }
         if (invalid > 0) next = { ...next, by_verdict: tally(next.by_verdict, 'invalid', invalid), by_reason: tally(next.by_reason, 'invalid_syntax', invalid) }
         break
       }
@@ -165,16 +251,40 @@ export const batchesProjection: Projection = {
           if (item === null) return undefined
           verdicts[r.verdict] = (verdicts[r.verdict] ?? 0) + 1
           reasons[r.reason] = (reasons[r.reason] ?? 0) + 1
-          return { ...item, status: 'done', verdict: r.verdict, reason: r.reason, score: r.score, flags: r.flags, did_you_mean: r.did_you_mean, mx_host: r.mx_host ?? null, smtp_provider: r.smtp_provider ?? null, checked_at: r.checked_at ?? null }
+          return {
+            ...item,
+            status: 'done',
+            verdict: r.verdict,
+            reason: r.reason,
+            score: r.score,
+            flags: r.flags,
+            did_you_mean: r.did_you_mean,
+            mx_host: r.mx_host ?? null,
+            smtp_provider: r.smtp_provider ?? null,
+            checked_at: r.checked_at ?? null
+          }
         })
         next = { ...next, processed: doc.processed + e.data.results.length, by_verdict: verdicts, by_reason: reasons }
         break
       }
       case 'BatchItemsDeferred':
-        await changeItems(writer, id, doc.user_uuid, e.data.items.map(item => item.i), (_, item) => item !== null && item.status === 'pending' ? { ...item, status: 'deferred' } : undefined)
+        await changeItems(
+          writer,
+          id,
+          doc.user_uuid,
+          e.data.items.map(item => item.i),
+          (_, item) => (item !== null && item.status === 'pending' ? { ...item, status: 'deferred' } : undefined)
+        )
         break
       case 'BatchChunkProcessed':
-        next = { ...next, tokens: { reserved: doc.tokens.reserved, captured: doc.tokens.captured + e.data.charge, released: doc.tokens.released + e.data.amount - e.data.charge } }
+        next = {
+          ...next,
+          tokens: {
+            reserved: doc.tokens.reserved,
+            captured: doc.tokens.captured + e.data.charge,
+            released: doc.tokens.released + e.data.amount - e.data.charge
+          }
+        }
         break
       case 'BatchIntakeClosed':
         next = { ...next, status: doc.status === 'completed' ? 'completed' : 'processing', closed_at: e.data.closed_at }
@@ -190,35 +300,52 @@ export const batchesProjection: Projection = {
 }
 
 /** A batch of `owner` (null for an unknown batch or another account's). Cost: one read by id. */
-export async function getBatch (rc: ReadContext, owner: string, uuid: string): Promise<BatchDoc | null> {
+export async function getBatch(rc: ReadContext, owner: string, uuid: string): Promise<BatchDoc | null> {
   const doc = await rc.reads.collection<BatchDoc>(BATCHES).get(uuid)
   return doc !== null && doc.user_uuid === owner ? await opened(rc, doc) : null
 }
 
 /** The batch with its name opened (a customer's free text, sealed with the account's data key: see `openText`). */
-async function opened (rc: ReadContext, doc: BatchDoc): Promise<BatchDoc> {
+async function opened(rc: ReadContext, doc: BatchDoc): Promise<BatchDoc> {
   return doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
 }
 
 /** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
-export async function listBatches (rc: ReadContext, owner: string, page: { limit: number, offset: number }): Promise<{ items: BatchDoc[], total: number }> {
+export async function listBatches(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: BatchDoc[]; total: number }> {
   const c = rc.reads.collection<BatchDoc>(BATCHES)
-  const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], limit: page.limit, offset: page.offset }), c.count({ user_uuid: owner })])
+  const [items, total] = await Promise.all([
+    c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], limit: page.limit, offset: page.offset }),
+    c.count({ user_uuid: owner })
+  ])
   return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */
-export interface BatchItemView { i: number, email: string, status: BatchItemEntry['status'], verdict: string | null, reason: string | null, score: number | null, flags: string[], did_you_mean: string | null, mx_host: string | null, smtp_provider: string | null, checked_at: string | null }
+export interface BatchItemView {
+  i: number
+  email: string
+  status: BatchItemEntry['status']
+  verdict: string | null
+  reason: string | null
+  score: number | null
+  flags: string[]
+  did_you_mean: string | null
+  mx_host: string | null
+  smtp_provider: string | null
+  checked_at: string | null
+}
 
 /**
  * Items `from` to `from + limit - 1` of a batch, in order, unsealed. Cost: one range of the
  * (batch_uuid, block) index, `limit / ITEM_BLOCK + 1` documents at most, the same at any
  * offset (item indexes are dense from 0).
  */
-export async function batchItems (rc: ReadContext, owner: string, batchUuid: string, from: number, limit: number): Promise<BatchItemView[]> {
+export async function batchItems(rc: ReadContext, owner: string, batchUuid: string, from: number, limit: number): Promise<BatchItemView[]> {
   if (limit <= 0) return []
   const last = from + limit - 1
-  const blocks = await rc.reads.collection<BatchItemBlockDoc>(BATCH_ITEM_BLOCKS).find({ where: { batch_uuid: batchUuid, block: { gte: Math.floor(from / ITEM_BLOCK), lte: Math.floor(last / ITEM_BLOCK) } }, sort: [['block', 1]] })
+  const blocks = await rc.reads
+    .collection<BatchItemBlockDoc>(BATCH_ITEM_BLOCKS)
+    .find({ where: { batch_uuid: batchUuid, block: { gte: Math.floor(from / ITEM_BLOCK), lte: Math.floor(last / ITEM_BLOCK) } }, sort: [['block', 1]] })
   const docs: Array<BatchItemEntry & { i: number }> = []
   for (const b of blocks) {
     b.items.forEach((item, k) => {
@@ -226,35 +353,39 @@ export async function batchItems (rc: ReadContext, owner: string, batchUuid: str
       if (item !== null && i >= from && i <= last) docs.push({ ...item, i })
     })
   }
-  return await Promise.all(docs.map(async d => ({
-    i: d.i,
-    email: (await rc.sealer.unseal(owner, d.email)) ?? ERASED,
-    status: d.status,
-    verdict: d.verdict,
-    reason: d.reason,
-    score: d.score,
-    flags: d.flags,
-    did_you_mean: d.did_you_mean === null ? null : (await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED,
-    mx_host: d.mx_host === undefined || d.mx_host === null ? null : (await rc.sealer.unseal(owner, d.mx_host)) ?? ERASED,
-    smtp_provider: d.smtp_provider ?? null,
-    checked_at: d.checked_at ?? null
-  })))
+  return await Promise.all(
+    docs.map(async d => ({
+      i: d.i,
+      email: (await rc.sealer.unseal(owner, d.email)) ?? ERASED,
+      status: d.status,
+      verdict: d.verdict,
+      reason: d.reason,
+      score: d.score,
+      flags: d.flags,
+      did_you_mean: d.did_you_mean === null ? null : ((await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED),
+      mx_host: d.mx_host === undefined || d.mx_host === null ? null : ((await rc.sealer.unseal(owner, d.mx_host)) ?? ERASED),
+      smtp_provider: d.smtp_provider ?? null,
+      checked_at: d.checked_at ?? null
+    }))
+  )
 }
 
 /** Kept files whose retention ended before `before` (the blob worker's sweep). Cost: an index range on source_expires_at, at most `limit`. */
-export async function expiredSources (rc: ReadContext, before: string, limit = 100): Promise<Array<{ batch_uuid: string, user_uuid: string, blob_id: string }>> {
+export async function expiredSources(rc: ReadContext, before: string, limit = 100): Promise<Array<{ batch_uuid: string; user_uuid: string; blob_id: string }>> {
   const docs = await rc.reads.collection<BatchDoc>(BATCHES).find({ where: { source_expires_at: { lte: before } }, sort: [['source_expires_at', 1]], limit })
   return docs.filter(d => d.source).map(d => ({ batch_uuid: d.uuid, user_uuid: d.user_uuid, blob_id: d.source!.blob_id }))
 }
 
 /** A batch's kept file with its name opened, or null. */
-export async function batchSource (rc: ReadContext, doc: BatchDoc): Promise<(BatchSourceDoc & { name: string }) | null> {
+export async function batchSource(rc: ReadContext, doc: BatchDoc): Promise<(BatchSourceDoc & { name: string }) | null> {
   if (!doc.source) return null
   return { ...doc.source, name: (await rc.sealer.unseal(doc.user_uuid, doc.source.file_name)) ?? ERASED }
 }
 
 /** Batches whose intake is open and whose latest chunk came before `before` (the idle sweep). Cost: an index range on (status, last_chunk_at), at most `limit`. */
-export async function idleBatches (rc: ReadContext, before: string, limit = 100): Promise<Array<{ uuid: string, user_uuid: string }>> {
-  const docs = await rc.reads.collection<BatchDoc>(BATCHES).find({ where: { status: 'receiving', last_chunk_at: { lte: before } }, sort: [['last_chunk_at', 1]], limit })
+export async function idleBatches(rc: ReadContext, before: string, limit = 100): Promise<Array<{ uuid: string; user_uuid: string }>> {
+  const docs = await rc.reads
+    .collection<BatchDoc>(BATCHES)
+    .find({ where: { status: 'receiving', last_chunk_at: { lte: before } }, sort: [['last_chunk_at', 1]], limit })
   return docs.map(d => ({ uuid: d.uuid, user_uuid: d.user_uuid }))
 }

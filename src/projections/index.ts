@@ -18,13 +18,23 @@ import { oauthClientsProjection } from './oauth-clients.ts'
  * an account's documents itself on UserDeleted.
  */
 export const PROJECTIONS: readonly Projection[] = [
-  usersProjection, sessionsProjection, apiKeysProjection, agentsProjection, webhooksProjection,
-  webhookDeliveriesProjection, jobsProjection, walletsProjection, statsProjection, notificationsProjection,
-  subscriptionsProjection, batchesProjection, oauthClientsProjection
+  usersProjection,
+  sessionsProjection,
+  apiKeysProjection,
+  agentsProjection,
+  webhooksProjection,
+  webhookDeliveriesProjection,
+  jobsProjection,
+  walletsProjection,
+  statsProjection,
+  notificationsProjection,
+  subscriptionsProjection,
+  batchesProjection,
+  oauthClientsProjection
 ]
 
 /** The projection named `name`. @throws Error naming the known ones. */
-export function projectionNamed (name: string): Projection {
+export function projectionNamed(name: string): Projection {
   const p = PROJECTIONS.find(x => x.name === name)
   if (!p) throw new Error(`no projection ${name}; one of: ${PROJECTIONS.map(x => x.name).join(', ')}`)
   return p

@@ -50,7 +50,14 @@ export const JOBS = collection({
   name: 'jobs',
   projection: 'jobs',
   fields: { user_uuid: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number' },
-  indexes: [['user_uuid', 'created_at'], ['user_uuid', 'status', 'created_at'], ['user_uuid', 'verdict', 'created_at'], ['user_uuid', 'score', 'created_at'], ['user_uuid'], ['status']]
+  indexes: [
+    ['user_uuid', 'created_at'],
+    ['user_uuid', 'status', 'created_at'],
+    ['user_uuid', 'verdict', 'created_at'],
+    ['user_uuid', 'score', 'created_at'],
+    ['user_uuid'],
+    ['status']
+  ]
 })
 /** Per account and day: at most days × statuses × verdicts documents (index user_uuid, day). */
 export const JOB_COUNTS = collection({ name: 'job_counts', projection: 'jobs', fields: { user_uuid: 'text', day: 'text' }, indexes: [['user_uuid', 'day']] })
@@ -60,21 +67,58 @@ export const JOB_TOTALS = collection({ name: 'job_totals', projection: 'jobs', f
 type Doc = Folded<JobDoc>
 
 /** The fold of a job's events into its document (sealed fields kept sealed). */
-export function evolveJob (doc: Doc | null, event: RecordedEvent): JobDoc | null {
+export function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
   const e = event as unknown as JobEvent
   if (e.type === 'JobQueued') {
     const d = e.data
-    return { _id: d.job_uuid, uuid: d.job_uuid, user_uuid: d.user_uuid, email: d.email, status: 'queued', verdict: null, reason: null, score: null, checks: d.checks, cost: d.cost, environment: d.environment, key_uuid: d.key_uuid, created_at: d.queued_at, completed_at: null, error: null, result: null, attempts: 0, retry_at: null }
+    return {
+      _id: d.job_uuid,
+      uuid: d.job_uuid,
+      user_uuid: d.user_uuid,
+      email: d.email,
+      status: 'queued',
+      verdict: null,
+      reason: null,
+      score: null,
+      checks: d.checks,
+      cost: d.cost,
+      environment: d.environment,
+      key_uuid: d.key_uuid,
+      created_at: d.queued_at,
+      completed_at: null,
+      error: null,
+      result: null,
+      attempts: 0,
+      retry_at: null
+    }
   }
   if (doc === null) return null
   switch (e.type) {
-    case 'JobDeferred': return { ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at }
-    case 'JobCompleted': return { ...doc, status: 'completed', verdict: e.data.verdict, reason: e.data.reason, score: e.data.score, completed_at: e.data.completed_at, result: { ...e.data.result }, retry_at: null }
-    case 'JobFailed': return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at }
+    case 'JobDeferred':
+      return { ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at }
+    case 'JobCompleted':
+      return {
+        ...doc,
+        status: 'completed',
+        verdict: e.data.verdict,
+        reason: e.data.reason,
+        score: e.data.score,
+        completed_at: e.data.completed_at,
+        result: { ...e.data.result },
+        retry_at: null
+      }
+    case 'JobFailed':
+      return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at }
   }
 }
 
-interface CountKey { _id: string, user_uuid: string, day: string, status: string, verdict: string }
+interface CountKey {
+  _id: string
+  user_uuid: string
+  day: string
+  status: string
+  verdict: string
+}
 
 const countKey = (j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>): CountKey => {
   const day = j.created_at.slice(0, 10)
@@ -82,7 +126,7 @@ const countKey = (j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdi
   return { _id: `${j.user_uuid}|${day}|${j.status}|${verdict}`, user_uuid: j.user_uuid, day, status: j.status, verdict }
 }
 
-async function count (writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>, delta: number): Promise<void> {
+async function count(writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>, delta: number): Promise<void> {
   const key = countKey(job)
   const n = ((await writer.get<JobCountDoc>(JOB_COUNTS, key._id))?.n ?? 0) + delta
   if (n > 0) writer.put(JOB_COUNTS, { ...key, n })
@@ -102,8 +146,11 @@ export const jobsProjection: Projection = {
   version: 3,
   collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
-  async apply (event, writer) {
-    if (event.type === 'UserDeleted') { eraseAccount(writer, [JOBS, JOB_COUNTS, JOB_TOTALS], event.data.user_uuid as string); return }
+  async apply(event, writer) {
+    if (event.type === 'UserDeleted') {
+      eraseAccount(writer, [JOBS, JOB_COUNTS, JOB_TOTALS], event.data.user_uuid as string)
+      return
+    }
     const id = event.data.job_uuid as string
     const doc = await writer.get<Doc>(JOBS, id)
     if (doc !== null && doc.revision >= event.revision) return
@@ -118,12 +165,12 @@ export const jobsProjection: Projection = {
 }
 
 /** A sealed field of a result, unsealed (see `openText`); anything but text as is. */
-async function open (rc: ReadContext, owner: string, value: unknown): Promise<unknown> {
+async function open(rc: ReadContext, owner: string, value: unknown): Promise<unknown> {
   return typeof value === 'string' ? await openText(rc, owner, value) : value
 }
 
 /** A job with its address and the address-derived fields of its result unsealed (`[erased]` once its key is destroyed). */
-async function unsealed (rc: ReadContext, j: JobDoc): Promise<JobDoc> {
+async function unsealed(rc: ReadContext, j: JobDoc): Promise<JobDoc> {
   const email = (await rc.sealer.unseal(j.user_uuid, j.email)) ?? ERASED
   if (!j.result) return { ...j, email }
   const r = j.result as Record<string, any>
@@ -135,26 +182,28 @@ async function unsealed (rc: ReadContext, j: JobDoc): Promise<JobDoc> {
       ...r,
       normalized: await open(rc, owner, r.normalized),
       did_you_mean: await open(rc, owner, r.did_you_mean ?? null),
-      mx: r.mx ? { ...r.mx, host: await open(rc, owner, r.mx.host) } : r.mx ?? null,
-      smtp: r.smtp ? { ...r.smtp, message: await open(rc, owner, r.smtp.message) } : r.smtp ?? null,
-      checks: Array.isArray(r.checks) ? await Promise.all(r.checks.map(async (c: Record<string, unknown>) => ({ ...c, detail: await open(rc, owner, c.detail) }))) : r.checks
+      mx: r.mx ? { ...r.mx, host: await open(rc, owner, r.mx.host) } : (r.mx ?? null),
+      smtp: r.smtp ? { ...r.smtp, message: await open(rc, owner, r.smtp.message) } : (r.smtp ?? null),
+      checks: Array.isArray(r.checks)
+        ? await Promise.all(r.checks.map(async (c: Record<string, unknown>) => ({ ...c, detail: await open(rc, owner, c.detail) })))
+        : r.checks
     }
   }
 }
 
 /** A job of `owner` (or null: unknown or another account's), unsealed. */
-export async function getJob (rc: ReadContext, owner: string, uuid: string): Promise<JobDoc | null> {
+export async function getJob(rc: ReadContext, owner: string, uuid: string): Promise<JobDoc | null> {
   const doc = await rc.reads.collection<Doc>(JOBS).get(uuid)
   return doc && doc.user_uuid === owner ? await unsealed(rc, doc) : null
 }
 
 /** Deferred jobs (greylisting), resumed at start with the in-process bus (index status; bounded by what waits). */
-export async function deferredJobs (rc: Pick<ReadContext, 'reads'>): Promise<Array<Pick<JobDoc, 'uuid' | 'retry_at'>>> {
+export async function deferredJobs(rc: Pick<ReadContext, 'reads'>): Promise<Array<Pick<JobDoc, 'uuid' | 'retry_at'>>> {
   return (await rc.reads.collection<Doc>(JOBS).find({ where: { status: 'deferred' } })).map(j => ({ uuid: j.uuid, retry_at: j.retry_at }))
 }
 
 export const JOB_SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
-export type JobSort = typeof JOB_SORTS[number]
+export type JobSort = (typeof JOB_SORTS)[number]
 
 /** The filters of `GET /api/jobs` (interface "Verification jobs"): all optional, combined with AND; lists OR-ed. */
 export interface JobFilter {
@@ -167,7 +216,7 @@ export interface JobFilter {
   search?: string
 }
 
-function whereOf (owner: string, f: JobFilter, created?: { gte?: string, lte?: string }): Where {
+function whereOf(owner: string, f: JobFilter, created?: { gte?: string; lte?: string }): Where {
   const where: Record<string, Condition> = { user_uuid: owner }
   if (f.status) where.status = { in: f.status }
   if (f.verdict) where.verdict = { in: f.verdict }
@@ -186,7 +235,7 @@ const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.00
  * `from`/`to` range from the jobs index (at most two days of jobs). A uuid prefix search
  * counts the jobs it matches (an index range).
  */
-export async function countJobs (rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
+export async function countJobs(rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
   const jobs = rc.reads.collection<Doc>(JOBS)
   if (f.search) return await jobs.count(whereOf(owner, f))
   const fromDay = f.from?.slice(0, 10)
@@ -228,15 +277,31 @@ const SORT_INDEX: Readonly<Record<JobSort, readonly string[]>> = {
  * taking every match through the filter's index and sorting them (matching entries) —
  * the planner alone would sort a wide date range of a million jobs.
  */
-export async function listJobs (rc: ReadContext, owner: string, f: JobFilter, sort: JobSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: JobDoc[], total: number }> {
-  const keys: Query['sort'] = sort === 'uuid' ? [['_id', order]] : sort === 'created_at' ? [['created_at', order]] : [[sort, order], ['created_at', order]]
-  const filtered = f.status !== undefined || f.verdict !== undefined || f.from !== undefined || f.to !== undefined || (f.search !== undefined && f.search !== '')
+export async function listJobs(
+  rc: ReadContext,
+  owner: string,
+  f: JobFilter,
+  sort: JobSort,
+  order: 1 | -1,
+  page: { limit: number; offset: number }
+): Promise<{ items: JobDoc[]; total: number }> {
+  const keys: Query['sort'] =
+    sort === 'uuid'
+      ? [['_id', order]]
+      : sort === 'created_at'
+        ? [['created_at', order]]
+        : [
+            [sort, order],
+            ['created_at', order]
+          ]
+  const filtered =
+    f.status !== undefined || f.verdict !== undefined || f.from !== undefined || f.to !== undefined || (f.search !== undefined && f.search !== '')
   const total = await countJobs(rc, owner, f)
   if (total === 0 || page.offset >= total) return { items: [], total }
   let useIndex: readonly string[] | undefined
   if (filtered) {
     const all = await countJobs(rc, owner, {})
-    if ((page.offset + page.limit) * all / total < total) useIndex = SORT_INDEX[sort]
+    if (((page.offset + page.limit) * all) / total < total) useIndex = SORT_INDEX[sort]
     // Through the filter's index (a uuid prefix: the primary key, the planner's choice).
     else if (f.status !== undefined) useIndex = SORT_INDEX.status
     else if (f.verdict !== undefined) useIndex = SORT_INDEX.verdict

@@ -16,19 +16,25 @@ export class KeyFilter {
   private readonly filter: BloomFilter
 
   /** `expectedKeys`: keys the filter should hold at about 8 bits each (clamped to the sizes above). */
-  constructor (expectedKeys: number) {
+  constructor(expectedKeys: number) {
     let bits = MIN_BITS
     while (bits < MAX_BITS && bits < expectedKeys * 8) bits *= 2
     this.filter = new BloomFilter(bits, K_PROBES)
   }
 
   /** The filter's size in bits (m). */
-  get bits (): number { return this.filter.m }
+  get bits(): number {
+    return this.filter.m
+  }
 
-  add (key: string): void { this.filter.add(key) }
+  add(key: string): void {
+    this.filter.add(key)
+  }
 
   /** False when `key` was never added; true when it was (and, rarely, when it was not). */
-  mayHold (key: string): boolean { return this.filter.test(key) }
+  mayHold(key: string): boolean {
+    return this.filter.test(key)
+  }
 }
 
 /** Probes per key (k): the best for 8 bits a key is about 5.5; 4 costs less and gives about 2.4% false positives. */

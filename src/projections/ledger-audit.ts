@@ -18,7 +18,14 @@ export interface LedgerAudit {
   differences: string[]
 }
 
-interface Replayed { state: WalletState, granted: number, spent: number, reserved: number, transactions: number, revision: number }
+interface Replayed {
+  state: WalletState
+  granted: number
+  spent: number
+  reserved: number
+  transactions: number
+  revision: number
+}
 
 /**
  * Replays the `wallet-*` streams alone (ARCHITECTURE.md "Ledger audit") and compares what
@@ -34,7 +41,11 @@ interface Replayed { state: WalletState, granted: number, spent: number, reserve
  * hold the differences found. `onProgress` gets the position reached and the end; `page`
  * changes the events read at a time (tests: many pages over a short history).
  */
-export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'reads'>, options: { owner?: string, onProgress?: (position: number, end: number) => void, page?: number } = {}): Promise<LedgerAudit> {
+export async function auditLedger(
+  store: EventStore,
+  rc: Pick<ReadContext, 'reads'>,
+  options: { owner?: string; onProgress?: (position: number, end: number) => void; page?: number } = {}
+): Promise<LedgerAudit> {
   const pageSize = options.page ?? AUDIT_PAGE
   const through = await rc.reads.getCheckpoint('wallets')
   const replay = new Map<string, Replayed>()
@@ -52,9 +63,16 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     const r = replay.get(user) ?? { state: initialState(), granted: 0, spent: 0, reserved: 0, transactions: 0, revision: -1 }
     const event = { type: e.type, data: e.data } as WalletEvent
     if (event.type === 'WalletBooksClosed') {
-      const open = [...r.state.reserved].map(([job, h]) => `${job}:${h.reservation_uuid}:${h.amount}`).sort().join(',')
-      const carried = event.data.reservations.map(h => `${h.job_uuid}:${h.reservation_uuid}:${h.amount}`).sort().join(',')
-      if (event.data.balance !== r.state.balance) differ(user, `books closed at revision ${e.revision} with ${event.data.balance} tokens, the ledger before makes ${r.state.balance}`)
+      const open = [...r.state.reserved]
+        .map(([job, h]) => `${job}:${h.reservation_uuid}:${h.amount}`)
+        .sort()
+        .join(',')
+      const carried = event.data.reservations
+        .map(h => `${h.job_uuid}:${h.reservation_uuid}:${h.amount}`)
+        .sort()
+        .join(',')
+      if (event.data.balance !== r.state.balance)
+        differ(user, `books closed at revision ${e.revision} with ${event.data.balance} tokens, the ledger before makes ${r.state.balance}`)
       if (open !== carried) differ(user, `books closed at revision ${e.revision} with other open reservations than the ledger before holds`)
     } else {
       r.state = evolve(r.state, event)
@@ -62,13 +80,21 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
       r.transactions++
       if (event.type === 'TokensGranted') r.granted += event.data.amount
       if (event.type === 'TokensCaptured') r.spent += event.data.amount
-      r.reserved += event.type === 'TokensReserved' ? event.data.amount : event.type === 'TokensCaptured' || event.type === 'TokensReleased' ? -event.data.amount : 0
+      r.reserved +=
+        event.type === 'TokensReserved' ? event.data.amount : event.type === 'TokensCaptured' || event.type === 'TokensReleased' ? -event.data.amount : 0
       transactions++
       const shown = await txs.get(e.id)
       if (!shown) differ(user, `transaction ${e.id} (${tx.type} of ${tx.tokens} at ${e.metadata.occurred_at}) is not shown`)
       else {
-        const want = { amount: tx.amount, transaction_type: tx.type, job_uuid: tx.job_uuid, occurred_at: e.metadata.occurred_at, balance_after: r.state.balance }
-        for (const [k, v] of Object.entries(want)) if (shown[k] !== v) differ(user, `transaction ${e.id} shows ${k} ${JSON.stringify(shown[k])}, the ledger makes ${JSON.stringify(v)}`)
+        const want = {
+          amount: tx.amount,
+          transaction_type: tx.type,
+          job_uuid: tx.job_uuid,
+          occurred_at: e.metadata.occurred_at,
+          balance_after: r.state.balance
+        }
+        for (const [k, v] of Object.entries(want))
+          if (shown[k] !== v) differ(user, `transaction ${e.id} shows ${k} ${JSON.stringify(shown[k])}, the ledger makes ${JSON.stringify(v)}`)
       }
     }
     if (event.type === 'WalletBooksClosed') r.state = evolve(r.state, event)
@@ -85,7 +111,7 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
     }
     options.onProgress?.(through, through)
   } else {
-    for (let position = 0; position < through;) {
+    for (let position = 0; position < through; ) {
       const page = await store.readAll({ from_position: position, max_count: pageSize })
       if (page.length === 0) break
       for (const e of page) if (e.position <= through && WALLET_TYPES.has(e.type)) await apply(e)
@@ -119,10 +145,10 @@ export async function auditLedger (store: EventStore, rc: Pick<ReadContext, 'rea
 }
 
 /** The events of `stream` from revision `from` on, read `pageSize` at a time (memory: one page). */
-async function * streamFrom (store: EventStore, stream: string, from: number, pageSize: number): AsyncGenerator<RecordedEvent> {
-  for (let revision = from; ;) {
+async function* streamFrom(store: EventStore, stream: string, from: number, pageSize: number): AsyncGenerator<RecordedEvent> {
+  for (let revision = from; ; ) {
     const page = await store.readStream(stream, { from_revision: revision, max_count: pageSize })
-    yield * page
+    yield* page
     if (page.length < pageSize) return
     revision = page[page.length - 1].revision + 1
   }

@@ -10,8 +10,23 @@ import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription
 import type { BatchCompleted } from '../domain/batch/events.ts'
 import { collection, openText, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
 
-export const NOTIFICATION_KINDS = ['webhook_disabled', 'balance_low', 'api_key_created', 'api_key_revoked', 'agent_created', 'agent_revoked', 'new_client_sign_in', 'two_factor_enabled', 'two_factor_disabled', 'plan_started', 'plan_changed', 'plan_cancelling', 'plan_ended', 'batch_completed'] as const
-export type NotificationKind = typeof NOTIFICATION_KINDS[number]
+export const NOTIFICATION_KINDS = [
+  'webhook_disabled',
+  'balance_low',
+  'api_key_created',
+  'api_key_revoked',
+  'agent_created',
+  'agent_revoked',
+  'new_client_sign_in',
+  'two_factor_enabled',
+  'two_factor_disabled',
+  'plan_started',
+  'plan_changed',
+  'plan_cancelling',
+  'plan_ended',
+  'batch_completed'
+] as const
+export type NotificationKind = (typeof NOTIFICATION_KINDS)[number]
 
 /** One entry of an account's feed (keyed by the event that caused it; `position` orders the feed). */
 export interface NotificationDoc {
@@ -44,7 +59,12 @@ export interface NotificationStateDoc {
 }
 
 /** Per account, newest first from a position (index user_uuid, position): a page reads `limit` entries. */
-export const NOTIFICATIONS = collection({ name: 'notifications', projection: 'notifications', fields: { user_uuid: 'text', position: 'number' }, indexes: [['user_uuid', 'position']] })
+export const NOTIFICATIONS = collection({
+  name: 'notifications',
+  projection: 'notifications',
+  fields: { user_uuid: 'text', position: 'number' },
+  indexes: [['user_uuid', 'position']]
+})
 export const NOTIFICATION_STATE = collection({ name: 'notification_state', projection: 'notifications', fields: {}, indexes: [] })
 
 /** Clients remembered per account for "a sign-in from a new client". */
@@ -53,7 +73,24 @@ export const KNOWN_CLIENTS = 50
 export const LOW_BALANCE_SHARE = 0.1
 export const LOW_BALANCE_MIN = 10
 
-type Handled = WebhookEndpointDisabled | ApiKeyCreated | ApiKeyRevoked | AgentCreated | AgentRevoked | SessionStarted | TwoFactorEnabled | TwoFactorDisabled | TokensGranted | TokensReserved | TokensReleased | NotificationsSeen | UserDeleted | PlanStarted | PlanChanged | PlanEnded | BatchCompleted
+type Handled =
+  | WebhookEndpointDisabled
+  | ApiKeyCreated
+  | ApiKeyRevoked
+  | AgentCreated
+  | AgentRevoked
+  | SessionStarted
+  | TwoFactorEnabled
+  | TwoFactorDisabled
+  | TokensGranted
+  | TokensReserved
+  | TokensReleased
+  | NotificationsSeen
+  | UserDeleted
+  | PlanStarted
+  | PlanChanged
+  | PlanEnded
+  | BatchCompleted
 
 const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floor(granted * LOW_BALANCE_SHARE))
 
@@ -62,13 +99,13 @@ const lowMark = (granted: number): number => Math.max(LOW_BALANCE_MIN, Math.floo
  * the clear (events written before names were sealed), without it when sealed (the feed's
  * query opens `data.name` and says it then: read models keep a customer's text sealed).
  */
-function named (kind: 'api_key_created' | 'agent_created', name: string): string {
+function named(kind: 'api_key_created' | 'agent_created', name: string): string {
   const what = kind === 'api_key_created' ? 'API key' : 'Agent'
   return name.startsWith('sealed:') ? `${what} was created` : `${what} "${name}" was created`
 }
 
 /** An entry as the feed shows it: a sealed name opened, and said in its sentence. */
-async function opened (rc: ReadContext, doc: NotificationDoc): Promise<NotificationDoc> {
+async function opened(rc: ReadContext, doc: NotificationDoc): Promise<NotificationDoc> {
   const name = doc.data.name
   if ((doc.kind !== 'api_key_created' && doc.kind !== 'agent_created') || typeof name !== 'string' || !name.startsWith('sealed:')) return doc
   const open = (await openText(rc, doc.user_uuid, name)) ?? ''
@@ -76,27 +113,66 @@ async function opened (rc: ReadContext, doc: NotificationDoc): Promise<Notificat
 }
 
 /** What an entry says. */
-export interface NotificationEntry { kind: NotificationKind, message: string, data: Record<string, unknown> }
+export interface NotificationEntry {
+  kind: NotificationKind
+  message: string
+  data: Record<string, unknown>
+}
 
 /** The entry an event makes, if any, and the state after it (a pure function of both). */
-export function notify (state: NotificationStateDoc, event: RecordedEvent): { state: NotificationStateDoc, entry: NotificationEntry | null } {
+export function notify(state: NotificationStateDoc, event: RecordedEvent): { state: NotificationStateDoc; entry: NotificationEntry | null } {
   const e = event as unknown as Handled
   switch (e.type) {
     case 'WebhookEndpointDisabled':
-      return { state, entry: { kind: 'webhook_disabled', message: e.data.reason === 'consecutive_failures' ? `A webhook endpoint was disabled after ${e.data.consecutive_failures} failed deliveries in a row` : 'A webhook endpoint was disabled', data: { webhook_uuid: e.data.webhook_uuid, reason: e.data.reason } } }
-    case 'ApiKeyCreated': return { state, entry: { kind: 'api_key_created', message: named('api_key_created', e.data.name), data: { key_uuid: e.data.key_uuid, name: e.data.name, environment: e.data.environment } } }
-    case 'ApiKeyRevoked': return { state, entry: { kind: 'api_key_revoked', message: 'An API key was revoked', data: { key_uuid: e.data.key_uuid, reason: e.data.reason } } }
-    case 'AgentCreated': return { state, entry: { kind: 'agent_created', message: named('agent_created', e.data.name), data: { agent_uuid: e.data.agent_uuid, name: e.data.name } } }
-    case 'AgentRevoked': return { state, entry: { kind: 'agent_revoked', message: 'An agent was revoked', data: { agent_uuid: e.data.agent_uuid, reason: e.data.reason } } }
-    case 'TwoFactorEnabled': return { state, entry: { kind: 'two_factor_enabled', message: 'Two-factor authentication was turned on', data: {} } }
-    case 'TwoFactorDisabled': return { state, entry: { kind: 'two_factor_disabled', message: 'Two-factor authentication was turned off', data: {} } }
+      return {
+        state,
+        entry: {
+          kind: 'webhook_disabled',
+          message:
+            e.data.reason === 'consecutive_failures'
+              ? `A webhook endpoint was disabled after ${e.data.consecutive_failures} failed deliveries in a row`
+              : 'A webhook endpoint was disabled',
+          data: { webhook_uuid: e.data.webhook_uuid, reason: e.data.reason }
+        }
+      }
+    case 'ApiKeyCreated':
+      return {
+        state,
+        entry: {
+          kind: 'api_key_created',
+          message: named('api_key_created', e.data.name),
+          data: { key_uuid: e.data.key_uuid, name: e.data.name, environment: e.data.environment }
+        }
+      }
+    case 'ApiKeyRevoked':
+      return { state, entry: { kind: 'api_key_revoked', message: 'An API key was revoked', data: { key_uuid: e.data.key_uuid, reason: e.data.reason } } }
+    case 'AgentCreated':
+      return {
+        state,
+        entry: { kind: 'agent_created', message: named('agent_created', e.data.name), data: { agent_uuid: e.data.agent_uuid, name: e.data.name } }
+      }
+    case 'AgentRevoked':
+      return { state, entry: { kind: 'agent_revoked', message: 'An agent was revoked', data: { agent_uuid: e.data.agent_uuid, reason: e.data.reason } } }
+    case 'TwoFactorEnabled':
+      return { state, entry: { kind: 'two_factor_enabled', message: 'Two-factor authentication was turned on', data: {} } }
+    case 'TwoFactorDisabled':
+      return { state, entry: { kind: 'two_factor_disabled', message: 'Two-factor authentication was turned off', data: {} } }
     case 'SessionStarted': {
       const client = e.data.client
       if (!client || state.clients.includes(client.id)) return { state, entry: null }
       const first = state.clients.length === 0
       const next = { ...state, clients: [...state.clients, client.id].slice(-KNOWN_CLIENTS) }
       // The very first client of an account is not news.
-      return { state: next, entry: first ? null : { kind: 'new_client_sign_in', message: `A sign-in from a new client: ${client.label}`, data: { session_uuid: e.data.session_uuid, client: client.label, method: e.data.method } } }
+      return {
+        state: next,
+        entry: first
+          ? null
+          : {
+              kind: 'new_client_sign_in',
+              message: `A sign-in from a new client: ${client.label}`,
+              data: { session_uuid: e.data.session_uuid, client: client.label, method: e.data.method }
+            }
+      }
     }
     case 'TokensGranted':
     case 'TokensReserved':
@@ -106,27 +182,78 @@ export function notify (state: NotificationStateDoc, event: RecordedEvent): { st
       const mark = lowMark(granted)
       if (balance >= mark) return { state: { ...state, balance, granted, low: false }, entry: null }
       if (state.low || e.type !== 'TokensReserved') return { state: { ...state, balance, granted }, entry: null }
-      return { state: { ...state, balance, granted, low: true }, entry: { kind: 'balance_low', message: `The balance is low: ${balance} tokens left`, data: { balance, threshold: mark } } }
+      return {
+        state: { ...state, balance, granted, low: true },
+        entry: { kind: 'balance_low', message: `The balance is low: ${balance} tokens left`, data: { balance, threshold: mark } }
+      }
     }
-    case 'PlanStarted': return { state, entry: { kind: 'plan_started', message: `The ${e.data.subscription.plan} plan started`, data: { plan: e.data.subscription.plan, cycle: e.data.subscription.cycle } } }
+    case 'PlanStarted':
+      return {
+        state,
+        entry: {
+          kind: 'plan_started',
+          message: `The ${e.data.subscription.plan} plan started`,
+          data: { plan: e.data.subscription.plan, cycle: e.data.subscription.cycle }
+        }
+      }
     case 'PlanChanged': {
       const s = e.data.subscription
-      if (s.plan !== e.data.previous_plan) return { state, entry: { kind: 'plan_changed', message: `The plan changed from ${e.data.previous_plan} to ${s.plan}`, data: { plan: s.plan, previous_plan: e.data.previous_plan, cycle: s.cycle } } }
-      if (s.cancel_at_period_end && !state.cancelling) return { state: { ...state, cancelling: true }, entry: { kind: 'plan_cancelling', message: `The ${s.plan} plan ends at the end of the period`, data: { plan: s.plan, current_period_end: s.current_period_end } } }
+      if (s.plan !== e.data.previous_plan)
+        return {
+          state,
+          entry: {
+            kind: 'plan_changed',
+            message: `The plan changed from ${e.data.previous_plan} to ${s.plan}`,
+            data: { plan: s.plan, previous_plan: e.data.previous_plan, cycle: s.cycle }
+          }
+        }
+      if (s.cancel_at_period_end && !state.cancelling)
+        return {
+          state: { ...state, cancelling: true },
+          entry: {
+            kind: 'plan_cancelling',
+            message: `The ${s.plan} plan ends at the end of the period`,
+            data: { plan: s.plan, current_period_end: s.current_period_end }
+          }
+        }
       return { state: { ...state, cancelling: s.cancel_at_period_end }, entry: null }
     }
-    case 'PlanEnded': return { state: { ...state, cancelling: false }, entry: { kind: 'plan_ended', message: `The ${e.data.previous_plan} plan ended: the account is on Free`, data: { previous_plan: e.data.previous_plan } } }
-    case 'NotificationsSeen': return { state: { ...state, seen_up_to: Math.max(state.seen_up_to, e.data.up_to) }, entry: null }
-    case 'UserDeleted': return { state: { ...state, clients: [], erased: true }, entry: null }
-    case 'BatchCompleted': return { state, entry: { kind: 'batch_completed', message: `A batch of ${e.data.total} addresses is completed`, data: { batch_uuid: e.data.batch_uuid, total: e.data.total } } }
+    case 'PlanEnded':
+      return {
+        state: { ...state, cancelling: false },
+        entry: { kind: 'plan_ended', message: `The ${e.data.previous_plan} plan ended: the account is on Free`, data: { previous_plan: e.data.previous_plan } }
+      }
+    case 'NotificationsSeen':
+      return { state: { ...state, seen_up_to: Math.max(state.seen_up_to, e.data.up_to) }, entry: null }
+    case 'UserDeleted':
+      return { state: { ...state, clients: [], erased: true }, entry: null }
+    case 'BatchCompleted':
+      return {
+        state,
+        entry: {
+          kind: 'batch_completed',
+          message: `A batch of ${e.data.total} addresses is completed`,
+          data: { batch_uuid: e.data.batch_uuid, total: e.data.total }
+        }
+      }
   }
 }
 
-const emptyState = (user: string): NotificationStateDoc => ({ _id: user, user_uuid: user, seen_up_to: 0, clients: [], balance: 0, granted: 0, low: false, erased: false, cancelling: false })
+const emptyState = (user: string): NotificationStateDoc => ({
+  _id: user,
+  user_uuid: user,
+  seen_up_to: 0,
+  clients: [],
+  balance: 0,
+  granted: 0,
+  low: false,
+  erased: false,
+  cancelling: false
+})
 
-async function apply (event: RecordedEvent, writer: ProjectionWriter): Promise<void> {
+async function apply(event: RecordedEvent, writer: ProjectionWriter): Promise<void> {
   const user = event.data.user_uuid as string
-  const state = await writer.get<NotificationStateDoc>(NOTIFICATION_STATE, user) ?? emptyState(user)
+  const state = (await writer.get<NotificationStateDoc>(NOTIFICATION_STATE, user)) ?? emptyState(user)
   if (state.erased) return
   const { state: next, entry } = notify(state, event)
   if (event.type === 'UserDeleted') writer.deleteWhere(NOTIFICATIONS, 'user_uuid', user)
@@ -144,7 +271,25 @@ export const notificationsProjection: Projection = {
   // Plan events joined in version 1, batches in 1 too: none existed before them, so no document changes meaning.
   version: 1,
   collections: [NOTIFICATIONS, NOTIFICATION_STATE],
-  event_types: ['WebhookEndpointDisabled', 'ApiKeyCreated', 'ApiKeyRevoked', 'AgentCreated', 'AgentRevoked', 'SessionStarted', 'TwoFactorEnabled', 'TwoFactorDisabled', 'TokensGranted', 'TokensReserved', 'TokensReleased', 'NotificationsSeen', 'UserDeleted', 'PlanStarted', 'PlanChanged', 'PlanEnded', 'BatchCompleted'],
+  event_types: [
+    'WebhookEndpointDisabled',
+    'ApiKeyCreated',
+    'ApiKeyRevoked',
+    'AgentCreated',
+    'AgentRevoked',
+    'SessionStarted',
+    'TwoFactorEnabled',
+    'TwoFactorDisabled',
+    'TokensGranted',
+    'TokensReserved',
+    'TokensReleased',
+    'NotificationsSeen',
+    'UserDeleted',
+    'PlanStarted',
+    'PlanChanged',
+    'PlanEnded',
+    'BatchCompleted'
+  ],
   apply
 }
 
@@ -153,16 +298,23 @@ export const notificationsProjection: Projection = {
  * when null), whether an older page follows, and how far it was seen. Cost: one index
  * range (user_uuid, position) of `limit + 1` entries and one document.
  */
-export async function feed (rc: ReadContext, owner: string, before: number | null, limit: number): Promise<{ items: NotificationDoc[], more: boolean, seen_up_to: number }> {
+export async function feed(
+  rc: ReadContext,
+  owner: string,
+  before: number | null,
+  limit: number
+): Promise<{ items: NotificationDoc[]; more: boolean; seen_up_to: number }> {
   const [items, state] = await Promise.all([
-    rc.reads.collection<NotificationDoc>(NOTIFICATIONS).find({ where: { user_uuid: owner, ...(before !== null && { position: { lte: before - 1 } }) }, sort: [['position', -1]], limit: limit + 1 }),
+    rc.reads
+      .collection<NotificationDoc>(NOTIFICATIONS)
+      .find({ where: { user_uuid: owner, ...(before !== null && { position: { lte: before - 1 } }) }, sort: [['position', -1]], limit: limit + 1 }),
     rc.reads.collection<NotificationStateDoc>(NOTIFICATION_STATE).get(owner)
   ])
   return { items: await Promise.all(items.slice(0, limit).map(async d => await opened(rc, d))), more: items.length > limit, seen_up_to: state?.seen_up_to ?? 0 }
 }
 
 /** The entry of `owner`'s feed at `position`, if there is one (index user_uuid, position). */
-export async function feedEntryAt (rc: Pick<ReadContext, 'reads'>, owner: string, position: number): Promise<NotificationDoc | null> {
+export async function feedEntryAt(rc: Pick<ReadContext, 'reads'>, owner: string, position: number): Promise<NotificationDoc | null> {
   const [doc] = await rc.reads.collection<NotificationDoc>(NOTIFICATIONS).find({ where: { user_uuid: owner, position }, limit: 1 })
   return doc ?? null
 }

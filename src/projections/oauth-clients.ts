@@ -16,9 +16,16 @@ export interface OAuthClientDoc {
 /** By client id (primary key): the authorization request and the consent page look clients up. */
 export const OAUTH_CLIENTS = collection({ name: 'oauth_clients', projection: 'oauth_clients', fields: {}, indexes: [] })
 
-function evolve (doc: Folded<OAuthClientDoc> | null, event: RecordedEvent): OAuthClientDoc | null {
+function evolve(_doc: Folded<OAuthClientDoc> | null, event: RecordedEvent): OAuthClientDoc | null {
   const e = event as unknown as OAuthClientRegistered
-  return { _id: e.data.client_id, client_id: e.data.client_id, client_name: e.data.client_name, redirect_uris: e.data.redirect_uris, scopes: e.data.scopes, registered_at: e.data.registered_at }
+  return {
+    _id: e.data.client_id,
+    client_id: e.data.client_id,
+    client_name: e.data.client_name,
+    redirect_uris: e.data.redirect_uris,
+    scopes: e.data.scopes,
+    registered_at: e.data.registered_at
+  }
 }
 
 export const oauthClientsProjection = foldProjection<OAuthClientDoc>({
@@ -31,6 +38,6 @@ export const oauthClientsProjection = foldProjection<OAuthClientDoc>({
 })
 
 /** A registered client by id, or null. Cost: one primary-key lookup. */
-export async function getOAuthClient (rc: Pick<ReadContext, 'reads'>, clientId: string): Promise<OAuthClientDoc | null> {
+export async function getOAuthClient(rc: Pick<ReadContext, 'reads'>, clientId: string): Promise<OAuthClientDoc | null> {
   return await rc.reads.collection<Folded<OAuthClientDoc>>(OAUTH_CLIENTS).get(clientId)
 }

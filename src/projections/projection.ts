@@ -10,11 +10,11 @@ import { ERASED, type Sealer } from '../ports/sealer.ts'
  * with later events of the batch): a projection builds a new document rather than change one.
  */
 export interface ProjectionWriter {
-  get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null>
-  put (spec: CollectionSpec, doc: Doc): void
-  delete (spec: CollectionSpec, id: string): void
+  get<T extends Doc>(spec: CollectionSpec, id: string): Promise<T | null>
+  put(spec: CollectionSpec, doc: Doc): void
+  delete(spec: CollectionSpec, id: string): void
   /** Deletes every document whose `field` (declared in the spec) equals `value` (erasure). */
-  deleteWhere (spec: CollectionSpec, field: string, value: string): void
+  deleteWhere(spec: CollectionSpec, field: string, value: string): void
 }
 
 /**
@@ -29,11 +29,11 @@ export interface Projection {
   version: number
   collections: readonly CollectionSpec[]
   event_types: readonly string[]
-  apply (event: RecordedEvent, writer: ProjectionWriter): Promise<void>
+  apply(event: RecordedEvent, writer: ProjectionWriter): Promise<void>
 }
 
 /** A document of a single-stream read model: it keeps the revision of the last event applied. */
-export type Folded<T> = T & { _id: string, revision: number }
+export type Folded<T> = T & { _id: string; revision: number }
 
 /**
  * A projection of one document per key, as a pure fold (Emmett's model): `id` names the
@@ -42,7 +42,7 @@ export type Folded<T> = T & { _id: string, revision: number }
  * document's `revision` is not applied again) and the put. With `erase`, UserDeleted
  * deletes every document of the account (the collection declares `user_uuid`).
  */
-export function foldProjection<T extends Doc> (p: {
+export function foldProjection<T extends Doc>(p: {
   name: string
   version: number
   collection: CollectionSpec
@@ -56,13 +56,19 @@ export function foldProjection<T extends Doc> (p: {
     version: p.version,
     collections: [p.collection],
     event_types: p.erase ? [...p.event_types, 'UserDeleted'] : p.event_types,
-    async apply (event, writer) {
-      if (p.erase && event.type === 'UserDeleted') { writer.deleteWhere(p.collection, 'user_uuid', event.data.user_uuid as string); return }
+    async apply(event, writer) {
+      if (p.erase && event.type === 'UserDeleted') {
+        writer.deleteWhere(p.collection, 'user_uuid', event.data.user_uuid as string)
+        return
+      }
       const id = p.id(event)
       const doc = await writer.get<Folded<T>>(p.collection, id)
       if (doc !== null && doc.revision >= event.revision) return
       const next = p.evolve(doc, event)
-      if (next === null) { if (doc !== null) writer.delete(p.collection, id); return }
+      if (next === null) {
+        if (doc !== null) writer.delete(p.collection, id)
+        return
+      }
       writer.put(p.collection, { ...next, _id: id, revision: event.revision })
     }
   }
@@ -79,15 +85,17 @@ export interface ReadContext {
  * account's data key (`[erased]` once it was destroyed); text written before it was sealed
  * (events are never rewritten) as is; null stays null.
  */
-export async function openText (rc: Pick<ReadContext, 'sealer'>, owner: string, value: string | null): Promise<string | null> {
+export async function openText(rc: Pick<ReadContext, 'sealer'>, owner: string, value: string | null): Promise<string | null> {
   if (value === null || !value.startsWith('sealed:')) return value
   return (await rc.sealer.unseal(owner, value)) ?? ERASED
 }
 
 /** A collection spec with its name and projection checked at compile time. */
-export function collection (spec: CollectionSpec): CollectionSpec { return spec }
+export function collection(spec: CollectionSpec): CollectionSpec {
+  return spec
+}
 
 /** Deletes every document of an erased account in `specs` (each declares `user_uuid`). */
-export function eraseAccount (writer: ProjectionWriter, specs: readonly CollectionSpec[], user: string): void {
+export function eraseAccount(writer: ProjectionWriter, specs: readonly CollectionSpec[], user: string): void {
   for (const spec of specs) writer.deleteWhere(spec, 'user_uuid', user)
 }

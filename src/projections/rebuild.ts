@@ -25,13 +25,19 @@ const REBUILD_CARRY = 10_000
  * change the page size and the documents carried (tests: many pages over a short history).
  * @returns events read and whether each projection switched.
  */
-export async function rebuildProjections (store: EventStore, reads: ReadStore, projections: readonly Projection[], onProgress: (position: number, head: number) => void = () => {}, options: { page?: number, carry?: number } = {}): Promise<{ events: number, switched: Record<string, boolean> }> {
+export async function rebuildProjections(
+  store: EventStore,
+  reads: ReadStore,
+  projections: readonly Projection[],
+  onProgress: (position: number, head: number) => void = () => {},
+  options: { page?: number; carry?: number } = {}
+): Promise<{ events: number; switched: Record<string, boolean> }> {
   const pageSize = options.page ?? REBUILD_PAGE
   const carry = options.carry ?? REBUILD_CARRY
   for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
   const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
   // One view over every new generation: each target pins its projection.
-  const pinned = targets.reduce((view, { p, target }) => ({ ...view, [p.name]: target.store }), {} as Record<string, ReadStore>)
+  const pinned: Record<string, ReadStore> = Object.fromEntries(targets.map(({ p, target }) => [p.name, target.store]))
   const views = Object.values(pinned)
   const store0 = views.length === 1 ? views[0] : new CompositeStore(pinned)
   const checkpoints = new Map(projections.map(p => [p.name, 0]))
@@ -42,14 +48,22 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
   // a document touched again in the next page is not read back.
   let carried = new Map<string, Doc | null>()
   // Sized for the documents of a history this long: a job's four events make about five.
-  const written = new KeyFilter(2 * await store.headPosition())
+  const written = new KeyFilter(2 * (await store.headPosition()))
   for (;;) {
     const head = await store.headPosition()
     const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
     if (page.length === 0) break
     events += page.length
     position = page[page.length - 1].position
-    const writer = await applyBatch(store0, projections, checkpoints, page.filter(e => types.has(e.type)), position, carried, written)
+    const writer = await applyBatch(
+      store0,
+      projections,
+      checkpoints,
+      page.filter(e => types.has(e.type)),
+      position,
+      carried,
+      written
+    )
     carried = writer.erasing ? new Map() : writer.cache
     for (const k of carried.keys()) {
       if (carried.size <= carry) break
@@ -66,18 +80,40 @@ export async function rebuildProjections (store: EventStore, reads: ReadStore, p
 class CompositeStore implements ReadStore {
   readonly durable = true
   private readonly views: Record<string, ReadStore>
-  constructor (views: Record<string, ReadStore>) { this.views = views }
-  private of (projection: string): ReadStore { return this.views[projection] }
-  collection<T extends Doc> (spec: CollectionSpec) { return this.of(spec.projection).collection<T>(spec) }
-  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
-    // The views share one file and connection: each projection's part is written with its own checkpoint.
-    for (const c of checkpoints) await this.of(c.projection).write(ops.filter(o => o.spec.projection === c.projection), [c])
+  constructor(views: Record<string, ReadStore>) {
+    this.views = views
   }
-  async getCheckpoint (projection: string) { return await this.of(projection).getCheckpoint(projection) }
-  async getConsumerCheckpoint (): Promise<number> { throw new Error('a rebuild view keeps no consumer checkpoints') }
-  async setConsumerCheckpoint (): Promise<void> { throw new Error('a rebuild view keeps no consumer checkpoints') }
-  async lease (): Promise<boolean> { return false }
-  async prepare (): Promise<void> { throw new Error('a rebuild view prepares nothing') }
-  async startRebuild (): Promise<never> { throw new Error('a rebuild view rebuilds nothing') }
-  async close (): Promise<void> {}
+  private of(projection: string): ReadStore {
+    return this.views[projection]
+  }
+  collection<T extends Doc>(spec: CollectionSpec) {
+    return this.of(spec.projection).collection<T>(spec)
+  }
+  async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
+    // The views share one file and connection: each projection's part is written with its own checkpoint.
+    for (const c of checkpoints)
+      await this.of(c.projection).write(
+        ops.filter(o => o.spec.projection === c.projection),
+        [c]
+      )
+  }
+  async getCheckpoint(projection: string) {
+    return await this.of(projection).getCheckpoint(projection)
+  }
+  async getConsumerCheckpoint(): Promise<number> {
+    throw new Error('a rebuild view keeps no consumer checkpoints')
+  }
+  async setConsumerCheckpoint(): Promise<void> {
+    throw new Error('a rebuild view keeps no consumer checkpoints')
+  }
+  async lease(): Promise<boolean> {
+    return false
+  }
+  async prepare(): Promise<void> {
+    throw new Error('a rebuild view prepares nothing')
+  }
+  async startRebuild(): Promise<never> {
+    throw new Error('a rebuild view rebuilds nothing')
+  }
+  async close(): Promise<void> {}
 }

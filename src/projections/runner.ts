@@ -6,15 +6,18 @@ import type { Projection, ProjectionWriter } from './projection.ts'
 import type { KeyFilter } from './key-filter.ts'
 
 /** The signature of a projection's documents: its version and collection specs (a change starts a new generation). */
-export function signatureOf (p: Projection): string {
-  return createHash('sha256').update(JSON.stringify({ version: p.version, collections: p.collections })).digest('hex').slice(0, 16)
+export function signatureOf(p: Projection): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ version: p.version, collections: p.collections }))
+    .digest('hex')
+    .slice(0, 16)
 }
 
 /**
  * Freezes a document and everything in it (a projection's documents are values: `evolve`
  * returns a new one). @returns the same document.
  */
-export function deepFreeze<T> (value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
   Object.freeze(value)
   for (const v of Object.values(value)) deepFreeze(v)
@@ -36,14 +39,20 @@ class BatchWriter implements ProjectionWriter {
   private readonly reads: ReadStore
   readonly cache: Map<string, Doc | null>
   /** `deleteWhere`s of this batch: a committed document they match reads as gone. */
-  private readonly erased: Array<{ name: string, field: string, value: string }> = []
+  private readonly erased: Array<{ name: string; field: string; value: string }> = []
   readonly ops: WriteOp[] = []
   /** Where each key's latest put or delete is in `ops`, since the last `deleteWhere`. */
   private readonly slot = new Map<string, number>()
   private readonly written: KeyFilter | undefined
-  constructor (reads: ReadStore, carried?: Map<string, Doc | null>, written?: KeyFilter) { this.reads = reads; this.cache = carried ?? new Map(); this.written = written }
-  private key (spec: CollectionSpec, id: string): string { return `${spec.name}\u0000${id}` }
-  async get<T extends Doc> (spec: CollectionSpec, id: string): Promise<T | null> {
+  constructor(reads: ReadStore, carried?: Map<string, Doc | null>, written?: KeyFilter) {
+    this.reads = reads
+    this.cache = carried ?? new Map()
+    this.written = written
+  }
+  private key(spec: CollectionSpec, id: string): string {
+    return `${spec.name}\u0000${id}`
+  }
+  async get<T extends Doc>(spec: CollectionSpec, id: string): Promise<T | null> {
     const k = this.key(spec, id)
     if (!this.cache.has(k)) {
       if (this.written !== undefined && !this.written.mayHold(k)) {
@@ -55,24 +64,27 @@ class BatchWriter implements ProjectionWriter {
     }
     return deepFreeze(this.cache.get(k) ?? null) as T | null
   }
-  private record (k: string, op: WriteOp): void {
+  private record(k: string, op: WriteOp): void {
     const at = this.slot.get(k)
-    if (at !== undefined) { this.ops[at] = op; return }
+    if (at !== undefined) {
+      this.ops[at] = op
+      return
+    }
     this.slot.set(k, this.ops.length)
     this.ops.push(op)
   }
-  put (spec: CollectionSpec, doc: Doc): void {
+  put(spec: CollectionSpec, doc: Doc): void {
     const k = this.key(spec, doc._id)
     this.written?.add(k)
     this.cache.set(k, doc)
     this.record(k, { op: 'put', spec, doc })
   }
-  delete (spec: CollectionSpec, id: string): void {
+  delete(spec: CollectionSpec, id: string): void {
     const k = this.key(spec, id)
     this.cache.set(k, null)
     this.record(k, { op: 'delete', spec, id })
   }
-  deleteWhere (spec: CollectionSpec, field: string, value: string): void {
+  deleteWhere(spec: CollectionSpec, field: string, value: string): void {
     const prefix = `${spec.name}\u0000`
     for (const [k, doc] of this.cache) if (k.startsWith(prefix) && doc !== null && doc[field] === value) this.cache.set(k, null)
     this.erased.push({ name: spec.name, field, value })
@@ -82,7 +94,9 @@ class BatchWriter implements ProjectionWriter {
   }
 
   /** Whether the batch erased documents by a condition (a cache carried past it could hold stale misses). */
-  get erasing (): boolean { return this.erased.length > 0 }
+  get erasing(): boolean {
+    return this.erased.length > 0
+  }
 }
 
 /** A committed batch: its documents cache, and whether it erased documents by a condition (`deleteWhere`). */
@@ -99,7 +113,15 @@ export interface AppliedBatch {
  * @returns what the documents are now (the batch's cache) and whether it erased any by a condition.
  * @throws CheckpointConflictError when another process moved a checkpoint meanwhile.
  */
-export async function applyBatch (reads: ReadStore, projections: readonly Projection[], checkpoints: Map<string, number>, events: readonly RecordedEvent[], through: number, carried?: Map<string, Doc | null>, written?: KeyFilter): Promise<AppliedBatch> {
+export async function applyBatch(
+  reads: ReadStore,
+  projections: readonly Projection[],
+  checkpoints: Map<string, number>,
+  events: readonly RecordedEvent[],
+  through: number,
+  carried?: Map<string, Doc | null>,
+  written?: KeyFilter
+): Promise<AppliedBatch> {
   const writer = new BatchWriter(reads, carried, written)
   for (const event of events) {
     for (const p of projections) {
@@ -107,7 +129,9 @@ export async function applyBatch (reads: ReadStore, projections: readonly Projec
       await p.apply(event, writer)
     }
   }
-  const moves = projections.filter(p => (checkpoints.get(p.name) ?? 0) < through).map(p => ({ projection: p.name, from: checkpoints.get(p.name) ?? 0, to: through }))
+  const moves = projections
+    .filter(p => (checkpoints.get(p.name) ?? 0) < through)
+    .map(p => ({ projection: p.name, from: checkpoints.get(p.name) ?? 0, to: through }))
   if (moves.length === 0 && writer.ops.length === 0) return writer
   await reads.write(writer.ops, moves)
   for (const m of moves) checkpoints.set(m.projection, m.to)
@@ -157,13 +181,13 @@ export class ProjectionRunner {
   private caughtUp = false
   private failure: unknown = null
   private failedAt = 0
-  private waiters: Array<{ position: number, resolve: () => void }> = []
+  private waiters: Array<{ position: number; resolve: () => void }> = []
   private readonly appliedListeners: Array<(events: readonly RecordedEvent[]) => void> = []
   private readonly advanceListeners: Array<(position: number) => void> = []
   /** Lowest checkpoint over the projections (global position). */
   position = 0
 
-  constructor (store: EventStore, projections: readonly Projection[], reads: ReadStore, options: RunnerOptions = {}) {
+  constructor(store: EventStore, projections: readonly Projection[], reads: ReadStore, options: RunnerOptions = {}) {
     this.store = store
     this.projections = projections
     this.reads = reads
@@ -179,21 +203,27 @@ export class ProjectionRunner {
    * @throws Error when they have not moved for `stall_ms` (another process holds the lease
    * and projects nothing, or every batch fails).
    */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     for (const p of this.projections) await this.reads.prepare(p.name, signatureOf(p), p.collections)
     await this.reloadCheckpoints()
     await this.tick()
-    this.timer = setInterval(() => { void this.tick() }, Math.max(20, Math.min(250, this.leaseMs / 40)))
+    this.timer = setInterval(
+      () => {
+        void this.tick()
+      },
+      Math.max(20, Math.min(250, this.leaseMs / 40))
+    )
     const head = await this.store.headPosition()
     let moved = { position: this.position, at: Date.now() }
     while (!(await this.waitFor(head, Math.min(1_000, this.stallMs)))) {
       if (this.position > moved.position) moved = { position: this.position, at: Date.now() }
-      else if (Date.now() - moved.at >= this.stallMs) throw new Error(`projections did not reach position ${head}: at ${this.position}, not moving for ${this.stallMs} ms`)
+      else if (Date.now() - moved.at >= this.stallMs)
+        throw new Error(`projections did not reach position ${head}: at ${this.position}, not moving for ${this.stallMs} ms`)
     }
     this.caughtUp = true
   }
 
-  private async reloadCheckpoints (): Promise<void> {
+  private async reloadCheckpoints(): Promise<void> {
     for (const p of this.projections) this.checkpoints.set(p.name, await this.reads.getCheckpoint(p.name))
     this.advance()
   }
@@ -202,15 +232,21 @@ export class ProjectionRunner {
    * Calls `listener` with the events of each batch this process committed to the read
    * models (as leader), right after the commit: their documents are readable then.
    */
-  onApplied (listener: (events: readonly RecordedEvent[]) => void): void { this.appliedListeners.push(listener) }
+  onApplied(listener: (events: readonly RecordedEvent[]) => void): void {
+    this.appliedListeners.push(listener)
+  }
 
   /** Calls `listener` each time the checkpoints move (as leader or follower), with the new position. */
-  onAdvance (listener: (position: number) => void): void { this.advanceListeners.push(listener) }
+  onAdvance(listener: (position: number) => void): void {
+    this.advanceListeners.push(listener)
+  }
 
   /** Whether this process projects (holds the lease); otherwise it follows the stored checkpoints. */
-  get leading (): boolean { return this.leader }
+  get leading(): boolean {
+    return this.leader
+  }
 
-  private advance (): void {
+  private advance(): void {
     const before = this.position
     this.position = Math.min(...this.projections.map(p => this.checkpoints.get(p.name) ?? 0))
     if (this.position > before) for (const listener of this.advanceListeners) listener(this.position)
@@ -223,7 +259,7 @@ export class ProjectionRunner {
   /** Renews the lease (or tries to take it) every `lease_ms / 40`, and follows the checkpoints when not leading. */
   private ticking = false
   private lastRenewal = 0
-  private async tick (): Promise<void> {
+  private async tick(): Promise<void> {
     if (this.ticking || this.stopped) return
     this.ticking = true
     try {
@@ -231,8 +267,15 @@ export class ProjectionRunner {
       if (!this.leader || now - this.lastRenewal > this.leaseMs / 3) {
         const held = await this.reads.lease(this.holder, this.leaseMs)
         this.lastRenewal = now
-        if (held && !this.leader) { this.leader = true; await this.reloadCheckpoints(); this.subscribe() }
-        if (!held && this.leader) { this.leader = false; await this.unsubscribe() }
+        if (held && !this.leader) {
+          this.leader = true
+          await this.reloadCheckpoints()
+          this.subscribe()
+        }
+        if (!held && this.leader) {
+          this.leader = false
+          await this.unsubscribe()
+        }
       }
       if (!this.leader) await this.reloadCheckpoints()
       if (this.leader && this.sub === null && this.failure !== null && now - this.failedAt >= RETRY_MS) {
@@ -252,25 +295,38 @@ export class ProjectionRunner {
    * (its handler finishing an event, the checkpoint after it, its error) is ignored: a
    * checkpoint past events whose batch failed would otherwise commit them as applied.
    */
-  private subscribe (): void {
+  private subscribe(): void {
     const types = [...new Set(this.projections.flatMap(p => p.event_types))]
     const token = {}
     this.current = token
     this.seen = this.position
-    this.sub = this.store.subscribeToAll({
-      from_position: this.position,
-      event_types: types,
-      on_checkpoint: position => { if (this.current !== token) return; this.seen = position; this.schedule() }
-    }, async event => {
-      if (this.current !== token) return
-      this.buffer.push(event)
-      this.bufferBytes += event.size ?? 0
-      if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
-    }, err => { if (this.current !== token) return; this.failure = err; this.failedAt = Date.now(); this.detach() })
+    this.sub = this.store.subscribeToAll(
+      {
+        from_position: this.position,
+        event_types: types,
+        on_checkpoint: position => {
+          if (this.current !== token) return
+          this.seen = position
+          this.schedule()
+        }
+      },
+      async event => {
+        if (this.current !== token) return
+        this.buffer.push(event)
+        this.bufferBytes += event.size ?? 0
+        if (this.buffer.length >= this.batchSize || this.bufferBytes >= BATCH_BYTES) await this.flush()
+      },
+      err => {
+        if (this.current !== token) return
+        this.failure = err
+        this.failedAt = Date.now()
+        this.detach()
+      }
+    )
   }
 
   /** Forgets what a subscription delivered and did not commit: the next one starts from the checkpoints. */
-  private forget (): void {
+  private forget(): void {
     this.current = null
     this.buffer = []
     this.bufferBytes = 0
@@ -280,7 +336,7 @@ export class ProjectionRunner {
   /** Old subscriptions still winding down (awaited by `stop`). */
   private stopping: Array<Promise<void>> = []
 
-  private async unsubscribe (): Promise<void> {
+  private async unsubscribe(): Promise<void> {
     const sub = this.sub
     this.sub = null
     this.forget()
@@ -292,21 +348,24 @@ export class ProjectionRunner {
    * subscription's own handler (its `stop` waits for that handler, which waits for the
    * flush). The old loop delivers nothing more: it checks its stop flag before each event.
    */
-  private detach (): void {
+  private detach(): void {
     const sub = this.sub
     this.sub = null
     this.forget()
     if (sub) this.stopping.push(sub.stop().catch(() => undefined))
   }
 
-  private schedule (): void {
+  private schedule(): void {
     if (this.scheduled) return
     this.scheduled = true
-    setImmediate(() => { this.scheduled = false; void this.flush() })
+    setImmediate(() => {
+      this.scheduled = false
+      void this.flush()
+    })
   }
 
   /** Commits what the subscription delivered; on a conflict, starts again from the stored checkpoints. */
-  private async flush (): Promise<void> {
+  private async flush(): Promise<void> {
     while (this.flushing) await this.flushing
     if (this.buffer.length === 0 && this.seen <= this.position) return
     const events = this.buffer
@@ -330,25 +389,37 @@ export class ProjectionRunner {
         if (this.leader && !this.stopped) this.subscribe()
       }
     })()
-    try { await this.flushing } finally { this.flushing = null }
+    try {
+      await this.flushing
+    } finally {
+      this.flushing = null
+    }
   }
 
-  get ready (): boolean { return this.caughtUp && this.failure === null }
+  get ready(): boolean {
+    return this.caughtUp && this.failure === null
+  }
 
   /**
    * Resolves true when every projection has applied events up to `position`, or false
    * after `timeoutMs` (ms) — the response then goes out and the caller may see a stale read.
    */
-  async waitFor (position: number, timeoutMs = 5_000): Promise<boolean> {
+  async waitFor(position: number, timeoutMs = 5_000): Promise<boolean> {
     if (this.position >= position) return true
     return await new Promise<boolean>(resolve => {
-      const timer = setTimeout(() => { this.waiters = this.waiters.filter(w => w.resolve !== done); resolve(false) }, timeoutMs)
-      const done = (): void => { clearTimeout(timer); resolve(true) }
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter(w => w.resolve !== done)
+        resolve(false)
+      }, timeoutMs)
+      const done = (): void => {
+        clearTimeout(timer)
+        resolve(true)
+      }
       this.waiters.push({ position, resolve: done })
     })
   }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearInterval(this.timer)
     await this.unsubscribe()

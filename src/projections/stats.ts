@@ -36,9 +36,19 @@ export interface SummaryDoc {
 }
 
 /** Per account and slot (index user_uuid, slot): a window of N days reads at most 96 × N documents. */
-export const USAGE_SLOTS = collection({ name: 'usage_slots', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+export const USAGE_SLOTS = collection({
+  name: 'usage_slots',
+  projection: 'stats',
+  fields: { user_uuid: 'text', slot: 'text' },
+  indexes: [['user_uuid', 'slot']]
+})
 /** The slots added up per account and UTC hour (`slot`: the hour's start): at most 24 × N documents for N days. */
-export const USAGE_HOURS = collection({ name: 'usage_hours', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+export const USAGE_HOURS = collection({
+  name: 'usage_hours',
+  projection: 'stats',
+  fields: { user_uuid: 'text', slot: 'text' },
+  indexes: [['user_uuid', 'slot']]
+})
 /** The slots added up per account and UTC day (`slot`: the day's start): at most N documents for N days. */
 export const USAGE_DAYS = collection({ name: 'usage_days', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
 /** One document. */
@@ -51,31 +61,61 @@ const LEVELS = [
   { spec: USAGE_DAYS, unit: DAY_MS, start: dayOf }
 ] as const
 
-const emptySlot = (user: string, slot: string): UsageSlotDoc => ({ _id: `${user}|${slot}`, user_uuid: user, slot, submitted: 0, completed: {}, failed: 0, reasons: {}, checks: {}, tokens_spent: 0 })
+const emptySlot = (user: string, slot: string): UsageSlotDoc => ({
+  _id: `${user}|${slot}`,
+  user_uuid: user,
+  slot,
+  submitted: 0,
+  completed: {},
+  failed: 0,
+  reasons: {},
+  checks: {},
+  tokens_spent: 0
+})
 const add = (m: Record<string, number>, key: string, n = 1): Record<string, number> => ({ ...m, [key]: (m[key] ?? 0) + n })
 
 type UsageEvent = JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
 
 /** What one usage event adds to its slot, hour and day. */
-interface UsageDelta { submitted: number, failed: number, tokens_spent: number, completed: Record<string, number>, reasons: Record<string, number>, checks: Record<string, number> }
+interface UsageDelta {
+  submitted: number
+  failed: number
+  tokens_spent: number
+  completed: Record<string, number>
+  reasons: Record<string, number>
+  checks: Record<string, number>
+}
 
 /** The counts a usage event adds (computed once for the three documents it changes). */
-function usageDelta (e: UsageEvent): UsageDelta {
+function usageDelta(e: UsageEvent): UsageDelta {
   const d: UsageDelta = { submitted: 0, failed: 0, tokens_spent: 0, completed: {}, reasons: {}, checks: {} }
   switch (e.type) {
-    case 'JobQueued': d.submitted = 1; break
-    case 'JobFailed': d.failed = 1; break
-    case 'TokensCaptured': d.tokens_spent = e.data.amount; break
+    case 'JobQueued':
+      d.submitted = 1
+      break
+    case 'JobFailed':
+      d.failed = 1
+      break
+    case 'TokensCaptured':
+      d.tokens_spent = e.data.amount
+      break
     case 'BatchItemsAdded': {
       // Every item is submitted; one with bad syntax is completed `invalid` at once (only syntax ran).
       const invalid = e.data.items.filter(item => item.invalid === true).length
       d.submitted = e.data.items.length
-      if (invalid > 0) { d.completed = { invalid }; d.reasons = { invalid_syntax: invalid }; d.checks = { syntax: invalid } }
+      if (invalid > 0) {
+        d.completed = { invalid }
+        d.reasons = { invalid_syntax: invalid }
+        d.checks = { syntax: invalid }
+      }
       break
     }
     case 'BatchResultsRecorded':
       // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
-      for (const r of e.data.results) { d.completed = add(d.completed, r.verdict); d.reasons = add(d.reasons, r.reason) }
+      for (const r of e.data.results) {
+        d.completed = add(d.completed, r.verdict)
+        d.reasons = add(d.reasons, r.reason)
+      }
       break
     case 'JobCompleted':
       d.completed = { [e.data.verdict]: 1 }
@@ -86,25 +126,58 @@ function usageDelta (e: UsageEvent): UsageDelta {
 }
 
 /** A usage document with `d` added: a new document. */
-function addUsage (doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
+function addUsage(doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
   const merge = (m: Record<string, number>, plus: Record<string, number>): Record<string, number> => {
     let out = m
     for (const [k, n] of Object.entries(plus)) out = add(out, k, n)
     return out
   }
-  return { ...doc, submitted: doc.submitted + d.submitted, failed: doc.failed + d.failed, tokens_spent: doc.tokens_spent + d.tokens_spent, completed: merge(doc.completed, d.completed), reasons: merge(doc.reasons, d.reasons), checks: merge(doc.checks, d.checks) }
+  return {
+    ...doc,
+    submitted: doc.submitted + d.submitted,
+    failed: doc.failed + d.failed,
+    tokens_spent: doc.tokens_spent + d.tokens_spent,
+    completed: merge(doc.completed, d.completed),
+    reasons: merge(doc.reasons, d.reasons),
+    checks: merge(doc.checks, d.checks)
+  }
 }
 
 /** The checks a completed job ran (not skipped). */
-const ranChecks = (e: JobCompleted): string[] => ((e.data.result.checks ?? []) as Array<{ name: string, outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
+const ranChecks = (e: JobCompleted): string[] =>
+  ((e.data.result.checks ?? []) as Array<{ name: string; outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
 
 /** Adds live verifications (their verdicts and reasons, the checks they ran, when) to the all-time summary. */
-async function addToSummary (writer: ProjectionWriter, results: ReadonlyArray<{ verdict: string, reason: string }>, checksRun: number, when: string): Promise<void> {
-  const sum = await writer.get<SummaryDoc>(SUMMARY, 'all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+async function addToSummary(
+  writer: ProjectionWriter,
+  results: ReadonlyArray<{ verdict: string; reason: string }>,
+  checksRun: number,
+  when: string
+): Promise<void> {
+  const sum = (await writer.get<SummaryDoc>(SUMMARY, 'all')) ?? {
+    _id: 'all',
+    verifications: 0,
+    by_verdict: {},
+    by_reason: {},
+    checks_run: 0,
+    since: null,
+    updated_at: null
+  }
   let byVerdict = sum.by_verdict
   let byReason = sum.by_reason
-  for (const r of results) { byVerdict = add(byVerdict, r.verdict); byReason = add(byReason, r.reason) }
-  writer.put(SUMMARY, { ...sum, verifications: sum.verifications + results.length, by_verdict: byVerdict, by_reason: byReason, checks_run: sum.checks_run + checksRun, since: sum.since === null || when < sum.since ? when : sum.since, updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at })
+  for (const r of results) {
+    byVerdict = add(byVerdict, r.verdict)
+    byReason = add(byReason, r.reason)
+  }
+  writer.put(SUMMARY, {
+    ...sum,
+    verifications: sum.verifications + results.length,
+    by_verdict: byVerdict,
+    by_reason: byReason,
+    checks_run: sum.checks_run + checksRun,
+    since: sum.since === null || when < sum.since ? when : sum.since,
+    updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at
+  })
 }
 
 /**
@@ -120,21 +193,36 @@ export const statsProjection: Projection = {
   version: 4,
   collections: [USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, SUMMARY],
   event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'BatchItemsAdded', 'BatchResultsRecorded', 'UserDeleted'],
-  async apply (event: RecordedEvent, writer) {
+  async apply(event: RecordedEvent, writer) {
     const user = event.data.user_uuid as string
     const tombstone = `${user}|erased`
     if (event.type === 'UserDeleted') {
-      eraseAccount(writer, LEVELS.map(l => l.spec), user)
+      eraseAccount(
+        writer,
+        LEVELS.map(l => l.spec),
+        user
+      )
       writer.put(USAGE_SLOTS, { _id: tombstone, user_uuid: null, slot: null })
       return
     }
     if (await writer.get(USAGE_SLOTS, tombstone)) return
     const e = event as unknown as UsageEvent
-    const at = e.type === 'JobQueued' ? e.data.queued_at : e.type === 'JobCompleted' ? e.data.completed_at : e.type === 'JobFailed' ? e.data.failed_at : e.type === 'TokensCaptured' ? e.data.captured_at : e.type === 'BatchItemsAdded' ? e.data.added_at : e.data.recorded_at
+    const at =
+      e.type === 'JobQueued'
+        ? e.data.queued_at
+        : e.type === 'JobCompleted'
+          ? e.data.completed_at
+          : e.type === 'JobFailed'
+            ? e.data.failed_at
+            : e.type === 'TokensCaptured'
+              ? e.data.captured_at
+              : e.type === 'BatchItemsAdded'
+                ? e.data.added_at
+                : e.data.recorded_at
     const delta = usageDelta(e)
     for (const level of LEVELS) {
       const start = level.start(at)
-      writer.put(level.spec, addUsage(await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`) ?? emptySlot(user, start), delta))
+      writer.put(level.spec, addUsage((await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`)) ?? emptySlot(user, start), delta))
     }
     if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) await addToSummary(writer, e.data.results, 0, e.data.recorded_at)
     if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) await addToSummary(writer, [e.data], ranChecks(e).length, e.data.completed_at)
@@ -146,8 +234,8 @@ export interface Overview {
   verdicts: Record<string, number>
   reasons: Record<string, number>
   checks: Record<string, number>
-  totals: { submitted: number, completed: number, failed: number, tokens_spent: number }
-  series: Array<{ start: string, end: string, submitted: number, completed: number, failed: number, tokens_spent: number, verdicts: Record<string, number> }>
+  totals: { submitted: number; completed: number; failed: number; tokens_spent: number }
+  series: Array<{ start: string; end: string; submitted: number; completed: number; failed: number; tokens_spent: number; verdicts: Record<string, number> }>
 }
 
 /**
@@ -157,21 +245,42 @@ export interface Overview {
  * window), else UTC hours (a zone whose offset is whole hours: at most 24 a day), else
  * 15-minute slots (at most 96 a day).
  */
-export async function usageOverview (rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
+export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
   const onBoundaries = (unit: number): boolean => buckets.every(b => Date.parse(b.start) % unit === 0 && Date.parse(b.end) % unit === 0)
   const level = [...LEVELS].reverse().find(l => onBoundaries(l.unit)) ?? LEVELS[0]
-  const slots = buckets.length === 0 ? [] : await rc.reads.collection<UsageSlotDoc>(level.spec).find({ where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } }, sort: [['slot', 1]] })
+  const slots =
+    buckets.length === 0
+      ? []
+      : await rc.reads.collection<UsageSlotDoc>(level.spec).find({
+          where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } },
+          sort: [['slot', 1]]
+        })
   const zero = (): Record<string, number> => Object.fromEntries(VERDICTS.map(v => [v, 0]))
-  const out: Overview = { verdicts: zero(), reasons: {}, checks: {}, totals: { submitted: 0, completed: 0, failed: 0, tokens_spent: 0 }, series: buckets.map(b => ({ ...b, submitted: 0, completed: 0, failed: 0, tokens_spent: 0, verdicts: zero() })) }
+  const out: Overview = {
+    verdicts: zero(),
+    reasons: {},
+    checks: {},
+    totals: { submitted: 0, completed: 0, failed: 0, tokens_spent: 0 },
+    series: buckets.map(b => ({ ...b, submitted: 0, completed: 0, failed: 0, tokens_spent: 0, verdicts: zero() }))
+  }
   let i = 0
   for (const s of slots) {
     while (i < buckets.length && s.slot >= buckets[i].end) i++
     if (i === buckets.length) break
     const b = out.series[i]
     const completed = Object.values(s.completed).reduce((a, n) => a + n, 0)
-    b.submitted += s.submitted; b.completed += completed; b.failed += s.failed; b.tokens_spent += s.tokens_spent
-    out.totals.submitted += s.submitted; out.totals.completed += completed; out.totals.failed += s.failed; out.totals.tokens_spent += s.tokens_spent
-    for (const [v, n] of Object.entries(s.completed)) { b.verdicts[v] = (b.verdicts[v] ?? 0) + n; out.verdicts[v] = (out.verdicts[v] ?? 0) + n }
+    b.submitted += s.submitted
+    b.completed += completed
+    b.failed += s.failed
+    b.tokens_spent += s.tokens_spent
+    out.totals.submitted += s.submitted
+    out.totals.completed += completed
+    out.totals.failed += s.failed
+    out.totals.tokens_spent += s.tokens_spent
+    for (const [v, n] of Object.entries(s.completed)) {
+      b.verdicts[v] = (b.verdicts[v] ?? 0) + n
+      out.verdicts[v] = (out.verdicts[v] ?? 0) + n
+    }
     for (const [r, n] of Object.entries(s.reasons)) out.reasons[r] = (out.reasons[r] ?? 0) + n
     for (const [c, n] of Object.entries(s.checks)) out.checks[c] = (out.checks[c] ?? 0) + n
   }
@@ -179,6 +288,16 @@ export async function usageOverview (rc: Pick<ReadContext, 'reads'>, owner: stri
 }
 
 /** The all-time public summary (one document). */
-export async function summary (rc: Pick<ReadContext, 'reads'>): Promise<SummaryDoc> {
-  return await rc.reads.collection<SummaryDoc>(SUMMARY).get('all') ?? { _id: 'all', verifications: 0, by_verdict: {}, by_reason: {}, checks_run: 0, since: null, updated_at: null }
+export async function summary(rc: Pick<ReadContext, 'reads'>): Promise<SummaryDoc> {
+  return (
+    (await rc.reads.collection<SummaryDoc>(SUMMARY).get('all')) ?? {
+      _id: 'all',
+      verifications: 0,
+      by_verdict: {},
+      by_reason: {},
+      checks_run: 0,
+      since: null,
+      updated_at: null
+    }
+  )
 }

@@ -14,7 +14,7 @@ export interface SubscriptionDoc extends Subscription {
 /** By account (primary key): one lookup per authenticated request that needs the plan. */
 export const SUBSCRIPTIONS = collection({ name: 'subscriptions', projection: 'subscriptions', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
 
-function evolve (_doc: Folded<SubscriptionDoc> | null, event: RecordedEvent): SubscriptionDoc {
+function evolve(_doc: Folded<SubscriptionDoc> | null, event: RecordedEvent): SubscriptionDoc {
   const e = event as unknown as SubscriptionEvent
   return { _id: e.data.subscription.user_uuid, ...e.data.subscription, updated_at: e.data.at }
 }
@@ -40,7 +40,7 @@ type Reads = Pick<ReadContext, 'reads'> & { now?: () => Date }
  * are the ones applied; `status`, `cycle` and the period stay the subscription's own, and
  * `subscribed_plan` names the plan subscribed to. One primary-key read.
  */
-export async function subscriptionOf (rc: Reads, owner: string): Promise<Subscription & { updated_at: string | null, subscribed_plan: string }> {
+export async function subscriptionOf(rc: Reads, owner: string): Promise<Subscription & { updated_at: string | null; subscribed_plan: string }> {
   const doc = await rc.reads.collection<Folded<SubscriptionDoc>>(SUBSCRIPTIONS).get(owner)
   if (!doc) return { ...freeSubscription(owner), updated_at: null, subscribed_plan: FREE }
   const { _id, revision, ...subscription } = doc
@@ -52,7 +52,7 @@ export async function subscriptionOf (rc: Reads, owner: string): Promise<Subscri
  * `catalogue`: its subscription's plan while the subscription's status holds it
  * (`planInEffect`), Free otherwise and by default. One primary-key read.
  */
-export async function planOf (rc: Reads, catalogue: PlanCatalogue, owner: string): Promise<Plan> {
+export async function planOf(rc: Reads, catalogue: PlanCatalogue, owner: string): Promise<Plan> {
   const doc = await rc.reads.collection<Folded<SubscriptionDoc>>(SUBSCRIPTIONS).get(owner)
   return planFor(catalogue, doc ? planInEffect(doc, rc.now?.() ?? new Date()) : null)
 }

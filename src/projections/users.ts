@@ -25,23 +25,44 @@ export const USERS = collection({ name: 'users', projection: 'users', fields: {}
 
 type Doc = Folded<UserDoc>
 
-function evolve (doc: Doc | null, event: RecordedEvent): UserDoc | null {
+function evolve(doc: Doc | null, event: RecordedEvent): UserDoc | null {
   const e = event as unknown as UserEvent
   if (e.type === 'UserRegistered') {
-    return { _id: e.data.user_uuid, uuid: e.data.user_uuid, email: e.data.email, locale: e.data.locale, status: 'unconfirmed', two_factor_enabled: false, banned: false, sessions_valid_from: null, created_at: e.data.registered_at, confirmed_at: null }
+    return {
+      _id: e.data.user_uuid,
+      uuid: e.data.user_uuid,
+      email: e.data.email,
+      locale: e.data.locale,
+      status: 'unconfirmed',
+      two_factor_enabled: false,
+      banned: false,
+      sessions_valid_from: null,
+      created_at: e.data.registered_at,
+      confirmed_at: null
+    }
   }
   if (doc === null) return null
   switch (e.type) {
-    case 'UserConfirmed': return { ...doc, status: 'confirmed', confirmed_at: e.data.confirmed_at }
-    case 'EmailChanged': return { ...doc, email: e.data.email }
-    case 'LocaleChanged': return { ...doc, locale: e.data.locale }
-    case 'RegistrationRenewed': return { ...doc, locale: e.data.locale }
-    case 'TwoFactorEnabled': return { ...doc, two_factor_enabled: true }
-    case 'TwoFactorDisabled': return { ...doc, two_factor_enabled: false }
-    case 'UserBanned': return { ...doc, banned: true, sessions_valid_from: e.data.banned_at }
-    case 'UserUnbanned': return { ...doc, banned: false }
-    case 'UserDeleted': return null
-    default: return doc
+    case 'UserConfirmed':
+      return { ...doc, status: 'confirmed', confirmed_at: e.data.confirmed_at }
+    case 'EmailChanged':
+      return { ...doc, email: e.data.email }
+    case 'LocaleChanged':
+      return { ...doc, locale: e.data.locale }
+    case 'RegistrationRenewed':
+      return { ...doc, locale: e.data.locale }
+    case 'TwoFactorEnabled':
+      return { ...doc, two_factor_enabled: true }
+    case 'TwoFactorDisabled':
+      return { ...doc, two_factor_enabled: false }
+    case 'UserBanned':
+      return { ...doc, banned: true, sessions_valid_from: e.data.banned_at }
+    case 'UserUnbanned':
+      return { ...doc, banned: false }
+    case 'UserDeleted':
+      return null
+    default:
+      return doc
   }
 }
 
@@ -49,18 +70,29 @@ export const usersProjection = foldProjection<UserDoc>({
   name: 'users',
   version: 2,
   collection: USERS,
-  event_types: ['UserRegistered', 'RegistrationRenewed', 'UserConfirmed', 'EmailChanged', 'LocaleChanged', 'UserBanned', 'UserUnbanned', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserDeleted'],
+  event_types: [
+    'UserRegistered',
+    'RegistrationRenewed',
+    'UserConfirmed',
+    'EmailChanged',
+    'LocaleChanged',
+    'UserBanned',
+    'UserUnbanned',
+    'TwoFactorEnabled',
+    'TwoFactorDisabled',
+    'UserDeleted'
+  ],
   id: event => event.data.user_uuid as string,
   evolve
 })
 
 /** An account's read model (the address still sealed), or null. */
-export async function getUserDoc (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<UserDoc | null> {
+export async function getUserDoc(rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<UserDoc | null> {
   return await rc.reads.collection<Doc>(USERS).get(uuid)
 }
 
 /** An account with its address unsealed (`[erased]` once its key is destroyed), or null. */
-export async function getUser (rc: ReadContext, uuid: string): Promise<UserDoc | null> {
+export async function getUser(rc: ReadContext, uuid: string): Promise<UserDoc | null> {
   const doc = await getUserDoc(rc, uuid)
   return doc ? { ...doc, email: (await rc.sealer.unseal(uuid, doc.email)) ?? ERASED } : null
 }

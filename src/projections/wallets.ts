@@ -79,27 +79,44 @@ export const WALLET_TRANSACTIONS = collection({
   name: 'wallet_transactions',
   projection: 'wallets',
   fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
-  indexes: [['user_uuid', 'occurred_at', 'seq'], ['user_uuid', 'amount', 'occurred_at', 'seq'], ['user_uuid', 'transaction_type', 'occurred_at', 'seq']]
+  indexes: [
+    ['user_uuid', 'occurred_at', 'seq'],
+    ['user_uuid', 'amount', 'occurred_at', 'seq'],
+    ['user_uuid', 'transaction_type', 'occurred_at', 'seq']
+  ]
 })
 /** As the transactions, a group ordered by its first one. */
 export const WALLET_GROUPS = collection({
   name: 'wallet_groups',
   projection: 'wallets',
   fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
-  indexes: [['user_uuid', 'occurred_at', 'seq'], ['user_uuid', 'amount', 'occurred_at', 'seq'], ['user_uuid', 'transaction_type', 'occurred_at', 'seq']]
+  indexes: [
+    ['user_uuid', 'occurred_at', 'seq'],
+    ['user_uuid', 'amount', 'occurred_at', 'seq'],
+    ['user_uuid', 'transaction_type', 'occurred_at', 'seq']
+  ]
 })
 /** At most one document per account and 15-minute slot (index user_uuid, slot). */
-export const WALLET_BALANCES = collection({ name: 'wallet_balances', projection: 'wallets', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+export const WALLET_BALANCES = collection({
+  name: 'wallet_balances',
+  projection: 'wallets',
+  fields: { user_uuid: 'text', slot: 'text' },
+  indexes: [['user_uuid', 'slot']]
+})
 
 type WalletChange = TokensGranted | TokensReserved | TokensCaptured | TokensReleased
 
 /** What a wallet event does to the available balance and as what transaction (the ledger's rules). */
-export function transactionOf (e: WalletChange): { type: TransactionType, amount: number, tokens: number, job_uuid: string | null, reason: string | null } {
+export function transactionOf(e: WalletChange): { type: TransactionType; amount: number; tokens: number; job_uuid: string | null; reason: string | null } {
   switch (e.type) {
-    case 'TokensGranted': return { type: 'grant', amount: e.data.amount, tokens: e.data.amount, job_uuid: null, reason: e.data.reason }
-    case 'TokensReserved': return { type: 'reservation', amount: -e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
-    case 'TokensCaptured': return { type: 'capture', amount: 0, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
-    case 'TokensReleased': return { type: 'release', amount: e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: e.data.reason }
+    case 'TokensGranted':
+      return { type: 'grant', amount: e.data.amount, tokens: e.data.amount, job_uuid: null, reason: e.data.reason }
+    case 'TokensReserved':
+      return { type: 'reservation', amount: -e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
+    case 'TokensCaptured':
+      return { type: 'capture', amount: 0, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: null }
+    case 'TokensReleased':
+      return { type: 'release', amount: e.data.amount, tokens: e.data.amount, job_uuid: e.data.job_uuid, reason: e.data.reason }
   }
 }
 
@@ -114,7 +131,7 @@ export const walletsProjection: Projection = {
   version: 3,
   collections: [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES],
   event_types: ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'UserDeleted'],
-  async apply (event: RecordedEvent, writer) {
+  async apply(event: RecordedEvent, writer) {
     const user = event.data.user_uuid as string
     if (event.type === 'UserDeleted') {
       eraseAccount(writer, [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES], user)
@@ -129,19 +146,55 @@ export const walletsProjection: Projection = {
     const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
     const tx = transactionOf(e)
     switch (e.type) {
-      case 'TokensGranted': w.balance += e.data.amount; w.granted += e.data.amount; break
-      case 'TokensReserved': w.balance -= e.data.amount; w.reserved += e.data.amount; break
-      case 'TokensCaptured': w.reserved -= e.data.amount; w.spent += e.data.amount; break
-      case 'TokensReleased': w.reserved -= e.data.amount; w.balance += e.data.amount; break
+      case 'TokensGranted':
+        w.balance += e.data.amount
+        w.granted += e.data.amount
+        break
+      case 'TokensReserved':
+        w.balance -= e.data.amount
+        w.reserved += e.data.amount
+        break
+      case 'TokensCaptured':
+        w.reserved -= e.data.amount
+        w.spent += e.data.amount
+        break
+      case 'TokensReleased':
+        w.reserved -= e.data.amount
+        w.balance += e.data.amount
+        break
     }
-    const doc: WalletTransactionDoc = { _id: event.id, user_uuid: user, occurred_at: at, amount: tx.amount, tokens: tx.tokens, transaction_type: tx.type, job_uuid: tx.job_uuid, reason: tx.reason, balance_after: w.balance, seq: event.revision }
+    const doc: WalletTransactionDoc = {
+      _id: event.id,
+      user_uuid: user,
+      occurred_at: at,
+      amount: tx.amount,
+      tokens: tx.tokens,
+      transaction_type: tx.type,
+      job_uuid: tx.job_uuid,
+      reason: tx.reason,
+      balance_after: w.balance,
+      seq: event.revision
+    }
     writer.put(WALLET_TRANSACTIONS, doc)
     const groupId = `${user}|${tx.job_uuid ?? event.id}`
     const group = await writer.get<WalletGroupDoc>(WALLET_GROUPS, groupId)
     const entry = { _id: doc._id, occurred_at: at, amount: doc.amount, tokens: doc.tokens, transaction_type: doc.transaction_type, reason: doc.reason }
-    writer.put(WALLET_GROUPS, group
-      ? { ...group, last_at: at, amount: group.amount + doc.amount, transactions: [...group.transactions, entry] }
-      : { _id: groupId, user_uuid: user, job_uuid: tx.job_uuid, occurred_at: at, last_at: at, amount: doc.amount, transaction_type: doc.transaction_type, seq: event.revision, transactions: [entry] })
+    writer.put(
+      WALLET_GROUPS,
+      group
+        ? { ...group, last_at: at, amount: group.amount + doc.amount, transactions: [...group.transactions, entry] }
+        : {
+            _id: groupId,
+            user_uuid: user,
+            job_uuid: tx.job_uuid,
+            occurred_at: at,
+            last_at: at,
+            amount: doc.amount,
+            transaction_type: doc.transaction_type,
+            seq: event.revision,
+            transactions: [entry]
+          }
+    )
     const slot = slotOf(at)
     writer.put(WALLET_BALANCES, { _id: `${user}|${slot}`, user_uuid: user, slot, balance: w.balance })
     writer.put(WALLETS, { ...w, transactions: w.transactions + 1, groups: w.groups + (group ? 0 : 1), updated_at: at })
@@ -149,18 +202,34 @@ export const walletsProjection: Projection = {
 }
 
 /** The account's wallet (primary key: the account uuid), or null (none yet, or erased). */
-export async function getWallet (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WalletDoc | null> {
+export async function getWallet(rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WalletDoc | null> {
   const w = await rc.reads.collection<WalletDoc & { erased?: boolean }>(WALLETS).get(owner)
   return w && w.erased !== true ? w : null
 }
 
 export const TRANSACTION_SORTS = ['occurred_at', 'amount', 'transaction_type'] as const
-export type TransactionSort = typeof TRANSACTION_SORTS[number]
+export type TransactionSort = (typeof TRANSACTION_SORTS)[number]
 
-const sortKeys = (sort: TransactionSort, order: 1 | -1): ReadonlyArray<readonly [string, 1 | -1]> => sort === 'occurred_at' ? [['occurred_at', order], ['seq', order]] : [[sort, order], ['occurred_at', order], ['seq', order]]
+const sortKeys = (sort: TransactionSort, order: 1 | -1): ReadonlyArray<readonly [string, 1 | -1]> =>
+  sort === 'occurred_at'
+    ? [
+        ['occurred_at', order],
+        ['seq', order]
+      ]
+    : [
+        [sort, order],
+        ['occurred_at', order],
+        ['seq', order]
+      ]
 
 /** A page of the account's ledger (interface `GET /api/wallet/transactions`), each sort an index range; the total from the wallet document. */
-export async function listTransactions (rc: Pick<ReadContext, 'reads'>, owner: string, sort: TransactionSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: WalletTransactionDoc[], total: number }> {
+export async function listTransactions(
+  rc: Pick<ReadContext, 'reads'>,
+  owner: string,
+  sort: TransactionSort,
+  order: 1 | -1,
+  page: { limit: number; offset: number }
+): Promise<{ items: WalletTransactionDoc[]; total: number }> {
   const [items, wallet] = await Promise.all([
     rc.reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
     getWallet(rc, owner)
@@ -169,7 +238,13 @@ export async function listTransactions (rc: Pick<ReadContext, 'reads'>, owner: s
 }
 
 /** A page of the account's ledger grouped by verification job (`…/transactions/grouped`), newest group first by default. */
-export async function listTransactionGroups (rc: Pick<ReadContext, 'reads'>, owner: string, sort: TransactionSort, order: 1 | -1, page: { limit: number, offset: number }): Promise<{ items: WalletGroupDoc[], total: number }> {
+export async function listTransactionGroups(
+  rc: Pick<ReadContext, 'reads'>,
+  owner: string,
+  sort: TransactionSort,
+  order: 1 | -1,
+  page: { limit: number; offset: number }
+): Promise<{ items: WalletGroupDoc[]; total: number }> {
   const [items, wallet] = await Promise.all([
     rc.reads.collection<WalletGroupDoc>(WALLET_GROUPS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
     getWallet(rc, owner)
@@ -185,13 +260,14 @@ export async function listTransactionGroups (rc: Pick<ReadContext, 'reads'>, own
  * seeks, not up to 35,000 slots), or else the slots between the first and last end plus
  * the one before, in one range (hours: about four slots an end). Bounded by the window.
  */
-export async function balancesAt (rc: Pick<ReadContext, 'reads'>, owner: string, ends: readonly string[]): Promise<number[]> {
+export async function balancesAt(rc: Pick<ReadContext, 'reads'>, owner: string, ends: readonly string[]): Promise<number[]> {
   if (ends.length === 0) return []
   const c = rc.reads.collection<WalletBalanceDoc>(WALLET_BALANCES)
   const first = ends[0]
   const last = ends[ends.length - 1]
   // The closing balance of the last slot that starts before `end` (0 when none).
-  const lastBefore = async (end: string): Promise<number> => (await c.find({ where: { user_uuid: owner, slot: { lte: new Date(Date.parse(end) - 1).toISOString() } }, sort: [['slot', -1]], limit: 1 }))[0]?.balance ?? 0
+  const lastBefore = async (end: string): Promise<number> =>
+    (await c.find({ where: { user_uuid: owner, slot: { lte: new Date(Date.parse(end) - 1).toISOString() } }, sort: [['slot', -1]], limit: 1 }))[0]?.balance ?? 0
   if (ends.length * SEEK_EVERY <= (Date.parse(last) - Date.parse(first)) / SLOT_MS) return await Promise.all(ends.map(lastBefore))
   const [before, slots] = await Promise.all([
     lastBefore(first),

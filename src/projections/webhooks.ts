@@ -37,32 +37,70 @@ export interface WebhookDeliveryDoc {
 }
 
 /** Read model `webhook_attempts`: one document per HTTP attempt (the event's data, keyed by event id), what `GET …/deliveries` lists. */
-export type WebhookAttemptDoc = Omit<WebhookDeliveryAttempted['data'], 'next_attempt_at'> & { [k: string]: unknown, _id: string }
+export type WebhookAttemptDoc = Omit<WebhookDeliveryAttempted['data'], 'next_attempt_at'> & { [k: string]: unknown; _id: string }
 
 /** An account's endpoints (a handful: the plan's cap), by id and newest first. */
-export const WEBHOOKS = collection({ name: 'webhooks', projection: 'webhooks', fields: { user_uuid: 'text', created_at: 'text' }, indexes: [['user_uuid', 'created_at']] })
+export const WEBHOOKS = collection({
+  name: 'webhooks',
+  projection: 'webhooks',
+  fields: { user_uuid: 'text', created_at: 'text' },
+  indexes: [['user_uuid', 'created_at']]
+})
 /** Deliveries: pending ones (resumed after a restart, bounded by what waits) and an account's (erasure). */
-export const WEBHOOK_DELIVERIES = collection({ name: 'webhook_deliveries', projection: 'webhook_deliveries', fields: { user_uuid: 'text', status: 'text', test: 'boolean' }, indexes: [['status', 'test'], ['user_uuid']] })
+export const WEBHOOK_DELIVERIES = collection({
+  name: 'webhook_deliveries',
+  projection: 'webhook_deliveries',
+  fields: { user_uuid: 'text', status: 'text', test: 'boolean' },
+  indexes: [['status', 'test'], ['user_uuid']]
+})
 /** Attempts of an endpoint, newest first, paged (index webhook_uuid, attempted_at). */
-export const WEBHOOK_ATTEMPTS = collection({ name: 'webhook_attempts', projection: 'webhook_deliveries', fields: { user_uuid: 'text', webhook_uuid: 'text', attempted_at: 'text' }, indexes: [['webhook_uuid', 'attempted_at'], ['user_uuid']] })
+export const WEBHOOK_ATTEMPTS = collection({
+  name: 'webhook_attempts',
+  projection: 'webhook_deliveries',
+  fields: { user_uuid: 'text', webhook_uuid: 'text', attempted_at: 'text' },
+  indexes: [['webhook_uuid', 'attempted_at'], ['user_uuid']]
+})
 
-function evolveEndpoint (doc: Folded<WebhookDoc> | null, event: RecordedEvent): WebhookDoc | null {
+function evolveEndpoint(doc: Folded<WebhookDoc> | null, event: RecordedEvent): WebhookDoc | null {
   const e = event as unknown as Exclude<WebhookEvent, WebhooksSnapshotted>
   if (e.type === 'WebhookEndpointCreated') {
     const d = e.data
-    return { _id: d.webhook_uuid, uuid: d.webhook_uuid, user_uuid: d.user_uuid, url: d.url, events: d.events, description: d.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: d.created_at, updated_at: d.created_at }
+    return {
+      _id: d.webhook_uuid,
+      uuid: d.webhook_uuid,
+      user_uuid: d.user_uuid,
+      url: d.url,
+      events: d.events,
+      description: d.description,
+      status: 'active',
+      disabled_reason: null,
+      consecutive_failures: 0,
+      created_at: d.created_at,
+      updated_at: d.created_at
+    }
   }
   if (doc === null) return null
   switch (e.type) {
     case 'WebhookEndpointUpdated': {
       const { url, events, description } = e.data
-      return { ...doc, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }), updated_at: e.data.updated_at }
+      return {
+        ...doc,
+        ...(url !== undefined && { url }),
+        ...(events !== undefined && { events }),
+        ...(description !== undefined && { description }),
+        updated_at: e.data.updated_at
+      }
     }
-    case 'WebhookEndpointDisabled': return { ...doc, status: 'disabled', disabled_reason: e.data.reason, updated_at: e.data.disabled_at }
-    case 'WebhookEndpointEnabled': return { ...doc, status: 'active', disabled_reason: null, consecutive_failures: 0, updated_at: e.data.enabled_at }
-    case 'WebhookEndpointDeleted': return null
-    case 'WebhookDeliveryFailureCounted': return { ...doc, consecutive_failures: e.data.consecutive_failures }
-    case 'WebhookDeliveryFailuresCleared': return { ...doc, consecutive_failures: 0, updated_at: event.metadata.occurred_at }
+    case 'WebhookEndpointDisabled':
+      return { ...doc, status: 'disabled', disabled_reason: e.data.reason, updated_at: e.data.disabled_at }
+    case 'WebhookEndpointEnabled':
+      return { ...doc, status: 'active', disabled_reason: null, consecutive_failures: 0, updated_at: e.data.enabled_at }
+    case 'WebhookEndpointDeleted':
+      return null
+    case 'WebhookDeliveryFailureCounted':
+      return { ...doc, consecutive_failures: e.data.consecutive_failures }
+    case 'WebhookDeliveryFailuresCleared':
+      return { ...doc, consecutive_failures: 0, updated_at: event.metadata.occurred_at }
   }
 }
 
@@ -70,7 +108,15 @@ export const webhooksProjection = foldProjection<WebhookDoc>({
   name: 'webhooks',
   version: 2,
   collection: WEBHOOKS,
-  event_types: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointEnabled', 'WebhookEndpointDeleted', 'WebhookDeliveryFailureCounted', 'WebhookDeliveryFailuresCleared'],
+  event_types: [
+    'WebhookEndpointCreated',
+    'WebhookEndpointUpdated',
+    'WebhookEndpointDisabled',
+    'WebhookEndpointEnabled',
+    'WebhookEndpointDeleted',
+    'WebhookDeliveryFailureCounted',
+    'WebhookDeliveryFailuresCleared'
+  ],
   id: event => event.data.webhook_uuid as string,
   evolve: evolveEndpoint,
   erase: true
@@ -82,16 +128,33 @@ export const webhookDeliveriesProjection: Projection = {
   version: 2,
   collections: [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS],
   event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned', 'UserDeleted'],
-  async apply (event, writer) {
-    if (event.type === 'UserDeleted') { eraseAccount(writer, [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS], event.data.user_uuid as string); return }
+  async apply(event, writer) {
+    if (event.type === 'UserDeleted') {
+      eraseAccount(writer, [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS], event.data.user_uuid as string)
+      return
+    }
     const e = event as unknown as WebhookDeliveryEvent
     const doc = await writer.get<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES, e.data.delivery_uuid)
     if (doc !== null && doc.revision >= event.revision) return
-    const put = (next: WebhookDeliveryDoc): void => { writer.put(WEBHOOK_DELIVERIES, { ...next, revision: event.revision }) }
+    const put = (next: WebhookDeliveryDoc): void => {
+      writer.put(WEBHOOK_DELIVERIES, { ...next, revision: event.revision })
+    }
     switch (e.type) {
       case 'WebhookDeliveryRequested': {
         const d = e.data
-        put({ _id: d.delivery_uuid, uuid: d.delivery_uuid, webhook_uuid: d.webhook_uuid, user_uuid: d.user_uuid, event: d.event, job_uuid: d.job_uuid, test: d.test, status: 'pending', attempts: 0, next_attempt_at: null, requested_at: d.requested_at })
+        put({
+          _id: d.delivery_uuid,
+          uuid: d.delivery_uuid,
+          webhook_uuid: d.webhook_uuid,
+          user_uuid: d.user_uuid,
+          event: d.event,
+          job_uuid: d.job_uuid,
+          test: d.test,
+          status: 'pending',
+          attempts: 0,
+          next_attempt_at: null,
+          requested_at: d.requested_at
+        })
         return
       }
       case 'WebhookDeliveryAttempted': {
@@ -107,23 +170,30 @@ export const webhookDeliveriesProjection: Projection = {
 }
 
 /** An endpoint by uuid (primary key), or null. */
-export async function getWebhook (rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<WebhookDoc | null> {
+export async function getWebhook(rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<WebhookDoc | null> {
   return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).get(uuid)
 }
 
 /** An account's endpoints, newest first (bounded by the plan's cap). */
-export async function webhooksOf (rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WebhookDoc[]> {
+export async function webhooksOf(rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WebhookDoc[]> {
   return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
 }
 
 /** A page of an endpoint's attempts, newest first, and their number (index webhook_uuid, attempted_at). */
-export async function attemptsOf (rc: Pick<ReadContext, 'reads'>, endpoint: string, page: { limit: number, offset: number }): Promise<{ items: WebhookAttemptDoc[], total: number }> {
+export async function attemptsOf(
+  rc: Pick<ReadContext, 'reads'>,
+  endpoint: string,
+  page: { limit: number; offset: number }
+): Promise<{ items: WebhookAttemptDoc[]; total: number }> {
   const c = rc.reads.collection<WebhookAttemptDoc>(WEBHOOK_ATTEMPTS)
-  const [items, total] = await Promise.all([c.find({ where: { webhook_uuid: endpoint }, sort: [['attempted_at', -1]], ...page }), c.count({ webhook_uuid: endpoint })])
+  const [items, total] = await Promise.all([
+    c.find({ where: { webhook_uuid: endpoint }, sort: [['attempted_at', -1]], ...page }),
+    c.count({ webhook_uuid: endpoint })
+  ])
   return { items, total }
 }
 
 /** Deliveries still to be attempted (not tests): resumed after a restart with the in-process bus (bounded by what waits). */
-export async function pendingDeliveries (rc: Pick<ReadContext, 'reads'>): Promise<WebhookDeliveryDoc[]> {
+export async function pendingDeliveries(rc: Pick<ReadContext, 'reads'>): Promise<WebhookDeliveryDoc[]> {
   return await rc.reads.collection<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES).find({ where: { status: 'pending', test: false } })
 }

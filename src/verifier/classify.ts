@@ -7,42 +7,105 @@ import type { SmtpReply } from './smtp-client.ts'
  * `smtp_unavailable` (verdict.ts `refusalReason`).
  */
 export type RcptOutcome =
-  | 'accepted' | 'mailbox_not_found' | 'mailbox_disabled' | 'rejected_email'
-  | 'mailbox_full' | 'greylisted' | 'too_many_recipients' | 'smtp_unavailable' | 'ip_blocked'
+  | 'accepted'
+  | 'mailbox_not_found'
+  | 'mailbox_disabled'
+  | 'rejected_email'
+  | 'mailbox_full'
+  | 'greylisted'
+  | 'too_many_recipients'
+  | 'smtp_unavailable'
+  | 'ip_blocked'
   | 'policy_rejected'
 
 type Refused = Exclude<RcptOutcome, 'accepted'>
 
 // Wording that blames the sending host, its IP address or its reputation (blocklists), not the recipient.
-const HOST_BLAMED = new RegExp([
-  'spamhaus', 'barracuda', 'spamcop', 'sorbs', 'uceprotect', 'abuseat', 'dnsbl', String.raw`\brbl\b`,
-  'black ?list', 'block ?list', 'blocked using', String.raw`\blisted\b`, 'reputation', 'client host',
-  String.raw`(your|sending|sender|client) (ip|host|server|mail server|mta|network)\b`, 'ip (address|netblock)',
-  String.raw`\bip\b[^.]{0,40}\b(blocked|banned|rejected|listed|not (accepted|authori[sz]ed|allowed))`,
-  String.raw`(banned|blocked) (sending )?ip\b`, 'from this ip',
-  String.raw`\b(messages?|connections?|mail|traffic)\b[^.]{0,30}\bfrom \[?\d{1,3}(\.\d{1,3}){3}`,
-  'too many connections from', 'unusual rate', String.raw`\bptr\b`, 'reverse (dns|hostname)',
-  'cannot find your (reverse )?hostname', 'ipcheck', 'dynamic(ally)?[- ]assigned'
-].join('|'), 'i')
+const HOST_BLAMED = new RegExp(
+  [
+    'spamhaus',
+    'barracuda',
+    'spamcop',
+    'sorbs',
+    'uceprotect',
+    'abuseat',
+    'dnsbl',
+    String.raw`\brbl\b`,
+    'black ?list',
+    'block ?list',
+    'blocked using',
+    String.raw`\blisted\b`,
+    'reputation',
+    'client host',
+    String.raw`(your|sending|sender|client) (ip|host|server|mail server|mta|network)\b`,
+    'ip (address|netblock)',
+    String.raw`\bip\b[^.]{0,40}\b(blocked|banned|rejected|listed|not (accepted|authori[sz]ed|allowed))`,
+    String.raw`(banned|blocked) (sending )?ip\b`,
+    'from this ip',
+    String.raw`\b(messages?|connections?|mail|traffic)\b[^.]{0,30}\bfrom \[?\d{1,3}(\.\d{1,3}){3}`,
+    'too many connections from',
+    'unusual rate',
+    String.raw`\bptr\b`,
+    'reverse (dns|hostname)',
+    'cannot find your (reverse )?hostname',
+    'ipcheck',
+    'dynamic(ally)?[- ]assigned'
+  ].join('|'),
+  'i'
+)
 // Wording of a policy refusal that names neither the mailbox nor our host: access rules of
 // the recipient (denied, blocked, banned), relaying, authentication of our sender (SPF,
 // DKIM, DMARC, sender verification).
-const POLICY = new RegExp([
-  String.raw`\bdenied\b`, String.raw`\bblocked\b`, String.raw`\bbanned\b`, 'not permitted', 'not allowed', 'unable to relay',
-  'rcpthosts', String.raw`not authori[sz]ed`, String.raw`unauthori[sz]ed`, 'unauthenticated', 'authentication required',
-  'prohibit', String.raw`\bpolic(y|ies)\b`, 'sender (address |domain )?rejected', String.raw`sender verif(y|ication) failed`,
-  String.raw`\bspf\b`, String.raw`\bdkim\b`, String.raw`\bdmarc\b`, 'envelope rejected'
-].join('|'), 'i')
+const POLICY = new RegExp(
+  [
+    String.raw`\bdenied\b`,
+    String.raw`\bblocked\b`,
+    String.raw`\bbanned\b`,
+    'not permitted',
+    'not allowed',
+    'unable to relay',
+    'rcpthosts',
+    'not authori[sz]ed',
+    'unauthori[sz]ed',
+    'unauthenticated',
+    'authentication required',
+    'prohibit',
+    String.raw`\bpolic(y|ies)\b`,
+    'sender (address |domain )?rejected',
+    'sender verif(y|ication) failed',
+    String.raw`\bspf\b`,
+    String.raw`\bdkim\b`,
+    String.raw`\bdmarc\b`,
+    'envelope rejected'
+  ].join('|'),
+  'i'
+)
 // Wording that says the mailbox does not exist.
-const NOT_FOUND = new RegExp([
-  'user unknown', 'unknown user', 'user is unknown', String.raw`no such (user|mailbox|recipient|address|account)`,
-  'no mailbox', String.raw`(does ?n[o']t|not) exist`, 'not found', String.raw`unknown (recipient|address|mailbox|local.?part)`,
-  'addressee unknown', String.raw`invalid (recipient|mailbox|address)`, 'mailbox unavailable', 'undeliverable address',
-  'unroute?able', String.raw`user not (found|known)`, String.raw`does ?n[o']t have an? \S+ account`,
-  'not our customer', 'not listed in (the )?domino directory'
-].join('|'), 'i')
+const NOT_FOUND = new RegExp(
+  [
+    'user unknown',
+    'unknown user',
+    'user is unknown',
+    'no such (user|mailbox|recipient|address|account)',
+    'no mailbox',
+    "(does ?n[o']t|not) exist",
+    'not found',
+    'unknown (recipient|address|mailbox|local.?part)',
+    'addressee unknown',
+    'invalid (recipient|mailbox|address)',
+    'mailbox unavailable',
+    'undeliverable address',
+    'unroute?able',
+    'user not (found|known)',
+    String.raw`does ?n[o']t have an? \S+ account`,
+    'not our customer',
+    'not listed in (the )?domino directory'
+  ].join('|'),
+  'i'
+)
 const DISABLED = /disabled|deactivated|inactive|suspended|discontinued|no longer (active|in use|available)|account (is |has been )?(locked|closed)/i
-const FULL = /mailbox (is )?full|over ?quota|over storage|quota exceeded|exceeded (the )?(storage|quota)|exhausted (allowed )?storage|insufficient (system )?storage|mailbox size limit/i
+const FULL =
+  /mailbox (is )?full|over ?quota|over storage|quota exceeded|exceeded (the )?(storage|quota)|exhausted (allowed )?storage|insufficient (system )?storage|mailbox size limit/i
 const TOO_MANY = /too many recipients|recipient limit/i
 // Google answers a mailbox that receives too fast with 5.2.1 as well as 4.2.1 (Gmail SMTP errors and codes).
 const RECEIVING_TOO_FAST = /receiving mail (too quickly|at a rate)/i
@@ -59,7 +122,7 @@ const TRAILING_ENHANCED = /\(#([245])\.(\d{1,3})\.(\d{1,3})\b/
  * mailbox wording: when the text is ambiguous, an `unknown` costs less than calling a good
  * address `invalid`.
  */
-function byWording (message: string, otherwise: Refused): Refused {
+function byWording(message: string, otherwise: Refused): Refused {
   if (FULL.test(message)) return 'mailbox_full'
   if (TOO_MANY.test(message)) return 'too_many_recipients'
   const missing = NOT_FOUND.test(message)
@@ -85,10 +148,10 @@ const PERMANENT: Readonly<Record<string, Rule>> = {
   '1.8': 'policy_rejected', // bad sender's system address: our MAIL FROM's domain
   '1.10': 'mailbox_not_found', // recipient address has null MX
   // Mailbox disabled; Google also words a mailbox that receives too fast so.
-  '2.1': m => RECEIVING_TOO_FAST.test(m) ? 'smtp_unavailable' : 'mailbox_disabled',
+  '2.1': m => (RECEIVING_TOO_FAST.test(m) ? 'smtp_unavailable' : 'mailbox_disabled'),
   '2.2': 'mailbox_full', // mailbox full (persistent: the mailbox exists)
   // No answer from host; Microsoft 365 DBEB answers a recipient it does not know so.
-  '4.1': m => DBEB.test(m) ? 'mailbox_not_found' : 'smtp_unavailable',
+  '4.1': m => (DBEB.test(m) ? 'mailbox_not_found' : 'smtp_unavailable'),
   '5.3': 'too_many_recipients'
 }
 
@@ -103,7 +166,7 @@ const UNINFORMATIVE: Readonly<Record<string, Refused>> = {
 }
 
 /** The enhanced code: as parsed, or qmail's trailing `(#5.1.1)` of the same class. */
-function statusOf (reply: SmtpReply): { subject: string, detail: string } | null {
+function statusOf(reply: SmtpReply): { subject: string; detail: string } | null {
   if (reply.enhanced !== null) {
     const [, subject, detail] = reply.enhanced.split('.')
     return { subject, detail }
@@ -140,7 +203,7 @@ function statusOf (reply: SmtpReply): { subject: string, detail: string } | null
  * mail at a rate …` → `smtp_unavailable`; qmail's trailing `(#5.1.1)` is read as the
  * enhanced code.
  */
-export function classifyRcpt (reply: SmtpReply): RcptOutcome {
+export function classifyRcpt(reply: SmtpReply): RcptOutcome {
   const { code, message } = reply
   if (code >= 200 && code < 300) return 'accepted'
   const status = statusOf(reply)
@@ -171,7 +234,7 @@ export function classifyRcpt (reply: SmtpReply): RcptOutcome {
  * the wording blames our host (blocklists, IP, reputation) or when a permanent X.7.x
  * (RFC 3463 §3.8) refuses the session; `smtp_unavailable` otherwise.
  */
-export function classifySessionRefusal (reply: SmtpReply): 'ip_blocked' | 'smtp_unavailable' {
+export function classifySessionRefusal(reply: SmtpReply): 'ip_blocked' | 'smtp_unavailable' {
   const status = statusOf(reply)
   if (HOST_BLAMED.test(reply.message) || (reply.code >= 500 && status?.subject === '7')) return 'ip_blocked'
   return 'smtp_unavailable'

@@ -5,46 +5,56 @@ import { getServers } from 'node:dns'
 import { randomInt } from 'node:crypto'
 import * as packet from 'dns-packet'
 
-export interface MailHost { host: string, preference: number }
+export interface MailHost {
+  host: string
+  preference: number
+}
 
 /** What DNS says about where mail for a domain goes (RFC 5321 §5.1, RFC 7505). */
 export type MailRoute =
-  | { kind: 'mx', hosts: MailHost[] }
+  | { kind: 'mx'; hosts: MailHost[] }
   /** No MX records: the domain's own A/AAAA address is the implicit MX (RFC 5321 §5.1). */
-  | { kind: 'implicit', hosts: MailHost[] }
+  | { kind: 'implicit'; hosts: MailHost[] }
   /** A single MX with exchange "." (RFC 7505): the domain accepts no mail. */
   | { kind: 'null_mx' }
   | { kind: 'no_mail_server' }
   | { kind: 'nxdomain' }
-  | { kind: 'error', code: string }
+  | { kind: 'error'; code: string }
 
 export interface MailResolver {
-  route (domain: string): Promise<MailRoute>
+  route(domain: string): Promise<MailRoute>
   /**
    * IPv4 then IPv6 addresses of a host; [] when it has none.
    * @throws DnsLookupError when DNS did not say (timeout, SERVFAIL, an alias loop).
    */
-  addresses (host: string): Promise<string[]>
+  addresses(host: string): Promise<string[]>
 }
 
-export interface DnsAnswer { rcode: string, answers: packet.Answer[], authorities: packet.Answer[] }
+export interface DnsAnswer {
+  rcode: string
+  answers: packet.Answer[]
+  authorities: packet.Answer[]
+}
 
 export class DnsTimeoutError extends Error {
   readonly code = 'ETIMEOUT'
-  constructor (name: string, type: string) { super(`DNS ${type} ${name}: no answer in time`); this.name = 'DnsTimeoutError' }
+  constructor(name: string, type: string) {
+    super(`DNS ${type} ${name}: no answer in time`)
+    this.name = 'DnsTimeoutError'
+  }
 }
 
 /** A host's addresses could not be learnt: `code` is ETIMEOUT, a response code (SERVFAIL, …) or ECNAMELOOP. */
 export class DnsLookupError extends Error {
   readonly code: string
-  constructor (host: string, code: string) {
+  constructor(host: string, code: string) {
     super(`${host}: address lookup failed (${code})`)
     this.name = 'DnsLookupError'
     this.code = code
   }
 }
 
-function parseServer (s: string): { host: string, port: number } {
+function parseServer(s: string): { host: string; port: number } {
   const v6 = /^\[([0-9a-fA-F:.]+)\](?::(\d+))?$/.exec(s)
   if (v6) return { host: v6[1], port: Number(v6[2] ?? 53) }
   if (isIP(s) === 6) return { host: s, port: 53 }
@@ -59,11 +69,11 @@ function parseServer (s: string): { host: string, port: number } {
  * Servers are tried in order, `tries` rounds, each query bounded by `timeout_ms`.
  */
 export class DnsClient {
-  private readonly servers: Array<{ host: string, port: number }>
+  private readonly servers: Array<{ host: string; port: number }>
   private readonly timeoutMs: number
   private readonly tries: number
 
-  constructor (options: { servers: string[], timeout_ms: number, tries?: number }) {
+  constructor(options: { servers: string[]; timeout_ms: number; tries?: number }) {
     const list = options.servers.length > 0 ? options.servers : getServers()
     this.servers = list.map(parseServer)
     this.timeoutMs = options.timeout_ms
@@ -71,7 +81,7 @@ export class DnsClient {
   }
 
   /** @throws DnsTimeoutError when no server answered. */
-  async query (name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer> {
+  async query(name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer> {
     let lastError: Error = new DnsTimeoutError(name, type)
     for (let round = 0; round < this.tries; round++) {
       for (const server of this.servers) {
@@ -87,11 +97,11 @@ export class DnsClient {
     throw lastError
   }
 
-  private request (name: string, type: string): packet.Packet {
+  private request(name: string, type: string): packet.Packet {
     return { type: 'query', id: randomInt(0, 65536), flags: packet.RECURSION_DESIRED, questions: [{ type: type as 'A', name }] }
   }
 
-  private async udp (server: { host: string, port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
+  private async udp(server: { host: string; port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
     const q = this.request(name, type)
     const wire = packet.encode(q)
     const socket = createSocket(isIP(server.host) === 6 ? 'udp6' : 'udp4')
@@ -102,15 +112,24 @@ export class DnsClient {
     try {
       return await new Promise<packet.DecodedPacket>((resolve, reject) => {
         const timer = setTimeout(() => reject(new DnsTimeoutError(name, type)), this.timeoutMs)
-        socket.on('error', err => { clearTimeout(timer); reject(err) })
+        socket.on('error', err => {
+          clearTimeout(timer)
+          reject(err)
+        })
         socket.on('message', msg => {
           let res: packet.DecodedPacket
-          try { res = packet.decode(msg) } catch { return }
+          try {
+            res = packet.decode(msg)
+          } catch {
+            return
+          }
           if (res.id !== q.id) return
           clearTimeout(timer)
           resolve(res)
         })
-        const send = (): void => { socket.send(wire, server.port, server.host) }
+        const send = (): void => {
+          socket.send(wire, server.port, server.host)
+        }
         send()
         resend = setInterval(send, every)
       })
@@ -120,33 +139,46 @@ export class DnsClient {
     }
   }
 
-  private async tcp (server: { host: string, port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
+  private async tcp(server: { host: string; port: number }, name: string, type: string): Promise<packet.DecodedPacket> {
     const q = this.request(name, type)
     return await new Promise<packet.DecodedPacket>((resolve, reject) => {
       const socket = createConnection({ host: server.host, port: server.port })
       let buf = Buffer.alloc(0)
-      const timer = setTimeout(() => { socket.destroy(); reject(new DnsTimeoutError(name, type)) }, this.timeoutMs)
+      const timer = setTimeout(() => {
+        socket.destroy()
+        reject(new DnsTimeoutError(name, type))
+      }, this.timeoutMs)
       socket.on('connect', () => socket.write(packet.streamEncode(q)))
       socket.on('data', chunk => {
         buf = Buffer.concat([buf, chunk as Buffer])
         if (buf.length >= 2 && buf.length >= 2 + buf.readUInt16BE(0)) {
           clearTimeout(timer)
           socket.destroy()
-          try { resolve(packet.streamDecode(buf) as packet.DecodedPacket) } catch (err) { reject(err) }
+          try {
+            resolve(packet.streamDecode(buf) as packet.DecodedPacket)
+          } catch (err) {
+            reject(err)
+          }
         }
       })
-      socket.on('error', err => { clearTimeout(timer); reject(err) })
+      socket.on('error', err => {
+        clearTimeout(timer)
+        reject(err)
+      })
     })
   }
 }
 
-interface Cached<T> { value: T, expires: number }
+interface Cached<T> {
+  value: T
+  expires: number
+}
 
 /** Negative answers (NXDOMAIN, no data) are cached per the SOA (RFC 2308 §5), within these bounds (s). */
 const NEGATIVE_TTL = { default: 300, max: 3_600 }
 
-function negativeTtl (authorities: packet.Answer[]): number {
-  const soa = authorities.find(a => a.type === 'SOA') as (packet.Answer & { ttl?: number, data: { minimum?: number } }) | undefined
+function negativeTtl(authorities: packet.Answer[]): number {
+  const soa = authorities.find(a => a.type === 'SOA') as (packet.Answer & { ttl?: number; data: { minimum?: number } }) | undefined
   if (!soa) return NEGATIVE_TTL.default
   return Math.min(NEGATIVE_TTL.max, soa.ttl ?? NEGATIVE_TTL.default, soa.data.minimum ?? NEGATIVE_TTL.default)
 }
@@ -178,17 +210,17 @@ export class CachingMailResolver implements MailResolver {
   /** Queries sent (for tests and the benchmark). */
   queries = 0
 
-  constructor (dns: DnsClient, options: { cache?: boolean, now?: () => number } = {}) {
+  constructor(dns: DnsClient, options: { cache?: boolean; now?: () => number } = {}) {
     this.dns = dns
     this.enabled = options.cache ?? true
     this.now = options.now ?? Date.now
   }
 
-  async route (domain: string): Promise<MailRoute> {
+  async route(domain: string): Promise<MailRoute> {
     return await this.cached(this.routes, `route:${domain}`, domain, () => this.lookupRoute(domain))
   }
 
-  async addresses (host: string): Promise<string[]> {
+  async addresses(host: string): Promise<string[]> {
     if (isIP(host)) return [host]
     return await this.cached(this.addrs, `addr:${host}`, host, async () => {
       const r = await this.lookupAddresses(host)
@@ -198,15 +230,17 @@ export class CachingMailResolver implements MailResolver {
     })
   }
 
-  private async cached<T> (map: LRUCache<string, Cached<T>>, key: string, name: string, load: () => Promise<{ value: T, ttl: number }>): Promise<T> {
+  private async cached<T>(map: LRUCache<string, Cached<T>>, key: string, name: string, load: () => Promise<{ value: T; ttl: number }>): Promise<T> {
     const hit = map.get(name)
     if (hit && hit.expires > this.now()) return hit.value
     const pending = this.inflight.get(key) as Promise<T> | undefined
     if (pending) return await pending
-    const p = load().then(({ value, ttl }) => {
-      if (this.enabled && ttl > 0) map.set(name, { value, expires: this.now() + ttl * 1000 })
-      return value
-    }).finally(() => this.inflight.delete(key))
+    const p = load()
+      .then(({ value, ttl }) => {
+        if (this.enabled && ttl > 0) map.set(name, { value, expires: this.now() + ttl * 1000 })
+        return value
+      })
+      .finally(() => this.inflight.delete(key))
     this.inflight.set(key, p)
     return await p
   }
@@ -218,7 +252,7 @@ export class CachingMailResolver implements MailResolver {
    * `MAX_CNAME_LINKS` links. The aliases come first in the answers returned, so that their
    * TTLs bound the caching. An alias loop is the error ECNAMELOOP.
    */
-  private async ask (name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer | string> {
+  private async ask(name: string, type: 'MX' | 'A' | 'AAAA'): Promise<DnsAnswer | string> {
     const aliases: packet.Answer[] = []
     const seen = new Set<string>([canonical(name)])
     let target = canonical(name)
@@ -248,29 +282,31 @@ export class CachingMailResolver implements MailResolver {
     return 'ECNAMELOOP'
   }
 
-  private async lookupRoute (domain: string): Promise<{ value: MailRoute, ttl: number }> {
+  private async lookupRoute(domain: string): Promise<{ value: MailRoute; ttl: number }> {
     const mx = await this.ask(domain, 'MX')
     if (typeof mx === 'string') return { value: { kind: 'error', code: mx }, ttl: 0 }
     if (mx.rcode === 'NXDOMAIN') return { value: { kind: 'nxdomain' }, ttl: negativeTtl(mx.authorities) }
     if (mx.rcode !== 'NOERROR') return { value: { kind: 'error', code: mx.rcode }, ttl: 0 }
-    const records = mx.answers.filter(a => a.type === 'MX') as Array<packet.Answer & { data: { preference: number, exchange: string } }>
+    const records = mx.answers.filter(a => a.type === 'MX') as Array<packet.Answer & { data: { preference: number; exchange: string } }>
     if (records.length > 0) {
       const ttl = minTtl([...records, ...aliasesOf(mx.answers)])
       if (records.length === 1 && (records[0].data.exchange === '' || records[0].data.exchange === '.')) return { value: { kind: 'null_mx' }, ttl }
-      const hosts = records.filter(r => r.data.exchange !== '' && r.data.exchange !== '.')
+      const hosts = records
+        .filter(r => r.data.exchange !== '' && r.data.exchange !== '.')
         .map(r => ({ host: r.data.exchange.toLowerCase().replace(/\.$/, ''), preference: r.data.preference }))
         .sort((a, b) => a.preference - b.preference || a.host.localeCompare(b.host))
       return { value: { kind: 'mx', hosts }, ttl }
     }
     // No MX: the domain's own address is the implicit MX (RFC 5321 §5.1).
     const a = await this.lookupAddresses(domain)
-    if (typeof a === 'string') return a === 'NXDOMAIN' ? { value: { kind: 'nxdomain' }, ttl: negativeTtl(mx.authorities) } : { value: { kind: 'error', code: a }, ttl: 0 }
+    if (typeof a === 'string')
+      return a === 'NXDOMAIN' ? { value: { kind: 'nxdomain' }, ttl: negativeTtl(mx.authorities) } : { value: { kind: 'error', code: a }, ttl: 0 }
     if (a.value.length === 0) return { value: { kind: 'no_mail_server' }, ttl: negativeTtl(mx.authorities) }
     if (this.enabled) this.addrs.set(domain, { value: a.value, expires: this.now() + a.ttl * 1000 })
     return { value: { kind: 'implicit', hosts: [{ host: domain, preference: 0 }] }, ttl: a.ttl }
   }
 
-  private async lookupAddresses (host: string): Promise<{ value: string[], ttl: number } | string> {
+  private async lookupAddresses(host: string): Promise<{ value: string[]; ttl: number } | string> {
     const [v4, v6] = await Promise.all([this.ask(host, 'A'), this.ask(host, 'AAAA')])
     const out: string[] = []
     const ttls: number[] = []
@@ -292,13 +328,19 @@ export class CachingMailResolver implements MailResolver {
 }
 
 /** The `dns` check's outcome and detail for a route. */
-export function describeRoute (r: MailRoute): { outcome: 'pass' | 'warn' | 'fail' | 'error', detail: string } {
+export function describeRoute(r: MailRoute): { outcome: 'pass' | 'warn' | 'fail' | 'error'; detail: string } {
   switch (r.kind) {
-    case 'mx': return { outcome: 'pass', detail: `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}` }
-    case 'implicit': return { outcome: 'warn', detail: 'no MX; A/AAAA fallback (RFC 5321 §5.1)' }
-    case 'null_mx': return { outcome: 'fail', detail: 'null MX (RFC 7505)' }
-    case 'no_mail_server': return { outcome: 'fail', detail: 'no MX and no address records' }
-    case 'nxdomain': return { outcome: 'fail', detail: 'NXDOMAIN' }
-    case 'error': return { outcome: 'error', detail: r.code }
+    case 'mx':
+      return { outcome: 'pass', detail: `MX ${r.hosts.map(h => `${h.preference} ${h.host}`).join(', ')}` }
+    case 'implicit':
+      return { outcome: 'warn', detail: 'no MX; A/AAAA fallback (RFC 5321 §5.1)' }
+    case 'null_mx':
+      return { outcome: 'fail', detail: 'null MX (RFC 7505)' }
+    case 'no_mail_server':
+      return { outcome: 'fail', detail: 'no MX and no address records' }
+    case 'nxdomain':
+      return { outcome: 'fail', detail: 'NXDOMAIN' }
+    case 'error':
+      return { outcome: 'error', detail: r.code }
   }
 }

@@ -23,14 +23,17 @@ export interface EngineOptions {
   /** Catch-all answer cache per domain, ms. */
   catch_all_ttl_ms?: number
   /** Greylisting: first retry delay (then doubling) and how long to keep trying, ms. */
-  greylist?: { retry_ms: number, deadline_ms: number }
+  greylist?: { retry_ms: number; deadline_ms: number }
   /** How long to keep retrying after receivers push back (421, 4.7.x), ms. */
   pushback_deadline_ms?: number
   dns_concurrency?: number
   now?: () => Date
 }
 
-export interface VerifyRequest { email: string, checks: readonly CheckName[] }
+export interface VerifyRequest {
+  email: string
+  checks: readonly CheckName[]
+}
 
 export interface VerifyManyOptions {
   /**
@@ -47,7 +50,11 @@ export interface VerifyManyOptions {
   on_greylisted?: (index: number, asked_at: number) => void
 }
 
-export interface EngineStats extends ProbeStats { result_cache_hits: number, catch_all_cache_hits: number, greylist_rounds: number }
+export interface EngineStats extends ProbeStats {
+  result_cache_hits: number
+  catch_all_cache_hits: number
+  greylist_rounds: number
+}
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
 
@@ -76,29 +83,39 @@ export class VerificationEngine {
   private readonly o: EngineOptions
   private readonly prober: SmtpProber
   /** Results per address and checks, the most recent `result_cache_max` (a bulk list must not fill the memory). */
-  private readonly resultCache: LRUCache<string, { result: VerificationResult, expires: number }>
+  private readonly resultCache: LRUCache<string, { result: VerificationResult; expires: number }>
   /** Catch-all status per domain, the most recent 100,000. */
-  private readonly catchAll = new LRUCache<string, { accepts: boolean, expires: number }>({ max: 100_000 })
+  private readonly catchAll = new LRUCache<string, { accepts: boolean; expires: number }>({ max: 100_000 })
   private readonly counters = { result_cache_hits: 0, catch_all_cache_hits: 0, greylist_rounds: 0 }
 
-  constructor (options: EngineOptions) {
+  constructor(options: EngineOptions) {
     this.o = options
     this.resultCache = new LRUCache({ max: options.result_cache_max ?? 20_000 })
     // Naive mode asks as the open-source reference does: one recipient per round trip.
-    this.prober = new SmtpProber(options.resolver, new Politeness(options.politeness ?? DEFAULT_POLITENESS), options.mode === 'naive' ? { ...options.probe, pipeline_rcpt: 1 } : options.probe)
+    this.prober = new SmtpProber(
+      options.resolver,
+      new Politeness(options.politeness ?? DEFAULT_POLITENESS),
+      options.mode === 'naive' ? { ...options.probe, pipeline_rcpt: 1 } : options.probe
+    )
   }
 
-  get stats (): EngineStats { return { ...this.prober.stats, ...this.counters } }
+  get stats(): EngineStats {
+    return { ...this.prober.stats, ...this.counters }
+  }
 
-  private get naive (): boolean { return this.o.mode === 'naive' }
-  private now (): Date { return this.o.now ? this.o.now() : new Date() }
+  private get naive(): boolean {
+    return this.o.mode === 'naive'
+  }
+  private now(): Date {
+    return this.o.now ? this.o.now() : new Date()
+  }
 
   /** Verifies one address (greylisting deferred to the caller by default). */
-  async verify (email: string, checks: readonly CheckName[], options: VerifyManyOptions = {}): Promise<VerificationResult> {
+  async verify(email: string, checks: readonly CheckName[], options: VerifyManyOptions = {}): Promise<VerificationResult> {
     return (await this.verifyMany([{ email, checks }], options))[0]
   }
 
-  async verifyMany (requests: readonly VerifyRequest[], options: VerifyManyOptions = {}): Promise<VerificationResult[]> {
+  async verifyMany(requests: readonly VerifyRequest[], options: VerifyManyOptions = {}): Promise<VerificationResult[]> {
     const results: Array<VerificationResult | null> = requests.map(() => null)
     const works: Work[] = []
     const pending: number[] = []
@@ -106,12 +123,31 @@ export class VerificationEngine {
     // 1. Local checks and the result cache.
     requests.forEach((req, i) => {
       const local = localChecks(req.email, req.checks)
-      const w: Work = { email: req.email, checks: req.checks, records: local.records, flags: local.flags, normalized: local.normalized, local: local.local, domain: local.domain, did_you_mean: local.did_you_mean, mx: null }
+      const w: Work = {
+        email: req.email,
+        checks: req.checks,
+        records: local.records,
+        flags: local.flags,
+        normalized: local.normalized,
+        local: local.local,
+        domain: local.domain,
+        did_you_mean: local.did_you_mean,
+        mx: null
+      }
       works.push(w)
-      if (!local.ok) { results[i] = this.done(w, 'invalid_syntax'); return }
+      if (!local.ok) {
+        results[i] = this.done(w, 'invalid_syntax')
+        return
+      }
       const hit = this.cachedResult(w)
-      if (hit) { results[i] = hit; return }
-      if (!req.checks.includes('dns')) { results[i] = this.firm(w, null); return }
+      if (hit) {
+        results[i] = hit
+        return
+      }
+      if (!req.checks.includes('dns')) {
+        results[i] = this.firm(w, null)
+        return
+      }
       pending.push(i)
     })
 
@@ -123,14 +159,23 @@ export class VerificationEngine {
       const { route, ms } = routes.get(w.domain)!
       w.records.push({ name: 'dns', duration_ms: ms, ...describeRoute(route) })
       switch (route.kind) {
-        case 'nxdomain': results[i] = this.done(w, 'invalid_domain'); continue
+        case 'nxdomain':
+          results[i] = this.done(w, 'invalid_domain')
+          continue
         case 'null_mx':
-        case 'no_mail_server': results[i] = this.done(w, 'no_mail_server'); continue
-        case 'error': results[i] = this.done(w, route.code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error'); continue
+        case 'no_mail_server':
+          results[i] = this.done(w, 'no_mail_server')
+          continue
+        case 'error':
+          results[i] = this.done(w, route.code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error')
+          continue
       }
       const first = route.hosts[0]
       w.mx = { host: first.host, preference: first.preference, provider: providerOf(first.host) }
-      if (!w.checks.includes('smtp')) { results[i] = this.firm(w, null); continue }
+      if (!w.checks.includes('smtp')) {
+        results[i] = this.firm(w, null)
+        continue
+      }
       smtpPending.push(i)
     }
 
@@ -149,8 +194,8 @@ export class VerificationEngine {
     return results as VerificationResult[]
   }
 
-  private async routes (domains: string[]): Promise<Map<string, { route: MailRoute, ms: number }>> {
-    const out = new Map<string, { route: MailRoute, ms: number }>()
+  private async routes(domains: string[]): Promise<Map<string, { route: MailRoute; ms: number }>> {
+    const out = new Map<string, { route: MailRoute; ms: number }>()
     let next = 0
     const worker = async (): Promise<void> => {
       while (next < domains.length) {
@@ -173,9 +218,14 @@ export class VerificationEngine {
    * order. With `waitGreylist`, a route's greylisted recipients are asked again once the
    * retry delay has passed since they were asked (doubling each time) until the deadline.
    */
-  private async smtpPhase (works: Work[], indices: number[], routes: Map<string, { route: MailRoute }>, waitGreylist: boolean): Promise<Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>> {
+  private async smtpPhase(
+    works: Work[],
+    indices: number[],
+    routes: Map<string, { route: MailRoute }>,
+    waitGreylist: boolean
+  ): Promise<Map<number, { answer: RecipientAnswer; catch_all: boolean | null; ms: number }>> {
     // Engine: one task per MX route. Naive: one task per address, started in input order.
-    const tasks = new Map<string, { hosts: MailHost[], provider: string | null, domains: Map<string, number[]> }>()
+    const tasks = new Map<string, { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> }>()
     for (const i of indices) {
       const w = works[i]
       const route = routes.get(w.domain)!.route as Extract<MailRoute, { hosts: MailHost[] }>
@@ -184,61 +234,71 @@ export class VerificationEngine {
       tasks.set(key, g)
       g.domains.set(w.domain, [...(g.domains.get(w.domain) ?? []), i])
     }
-    const out = new Map<number, { answer: RecipientAnswer, catch_all: boolean | null, ms: number }>()
+    const out = new Map<number, { answer: RecipientAnswer; catch_all: boolean | null; ms: number }>()
     const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
     const deadline = Date.now() + greylist.deadline_ms
     const pushbackDeadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
 
-    await Promise.all([...tasks.values()].map(async g => {
-      let todo = g.domains
-      const catchAll = new Map<string, boolean | null>()
-      // When each recipient was first asked: greylisting windows run from the first try.
-      const firstAsked = new Map<string, number>()
-      for (let attempt = 0; ; attempt++) {
-        const groups: string[][] = []
-        const probes = new Map<string, string>()
-        for (const [domain, idx] of todo) {
-          const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
-          const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
-          const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
-          if (probe) probes.set(domain, probe)
-          groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
-        }
-        const t0 = performance.now()
-        const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline })
-        const ms = round1(performance.now() - t0)
-        for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
-        const again = new Map<string, number[]>()
-        for (const [domain, idx] of todo) {
-          const probe = probes.get(domain)
-          if (probe) {
-            const a = answers.get(probe)
-            const status = a?.kind === 'rcpt' ? (a.outcome === 'accepted' ? true : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome) ? false : null) : null
-            catchAll.set(domain, status)
-            if (status !== null && !this.naive) this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+    await Promise.all(
+      [...tasks.values()].map(async g => {
+        let todo = g.domains
+        const catchAll = new Map<string, boolean | null>()
+        // When each recipient was first asked: greylisting windows run from the first try.
+        const firstAsked = new Map<string, number>()
+        for (let attempt = 0; ; attempt++) {
+          const groups: string[][] = []
+          const probes = new Map<string, string>()
+          for (const [domain, idx] of todo) {
+            const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
+            const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
+            const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
+            if (probe) probes.set(domain, probe)
+            groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
           }
-          for (const i of idx) {
-            const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
-            out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
-            if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
+          const t0 = performance.now()
+          const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline })
+          const ms = round1(performance.now() - t0)
+          for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
+          const again = new Map<string, number[]>()
+          for (const [domain, idx] of todo) {
+            const probe = probes.get(domain)
+            if (probe) {
+              const a = answers.get(probe)
+              const status =
+                a?.kind === 'rcpt'
+                  ? a.outcome === 'accepted'
+                    ? true
+                    : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome)
+                      ? false
+                      : null
+                  : null
+              catchAll.set(domain, status)
+              if (status !== null && !this.naive)
+                this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+            }
+            for (const i of idx) {
+              const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
+              out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
+              if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
+            }
           }
+          if (again.size === 0) return
+          // Ask again in the same order and at the same pace as before, starting when the
+          // first of them is due (plus a little slack), so each is asked about when its
+          // own window has passed.
+          const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
+          const due = earliest + greylist.retry_ms * 2 ** attempt + Math.min(250, greylist.retry_ms * 0.1)
+          if (due > deadline) return
+          this.counters.greylist_rounds++
+          await sleep(due - Date.now())
+          todo = again
         }
-        if (again.size === 0) return
-        // Ask again in the same order and at the same pace as before, starting when the
-        // first of them is due (plus a little slack), so each is asked about when its
-        // own window has passed.
-        const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
-        const due = earliest + greylist.retry_ms * 2 ** attempt + Math.min(250, greylist.retry_ms * 0.1)
-        if (due > deadline) return
-        this.counters.greylist_rounds++
-        await sleep(due - Date.now())
-        todo = again
-      }
-    }))
+      })
+    )
     return out
   }
 
-  private knownCatchAll (domain: string): boolean | null {
+  private knownCatchAll(domain: string): boolean | null {
     if (this.naive) return null
     const c = this.catchAll.get(domain)
     if (!c || c.expires <= Date.now()) return null
@@ -246,15 +306,28 @@ export class VerificationEngine {
     return c.accepts
   }
 
-  private fromSmtp (w: Work, got: { answer: RecipientAnswer, catch_all: boolean | null, ms: number }): VerificationResult {
+  private fromSmtp(w: Work, got: { answer: RecipientAnswer; catch_all: boolean | null; ms: number }): VerificationResult {
     const { answer, catch_all: catchAll, ms } = got
     const records = w.records.filter(r => r.name !== 'smtp' && r.name !== 'catch_all')
-    const smtpDetail = answer.kind === 'session'
-      ? { outcome: 'error' as const, detail: `${answer.reason}: ${answer.detail}` }
-      : { outcome: rcptCheckOutcome(answer.outcome), detail: `${answer.host.host}${answer.tls ? ' (TLS)' : answer.clear_text ? ` (clear text: ${answer.clear_text})` : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(0, 300) }
+    const smtpDetail =
+      answer.kind === 'session'
+        ? { outcome: 'error' as const, detail: `${answer.reason}: ${answer.detail}` }
+        : {
+            outcome: rcptCheckOutcome(answer.outcome),
+            detail:
+              `${answer.host.host}${answer.tls ? ' (TLS)' : answer.clear_text ? ` (clear text: ${answer.clear_text})` : ''}: ${answer.reply.code}${answer.reply.enhanced ? ` ${answer.reply.enhanced}` : ''} ${answer.reply.message}`.slice(
+                0,
+                300
+              )
+          }
     records.push({ name: 'smtp', duration_ms: ms, ...smtpDetail })
     if (w.checks.includes('catch_all')) {
-      records.push({ name: 'catch_all', duration_ms: 0, outcome: catchAll === null ? 'error' : catchAll ? 'warn' : 'pass', detail: catchAll === null ? 'catch-all status unknown' : catchAll ? 'the domain accepts any address' : 'the domain rejects unknown addresses' })
+      records.push({
+        name: 'catch_all',
+        duration_ms: 0,
+        outcome: catchAll === null ? 'error' : catchAll ? 'warn' : 'pass',
+        detail: catchAll === null ? 'catch-all status unknown' : catchAll ? 'the domain accepts any address' : 'the domain rejects unknown addresses'
+      })
     }
     const view: Work = { ...w, records, flags: [...w.flags] }
     if (answer.host) view.mx = { host: answer.host.host, preference: answer.host.preference, provider: providerOf(answer.host.host) }
@@ -269,17 +342,24 @@ export class VerificationEngine {
   }
 
   /** The verdict once nothing found the address invalid (`firmReason`); without SMTP asked for (`smtp` null), decided from the checks that ran, not worth retrying. */
-  private firm (w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
+  private firm(w: Work, smtp: 'accepted' | null, extra: Partial<VerificationResult> = {}): VerificationResult {
     return this.done(w, firmReason(w.flags, w.did_you_mean, smtp === 'accepted' ? 'accepted' : 'not_requested'), { ...extra, smtp_requested: smtp !== null })
   }
 
-  private done (w: Work, reason: Reason, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {
-    return resultOf({ email: w.email, normalized: w.normalized, flags: w.flags, did_you_mean: w.did_you_mean, mx: w.mx, checks: w.records }, reason, this.now(), extra)
+  private done(w: Work, reason: Reason, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {
+    return resultOf(
+      { email: w.email, normalized: w.normalized, flags: w.flags, did_you_mean: w.did_you_mean, mx: w.mx, checks: w.records },
+      reason,
+      this.now(),
+      extra
+    )
   }
 
-  private cacheKey (w: Work): string { return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}` }
+  private cacheKey(w: Work): string {
+    return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}`
+  }
 
-  private cachedResult (w: Work): VerificationResult | null {
+  private cachedResult(w: Work): VerificationResult | null {
     if (this.naive || !(this.o.result_cache_ttl_ms ?? 3_600_000)) return null
     const hit = this.resultCache.get(this.cacheKey(w))
     if (!hit || hit.expires <= Date.now()) return null
@@ -287,19 +367,13 @@ export class VerificationEngine {
     return { ...copyResult(hit.result), email: w.email, cached: true }
   }
 
-  private remember (w: Work, r: VerificationResult): void {
+  private remember(w: Work, r: VerificationResult): void {
     const ttl = this.o.result_cache_ttl_ms ?? 3_600_000
     if (this.naive || ttl <= 0 || r.retryable || w.normalized === null) return
     this.resultCache.set(this.cacheKey(w), { result: copyResult(r), expires: Date.now() + ttl })
   }
 }
 
-function round1 (ms: number): number { return Math.round(ms * 10) / 10 }
-
-function timed<T> (w: Work, name: string, fn: () => T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): T {
-  const t0 = performance.now()
-  const v = fn()
-  const [o, detail] = outcome(v)
-  w.records.push({ name, outcome: o, duration_ms: round1(performance.now() - t0), detail })
-  return v
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10
 }

@@ -1,7 +1,10 @@
 import type { RecipientAnswer } from './recipient-answer.ts'
 
 /** A recipient waiting in a route's queue (`attempts`: how often a session took it and lost it). */
-export interface Item { address: string, attempts: number }
+export interface Item {
+  address: string
+  attempts: number
+}
 
 /**
  * A route's lane: the queue of recipients shared by every caller probing the route now,
@@ -21,11 +24,14 @@ export interface Lane {
  * A lane's linger: resolves true as soon as recipients are queued (at once when some are
  * already), false after `ms` (milliseconds) without any.
  */
-export function lingerIn (lane: Lane): (ms: number) => Promise<boolean> {
+export function lingerIn(lane: Lane): (ms: number) => Promise<boolean> {
   return async ms => {
     if (lane.queue.length > 0) return true
     return await new Promise<boolean>(resolve => {
-      const wake = (): void => { clearTimeout(timer); resolve(lane.queue.length > 0) }
+      const wake = (): void => {
+        clearTimeout(timer)
+        resolve(lane.queue.length > 0)
+      }
       const timer = setTimeout(() => {
         const k = lane.wakers.indexOf(wake)
         if (k >= 0) lane.wakers.splice(k, 1)

@@ -18,7 +18,7 @@ export const GIVEN_NAMES_NOT_ROLES: ReadonlySet<string> = new Set(['alexa', 'syd
 const roles = new Set<string>((require('role-based-email-addresses') as string[]).map(r => r.toLowerCase()).filter(r => !GIVEN_NAMES_NOT_ROLES.has(r)))
 
 /** Whether `domain` (ASCII, lower case) or a parent of it is a disposable-mail domain. */
-export function isDisposableDomain (domain: string): boolean {
+export function isDisposableDomain(domain: string): boolean {
   if (disposable.has(domain)) return true
   const labels = domain.split('.')
   for (let i = 1; i < labels.length - 1; i++) {
@@ -28,7 +28,7 @@ export function isDisposableDomain (domain: string): boolean {
 }
 
 /** Whether `domain` belongs to a free mailbox provider (gmail.com, yahoo.co.uk, …). */
-export function isFreeDomain (domain: string): boolean {
+export function isFreeDomain(domain: string): boolean {
   return free.has(domain)
 }
 
@@ -37,7 +37,7 @@ export function isFreeDomain (domain: string): boolean {
  * Sub-addressing (`+tag`) is ignored and separators are tolerated (`no-reply`, `no_reply`).
  * Common given names of the list are not roles (`GIVEN_NAMES_NOT_ROLES`).
  */
-export function isRoleLocalPart (local: string): boolean {
+export function isRoleLocalPart(local: string): boolean {
   const base = local.toLowerCase().split('+')[0]
   return roles.has(base) || roles.has(base.replaceAll('_', '-')) || roles.has(base.replaceAll(/[-_.]/g, ''))
 }

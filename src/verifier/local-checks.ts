@@ -20,7 +20,7 @@ export interface LocalFindings {
 
 const round1 = (ms: number): number => Math.round(ms * 10) / 10
 
-function timed<T> (records: CheckRecord[], name: string, fn: () => T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): T {
+function timed<T>(records: CheckRecord[], name: string, fn: () => T, outcome: (v: T) => [CheckRecord['outcome'], string | null]): T {
   const t0 = performance.now()
   const v = fn()
   const [o, detail] = outcome(v)
@@ -35,17 +35,63 @@ function timed<T> (records: CheckRecord[], name: string, fn: () => T, outcome: (
  * `possible_typo`), `disposable`, `role` and `free` (maintained lists; flags of the same
  * names), each with its record (outcome, duration in ms, detail). No I/O.
  */
-export function localChecks (email: string, checks: readonly CheckName[]): LocalFindings {
+export function localChecks(email: string, checks: readonly CheckName[]): LocalFindings {
   const records: CheckRecord[] = []
-  const parsed = timed(records, 'syntax', () => parseAddress(email), p => p.ok ? ['pass', null] : ['fail', p.detail])
+  const parsed = timed(
+    records,
+    'syntax',
+    () => parseAddress(email),
+    p => (p.ok ? ['pass', null] : ['fail', p.detail])
+  )
   if (!parsed.ok) return { email, ok: false, normalized: null, local: '', domain: '', did_you_mean: null, flags: [], records }
-  const f: LocalFindings = { email, ok: true, normalized: parsed.normalized, local: parsed.local, domain: parsed.ascii_domain, did_you_mean: null, flags: [], records }
+  const f: LocalFindings = {
+    email,
+    ok: true,
+    normalized: parsed.normalized,
+    local: parsed.local,
+    domain: parsed.ascii_domain,
+    did_you_mean: null,
+    flags: [],
+    records
+  }
   if (checks.includes('typo')) {
-    f.did_you_mean = timed(records, 'typo', () => suggestCorrection(parsed.normalized), s => [s ? 'warn' : 'pass', s ? `did you mean ${s}?` : null])
+    f.did_you_mean = timed(
+      records,
+      'typo',
+      () => suggestCorrection(parsed.normalized),
+      s => [s ? 'warn' : 'pass', s ? `did you mean ${s}?` : null]
+    )
     if (f.did_you_mean) f.flags.push('possible_typo')
   }
-  if (checks.includes('disposable') && timed(records, 'disposable', () => isDisposableDomain(f.domain), v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null])) f.flags.push('disposable')
-  if (checks.includes('role') && timed(records, 'role', () => isRoleLocalPart(f.local), v => [v ? 'warn' : 'pass', v ? 'role account' : null])) f.flags.push('role')
-  if (checks.includes('free') && timed(records, 'free', () => isFreeDomain(f.domain), v => ['pass', v ? 'free mailbox provider' : null])) f.flags.push('free')
+  if (
+    checks.includes('disposable') &&
+    timed(
+      records,
+      'disposable',
+      () => isDisposableDomain(f.domain),
+      v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null]
+    )
+  )
+    f.flags.push('disposable')
+  if (
+    checks.includes('role') &&
+    timed(
+      records,
+      'role',
+      () => isRoleLocalPart(f.local),
+      v => [v ? 'warn' : 'pass', v ? 'role account' : null]
+    )
+  )
+    f.flags.push('role')
+  if (
+    checks.includes('free') &&
+    timed(
+      records,
+      'free',
+      () => isFreeDomain(f.domain),
+      v => ['pass', v ? 'free mailbox provider' : null]
+    )
+  )
+    f.flags.push('free')
   return f
 }

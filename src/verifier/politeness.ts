@@ -17,9 +17,9 @@ export class Gate {
   private pausedUntil = 0
   private backoffMs = 0
   private waiters: Array<() => void> = []
-  private readonly backoff: { initial_ms: number, max_ms: number }
+  private readonly backoff: { initial_ms: number; max_ms: number }
 
-  constructor (options: { max_concurrent: number, rate_per_s: number, burst: number, backoff?: { initial_ms: number, max_ms: number } }) {
+  constructor(options: { max_concurrent: number; rate_per_s: number; burst: number; backoff?: { initial_ms: number; max_ms: number } }) {
     this.max = Math.max(1, options.max_concurrent)
     this.limit = this.max
     this.rate = options.rate_per_s
@@ -28,15 +28,15 @@ export class Gate {
     this.backoff = options.backoff ?? { initial_ms: 1_000, max_ms: 60_000 }
   }
 
-  private refill (): void {
+  private refill(): void {
     const now = Date.now()
-    if (Number.isFinite(this.rate)) this.tokens = Math.min(this.burst, this.tokens + (now - this.last) / 1000 * this.rate)
+    if (Number.isFinite(this.rate)) this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate)
     else this.tokens = this.burst
     this.last = now
   }
 
   /** Waits for a slot and a token; resolves with the function that gives the slot back. */
-  async acquire (): Promise<() => void> {
+  async acquire(): Promise<() => void> {
     for (;;) {
       this.refill()
       const now = Date.now()
@@ -52,13 +52,13 @@ export class Gate {
         }
       }
       if (now < this.pausedUntil) await sleep(this.pausedUntil - now)
-      else if (this.active < this.limit) await sleep((1 - this.tokens) / this.rate * 1000)
+      else if (this.active < this.limit) await sleep(((1 - this.tokens) / this.rate) * 1000)
       else await new Promise<void>(resolve => this.waiters.push(resolve))
     }
   }
 
   /** The receiver pushed back: pause new sessions (doubling up to max) and halve concurrency. */
-  pushBack (): number {
+  pushBack(): number {
     this.backoffMs = this.backoffMs === 0 ? this.backoff.initial_ms : Math.min(this.backoff.max_ms, this.backoffMs * 2)
     this.pausedUntil = Date.now() + this.backoffMs
     this.limit = Math.max(1, Math.floor(this.limit / 2))
@@ -66,7 +66,7 @@ export class Gate {
   }
 
   /** A session went through cleanly: grow concurrency back by one, forget the back-off. */
-  succeeded (): void {
+  succeeded(): void {
     this.backoffMs = 0
     if (this.limit < this.max) {
       this.limit++
@@ -74,7 +74,9 @@ export class Gate {
     }
   }
 
-  get concurrency (): number { return this.limit }
+  get concurrency(): number {
+    return this.limit
+  }
 }
 
 export interface PolitenessOptions {
@@ -84,10 +86,10 @@ export interface PolitenessOptions {
   sessions_per_second_per_host: number
   burst_per_host: number
   /** Limits per provider (all MX hosts of google, microsoft, …). */
-  providers: Readonly<Record<string, { max_sessions: number, sessions_per_second: number }>>
+  providers: Readonly<Record<string, { max_sessions: number; sessions_per_second: number }>>
   /** Concurrent sessions over all receivers. */
   max_sessions: number
-  backoff: { initial_ms: number, max_ms: number }
+  backoff: { initial_ms: number; max_ms: number }
 }
 
 export const DEFAULT_POLITENESS: PolitenessOptions = {
@@ -107,8 +109,15 @@ export const DEFAULT_POLITENESS: PolitenessOptions = {
 }
 
 /** No per-receiver limits at all: the naive way (one global cap only). */
-export function unlimited (maxSessions: number): PolitenessOptions {
-  return { max_sessions_per_host: Number.MAX_SAFE_INTEGER, sessions_per_second_per_host: Infinity, burst_per_host: Number.MAX_SAFE_INTEGER, providers: {}, max_sessions: maxSessions, backoff: { initial_ms: 1_000, max_ms: 60_000 } }
+export function unlimited(maxSessions: number): PolitenessOptions {
+  return {
+    max_sessions_per_host: Number.MAX_SAFE_INTEGER,
+    sessions_per_second_per_host: Infinity,
+    burst_per_host: Number.MAX_SAFE_INTEGER,
+    providers: {},
+    max_sessions: maxSessions,
+    backoff: { initial_ms: 1_000, max_ms: 60_000 }
+  }
 }
 
 /**
@@ -122,21 +131,26 @@ export class Politeness {
   private readonly providers = new Map<string, Gate>()
   private readonly global: Gate
 
-  constructor (options: PolitenessOptions) {
+  constructor(options: PolitenessOptions) {
     this.o = options
     this.global = new Gate({ max_concurrent: options.max_sessions, rate_per_s: Infinity, burst: options.max_sessions })
   }
 
-  private hostGate (host: string): Gate {
+  private hostGate(host: string): Gate {
     let g = this.hosts.get(host)
     if (!g) {
-      g = new Gate({ max_concurrent: this.o.max_sessions_per_host, rate_per_s: this.o.sessions_per_second_per_host, burst: this.o.burst_per_host, backoff: this.o.backoff })
+      g = new Gate({
+        max_concurrent: this.o.max_sessions_per_host,
+        rate_per_s: this.o.sessions_per_second_per_host,
+        burst: this.o.burst_per_host,
+        backoff: this.o.backoff
+      })
       this.hosts.set(host, g)
     }
     return g
   }
 
-  private providerGate (provider: string | null): Gate | null {
+  private providerGate(provider: string | null): Gate | null {
     if (!provider || !this.o.providers[provider]) return null
     let g = this.providers.get(provider)
     if (!g) {
@@ -148,26 +162,28 @@ export class Politeness {
   }
 
   /** Concurrent sessions allowed now towards `host`. */
-  sessionsFor (host: string, provider: string | null): number {
+  sessionsFor(host: string, provider: string | null): number {
     return Math.min(this.hostGate(host).concurrency, this.providerGate(provider)?.concurrency ?? Infinity, this.o.max_sessions)
   }
 
   /** Waits until a session to `host` may open; returns its release function. */
-  async acquire (host: string, provider: string | null): Promise<() => void> {
+  async acquire(host: string, provider: string | null): Promise<() => void> {
     const releases = [await this.hostGate(host).acquire()]
     const pg = this.providerGate(provider)
     if (pg) releases.push(await pg.acquire())
     releases.push(await this.global.acquire())
-    return () => { for (const r of releases.reverse()) r() }
+    return () => {
+      for (const r of releases.reverse()) r()
+    }
   }
 
   /** The receiver pushed back (421, 4.7.x): back off; returns the pause (ms). */
-  pushBack (host: string, provider: string | null): number {
+  pushBack(host: string, provider: string | null): number {
     this.providerGate(provider)?.pushBack()
     return this.hostGate(host).pushBack()
   }
 
-  succeeded (host: string, provider: string | null): void {
+  succeeded(host: string, provider: string | null): void {
     this.hostGate(host).succeeded()
     this.providerGate(provider)?.succeeded()
   }

@@ -19,7 +19,7 @@ const PROVIDERS: ReadonlyArray<[string, RegExp]> = [
 ]
 
 /** Provider name for an MX host, or null when not recognised. */
-export function providerOf (mxHost: string): string | null {
+export function providerOf(mxHost: string): string | null {
   const h = mxHost.toLowerCase().replace(/\.$/, '')
   for (const [name, re] of PROVIDERS) if (re.test(h)) return name
   return null

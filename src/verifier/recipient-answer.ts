@@ -12,14 +12,14 @@ export type RecipientAnswer =
    * `asked_at`: when RCPT TO was sent (epoch ms). `clear_text`: why the session ran without
    * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
    */
-  | { kind: 'rcpt', host: MailHost, reply: SmtpReply, outcome: RcptOutcome, tls: boolean, asked_at: number, clear_text?: string }
-  | { kind: 'session', host: MailHost | null, reply: SmtpReply | null, reason: SessionFailureReason, detail: string }
+  | { kind: 'rcpt'; host: MailHost; reply: SmtpReply; outcome: RcptOutcome; tls: boolean; asked_at: number; clear_text?: string }
+  | { kind: 'session'; host: MailHost | null; reply: SmtpReply | null; reason: SessionFailureReason; detail: string }
 
 /** A session-level answer: no RCPT reply for the recipient. */
 export type Failure = Extract<RecipientAnswer, { kind: 'session' }>
 
 /** A session failure from what a session threw (SmtpSessionError kinds; anything else unexpected). */
-export function failureOf (host: MailHost | null, err: unknown): Failure {
+export function failureOf(host: MailHost | null, err: unknown): Failure {
   if (err instanceof SmtpSessionError) {
     const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
     return { kind: 'session', host, reply: null, reason, detail: err.message }

@@ -4,9 +4,23 @@ export type Verdict = 'valid' | 'invalid' | 'risky' | 'unknown'
 /** Primary reason, per verdict (VERIFICATION.md "Reasons"). */
 export type Reason =
   | 'accepted_email'
-  | 'invalid_syntax' | 'invalid_domain' | 'no_mail_server' | 'mailbox_not_found' | 'mailbox_disabled' | 'rejected_email'
-  | 'accept_all' | 'disposable' | 'role_account' | 'mailbox_full' | 'low_quality'
-  | 'greylisted' | 'timeout' | 'no_connect' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+  | 'invalid_syntax'
+  | 'invalid_domain'
+  | 'no_mail_server'
+  | 'mailbox_not_found'
+  | 'mailbox_disabled'
+  | 'rejected_email'
+  | 'accept_all'
+  | 'disposable'
+  | 'role_account'
+  | 'mailbox_full'
+  | 'low_quality'
+  | 'greylisted'
+  | 'timeout'
+  | 'no_connect'
+  | 'smtp_unavailable'
+  | 'ip_blocked'
+  | 'unexpected_error'
   | 'smtp_not_requested'
 
 export const VERDICT_OF: Readonly<Record<Reason, Verdict>> = {
@@ -48,11 +62,11 @@ export interface VerificationResult {
   reason: Reason
   /** 0–100; 0 for invalid, 80–100 only for valid. */
   score: number
-  score_breakdown: Array<{ factor: string, points: number }>
+  score_breakdown: Array<{ factor: string; points: number }>
   flags: string[]
   did_you_mean: string | null
-  mx: { host: string, preference: number, provider: string | null } | null
-  smtp: { code: number, enhanced_code: string | null, message: string } | null
+  mx: { host: string; preference: number; provider: string | null } | null
+  smtp: { code: number; enhanced_code: string | null; message: string } | null
   checks: CheckRecord[]
   retryable: boolean
   checked_at: string
@@ -61,7 +75,7 @@ export interface VerificationResult {
 }
 
 /** A copy of a result that shares nothing mutable with it. */
-export function copyResult (r: VerificationResult): VerificationResult {
+export function copyResult(r: VerificationResult): VerificationResult {
   return {
     ...r,
     score_breakdown: r.score_breakdown.map(b => ({ ...b })),

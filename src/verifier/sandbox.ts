@@ -7,7 +7,12 @@ import { firmReason, resultOf } from './verdict.ts'
  * What the network would have answered, by the magic local part of a test key's address
  * (VERIFICATION.md "Sandbox"): the SMTP reply and, for `accept-all@`, a catch-all domain.
  */
-interface Simulated { smtp: 'accepted' | Reason, accept_all?: boolean, flag?: 'disposable' | 'role', reply: { code: number, enhanced_code: string | null, message: string } }
+interface Simulated {
+  smtp: 'accepted' | Reason
+  accept_all?: boolean
+  flag?: 'disposable' | 'role'
+  reply: { code: number; enhanced_code: string | null; message: string }
+}
 const OK = { code: 250, enhanced_code: '2.1.5', message: 'OK (sandbox)' }
 const MAGIC: Readonly<Record<string, Simulated>> = {
   valid: { smtp: 'accepted', reply: OK },
@@ -31,7 +36,7 @@ const MAGIC: Readonly<Record<string, Simulated>> = {
  * catch-all answer as the local part says; without SMTP asked for, the verdict comes from
  * the checks that ran, as in live mode (`smtp_not_requested`).
  */
-export function simulate (email: string, checks: readonly CheckName[], now: Date): VerificationResult {
+export function simulate(email: string, checks: readonly CheckName[], now: Date): VerificationResult {
   const local = localChecks(email, checks)
   const records: CheckRecord[] = local.records.map(r => ({ ...r }))
   const flags = [...local.flags]
@@ -40,12 +45,26 @@ export function simulate (email: string, checks: readonly CheckName[], now: Date
   const magic = MAGIC[local.local.toLowerCase().split('+')[0]] ?? MAGIC.valid
   const mx = checks.includes('dns') ? { host: `mx.${local.domain}`, preference: 10, provider: null } : null
   if (mx) records.push({ name: 'dns', outcome: 'pass', duration_ms: 0, detail: `sandbox: MX ${mx.host}` })
-  if (!checks.includes('smtp')) return resultOf({ ...base, flags, mx, checks: records }, firmReason(flags, local.did_you_mean, 'not_requested'), now, { sandbox: true, smtp_requested: false })
+  if (!checks.includes('smtp'))
+    return resultOf({ ...base, flags, mx, checks: records }, firmReason(flags, local.did_you_mean, 'not_requested'), now, {
+      sandbox: true,
+      smtp_requested: false
+    })
   const accepted = magic.smtp === 'accepted'
-  records.push({ name: 'smtp', outcome: accepted ? 'pass' : magic.smtp === 'mailbox_full' || magic.smtp === 'greylisted' ? 'warn' : magic.smtp === 'mailbox_not_found' ? 'fail' : 'error', duration_ms: 0, detail: `sandbox: ${magic.reply.code} ${magic.reply.message}` })
+  records.push({
+    name: 'smtp',
+    outcome: accepted ? 'pass' : magic.smtp === 'mailbox_full' || magic.smtp === 'greylisted' ? 'warn' : magic.smtp === 'mailbox_not_found' ? 'fail' : 'error',
+    duration_ms: 0,
+    detail: `sandbox: ${magic.reply.code} ${magic.reply.message}`
+  })
   if (magic.flag && !flags.includes(magic.flag)) flags.push(magic.flag)
   if (checks.includes('catch_all') && accepted) {
-    records.push({ name: 'catch_all', outcome: magic.accept_all ? 'warn' : 'pass', duration_ms: 0, detail: magic.accept_all ? 'sandbox: the domain accepts any address' : 'sandbox: the domain rejects unknown addresses' })
+    records.push({
+      name: 'catch_all',
+      outcome: magic.accept_all ? 'warn' : 'pass',
+      duration_ms: 0,
+      detail: magic.accept_all ? 'sandbox: the domain accepts any address' : 'sandbox: the domain rejects unknown addresses'
+    })
     if (magic.accept_all) flags.push('accept_all')
   }
   if (magic.smtp === 'mailbox_full') flags.push('mailbox_full')

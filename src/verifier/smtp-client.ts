@@ -1,4 +1,4 @@
-import { Socket, createConnection } from 'node:net'
+import { type Socket, createConnection } from 'node:net'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 
 /** One SMTP reply (RFC 5321 §4.2) with its enhanced status code (RFC 3463) when present. */
@@ -13,7 +13,7 @@ export interface SmtpReply {
 /** Why a session could not go on. */
 export class SmtpSessionError extends Error {
   readonly kind: 'no_connect' | 'timeout' | 'closed'
-  constructor (kind: 'no_connect' | 'timeout' | 'closed', message: string) {
+  constructor(kind: 'no_connect' | 'timeout' | 'closed', message: string) {
     super(message)
     this.name = 'SmtpSessionError'
     this.kind = kind
@@ -29,12 +29,15 @@ const MAX_REPLY_BYTES = 64 * 1024
  * first line's text starts with one of the same class, and the texts joined with a space,
  * each line's leading enhanced code taken off.
  */
-export function parseReply (lines: readonly string[]): SmtpReply {
+export function parseReply(lines: readonly string[]): SmtpReply {
   const code = Number(lines[lines.length - 1].slice(0, 3))
   const texts = lines.map(l => l.slice(4))
   const m = ENHANCED.exec(texts[0])
   const enhanced = m && m[1] === String(code)[0] ? `${m[1]}.${m[2]}.${m[3]}` : null
-  const message = texts.map(t => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t.trim())).join(' ').trim()
+  const message = texts
+    .map(t => (enhanced && t.startsWith(enhanced) ? t.slice(enhanced.length).trim() : t.trim()))
+    .join(' ')
+    .trim()
   return { code, enhanced, message }
 }
 
@@ -47,12 +50,12 @@ export class SmtpSession {
   private socket: Socket | TLSSocket
   private buffer = ''
   private lines: string[] = []
-  private waiting: { resolve: (r: SmtpReply) => void, reject: (e: Error) => void } | null = null
+  private waiting: { resolve: (r: SmtpReply) => void; reject: (e: Error) => void } | null = null
   private ended: SmtpSessionError | null = null
   private readonly replies: SmtpReply[] = []
   private readonly timeoutMs: number
 
-  private constructor (socket: Socket, timeoutMs: number) {
+  private constructor(socket: Socket, timeoutMs: number) {
     this.socket = socket
     this.timeoutMs = timeoutMs
     this.attach(socket)
@@ -65,18 +68,24 @@ export class SmtpSession {
   /** Extensions announced in the last EHLO reply, upper-cased keywords (RFC 5321 §4.1.1.1). */
   extensions = new Set<string>()
 
-  private attach (socket: Socket | TLSSocket): void {
+  private attach(socket: Socket | TLSSocket): void {
     socket.setEncoding('latin1')
-    socket.on('data', (chunk: string) => { this.onData(chunk) })
-    socket.on('error', err => { this.fail(new SmtpSessionError('closed', err.message)) })
-    socket.on('close', () => { this.fail(new SmtpSessionError('closed', 'connection closed by server')) })
+    socket.on('data', (chunk: string) => {
+      this.onData(chunk)
+    })
+    socket.on('error', err => {
+      this.fail(new SmtpSessionError('closed', err.message))
+    })
+    socket.on('close', () => {
+      this.fail(new SmtpSessionError('closed', 'connection closed by server'))
+    })
   }
 
   /**
    * EHLO; records the announced extensions. Falls back to HELO when EHLO is refused.
    * @returns the reply (250 when the greeting was accepted).
    */
-  async hello (name: string): Promise<SmtpReply> {
+  async hello(name: string): Promise<SmtpReply> {
     const reply = await this.command(`EHLO ${name}`)
     if (reply.code === 250) {
       this.extensions = new Set(this.lastLines.slice(1).map(l => l.split(' ')[0].toUpperCase()))
@@ -93,7 +102,7 @@ export class SmtpSession {
    * @returns false when the server refused STARTTLS (the session goes on in clear text; the reply is in `tlsRefusal`).
    * @throws SmtpSessionError when the handshake fails or times out (the session is over).
    */
-  async startTls (servername: string): Promise<boolean> {
+  async startTls(servername: string): Promise<boolean> {
     const reply = await this.command('STARTTLS')
     if (reply.code !== 220) {
       this.tlsRefusal = reply
@@ -105,10 +114,24 @@ export class SmtpSession {
     plain.removeAllListeners('close')
     const secure = await new Promise<TLSSocket>((resolve, reject) => {
       const s = tlsConnect({ socket: plain, servername: /^[\d.]+$|:/.test(servername) ? undefined : servername, rejectUnauthorized: false })
-      const timer = setTimeout(() => { s.destroy(); reject(new SmtpSessionError('timeout', `TLS handshake timed out after ${this.timeoutMs} ms`)) }, this.timeoutMs)
-      s.once('secureConnect', () => { clearTimeout(timer); s.removeAllListeners('error'); resolve(s) })
-      s.once('error', err => { clearTimeout(timer); reject(new SmtpSessionError('closed', `TLS: ${err.message}`)) })
-    }).catch(err => { this.fail(err as SmtpSessionError); plain.destroy(); throw err })
+      const timer = setTimeout(() => {
+        s.destroy()
+        reject(new SmtpSessionError('timeout', `TLS handshake timed out after ${this.timeoutMs} ms`))
+      }, this.timeoutMs)
+      s.once('secureConnect', () => {
+        clearTimeout(timer)
+        s.removeAllListeners('error')
+        resolve(s)
+      })
+      s.once('error', err => {
+        clearTimeout(timer)
+        reject(new SmtpSessionError('closed', `TLS: ${err.message}`))
+      })
+    }).catch(err => {
+      this.fail(err as SmtpSessionError)
+      plain.destroy()
+      throw err
+    })
     this.socket = secure
     this.tls = true
     this.attach(secure)
@@ -121,7 +144,7 @@ export class SmtpSession {
    * Opens a TCP connection to `ip:port` within `timeout_ms`.
    * @throws SmtpSessionError `no_connect` (refused, unreachable) or `timeout`.
    */
-  static async connect (ip: string, port: number, timeoutMs: number): Promise<SmtpSession> {
+  static async connect(ip: string, port: number, timeoutMs: number): Promise<SmtpSession> {
     return await new Promise<SmtpSession>((resolve, reject) => {
       const socket = createConnection({ host: ip, port })
       const timer = setTimeout(() => {
@@ -140,20 +163,28 @@ export class SmtpSession {
     })
   }
 
-  private onData (chunk: string): void {
+  private onData(chunk: string): void {
     this.buffer += chunk
-    if (this.buffer.length > MAX_REPLY_BYTES) { this.fail(new SmtpSessionError('closed', 'reply too long')); this.socket.destroy(); return }
+    if (this.buffer.length > MAX_REPLY_BYTES) {
+      this.fail(new SmtpSessionError('closed', 'reply too long'))
+      this.socket.destroy()
+      return
+    }
     let nl: number
     while ((nl = this.buffer.indexOf('\n')) >= 0) {
       const line = this.buffer.slice(0, nl).replace(/\r$/, '')
       this.buffer = this.buffer.slice(nl + 1)
       this.lines.push(line)
       if (/^\d{3}(?: |$)/.test(line)) this.completeReply()
-      else if (!/^\d{3}-/.test(line)) { this.fail(new SmtpSessionError('closed', `malformed reply line: ${line.slice(0, 80)}`)); this.socket.destroy(); return }
+      else if (!/^\d{3}-/.test(line)) {
+        this.fail(new SmtpSessionError('closed', `malformed reply line: ${line.slice(0, 80)}`))
+        this.socket.destroy()
+        return
+      }
     }
   }
 
-  private completeReply (): void {
+  private completeReply(): void {
     const lines = this.lines
     this.lines = []
     this.lastLines = lines.map(l => l.slice(4))
@@ -167,10 +198,13 @@ export class SmtpSession {
     }
   }
 
-  private fail (err: SmtpSessionError): void {
+  private fail(err: SmtpSessionError): void {
     if (this.ended) return
     this.ended = err
-    if (this.timer) { clearTimeout(this.timer); this.timer = null }
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
     if (this.waiting) {
       const w = this.waiting
       this.waiting = null
@@ -182,7 +216,7 @@ export class SmtpSession {
    * The next reply (the banner right after connecting).
    * @throws SmtpSessionError `timeout` after `timeout_ms`, `closed` when the server hung up.
    */
-  async read (): Promise<SmtpReply> {
+  async read(): Promise<SmtpReply> {
     const queued = this.replies.shift()
     if (queued) return queued
     if (this.ended) throw this.ended
@@ -207,7 +241,7 @@ export class SmtpSession {
   private timer: NodeJS.Timeout | null = null
 
   /** Sends one command line (CRLF added) and reads its reply. */
-  async command (line: string): Promise<SmtpReply> {
+  async command(line: string): Promise<SmtpReply> {
     this.send([line])
     return await this.read()
   }
@@ -217,14 +251,14 @@ export class SmtpSession {
    * PIPELINING); the caller reads one reply per line, in order, with `read`.
    * @throws Error for a line with a line break; SmtpSessionError when the session is over.
    */
-  send (lines: readonly string[]): void {
+  send(lines: readonly string[]): void {
     if (lines.some(line => /[\r\n]/.test(line))) throw new Error('command contains a line break')
     if (this.ended) throw this.ended
     this.socket.write(lines.map(line => `${line}\r\n`).join(''))
   }
 
   /** Sends QUIT without waiting long for the reply, then closes. */
-  async quit (): Promise<void> {
+  async quit(): Promise<void> {
     if (!this.ended) {
       this.socket.write('QUIT\r\n')
       await Promise.race([this.read().catch(() => undefined), new Promise(resolve => setTimeout(resolve, 200))])
@@ -232,7 +266,7 @@ export class SmtpSession {
     this.close()
   }
 
-  close (): void {
+  close(): void {
     this.fail(new SmtpSessionError('closed', 'closed by client'))
     this.socket.destroy()
   }

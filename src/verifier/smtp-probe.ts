@@ -45,16 +45,30 @@ export interface ProbeOptions {
 }
 
 /** Counters of a prober, for tests, the benchmark and `/metrics`; `by_provider` counts sessions and RCPTs per mail provider (`other` for the rest). */
-export interface ProbeStats { sessions: number, envelopes: number, rcpts: number, pushbacks: number, by_provider: Record<string, { sessions: number, rcpts: number }> }
+export interface ProbeStats {
+  sessions: number
+  envelopes: number
+  rcpts: number
+  pushbacks: number
+  by_provider: Record<string, { sessions: number; rcpts: number }>
+}
 
 /**
  * How a session ended: `answered` recipients got their answer in it; `tls_failed`: the
  * STARTTLS handshake failed, so the session is over and a clear-text one may follow.
  */
-interface SessionOutcome { failure: Failure | null, pushedBack: boolean, answered: number, tls_failed?: boolean }
+interface SessionOutcome {
+  failure: Failure | null
+  pushedBack: boolean
+  answered: number
+  tls_failed?: boolean
+}
 
 /** Where session runners put answers: the callers waiting for each address are told at once. */
-interface Answers { has: (address: string) => boolean, set: (address: string, answer: RecipientAnswer) => void }
+interface Answers {
+  has: (address: string) => boolean
+  set: (address: string, answer: RecipientAnswer) => void
+}
 
 /**
  * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
@@ -75,10 +89,20 @@ export class SmtpProber {
   /** MX hosts whose STARTTLS handshake failed lately, and how: asked in clear text for an hour. */
   private readonly tlsFailed = new LRUCache<string, string>({ max: 10_000, ttl: 3_600_000 })
 
-  constructor (resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
+  constructor(resolver: MailResolver, politeness: Politeness, options: ProbeOptions) {
     this.resolver = resolver
     this.politeness = politeness
-    this.o = { max_hosts: 2, rcpt_per_envelope: 50, rcpt_per_session: 500, starttls: true, retry_pushback: true, allow_private_targets: false, linger_ms: 250, pipeline_rcpt: 10, ...options }
+    this.o = {
+      max_hosts: 2,
+      rcpt_per_envelope: 50,
+      rcpt_per_session: 500,
+      starttls: true,
+      retry_pushback: true,
+      allow_private_targets: false,
+      linger_ms: 250,
+      pipeline_rcpt: 10,
+      ...options
+    }
   }
 
   /**
@@ -90,12 +114,28 @@ export class SmtpProber {
    * `provider` labels the politeness limits; `deadline` (epoch ms) bounds retries after
    * push-backs. Resolves with one answer per recipient address.
    */
-  async probe (hosts: readonly MailHost[], provider: string | null, groups: ReadonlyArray<readonly string[]>, options: { reuse: boolean, deadline: number }): Promise<Map<string, RecipientAnswer>> {
+  async probe(
+    hosts: readonly MailHost[],
+    provider: string | null,
+    groups: ReadonlyArray<readonly string[]>,
+    options: { reuse: boolean; deadline: number }
+  ): Promise<Map<string, RecipientAnswer>> {
     const answers = new Map<string, RecipientAnswer>()
     const tried = hosts.slice(0, this.o.max_hosts)
     if (tried.length === 0 || groups.length === 0) return answers
     if (!options.reuse) {
-      await Promise.all(groups.map(g => this.runQueue(tried, provider, g.map(address => ({ address, attempts: 0 })), answers, options.deadline, g.length)))
+      await Promise.all(
+        groups.map(g =>
+          this.runQueue(
+            tried,
+            provider,
+            g.map(address => ({ address, attempts: 0 })),
+            answers,
+            options.deadline,
+            g.length
+          )
+        )
+      )
       return answers
     }
     // Reuse: the route's lane, shared with whoever probes it now.
@@ -107,14 +147,23 @@ export class SmtpProber {
     }
     lane.deadline = Math.max(lane.deadline, options.deadline)
     const asked = [...new Set(groups.flat())]
-    const done = asked.map(address => new Promise<void>(resolve => {
-      const l = lane!
-      const waiters = l.waiting.get(address)
-      const tell = (a: RecipientAnswer): void => { answers.set(address, a); resolve() }
-      if (waiters) { waiters.push(tell); return }
-      l.waiting.set(address, [tell])
-      l.queue.push({ address, attempts: 0 })
-    }))
+    const done = asked.map(
+      address =>
+        new Promise<void>(resolve => {
+          const l = lane!
+          const waiters = l.waiting.get(address)
+          const tell = (a: RecipientAnswer): void => {
+            answers.set(address, a)
+            resolve()
+          }
+          if (waiters) {
+            waiters.push(tell)
+            return
+          }
+          l.waiting.set(address, [tell])
+          l.queue.push({ address, attempts: 0 })
+        })
+    )
     for (const wake of lane.wakers.splice(0)) wake()
     this.staff(key, lane, tried, provider)
     await Promise.all(done)
@@ -122,7 +171,7 @@ export class SmtpProber {
   }
 
   /** Starts session runners for a lane up to the politeness limit (one per 4 queued recipients at least). */
-  private staff (key: string, lane: Lane, hosts: readonly MailHost[], provider: string | null): void {
+  private staff(key: string, lane: Lane, hosts: readonly MailHost[], provider: string | null): void {
     const target = Math.max(1, Math.min(this.politeness.sessionsFor(hosts[0].host, provider), Math.ceil(lane.queue.length / 4)))
     const sink: Answers = {
       has: address => !lane.waiting.has(address),
@@ -147,7 +196,15 @@ export class SmtpProber {
   }
 
   /** One session runner: takes recipients from the shared queue until it is empty. */
-  private async runQueue (hosts: readonly MailHost[], provider: string | null, queue: Item[], answers: Answers, deadline: number, perSession: number, more?: (ms: number) => Promise<boolean>): Promise<void> {
+  private async runQueue(
+    hosts: readonly MailHost[],
+    provider: string | null,
+    queue: Item[],
+    answers: Answers,
+    deadline: number,
+    perSession: number,
+    more?: (ms: number) => Promise<boolean>
+  ): Promise<void> {
     let hostIndex = 0
     let lastFailure: Failure | null = null
     let clearTextTried = false
@@ -204,7 +261,14 @@ export class SmtpProber {
    * (the probe carries no message). Either way the answers say why they were asked without
    * TLS (`clear_text`).
    */
-  private async session (host: MailHost, provider: string | null, queue: Item[], answers: Answers, perSession: number, more?: (ms: number) => Promise<boolean>): Promise<SessionOutcome> {
+  private async session(
+    host: MailHost,
+    provider: string | null,
+    queue: Item[],
+    answers: Answers,
+    perSession: number,
+    more?: (ms: number) => Promise<boolean>
+  ): Promise<SessionOutcome> {
     let answered = 0
     let resolved: string[]
     try {
@@ -212,11 +276,27 @@ export class SmtpProber {
     } catch (err) {
       // DNS did not say where the host is: a DNS timeout is a timeout, anything else unexpected.
       const code = (err as { code?: string }).code
-      return { failure: { kind: 'session', host, reply: null, reason: code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error', detail: err instanceof Error ? err.message : String(err) }, pushedBack: false, answered }
+      return {
+        failure: {
+          kind: 'session',
+          host,
+          reply: null,
+          reason: code === 'ETIMEOUT' ? 'timeout' : 'unexpected_error',
+          detail: err instanceof Error ? err.message : String(err)
+        },
+        pushedBack: false,
+        answered
+      }
     }
-    if (resolved.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false, answered }
+    if (resolved.length === 0)
+      return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no address` }, pushedBack: false, answered }
     const ips = this.o.allow_private_targets ? resolved : resolved.filter(isPublicAddress)
-    if (ips.length === 0) return { failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no public address: not connected` }, pushedBack: false, answered }
+    if (ips.length === 0)
+      return {
+        failure: { kind: 'session', host, reply: null, reason: 'no_connect', detail: `${host.host} has no public address: not connected` },
+        pushedBack: false,
+        answered
+      }
     const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
     this.stats.sessions++
     counted.sessions++
@@ -247,7 +327,13 @@ export class SmtpProber {
       }
     }
     const refused = (reply: SmtpReply, step: string): SessionOutcome => {
-      const f: Failure = { kind: 'session', host, reply, reason: classifySessionRefusal(reply), detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300) }
+      const f: Failure = {
+        kind: 'session',
+        host,
+        reply,
+        reason: classifySessionRefusal(reply),
+        detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300)
+      }
       requeue(f)
       return { failure: f, pushedBack: isPushBack(f), answered }
     }
@@ -309,7 +395,15 @@ export class SmtpProber {
               }
               if (reply.code === 421) return refused(reply, 'RCPT TO')
               inFlight.shift()
-              answers.set(item.address, { kind: 'rcpt', host, reply, outcome, tls: session.tls, asked_at: askedAt, ...(clearText === undefined ? {} : { clear_text: clearText }) })
+              answers.set(item.address, {
+                kind: 'rcpt',
+                host,
+                reply,
+                outcome,
+                tls: session.tls,
+                asked_at: askedAt,
+                ...(clearText === undefined ? {} : { clear_text: clearText })
+              })
               answered++
               inEnvelope++
               asked++

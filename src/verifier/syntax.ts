@@ -3,8 +3,8 @@ import { parse as parseDomain } from 'tldts'
 
 /** Result of parsing one address. */
 export type ParsedAddress =
-  | { ok: true, local: string, domain: string, ascii_domain: string, normalized: string, quoted: boolean, eai: boolean }
-  | { ok: false, detail: string }
+  | { ok: true; local: string; domain: string; ascii_domain: string; normalized: string; quoted: boolean; eai: boolean }
+  | { ok: false; detail: string }
 
 // RFC 5322 §3.2.3 atext, extended by RFC 6531 §3.3 with UTF8-non-ascii.
 const ATEXT = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~\u0080-\u{10FFFF}]+$/u
@@ -21,7 +21,7 @@ const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/
 
 const octets = (s: string): number => Buffer.byteLength(s, 'utf8')
 
-function checkLocal (local: string): string | null {
+function checkLocal(local: string): string | null {
   if (local.length === 0) return 'empty local part'
   if (octets(local) > 64) return 'local part longer than 64 octets (RFC 5321 §4.5.3.1.1)'
   if (UNSAFE.test(local.replace(/[\x20-\x7E]/g, ''))) return 'space, control or unassigned character in local part'
@@ -51,7 +51,7 @@ function checkLocal (local: string): string | null {
 // Domain checks are pure and lists repeat domains: remember recent answers.
 const domainMemo = new Map<string, { ascii: string } | { error: string }>()
 
-function checkDomain (domain: string): { ascii: string } | { error: string } {
+function checkDomain(domain: string): { ascii: string } | { error: string } {
   const hit = domainMemo.get(domain)
   if (hit) return hit
   const r = checkDomainUncached(domain)
@@ -60,7 +60,7 @@ function checkDomain (domain: string): { ascii: string } | { error: string } {
   return r
 }
 
-function checkDomainUncached (domain: string): { ascii: string } | { error: string } {
+function checkDomainUncached(domain: string): { ascii: string } | { error: string } {
   if (domain.length === 0) return { error: 'empty domain' }
   if (domain.startsWith('[')) return { error: 'address literals cannot be verified (RFC 5321 §4.1.3); a domain name is required' }
   if (DOMAIN_ASCII_BAD.test(domain) || UNSAFE.test(domain)) return { error: 'invalid character in domain' }
@@ -89,7 +89,7 @@ function checkDomainUncached (domain: string): { ascii: string } | { error: stri
  * suffix list (the domain must be registrable under a known suffix). No network.
  * `normalized` keeps the local part as sent (in NFC) and lower-cases the domain in ASCII.
  */
-export function parseAddress (input: string): ParsedAddress {
+export function parseAddress(input: string): ParsedAddress {
   if (typeof input !== 'string' || input.length === 0) return { ok: false, detail: 'empty address' }
   if (/[\r\n\0]/.test(input)) return { ok: false, detail: 'control characters in address' }
   const at = input.lastIndexOf('@')

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 const require = createRequire(import.meta.url)
 // mailcheck's successor (Sift3 distance against popular mailbox domains and TLDs).
 const spell = require('@zootools/email-spell-checker') as {
-  run: (o: { email: string, domains?: string[], topLevelDomains?: string[], secondLevelDomains?: string[] }) => { full: string } | undefined
+  run: (o: { email: string; domains?: string[]; topLevelDomains?: string[]; secondLevelDomains?: string[] }) => { full: string } | undefined
   POPULAR_DOMAINS: string[]
   POPULAR_TLDS: string[]
 }
@@ -17,7 +17,7 @@ const TLDS = spell.POPULAR_TLDS.filter(t => t !== 'co')
  * against common mailbox providers (`jane@gmial.com` → `jane@gmail.com`), or null when
  * the address looks right or is too far from every known domain.
  */
-export function suggestCorrection (input: string): string | null {
+export function suggestCorrection(input: string): string | null {
   const email = input.trim()
   const at = email.lastIndexOf('@')
   if (at <= 0 || at === email.length - 1) return null
@@ -33,7 +33,7 @@ export function suggestCorrection (input: string): string | null {
 
 const memo = new Map<string, string | null>()
 
-function suggestDomain (domain: string): string | null {
+function suggestDomain(domain: string): string | null {
   const suggestion = spell.run({ email: `x@${domain}`, topLevelDomains: TLDS })
   if (!suggestion) return null
   const proposed = suggestion.full.slice(suggestion.full.lastIndexOf('@') + 1)
@@ -45,7 +45,7 @@ function suggestDomain (domain: string): string | null {
 }
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions, adjacent transpositions. */
-export function editDistance (a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
   for (let j = 1; j <= b.length; j++) d[0][j] = j
   for (let i = 1; i <= a.length; i++) {

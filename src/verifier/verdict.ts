@@ -12,7 +12,15 @@ import { VERDICT_OF, type CheckRecord, type Reason, type VerificationResult } fr
  * is retried. A full mailbox is temporary (RFC 3463 X.2.2 is a persistent-transient
  * status), so it is among them.
  */
-export const RETRYABLE: ReadonlySet<Reason> = new Set(['greylisted', 'timeout', 'no_connect', 'smtp_unavailable', 'ip_blocked', 'unexpected_error', 'mailbox_full'])
+export const RETRYABLE: ReadonlySet<Reason> = new Set([
+  'greylisted',
+  'timeout',
+  'no_connect',
+  'smtp_unavailable',
+  'ip_blocked',
+  'unexpected_error',
+  'mailbox_full'
+])
 
 /** What is known of an address when its verdict is made. */
 export interface Findings {
@@ -28,7 +36,7 @@ export interface Findings {
  * The result for `reason`: its verdict, score and retryability. `smtp_requested: false`
  * marks an `unknown` that comes from SMTP not being asked for (retrying would tell nothing more).
  */
-export function resultOf (f: Findings, reason: Reason, at: Date, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {
+export function resultOf(f: Findings, reason: Reason, at: Date, extra: Partial<VerificationResult> & { smtp_requested?: boolean } = {}): VerificationResult {
   const { smtp_requested: smtpRequested = true, ...rest } = extra
   const { score, breakdown } = scoreOf(reason, f.flags)
   return {
@@ -61,7 +69,7 @@ export function resultOf (f: Findings, reason: Reason, at: Date, extra: Partial<
  * `smtp_not_requested` (verdict `unknown`: nobody asked the mailbox), never a failure
  * reason for a check nobody asked for.
  */
-export function firmReason (flags: readonly string[], didYouMean: string | null, smtp: 'accepted' | 'unavailable' | 'not_requested'): Reason {
+export function firmReason(flags: readonly string[], didYouMean: string | null, smtp: 'accepted' | 'unavailable' | 'not_requested'): Reason {
   if (flags.includes('disposable')) return 'disposable'
   if (smtp === 'unavailable') return 'smtp_unavailable'
   if (didYouMean !== null) return 'low_quality'
@@ -75,15 +83,18 @@ export function firmReason (flags: readonly string[], didYouMean: string | null,
  * refusal (RFC 3463 X.7.x that does not blame our host) says nothing about the mailbox:
  * `smtp_unavailable`, an `unknown` reason, never `invalid`.
  */
-export function refusalReason (outcome: Exclude<RcptOutcome, 'accepted'>): Reason {
+export function refusalReason(outcome: Exclude<RcptOutcome, 'accepted'>): Reason {
   switch (outcome) {
-    case 'too_many_recipients': return 'smtp_unavailable'
-    case 'policy_rejected': return 'smtp_unavailable'
-    default: return outcome
+    case 'too_many_recipients':
+      return 'smtp_unavailable'
+    case 'policy_rejected':
+      return 'smtp_unavailable'
+    default:
+      return outcome
   }
 }
 
 /** How an RCPT answer reads as a check outcome: accepted passes, temporary refusals warn, the rest fail. */
-export function rcptCheckOutcome (outcome: RcptOutcome): CheckRecord['outcome'] {
+export function rcptCheckOutcome(outcome: RcptOutcome): CheckRecord['outcome'] {
   return outcome === 'accepted' ? 'pass' : outcome === 'mailbox_full' || outcome === 'greylisted' ? 'warn' : 'fail'
 }

@@ -5,11 +5,13 @@ import * as batch from '../domain/batch/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { type CommandContext } from '../commands/context.ts'
+import type { CommandContext } from '../commands/context.ts'
 import { load } from '../commands/command-handler.ts'
-import { deferBatchItems, recordBatchResults, settleBatchChunk } from '../commands/batch-processing.ts'
-import { chargeFor } from '../commands/complete-job.ts'
-import { closeIdleIntake } from '../commands/batches.ts'
+import { deferBatchItems } from '../commands/batch/defer-batch-items.ts'
+import { recordBatchResults } from '../commands/batch/record-batch-results.ts'
+import { settleBatchChunk } from '../commands/batch/settle-batch-chunk.ts'
+import { chargeFor } from '../commands/job/complete-job.ts'
+import { closeIdleIntake } from '../commands/batch/close-idle-intake.ts'
 import { idleBatches } from '../projections/batches.ts'
 import type { Metrics } from '../ports/metrics.ts'
 
@@ -20,7 +22,7 @@ export interface BatchWorkerOptions {
   /** Parts verified at once by this process. */
   concurrency: number
   /** Greylisting: first retry delay, doubled per attempt, and the deadline after the chunk came (ms). */
-  greylist: { retry_ms: number, deadline_ms: number }
+  greylist: { retry_ms: number; deadline_ms: number }
   /** Intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`). */
   intake_idle_s: number
   /** Whether this process sweeps idle intakes (it has the read models). */
@@ -41,10 +43,16 @@ export interface BatchWorkerOptions {
  * Idempotent: items with a result are skipped, results recorded twice change nothing.
  * With `sweep`, intake idle for `intake_idle_s` is closed every min(60 s, idle / 4).
  */
-export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: BatchWorkerOptions): Promise<Consumer> {
-
+export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: BatchWorkerOptions): Promise<Consumer> {
   /** Verifies `items` of a chunk and records their results; greylisted ones are deferred (attempt `attempt`). */
-  const verify = async (batchUuid: string, chunkUuid: string, items: ReadonlyArray<{ i: number, email: string }>, attempt: number, deadline: number, causation: string): Promise<void> => {
+  const verify = async (
+    batchUuid: string,
+    chunkUuid: string,
+    items: ReadonlyArray<{ i: number; email: string }>,
+    attempt: number,
+    deadline: number,
+    causation: string
+  ): Promise<void> => {
     const loaded = await load(ctx, `batch-${batchUuid}`, batch)
     const s = loaded.state
     if (s.status === 'none') return
@@ -57,17 +65,27 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     if (todo.length === 0) return
     const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
     const results: BatchItemResult[] = []
-    const deferred: Array<{ i: number, email: string }> = []
+    const deferred: Array<{ i: number; email: string }> = []
     // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
     // are shared with every other part and job probing the same MX meanwhile.
     const live = opened.filter(item => item.address !== null)
     // The latest time a greylisted recipient of this part was asked (the windows run from there).
     let lastGreylisted = 0
-    const verified = s.environment === 'test'
-      ? live.map(item => simulate(item.address!, s.checks, ctx.now()))
-      : await engine.verifyMany(live.map(item => ({ email: item.address!, checks: s.checks })), { greylist: 'defer', on_greylisted: (_i, at) => { lastGreylisted = Math.max(lastGreylisted, at) } })
+    const verified =
+      s.environment === 'test'
+        ? live.map(item => simulate(item.address!, s.checks, ctx.now()))
+        : await engine.verifyMany(
+            live.map(item => ({ email: item.address!, checks: s.checks })),
+            {
+              greylist: 'defer',
+              on_greylisted: (_i, at) => {
+                lastGreylisted = Math.max(lastGreylisted, at)
+              }
+            }
+          )
     // The account was erased meanwhile: nothing to verify, nothing charged.
-    for (const item of opened) if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
+    for (const item of opened)
+      if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
     // Asked again once the greylisting window since the part's last greylisted RCPT has passed
     // (the engine's slack added): as the engine alone would, never too early (which would cost
     // a round), and not later for the rest of the part's call.
@@ -75,7 +93,10 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     const retryAt = askedAt + options.greylist.retry_ms * 2 ** (attempt - 1) + Math.min(250, options.greylist.retry_ms * 0.1)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
-      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) { deferred.push({ i: item.i, email: item.email }); continue }
+      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) {
+        deferred.push({ i: item.i, email: item.email })
+        continue
+      }
       results.push({
         i: item.i,
         verdict: r.verdict,
@@ -96,29 +117,39 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
     }
     if (deferred.length > 0) {
       deferred.sort((a, b) => a.i - b.i)
-      await deferBatchItems(ctx, batchUuid, chunkUuid, deferred, { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)
+      await deferBatchItems(
+        ctx,
+        batchUuid,
+        chunkUuid,
+        deferred,
+        { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() },
+        causation
+      )
       options.metrics?.deferrals.inc()
     }
   }
 
-  const consumer = await bus.consume({ name: 'batches', event_types: BATCH_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
-    if (event.type === 'BatchItemsAdded') {
-      const d = event.data as BatchItemsAdded['data']
-      const items = d.items.flatMap((item, k) => item.invalid ? [] : [{ i: d.first + k, email: item.email }])
-      await verify(d.batch_uuid, d.chunk_uuid, items, 1, Date.parse(d.added_at) + options.greylist.deadline_ms, event.id)
-      return
+  const consumer = await bus.consume(
+    { name: 'batches', event_types: BATCH_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 },
+    async (event: RecordedEvent) => {
+      if (event.type === 'BatchItemsAdded') {
+        const d = event.data as BatchItemsAdded['data']
+        const items = d.items.flatMap((item, k) => (item.invalid ? [] : [{ i: d.first + k, email: item.email }]))
+        await verify(d.batch_uuid, d.chunk_uuid, items, 1, Date.parse(d.added_at) + options.greylist.deadline_ms, event.id)
+        return
+      }
+      if (event.type === 'BatchItemsDeferred') {
+        const d = event.data as BatchItemsDeferred['data']
+        const wait = Date.parse(d.retry_at) - Date.now()
+        if (wait > 0) throw new RetryLater(wait)
+        await verify(d.batch_uuid, d.chunk_uuid, d.items, d.attempt + 1, Date.parse(d.deadline_at), event.id)
+        return
+      }
+      if (event.type === 'BatchChunkProcessed') {
+        await settleBatchChunk(ctx, event.data as BatchChunkProcessed['data'], event.id)
+      }
     }
-    if (event.type === 'BatchItemsDeferred') {
-      const d = event.data as BatchItemsDeferred['data']
-      const wait = Date.parse(d.retry_at) - Date.now()
-      if (wait > 0) throw new RetryLater(wait)
-      await verify(d.batch_uuid, d.chunk_uuid, d.items, d.attempt + 1, Date.parse(d.deadline_at), event.id)
-      return
-    }
-    if (event.type === 'BatchChunkProcessed') {
-      await settleBatchChunk(ctx, event.data as BatchChunkProcessed['data'], event.id)
-    }
-  })
+  )
 
   let timer: NodeJS.Timeout | null = null
   if (options.sweep) {
@@ -127,7 +158,12 @@ export async function startBatchWorker (ctx: CommandContext, bus: Bus, engine: V
       const before = new Date(ctx.now().getTime() - idleMs).toISOString()
       for (const b of await idleBatches(ctx, before)) await closeIdleIntake(ctx, b.uuid, before)
     }
-    timer = setInterval(() => { sweep().catch(err => options.log?.('batch intake sweep failed', err)) }, Math.max(50, Math.min(60_000, idleMs / 4)))
+    timer = setInterval(
+      () => {
+        sweep().catch(err => options.log?.('batch intake sweep failed', err))
+      },
+      Math.max(50, Math.min(60_000, idleMs / 4))
+    )
   }
 
   return {

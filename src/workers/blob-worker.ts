@@ -2,7 +2,7 @@ import type { Bus, Consumer } from '../ports/bus.ts'
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { BlobStore } from '../ports/blob-store.ts'
 import type { BatchSourceRemoved } from '../domain/batch-source/events.ts'
-import { removeBatchSource } from '../commands/batch-sources.ts'
+import { removeBatchSource } from '../commands/batch-source/remove-batch-source.ts'
 import { expiredSources } from '../projections/batches.ts'
 import type { CommandContext } from '../commands/context.ts'
 
@@ -25,9 +25,12 @@ export interface BlobWorkerOptions {
  * `sweep_ms` (RemoveSource `expired`: an event, then the deletion through this same
  * consumer). Idempotent: deleting twice deletes nothing more.
  */
-export async function startBlobWorker (ctx: CommandContext, bus: Bus, blobs: BlobStore, options: BlobWorkerOptions): Promise<Consumer> {
+export async function startBlobWorker(ctx: CommandContext, bus: Bus, blobs: BlobStore, options: BlobWorkerOptions): Promise<Consumer> {
   const consumer = await bus.consume({ name: 'blobs', event_types: BLOB_EVENTS, concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
-    if (event.type === 'UserDeleted') { await blobs.deleteOwner(event.data.user_uuid as string); return }
+    if (event.type === 'UserDeleted') {
+      await blobs.deleteOwner(event.data.user_uuid as string)
+      return
+    }
     const d = event.data as BatchSourceRemoved['data']
     await blobs.delete(d.user_uuid, d.blob_id)
   })
@@ -37,7 +40,15 @@ export async function startBlobWorker (ctx: CommandContext, bus: Bus, blobs: Blo
     for (const s of await expiredSources(ctx, ctx.now().toISOString(), 100)) await removeBatchSource(ctx, s.batch_uuid, s.blob_id, 'expired')
   }
   if (options.sweep) {
-    timer = setInterval(() => { sweeping ??= sweep().catch(err => { options.log('blob retention sweep failed', err) }).finally(() => { sweeping = null }) }, options.sweep_ms)
+    timer = setInterval(() => {
+      sweeping ??= sweep()
+        .catch(err => {
+          options.log('blob retention sweep failed', err)
+        })
+        .finally(() => {
+          sweeping = null
+        })
+    }, options.sweep_ms)
     timer.unref()
   }
   return {

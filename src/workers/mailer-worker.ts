@@ -3,12 +3,21 @@ import type { Bus, Consumer } from '../ports/bus.ts'
 import type { Mailer } from '../ports/mail.ts'
 import type { ConfirmationCodeIssued, EmailChanged, EmailChangeRequested, PasswordChanged, PasswordResetRequested } from '../domain/user/events.ts'
 import * as user from '../domain/user/decider.ts'
-import { type CommandContext } from '../commands/context.ts'
+import type { CommandContext } from '../commands/context.ts'
 import { load } from '../commands/command-handler.ts'
 import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */
-export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested', 'EmailChangeRequested', 'PasswordChanged', 'EmailChanged', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserDeleted'] as const
+export const MAILER_EVENTS = [
+  'ConfirmationCodeIssued',
+  'PasswordResetRequested',
+  'EmailChangeRequested',
+  'PasswordChanged',
+  'EmailChanged',
+  'TwoFactorEnabled',
+  'TwoFactorDisabled',
+  'UserDeleted'
+] as const
 
 /**
  * The mailer worker: sends the mail that an event calls for, in the account's locale.
@@ -20,7 +29,7 @@ export const MAILER_EVENTS = ['ConfirmationCodeIssued', 'PasswordResetRequested'
  * the event id, so a redelivered event re-sends the same message (same Message-ID, same
  * outbox file). Nothing is sent for an erased account or a code that was superseded.
  */
-export async function startMailerWorker (ctx: CommandContext, bus: Bus, mailer: Mailer): Promise<Consumer> {
+export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: Mailer): Promise<Consumer> {
   return await bus.consume({ name: 'mailer', event_types: MAILER_EVENTS, concurrency: 4, max_deliveries: 8 }, async (event: RecordedEvent) => {
     if (event.type === 'UserDeleted') {
       // Erasure: the mails this mailer kept of the account (the outbox's files) go with it.

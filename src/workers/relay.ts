@@ -3,8 +3,8 @@ import type { Bus } from '../ports/bus.ts'
 
 /** Where the relay keeps its checkpoint (the SQLite event store implements it). */
 export interface CheckpointStore {
-  getCheckpoint (name: string): Promise<number>
-  setCheckpoint (name: string, position: number): Promise<void>
+  getCheckpoint(name: string): Promise<number>
+  setCheckpoint(name: string, position: number): Promise<void>
 }
 
 /** How often the relay writes its checkpoint while events flow (ms). */
@@ -45,7 +45,12 @@ export class Relay {
   /** Whether the relay has read everything stored when it started (ready). */
   caughtUp = false
 
-  constructor (store: EventStore, bus: Bus, checkpoints: CheckpointStore, options: { name?: string, window?: number, window_bytes?: number, event_types?: readonly string[] } = {}) {
+  constructor(
+    store: EventStore,
+    bus: Bus,
+    checkpoints: CheckpointStore,
+    options: { name?: string; window?: number; window_bytes?: number; event_types?: readonly string[] } = {}
+  ) {
     this.store = store
     this.bus = bus
     this.checkpoints = checkpoints
@@ -55,30 +60,43 @@ export class Relay {
     this.eventTypes = options.event_types
   }
 
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     this.saved = await this.checkpoints.getCheckpoint(this.name)
     this.stored = this.saved
-    this.sub = this.store.subscribeToAll({ from_position: this.saved, event_types: this.eventTypes, on_caught_up: () => { this.caughtUp = true } }, async event => {
-      while (this.pending.size >= this.window || (this.pending.size > 0 && this.pendingBytes >= this.windowBytes)) await new Promise<void>(resolve => this.slots.push(resolve))
-      this.pending.set(event.position, false)
-      this.sizes.set(event.position, event.size ?? 0)
-      this.pendingBytes += event.size ?? 0
-      this.order.push(event.position)
-      this.queue.push(event)
-      if (!this.pumping) {
-        this.pumping = true
-        // Published on the next turn, all at once: the client writes them to its socket together.
-        setImmediate(() => {
-          this.pumping = false
-          const batch = this.queue
-          this.queue = []
-          for (const e of batch) void this.publish(e)
-        })
+    this.sub = this.store.subscribeToAll(
+      {
+        from_position: this.saved,
+        event_types: this.eventTypes,
+        on_caught_up: () => {
+          this.caughtUp = true
+        }
+      },
+      async event => {
+        while (this.pending.size >= this.window || (this.pending.size > 0 && this.pendingBytes >= this.windowBytes))
+          await new Promise<void>(resolve => this.slots.push(resolve))
+        this.pending.set(event.position, false)
+        this.sizes.set(event.position, event.size ?? 0)
+        this.pendingBytes += event.size ?? 0
+        this.order.push(event.position)
+        this.queue.push(event)
+        if (!this.pumping) {
+          this.pumping = true
+          // Published on the next turn, all at once: the client writes them to its socket together.
+          setImmediate(() => {
+            this.pumping = false
+            const batch = this.queue
+            this.queue = []
+            for (const e of batch) void this.publish(e)
+          })
+        }
+      },
+      err => {
+        console.error('relay subscription stopped', err)
       }
-    }, err => { console.error('relay subscription stopped', err) })
+    )
   }
 
-  private async publish (event: Parameters<Bus['publish']>[0]): Promise<void> {
+  private async publish(event: Parameters<Bus['publish']>[0]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.bus.publish(event)
@@ -104,7 +122,7 @@ export class Relay {
   }
 
   /** Writes the checkpoint at most every SAVE_EVERY_MS (a restart re-publishes what came after it: the bus drops duplicates). */
-  private saveSoon (): void {
+  private saveSoon(): void {
     if (this.saveTimer !== null) return
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null
@@ -112,23 +130,35 @@ export class Relay {
     }, SAVE_EVERY_MS)
   }
 
-  private async save (): Promise<void> {
+  private async save(): Promise<void> {
     while (this.saving) await this.saving
     if (this.saved <= this.stored) return
     const position = this.saved
-    this.saving = this.checkpoints.setCheckpoint(this.name, position)
-      .then(() => { this.stored = Math.max(this.stored, position) })
-      .catch((err: unknown) => { console.error('relay: checkpoint not saved', err) })
-      .finally(() => { this.saving = null })
+    this.saving = this.checkpoints
+      .setCheckpoint(this.name, position)
+      .then(() => {
+        this.stored = Math.max(this.stored, position)
+      })
+      .catch((err: unknown) => {
+        console.error('relay: checkpoint not saved', err)
+      })
+      .finally(() => {
+        this.saving = null
+      })
     await this.saving
   }
 
   /** Checkpoint stored so far (every event up to it was accepted by the bus). */
-  get checkpoint (): number { return this.saved }
+  get checkpoint(): number {
+    return this.saved
+  }
 
-  async stop (): Promise<void> {
+  async stop(): Promise<void> {
     await this.sub?.stop()
-    if (this.saveTimer !== null) { clearTimeout(this.saveTimer); this.saveTimer = null }
+    if (this.saveTimer !== null) {
+      clearTimeout(this.saveTimer)
+      this.saveTimer = null
+    }
     await this.save()
   }
 }

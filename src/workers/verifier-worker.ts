@@ -5,10 +5,12 @@ import type { JobDeferred, JobQueued } from '../domain/job/events.ts'
 import * as job from '../domain/job/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import { simulate } from '../verifier/sandbox.ts'
-import { type CommandContext } from '../commands/context.ts'
+import type { CommandContext } from '../commands/context.ts'
 import { load } from '../commands/command-handler.ts'
-import { completeJob, failJob, settleJob } from '../commands/complete-job.ts'
-import { deferJob } from '../commands/defer-job.ts'
+import { completeJob } from '../commands/job/complete-job.ts'
+import { failJob } from '../commands/job/fail-job.ts'
+import { settleJob } from '../commands/job/settle-job.ts'
+import { deferJob } from '../commands/job/defer-job.ts'
 import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
 import type { Metrics } from '../ports/metrics.ts'
@@ -19,7 +21,7 @@ export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const
 export interface VerifierWorkerOptions {
   concurrency: number
   /** Greylisting: first retry delay, doubled per attempt, and the deadline after queueing (ms). */
-  greylist: { retry_ms: number, deadline_ms: number }
+  greylist: { retry_ms: number; deadline_ms: number }
   /** Read store to find deferred jobs at start (timers do not survive a restart). */
   reads?: ReadStore
   /** Counts jobs by verdict and reason, and deferrals. */
@@ -42,17 +44,22 @@ export interface VerifierWorker extends Consumer {
  * deferred jobs are also picked up at start.
  * Idempotent: a job already terminal is only settled, so redelivery changes nothing.
  */
-export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: VerifierWorkerOptions): Promise<VerifierWorker> {
+export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: VerifierWorkerOptions): Promise<VerifierWorker> {
   const batcher = new VerifyBatcher(engine, { greylist: 'defer' })
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
 
   const schedule = (jobUuid: string, at: string, causation: string): void => {
     if (stopped || timers.has(jobUuid)) return
-    const timer = setTimeout(() => {
-      timers.delete(jobUuid)
-      run(jobUuid, causation).catch(err => { console.error(`verifier: retry of job ${jobUuid} failed`, err) })
-    }, Math.max(0, Date.parse(at) - Date.now()))
+    const timer = setTimeout(
+      () => {
+        timers.delete(jobUuid)
+        run(jobUuid, causation).catch(err => {
+          console.error(`verifier: retry of job ${jobUuid} failed`, err)
+        })
+      },
+      Math.max(0, Date.parse(at) - Date.now())
+    )
     timers.set(jobUuid, timer)
   }
 
@@ -73,41 +80,45 @@ export async function startVerifierWorker (ctx: CommandContext, bus: Bus, engine
       if (await failJob(ctx, loaded, 'account erased', causation)) options.metrics?.jobs.inc({ verdict: 'none', reason: 'failed' })
       return
     }
-    const result = state.environment === 'test'
-      ? simulate(email, state.checks, ctx.now())
-      : await batcher.verify(email, state.checks)
+    const result = state.environment === 'test' ? simulate(email, state.checks, ctx.now()) : await batcher.verify(email, state.checks)
     if (result.reason === 'greylisted' && !result.sandbox) {
       const now = ctx.now().getTime()
       const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
       const retryAt = now + options.greylist.retry_ms * 2 ** state.attempts
       if (retryAt < deadline) {
-        if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation)) options.metrics?.deferrals.inc()
+        if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation))
+          options.metrics?.deferrals.inc()
         return
       }
     }
     if (await completeJob(ctx, loaded, result, causation)) options.metrics?.jobs.inc({ verdict: result.verdict, reason: result.reason })
   }
 
-  const consumer = await bus.consume({ name: 'verifier', event_types: VERIFIER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async (event: RecordedEvent) => {
-    if (event.type === 'JobDeferred') {
-      // The retry rides on the bus: the message comes back when it is due (NATS: a nak
-      // with that delay, durable; in-process: a timer, and deferred jobs are found in the
-      // read store after a restart).
-      const d = event.data as JobDeferred['data']
-      const wait = Date.parse(d.retry_at) - Date.now()
-      if (wait > 0) throw new RetryLater(wait)
-      await run(d.job_uuid, event.id)
-      return
+  const consumer = await bus.consume(
+    { name: 'verifier', event_types: VERIFIER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 },
+    async (event: RecordedEvent) => {
+      if (event.type === 'JobDeferred') {
+        // The retry rides on the bus: the message comes back when it is due (NATS: a nak
+        // with that delay, durable; in-process: a timer, and deferred jobs are found in the
+        // read store after a restart).
+        const d = event.data as JobDeferred['data']
+        const wait = Date.parse(d.retry_at) - Date.now()
+        if (wait > 0) throw new RetryLater(wait)
+        await run(d.job_uuid, event.id)
+        return
+      }
+      await run((event.data as JobQueued['data']).job_uuid, event.id)
     }
-    await run((event.data as JobQueued['data']).job_uuid, event.id)
-  })
+  )
 
   if (options.reads) {
     for (const j of await deferredJobs({ reads: options.reads })) schedule(j.uuid, j.retry_at ?? new Date().toISOString(), `recovered:${j.uuid}`)
   }
 
   return {
-    get scheduled () { return timers.size },
+    get scheduled() {
+      return timers.size
+    },
     stop: async () => {
       stopped = true
       for (const t of timers.values()) clearTimeout(t)

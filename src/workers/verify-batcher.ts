@@ -2,7 +2,12 @@ import type { CheckName } from '../domain/checks.ts'
 import type { VerificationEngine, VerifyManyOptions } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 
-interface Waiting { email: string, checks: readonly CheckName[], resolve: (r: VerificationResult) => void, reject: (e: unknown) => void }
+interface Waiting {
+  email: string
+  checks: readonly CheckName[]
+  resolve: (r: VerificationResult) => void
+  reject: (e: unknown) => void
+}
 
 /**
  * Gathers the single verifications that arrive within `max_wait_ms` (or up to
@@ -17,14 +22,14 @@ export class VerifyBatcher {
   private waiting: Waiting[] = []
   private timer: NodeJS.Timeout | null = null
 
-  constructor (engine: VerificationEngine, options: { max_wait_ms?: number, max_items?: number } & VerifyManyOptions = {}) {
+  constructor(engine: VerificationEngine, options: { max_wait_ms?: number; max_items?: number } & VerifyManyOptions = {}) {
     this.engine = engine
     this.maxWaitMs = options.max_wait_ms ?? 15
     this.maxItems = options.max_items ?? 500
     this.options = { greylist: options.greylist ?? 'defer' }
   }
 
-  async verify (email: string, checks: readonly CheckName[]): Promise<VerificationResult> {
+  async verify(email: string, checks: readonly CheckName[]): Promise<VerificationResult> {
     return await new Promise<VerificationResult>((resolve, reject) => {
       this.waiting.push({ email, checks, resolve, reject })
       if (this.waiting.length >= this.maxItems) this.flush()
@@ -32,14 +37,28 @@ export class VerifyBatcher {
     })
   }
 
-  private flush (): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null }
+  private flush(): void {
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
     const batch = this.waiting
     this.waiting = []
     if (batch.length === 0) return
-    this.engine.verifyMany(batch.map(w => ({ email: w.email, checks: w.checks })), this.options).then(
-      results => { batch.forEach((w, i) => w.resolve(results[i])) },
-      err => { for (const w of batch) w.reject(err) }
-    )
+    this.engine
+      .verifyMany(
+        batch.map(w => ({ email: w.email, checks: w.checks })),
+        this.options
+      )
+      .then(
+        results => {
+          batch.forEach((w, i) => {
+            w.resolve(results[i])
+          })
+        },
+        err => {
+          for (const w of batch) w.reject(err)
+        }
+      )
   }
 }

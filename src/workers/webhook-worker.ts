@@ -1,10 +1,13 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
 import type { ReadStore } from '../ports/read-store.ts'
-import { type CommandContext } from '../commands/context.ts'
+import type { CommandContext } from '../commands/context.ts'
 import { load } from '../commands/command-handler.ts'
-import { attemptDelivery, deliveryUuid, recordDeliveryOutcome, requestDelivery, type DeliveryPolicy } from '../commands/webhook-deliveries.ts'
-import { webhooksStream } from '../commands/webhook-endpoints.ts'
+import { attemptDelivery } from '../commands/webhook-delivery/attempt-delivery.ts'
+import { deliveryUuid, requestDelivery } from '../commands/webhook-delivery/request-delivery.ts'
+import { recordDeliveryOutcome } from '../commands/webhook-delivery/record-delivery-outcome.ts'
+import type { DeliveryPolicy } from '../commands/webhook-delivery/delivery-policy.ts'
+import { webhooksStream } from '../commands/webhook/webhook-stream.ts'
 import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
@@ -48,7 +51,7 @@ export interface WebhookWorkerOptions {
  *   outcome counted on the endpoint (consecutive failures, automatic disabling).
  * Acknowledges a message only once its work is recorded in the event store.
  */
-export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: WebhookSender, options: WebhookWorkerOptions): Promise<Consumer> {
+export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: WebhookSender, options: WebhookWorkerOptions): Promise<Consumer> {
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
   /** Makes an attempt and counts its outcome. */
@@ -65,13 +68,28 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
   const notify = async (user: string, kind: WebhookEventKind, subject: string, status: string, at: string): Promise<void> => {
     const { state } = await load(ctx, webhooksStream(user), webhook)
     for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes(kind))) {
-      await requestDelivery(ctx, { delivery_uuid: deliveryUuid(endpoint.webhook_uuid, kind, subject), webhook_uuid: endpoint.webhook_uuid, user_uuid: user, event: kind, job_uuid: subject, status, timestamp: Math.floor(Date.parse(at) / 1000), test: false })
+      await requestDelivery(ctx, {
+        delivery_uuid: deliveryUuid(endpoint.webhook_uuid, kind, subject),
+        webhook_uuid: endpoint.webhook_uuid,
+        user_uuid: user,
+        event: kind,
+        job_uuid: subject,
+        status,
+        timestamp: Math.floor(Date.parse(at) / 1000),
+        test: false
+      })
     }
   }
 
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
-    const d = event.data as (JobCompleted['data'] | JobFailed['data'])
-    await notify(d.user_uuid, 'job.completed', d.job_uuid, event.type === 'JobCompleted' ? 'completed' : 'failed', 'completed_at' in d ? d.completed_at : d.failed_at)
+    const d = event.data as JobCompleted['data'] | JobFailed['data']
+    await notify(
+      d.user_uuid,
+      'job.completed',
+      d.job_uuid,
+      event.type === 'JobCompleted' ? 'completed' : 'failed',
+      'completed_at' in d ? d.completed_at : d.failed_at
+    )
   }
 
   const onBatchCompleted = async (event: RecordedEvent): Promise<void> => {
@@ -79,27 +97,33 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
     await notify(d.user_uuid, 'batch.completed', d.batch_uuid, 'completed', d.completed_at)
   }
 
-  const consumer = await bus.consume({ name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 }, async event => {
-    if (event.type === 'WebhookDeliveryRequested') {
-      const d = event.data as WebhookDeliveryRequested['data']
-      if (!d.test) await attempt(d.delivery_uuid, 1) // tests are sent by the API at once
-      return
+  const consumer = await bus.consume(
+    { name: 'webhooks', event_types: WEBHOOK_WORKER_EVENTS, concurrency: options.concurrency, max_deliveries: 8 },
+    async event => {
+      if (event.type === 'WebhookDeliveryRequested') {
+        const d = event.data as WebhookDeliveryRequested['data']
+        if (!d.test) await attempt(d.delivery_uuid, 1) // tests are sent by the API at once
+        return
+      }
+      if (event.type === 'BatchCompleted') await onBatchCompleted(event)
+      else await onJobEnded(event)
     }
-    if (event.type === 'BatchCompleted') await onBatchCompleted(event)
-    else await onJobEnded(event)
-  })
+  )
 
-  const retries = await bus.consume({ name: 'webhook_retries', event_types: WEBHOOK_RETRY_EVENTS, concurrency: options.concurrency, max_deliveries: 50, max_pending: MAX_WAITING_RETRIES }, async event => {
-    const d = event.data as WebhookDeliveryAttempted['data']
-    if (d.test) return
-    if (d.next_attempt_at === null) {
-      await recordDeliveryOutcome(ctx, d, options.policy)
-      return
+  const retries = await bus.consume(
+    { name: 'webhook_retries', event_types: WEBHOOK_RETRY_EVENTS, concurrency: options.concurrency, max_deliveries: 50, max_pending: MAX_WAITING_RETRIES },
+    async event => {
+      const d = event.data as WebhookDeliveryAttempted['data']
+      if (d.test) return
+      if (d.next_attempt_at === null) {
+        await recordDeliveryOutcome(ctx, d, options.policy)
+        return
+      }
+      const wait = Date.parse(d.next_attempt_at) - Date.now()
+      if (wait > 0) throw new RetryLater(wait)
+      await attempt(d.delivery_uuid, d.attempt + 1)
     }
-    const wait = Date.parse(d.next_attempt_at) - Date.now()
-    if (wait > 0) throw new RetryLater(wait)
-    await attempt(d.delivery_uuid, d.attempt + 1)
-  })
+  )
 
   // In-process bus: a waiting retry is a timer of this process, so after a restart the
   // pending deliveries are found in the read model and their next attempt made when due
@@ -107,10 +131,15 @@ export async function startWebhookWorker (ctx: CommandContext, bus: Bus, send: W
   const resume = (d: WebhookDeliveryDoc): void => {
     if (stopped) return
     const wait = d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now())
-    timers.set(d.uuid, setTimeout(() => {
-      timers.delete(d.uuid)
-      attempt(d.uuid, d.attempts + 1).catch(err => { options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err) })
-    }, wait).unref())
+    timers.set(
+      d.uuid,
+      setTimeout(() => {
+        timers.delete(d.uuid)
+        attempt(d.uuid, d.attempts + 1).catch(err => {
+          options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err)
+        })
+      }, wait).unref()
+    )
   }
   if (options.resume) {
     for (const d of await pendingDeliveries({ reads: options.reads })) resume(d)

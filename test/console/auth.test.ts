@@ -24,29 +24,58 @@ const password = 'a long passphrase of mine'
 
 /** The words of each language the test reads and types by (what a person sees). */
 const WORDS = {
-  en: { signIn: 'Sign in', createLink: 'Create an account', email: 'Email address', password: 'Password', create: 'Create the account', code: 'Confirmation code', confirm: 'Confirm', overview: 'Overview', signOut: 'Sign out', mailed: /We sent a confirmation code to/, balance: 'Balance' },
-  fr: { signIn: 'Se connecter', createLink: 'Créer un compte', email: 'Adresse e-mail', password: 'Mot de passe', create: 'Créer le compte', code: 'Code de confirmation', confirm: 'Confirmer', overview: 'Vue d’ensemble', signOut: 'Se déconnecter', mailed: /Nous avons envoyé un code de confirmation à/, balance: 'Solde' }
+  en: {
+    signIn: 'Sign in',
+    createLink: 'Create an account',
+    email: 'Email address',
+    password: 'Password',
+    create: 'Create the account',
+    code: 'Confirmation code',
+    confirm: 'Confirm',
+    overview: 'Overview',
+    signOut: 'Sign out',
+    mailed: /We sent a confirmation code to/,
+    balance: 'Balance'
+  },
+  fr: {
+    signIn: 'Se connecter',
+    createLink: 'Créer un compte',
+    email: 'Adresse e-mail',
+    password: 'Mot de passe',
+    create: 'Créer le compte',
+    code: 'Code de confirmation',
+    confirm: 'Confirmer',
+    overview: 'Vue d’ensemble',
+    signOut: 'Se déconnecter',
+    mailed: /Nous avons envoyé un code de confirmation à/,
+    balance: 'Solde'
+  }
 } as const
 
 /** An access token of the test's own (the API read back), by the API's sign-in. */
-async function apiSession (email: string, pass = password): Promise<string> {
+async function apiSession(email: string, pass = password): Promise<string> {
   const r = await api('POST', '/api/auth/login', { body: { email, password: pass } })
   if (r.status !== 200) throw new Error(`login ${email}: ${r.status} ${JSON.stringify(r.body)}`)
   return r.body.access_token as string
 }
 
-async function heading (w: Watched): Promise<string> {
+async function heading(w: Watched): Promise<string> {
   await w.page.waitForSelector('h1')
   return await w.page.$eval('h1', h => h.textContent ?? '')
 }
 
 /** Opens the navigation where it is folded (390 px: behind the menu button). */
-async function openNav (w: Watched, menu: string): Promise<void> {
+async function openNav(w: Watched, menu: string): Promise<void> {
   const folded = await w.page.$eval('.nav-toggle', b => b.checkVisibility())
   if (folded) await press(w.page, menu)
 }
 
-for (const [locale, width] of [['en', 1440], ['fr', 390], ['en', 390], ['fr', 1440]] as const) {
+for (const [locale, width] of [
+  ['en', 1440],
+  ['fr', 390],
+  ['en', 390],
+  ['fr', 1440]
+] as const) {
   t.test(`sign up, confirm, reload, sign out, sign in — ${locale} at ${width} px`, async t => {
     const words = WORDS[locale]
     const email = `console-${locale}-${width}@example.com`
@@ -58,7 +87,10 @@ for (const [locale, width] of [['en', 1440], ['fr', 390], ['en', 390], ['fr', 14
     t.match(page.url(), /\/signin$/, 'a signed-out visitor lands on the sign-in page')
     // The positive control: the session check went out and came back, and nothing failed.
     await settle(w)
-    t.ok(w.requests.some(r => r.url.endsWith('/api/auth/refresh')), 'the first load asked for a session')
+    t.ok(
+      w.requests.some(r => r.url.endsWith('/api/auth/refresh')),
+      'the first load asked for a session'
+    )
     t.same(w.failing, [], 'a signed-out first load makes no failing request')
     if (locale === 'fr') {
       await press(page, 'Français')
@@ -87,12 +119,16 @@ for (const [locale, width] of [['en', 1440], ['fr', 390], ['en', 390], ['fr', 14
     const wallet = (await api('GET', '/api/wallet', { token })).body
     await page.waitForFunction(() => !/…/.test(document.querySelector('[data-testid=balance]')?.textContent ?? '…'))
     const shown = await page.$eval('[data-testid=balance]', e => e.textContent ?? '')
-    t.equal(shown.replace(/\D/g, ''), String(wallet.balance), 'the balance shown is the wallet\'s')
+    t.equal(shown.replace(/\D/g, ''), String(wallet.balance), "the balance shown is the wallet's")
 
     await page.reload()
     await waitForText(page, new RegExp(words.balance))
     t.match(page.url(), /\/overview$/, 'a reload keeps the session (refresh cookie; the token lives in memory only)')
-    t.equal(await page.evaluate(() => Object.keys(localStorage).filter(k => /token|session/i.test(k)).length + Object.keys(sessionStorage).length), 0, 'no token in web storage')
+    t.equal(
+      await page.evaluate(() => Object.keys(localStorage).filter(k => /token|session/i.test(k)).length + Object.keys(sessionStorage).length),
+      0,
+      'no token in web storage'
+    )
 
     await openNav(w, 'Menu')
     await press(page, words.signOut)
@@ -108,7 +144,7 @@ for (const [locale, width] of [['en', 1440], ['fr', 390], ['en', 390], ['fr', 14
     await waitForText(page, new RegExp(words.balance))
     t.match(page.url(), /\/overview$/)
     const sessions = (await api('GET', '/api/users/me/sessions', { token })).body as Array<{ method: string }>
-    t.ok(sessions.length >= 2, 'the API lists the page\'s session beside the test\'s')
+    t.ok(sessions.length >= 2, "the API lists the page's session beside the test's")
     assertClean(t, w, `${locale} ${width}`)
   })
 }
@@ -120,7 +156,10 @@ t.test('the two-factor challenge: a TOTP code, then a backup code', async t => {
   t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret, Date.now() + clockOffset) } })).status, 204)
   // The code verify-setup used is spent: the service's clock moves to the next step.
   clockOffset += 30_000
-  for (const [how, code] of [['TOTP', () => totp(setup.secret, Date.now() + clockOffset)], ['backup code', () => setup.backup_codes[0] as string]] as const) {
+  for (const [how, code] of [
+    ['TOTP', () => totp(setup.secret, Date.now() + clockOffset)],
+    ['backup code', () => setup.backup_codes[0] as string]
+  ] as const) {
     const w = await openConsole(browser, service.url)
     const page = w.page
     await page.goto(`${service.url}/signin`)
@@ -162,7 +201,7 @@ t.test('forgot and reset the password through the mailed link', async t => {
   assertClean(t, w, 'reset')
 })
 
-t.test('the lockout\'s 429 is said as a wait, not an error', async t => {
+t.test("the lockout's 429 is said as a wait, not an error", async t => {
   const email = 'console-locked@example.com'
   await signUp(api, dataDir, email, password)
   const w = await openConsole(browser, service.url)
@@ -197,9 +236,16 @@ t.test('signed-out pages by keyboard alone, and axe finds nothing serious on the
     await page.goto(`${service.url}/signin`)
     await page.waitForSelector('h1')
     // Tab from the top of the page: the language switch (two buttons), then the email and password fields.
-    const focused = async (): Promise<string> => await page.evaluate(() => { const a = document.activeElement as HTMLElement | null; return a ? `${a.tagName.toLowerCase()}:${(a as HTMLInputElement).type ?? ''}:${a.matches(':focus-visible')}` : '' })
+    const focused = async (): Promise<string> =>
+      await page.evaluate(() => {
+        const a = document.activeElement as HTMLElement | null
+        return a ? `${a.tagName.toLowerCase()}:${(a as HTMLInputElement).type ?? ''}:${a.matches(':focus-visible')}` : ''
+      })
     let seen = ''
-    for (let i = 0; i < 6 && !seen.startsWith('input:email'); i++) { await page.keyboard.press('Tab'); seen = await focused() }
+    for (let i = 0; i < 6 && !seen.startsWith('input:email'); i++) {
+      await page.keyboard.press('Tab')
+      seen = await focused()
+    }
     t.equal(seen, 'input:email:true', 'Tab reaches the email field, its focus visible')
     await page.keyboard.type(email)
     await page.keyboard.press('Tab')
@@ -213,21 +259,36 @@ t.test('signed-out pages by keyboard alone, and axe finds nothing serious on the
   }
 })
 
-t.test('the OAuth consent page wears the console\'s look, names the service, links to sign-up and forgot-password', async t => {
+t.test("the OAuth consent page wears the console's look, names the service, links to sign-up and forgot-password", async t => {
   const reg = await api('POST', '/oauth/register', { body: { client_name: 'Console look app', redirect_uris: ['http://127.0.0.1:9/callback'] } })
   const { challenge } = pkce()
   for (const width of [1440, 390]) {
     const w = await openConsole(browser, service.url, { width })
     const page = w.page
-    await page.goto(service.url + authorizeUrl({ client_id: reg.body.client_id, redirect_uri: 'http://127.0.0.1:9/callback', response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', scope: 'results:read', state: 's' }))
+    await page.goto(
+      service.url +
+        authorizeUrl({
+          client_id: reg.body.client_id,
+          redirect_uri: 'http://127.0.0.1:9/callback',
+          response_type: 'code',
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          scope: 'results:read',
+          state: 's'
+        })
+    )
     await waitForText(page, /Console look app/)
     t.match(await page.$eval('.brand', e => e.textContent), 'Email verification', 'the service is named')
     const sheet = await page.evaluate(() => Array.from(document.styleSheets).map(s => s.href ?? 'inline'))
-    t.same(sheet, [`${service.url}/theme.css`], 'one style sheet: the console\'s')
-    t.equal(await page.$eval('button[value=signin]', b => getComputedStyle(b).backgroundColor), 'rgb(11, 92, 173)', 'the console\'s accent on the button (the sheet applied)')
+    t.same(sheet, [`${service.url}/theme.css`], "one style sheet: the console's")
+    t.equal(
+      await page.$eval('button[value=signin]', b => getComputedStyle(b).backgroundColor),
+      'rgb(11, 92, 173)',
+      "the console's accent on the button (the sheet applied)"
+    )
     t.same(await page.$$eval('main a', as => as.map(a => a.getAttribute('href'))), ['/forgot', '/signup'], 'forgot-password and sign-up')
     t.same(await axeViolations(page), [], `axe: the consent page at ${width} px`)
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth) - width
+    const overflow = (await page.evaluate(() => document.documentElement.scrollWidth)) - width
     t.ok(overflow <= 0, `fits ${width} px`)
     assertClean(t, w, `consent ${width}`)
     await w.close()

@@ -11,7 +11,7 @@ import { CHECK_OUTCOMES, CHECKS, FLAGS, REASONS, VERDICTS } from '../../src/veri
 import { NOTIFICATION_KINDS } from '../../src/projections/notifications.ts'
 import { openapiDocument } from '../../scripts/openapi.ts'
 
-const document = await openapiDocument() as { components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> } }
+const document = (await openapiDocument()) as { components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> } }
 const enumOf = (schema: string, property: string): string[] => {
   const values = document.components.schemas[schema]?.properties?.[property]?.enum
   if (!values) throw new Error(`no enum ${schema}.${property} in the document`)
@@ -34,8 +34,16 @@ t.test('every term the service can answer has its words', async t => {
     ...enumOf('Subscription', 'status').map(s => `subscription.${s}`)
   ]
   t.ok(needed.length > 80, `${needed.length} terms`)
-  t.same(needed.filter(k => !(k in en)), [], 'English has every one')
-  t.same(needed.filter(k => !(k in fr)), [], 'French has every one')
+  t.same(
+    needed.filter(k => !(k in en)),
+    [],
+    'English has every one'
+  )
+  t.same(
+    needed.filter(k => !(k in fr)),
+    [],
+    'French has every one'
+  )
 })
 
 t.test('English and French: the same keys, the same placeholders, no sentence left in English', async t => {
@@ -45,6 +53,8 @@ t.test('English and French: the same keys, the same placeholders, no sentence le
   t.same(differing, [], 'each sentence fills the same values in both')
   // Names that are the same in both languages (proper names, technical terms) are the only equal texts.
   const TERMS = new Set(['check.dns'])
-  const same = Object.keys(en).filter(k => !TERMS.has(k) && en[k as keyof typeof en] === fr[k as keyof typeof fr] && en[k as keyof typeof en].split(' ').length > 1)
+  const same = Object.keys(en).filter(
+    k => !TERMS.has(k) && en[k as keyof typeof en] === fr[k as keyof typeof fr] && en[k as keyof typeof en].split(' ').length > 1
+  )
   t.same(same, [], 'no multi-word sentence untranslated')
 })

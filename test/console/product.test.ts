@@ -30,13 +30,22 @@ import { assertClean, axeViolations, fill, launchChromium, openConsole, press, s
 const world = await startMailWorld({
   dns_ip: '127.0.106.1',
   domains: [{ name: 'console-world.com', mx: [{ preference: 10, exchange: 'mx.console-world.com' }] }],
-  hosts: [{ name: 'mx.console-world.com', ip: '127.0.106.2', rcpt: a => /^(jane|john|mary)@/i.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' } }]
+  hosts: [
+    {
+      name: 'mx.console-world.com',
+      ip: '127.0.106.2',
+      rcpt: a => (/^(jane|john|mary)@/i.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
 // The service's clock: the two-factor steps move it on (a TOTP code lives in its own 30 s step and works once).
 let clockOffset = 0
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '50' }), { now: () => new Date(Date.now() + clockOffset) })
+const service = await startTestService(
+  testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '50' }),
+  { now: () => new Date(Date.now() + clockOffset) }
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 const browser = await launchChromium()
@@ -46,7 +55,7 @@ const email = 'console-customer@example.com'
 const token = await signUp(api, dataDir, email, password)
 
 /** A page signed in as `who` (through the sign-in form), at `width`. */
-async function signedIn (width = 1440, who = email, pass = password): Promise<Watched> {
+async function signedIn(width = 1440, who = email, pass = password): Promise<Watched> {
   const w = await openConsole(browser, service.url, { width })
   await w.page.goto(`${service.url}/signin`)
   await fill(w.page, 'Email address', who)
@@ -57,14 +66,14 @@ async function signedIn (width = 1440, who = email, pass = password): Promise<Wa
 }
 
 /** Goes to a console path the way a person does: through the navigation. */
-async function visit (w: Watched, name: string): Promise<void> {
+async function visit(w: Watched, name: string): Promise<void> {
   if (await w.page.$eval('.nav-toggle', b => b.checkVisibility())) await press(w.page, 'Menu')
   await press(w.page, name, 'link')
   await w.page.waitForFunction((n: string) => document.querySelector('h1')?.textContent === n, { timeout: 10_000 }, name)
 }
 
 /** Picks `option` in the select labelled `label` (React Aria's Select: a button, then a list box). */
-async function choose (page: Page, label: string, option: string): Promise<void> {
+async function choose(page: Page, label: string, option: string): Promise<void> {
   await page.evaluate((text: string) => {
     const l = Array.from(document.querySelectorAll('.react-aria-Select .react-aria-Label')).find(x => x.textContent === text)
     ;(l?.closest('.react-aria-Select')?.querySelector('button') as HTMLButtonElement | null)?.click()
@@ -90,8 +99,27 @@ t.test('verify one address: the card says what the API says; the suggestion is a
   t.match(card, /Send/, 'what to do')
   t.match(card, new RegExp(`Score\\s+${String(job.score)}`), 'the score the API has')
   const full = (await api('GET', `/api/jobs/${job.uuid}`, { token })).body
-  for (const c of full.result.checks) t.match(card, new RegExp({ syntax: 'Syntax', typo: 'Typo', disposable: 'Disposable', role: 'Role', free: 'Free provider', dns: 'DNS \\(MX\\)', smtp: 'Mailbox \\(SMTP\\)', catch_all: 'Catch-all' }[c.name as string]!), `the check ${String(c.name)}`)
-  t.ok(world.connection_log.some(c => c.commands.some(l => /RCPT TO:<jane@console-world.com>/i.test(l))), 'the mail world was asked about jane')
+  for (const c of full.result.checks)
+    t.match(
+      card,
+      new RegExp(
+        {
+          syntax: 'Syntax',
+          typo: 'Typo',
+          disposable: 'Disposable',
+          role: 'Role',
+          free: 'Free provider',
+          dns: 'DNS \\(MX\\)',
+          smtp: 'Mailbox \\(SMTP\\)',
+          catch_all: 'Catch-all'
+        }[c.name as string]!
+      ),
+      `the check ${String(c.name)}`
+    )
+  t.ok(
+    world.connection_log.some(c => c.commands.some(l => /RCPT TO:<jane@console-world.com>/i.test(l))),
+    'the mail world was asked about jane'
+  )
 
   // The API call the page made, as curl, the credential elided.
   const curl = await page.$eval('details.api pre', e => e.textContent ?? '')
@@ -111,7 +139,7 @@ t.test('verify one address: the card says what the API says; the suggestion is a
   assertClean(t, w, 'verify')
 })
 
-t.test('jobs: filters and sorts are the API\'s; a job\'s detail', async t => {
+t.test("jobs: filters and sorts are the API's; a job's detail", async t => {
   const w = await signedIn(390)
   t.teardown(w.close)
   const page = w.page
@@ -122,16 +150,25 @@ t.test('jobs: filters and sorts are the API\'s; a job\'s detail', async t => {
   const invalid = await jobsOf('&verdict=invalid')
   await waitForText(page, new RegExp(`^${invalid.length} jobs$`, 'm'))
   const shown = await page.$$eval('tbody tr td:nth-child(2)', tds => tds.map(td => td.textContent))
-  t.same(shown.sort(), invalid.map(j => j.email).sort(), 'the rows are the API\'s invalid jobs')
-  t.ok(w.requests.some(r => /\/api\/jobs\?.*verdict=invalid/.test(r.url)), 'the filter went to the API')
+  t.same(shown.sort(), invalid.map(j => j.email).sort(), "the rows are the API's invalid jobs")
+  t.ok(
+    w.requests.some(r => /\/api\/jobs\?.*verdict=invalid/.test(r.url)),
+    'the filter went to the API'
+  )
   await press(page, 'Score')
   await page.waitForSelector('th[aria-sort=descending] ::-p-text(Score)')
-  t.ok(w.requests.some(r => /sort=score/.test(r.url)), 'sorting asks the API')
+  t.ok(
+    w.requests.some(r => /sort=score/.test(r.url)),
+    'sorting asks the API'
+  )
   // A prefix long enough to be one job's (UUIDv7: the first 12 hex digits are the creation time).
   const prefix = String(invalid[0].uuid).slice(0, 28)
   await fill(page, 'Search', prefix)
   await waitForText(page, /^1 job$/m)
-  t.ok(w.requests.some(r => r.url.includes(`search=${prefix}`)), 'the search is the API\'s uuid prefix')
+  t.ok(
+    w.requests.some(r => r.url.includes(`search=${prefix}`)),
+    "the search is the API's uuid prefix"
+  )
   await press(page, invalid[0].email, 'link')
   await page.waitForSelector('[data-testid=result]')
   t.match(page.url(), new RegExp(`/jobs/${String(invalid[0].uuid)}$`))
@@ -143,7 +180,10 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   const dir = join(dataDir, 'list-upload')
   mkdirSync(dir, { recursive: true })
   const file = join(dir, 'customers.csv')
-  writeFileSync(file, '\uFEFFname,email,company\nJane,jane@console-world.com,"Acme, Inc."\nJohn,john@console-world.com,Acme\nJane again,jane@console-world.com,Acme\nMary,mary@console-world.com,Beta\nNobody,nobody@console-world.com,Beta\nBad,not-an-address,Gamma\n')
+  writeFileSync(
+    file,
+    '\uFEFFname,email,company\nJane,jane@console-world.com,"Acme, Inc."\nJohn,john@console-world.com,Acme\nJane again,jane@console-world.com,Acme\nMary,mary@console-world.com,Beta\nNobody,nobody@console-world.com,Beta\nBad,not-an-address,Gamma\n'
+  )
   const w = await signedIn()
   t.teardown(w.close)
   const page = w.page
@@ -160,13 +200,17 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   const balance = (await api('GET', '/api/wallet', { token })).body.balance as number
   const config = (await api('GET', '/api/config')).body
   const perAddress = (config.default_checks as string[]).reduce((s, c) => s + (config.check_costs[c] as number), 0)
-  t.match(await page.$eval('[data-testid=estimate]', e => e.textContent), `${4 * perAddress} tokens of your ${balance.toLocaleString('en')}`, 'the cost against the balance')
+  t.match(
+    await page.$eval('[data-testid=estimate]', e => e.textContent),
+    `${4 * perAddress} tokens of your ${balance.toLocaleString('en')}`,
+    'the cost against the balance'
+  )
   await press(page, 'Start verifying')
   await page.waitForFunction(() => /\/lists\/[0-9a-f-]{36}$/.test(location.pathname))
   const uuid = page.url().split('/').pop()!
   await waitForText(page, /^Completed$/m, 20_000)
   const batch = (await api('GET', `/api/batches/${uuid}`, { token })).body
-  t.equal(batch.name, 'customers.csv', 'the list keeps the file\'s name')
+  t.equal(batch.name, 'customers.csv', "the list keeps the file's name")
   t.equal(batch.progress.total, 5, 'five unique values (one not an address) went to the API')
   t.equal(batch.duplicates, 0, 'the page sent each address once (the repeated row stays in the file)')
   for (const v of ['valid', 'risky', 'invalid', 'unknown']) {
@@ -176,8 +220,10 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   await press(page, 'Download the results only (CSV)')
   await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('-results.csv')))
   const downloaded = readFileSync(join(downloads, readdirSync(downloads).find(f => f.endsWith('-results.csv'))!), 'utf8')
-  const fromApi = await (await fetch(`${service.url}/api/batches/${uuid}/results`, { headers: { authorization: `Bearer ${token}`, accept: 'text/csv' } })).text()
-  t.equal(downloaded, fromApi, 'the downloaded results are the API\'s')
+  const fromApi = await (
+    await fetch(`${service.url}/api/batches/${uuid}/results`, { headers: { authorization: `Bearer ${token}`, accept: 'text/csv' } })
+  ).text()
+  t.equal(downloaded, fromApi, "the downloaded results are the API's")
 
   // The customer's own file, with its columns and the results: kept, and downloaded again from another browser.
   t.match(await page.$eval('[data-testid=kept]', e => e.textContent), /kept, sealed, until/)
@@ -186,18 +232,34 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   const mine = readFileSync(join(downloads, 'customers-verified.csv'))
   const rows = parse(mine, { bom: true }) as string[][]
   t.same(rows[0].slice(0, 5), ['name', 'email', 'company', 'verdict', 'reason'], 'its own columns first, then the results')
-  t.same(rows.slice(1).map(r => [r[0], r[1], r[2], r.at(-1)]), [
-    ['Jane', 'jane@console-world.com', 'Acme, Inc.', 'verified'], ['John', 'john@console-world.com', 'Acme', 'verified'], ['Jane again', 'jane@console-world.com', 'Acme', 'duplicate'],
-    ['Mary', 'mary@console-world.com', 'Beta', 'verified'], ['Nobody', 'nobody@console-world.com', 'Beta', 'verified'], ['Bad', 'not-an-address', 'Gamma', 'verified']
-  ], 'every row of the file, in order')
-  t.same(rows.slice(1).map(r => r[3]), ['valid', 'valid', 'valid', 'valid', 'invalid', 'invalid'], 'with the mail world\'s verdicts')
+  t.same(
+    rows.slice(1).map(r => [r[0], r[1], r[2], r.at(-1)]),
+    [
+      ['Jane', 'jane@console-world.com', 'Acme, Inc.', 'verified'],
+      ['John', 'john@console-world.com', 'Acme', 'verified'],
+      ['Jane again', 'jane@console-world.com', 'Acme', 'duplicate'],
+      ['Mary', 'mary@console-world.com', 'Beta', 'verified'],
+      ['Nobody', 'nobody@console-world.com', 'Beta', 'verified'],
+      ['Bad', 'not-an-address', 'Gamma', 'verified']
+    ],
+    'every row of the file, in order'
+  )
+  t.same(
+    rows.slice(1).map(r => r[3]),
+    ['valid', 'valid', 'valid', 'valid', 'invalid', 'invalid'],
+    "with the mail world's verdicts"
+  )
   assertClean(t, w, 'lists')
   await w.close()
   const other = await signedIn(390)
   t.teardown(other.close)
   const downloads2 = join(dir, 'downloads-2')
   mkdirSync(downloads2)
-  await (await other.page.createCDPSession()).send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads2, browserContextId: other.page.browserContext().id })
+  await (await other.page.createCDPSession()).send('Browser.setDownloadBehavior', {
+    behavior: 'allow',
+    downloadPath: downloads2,
+    browserContextId: other.page.browserContext().id
+  })
   await other.page.goto(`${service.url}/lists/${uuid}`)
   await press(other.page, 'Download your file with the results')
   await waitUntil(() => existsSync(join(downloads2, 'customers-verified.csv')))
@@ -226,7 +288,11 @@ t.test('API keys and agents: the secret shown once works, rename, change checks,
   await nameInDialog!.type('crm sync (nightly)')
   await toggle(page, 'Catch-all', '[role=dialog]')
   await press(page, 'Save')
-  await waitUntil(async () => ((await api('GET', '/api/keys', { token })).body as Array<Record<string, any>>).some(k => k.uuid === key.uuid && k.name === 'crm sync (nightly)' && !(k.enabled_checks as string[]).includes('catch_all')))
+  await waitUntil(async () =>
+    ((await api('GET', '/api/keys', { token })).body as Array<Record<string, any>>).some(
+      k => k.uuid === key.uuid && k.name === 'crm sync (nightly)' && !(k.enabled_checks as string[]).includes('catch_all')
+    )
+  )
   t.pass('renamed, and catch-all turned off, as the API reads')
   await press(page, 'Revoke')
   await page.waitForSelector('[role=alertdialog]')
@@ -234,15 +300,20 @@ t.test('API keys and agents: the secret shown once works, rename, change checks,
   await waitUntil(async () => (await api('GET', '/api/jobs?limit=1', { token: raw })).status === 401)
   t.pass('revoked: the API refuses the key')
 
-  await page.evaluate(() => { document.getElementById('agents-h')?.scrollIntoView() })
+  await page.evaluate(() => {
+    document.getElementById('agents-h')?.scrollIntoView()
+  })
   const agentName = await page.$$('input[name=agent-name]')
   await agentName[0].type('research assistant')
   await press(page, 'Create the agent')
   await page.waitForSelector('section[aria-labelledby=agents-h] [data-testid=secret]')
   const agentToken = await page.$eval('section[aria-labelledby=agents-h] [data-testid=secret]', e => e.textContent ?? '')
-  t.equal((await api('GET', '/api/jobs?limit=1', { token: agentToken })).status, 200, 'the agent\'s token works')
+  t.equal((await api('GET', '/api/jobs?limit=1', { token: agentToken })).status, 200, "the agent's token works")
   const agents = (await api('GET', '/api/agents', { token })).body.items as Array<Record<string, any>>
-  t.ok(agents.some(a => a.name === 'research assistant'), 'the API lists the agent')
+  t.ok(
+    agents.some(a => a.name === 'research assistant'),
+    'the API lists the agent'
+  )
   await page.waitForSelector('section[aria-labelledby=agents-h] tbody tr button')
   await page.locator('section[aria-labelledby=agents-h] tbody tr button').click()
   await page.waitForSelector('[role=alertdialog]')
@@ -262,14 +333,22 @@ t.test('API keys and agents: the secret shown once works, rename, change checks,
 })
 
 t.test('webhooks: the signing secret signs a test delivery; disable; edit; the deliveries log', async t => {
-  const received: Array<{ headers: IncomingMessage['headers'], body: string }> = []
+  const received: Array<{ headers: IncomingMessage['headers']; body: string }> = []
   const receiver = createServer((req, res) => {
     let body = ''
-    req.on('data', c => { body += c })
-    req.on('end', () => { received.push({ headers: req.headers, body }); res.statusCode = 204; res.end() })
+    req.on('data', c => {
+      body += c
+    })
+    req.on('end', () => {
+      received.push({ headers: req.headers, body })
+      res.statusCode = 204
+      res.end()
+    })
   })
   await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { receiver.close() })
+  t.teardown(() => {
+    receiver.close()
+  })
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
   const w = await signedIn()
   t.teardown(w.close)
@@ -313,9 +392,17 @@ t.test('billing without Stripe: the plan grid, said plainly; transactions and th
   const plans = (await api('GET', '/api/config')).body.plans as Array<{ name: string }>
   const text = await textOf(page)
   for (const p of plans) t.match(text, p.name, `the plan ${p.name} is on the grid`)
-  t.equal(await page.$$eval('button[data-disabled], button[disabled]', b => b.filter(x => /Choose|Buy/.test(x.textContent ?? '')).length) > 0, true, 'nothing to buy here')
+  t.equal(
+    (await page.$$eval('button[data-disabled], button[disabled]', b => b.filter(x => /Choose|Buy/.test(x.textContent ?? '')).length)) > 0,
+    true,
+    'nothing to buy here'
+  )
   const grouped = (await api('GET', '/api/wallet/transactions/grouped?limit=25', { token })).body.items as unknown[]
-  await page.waitForFunction((n: number) => document.querySelectorAll('section[aria-labelledby=tx-h] tbody tr').length === n, { timeout: 10_000 }, grouped.length)
+  await page.waitForFunction(
+    (n: number) => document.querySelectorAll('section[aria-labelledby=tx-h] tbody tr').length === n,
+    { timeout: 10_000 },
+    grouped.length
+  )
   t.pass(`the ${grouped.length} groups of the ledger are listed`)
   t.ok(await page.$('.chart canvas'), 'the balance chart is drawn')
   assertClean(t, w, 'billing')
@@ -325,7 +412,9 @@ t.test('billing with a local Stripe: choosing a plan goes to the checkout Stripe
   const stripe = await startFakeStripe()
   t.teardown(() => stripe.close())
   const dir = join(dataDir, 'with-stripe')
-  const paying = await startTestService(testConfig(dir, { STRIPE_SECRET_KEY: 'sk_test_console', STRIPE_WEBHOOK_SECRET: 'whsec_console', STRIPE_API_URL: stripe.url }))
+  const paying = await startTestService(
+    testConfig(dir, { STRIPE_SECRET_KEY: 'sk_test_console', STRIPE_WEBHOOK_SECRET: 'whsec_console', STRIPE_API_URL: stripe.url })
+  )
   t.teardown(() => paying.close())
   await signUp(client(paying.url), dir, 'payer@example.com', password)
   const w = await openConsole(browser, paying.url)
@@ -342,7 +431,11 @@ t.test('billing with a local Stripe: choosing a plan goes to the checkout Stripe
   await waitUntil(() => w.foreign.length > 0)
   const session = stripe.calls.find(c => c.path === '/v1/checkout/sessions')!
   t.equal(session.params['line_items[0][price]'] !== undefined || session.params.mode !== undefined, true, 'Stripe was asked for a checkout session')
-  t.same(w.foreign.map(f => f.type), ['document'], 'the only request elsewhere is the page going to the checkout')
+  t.same(
+    w.foreign.map(f => f.type),
+    ['document'],
+    'the only request elsewhere is the page going to the checkout'
+  )
   t.match(w.foreign[0].url, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_/, 'the checkout Stripe created')
   t.same(w.csp, [])
   t.same(w.errors, [])
@@ -354,7 +447,10 @@ t.test('notifications: the feed, marked as read through `seen`', async t => {
   const page = w.page
   await visit(w, 'Notifications')
   const feed = (await api('GET', '/api/notifications?limit=24', { token })).body.items as Array<{ seen: boolean }>
-  t.ok(feed.some(n => !n.seen), 'the API has unread entries (keys and an agent were created)')
+  t.ok(
+    feed.some(n => !n.seen),
+    'the API has unread entries (keys and an agent were created)'
+  )
   await waitForText(page, /API key was created: crm sync/)
   await press(page, 'Mark all as read')
   await waitUntil(async () => ((await api('GET', '/api/notifications?limit=24', { token })).body.items as Array<{ seen: boolean }>).every(n => n.seen))
@@ -362,14 +458,17 @@ t.test('notifications: the feed, marked as read through `seen`', async t => {
   assertClean(t, w, 'notifications')
 })
 
-t.test('the overview: the period chosen is the query sent; recent jobs are the API\'s', async t => {
+t.test("the overview: the period chosen is the query sent; recent jobs are the API's", async t => {
   const w = await signedIn()
   t.teardown(w.close)
   const page = w.page
   await page.waitForSelector('.chart canvas')
   await choose(page, 'Period', 'Last 7 days, by hour')
   await waitUntil(() => w.requests.some(r => /\/api\/stats\/overview\?.*granularity=hour.*days=7/.test(r.url) || /days=7.*granularity=hour/.test(r.url)))
-  t.ok(w.requests.some(r => /time_zone=/.test(r.url)), 'in the viewer\'s time zone')
+  t.ok(
+    w.requests.some(r => /time_zone=/.test(r.url)),
+    "in the viewer's time zone"
+  )
   const recent = (await jobsOf()).slice(0, 5).map(j => j.email as string)
   const shown = await page.$$eval('section[aria-labelledby=recent-jobs-h] li a', a => a.map(x => x.textContent))
   t.same(shown, recent, 'the five most recent jobs')
@@ -378,7 +477,7 @@ t.test('the overview: the period chosen is the query sent; recent jobs are the A
   t.equal(await page.$eval('section[aria-labelledby=unread-h] .stat', e => e.textContent), String(unread), 'the unread count the API has')
   const stats = (await api('GET', `/api/stats/overview?granularity=hour&days=7&time_zone=UTC`, { token })).body
   await waitForText(page, new RegExp(`${String(stats.totals.submitted)} submitted`))
-  t.pass('the totals are the API\'s')
+  t.pass("the totals are the API's")
   assertClean(t, w, 'overview')
 })
 
@@ -396,7 +495,7 @@ t.test('every signed-in page: axe finds nothing serious, nothing wider than the 
       await settle(w)
       t.same(await axeViolations(w.page), [], `axe: ${path} at ${width} px`)
       // Against the width set (a mobile layout viewport widens to fit what overflows).
-      const overflow = await w.page.evaluate(() => document.documentElement.scrollWidth) - width
+      const overflow = (await w.page.evaluate(() => document.documentElement.scrollWidth)) - width
       t.ok(overflow <= 0, `${path} at ${width} px fits its window (overflow ${overflow} px)`)
     }
     assertClean(t, w, `pages at ${width}`)
@@ -419,12 +518,12 @@ t.test('the account: language, email and password changes, two-factor on and off
   await waitForText(page, /1 rows, 1 unique addresses/)
   await press(page, 'Start verifying')
   await waitForText(page, /^Completed$/m, 20_000)
-  t.ok(existsSync(join(dataDir, 'blobs', ownerUuid)), 'the list\'s file is kept under the account in DATA_DIR')
+  t.ok(existsSync(join(dataDir, 'blobs', ownerUuid)), "the list's file is kept under the account in DATA_DIR")
   await visit(w, 'Account')
   await choose(page, 'Language', 'Français')
   await waitForText(page, /Changer le mot de passe/)
   await waitUntil(async () => (await api('GET', '/api/users/me', { token: own })).body.locale === 'fr')
-  t.pass('the account\'s locale, as the API reads')
+  t.pass("the account's locale, as the API reads")
   await choose(page, 'Langue', 'English')
   await waitForText(page, /Change the password/)
 
@@ -439,11 +538,13 @@ t.test('the account: language, email and password changes, two-factor on and off
   await waitForText(page, /Two-factor authentication is on/)
   // Turning two-factor on ends the account's other sessions (the test's own too): the API's sign-in says it is on.
   await waitUntil(async () => (await api('POST', '/api/auth/login', { body: { email: who, password } })).body.temp_token !== undefined)
-  t.pass('on, as the API\'s sign-in says (a second factor is asked)')
+  t.pass("on, as the API's sign-in says (a second factor is asked)")
 
   // Password change (two-factor asks a code again: the next step's).
   clockOffset += 30_000
-  await page.evaluate(() => { document.getElementById('password-h')?.scrollIntoView() })
+  await page.evaluate(() => {
+    document.getElementById('password-h')?.scrollIntoView()
+  })
   const pw = await page.$$('section[aria-labelledby=password-h] input')
   await pw[0].type(password)
   await pw[1].type('a brand new passphrase')
@@ -459,8 +560,10 @@ t.test('the account: language, email and password changes, two-factor on and off
   await off[1].type(totp(secret, Date.now() + clockOffset))
   await press(page, 'Turn off two-factor')
   await waitForText(page, /Two-factor authentication is off\./)
-  await waitUntil(async () => (await api('POST', '/api/auth/login', { body: { email: who, password: 'a brand new passphrase' } })).body.access_token !== undefined)
-  t.pass('off, as the API\'s sign-in says (no second factor)')
+  await waitUntil(
+    async () => (await api('POST', '/api/auth/login', { body: { email: who, password: 'a brand new passphrase' } })).body.access_token !== undefined
+  )
+  t.pass("off, as the API's sign-in says (no second factor)")
 
   // Sessions: another one (the API's sign-in), revoked from the page.
   const other = await api('POST', '/api/auth/login', { body: { email: who, password: 'a brand new passphrase' } })
@@ -468,14 +571,22 @@ t.test('the account: language, email and password changes, two-factor on and off
   await page.reload()
   await waitForText(page, /Sessions/)
   const before = (await api('GET', '/api/users/me/sessions', { token: otherToken })).body as unknown[]
-  await page.waitForFunction((n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n, { timeout: 10_000 }, before.length)
+  await page.waitForFunction(
+    (n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n,
+    { timeout: 10_000 },
+    before.length
+  )
   const revokers = await page.$$('section[aria-labelledby=sessions-h] tbody button')
   t.equal(revokers.length, before.length - 1, 'every session but this one can be signed out')
   for (let i = 0; i < revokers.length; i++) {
     await page.locator('section[aria-labelledby=sessions-h] tbody button').click()
     await page.waitForSelector('[role=alertdialog]')
     await page.locator('[role=alertdialog] button.danger').click()
-    await page.waitForFunction((n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n, { timeout: 10_000 }, before.length - i - 1)
+    await page.waitForFunction(
+      (n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n,
+      { timeout: 10_000 },
+      before.length - i - 1
+    )
   }
   t.equal((await api('GET', '/api/users/me', { token: otherToken })).status, 401, 'the other session is over, as the API says')
 
@@ -500,7 +611,11 @@ t.test('the account: language, email and password changes, two-factor on and off
   await page.waitForSelector('[role=alertdialog]')
   await page.locator('[role=alertdialog] button.danger').click()
   await waitForText(page, /Sign in/)
-  t.equal((await api('POST', '/api/auth/login', { body: { email: 'console-account-new@example.com', password: 'a brand new passphrase' } })).status, 401, 'the account is gone, as the API says')
+  t.equal(
+    (await api('POST', '/api/auth/login', { body: { email: 'console-account-new@example.com', password: 'a brand new passphrase' } })).status,
+    401,
+    'the account is gone, as the API says'
+  )
   await waitUntil(() => !existsSync(join(dataDir, 'blobs', ownerUuid)), 10_000)
   t.pass('its kept file is gone from DATA_DIR')
   assertClean(t, w, 'account')

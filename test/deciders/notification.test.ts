@@ -19,7 +19,9 @@ const markSeen = (upTo: number): NotificationCommand => ({ type: 'MarkSeen', dat
 t.test('MarkSeen: the cursor moves forward, never back', async t => {
   const n = spec(t, notification)
   n([]).when(markSeen(5)).then([seen()], 'a first mark moves the cursor from nothing seen to 5')
-  n([seen()]).when(markSeen(9)).then([seen({ up_to: 9 })], 'a later position moves it forward')
+  n([seen()])
+    .when(markSeen(9))
+    .then([seen({ up_to: 9 })], 'a later position moves it forward')
   n([seen()]).when(markSeen(5)).thenNothing('the same position: nothing')
   n([seen()]).when(markSeen(3)).thenNothing('an older position never moves it back')
   n([]).when(markSeen(0)).thenNothing('position 0 is "nothing seen" already')

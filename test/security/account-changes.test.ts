@@ -38,15 +38,25 @@ t.test('a password reset cancels a pending email change (one started by whoever 
   t.match(told, /reset/, 'the account is told its password was reset')
   const late = await api('POST', '/api/auth/verify-email-change', { body: { token: stolen } })
   t.equal(late.status, 401, 'the pending change is void')
-  t.equal((await api('POST', '/api/auth/login', { body: { email: 'owner@example.com', password: 'a fresh passphrase, mine again' } })).status, 200, 'the account keeps its address')
+  t.equal(
+    (await api('POST', '/api/auth/login', { body: { email: 'owner@example.com', password: 'a fresh passphrase, mine again' } })).status,
+    200,
+    'the account keeps its address'
+  )
 })
 
 t.test('a password change is told to the account; a change of address to the old address', async t => {
   const token = await signUp(api, dataDir, 'mover@example.com', password)
   const me = (await api('GET', '/api/users/me', { token })).body
-  t.equal((await api('PATCH', `/api/users/${me.uuid}/password`, { token, body: { current_password: password, new_password: 'a second passphrase' } })).status, 204)
+  t.equal(
+    (await api('PATCH', `/api/users/${me.uuid}/password`, { token, body: { current_password: password, new_password: 'a second passphrase' } })).status,
+    204
+  )
   t.match(await mailWith('mover@example.com', /^Subject: Your password was changed/m), /was changed/)
-  t.equal((await api('PATCH', `/api/users/${me.uuid}/email`, { token, body: { new_email: 'moved@example.com', current_password: 'a second passphrase' } })).status, 204)
+  t.equal(
+    (await api('PATCH', `/api/users/${me.uuid}/email`, { token, body: { new_email: 'moved@example.com', current_password: 'a second passphrase' } })).status,
+    204
+  )
   t.equal((await api('POST', '/api/auth/verify-email-change', { body: { token: await linkIn('moved@example.com', 'verify-email-change') } })).status, 204)
   const notice = await mailWith('mover@example.com', /^Subject: The address of your account was changed/m)
   t.match(notice, /moved@example\.com/, 'the old address hears where the account went')

@@ -17,17 +17,17 @@ const password = 'correct horse battery staple'
 
 const cookieOf = (headers: Headers): string => /svc_refresh=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? ''
 const withCookie = (cookie: string): Record<string, string> => ({ cookie: `svc_refresh=${cookie}` })
-async function login (email: string, cookie?: string): Promise<{ token: string, cookie: string }> {
+async function login(email: string, cookie?: string): Promise<{ token: string; cookie: string }> {
   const r = await api('POST', '/api/auth/login', { body: { email, password }, ...(cookie !== undefined && { headers: withCookie(cookie) }) })
   if (r.status !== 200) throw new Error(`login: ${r.status} ${JSON.stringify(r.body)}`)
   return { token: r.body.access_token, cookie: cookieOf(r.headers) }
 }
 /** Waits, if need be, so that a code computed now is still in its 30 s step when the server checks it. */
-async function codeNow (secret: string): Promise<string> {
+async function codeNow(secret: string): Promise<string> {
   if (30_000 - (Date.now() % 30_000) < 1_500) await new Promise(resolve => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 50))
   return totp(secret)
 }
-async function withTwoFactor (email: string): Promise<{ token: string, secret: string, backup: string[] }> {
+async function withTwoFactor(email: string): Promise<{ token: string; secret: string; backup: string[] }> {
   const token = await signUp(api, dataDir, email, password)
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
   const r = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await codeNow(setup.secret), password } })
@@ -41,17 +41,17 @@ t.test('V7.2.4: a sign-in ends the session the browser presented; the new one wo
   const open = (await api('GET', '/api/users/me/sessions', { token: first.token })).body.length
   const second = await login('replace@example.com', first.cookie)
   t.not(second.cookie, first.cookie)
-  t.equal((await api('POST', '/api/auth/refresh', { headers: withCookie(first.cookie) })).status, 401, 'the replaced session\'s refresh token is void')
+  t.equal((await api('POST', '/api/auth/refresh', { headers: withCookie(first.cookie) })).status, 401, "the replaced session's refresh token is void")
   t.equal((await api('GET', '/api/users/me', { token: first.token })).status, 401, 'and its access token ends at once')
   t.equal((await api('GET', '/api/users/me', { token: second.token })).status, 200, 'the new session works')
-  t.equal((await api('GET', '/api/users/me/sessions', { token: second.token })).body.length, open, 'the new session took the replaced one\'s place')
+  t.equal((await api('GET', '/api/users/me/sessions', { token: second.token })).body.length, open, "the new session took the replaced one's place")
   // A cookie whose session id is right but whose secret is not ends nothing (the id alone is no credential).
   const third = await login('replace@example.com', `${second.cookie.split('.')[0]}.${'A'.repeat(43)}`)
   t.equal((await api('GET', '/api/users/me', { token: second.token })).status, 200, 'a forged cookie ended nothing')
   t.equal((await api('GET', '/api/users/me/sessions', { token: third.token })).body.length, open + 1)
 })
 
-t.test('V7.4.3: turning two-factor on or off ends the account\'s other sessions, not the current one', async t => {
+t.test("V7.4.3: turning two-factor on or off ends the account's other sessions, not the current one", async t => {
   const token = await signUp(api, dataDir, 'factors@example.com', password)
   const other = await login('factors@example.com')
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
@@ -73,14 +73,34 @@ t.test('V7.5.1: with two-factor on, changing the password or the address needs a
   const none = await api('PATCH', `/api/users/${me}/password`, { token, body: { current_password: password, new_password: 'another long passphrase' } })
   t.equal(none.status, 400)
   t.equal(none.body.code, 'change_password.second_factor_required')
-  const wrong = await api('PATCH', `/api/users/${me}/password`, { token, body: { current_password: password, new_password: 'another long passphrase', code: '0000-0000-0000-0000-0000-0000-0000' } })
+  const wrong = await api('PATCH', `/api/users/${me}/password`, {
+    token,
+    body: { current_password: password, new_password: 'another long passphrase', code: '0000-0000-0000-0000-0000-0000-0000' }
+  })
   t.equal(wrong.status, 400)
   t.equal(wrong.body.code, 'change_password.invalid_code')
   const noCodeEmail = await api('PATCH', `/api/users/${me}/email`, { token, body: { new_email: 'both-new@example.com', current_password: password } })
   t.equal(noCodeEmail.body.code, 'change_email.second_factor_required')
-  t.equal((await api('PATCH', `/api/users/${me}/email`, { token, body: { new_email: 'both-new@example.com', current_password: password, code: backup[0] } })).status, 204, 'with a backup code')
-  t.equal((await api('PATCH', `/api/users/${me}/password`, { token, body: { current_password: password, new_password: 'another long passphrase', code: backup[1] } })).status, 204)
-  t.equal((await api('PATCH', `/api/users/${me}/password`, { token, body: { current_password: 'another long passphrase', new_password: 'and yet another one', code: backup[1] } })).body.code, 'change_password.invalid_code', 'a backup code works once')
+  t.equal(
+    (await api('PATCH', `/api/users/${me}/email`, { token, body: { new_email: 'both-new@example.com', current_password: password, code: backup[0] } })).status,
+    204,
+    'with a backup code'
+  )
+  t.equal(
+    (await api('PATCH', `/api/users/${me}/password`, { token, body: { current_password: password, new_password: 'another long passphrase', code: backup[1] } }))
+      .status,
+    204
+  )
+  t.equal(
+    (
+      await api('PATCH', `/api/users/${me}/password`, {
+        token,
+        body: { current_password: 'another long passphrase', new_password: 'and yet another one', code: backup[1] }
+      })
+    ).body.code,
+    'change_password.invalid_code',
+    'a backup code works once'
+  )
 })
 
 t.test('V6.5.5: a TOTP code is accepted only in its own 30 s step', async t => {
@@ -88,11 +108,18 @@ t.test('V6.5.5: a TOTP code is accepted only in its own 30 s step', async t => {
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
   await codeNow(setup.secret)
   const now = Date.now()
-  for (const [offset, what] of [[-30_000, 'the previous step'], [30_000, 'the next step']] as const) {
+  for (const [offset, what] of [
+    [-30_000, 'the previous step'],
+    [30_000, 'the next step']
+  ] as const) {
     const r = await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret, now + offset), password } })
     t.equal(r.body.code, 'verify_2fa_setup.invalid_code', `a code of ${what} is refused`)
   }
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await codeNow(setup.secret), password } })).status, 204, 'the current step\'s code works')
+  t.equal(
+    (await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await codeNow(setup.secret), password } })).status,
+    204,
+    "the current step's code works"
+  )
 })
 
 t.test('V6.5.2: backup codes carry 112 random bits', async t => {
@@ -103,11 +130,11 @@ t.test('V6.5.2: backup codes carry 112 random bits', async t => {
   t.equal(new Set(codes).size, 10)
 })
 
-t.test('V6.2.11: no password may contain the service\'s name or a part of the account\'s address', async t => {
+t.test("V6.2.11: no password may contain the service's name or a part of the account's address", async t => {
   for (const [email, pw, why] of [
     ['marguerite.duras@lamaison.fr', 'Marguerite forever and ever', 'the local part'],
     ['marguerite.duras@lamaison.fr', 'my lamaison password', 'the domain'],
-    ['someone@example.org', 'Email-Verification 2026!', 'the service\'s name']
+    ['someone@example.org', 'Email-Verification 2026!', "the service's name"]
   ] as const) {
     const r = await api('POST', '/api/auth/register', { body: { email, password: pw, locale: 'fr' } })
     t.equal(r.status, 400, why)
@@ -127,24 +154,30 @@ t.test('V6.1.1: a completed password reset lifts the sign-in lock (a lock by str
   const { outboxMailsTo } = await import('../support/service.ts')
   const { waitUntil } = await import('../support/eventstore-contract.ts')
   await waitUntil(() => outboxMailsTo(dataDir, 'lockedout@example.com').some(m => m.includes('reset-password')))
-  const mail = outboxMailsTo(dataDir, 'lockedout@example.com').find(m => m.includes('reset-password'))!.replace(/=\r?\n/g, '').replace(/=3D/g, '=')
+  const mail = outboxMailsTo(dataDir, 'lockedout@example.com')
+    .find(m => m.includes('reset-password'))!
+    .replace(/=\r?\n/g, '')
+    .replace(/=3D/g, '=')
   const reset = decodeURIComponent(/reset-password\?token=(\S+)/.exec(mail)![1])
   t.equal((await api('POST', '/api/auth/reset-password', { body: { token: reset, new_password: 'a brand new passphrase' } })).status, 204)
-  t.equal((await api('POST', '/api/auth/login', { body: { email: 'lockedout@example.com', password: 'a brand new passphrase' } })).status, 200, 'the owner signs in at once')
+  t.equal(
+    (await api('POST', '/api/auth/login', { body: { email: 'lockedout@example.com', password: 'a brand new passphrase' } })).status,
+    200,
+    'the owner signs in at once'
+  )
 })
 
-t.test('V7.4.5: the operator ends one account\'s sessions, or everyone\'s, without a ban', async t => {
+t.test("V7.4.5: the operator ends one account's sessions, or everyone's, without a ban", async t => {
   const env = { ...process.env, DATA_DIR: dataDir }
   const a = await signUp(api, dataDir, 'ops-a@example.com', password)
   const b = await signUp(api, dataDir, 'ops-b@example.com', password)
   const one = await run(process.execPath, [cli, 'sessions', 'end', '--email', 'ops-a@example.com'], { env })
   t.match(JSON.parse(one.stdout), { sessions_ended: 1 })
-  t.equal((await api('GET', '/api/users/me', { token: a })).status, 401, 'that account\'s session ended')
-  t.equal((await api('GET', '/api/users/me', { token: b })).status, 200, 'another account\'s did not')
+  t.equal((await api('GET', '/api/users/me', { token: a })).status, 401, "that account's session ended")
+  t.equal((await api('GET', '/api/users/me', { token: b })).status, 200, "another account's did not")
   t.equal((await login('ops-a@example.com')).token.length > 0, true, 'no ban: the account signs in again')
   const all = await run(process.execPath, [cli, 'sessions', 'end', '--all'], { env })
   t.ok(JSON.parse(all.stdout).sessions_ended >= 2)
   t.equal((await api('GET', '/api/users/me', { token: b })).status, 401, 'every session ended')
   await t.rejects(run(process.execPath, [cli, 'sessions', 'end'], { env }), 'neither --email nor --all: a non-zero exit')
 })
-

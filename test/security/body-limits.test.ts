@@ -11,14 +11,19 @@ import { npmStartNodeFlags, startSvc } from '../support/processes.ts'
 // /api/subscription, the status codes, the process still running, and the answers of a
 // concurrent client.
 const dataDir = t.testdir()
-const svc = await startSvc(t, ['serve'], { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' }, npmStartNodeFlags())
+const svc = await startSvc(
+  t,
+  ['serve'],
+  { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' },
+  npmStartNodeFlags()
+)
 const api = client(svc.url)
 const token = await signUp(api, dataDir, 'big-bodies@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'sandbox', environment: 'test' } })).body.raw_key as string
 const chunkSize = (await api('GET', '/api/subscription', { token })).body.limits.max_chunk_size as number
 
 /** 40 MB: 5.5 million strings of five characters in a batch body. */
-function hugeBody (): Buffer {
+function hugeBody(): Buffer {
   const n = 5_500_000
   const item = Buffer.from('"a@b.c",')
   const head = Buffer.from('{"final":true,"emails":[')
@@ -37,11 +42,11 @@ const huge = hugeBody()
  * of the body is then not sent. Without `length`, the body goes chunked (no
  * Content-Length), in 64 KiB pieces.
  */
-async function post (path: string, body: Buffer, options: { length: boolean }): Promise<{ status: number, body: any }> {
+async function post(path: string, body: Buffer, options: { length: boolean }): Promise<{ status: number; body: any }> {
   const url = new URL(path, svc.url)
   const socket = connect(Number(url.port), url.hostname)
   let received = Buffer.alloc(0)
-  let answer: { status: number, body: any } | null = null
+  let answer: { status: number; body: any } | null = null
   const answered = new Promise<void>(resolve => {
     socket.on('data', (b: Buffer) => {
       received = Buffer.concat([received, b])
@@ -52,7 +57,9 @@ async function post (path: string, body: Buffer, options: { length: boolean }): 
       if (!(received.length >= split + 4 + length)) return
       const text = received.subarray(split + 4, split + 4 + length).toString('utf8')
       let parsed: unknown = text
-      try { parsed = JSON.parse(text) } catch {}
+      try {
+        parsed = JSON.parse(text)
+      } catch {}
       answer = { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), body: parsed }
       resolve()
     })
@@ -60,7 +67,15 @@ async function post (path: string, body: Buffer, options: { length: boolean }): 
   })
   socket.on('error', () => {}) // EPIPE / ECONNRESET should the server close while we send
   await new Promise<void>(resolve => socket.once('connect', () => resolve()))
-  const head = [`POST ${url.pathname} HTTP/1.1`, `host: ${url.host}`, `authorization: Bearer ${key}`, 'content-type: application/json', options.length ? `content-length: ${body.length}` : 'transfer-encoding: chunked', '', ''].join('\r\n')
+  const head = [
+    `POST ${url.pathname} HTTP/1.1`,
+    `host: ${url.host}`,
+    `authorization: Bearer ${key}`,
+    'content-type: application/json',
+    options.length ? `content-length: ${body.length}` : 'transfer-encoding: chunked',
+    '',
+    ''
+  ].join('\r\n')
   const write = async (data: Buffer | string): Promise<boolean> => {
     if (answer !== null || socket.destroyed || !socket.writable) return false
     if (!socket.write(data)) await Promise.race([new Promise(resolve => socket.once('drain', resolve)), answered])
@@ -69,7 +84,7 @@ async function post (path: string, body: Buffer, options: { length: boolean }): 
   await write(head)
   for (let at = 0; at < body.length; at += 65_536) {
     const piece = body.subarray(at, Math.min(at + 65_536, body.length))
-    if (!await write(options.length ? piece : Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]))) break
+    if (!(await write(options.length ? piece : Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])))) break
   }
   if (!options.length) await write('0\r\n\r\n')
   await answered
@@ -78,7 +93,7 @@ async function post (path: string, body: Buffer, options: { length: boolean }): 
 }
 
 /** Asks /healthz every 50 ms until stopped; the slowest answer and how many came. */
-function probeHealth (): { stop: () => Promise<{ answers: number, slowest_ms: number, failures: number }> } {
+function probeHealth(): { stop: () => Promise<{ answers: number; slowest_ms: number; failures: number }> } {
   let running = true
   const stats = { answers: 0, slowest_ms: 0, failures: 0 }
   const loop = (async () => {
@@ -89,12 +104,20 @@ function probeHealth (): { stop: () => Promise<{ answers: number, slowest_ms: nu
         await r.text()
         if (r.status === 200) stats.answers++
         else stats.failures++
-      } catch { stats.failures++ }
+      } catch {
+        stats.failures++
+      }
       stats.slowest_ms = Math.max(stats.slowest_ms, performance.now() - t0)
       await new Promise(resolve => setTimeout(resolve, 50))
     }
   })()
-  return { stop: async () => { running = false; await loop; return stats } }
+  return {
+    stop: async () => {
+      running = false
+      await loop
+      return stats
+    }
+  }
 }
 
 t.test('a 40 MB body with a Content-Length is a 413 before it is read; /healthz keeps answering', async t => {
@@ -103,7 +126,7 @@ t.test('a 40 MB body with a Content-Length is a 413 before it is read; /healthz 
   const health = await probe.stop()
   t.equal(r.status, 413)
   t.equal(r.body.code, 'create_batch.body_too_large')
-  t.match(r.body.detail, String(chunkSize), 'the answer names the plan\'s chunk size')
+  t.match(r.body.detail, String(chunkSize), "the answer names the plan's chunk size")
   t.ok(health.answers > 0, `/healthz answered ${health.answers} times meanwhile (positive control)`)
   t.equal(health.failures, 0)
   t.ok(health.slowest_ms < 500, `its slowest answer took ${Math.round(health.slowest_ms)} ms`)
@@ -123,7 +146,7 @@ t.test('the same body chunked, without a Content-Length, is stopped as it stream
 
 t.test('a chunk added to a batch is held to the same allowance', async t => {
   const batch = await api('POST', '/api/batches', { token: key, body: { emails: ['valid@example.com'], final: false } })
-  t.equal(batch.status, 202, 'a batch of the plan\'s size is accepted (positive control)')
+  t.equal(batch.status, 202, "a batch of the plan's size is accepted (positive control)")
   for (const length of [true, false]) {
     const r = await post(`/api/batches/${batch.body.uuid}/emails`, huge, { length })
     t.equal(r.status, 413, `Content-Length ${length ? 'given' : 'absent'}`)
@@ -134,7 +157,7 @@ t.test('a chunk added to a batch is held to the same allowance', async t => {
   t.equal(svc.child.exitCode, null)
 })
 
-t.test('a small body stuffed with values is a 413 too; a list just over the chunk keeps the interface\'s 400', async t => {
+t.test("a small body stuffed with values is a 413 too; a list just over the chunk keeps the interface's 400", async t => {
   const stuffed = Buffer.from(`{"final":true,"emails":[${'1,'.repeat(200_000)}1]}`)
   t.ok(stuffed.length < chunkSize * 512, 'within the byte allowance')
   const r = await post('/api/batches', stuffed, { length: true })
@@ -147,6 +170,6 @@ t.test('a small body stuffed with values is a 413 too; a list just over the chun
   t.equal(r2.status, 400)
   t.equal(r2.body.code, 'create_batch.too_many')
   const fits = await api('POST', '/api/batches', { token: key, body: { emails: over.slice(0, chunkSize), final: true } })
-  t.equal(fits.status, 202, 'the plan\'s full chunk is accepted')
+  t.equal(fits.status, 202, "the plan's full chunk is accepted")
   t.equal(svc.child.exitCode, null)
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
-import { deleteAccount } from '../../src/commands/delete-account.ts'
+import { deleteAccount } from '../../src/commands/user/delete-account.ts'
 import type { EventStore } from '../../src/ports/event-store.ts'
 
 // A chunk accepted while its account is being deleted (issue "Money, tenancy,
@@ -17,7 +17,7 @@ const password = 'correct horse battery staple'
 const store: EventStore = service.core.store
 
 /** Runs `then` once, right after the next append to a stream named `prefix…` (the append itself unchanged). */
-function afterNextAppend (prefix: string, then: () => Promise<unknown>): void {
+function afterNextAppend(prefix: string, then: () => Promise<unknown>): void {
   const append = store.append.bind(store)
   store.append = async (stream, events, options) => {
     const r = await append(stream, events, options)

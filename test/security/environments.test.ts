@@ -13,7 +13,8 @@ t.teardown(() => service.close())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'two-worlds@example.com')
 const keys = ['email:verify:bulk', 'results:read', 'billing:read', 'api_keys:read', 'api_keys:create', 'api_keys:revoke']
-const create = async (environment: 'live' | 'test', by = token): Promise<any> => await api('POST', '/api/keys', { token: by, body: { name: `${environment} key`, environment, scopes: keys } })
+const create = async (environment: 'live' | 'test', by = token): Promise<any> =>
+  await api('POST', '/api/keys', { token: by, body: { name: `${environment} key`, environment, scopes: keys } })
 const live = (await create('live')).body
 const test = (await create('test')).body
 const balance = async (): Promise<number> => (await api('GET', '/api/wallet', { token })).body.balance
@@ -23,13 +24,19 @@ t.test('a test key cannot add a chunk to a live batch: 403, nothing reserved, no
   t.equal(batch.status, 202, 'the live key opens a live batch (positive control)')
   t.equal(batch.body.environment, 'live')
   const before = await balance()
-  const r = await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: test.raw_key, body: { emails: ['second@live-world.example.com', 'third@live-world.example.com'] } })
+  const r = await api('POST', `/api/batches/${batch.body.uuid}/emails`, {
+    token: test.raw_key,
+    body: { emails: ['second@live-world.example.com', 'third@live-world.example.com'] }
+  })
   t.equal(r.status, 403)
   t.equal(r.body.code, 'add_chunk.environment_mismatch')
   t.equal(await balance(), before, 'no live token reserved')
   t.equal((await api('GET', `/api/batches/${batch.body.uuid}`, { token })).body.progress.total, 1, 'nothing added')
-  const own = await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: live.raw_key, body: { emails: ['second@live-world.example.com'], final: true } })
-  t.equal(own.status, 202, 'its own environment\'s key still adds')
+  const own = await api('POST', `/api/batches/${batch.body.uuid}/emails`, {
+    token: live.raw_key,
+    body: { emails: ['second@live-world.example.com'], final: true }
+  })
+  t.equal(own.status, 202, "its own environment's key still adds")
 })
 
 t.test('a live key cannot add a chunk to a sandbox batch', async t => {
@@ -41,7 +48,12 @@ t.test('a live key cannot add a chunk to a sandbox batch', async t => {
   t.equal(r.body.code, 'add_chunk.environment_mismatch')
   const session = await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token, body: { emails: ['invalid@sandbox.example.com'] } })
   t.equal(session.status, 403, 'nor a session (a live credential)')
-  t.equal((await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: test.raw_key, body: { emails: ['invalid@sandbox.example.com'], final: true } })).status, 202, 'the test key does')
+  t.equal(
+    (await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: test.raw_key, body: { emails: ['invalid@sandbox.example.com'], final: true } }))
+      .status,
+    202,
+    'the test key does'
+  )
 })
 
 t.test('a test key mints test keys only, and never changes or revokes a live key', async t => {

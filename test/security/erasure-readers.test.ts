@@ -17,7 +17,12 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 const HOLD_MS = 25_000
 const METRICS_TOKEN = 'erasure-readers-metrics-token'
 const dataDir = t.testdir()
-const svc = await startSvc(t, ['serve'], { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', METRICS_TOKEN }, npmStartNodeFlags())
+const svc = await startSvc(
+  t,
+  ['serve'],
+  { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', METRICS_TOKEN },
+  npmStartNodeFlags()
+)
 const api = client(svc.url)
 const password = 'correct horse battery staple'
 const token = await signUp(api, dataDir, 'held-reader@example.com', password)
@@ -36,17 +41,28 @@ const metric = async (name: string): Promise<number> => {
 
 t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers, the late scrub is reported, then finished', async t => {
   t.ok(onDisk(), 'the data key is on disk before the deletion (positive control)')
-  const holder = spawn(process.execPath, ['-e', `
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const { DatabaseSync } = require('node:sqlite')
     const db = new DatabaseSync(${JSON.stringify(keysDb)})
     db.exec('BEGIN')
     db.prepare('SELECT count(*) AS n FROM data_keys').get()
     console.log('holding')
     setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released') }, ${HOLD_MS})
-  `], { stdio: ['ignore', 'pipe', 'inherit'] })
-  t.teardown(() => { holder.kill() })
+  `
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] }
+  )
+  t.teardown(() => {
+    holder.kill()
+  })
   let said = ''
-  holder.stdout!.on('data', (b: Buffer) => { said += b.toString() })
+  holder.stdout!.on('data', (b: Buffer) => {
+    said += b.toString()
+  })
   await waitUntil(() => said.includes('holding'), 10_000)
 
   let probing = true
@@ -59,7 +75,9 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
         await r.text()
         if (r.status === 200) probe.answers++
         else probe.failures++
-      } catch { probe.failures++ }
+      } catch {
+        probe.failures++
+      }
       probe.slowest_ms = Math.max(probe.slowest_ms, performance.now() - t0)
       await new Promise(resolve => setTimeout(resolve, 100))
     }
@@ -73,7 +91,7 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'the account is gone')
   t.ok(onDisk(), 'the reader holds the old page on disk meanwhile (what the scrub must clear)')
 
-  await waitUntil(async () => await metric('erasure_scrub_stalled_total') >= 1, 20_000)
+  await waitUntil(async () => (await metric('erasure_scrub_stalled_total')) >= 1, 20_000)
   t.equal(await metric('erasure_scrubs_pending'), 1, '/metrics counts the unfinished scrub')
   t.match(svc.output(), /erasure: a reader holds keys\.db's write-ahead log/, 'the log says so')
 
@@ -87,6 +105,6 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
 
   await waitUntil(() => !onDisk(), 20_000)
   t.notOk(onDisk(), 'once the reader let go, the data key is gone from keys.db and its WAL')
-  await waitUntil(async () => await metric('erasure_scrubs_pending') === 0, 5_000)
+  await waitUntil(async () => (await metric('erasure_scrubs_pending')) === 0, 5_000)
   t.match(svc.output(), /erasure: keys\.db write-ahead log emptied/, 'and the log says the scrub finished')
 })

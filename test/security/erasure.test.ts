@@ -20,7 +20,16 @@ const world = await startMailWorld({
     { name: 'privatecorp.com', mx: [{ preference: 10, exchange: 'mx.privatecorp.com' }] },
     { name: 'gmial.com', mx: [{ preference: 10, exchange: 'mx.privatecorp.com' }] }
   ],
-  hosts: [{ name: 'mx.privatecorp.com', ip: '127.0.72.2', rcpt: a => a === rejected ? { code: 550, message: `5.1.1 <${a}>: Recipient address rejected: User unknown in virtual mailbox table` } : { code: 250, message: '2.1.5 OK' } }]
+  hosts: [
+    {
+      name: 'mx.privatecorp.com',
+      ip: '127.0.72.2',
+      rcpt: a =>
+        a === rejected
+          ? { code: 550, message: `5.1.1 <${a}>: Recipient address rejected: User unknown in virtual mailbox table` }
+          : { code: 250, message: '2.1.5 OK' }
+    }
+  ]
 })
 t.teardown(() => world.close())
 const dataDir = t.testdir()
@@ -45,23 +54,27 @@ t.test('after deletion no file holds the address, the suggestion, the reply, the
   // A customer's free text: names of a key, an agent and a batch, and an endpoint's description.
   const names = { key: 'zq key named after a private client', agent: 'zq agent of the private crm', batch: 'zq list of private customers' }
   const named = await api('POST', '/api/keys', { token, body: { name: names.key, environment: 'test' } })
-  t.equal(named.body.name, names.key, 'the key\'s name reads back in the clear')
+  t.equal(named.body.name, names.key, "the key's name reads back in the clear")
   t.equal((await api('GET', `/api/keys/${named.body.uuid}`, { token })).body.name, names.key)
   const agent = await api('POST', '/api/agents', { token, body: { name: names.agent, scopes: ['results:read'] } })
-  t.equal((await api('GET', `/api/agents/${agent.body.uuid}`, { token })).body.name, names.agent, 'the agent\'s name reads back')
+  t.equal((await api('GET', `/api/agents/${agent.body.uuid}`, { token })).body.name, names.agent, "the agent's name reads back")
   const batch = await api('POST', '/api/batches', { token: named.body.raw_key, body: { emails: ['valid@example.com'], final: true, name: names.batch } })
-  t.equal((await api('GET', `/api/batches/${batch.body.uuid}`, { token })).body.name, names.batch, 'the batch\'s name reads back')
+  t.equal((await api('GET', `/api/batches/${batch.body.uuid}`, { token })).body.name, names.batch, "the batch's name reads back")
   const feed = (await api('GET', '/api/notifications?limit=96', { token })).body.items
-  t.ok(feed.some((n: any) => n.kind === 'api_key_created' && n.message === `API key "${names.key}" was created` && n.data.name === names.key), 'the feed says the key\'s name')
+  t.ok(
+    feed.some((n: any) => n.kind === 'api_key_created' && n.message === `API key "${names.key}" was created` && n.data.name === names.key),
+    "the feed says the key's name"
+  )
   const outbox = join(dataDir, 'outbox')
   const mailsOf = (): string[] => readdirSync(outbox).filter(n => n.endsWith('.eml') && readFileSync(join(outbox, n), 'utf8').includes(address))
-  t.ok(mailsOf().length > 0, 'the outbox holds the account\'s confirmation mail (positive control)')
+  t.ok(mailsOf().length > 0, "the outbox holds the account's confirmation mail (positive control)")
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
   t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret), password } })).status, 204)
 
   const sealedOnly = readFileSync(join(dataDir, 'events.db'))
   const wal = existsSync(join(dataDir, 'events.db-wal')) ? readFileSync(join(dataDir, 'events.db-wal')) : Buffer.alloc(0)
-  for (const s of [rejected, 'zq-typo-person@gmail.com', hook.url, hook.description, names.key, names.agent, names.batch]) t.notOk(sealedOnly.includes(s) || wal.includes(s), `events hold "${s}" only sealed, even before the deletion`)
+  for (const s of [rejected, 'zq-typo-person@gmail.com', hook.url, hook.description, names.key, names.agent, names.batch])
+    t.notOk(sealedOnly.includes(s) || wal.includes(s), `events hold "${s}" only sealed, even before the deletion`)
 
   const keys = new DatabaseSync(join(dataDir, 'keys.db'), { readOnly: true })
   const wrapped = Buffer.from((keys.prepare('SELECT wrapped FROM data_keys WHERE owner = ?').get(me.uuid) as { wrapped: Uint8Array }).wrapped)
@@ -70,7 +83,11 @@ t.test('after deletion no file holds the address, the suggestion, the reply, the
 
   t.equal((await api('DELETE', `/api/users/${me.uuid}`, { token, body: { password } })).status, 204)
   await waitUntil(() => mailsOf().length === 0)
-  t.same(readdirSync(outbox).filter(n => readFileSync(join(outbox, n), 'utf8').includes(address)), [], 'no mail of the account is left in the outbox')
+  t.same(
+    readdirSync(outbox).filter(n => readFileSync(join(outbox, n), 'utf8').includes(address)),
+    [],
+    'no mail of the account is left in the outbox'
+  )
   const secrets = [address, rejected, 'zq-typo-person@gmail.com', hook.url, hook.description, setup.secret, names.key, names.agent, names.batch]
   for (const file of ['events.db', 'events.db-wal', 'keys.db', 'keys.db-wal', 'reads.db', 'reads.db-wal']) {
     const path = join(dataDir, file)

@@ -30,10 +30,17 @@ t.test('security headers on the API; no-store on token answers', async t => {
 
 t.test('logout with a session id and a wrong secret signs nobody out', async t => {
   await signUp(api, dataDir, 'logout@example.com', password)
-  const login = await fetch(`${service.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'logout@example.com', password }) })
+  const login = await fetch(`${service.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'logout@example.com', password })
+  })
   const cookie = /svc_refresh=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')![1]
   const [sessionId] = decodeURIComponent(cookie).split('.')
-  const forged = await fetch(`${service.url}/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_refresh=${encodeURIComponent(`${sessionId}.not-the-secret`)}` } })
+  const forged = await fetch(`${service.url}/api/auth/logout`, {
+    method: 'POST',
+    headers: { cookie: `svc_refresh=${encodeURIComponent(`${sessionId}.not-the-secret`)}` }
+  })
   t.equal(forged.status, 204, 'the same answer')
   const refresh = await fetch(`${service.url}/api/auth/refresh`, { method: 'POST', headers: { cookie: `svc_refresh=${cookie}` } })
   t.equal(refresh.status, 200, 'the session is still alive: its holder refreshes')
@@ -41,13 +48,20 @@ t.test('logout with a session id and a wrong secret signs nobody out', async t =
   const real = await fetch(`${service.url}/api/auth/logout`, { method: 'POST', headers: { cookie: `svc_refresh=${rotated}` } })
   t.equal(real.status, 204)
   const after = await fetch(`${service.url}/api/auth/refresh`, { method: 'POST', headers: { cookie: `svc_refresh=${rotated}` } })
-  t.equal(after.status, 401, 'the holder\'s logout ends it')
+  t.equal(after.status, 401, "the holder's logout ends it")
 })
 
-t.test('the tests\' TOTP oracle reproduces RFC 6238 Appendix B (SHA-1 rows, from the RFC\'s table)', async t => {
+t.test("the tests' TOTP oracle reproduces RFC 6238 Appendix B (SHA-1 rows, from the RFC's table)", async t => {
   // RFC 6238 Appendix B: the 20-byte ASCII secret "12345678901234567890", 8 digits, 30 s steps.
   const secret = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ'
-  for (const [time, code] of [[59, '94287082'], [1111111109, '07081804'], [1111111111, '14050471'], [1234567890, '89005924'], [2000000000, '69279037'], [20000000000, '65353130']] as const) {
+  for (const [time, code] of [
+    [59, '94287082'],
+    [1111111109, '07081804'],
+    [1111111111, '14050471'],
+    [1234567890, '89005924'],
+    [2000000000, '69279037'],
+    [20000000000, '65353130']
+  ] as const) {
     t.equal(totp(secret, time * 1000, { digits: 8 }), code, `SHA-1 at ${time}`)
   }
 })
@@ -57,7 +71,11 @@ t.test('turning two-factor on takes the code alone, is mailed and signs other se
   const other = (await api('POST', '/api/auth/login', { body: { email: 'challenge@example.com', password } })).body.access_token
   t.equal((await api('GET', '/api/users/me', { token: other })).status, 200, 'another session (positive control)')
   const setup = await api('POST', '/api/users/me/2fa/enable', { token })
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.body.secret) } })).status, 204, 'the TOTP code alone, as the interface\'s row says')
+  t.equal(
+    (await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.body.secret) } })).status,
+    204,
+    "the TOTP code alone, as the interface's row says"
+  )
   t.equal((await api('GET', '/api/users/me', { token: other })).status, 401, 'every other session is signed out')
   t.equal((await api('GET', '/api/users/me', { token })).status, 200, 'this one stays')
   await waitUntil(() => outboxMailsTo(dataDir, 'challenge@example.com').some(m => /two-factor/i.test(m) && /turned on|enabled|activ/i.test(m)))
@@ -70,5 +88,9 @@ t.test('turning two-factor on takes the code alone, is mailed and signs other se
   t.equal(again.status, 401, 'the same challenge with another valid code is refused')
   t.equal(again.body.code, 'verify_2fa.invalid_token')
   const fresh = await api('POST', '/api/auth/login', { body: { email: 'challenge@example.com', password } })
-  t.equal((await api('POST', '/api/auth/2fa/verify', { body: { temp_token: fresh.body.temp_token, code: second } })).status, 200, 'a new challenge takes the unused backup code')
+  t.equal(
+    (await api('POST', '/api/auth/2fa/verify', { body: { temp_token: fresh.body.temp_token, code: second } })).status,
+    200,
+    'a new challenge takes the unused backup code'
+  )
 })

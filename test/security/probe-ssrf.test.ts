@@ -21,11 +21,17 @@ const connections = (): number => world.connections.get('127.0.71.2') ?? 0
 // Each part's DATA_DIR under this file's fixture, removed when the whole file is done (a
 // subtest's own fixture would be removed while its service still writes the outbox).
 const root = t.testdir()
-const dirFor = (name: string): string => { const d = join(root, name); mkdirSync(d, { recursive: true }); return d }
+const dirFor = (name: string): string => {
+  const d = join(root, name)
+  mkdirSync(d, { recursive: true })
+  return d
+}
 
 t.test('without the flag: sign-up screening (preview and registration) never connects to a private MX', async t => {
   const dataDir = dirFor('without')
-  const service = await startTestService(testConfig(dataDir, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'false' }))
+  const service = await startTestService(
+    testConfig(dataDir, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'false' })
+  )
   t.teardown(() => service.close())
   const api = client(service.url)
   const preview = await api('POST', '/api/auth/signup-preview', { body: { email: 'admin@internal-target.com' } })
@@ -40,7 +46,9 @@ t.test('without the flag: sign-up screening (preview and registration) never con
 
 t.test('with VERIFIER_ALLOW_PRIVATE_TARGETS=true (tests, on-prem): the same probe connects', async t => {
   const dataDir = dirFor('with')
-  const service = await startTestService(testConfig(dataDir, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' }))
+  const service = await startTestService(
+    testConfig(dataDir, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server, VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' })
+  )
   t.teardown(() => service.close())
   const r = await client(service.url)('POST', '/api/auth/signup-preview', { body: { email: 'admin@internal-target.com' } })
   t.equal(r.status, 200)

@@ -15,8 +15,9 @@ for (let i = 0; i < Number(countText); i++) {
   for (;;) {
     const events = await store.readStream(stream)
     try {
-      await store.append(stream, [{ type: 'Counted', data: { who, i }, metadata: { occurred_at: new Date().toISOString() } }],
-        { expected_revision: events.length === 0 ? 'no_stream' : events.length - 1 })
+      await store.append(stream, [{ type: 'Counted', data: { who, i }, metadata: { occurred_at: new Date().toISOString() } }], {
+        expected_revision: events.length === 0 ? 'no_stream' : events.length - 1
+      })
       break
     } catch (err) {
       if (!(err instanceof WrongExpectedRevisionError)) throw err

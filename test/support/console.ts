@@ -9,25 +9,40 @@ import { CONSOLE_DIST } from '../../src/http/routes/console.ts'
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Headless Debian Chromium for the console's end-to-end tests (`.ci/run` installs it). */
-export async function launchChromium (): Promise<Browser> {
+export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
   if (!existsSync(`${CONSOLE_DIST}index.html`)) throw new Error('the console is not built: npm test builds it (node scripts/build.ts)')
-  return await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', '--disable-default-apps', '--disable-extensions', '--mute-audio'] })
+  return await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+      '--disable-default-apps',
+      '--disable-extensions',
+      '--mute-audio'
+    ]
+  })
 }
 
 /** What a console page did that a test judges: requests elsewhere, policy violations, script errors, failing answers. */
 export interface Watched {
   page: Page
   /** Requests to another origin (aborted before they left), with their resource type. */
-  foreign: Array<{ url: string, type: string }>
+  foreign: Array<{ url: string; type: string }>
   /** Content Security Policy violations the page reported. */
   csp: string[]
   /** Uncaught script errors. */
   errors: string[]
   /** Answers of 400 and above, in order. */
-  failing: Array<{ method: string, url: string, status: number }>
+  failing: Array<{ method: string; url: string; status: number }>
   /** Every request the page made to its origin, in order. */
-  requests: Array<{ method: string, url: string }>
+  requests: Array<{ method: string; url: string }>
   /** Requests sent and not yet answered (or failed). */
   inFlight: () => string[]
   close: () => Promise<void>
@@ -40,38 +55,72 @@ export interface Watched {
  * failing answer is recorded. `allowNavigation` lets one top-level navigation elsewhere be
  * recorded (a checkout redirect) without counting it as the console's own request.
  */
-export async function openConsole (browser: Browser, base: string, options: { width?: number } = {}): Promise<Watched> {
+export async function openConsole(browser: Browser, base: string, options: { width?: number } = {}): Promise<Watched> {
   const context = await browser.createBrowserContext()
   const page = await context.newPage()
   const width = options.width ?? 1440
   await page.setViewport({ width, height: width < 600 ? 844 : 900, isMobile: width < 600, hasTouch: width < 600 })
   const origin = new URL(base).origin
   const pending = new Set<HTTPRequest>()
-  const w: Watched = { page, foreign: [], csp: [], errors: [], failing: [], requests: [], inFlight: () => [...pending].map(r => r.url()), close: async () => { await context.close().catch(() => undefined) } }
-  page.on('request', r => { pending.add(r) })
-  page.on('requestfinished', r => { pending.delete(r) })
-  page.on('requestfailed', r => { pending.delete(r) })
+  const w: Watched = {
+    page,
+    foreign: [],
+    csp: [],
+    errors: [],
+    failing: [],
+    requests: [],
+    inFlight: () => [...pending].map(r => r.url()),
+    close: async () => {
+      await context.close().catch(() => undefined)
+    }
+  }
+  page.on('request', r => {
+    pending.add(r)
+  })
+  page.on('requestfinished', r => {
+    pending.delete(r)
+  })
+  page.on('requestfailed', r => {
+    pending.delete(r)
+  })
   // A navigation abandons what the page before it had in flight.
-  page.on('framenavigated', frame => { if (frame === page.mainFrame()) for (const r of pending) if (r.isNavigationRequest() === false && r.frame() === frame) pending.delete(r) })
+  page.on('framenavigated', frame => {
+    if (frame === page.mainFrame()) for (const r of pending) if (r.isNavigationRequest() === false && r.frame() === frame) pending.delete(r)
+  })
   await page.setRequestInterception(true)
   page.on('request', request => {
     const url = request.url()
-    if (url.startsWith('data:') || url.startsWith('blob:')) { void request.continue(); return }
-    if (new URL(url).origin !== origin) { w.foreign.push({ url, type: request.resourceType() }); void request.abort('blockedbyclient'); return }
+    if (url.startsWith('data:') || url.startsWith('blob:')) {
+      void request.continue()
+      return
+    }
+    if (new URL(url).origin !== origin) {
+      w.foreign.push({ url, type: request.resourceType() })
+      void request.abort('blockedbyclient')
+      return
+    }
     w.requests.push({ method: request.method(), url })
     void request.continue()
   })
-  page.on('response', response => { if (response.status() >= 400) w.failing.push({ method: response.request().method(), url: response.url(), status: response.status() }) })
-  page.on('pageerror', error => { w.errors.push(String((error as Error).message ?? error)) })
-  await page.exposeFunction('__cspViolation', (text: string) => { w.csp.push(text) })
+  page.on('response', response => {
+    if (response.status() >= 400) w.failing.push({ method: response.request().method(), url: response.url(), status: response.status() })
+  })
+  page.on('pageerror', error => {
+    w.errors.push(String((error as Error).message ?? error))
+  })
+  await page.exposeFunction('__cspViolation', (text: string) => {
+    w.csp.push(text)
+  })
   await page.evaluateOnNewDocument(() => {
-    document.addEventListener('securitypolicyviolation', e => { (window as unknown as { __cspViolation: (s: string) => void }).__cspViolation(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`) })
+    document.addEventListener('securitypolicyviolation', e => {
+      ;(window as unknown as { __cspViolation: (s: string) => void }).__cspViolation(`${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`)
+    })
   })
   return w
 }
 
 /** Waits until the page has had no request in flight for 200 ms (10 s at most): what it loads has arrived. */
-export async function settle (w: Watched): Promise<void> {
+export async function settle(w: Watched): Promise<void> {
   const deadline = Date.now() + 10_000
   let quietSince = Date.now()
   while (Date.now() - quietSince < 200) {
@@ -82,30 +131,37 @@ export async function settle (w: Watched): Promise<void> {
 }
 
 /** Fails `t` for anything the console must never do: a request elsewhere, a CSP violation, an uncaught error. */
-export function assertClean (t: Test, w: Watched, what: string): void {
+export function assertClean(t: Test, w: Watched, what: string): void {
   t.same(w.foreign, [], `${what}: no request left the service's origin`)
   t.same(w.csp, [], `${what}: no Content Security Policy violation`)
   t.same(w.errors, [], `${what}: no uncaught script error`)
 }
 
 /** A screenshot of a page at a failure, for the person reading the test's output (in the OS's temporary directory). */
-async function evidence (page: Page): Promise<string> {
+async function evidence(page: Page): Promise<string> {
   const file = join(tmpdir(), `console-failure-${process.pid}-${Date.now()}.png`)
   await page.screenshot({ path: file as `${string}.png`, fullPage: true }).catch(() => undefined)
   return file
 }
 
 /** The page's visible text. */
-export async function textOf (page: Page): Promise<string> {
+export async function textOf(page: Page): Promise<string> {
   return await page.evaluate(() => document.body.innerText)
 }
 
 /** Waits until the page's visible text matches `pattern` (10 s). */
-export async function waitForText (page: Page, pattern: RegExp, timeout = 10_000): Promise<void> {
+export async function waitForText(page: Page, pattern: RegExp, timeout = 10_000): Promise<void> {
   try {
-    await page.waitForFunction((source: string, flags: string) => new RegExp(source, flags).test(document.body.innerText), { timeout, polling: 50 }, pattern.source, pattern.flags)
+    await page.waitForFunction(
+      (source: string, flags: string) => new RegExp(source, flags).test(document.body.innerText),
+      { timeout, polling: 50 },
+      pattern.source,
+      pattern.flags
+    )
   } catch (error) {
-    throw new Error(`the page never said ${String(pattern)} (screenshot: ${await evidence(page)}); it says: ${(await textOf(page)).slice(0, 800)}`, { cause: error })
+    throw new Error(`the page never said ${String(pattern)} (screenshot: ${await evidence(page)}); it says: ${(await textOf(page)).slice(0, 800)}`, {
+      cause: error
+    })
   }
 }
 
@@ -113,32 +169,44 @@ export async function waitForText (page: Page, pattern: RegExp, timeout = 10_000
  * The form control labelled `label` (its `<label>` names it, as assistive technology
  * finds it): found by the label's exact text, through the label's `control`.
  */
-export async function field (page: Page, label: string): Promise<ElementHandle<HTMLInputElement>> {
-  const handle = await page.waitForFunction((text: string) => {
-    for (const l of Array.from(document.querySelectorAll('label'))) {
-      if (l.textContent?.trim() === text && l.control) return l.control
-    }
-    return null
-  }, { timeout: 10_000, polling: 50 }, label).catch(async (error: unknown) => { throw new Error(`no field labelled "${label}" on ${page.url()}: ${(await textOf(page)).slice(0, 400)}`, { cause: error }) })
+export async function field(page: Page, label: string): Promise<ElementHandle<HTMLInputElement>> {
+  const handle = await page
+    .waitForFunction(
+      (text: string) => {
+        for (const l of Array.from(document.querySelectorAll('label'))) {
+          if (l.textContent?.trim() === text && l.control) return l.control
+        }
+        return null
+      },
+      { timeout: 10_000, polling: 50 },
+      label
+    )
+    .catch(async (error: unknown) => {
+      throw new Error(`no field labelled "${label}" on ${page.url()}: ${(await textOf(page)).slice(0, 400)}`, { cause: error })
+    })
   return handle as ElementHandle<HTMLInputElement>
 }
 
 /** Types `value` into the field labelled `label` (after clearing it). */
-export async function fill (page: Page, label: string, value: string): Promise<void> {
+export async function fill(page: Page, label: string, value: string): Promise<void> {
   const input = await field(page, label)
   await input.click({ count: 3 })
-  await input.evaluate(el => { el.select?.() })
+  await input.evaluate(el => {
+    el.select?.()
+  })
   await page.keyboard.press('Backspace')
   await input.type(value)
 }
 
 /** Clicks the button or link whose accessible name is `name` (ARIA query: what a screen reader announces). */
-export async function press (page: Page, name: string, role: 'button' | 'link' | 'radio' | 'switch' | 'option' = 'button'): Promise<void> {
+export async function press(page: Page, name: string, role: 'button' | 'link' | 'radio' | 'switch' | 'option' = 'button'): Promise<void> {
   const selector = `::-p-aria([name="${name}"][role="${role}"])`
   try {
     await page.locator(selector).setTimeout(10_000).click()
   } catch (error) {
-    throw new Error(`no ${role} named "${name}" on ${page.url()} (screenshot: ${await evidence(page)}): ${(await textOf(page)).slice(0, 600)}`, { cause: error })
+    throw new Error(`no ${role} named "${name}" on ${page.url()} (screenshot: ${await evidence(page)}): ${(await textOf(page)).slice(0, 600)}`, {
+      cause: error
+    })
   }
 }
 
@@ -147,11 +215,20 @@ const require = createRequire(import.meta.url)
 export const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
 
 /** axe-core's serious and critical violations on the page as it is (WCAG 2.0–2.2 A and AA rules). */
-export async function axeViolations (page: Page): Promise<Array<{ id: string, impact: string, help: string, targets: string[] }>> {
+export async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; help: string; targets: string[] }>> {
   await page.evaluate(AXE_SOURCE)
   const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, o: unknown) => Promise<{ violations: Array<{ id: string, impact: string, help: string, nodes: Array<{ target: string[] }> }> }> } }).axe
-    const r = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] }, resultTypes: ['violations'] })
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (ctx: Document, o: unknown) => Promise<{ violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> }>
+        }
+      }
+    ).axe
+    const r = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] },
+      resultTypes: ['violations']
+    })
     return r.violations.map(v => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map(n => n.target.join(' ')).slice(0, 5) }))
   })
   return result.filter(v => v.impact === 'serious' || v.impact === 'critical')
@@ -161,7 +238,15 @@ export async function axeViolations (page: Page): Promise<Array<{ id: string, im
  * Clicks the checkbox, radio or switch labelled `name` as a person does: on its label (React
  * Aria keeps the input itself visually hidden), with the mouse at the label's centre.
  */
-export async function toggle (page: Page, name: string, within = 'body'): Promise<void> {
-  const label = await page.waitForFunction((text: string, scope: string) => Array.from(document.querySelector(scope)?.querySelectorAll('label.react-aria-Checkbox, label.react-aria-Radio, label.react-aria-Switch') ?? []).find(l => l.textContent?.trim() === text) ?? null, { timeout: 10_000, polling: 50 }, name, within)
+export async function toggle(page: Page, name: string, within = 'body'): Promise<void> {
+  const label = await page.waitForFunction(
+    (text: string, scope: string) =>
+      Array.from(document.querySelector(scope)?.querySelectorAll('label.react-aria-Checkbox, label.react-aria-Radio, label.react-aria-Switch') ?? []).find(
+        l => l.textContent?.trim() === text
+      ) ?? null,
+    { timeout: 10_000, polling: 50 },
+    name,
+    within
+  )
   await (label as ElementHandle<HTMLLabelElement>).click()
 }

@@ -1,14 +1,25 @@
 import type { Test } from 'tap'
 import type { ErrorKind } from '../../src/domain/shared.ts'
 
-interface DeciderLike<S, E, C> { initialState: () => S, evolve: (s: S, e: E) => S, decide: (c: C, s: S) => E[] }
+interface DeciderLike<S, E, C> {
+  initialState: () => S
+  evolve: (s: S, e: E) => S
+  decide: (c: C, s: S) => E[]
+}
 
 /**
  * The HTTP status each kind of domain error answers with (src/domain/shared.ts), so that a
  * spec states a refusal as the interface document's tables do: by status.
  */
 const KIND_OF_STATUS: Readonly<Record<number, ErrorKind>> = {
-  400: 'invalid', 401: 'unauthorized', 402: 'payment_required', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 422: 'unprocessable', 429: 'locked'
+  400: 'invalid',
+  401: 'unauthorized',
+  402: 'payment_required',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  422: 'unprocessable',
+  429: 'locked'
 }
 
 /**
@@ -17,7 +28,7 @@ const KIND_OF_STATUS: Readonly<Record<number, ErrorKind>> = {
  * of that code whose kind answers with that HTTP status), and given([...]).thenState(select, expected, message)
  * (what the fold of the given events holds).
  */
-export function spec<S, E, C> (t: Test, decider: DeciderLike<S, E, C>) {
+export function spec<S, E, C>(t: Test, decider: DeciderLike<S, E, C>) {
   const fold = (given: E[]): S => given.reduce(decider.evolve, decider.initialState())
   return (given: E[]) => ({
     when: (command: C) => ({
@@ -49,6 +60,6 @@ export function spec<S, E, C> (t: Test, decider: DeciderLike<S, E, C>) {
  * the aggregate's own event type, e.g. `const created = build<AgentCreated>('AgentCreated', {...})`
  * then `created({ agent_uuid: 'a2' })`.
  */
-export function build<E extends { type: string, data: object }> (type: E['type'], defaults: E['data']): (over?: Partial<E['data']>) => E {
+export function build<E extends { type: string; data: object }>(type: E['type'], defaults: E['data']): (over?: Partial<E['data']>) => E {
   return (over = {}) => ({ type, data: { ...defaults, ...over } }) as E
 }

@@ -3,22 +3,22 @@ import { randomUUID } from 'node:crypto'
 import { WrongExpectedRevisionError, type EventStore, type NewEvent, type RecordedEvent } from '../../src/ports/event-store.ts'
 
 /** Builds an event for contract tests. */
-export function ev (type: string, data: Record<string, unknown> = {}): NewEvent {
+export function ev(type: string, data: Record<string, unknown> = {}): NewEvent {
   return { id: randomUUID(), type, data, metadata: { occurred_at: new Date().toISOString() } }
 }
 
 export interface EventStoreFactory {
   /** A new store (a fresh database, or a fresh stream prefix on a shared server). */
-  open (): Promise<EventStore>
+  open(): Promise<EventStore>
   /** A second connection to the same database as `store`. */
-  reopen (store: EventStore): Promise<EventStore>
+  reopen(store: EventStore): Promise<EventStore>
 }
 
 /**
  * The contract every EventStore adapter passes (ARCHITECTURE.md "Ports and their adapters").
  * Streams are prefixed with a random id so the suite can run against a shared server.
  */
-export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
+export function eventStoreContract(t: Test, factory: EventStoreFactory): void {
   const p = (): string => `contract_${randomUUID().replaceAll('-', '')}`
 
   t.test('append no_stream then exact revision; read back in order', async t => {
@@ -31,7 +31,14 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.equal(r2.next_expected_revision, 2)
     t.ok(r2.position > r1.position, 'global position grows')
     const events = await store.readStream(s)
-    t.same(events.map(e => [e.type, e.revision, e.data.n]), [['A', 0, 1], ['B', 1, 2], ['C', 2, 3]])
+    t.same(
+      events.map(e => [e.type, e.revision, e.data.n]),
+      [
+        ['A', 0, 1],
+        ['B', 1, 2],
+        ['C', 2, 3]
+      ]
+    )
     t.equal(events[0].stream, s)
     t.type(events[0].metadata.occurred_at, 'string')
   })
@@ -57,7 +64,11 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     const store = await factory.open()
     t.teardown(() => store.close())
     const s = `${p()}-slices`
-    await store.append(s, Array.from({ length: 10 }, (_, n) => ev('N', { n })), { expected_revision: 'no_stream' })
+    await store.append(
+      s,
+      Array.from({ length: 10 }, (_, n) => ev('N', { n })),
+      { expected_revision: 'no_stream' }
+    )
     const ns = (events: RecordedEvent[]): unknown[] => events.map(e => e.data.n)
     t.same(ns(await store.readStream(s, { from_revision: 7 })), [7, 8, 9], 'forwards from a revision')
     t.same(ns(await store.readStream(s, { from_revision: 2, max_count: 3 })), [2, 3, 4], 'forwards, at most max_count')
@@ -66,7 +77,11 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.same(ns(await store.readStream(s, { direction: 'backwards', from_revision: 4, max_count: 2 })), [4, 3], 'backwards from a revision')
     t.same(ns(await store.readStream(s, { direction: 'backwards', from_revision: 1 })), [1, 0], 'backwards to the start')
     t.same(await store.readStream(`${p()}-none`, { direction: 'backwards', max_count: 5 }), [], 'an unknown stream is empty backwards too')
-    t.same((await store.readStream(s, { direction: 'backwards', max_count: 1 })).map(e => e.revision), [9], 'revisions are kept')
+    t.same(
+      (await store.readStream(s, { direction: 'backwards', max_count: 1 })).map(e => e.revision),
+      [9],
+      'revisions are kept'
+    )
   })
 
   t.test('an unknown stream reads as empty', async t => {
@@ -87,7 +102,10 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
   t.test('concurrent appends to one stream from two connections: exactly one wins', async t => {
     const a = await factory.open()
     const b = await factory.reopen(a)
-    t.teardown(async () => { await a.close(); await b.close() })
+    t.teardown(async () => {
+      await a.close()
+      await b.close()
+    })
     for (let i = 0; i < 20; i++) {
       const s = `${p()}-race`
       const results = await Promise.allSettled([
@@ -111,9 +129,15 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     await store.append(s2, [ev('B')], { expected_revision: 'no_stream' })
     await store.append(s1, [ev('C')], { expected_revision: 0 })
     const all = (await store.readAll({ from_position: start, max_count: 1000 })).filter(e => e.stream === s1 || e.stream === s2)
-    t.same(all.map(e => e.type), ['A', 'B', 'C'])
+    t.same(
+      all.map(e => e.type),
+      ['A', 'B', 'C']
+    )
     const after = await store.readAll({ from_position: all[0].position, max_count: 1000 })
-    t.notOk(after.some(e => e.id === all[0].id), 'exclusive start')
+    t.notOk(
+      after.some(e => e.id === all[0].id),
+      'exclusive start'
+    )
     t.equal(await store.headPosition(), all[2].position)
   })
 
@@ -132,10 +156,18 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.same(await types(size + 1), ['A', 'B'], 'one more while under it')
     t.same(await types(3 * size), ['A', 'B', 'C'])
     t.same(await types(100 * size), ['A', 'B', 'C', 'D'], 'the end of the log bounds it too')
-    t.same((await store.readAll({ from_position: start, max_count: 2, max_bytes: 100 * size })).map(e => e.type), ['A', 'B'], 'and max_count')
+    t.same(
+      (await store.readAll({ from_position: start, max_count: 2, max_bytes: 100 * size })).map(e => e.type),
+      ['A', 'B'],
+      'and max_count'
+    )
     const first = await store.readAll({ from_position: start, max_count: 10, max_bytes: size + 1 })
     t.same(await types(size + 1, first[1].position), ['C', 'D'], 'the next page starts after the last event taken')
-    t.same(first.map(e => e.size), [size, size], 'size is the data\'s characters')
+    t.same(
+      first.map(e => e.size),
+      [size, size],
+      "size is the data's characters"
+    )
   })
 
   t.test('subscription catches up, then goes live, in order, with checkpoints', async t => {
@@ -147,23 +179,42 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     const seen: RecordedEvent[] = []
     let caughtUp = -1
     let lastCheckpoint = 0
-    const sub = store.subscribeToAll({
-      from_position: start,
-      event_types: ['A', 'C', 'D'],
-      on_caught_up: pos => { caughtUp = pos },
-      on_checkpoint: pos => { lastCheckpoint = pos }
-    }, e => { if (e.stream === s) seen.push(e) })
+    const sub = store.subscribeToAll(
+      {
+        from_position: start,
+        event_types: ['A', 'C', 'D'],
+        on_caught_up: pos => {
+          caughtUp = pos
+        },
+        on_checkpoint: pos => {
+          lastCheckpoint = pos
+        }
+      },
+      e => {
+        if (e.stream === s) seen.push(e)
+      }
+    )
     await waitUntil(() => caughtUp >= 0)
-    t.same(seen.map(e => e.type), ['A'], 'filtered catch-up')
+    t.same(
+      seen.map(e => e.type),
+      ['A'],
+      'filtered catch-up'
+    )
     await store.append(s, [ev('C')], { expected_revision: 1 })
     await store.append(s, [ev('D')], { expected_revision: 2 })
     await waitUntil(() => seen.length === 3)
-    t.same(seen.map(e => e.type), ['A', 'C', 'D'], 'live events follow in order')
+    t.same(
+      seen.map(e => e.type),
+      ['A', 'C', 'D'],
+      'live events follow in order'
+    )
     t.equal(lastCheckpoint, seen[2].position)
     await sub.stop()
     // Positive control: a second subscription started before the append sees it; then the stopped one must not have.
     const control: string[] = []
-    const sub2 = store.subscribeToAll({ from_position: seen[2].position }, e => { if (e.stream === s) control.push(e.type) })
+    const sub2 = store.subscribeToAll({ from_position: seen[2].position }, e => {
+      if (e.stream === s) control.push(e.type)
+    })
     await store.append(s, [ev('A')], { expected_revision: 3 })
     await waitUntil(() => control.length === 1)
     await sub2.stop()
@@ -179,7 +230,21 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     let checkpoint = 0
     let caughtUp = -1
     const handled: string[] = []
-    const sub = store.subscribeToAll({ from_position: start, event_types: ['Wanted'], on_checkpoint: pos => { checkpoint = Math.max(checkpoint, pos) }, on_caught_up: pos => { caughtUp = pos } }, e => { handled.push(e.type) })
+    const sub = store.subscribeToAll(
+      {
+        from_position: start,
+        event_types: ['Wanted'],
+        on_checkpoint: pos => {
+          checkpoint = Math.max(checkpoint, pos)
+        },
+        on_caught_up: pos => {
+          caughtUp = pos
+        }
+      },
+      e => {
+        handled.push(e.type)
+      }
+    )
     t.teardown(() => sub.stop())
     await waitUntil(() => caughtUp >= 0)
     t.ok(checkpoint >= first.position, 'a skipped event in the catch-up moves the checkpoint')
@@ -194,23 +259,34 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     t.teardown(() => store.close())
     const start = await store.headPosition()
     const s = `${p()}-slow`
-    await store.append(s, Array.from({ length: 20 }, (_, i) => ev(i % 4 === 3 ? 'Other' : 'Slow', { i })), { expected_revision: 'no_stream' })
+    await store.append(
+      s,
+      Array.from({ length: 20 }, (_, i) => ev(i % 4 === 3 ? 'Other' : 'Slow', { i })),
+      { expected_revision: 'no_stream' }
+    )
     const positions = (await store.readStream(s)).map(e => e.position)
     const wanted = positions.filter((_, i) => i % 4 !== 3)
     let handledAtCaughtUp = -1
     const handled: number[] = []
     const ahead: string[] = []
-    const sub = store.subscribeToAll({
-      from_position: start,
-      event_types: ['Slow'],
-      // At a checkpoint, every wanted event at or before it has been handled.
-      on_checkpoint: pos => { for (const w of wanted) if (w <= pos && !handled.includes(w)) ahead.push(`checkpoint ${pos} before event ${w} was handled`) },
-      on_caught_up: () => { handledAtCaughtUp = handled.length }
-    }, async e => {
-      if (e.stream !== s) return
-      await new Promise(resolve => setTimeout(resolve, 5))
-      handled.push(e.position)
-    })
+    const sub = store.subscribeToAll(
+      {
+        from_position: start,
+        event_types: ['Slow'],
+        // At a checkpoint, every wanted event at or before it has been handled.
+        on_checkpoint: pos => {
+          for (const w of wanted) if (w <= pos && !handled.includes(w)) ahead.push(`checkpoint ${pos} before event ${w} was handled`)
+        },
+        on_caught_up: () => {
+          handledAtCaughtUp = handled.length
+        }
+      },
+      async e => {
+        if (e.stream !== s) return
+        await new Promise(resolve => setTimeout(resolve, 5))
+        handled.push(e.position)
+      }
+    )
     t.teardown(() => sub.stop())
     await waitUntil(() => handledAtCaughtUp >= 0)
     t.same(ahead, [], 'every checkpoint came after its event was handled')
@@ -221,10 +297,15 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
   t.test('a live subscription sees appends made through another connection', async t => {
     const a = await factory.open()
     const b = await factory.reopen(a)
-    t.teardown(async () => { await a.close(); await b.close() })
+    t.teardown(async () => {
+      await a.close()
+      await b.close()
+    })
     const s = `${p()}-x`
     const seen: string[] = []
-    const sub = a.subscribeToAll({ from_position: await a.headPosition() }, e => { if (e.stream === s) seen.push(e.type) })
+    const sub = a.subscribeToAll({ from_position: await a.headPosition() }, e => {
+      if (e.stream === s) seen.push(e.type)
+    })
     await b.append(s, [ev('FromB')], { expected_revision: 'no_stream' })
     await waitUntil(() => seen.length === 1)
     t.same(seen, ['FromB'])
@@ -237,11 +318,17 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
     const s = `${p()}-err`
     let reported: unknown = null
     let calls = 0
-    store.subscribeToAll({ from_position: await store.headPosition() }, e => {
-      if (e.stream !== s) return
-      calls++
-      throw new Error('boom')
-    }, err => { reported = err })
+    store.subscribeToAll(
+      { from_position: await store.headPosition() },
+      e => {
+        if (e.stream !== s) return
+        calls++
+        throw new Error('boom')
+      },
+      err => {
+        reported = err
+      }
+    )
     await store.append(s, [ev('A'), ev('B')], { expected_revision: 'no_stream' })
     await waitUntil(() => reported !== null)
     t.equal(calls, 1)
@@ -250,7 +337,7 @@ export function eventStoreContract (t: Test, factory: EventStoreFactory): void {
 }
 
 /** Polls `cond` every 5 ms until it holds; fails after `ms`. */
-export async function waitUntil (cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+export async function waitUntil(cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms
   while (!(await cond())) {
     if (Date.now() > deadline) throw new Error('condition not met in time')

@@ -12,7 +12,7 @@ export type DnsRecordType = 'A' | 'AAAA' | 'MX' | 'CNAME'
 export interface DnsRecord {
   name: string
   type: DnsRecordType
-  data: string | { preference: number, exchange: string }
+  data: string | { preference: number; exchange: string }
   /** Seconds (default 300). */
   ttl?: number
   /**
@@ -38,8 +38,7 @@ export interface NameFaults {
 /** TTLs per record type (seconds), or one for all. */
 export type TtlSpec = number | Partial<Record<DnsRecordType, number>>
 
-export const ttlOf = (spec: TtlSpec | undefined, type: DnsRecordType): number =>
-  typeof spec === 'number' ? spec : spec?.[type] ?? 300
+export const ttlOf = (spec: TtlSpec | undefined, type: DnsRecordType): number => (typeof spec === 'number' ? spec : (spec?.[type] ?? 300))
 
 export interface DnsQueryLog {
   transport: 'udp' | 'tcp'
@@ -56,7 +55,7 @@ export interface DnsOptions {
   /** Largest UDP answer (bytes); larger ones go out truncated (TC). Default 512 (RFC 1035 §4.2.1; the client sends no EDNS). */
   udp_max_bytes?: number
   /** SOA put in the authority section of negative answers (NXDOMAIN, no data), for negative caching (RFC 2308). */
-  soa?: { ttl: number, minimum: number }
+  soa?: { ttl: number; minimum: number }
 }
 
 const NOERROR = 0
@@ -74,30 +73,32 @@ export class DnsZone {
   private readonly dropped = new Map<string, number>()
   private readonly options: DnsOptions
 
-  constructor (options: DnsOptions = {}) { this.options = options }
+  constructor(options: DnsOptions = {}) {
+    this.options = options
+  }
 
   /** Makes `name` exist (answering NOERROR, possibly without data). */
-  ensure (name: string): void {
+  ensure(name: string): void {
     if (!this.records.has(lower(name))) this.records.set(lower(name), [])
   }
 
-  add (record: DnsRecord): void {
+  add(record: DnsRecord): void {
     this.ensure(record.name)
     this.records.get(lower(record.name))!.push(record)
   }
 
   /** Replaces everything published for `name`. */
-  replace (name: string, records: DnsRecord[]): void {
+  replace(name: string, records: DnsRecord[]): void {
     this.records.set(lower(name), [])
     for (const r of records) this.add(r)
   }
 
-  private wire (r: DnsRecord): dnsPacket.Answer {
+  private wire(r: DnsRecord): dnsPacket.Answer {
     return { type: r.type, name: r.name, ttl: r.ttl ?? 300, data: r.data } as dnsPacket.Answer
   }
 
   /** The rcode and answer records for a question, following CNAMEs as a recursive resolver does. */
-  private resolve (name: string, type: string, depth = 0): { rcode: number, answers: dnsPacket.Answer[] } {
+  private resolve(name: string, type: string, depth = 0): { rcode: number; answers: dnsPacket.Answer[] } {
     if (this.faults.get(name)?.servfail) return { rcode: SERVFAIL, answers: [] }
     const known = this.records.get(name)
     if (!known) return { rcode: NXDOMAIN, answers: [] }
@@ -110,9 +111,13 @@ export class DnsZone {
   }
 
   /** The response to one query (null: drop it), and the log entry. */
-  answer (msg: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
+  answer(msg: Buffer, transport: 'udp' | 'tcp'): Buffer | null {
     let query: dnsPacket.Packet
-    try { query = dnsPacket.decode(msg) } catch { return null }
+    try {
+      query = dnsPacket.decode(msg)
+    } catch {
+      return null
+    }
     const q = query.questions?.[0]
     if (!q) return null
     const name = lower(q.name)
@@ -130,16 +135,30 @@ export class DnsZone {
     const { rcode, answers } = this.resolve(name, q.type)
     const soa = this.options.soa
     const negative = soa !== undefined && (rcode === NXDOMAIN || (rcode === NOERROR && !answers.some(a => a.type === q.type)))
-    const response = (truncated: boolean): Buffer => dnsPacket.encode({
-      id: query.id,
-      type: 'response',
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | dnsPacket.RECURSION_AVAILABLE | ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) | rcode,
-      questions: [q],
-      answers: truncated ? [] : answers,
-      authorities: truncated || !negative
-        ? []
-        : [{ type: 'SOA', name, ttl: soa.ttl, data: { mname: 'ns.world.test', rname: 'hostmaster.world.test', serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum: soa.minimum } } as dnsPacket.Answer]
-    })
+    const response = (truncated: boolean): Buffer =>
+      dnsPacket.encode({
+        id: query.id,
+        type: 'response',
+        flags:
+          dnsPacket.AUTHORITATIVE_ANSWER |
+          dnsPacket.RECURSION_AVAILABLE |
+          ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) |
+          (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) |
+          rcode,
+        questions: [q],
+        answers: truncated ? [] : answers,
+        authorities:
+          truncated || !negative
+            ? []
+            : [
+                {
+                  type: 'SOA',
+                  name,
+                  ttl: soa.ttl,
+                  data: { mname: 'ns.world.test', rname: 'hostmaster.world.test', serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum: soa.minimum }
+                } as dnsPacket.Answer
+              ]
+      })
     const full = response(false)
     if (transport === 'udp' && (faults?.truncate === true || full.length > (this.options.udp_max_bytes ?? 512))) {
       entry.outcome = 'truncated'
@@ -153,7 +172,7 @@ export class DnsZone {
  * Serves `zone` over UDP and TCP on one port of `ip` (a random one free for both).
  * @returns the port and a close function.
  */
-export async function serveDns (zone: DnsZone, ip: string): Promise<{ port: number, close: () => Promise<void> }> {
+export async function serveDns(zone: DnsZone, ip: string): Promise<{ port: number; close: () => Promise<void> }> {
   for (let attempt = 0; ; attempt++) {
     const udp: UdpSocket = createSocket('udp4')
     udp.on('message', (msg, rinfo) => {

@@ -18,11 +18,20 @@ export interface EngineSetup {
 }
 
 /** An engine as the service builds it, towards the world's DNS server, with private targets allowed and no result cache. */
-export function engineFor (world: MailWorld, o: EngineSetup = {}): { engine: VerificationEngine, resolver: CachingMailResolver } {
-  const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: o.dns_timeout_ms ?? 1_000, tries: o.dns_tries }), { now: o.now })
+export function engineFor(world: MailWorld, o: EngineSetup = {}): { engine: VerificationEngine; resolver: CachingMailResolver } {
+  const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: o.dns_timeout_ms ?? 1_000, tries: o.dns_tries }), {
+    now: o.now
+  })
   const engine = new VerificationEngine({
     resolver,
-    probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: o.timeout_ms ?? 1_000, allow_private_targets: true, ...o.probe },
+    probe: {
+      port: 25,
+      helo_name: 'verifier.test.example',
+      mail_from: 'probe@verifier.test.example',
+      timeout_ms: o.timeout_ms ?? 1_000,
+      allow_private_targets: true,
+      ...o.probe
+    },
     politeness: { ...DEFAULT_POLITENESS, sessions_per_second_per_host: 1_000, burst_per_host: 10, backoff: { initial_ms: 50, max_ms: 200 } },
     result_cache_ttl_ms: 0,
     pushback_deadline_ms: 0,
@@ -47,7 +56,7 @@ export const rcptsFor = (world: MailWorld, address: string): number =>
   world.connection_log.flatMap(c => c.commands).filter(l => l.toLowerCase().replace(/^rcpt to:\s*/, 'rcpt to:') === `rcpt to:<${address.toLowerCase()}>`).length
 
 /** Resolves once every connection to `ip` has ended (the engine quits after it answered); rejects after `ms`. */
-export async function ended (world: MailWorld, ip: string, ms = 5_000): Promise<void> {
+export async function ended(world: MailWorld, ip: string, ms = 5_000): Promise<void> {
   const until = Date.now() + ms
   while (connectionsTo(world, ip).some(c => c.closed_by === null)) {
     if (Date.now() > until) throw new Error(`connections to ${ip} still open after ${ms} ms`)

@@ -8,7 +8,10 @@ import { dirname, join } from 'node:path'
 import type { TtlSpec } from './mail-world-dns.ts'
 
 /** An SMTP reply; a `string[]` message is a multi-line reply (`550-…` … `550 …`, RFC 5321 §4.2.1). */
-export interface Reply { code: number, message: string | string[] }
+export interface Reply {
+  code: number
+  message: string | string[]
+}
 
 export type DropPoint = 'connect' | 'banner' | 'EHLO' | 'STARTTLS' | 'MAIL' | 'RCPT'
 
@@ -59,7 +62,7 @@ export interface HostSpec {
    * arrives (before its reply; `after_reply`: once answered). `sessions`: only in the first
    * N sessions (default all). `reset`: a TCP RST instead of a FIN.
    */
-  drop?: { at: DropPoint, after_reply?: boolean, sessions?: number, reset?: boolean }
+  drop?: { at: DropPoint; after_reply?: boolean; sessions?: number; reset?: boolean }
   /** Pause between the lines of a multi-line reply (ms), so each arrives in a segment of its own. */
   line_delay_ms?: number
   /** DNS: more AAAA records for the name. */
@@ -94,16 +97,21 @@ export interface SmtpLogs {
   connection_log: ConnectionLog[]
 }
 
-interface HostState { active: number, sessions: number, firstSeen: Map<string, number>, sockets: Set<Socket> }
+interface HostState {
+  active: number
+  sessions: number
+  firstSeen: Map<string, number>
+  sockets: Set<Socket>
+}
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 const require = createRequire(import.meta.url)
 let context: SecureContext | null = null
 
 /** smtp-server's self-signed certificate for localhost (its package exports hide the file; its path does not). */
-function tlsContext (): SecureContext {
+function tlsContext(): SecureContext {
   if (!context) {
-    const options = require(join(dirname(require.resolve('smtp-server')), 'tls-options.js')) as () => { key: string, cert: string }
+    const options = require(join(dirname(require.resolve('smtp-server')), 'tls-options.js')) as () => { key: string; cert: string }
     context = createSecureContext({ key: options().key, cert: options().cert })
   }
   return context
@@ -112,7 +120,7 @@ function tlsContext (): SecureContext {
 // A fatal handshake_failure alert (TLS record type 21, RFC 5246 §7.2).
 const TLS_ALERT = Buffer.from([0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x28])
 
-function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: SmtpLogs): void {
+function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: SmtpLogs): void {
   const ip = h.ip
   const entry: ConnectionLog = { ip, at: Date.now(), commands: [], pipelined: 0, tls: false, closed_by: null }
   logs.connection_log.push(entry)
@@ -122,13 +130,17 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
   const sessionNo = ++state.sessions
   const remote = socket.remoteAddress ?? '?'
   socket.on('error', () => {})
-  socket.on('end', () => { entry.closed_by ??= 'client' })
+  socket.on('end', () => {
+    entry.closed_by ??= 'client'
+  })
   socket.on('close', () => {
     entry.closed_by ??= 'client'
     state.active--
     state.sockets.delete(socket)
   })
-  socket.setTimeout(30_000, () => { void send(421, ec('4.4.2', 'Timeout - closing connection')).then(hangUp) })
+  socket.setTimeout(30_000, () => {
+    void send(421, ec('4.4.2', 'Timeout - closing connection')).then(hangUp)
+  })
 
   let io: Socket | TLSSocket = socket
   let ended = false
@@ -137,21 +149,24 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
   let busy = false
   const env = { helo: false, mail: false, rcpts: 0, data: false }
   const offersTls = (): boolean => (h.starttls === true || h.starttls_failure !== undefined) && !entry.tls
-  const ec = (code: string, text: string): string => h.enhanced_status_codes ? `${code} ${text}` : text
+  const ec = (code: string, text: string): string => (h.enhanced_status_codes ? `${code} ${text}` : text)
   const drops = (at: DropPoint): boolean => h.drop?.at === at && (h.drop.sessions === undefined || sessionNo <= h.drop.sessions)
 
-  function hangUp (): void {
+  function hangUp(): void {
     if (ended) return
     ended = true
     entry.closed_by ??= 'server'
-    if (h.drop?.reset) { socket.resetAndDestroy(); return }
+    if (h.drop?.reset) {
+      socket.resetAndDestroy()
+      return
+    }
     io.end()
     setTimeout(() => socket.destroy(), 200).unref()
   }
 
-  async function send (code: number, message: string | string[]): Promise<void> {
+  async function send(code: number, message: string | string[]): Promise<void> {
     const lines = typeof message === 'string' ? [message] : message
-    const wire = lines.map((l, i) => `${code}${i < lines.length - 1 ? '-' : ' '}${l}`.trimEnd() + '\r\n')
+    const wire = lines.map((l, i) => `${`${code}${i < lines.length - 1 ? '-' : ' '}${l}`.trimEnd()}\r\n`)
     if (h.line_delay_ms && wire.length > 1) {
       for (const [i, w] of wire.entries()) {
         if (ended || io.destroyed) return
@@ -161,7 +176,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
     } else if (!ended && !io.destroyed) io.write(wire.join(''))
   }
 
-  function onData (chunk: Buffer): void {
+  function onData(chunk: Buffer): void {
     buffer += chunk.toString('latin1')
     let nl: number
     while ((nl = buffer.indexOf('\n')) >= 0) {
@@ -172,7 +187,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
     void pump()
   }
 
-  async function pump (): Promise<void> {
+  async function pump(): Promise<void> {
     if (busy) return
     busy = true
     try {
@@ -183,12 +198,15 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
   }
 
   /** STARTTLS accepted: what follows on the wire is TLS, or (failures) an alert or silence. */
-  function upgrade (): void {
+  function upgrade(): void {
     socket.removeListener('data', onData)
     queue.length = 0
     buffer = ''
     if (h.starttls_failure === 'handshake') {
-      socket.once('data', () => { socket.write(TLS_ALERT); hangUp() })
+      socket.once('data', () => {
+        socket.write(TLS_ALERT)
+        hangUp()
+      })
       return
     }
     if (h.starttls_failure === 'stall') return
@@ -206,7 +224,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
 
   const address = (line: string): string | null => /^(?:MAIL FROM|RCPT TO):\s*<([^>]*)>/i.exec(line)?.[1] ?? null
 
-  async function rcpt (line: string): Promise<void> {
+  async function rcpt(line: string): Promise<void> {
     if (!env.mail) return await send(503, ec('5.5.1', 'Error: need MAIL command'))
     const to = address(line)
     if (to === null) return await send(501, ec('5.1.3', 'Error: Bad recipient address syntax'))
@@ -225,7 +243,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
     await send(r.code, h.verbatim ? r.message : ec('2.1.5', 'Accepted'))
   }
 
-  async function command (verb: string, line: string): Promise<void> {
+  async function command(verb: string, line: string): Promise<void> {
     switch (verb) {
       case 'EHLO': {
         env.helo = false
@@ -235,7 +253,14 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
         const given = h.ehlo ? (typeof h.ehlo.message === 'string' ? [h.ehlo.message] : h.ehlo.message) : null
         const lines = given
           ? given.filter(l => offersTls() || l.toUpperCase() !== 'STARTTLS')
-          : [`${h.name} Nice to meet you, [${remote}]`, 'PIPELINING', '8BITMIME', 'SMTPUTF8', ...(h.enhanced_status_codes ? ['ENHANCEDSTATUSCODES'] : []), ...(offersTls() ? ['STARTTLS'] : [])]
+          : [
+              `${h.name} Nice to meet you, [${remote}]`,
+              'PIPELINING',
+              '8BITMIME',
+              'SMTPUTF8',
+              ...(h.enhanced_status_codes ? ['ENHANCEDSTATUSCODES'] : []),
+              ...(offersTls() ? ['STARTTLS'] : [])
+            ]
         return await send(250, lines)
       }
       case 'HELO':
@@ -258,12 +283,15 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
         env.rcpts = 0
         return await send(250, h.mail?.message ?? ec('2.1.0', 'Accepted'))
       }
-      case 'RCPT': return await rcpt(line)
+      case 'RCPT':
+        return await rcpt(line)
       case 'RSET':
         env.mail = false
         return await send(250, ec('2.0.0', 'Flushed'))
-      case 'NOOP': return await send(250, ec('2.0.0', 'OK'))
-      case 'VRFY': return await send(252, ec('2.5.2', 'Try to send something. No promises though'))
+      case 'NOOP':
+        return await send(250, ec('2.0.0', 'OK'))
+      case 'VRFY':
+        return await send(252, ec('2.5.2', 'Try to send something. No promises though'))
       case 'DATA':
         logs.transcript.push(`${ip} DATA`)
         if (!env.mail || env.rcpts === 0) return await send(503, ec('5.5.1', 'Error: need RCPT command'))
@@ -273,11 +301,12 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
         entry.closed_by ??= 'client'
         await send(221, ec('2.0.0', 'Bye'))
         return hangUp()
-      default: return await send(500, ec('5.5.2', 'Error: command not recognized'))
+      default:
+        return await send(500, ec('5.5.2', 'Error: command not recognized'))
     }
   }
 
-  async function handle (line: string): Promise<void> {
+  async function handle(line: string): Promise<void> {
     if (env.data) {
       if (line === '.') {
         env.data = false
@@ -299,9 +328,12 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
     if (h.silent) return
     if (h.banner_delay_ms) await sleep(h.banner_delay_ms)
     if (ended || socket.destroyed) return
-    const refusal = h.banner_reply && h.banner_reply.code !== 220
-      ? h.banner_reply
-      : h.max_sessions !== undefined && state.active > h.max_sessions ? { code: 421, message: '4.7.0 Too many concurrent sessions, try later' } : null
+    const refusal =
+      h.banner_reply && h.banner_reply.code !== 220
+        ? h.banner_reply
+        : h.max_sessions !== undefined && state.active > h.max_sessions
+          ? { code: 421, message: '4.7.0 Too many concurrent sessions, try later' }
+          : null
     if (refusal) {
       await send(refusal.code, refusal.message)
       return hangUp()
@@ -313,7 +345,7 @@ function serveConnection (socket: Socket, h: HostSpec, state: HostState, logs: S
 }
 
 /** Starts the host's server on `h.ip:port`; resolves with its close function. */
-export async function serveSmtpHost (h: HostSpec, port: number, logs: SmtpLogs): Promise<() => Promise<void>> {
+export async function serveSmtpHost(h: HostSpec, port: number, logs: SmtpLogs): Promise<() => Promise<void>> {
   const state: HostState = { active: 0, sessions: 0, firstSeen: new Map(), sockets: new Set() }
   logs.connections.set(h.ip, logs.connections.get(h.ip) ?? 0)
   const server = createServer(socket => {

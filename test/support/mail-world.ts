@@ -10,7 +10,7 @@ export type { DnsRecord, DnsQueryLog, NameFaults, TtlSpec } from './mail-world-d
 export interface DomainSpec {
   name: string
   /** MX records; `null_mx` publishes RFC 7505 `MX 0 .`. */
-  mx?: Array<{ preference: number, exchange: string }> | 'null_mx'
+  mx?: Array<{ preference: number; exchange: string }> | 'null_mx'
   /** A records of the domain itself (used when it has no MX). */
   a?: string[]
   /** AAAA records of the domain itself. */
@@ -54,11 +54,11 @@ export interface MailWorld {
   /** Every TCP connection an SMTP host accepted (also those that never sent a command), in order. */
   connection_log: ConnectionLog[]
   /** Replaces a domain's records and faults while the world runs (a changed zone). */
-  update_domain (d: DomainSpec): void
-  close (): Promise<void>
+  update_domain(d: DomainSpec): void
+  close(): Promise<void>
 }
 
-function domainRecords (d: DomainSpec): DnsRecord[] {
+function domainRecords(d: DomainSpec): DnsRecord[] {
   const out: DnsRecord[] = []
   if (d.cname) out.push({ name: d.name, type: 'CNAME', data: d.cname, ttl: ttlOf(d.ttl, 'CNAME') })
   if (d.mx === 'null_mx') out.push({ name: d.name, type: 'MX', data: { preference: 0, exchange: '.' }, ttl: ttlOf(d.ttl, 'MX') })
@@ -68,7 +68,7 @@ function domainRecords (d: DomainSpec): DnsRecord[] {
   return out
 }
 
-function hostRecords (h: HostSpec): DnsRecord[] {
+function hostRecords(h: HostSpec): DnsRecord[] {
   const out: DnsRecord[] = []
   const v6 = h.ip.includes(':')
   if (h.publish_ip !== false) out.push({ name: h.name, type: v6 ? 'AAAA' : 'A', data: h.ip, ttl: ttlOf(h.ttl, v6 ? 'AAAA' : 'A') })
@@ -77,7 +77,7 @@ function hostRecords (h: HostSpec): DnsRecord[] {
 }
 
 /** Starts the DNS server on `${dns_ip}:<random port>` and one SMTP server per host on port 25. */
-export async function startMailWorld (options: MailWorldOptions): Promise<MailWorld> {
+export async function startMailWorld(options: MailWorldOptions): Promise<MailWorld> {
   const port = options.smtp_port ?? 25
   const zone = new DnsZone(options.dns ?? {})
   const setDomain = (d: DomainSpec): void => {
@@ -90,7 +90,13 @@ export async function startMailWorld (options: MailWorldOptions): Promise<MailWo
   for (const [name, faults] of Object.entries(options.dns?.faults ?? {})) zone.faults.set(name.toLowerCase(), faults)
   const dns = await serveDns(zone, options.dns_ip)
 
-  const logs = { transcript: [] as string[], connections: new Map<string, number>(), tls_sessions: new Map<string, number>(), peak_sessions: new Map<string, number>(), connection_log: [] as ConnectionLog[] }
+  const logs = {
+    transcript: [] as string[],
+    connections: new Map<string, number>(),
+    tls_sessions: new Map<string, number>(),
+    peak_sessions: new Map<string, number>(),
+    connection_log: [] as ConnectionLog[]
+  }
   const closers: Array<() => Promise<void>> = [dns.close]
   try {
     for (const h of options.hosts) if (!h.refuse) closers.push(await serveSmtpHost(h, port, logs))
@@ -103,6 +109,8 @@ export async function startMailWorld (options: MailWorldOptions): Promise<MailWo
     ...logs,
     dns_queries: zone.log,
     update_domain: setDomain,
-    close: async () => { await Promise.all(closers.map(c => c())) }
+    close: async () => {
+      await Promise.all(closers.map(c => c()))
+    }
   }
 }

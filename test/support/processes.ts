@@ -4,17 +4,23 @@ import type { Test } from 'tap'
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 
-export interface SvcProcess { child: ChildProcess, url: string, output: () => string }
+export interface SvcProcess {
+  child: ChildProcess
+  url: string
+  output: () => string
+}
 
 /**
  * Starts `svc <args>` as an OS process with `env` (and Node's `nodeFlags`) and resolves with its URL once it
  * listens (from its JSON log line); the test's teardown stops what is still running.
  * @throws when the process exits before it listens.
  */
-export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<SvcProcess> {
+export async function startSvc(t: Test, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<SvcProcess> {
   const child = spawn(process.execPath, [...nodeFlags, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
-  child.stderr!.on('data', (b: Buffer) => { out += b.toString() })
+  child.stderr!.on('data', (b: Buffer) => {
+    out += b.toString()
+  })
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     child.kill('SIGTERM')
@@ -28,15 +34,25 @@ export async function startSvc (t: Test, args: string[], env: NodeJS.ProcessEnv,
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString()
       const m = /"url":"(http:\/\/[^"]+)"/.exec(out)
-      if (m) { clearTimeout(timer); resolve(m[1]) }
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1])
+      }
     })
-    child.once('exit', (code, signal) => { clearTimeout(timer); reject(new Error(`svc ${args.join(' ')} exited before it listened (${signal !== null ? `signal ${signal}` : `code ${code}`}): ${out.slice(-2_000) || 'it printed nothing'}`)) })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(
+        new Error(
+          `svc ${args.join(' ')} exited before it listened (${signal !== null ? `signal ${signal}` : `code ${code}`}): ${out.slice(-2_000) || 'it printed nothing'}`
+        )
+      )
+    })
   })
   return { child, url, output: () => out }
 }
 
 /** Resolves with the exit code and signal once `child` has exited. */
-export async function exited (child: ChildProcess): Promise<{ code: number | null, signal: NodeJS.Signals | null }> {
+export async function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, signal: child.signalCode }
   return await new Promise(resolve => child.once('exit', (code, signal) => resolve({ code, signal })))
 }
@@ -45,7 +61,7 @@ export async function exited (child: ChildProcess): Promise<{ code: number | nul
  * The Node.js flags `npm start` runs the service with (`--max-old-space-size`, …), read
  * from package.json's `start` script, so a test meets the heap the service really has.
  */
-export function npmStartNodeFlags (): string[] {
+export function npmStartNodeFlags(): string[] {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
   return pkg.scripts.start.split(/\s+/).filter(a => /^--(max-old-space-size|max-semi-space-size|stack-size)=/.test(a))
 }

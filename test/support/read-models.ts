@@ -4,16 +4,16 @@ import { PROJECTIONS } from '../../src/projections/index.ts'
 import { applyBatch, signatureOf } from '../../src/projections/runner.ts'
 
 /** Every document of every read model, by collection, in `_id` order. */
-export async function dumpReadModels (reads: ReadStore): Promise<Record<string, Doc[]>> {
+export async function dumpReadModels(reads: ReadStore): Promise<Record<string, Doc[]>> {
   const out: Record<string, Doc[]> = {}
   for (const spec of PROJECTIONS.flatMap(p => p.collections)) out[spec.name] = await reads.collection(spec).find({ sort: [['_id', 1]] })
   return out
 }
 
 /** Every event of `store`, oldest first. */
-export async function allEvents (store: EventStore): Promise<RecordedEvent[]> {
+export async function allEvents(store: EventStore): Promise<RecordedEvent[]> {
   const out: RecordedEvent[] = []
-  for (let from = 0; ;) {
+  for (let from = 0; ; ) {
     const page = await store.readAll({ from_position: from, max_count: 5_000 }) // exclusive of from_position
     if (page.length === 0) return out
     out.push(...page)
@@ -25,10 +25,10 @@ export async function allEvents (store: EventStore): Promise<RecordedEvent[]> {
  * Applies `events` to every projection into `reads` (prepared here) in batches whose sizes
  * `nextBatch` picks, as the runner does: each batch commits with the checkpoints.
  */
-export async function replayInto (reads: ReadStore, events: readonly RecordedEvent[], nextBatch: () => number): Promise<void> {
+export async function replayInto(reads: ReadStore, events: readonly RecordedEvent[], nextBatch: () => number): Promise<void> {
   for (const p of PROJECTIONS) await reads.prepare(p.name, signatureOf(p), p.collections)
   const checkpoints = new Map(PROJECTIONS.map(p => [p.name, 0]))
-  for (let i = 0; i < events.length;) {
+  for (let i = 0; i < events.length; ) {
     const batch = events.slice(i, i + Math.max(1, nextBatch()))
     i += batch.length
     await applyBatch(reads, PROJECTIONS, checkpoints, batch, batch[batch.length - 1].position)

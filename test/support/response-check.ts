@@ -13,7 +13,7 @@ type Declared = z.ZodType | { content: Record<string, { schema: z.ZodType }> }
 const SKIPPED = /^\/(docs|openapi\.json|metrics)/
 
 /** The zod schema a route declares for `status` and the reply's content type, or why there is none. */
-function declaredSchema (request: FastifyRequest, status: number, contentType: string): z.ZodType | string {
+function declaredSchema(request: FastifyRequest, status: number, contentType: string): z.ZodType | string {
   const responses = (request.routeOptions.schema?.response ?? {}) as Record<string, Declared>
   const entry = responses[status]
   if (!entry) return `no schema declared for status ${status}`
@@ -23,7 +23,7 @@ function declaredSchema (request: FastifyRequest, status: number, contentType: s
 }
 
 /** Installs the check on an app (`startService(…, { instrument })`); every violation is also pushed to `violations`. */
-export function checkResponses (violations: string[]): (app: FastifyInstance) => void {
+export function checkResponses(violations: string[]): (app: FastifyInstance) => void {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false })
   const compiled = new WeakMap<z.ZodType, ValidateFunction>()
   const validator = (schema: z.ZodType): ValidateFunction => {
@@ -49,7 +49,12 @@ export function checkResponses (violations: string[]): (app: FastifyInstance) =>
       if (typeof schema === 'string') throw new HttpProblem(500, 'response.schema_violation', violation(request, reply.statusCode, schema))
       const validate = validator(schema)
       if (!validate(payload)) {
-        const what = (validate.errors ?? []).map(e => `${e.instancePath || '(body)'} ${e.message ?? ''}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`).join('; ')
+        const what = (validate.errors ?? [])
+          .map(
+            e =>
+              `${e.instancePath || '(body)'} ${e.message ?? ''}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`
+          )
+          .join('; ')
         throw new HttpProblem(500, 'response.schema_violation', violation(request, reply.statusCode, what))
       }
       return payload

@@ -8,8 +8,19 @@ import { waitUntil } from './eventstore-contract.ts'
 import { checkResponses } from './response-check.ts'
 
 /** Config for a test service on a random port in `dataDir`, probing the given mail world. */
-export function testConfig (dataDir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_SMTP_TIMEOUT_MS: '1000', VERIFIER_DNS_TIMEOUT_MS: '1000', VERIFIER_HELO_NAME: 'verifier.test.example', ...(env.VERIFIER_DNS_SERVERS !== undefined && { VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' }), ...env })
+export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    SIGNUP_SCREENING: 'lists',
+    VERIFIER_SMTP_TIMEOUT_MS: '1000',
+    VERIFIER_DNS_TIMEOUT_MS: '1000',
+    VERIFIER_HELO_NAME: 'verifier.test.example',
+    ...(env.VERIFIER_DNS_SERVERS !== undefined && { VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' }),
+    ...env
+  })
 }
 
 /** Schema violations of every answer of the test services of this process (see `checkResponses`). */
@@ -20,13 +31,15 @@ export const responseViolations: string[] = []
  * the schema its route declares (a violation answers 500 `response.schema_violation`).
  * `now`: the clock its commands read (a test that would wait for time to pass moves it instead).
  */
-export async function startTestService (config: Config, options: { now?: () => Date } = {}): Promise<Service> {
+export async function startTestService(config: Config, options: { now?: () => Date } = {}): Promise<Service> {
   return await startService(config, { logger: pino({ level: 'silent' }), instrument: checkResponses(responseViolations), now: options.now })
 }
 
-export interface Api {
-  (method: string, path: string, options?: { body?: unknown, token?: string, raw?: string, headers?: Record<string, string> }): Promise<{ status: number, body: any, headers: Headers }>
-}
+export type Api = (
+  method: string,
+  path: string,
+  options?: { body?: unknown; token?: string; raw?: string; headers?: Record<string, string> }
+) => Promise<{ status: number; body: any; headers: Headers }>
 
 /**
  * Where the requests of one `tap` run are recorded for test/zz-coverage/interface-coverage.test.ts:
@@ -35,7 +48,7 @@ export interface Api {
 export const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
 let coverageFile: string | null = null
 /** Records one exchange (method, path without the query, status) for the interface-coverage report. */
-export function record (method: string, path: string, status: number): void {
+export function record(method: string, path: string, status: number): void {
   if (coverageFile === null) {
     mkdirSync(coverageDir(), { recursive: true })
     coverageFile = join(coverageDir(), `${process.pid}.jsonl`)
@@ -44,34 +57,46 @@ export function record (method: string, path: string, status: number): void {
 }
 
 /** A small JSON client for the app under test; every exchange is recorded for the interface-coverage report. */
-export function client (baseUrl: string): Api {
+export function client(baseUrl: string): Api {
   return async (method, path, options = {}) => {
     const headers: Record<string, string> = { ...(options.headers ?? {}) }
     if (options.token) headers.authorization = `Bearer ${options.token}`
     let body: string | undefined
-    if (options.raw !== undefined) { body = options.raw; headers['content-type'] ??= 'application/json' } else if (options.body !== undefined) { body = JSON.stringify(options.body); headers['content-type'] = 'application/json' }
+    if (options.raw !== undefined) {
+      body = options.raw
+      headers['content-type'] ??= 'application/json'
+    } else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers['content-type'] = 'application/json'
+    }
     const res = await fetch(baseUrl + path, { method, headers, body })
     record(method, path, res.status)
     const text = await res.text()
     let parsed: unknown = text
-    try { parsed = text.length > 0 ? JSON.parse(text) : null } catch {}
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : null
+    } catch {}
     return { status: res.status, body: parsed, headers: res.headers }
   }
 }
 
 /** Mails in `DATA_DIR/outbox` addressed to `email`, oldest first. */
-export function outboxMailsTo (dataDir: string, email: string): string[] {
+export function outboxMailsTo(dataDir: string, email: string): string[] {
   const dir = join(dataDir, 'outbox')
   if (!existsSync(dir)) return []
   const to = new RegExp(`^To: ${email.replace(/[.+]/g, '\\$&')}$`, 'mi')
-  return readdirSync(dir).filter(n => n.endsWith('.eml')).sort().map(f => readFileSync(join(dir, f), 'utf8')).filter(text => to.test(text))
+  return readdirSync(dir)
+    .filter(n => n.endsWith('.eml'))
+    .sort()
+    .map(f => readFileSync(join(dir, f), 'utf8'))
+    .filter(text => to.test(text))
 }
 
 /**
  * Waits for a confirmation mail to `email` in `DATA_DIR/outbox` and returns its six-digit
  * code: the newest one, or with `skip`, the first one after the `skip` oldest mails.
  */
-export async function confirmationCode (dataDir: string, email: string, skip?: number): Promise<string> {
+export async function confirmationCode(dataDir: string, email: string, skip?: number): Promise<string> {
   let code: string | null = null
   await waitUntil(() => {
     const mails = outboxMailsTo(dataDir, email).filter(m => /code is \d{6}|code de confirmation est \d{6}/.test(m))
@@ -84,7 +109,7 @@ export async function confirmationCode (dataDir: string, email: string, skip?: n
 }
 
 /** Registers, confirms and returns an access token for a new account. */
-export async function signUp (api: Api, dataDir: string, email: string, password = 'correct horse battery staple'): Promise<string> {
+export async function signUp(api: Api, dataDir: string, email: string, password = 'correct horse battery staple'): Promise<string> {
   const r = await api('POST', '/api/auth/register', { body: { email, password, locale: 'en' } })
   if (r.status !== 204) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`)
   const code = await confirmationCode(dataDir, email)
@@ -97,7 +122,7 @@ export async function signUp (api: Api, dataDir: string, email: string, password
  * Polls a job until it is terminal (`completed` or `failed`): `deferred` (greylisting) is
  * still under way, not settled.
  */
-export async function settled (api: Api, token: string, uuid: string): Promise<any> {
+export async function settled(api: Api, token: string, uuid: string): Promise<any> {
   let job: any
   await waitUntil(async () => {
     const r = await api('GET', `/api/verify/${uuid}`, { token })
@@ -111,11 +136,13 @@ export async function settled (api: Api, token: string, uuid: string): Promise<a
  * The newest link to `path` (say `/reset-password`) in a mail to `email` in the outbox,
  * waited for: the body's quoted-printable undone (soft line breaks, `=XX` escapes).
  */
-export async function mailedLink (dataDir: string, email: string, path: string): Promise<URL> {
+export async function mailedLink(dataDir: string, email: string, path: string): Promise<URL> {
   let link: URL | null = null
   const pattern = new RegExp(`(https?://[^\\s"<>]+${path.replace(/[.?]/g, '\\$&')}\\?[^\\s"<>]+)`, 'g')
   await waitUntil(() => {
-    const bodies = outboxMailsTo(dataDir, email).map(m => m.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))))
+    const bodies = outboxMailsTo(dataDir, email).map(m =>
+      m.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    )
     const found = bodies.flatMap(b => [...b.matchAll(pattern)].map(m => m[1]))
     if (found.length === 0) return false
     link = new URL(found[found.length - 1])

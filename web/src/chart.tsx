@@ -2,49 +2,90 @@ import { useEffect, useRef, type ReactNode } from 'react'
 import { useI18n } from './i18n.tsx'
 import { scrollable } from './ui.tsx'
 
-export interface Series { label: string, values: number[], colour: string }
+export interface Series {
+  label: string
+  values: number[]
+  colour: string
+}
 
 /**
  * A time-series chart (uPlot, loaded with the page that shows it), with the same figures
  * as a table for assistive technology and keyboard users (a canvas says nothing to them).
  * `times` are instants (ms); labels are formatted in the viewer's time zone with Intl.
  */
-export function TimeChart ({ title, times, series, stacked = false }: { title: string, times: number[], series: Series[], stacked?: boolean }): ReactNode {
+export function TimeChart({ title, times, series, stacked = false }: { title: string; times: number[]; series: Series[]; stacked?: boolean }): ReactNode {
   const { formatDate, formatNumber } = useI18n()
   const box = useRef<HTMLDivElement>(null)
   useEffect(() => {
     const el = box.current
     if (!el || times.length === 0) return
-    let plot: { destroy: () => void, setSize: (s: { width: number, height: number }) => void } | null = null
+    let plot: { destroy: () => void; setSize: (s: { width: number; height: number }) => void } | null = null
     let live = true
     void Promise.all([import('uplot'), import('uplot/dist/uPlot.min.css')]).then(([{ default: UPlot }]) => {
       if (!live) return
-      const sums = series.map((_, i) => times.map((__, k) => stacked ? series.slice(0, i + 1).reduce((s, x) => s + (x.values[k] ?? 0), 0) : series[i].values[k] ?? 0))
-      plot = new UPlot({
-        width: el.clientWidth || 600,
-        height: 240,
-        series: [{}, ...series.map(s => ({ label: s.label, stroke: s.colour, fill: stacked ? `${s.colour}33` : undefined, width: 2 }))],
-        // The legend is the console's own (below), in a box of fixed height: nothing moves when the data arrives.
-        legend: { show: false },
-        axes: [{ values: (_u: unknown, ticks: number[]) => ticks.map(v => formatDate(v * 1000, { month: 'short', day: 'numeric' })) }, {}],
-        scales: { x: { time: true } }
-      }, [times.map(t => t / 1000), ...sums], el)
+      const sums = series.map((_, i) =>
+        times.map((__, k) => (stacked ? series.slice(0, i + 1).reduce((s, x) => s + (x.values[k] ?? 0), 0) : (series[i].values[k] ?? 0)))
+      )
+      plot = new UPlot(
+        {
+          width: el.clientWidth || 600,
+          height: 240,
+          series: [{}, ...series.map(s => ({ label: s.label, stroke: s.colour, fill: stacked ? `${s.colour}33` : undefined, width: 2 }))],
+          // The legend is the console's own (below), in a box of fixed height: nothing moves when the data arrives.
+          legend: { show: false },
+          axes: [{ values: (_u: unknown, ticks: number[]) => ticks.map(v => formatDate(v * 1000, { month: 'short', day: 'numeric' })) }, {}],
+          scales: { x: { time: true } }
+        },
+        [times.map(t => t / 1000), ...sums],
+        el
+      )
     })
-    const resize = new ResizeObserver(() => { if (plot) plot.setSize({ width: el.clientWidth, height: 240 }) })
+    const resize = new ResizeObserver(() => {
+      if (plot) plot.setSize({ width: el.clientWidth, height: 240 })
+    })
     resize.observe(el)
-    return () => { live = false; resize.disconnect(); plot?.destroy() }
+    return () => {
+      live = false
+      resize.disconnect()
+      plot?.destroy()
+    }
   }, [times, series, stacked, formatDate])
   return (
     <figure>
       <figcaption className="visually-hidden">{title}</figcaption>
       <div ref={box} className="chart" aria-hidden="true" />
-      <ul className="legend" aria-hidden="true">{series.map(s => <li key={s.label}><span className="swatch" style={{ background: s.colour }} />{s.label}</li>)}</ul>
+      <ul className="legend" aria-hidden="true">
+        {series.map(s => (
+          <li key={s.label}>
+            <span className="swatch" style={{ background: s.colour }} />
+            {s.label}
+          </li>
+        ))}
+      </ul>
       <details>
         <summary>{title}</summary>
         <div className="table-wrap" {...scrollable(title)}>
           <table>
-            <thead><tr><th scope="col">{title}</th>{series.map(s => <th scope="col" key={s.label}>{s.label}</th>)}</tr></thead>
-            <tbody>{times.map((t, k) => <tr key={t}><td>{formatDate(t, { dateStyle: 'medium', timeStyle: 'short' })}</td>{series.map(s => <td key={s.label}>{formatNumber(s.values[k] ?? 0)}</td>)}</tr>)}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">{title}</th>
+                {series.map(s => (
+                  <th scope="col" key={s.label}>
+                    {s.label}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {times.map((t, k) => (
+                <tr key={t}>
+                  <td>{formatDate(t, { dateStyle: 'medium', timeStyle: 'short' })}</td>
+                  {series.map(s => (
+                    <td key={s.label}>{formatNumber(s.values[k] ?? 0)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       </details>

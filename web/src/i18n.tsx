@@ -6,18 +6,20 @@ import { api, signedIn } from './api.ts'
 
 /** The console's languages (the interface's `locales` of `GET /api/config`). */
 export const LOCALES = ['en', 'fr'] as const
-export type Locale = typeof LOCALES[number]
+export type Locale = (typeof LOCALES)[number]
 export const isLocale = (x: unknown): x is Locale => typeof x === 'string' && (LOCALES as readonly string[]).includes(x)
 
 const CATALOGUES: Record<Locale, Readonly<Record<MessageKey, string>>> = { en, fr }
 const STORED = 'svc.locale'
 
 /** The language of a visitor before an account says: the one chosen here before, else the browser's first that we speak. */
-function initialLocale (): Locale {
+function initialLocale(): Locale {
   try {
     const stored = window.localStorage.getItem(STORED)
     if (isLocale(stored)) return stored
-  } catch { /* storage refused: fall through */ }
+  } catch {
+    /* storage refused: fall through */
+  }
   for (const tag of navigator.languages ?? [navigator.language]) {
     const base = tag.toLowerCase().split('-')[0]
     if (isLocale(base)) return base
@@ -46,15 +48,21 @@ export interface I18n {
 const Ctx = createContext<I18n | null>(null)
 
 /** English and French, dates, numbers and money with Intl, in the viewer's time zone; `<html lang>` follows. */
-export function I18nProvider ({ children }: { children: ReactNode }): ReactNode {
+export function I18nProvider({ children }: { children: ReactNode }): ReactNode {
   const [locale, setLocaleState] = useState<Locale>(initialLocale)
   const setLocale = useCallback((l: Locale, persist = true) => {
     setLocaleState(l)
     if (persist) {
-      try { window.localStorage.setItem(STORED, l) } catch { /* storage refused: this page only */ }
+      try {
+        window.localStorage.setItem(STORED, l)
+      } catch {
+        /* storage refused: this page only */
+      }
     }
   }, [])
-  useEffect(() => { document.documentElement.lang = locale }, [locale])
+  useEffect(() => {
+    document.documentElement.lang = locale
+  }, [locale])
   const value = useMemo<I18n>(() => {
     const words = CATALOGUES[locale]
     const numbers = new Intl.NumberFormat(locale)
@@ -67,14 +75,17 @@ export function I18nProvider ({ children }: { children: ReactNode }): ReactNode 
       timeZone,
       t: (key, params) => {
         const text = words[key] ?? en[key] ?? key
-        return params ? text.replace(/\{(\w+)\}/g, (whole, name: string) => name in params ? String(params[name]) : whole) : text
+        return params ? text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole)) : text
       },
       formatNumber: n => numbers.format(n),
-      plural: n => plurals.select(n) === 'one' ? 'one' : 'other',
+      plural: n => (plurals.select(n) === 'one' ? 'one' : 'other'),
       formatDate: (ms, options = { dateStyle: 'medium', timeStyle: 'short' }) => {
         const k = JSON.stringify(options)
         let f = dates.get(k)
-        if (!f) { f = new Intl.DateTimeFormat(locale, { timeZone, ...options }); dates.set(k, f) }
+        if (!f) {
+          f = new Intl.DateTimeFormat(locale, { timeZone, ...options })
+          dates.set(k, f)
+        }
         return Number.isFinite(ms) ? f.format(ms) : '—'
       },
       formatMoney: (cents, currency) => new Intl.NumberFormat(locale, { style: 'currency', currency: currency.toUpperCase() }).format(cents / 100)
@@ -83,7 +94,7 @@ export function I18nProvider ({ children }: { children: ReactNode }): ReactNode 
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>
 }
 
-export function useI18n (): I18n {
+export function useI18n(): I18n {
   const v = useContext(Ctx)
   if (!v) throw new Error('useI18n outside I18nProvider')
   return v
@@ -94,16 +105,27 @@ export function useI18n (): I18n {
  * account's locale (`PATCH /api/users/me/locale`, which also sets the language of its mail);
  * signed out, this browser remembers it (and sign-up sends it).
  */
-export function LanguageSwitch (): ReactNode {
+export function LanguageSwitch(): ReactNode {
   const { locale, setLocale, t } = useI18n()
   const choose = (l: Locale): void => {
     setLocale(l)
     if (signedIn()) void api.PATCH('/api/users/me/locale', { body: { locale: l } })
   }
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a row of two toggle buttons; a fieldset would ask for a visible legend
     <div role="group" aria-label={t('nav.language')} className="row lang">
       {LOCALES.map(l => (
-        <Button key={l} className="react-aria-Button link" lang={l} aria-pressed={l === locale} onPress={() => { choose(l) }}>{en[`locale.${l}`]}</Button>
+        <Button
+          key={l}
+          className="react-aria-Button link"
+          lang={l}
+          aria-pressed={l === locale}
+          onPress={() => {
+            choose(l)
+          }}
+        >
+          {en[`locale.${l}`]}
+        </Button>
       ))}
     </div>
   )

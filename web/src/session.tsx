@@ -18,7 +18,7 @@ const Ctx = createContext<SessionState | null>(null)
  * The signed-in account for the console: restored at load through the refresh cookie (the
  * access token lives in memory only), followed in the account's locale.
  */
-export function SessionProvider ({ children }: { children: ReactNode }): ReactNode {
+export function SessionProvider({ children }: { children: ReactNode }): ReactNode {
   const { setLocale } = useI18n()
   const [status, setStatus] = useState<SessionState['status']>('loading')
   const [profile, setProfile] = useState<Profile | null>(null)
@@ -43,14 +43,25 @@ export function SessionProvider ({ children }: { children: ReactNode }): ReactNo
       if (token) await reloadProfile()
       else setStatus('signed-out')
     })()
-    const off = onSessionChange(isIn => { if (!isIn) { setStatus('signed-out'); setProfile(null) } })
-    return () => { live = false; off() }
+    const off = onSessionChange(isIn => {
+      if (!isIn) {
+        setStatus('signed-out')
+        setProfile(null)
+      }
+    })
+    return () => {
+      live = false
+      off()
+    }
   }, [reloadProfile])
 
-  const signIn = useCallback(async (token: string, expiresIn: number) => {
-    setAccessToken(token, expiresIn)
-    await reloadProfile()
-  }, [reloadProfile])
+  const signIn = useCallback(
+    async (token: string, expiresIn: number) => {
+      setAccessToken(token, expiresIn)
+      await reloadProfile()
+    },
+    [reloadProfile]
+  )
 
   const signOut = useCallback(async () => {
     await api.POST('/api/auth/logout').catch(() => undefined)
@@ -60,7 +71,7 @@ export function SessionProvider ({ children }: { children: ReactNode }): ReactNo
   return <Ctx.Provider value={{ status, profile, signIn, signOut, reloadProfile }}>{children}</Ctx.Provider>
 }
 
-export function useSession (): SessionState {
+export function useSession(): SessionState {
   const s = useContext(Ctx)
   if (!s) throw new Error('useSession outside SessionProvider')
   return s

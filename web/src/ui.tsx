@@ -4,7 +4,12 @@ import type { Problem } from './api.ts'
 import { useI18n } from './i18n.tsx'
 
 /** A labelled text field (React Aria's TextField: label, input, description and error tied together for assistive technology). */
-export function Field ({ label, description, errorMessage, ...props }: TextFieldProps & { label: string, description?: string, errorMessage?: string }): ReactNode {
+export function Field({
+  label,
+  description,
+  errorMessage,
+  ...props
+}: TextFieldProps & { label: string; description?: string; errorMessage?: string }): ReactNode {
   return (
     <TextField {...props}>
       <Label>{label}</Label>
@@ -20,25 +25,57 @@ export function Field ({ label, description, errorMessage, ...props }: TextField
  * for a lockout (429 shown as a wait, with its Retry-After when given), and a link to the
  * page about it (the problem's `type`).
  */
-export function ProblemAlert ({ problem, retryAfter }: { problem: Problem | null, retryAfter?: number | null }): ReactNode {
+export function ProblemAlert({ problem, retryAfter }: { problem: Problem | null; retryAfter?: number | null }): ReactNode {
   const { t } = useI18n()
   if (!problem) return null
   if (problem.status === 429) {
-    return <div className="alert warn" role="status">{t('problem.wait')} {retryAfter ? t('problem.waitFor', { s: String(retryAfter) }) : t('problem.waitLater')} <span className="muted">({problem.detail})</span></div>
+    return (
+      <div className="alert warn" role="status">
+        {t('problem.wait')} {retryAfter ? t('problem.waitFor', { s: String(retryAfter) }) : t('problem.waitLater')}{' '}
+        <span className="muted">({problem.detail})</span>
+      </div>
+    )
   }
   return (
     <div className="alert error" role="alert">
       <strong>{problem.title}</strong>: {problem.detail}
-      {problem.errors && problem.errors.length > 0 && <ul>{problem.errors.map(e => <li key={e.path}><code>{e.path}</code>: {e.message}</li>)}</ul>}
-      {problem.type.startsWith('/problems/') && <> <a href={problem.type} target="_blank" rel="noreferrer">{t('problem.more')}</a></>}
+      {problem.errors && problem.errors.length > 0 && (
+        <ul>
+          {problem.errors.map(e => (
+            <li key={e.path}>
+              <code>{e.path}</code>: {e.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {problem.type.startsWith('/problems/') && (
+        <>
+          {' '}
+          <a href={problem.type} target="_blank" rel="noreferrer">
+            {t('problem.more')}
+          </a>
+        </>
+      )}
     </div>
   )
 }
 
 /** The answer of an API call as the console keeps it: the problem (and its Retry-After) when it failed. */
-export interface Failure { problem: Problem, retryAfter: number | null }
-export function failureOf (error: unknown, response: Response): Failure {
-  const problem: Problem = error && typeof error === 'object' && 'code' in error ? error as Problem : { type: 'about:blank', title: response.statusText || 'Error', status: response.status, detail: 'the service answered an error', code: 'console.unexpected' }
+export interface Failure {
+  problem: Problem
+  retryAfter: number | null
+}
+export function failureOf(error: unknown, response: Response): Failure {
+  const problem: Problem =
+    error && typeof error === 'object' && 'code' in error
+      ? (error as Problem)
+      : {
+          type: 'about:blank',
+          title: response.statusText || 'Error',
+          status: response.status,
+          detail: 'the service answered an error',
+          code: 'console.unexpected'
+        }
   const retry = Number(response.headers.get('retry-after'))
   return { problem, retryAfter: Number.isFinite(retry) && retry > 0 ? retry : null }
 }
@@ -47,7 +84,17 @@ export function failureOf (error: unknown, response: Response): Failure {
  * "Copy as curl" (issue "The customer console", item 4): the API call an action makes, with
  * the credential elided (`$TOKEN`, `$KEY`), so the console teaches the API.
  */
-export function ApiCall ({ method, path, body, credential = 'token' }: { method: string, path: string, body?: unknown, credential?: 'token' | 'key' | 'cookie' | 'none' }): ReactNode {
+export function ApiCall({
+  method,
+  path,
+  body,
+  credential = 'token'
+}: {
+  method: string
+  path: string
+  body?: unknown
+  credential?: 'token' | 'key' | 'cookie' | 'none'
+}): ReactNode {
   const { t } = useI18n()
   const [copied, setCopied] = useState(false)
   const lines = [`curl -sSf -X ${method} "$B${path}"`]
@@ -59,33 +106,60 @@ export function ApiCall ({ method, path, body, credential = 'token' }: { method:
   return (
     <details className="api">
       <summary>{t('api.show')}</summary>
-      <pre><code>{text}</code></pre>
-      <Button className="react-aria-Button secondary" onPress={() => { void navigator.clipboard?.writeText(text).then(() => { setCopied(true) }) }}>{copied ? t('api.copied') : t('api.copy')}</Button>
+      <pre>
+        <code>{text}</code>
+      </pre>
+      <Button
+        className="react-aria-Button secondary"
+        onPress={() => {
+          void navigator.clipboard?.writeText(text).then(() => {
+            setCopied(true)
+          })
+        }}
+      >
+        {copied ? t('api.copied') : t('api.copy')}
+      </Button>
     </details>
   )
 }
 
 /** A secret shown once (a raw key, a signing secret, backup codes), with a copy button. */
-export function Secret ({ label, value }: { label: string, value: string }): ReactNode {
+export function Secret({ label, value }: { label: string; value: string }): ReactNode {
   const { t } = useI18n()
   const [copied, setCopied] = useState(false)
   return (
     <div className="alert success" role="status">
-      <p><strong>{label}</strong> — {t('secret.once')}</p>
-      <p className="secret" data-testid="secret">{value}</p>
-      <Button className="react-aria-Button secondary" onPress={() => { void navigator.clipboard?.writeText(value).then(() => { setCopied(true) }) }}>{copied ? t('api.copied') : t('secret.copy')}</Button>
+      <p>
+        <strong>{label}</strong> — {t('secret.once')}
+      </p>
+      <p className="secret" data-testid="secret">
+        {value}
+      </p>
+      <Button
+        className="react-aria-Button secondary"
+        onPress={() => {
+          void navigator.clipboard?.writeText(value).then(() => {
+            setCopied(true)
+          })
+        }}
+      >
+        {copied ? t('api.copied') : t('secret.copy')}
+      </Button>
     </div>
   )
 }
 
-export function VerdictBadge ({ verdict }: { verdict: string | null | undefined }): ReactNode {
+export function VerdictBadge({ verdict }: { verdict: string | null | undefined }): ReactNode {
   const { t } = useI18n()
   if (!verdict) return <span className="muted">—</span>
   return <span className={`badge ${verdict}`}>{t(`verdict.${verdict}` as 'verdict.valid')}</span>
 }
 
 /** Loads with `load` when `deps` change; the value, the failure, and a way to load again. */
-export function useLoad<T> (load: () => Promise<{ data?: T, error?: unknown, response: Response }>, deps: unknown[]): { data: T | null, failure: Failure | null, reload: () => void, loading: boolean } {
+export function useLoad<T>(
+  load: () => Promise<{ data?: T; error?: unknown; response: Response }>,
+  deps: unknown[]
+): { data: T | null; failure: Failure | null; reload: () => void; loading: boolean } {
   const [data, setData] = useState<T | null>(null)
   const [failure, setFailure] = useState<Failure | null>(null)
   const [tick, setTick] = useState(0)
@@ -95,25 +169,43 @@ export function useLoad<T> (load: () => Promise<{ data?: T, error?: unknown, res
     setLoading(true)
     void load().then(r => {
       if (!live) return
-      if (r.data !== undefined) { setData(r.data); setFailure(null) } else setFailure(failureOf(r.error, r.response))
+      if (r.data !== undefined) {
+        setData(r.data)
+        setFailure(null)
+      } else setFailure(failureOf(r.error, r.response))
       setLoading(false)
     })
-    return () => { live = false }
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+    return () => {
+      live = false
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick])
-  return { data, failure, reload: () => { setTick(x => x + 1) }, loading }
+  return {
+    data,
+    failure,
+    reload: () => {
+      setTick(x => x + 1)
+    },
+    loading
+  }
 }
 
 /** A page's heading, focused when the page changes so that screen readers hear where they are. */
-export function PageTitle ({ children }: { children: string }): ReactNode {
-  useEffect(() => { document.title = `${children} — Email verification` }, [children])
-  return <h1 tabIndex={-1} id="page-title">{children}</h1>
+export function PageTitle({ children }: { children: string }): ReactNode {
+  useEffect(() => {
+    document.title = `${children} — Email verification`
+  }, [children])
+  return (
+    <h1 tabIndex={-1} id="page-title">
+      {children}
+    </h1>
+  )
 }
 
 /**
  * The props of a region that scrolls sideways (a wide table at 390 px): reachable by
  * keyboard and named, so that its overflow can be scrolled without a mouse (WCAG 2.1.1).
  */
-export function scrollable (label: string): { tabIndex: 0, role: 'region', 'aria-label': string } {
+export function scrollable(label: string): { tabIndex: 0; role: 'region'; 'aria-label': string } {
   return { tabIndex: 0, role: 'region', 'aria-label': label }
 }

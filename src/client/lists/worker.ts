@@ -12,16 +12,25 @@ import type { EstimateResult, VerifyFileOptions, VerifyFileResult } from './run.
 export const RUN_LIMITS = { maxYoungGenerationSizeMb: 16, maxOldGenerationSizeMb: 256 }
 
 type Plain = Omit<VerifyFileOptions, 'onProgress' | 'signal'>
-type Message = { progress: [phase: 'read' | 'verify' | 'write', done: number, total: number | null] } | { result: VerifyFileResult | EstimateResult } | { error: { message: string, code: string | null, status: number | null, list: boolean } }
+type Message =
+  | { progress: [phase: 'read' | 'verify' | 'write', done: number, total: number | null] }
+  | { result: VerifyFileResult | EstimateResult }
+  | { error: { message: string; code: string | null; status: number | null; list: boolean } }
 
 /**
  * Runs `verifyFile` in a bounded worker thread.
  * @throws ListError (from run.ts) for what the run refused; Error for anything unexpected.
  */
-export async function verifyFileInWorker (options: Plain, onProgress?: VerifyFileOptions['onProgress'], signal?: AbortSignal): Promise<VerifyFileResult | EstimateResult> {
+export async function verifyFileInWorker(
+  options: Plain,
+  onProgress?: VerifyFileOptions['onProgress'],
+  signal?: AbortSignal
+): Promise<VerifyFileResult | EstimateResult> {
   const { ListError } = await import('./run.ts')
   const worker = new Worker(new URL(import.meta.url), { workerData: options, resourceLimits: RUN_LIMITS })
-  const abort = (): void => { worker.postMessage('abort') }
+  const abort = (): void => {
+    worker.postMessage('abort')
+  }
   signal?.addEventListener('abort', abort, { once: true })
   try {
     return await new Promise((resolve, reject) => {
@@ -31,7 +40,9 @@ export async function verifyFileInWorker (options: Plain, onProgress?: VerifyFil
         else reject(m.error.list ? new ListError(m.error.message, m.error.code, m.error.status) : new Error(m.error.message))
       })
       worker.once('error', reject)
-      worker.once('exit', code => { reject(new Error(`the run's thread stopped (exit ${code})`)) })
+      worker.once('exit', code => {
+        reject(new Error(`the run's thread stopped (exit ${code})`))
+      })
     })
   } finally {
     signal?.removeEventListener('abort', abort)
@@ -43,13 +54,28 @@ if (parentPort !== null && workerData !== null && typeof workerData === 'object'
   const port = parentPort
   const { ListError, verifyFile } = await import('./run.ts')
   const controller = new AbortController()
-  port.on('message', (m: unknown) => { if (m === 'abort') controller.abort() })
+  port.on('message', (m: unknown) => {
+    if (m === 'abort') controller.abort()
+  })
   try {
-    const result = await verifyFile({ ...(workerData as Plain), signal: controller.signal, onProgress: (phase, done, total) => { port.postMessage({ progress: [phase, done, total] } satisfies Message) } })
+    const result = await verifyFile({
+      ...(workerData as Plain),
+      signal: controller.signal,
+      onProgress: (phase, done, total) => {
+        port.postMessage({ progress: [phase, done, total] } satisfies Message)
+      }
+    })
     port.postMessage({ result } satisfies Message)
   } catch (err) {
-    const e = err as Error & { code?: string | null, status?: number | null }
-    port.postMessage({ error: { message: err instanceof ListError ? e.message : String(e.stack ?? e), code: e.code ?? null, status: e.status ?? null, list: err instanceof ListError } } satisfies Message)
+    const e = err as Error & { code?: string | null; status?: number | null }
+    port.postMessage({
+      error: {
+        message: err instanceof ListError ? e.message : String(e.stack ?? e),
+        code: e.code ?? null,
+        status: e.status ?? null,
+        list: err instanceof ListError
+      }
+    } satisfies Message)
   }
   port.close()
 }

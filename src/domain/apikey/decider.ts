@@ -4,24 +4,34 @@ import type { Scope } from './scopes.ts'
 import type { ApiKeyCreated, ApiKeyEvent, ApiKeysSnapshotted } from './events.ts'
 
 /** A usable key, as far as decisions need it. */
-export interface UsableKey { environment: 'live' | 'test', scopes: readonly Scope[], enabled_checks: readonly CheckName[] }
+export interface UsableKey {
+  environment: 'live' | 'test'
+  scopes: readonly Scope[]
+  enabled_checks: readonly CheckName[]
+}
 
 /**
  * An account's keys (stream `apikeys-<user uuid>`): the usable ones only, so its size is
  * bounded by the plan's cap; revoked keys leave no trace in it.
  */
-export interface ApiKeysState { user_uuid: string | null, usable: ReadonlyMap<string, UsableKey> }
+export interface ApiKeysState {
+  user_uuid: string | null
+  usable: ReadonlyMap<string, UsableKey>
+}
 
 /** Events between two ApiKeysSnapshotted. */
 export const SNAPSHOT_EVERY = 100
 
 export const initialState = (): ApiKeysState => ({ user_uuid: null, usable: new Map() })
 
-export function evolve (state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
+export function evolve(state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
   switch (event.type) {
     case 'ApiKeyCreated': {
       const d = event.data
-      return { user_uuid: d.user_uuid, usable: new Map(state.usable).set(d.key_uuid, { environment: d.environment, scopes: d.scopes, enabled_checks: d.enabled_checks }) }
+      return {
+        user_uuid: d.user_uuid,
+        usable: new Map(state.usable).set(d.key_uuid, { environment: d.environment, scopes: d.scopes, enabled_checks: d.enabled_checks })
+      }
     }
     case 'ApiKeyRevoked': {
       const usable = new Map(state.usable)
@@ -42,8 +52,15 @@ export function evolve (state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
   }
 }
 
-export function takeSnapshot (state: ApiKeysState, now: string): ApiKeysSnapshotted {
-  return { type: 'ApiKeysSnapshotted', data: { user_uuid: state.user_uuid ?? '', usable: [...state.usable].map(([k, v]) => ({ key_uuid: k, environment: v.environment, scopes: [...v.scopes], enabled_checks: [...v.enabled_checks] })), snapshotted_at: now } }
+export function takeSnapshot(state: ApiKeysState, now: string): ApiKeysSnapshotted {
+  return {
+    type: 'ApiKeysSnapshotted',
+    data: {
+      user_uuid: state.user_uuid ?? '',
+      usable: [...state.usable].map(([k, v]) => ({ key_uuid: k, environment: v.environment, scopes: [...v.scopes], enabled_checks: [...v.enabled_checks] })),
+      snapshotted_at: now
+    }
+  }
 }
 
 export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
@@ -52,7 +69,11 @@ export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, 
  * What the creating credential holds (interface section 5: a credential never grants more
  * than it holds), and its environment: a test credential reaches test keys only.
  */
-export interface Granter { scopes: readonly string[], enabled_checks: readonly string[], environment: 'live' | 'test' }
+export interface Granter {
+  scopes: readonly string[]
+  enabled_checks: readonly string[]
+  environment: 'live' | 'test'
+}
 
 /**
  * A credential works only in its own environment (issue "Money, tenancy, availability",
@@ -60,15 +81,22 @@ export interface Granter { scopes: readonly string[], enabled_checks: readonly s
  * (sessions, live keys, agents) manage both.
  * @throws DomainError forbidden `<operation>.environment_not_held`.
  */
-function requireEnvironment (operation: string, by: 'live' | 'test', key: 'live' | 'test'): void {
-  if (by === 'test' && key === 'live') throw new DomainError('forbidden', `${operation}.environment_not_held`, 'a test credential cannot create, change or revoke a live key')
+function requireEnvironment(operation: string, by: 'live' | 'test', key: 'live' | 'test'): void {
+  if (by === 'test' && key === 'live')
+    throw new DomainError('forbidden', `${operation}.environment_not_held`, 'a test credential cannot create, change or revoke a live key')
 }
 
 export type ApiKeyCommand =
-  | { type: 'CreateApiKey', data: ApiKeyCreated['data'] & { max_keys: number, granter: Granter } }
-  | { type: 'UpdateApiKey', data: { key_uuid: string, name?: string, enabled_checks?: CheckName[], plan_checks: readonly CheckName[], granter: Granter, now: string } }
-  | { type: 'RevokeApiKey', data: { key_uuid: string, reason: string, /** The revoking credential's environment. */ environment: 'live' | 'test', now: string } }
-  | { type: 'RevokeAllApiKeys', data: { reason: string, now: string } }
+  | { type: 'CreateApiKey'; data: ApiKeyCreated['data'] & { max_keys: number; granter: Granter } }
+  | {
+      type: 'UpdateApiKey'
+      data: { key_uuid: string; name?: string; enabled_checks?: CheckName[]; plan_checks: readonly CheckName[]; granter: Granter; now: string }
+    }
+  | {
+      type: 'RevokeApiKey'
+      data: { key_uuid: string; reason: string /** The revoking credential's environment. */; environment: 'live' | 'test'; now: string }
+    }
+  | { type: 'RevokeAllApiKeys'; data: { reason: string; now: string } }
 
 /**
  * The API key decider (interface "API keys"; lifecycle "key usable → revoked").
@@ -88,16 +116,18 @@ export type ApiKeyCommand =
  *   interface lists 403, not 409, for PATCH); conflict `create_api_key.exists`.
  *   (Interface "API keys": a rate limit is never writable: no command carries one.)
  */
-export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent[] {
+export function decide(command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent[] {
   switch (command.type) {
     case 'CreateApiKey': {
       const { max_keys: max, granter, ...data } = command.data
       if (state.usable.has(data.key_uuid)) throw new DomainError('conflict', 'create_api_key.exists', 'key already exists')
       requireEnvironment('create_api_key', granter.environment, data.environment)
       const scopes = data.scopes.filter(s => !granter.scopes.includes(s))
-      if (scopes.length > 0) throw new DomainError('forbidden', 'create_api_key.scope_not_held', `this credential cannot grant scopes it does not hold: ${scopes.join(', ')}`)
+      if (scopes.length > 0)
+        throw new DomainError('forbidden', 'create_api_key.scope_not_held', `this credential cannot grant scopes it does not hold: ${scopes.join(', ')}`)
       const checks = data.enabled_checks.filter(c => !granter.enabled_checks.includes(c))
-      if (checks.length > 0) throw new DomainError('forbidden', 'create_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${checks.join(', ')}`)
+      if (checks.length > 0)
+        throw new DomainError('forbidden', 'create_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${checks.join(', ')}`)
       if (state.usable.size >= max) throw new DomainError('forbidden', 'create_api_key.limit_reached', `your plan allows ${max} API keys`)
       return [{ type: 'ApiKeyCreated', data }]
     }
@@ -108,22 +138,43 @@ export function decide (command: ApiKeyCommand, state: ApiKeysState): ApiKeyEven
       requireEnvironment('update_api_key', d.granter.environment, key.environment)
       if (d.enabled_checks !== undefined) {
         const notAllowed = d.enabled_checks.filter(c => !d.plan_checks.includes(c))
-        if (notAllowed.length > 0) throw new DomainError('forbidden', 'update_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
+        if (notAllowed.length > 0)
+          throw new DomainError('forbidden', 'update_api_key.check_not_allowed', `your plan does not include: ${notAllowed.join(', ')}`)
         const notHeld = d.enabled_checks.filter(c => !d.granter.enabled_checks.includes(c))
-        if (notHeld.length > 0) throw new DomainError('forbidden', 'update_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${notHeld.join(', ')}`)
+        if (notHeld.length > 0)
+          throw new DomainError('forbidden', 'update_api_key.check_not_held', `this credential cannot enable checks it does not hold: ${notHeld.join(', ')}`)
       }
       const checksChange = d.enabled_checks !== undefined && d.enabled_checks.join(',') !== key.enabled_checks.join(',')
       if (d.name === undefined && !checksChange) return []
-      return [{ type: 'ApiKeyUpdated', data: { key_uuid: d.key_uuid, user_uuid: state.user_uuid!, ...(d.name !== undefined && { name: d.name }), ...(d.enabled_checks !== undefined && { enabled_checks: d.enabled_checks }), updated_at: d.now } }]
+      return [
+        {
+          type: 'ApiKeyUpdated',
+          data: {
+            key_uuid: d.key_uuid,
+            user_uuid: state.user_uuid!,
+            ...(d.name !== undefined && { name: d.name }),
+            ...(d.enabled_checks !== undefined && { enabled_checks: d.enabled_checks }),
+            updated_at: d.now
+          }
+        }
+      ]
     }
     case 'RevokeApiKey': {
       const key = state.usable.get(command.data.key_uuid)
       if (!key) return []
       requireEnvironment('revoke_api_key', command.data.environment, key.environment)
-      return [{ type: 'ApiKeyRevoked', data: { key_uuid: command.data.key_uuid, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now } }]
+      return [
+        {
+          type: 'ApiKeyRevoked',
+          data: { key_uuid: command.data.key_uuid, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now }
+        }
+      ]
     }
     case 'RevokeAllApiKeys':
-      return [...state.usable.keys()].map(k => ({ type: 'ApiKeyRevoked' as const, data: { key_uuid: k, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now } }))
+      return [...state.usable.keys()].map(k => ({
+        type: 'ApiKeyRevoked' as const,
+        data: { key_uuid: k, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now }
+      }))
     default: {
       const _exhaustive: never = command
       return []

@@ -19,28 +19,28 @@ export type BatchStatus = 'receiving' | 'processing' | 'completed'
 
 export type BatchState =
   | { status: 'none' }
-  | Omit<BatchCreated['data'], 'created_at'> & {
-    status: BatchStatus
-    last_chunk_at: string
-    /** Items (unique addresses, invalid ones included). */
-    total: number
-    /** Unique valid addresses: what `max_batch_size` counts. */
-    valid: number
-    /** Items with their result. */
-    processed: number
-    /**
-     * Blind indexes of every item while intake is open (de-duplication), as sorted runs of
-     * 64-bit values (8 bytes an item): a part adds a run, and runs merge as a binary counter's
-     * bits carry (at most log2(parts) + 1 runs; each item copied log2(parts) times in all).
-     * States share runs and never change them; null once intake closed.
-     */
-    hashes: ReadonlyArray<HashRun> | null
-    /** Chunks accepted, and those abandoned before they were. */
-    chunk_uuids: ReadonlySet<string>
-    abandoned: ReadonlySet<string>
-    /** Chunks with items still pending, by uuid. */
-    open: ReadonlyMap<string, OpenChunk>
-  }
+  | (Omit<BatchCreated['data'], 'created_at'> & {
+      status: BatchStatus
+      last_chunk_at: string
+      /** Items (unique addresses, invalid ones included). */
+      total: number
+      /** Unique valid addresses: what `max_batch_size` counts. */
+      valid: number
+      /** Items with their result. */
+      processed: number
+      /**
+       * Blind indexes of every item while intake is open (de-duplication), as sorted runs of
+       * 64-bit values (8 bytes an item): a part adds a run, and runs merge as a binary counter's
+       * bits carry (at most log2(parts) + 1 runs; each item copied log2(parts) times in all).
+       * States share runs and never change them; null once intake closed.
+       */
+      hashes: ReadonlyArray<HashRun> | null
+      /** Chunks accepted, and those abandoned before they were. */
+      chunk_uuids: ReadonlySet<string>
+      abandoned: ReadonlySet<string>
+      /** Chunks with items still pending, by uuid. */
+      open: ReadonlyMap<string, OpenChunk>
+    })
 
 export type Live = Exclude<BatchState, { status: 'none' }>
 
@@ -56,33 +56,42 @@ export type HashRun = Uint32Array
 const HEX64 = /^[0-9a-f]{16}$/
 
 /** The 64 bits of a blind index (16 hex digits, as the handler makes them); any other text by the first 8 bytes of its SHA-256. */
-function bitsOf (hash: string): [number, number] {
+function bitsOf(hash: string): [number, number] {
   const hex = HEX64.test(hash) ? hash : createHash('sha256').update(hash).digest('hex').slice(0, 16)
   return [parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8, 16), 16)]
 }
 
-function runOf (hashes: readonly string[]): HashRun {
+function runOf(hashes: readonly string[]): HashRun {
   const pairs = hashes.map(bitsOf).sort((a, b) => a[0] - b[0] || a[1] - b[1])
   const run = new Uint32Array(pairs.length * 2)
-  pairs.forEach(([hi, lo], k) => { run[2 * k] = hi; run[2 * k + 1] = lo })
+  pairs.forEach(([hi, lo], k) => {
+    run[2 * k] = hi
+    run[2 * k + 1] = lo
+  })
   return run
 }
 
 /** Two runs as one, ascending. */
-function merge (a: HashRun, b: HashRun): HashRun {
+function merge(a: HashRun, b: HashRun): HashRun {
   const out = new Uint32Array(a.length + b.length)
   let i = 0
   let j = 0
   let k = 0
   while (i < a.length && j < b.length) {
-    if (a[i] < b[j] || (a[i] === b[j] && a[i + 1] <= b[j + 1])) { out[k++] = a[i++]; out[k++] = a[i++] } else { out[k++] = b[j++]; out[k++] = b[j++] }
+    if (a[i] < b[j] || (a[i] === b[j] && a[i + 1] <= b[j + 1])) {
+      out[k++] = a[i++]
+      out[k++] = a[i++]
+    } else {
+      out[k++] = b[j++]
+      out[k++] = b[j++]
+    }
   }
   while (i < a.length) out[k++] = a[i++]
   while (j < b.length) out[k++] = b[j++]
   return out
 }
 
-function inRun (run: HashRun, hi: number, lo: number): boolean {
+function inRun(run: HashRun, hi: number, lo: number): boolean {
   let low = 0
   let high = run.length / 2 - 1
   while (low <= high) {
@@ -97,14 +106,14 @@ function inRun (run: HashRun, hi: number, lo: number): boolean {
 }
 
 /** Whether the batch holds an item with this blind index. Cost: a binary search in each run. */
-export function holds (state: Live, hash: string): boolean {
+export function holds(state: Live, hash: string): boolean {
   if (state.hashes === null) return false
   const [hi, lo] = bitsOf(hash)
   return state.hashes.some(run => inRun(run, hi, lo))
 }
 
 /** The runs with the part's items added: a new run, merged with the last while it is no smaller than it (a binary counter's carry). */
-function withRun (runs: readonly HashRun[], items: readonly BatchItem[]): readonly HashRun[] {
+function withRun(runs: readonly HashRun[], items: readonly BatchItem[]): readonly HashRun[] {
   const next = [...runs]
   let run = runOf(items.map(item => item.hash))
   while (next.length > 0 && next[next.length - 1].length <= run.length) run = merge(next.pop()!, run)
@@ -115,7 +124,7 @@ function withRun (runs: readonly HashRun[], items: readonly BatchItem[]): readon
 const bit = (done: Uint8Array, k: number): boolean => (done[k >> 3] & (1 << (k & 7))) !== 0
 
 /** The chunk after `indexes` got their results (a copy: states are never changed in place), and how many were new. */
-function mark (chunk: OpenChunk, indexes: readonly number[], charge: number): OpenChunk {
+function mark(chunk: OpenChunk, indexes: readonly number[], charge: number): OpenChunk {
   const done = new Uint8Array(chunk.done)
   let fresh = 0
   for (const i of indexes) {
@@ -127,10 +136,21 @@ function mark (chunk: OpenChunk, indexes: readonly number[], charge: number): Op
   return { ...chunk, done, pending: chunk.pending - fresh, charge: chunk.charge + charge }
 }
 
-export function evolve (state: BatchState, event: BatchEvent): BatchState {
+export function evolve(state: BatchState, event: BatchEvent): BatchState {
   if (event.type === 'BatchCreated') {
     const { created_at: createdAt, ...d } = event.data
-    return { ...d, status: 'receiving', last_chunk_at: createdAt, total: 0, valid: 0, processed: 0, hashes: [], chunk_uuids: new Set(), abandoned: new Set(), open: new Map() }
+    return {
+      ...d,
+      status: 'receiving',
+      last_chunk_at: createdAt,
+      total: 0,
+      valid: 0,
+      processed: 0,
+      hashes: [],
+      chunk_uuids: new Set(),
+      abandoned: new Set(),
+      open: new Map()
+    }
   }
   if (state.status === 'none') return state
   switch (event.type) {
@@ -140,11 +160,24 @@ export function evolve (state: BatchState, event: BatchEvent): BatchState {
       const hashes = withRun(state.hashes ?? [], d.items)
       const invalid = d.items.filter(item => item.invalid === true).length
       const open = new Map(state.open)
-      let chunk = d.part === 0
-        ? { reservation_uuid: d.reservation_uuid, amount: d.amount, first: d.first, size: d.chunk_items, pending: d.chunk_items, charge: 0, done: new Uint8Array(Math.ceil(d.chunk_items / 8)) }
-        : open.get(d.chunk_uuid)
+      let chunk =
+        d.part === 0
+          ? {
+              reservation_uuid: d.reservation_uuid,
+              amount: d.amount,
+              first: d.first,
+              size: d.chunk_items,
+              pending: d.chunk_items,
+              charge: 0,
+              done: new Uint8Array(Math.ceil(d.chunk_items / 8))
+            }
+          : open.get(d.chunk_uuid)
       if (chunk) {
-        chunk = mark(chunk, d.items.flatMap((item, k) => item.invalid ? [d.first + k] : []), 0)
+        chunk = mark(
+          chunk,
+          d.items.flatMap((item, k) => (item.invalid ? [d.first + k] : [])),
+          0
+        )
         open.set(d.chunk_uuid, chunk)
       }
       return {
@@ -163,7 +196,11 @@ export function evolve (state: BatchState, event: BatchEvent): BatchState {
     case 'BatchResultsRecorded': {
       const chunk = state.open.get(event.data.chunk_uuid)
       if (!chunk) return state
-      const next = mark(chunk, event.data.results.map(r => r.i), event.data.results.reduce((sum, r) => sum + r.charge, 0))
+      const next = mark(
+        chunk,
+        event.data.results.map(r => r.i),
+        event.data.results.reduce((sum, r) => sum + r.charge, 0)
+      )
       return { ...state, processed: state.processed + chunk.pending - next.pending, open: new Map(state.open).set(event.data.chunk_uuid, next) }
     }
     case 'BatchItemsDeferred':
@@ -199,12 +236,36 @@ export interface ChunkData {
 }
 
 export type BatchCommand =
-  | { type: 'CreateBatch', data: { batch_uuid: string, user_uuid: string, name: string | null, checks: CheckName[], cost_per_item: number, environment: 'live' | 'test', key_uuid: string | null, agent_uuid: string | null, now: string, /** Appended with the batch, in the same append. */ first_chunk?: ChunkData } }
-  | { type: 'AddChunk', data: ChunkData }
-  | { type: 'CloseIntake', data: { reason: 'final' | 'idle', /** For `idle`: intake closes only when the latest chunk came before this instant. */ idle_before?: string, now: string } }
-  | { type: 'RecordResults', data: { chunk_uuid: string, results: BatchItemResult[], now: string } }
-  | { type: 'DeferItems', data: { chunk_uuid: string, items: Array<{ i: number, email: string }>, attempt: number, retry_at: string, deadline_at: string, now: string } }
-  | { type: 'AbandonChunk', data: { chunk_uuid: string, now: string } }
+  | {
+      type: 'CreateBatch'
+      data: {
+        batch_uuid: string
+        user_uuid: string
+        name: string | null
+        checks: CheckName[]
+        cost_per_item: number
+        environment: 'live' | 'test'
+        key_uuid: string | null
+        agent_uuid: string | null
+        now: string /** Appended with the batch, in the same append. */
+        first_chunk?: ChunkData
+      }
+    }
+  | { type: 'AddChunk'; data: ChunkData }
+  | {
+      type: 'CloseIntake'
+      data: {
+        reason: 'final' | 'idle' /** For `idle`: intake closes only when the latest chunk came before this instant. */
+        idle_before?: string
+        now: string
+      }
+    }
+  | { type: 'RecordResults'; data: { chunk_uuid: string; results: BatchItemResult[]; now: string } }
+  | {
+      type: 'DeferItems'
+      data: { chunk_uuid: string; items: Array<{ i: number; email: string }>; attempt: number; retry_at: string; deadline_at: string; now: string }
+    }
+  | { type: 'AbandonChunk'; data: { chunk_uuid: string; now: string } }
 
 /**
  * A chunk may join a batch only from a credential of the batch's environment (issue
@@ -212,34 +273,52 @@ export type BatchCommand =
  * never adds to a sandbox batch).
  * @throws DomainError forbidden `add_chunk.environment_mismatch`.
  */
-export function requireSameEnvironment (state: Live, environment: 'live' | 'test'): void {
-  if (state.environment !== environment) throw new DomainError('forbidden', 'add_chunk.environment_mismatch', `this is a ${state.environment} batch: add to it with a ${state.environment} credential`)
+export function requireSameEnvironment(state: Live, environment: 'live' | 'test'): void {
+  if (state.environment !== environment)
+    throw new DomainError(
+      'forbidden',
+      'add_chunk.environment_mismatch',
+      `this is a ${state.environment} batch: add to it with a ${state.environment} credential`
+    )
 }
 
 /** The valid items of a chunk (the ones that cost). */
 export const validCount = (items: readonly BatchItem[]): number => items.filter(i => i.invalid !== true).length
 
 /** Events that finish what `state` (after this command's other events) makes finished: settled chunks, then the batch. */
-function completions (state: Live, chunks: readonly string[], now: string): BatchEvent[] {
+function completions(state: Live, chunks: readonly string[], now: string): BatchEvent[] {
   const events: BatchEvent[] = []
   for (const uuid of chunks) {
     const c = state.open.get(uuid)
-    if (c && c.pending === 0) events.push({ type: 'BatchChunkProcessed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: uuid, reservation_uuid: c.reservation_uuid, amount: c.amount, charge: Math.min(c.amount, c.charge), processed_at: now } })
+    if (c && c.pending === 0)
+      events.push({
+        type: 'BatchChunkProcessed',
+        data: {
+          batch_uuid: state.batch_uuid,
+          user_uuid: state.user_uuid,
+          chunk_uuid: uuid,
+          reservation_uuid: c.reservation_uuid,
+          amount: c.amount,
+          charge: Math.min(c.amount, c.charge),
+          processed_at: now
+        }
+      })
   }
   return events
 }
 
-function applyAll (state: BatchState, events: readonly BatchEvent[]): BatchState {
+function applyAll(state: BatchState, events: readonly BatchEvent[]): BatchState {
   return events.reduce(evolve, state)
 }
 
 /** Appends BatchChunkProcessed for `chunks` now finished and BatchCompleted when intake is closed and nothing is pending. */
-function finish (state: BatchState, events: BatchEvent[], chunks: readonly string[], now: string): BatchEvent[] {
+function finish(state: BatchState, events: BatchEvent[], chunks: readonly string[], now: string): BatchEvent[] {
   let after = applyAll(state, events) as Live
   const settled = completions(after, chunks, now)
   after = applyAll(after, settled) as Live
   const all = [...events, ...settled]
-  if (after.status === 'processing' && after.processed === after.total) all.push({ type: 'BatchCompleted', data: { batch_uuid: after.batch_uuid, user_uuid: after.user_uuid, total: after.total, completed_at: now } })
+  if (after.status === 'processing' && after.processed === after.total)
+    all.push({ type: 'BatchCompleted', data: { batch_uuid: after.batch_uuid, user_uuid: after.user_uuid, total: after.total, completed_at: now } })
   return all
 }
 
@@ -264,11 +343,24 @@ function finish (state: BatchState, events: BatchEvent[], chunks: readonly strin
  *   releases its reservation and decides again); forbidden `add_chunk.max_batch_size` when
  *   the unique valid addresses would pass the plan's `max_batch_size`.
  */
-export function decide (command: BatchCommand, state: BatchState): BatchEvent[] {
+export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
   if (command.type === 'CreateBatch') {
     if (state.status !== 'none') return []
     const d = command.data
-    const created: BatchEvent = { type: 'BatchCreated', data: { batch_uuid: d.batch_uuid, user_uuid: d.user_uuid, name: d.name, checks: d.checks, cost_per_item: d.cost_per_item, environment: d.environment, key_uuid: d.key_uuid, agent_uuid: d.agent_uuid, created_at: d.now } }
+    const created: BatchEvent = {
+      type: 'BatchCreated',
+      data: {
+        batch_uuid: d.batch_uuid,
+        user_uuid: d.user_uuid,
+        name: d.name,
+        checks: d.checks,
+        cost_per_item: d.cost_per_item,
+        environment: d.environment,
+        key_uuid: d.key_uuid,
+        agent_uuid: d.agent_uuid,
+        created_at: d.now
+      }
+    }
     return d.first_chunk ? [created, ...decide({ type: 'AddChunk', data: d.first_chunk }, evolve(state, created))] : [created]
   }
   if (state.status === 'none') throw new DomainError('not_found', 'batch.not_found', 'no such batch')
@@ -276,12 +368,18 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
     case 'AddChunk': {
       const d = command.data
       requireSameEnvironment(state, d.environment)
-      if (state.status !== 'receiving' || state.hashes === null) throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : 'the batch\'s intake is closed')
-      if (state.abandoned.has(d.chunk_uuid) || state.chunk_uuids.has(d.chunk_uuid)) throw new DomainError('conflict', 'add_chunk.changed', 'this chunk was abandoned; send it again')
+      if (state.status !== 'receiving' || state.hashes === null)
+        throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : "the batch's intake is closed")
+      if (state.abandoned.has(d.chunk_uuid) || state.chunk_uuids.has(d.chunk_uuid))
+        throw new DomainError('conflict', 'add_chunk.changed', 'this chunk was abandoned; send it again')
       if (d.items.some(item => holds(state, item.hash))) throw new DomainError('conflict', 'add_chunk.changed', 'the batch changed meanwhile; decide again')
       const valid = validCount(d.items)
       if (state.valid + valid > d.max_batch_size) {
-        throw new DomainError('forbidden', 'add_chunk.max_batch_size', `the batch would hold ${state.valid + valid} unique valid addresses; the plan allows ${d.max_batch_size}`)
+        throw new DomainError(
+          'forbidden',
+          'add_chunk.max_batch_size',
+          `the batch would hold ${state.valid + valid} unique valid addresses; the plan allows ${d.max_batch_size}`
+        )
       }
       if (d.amount !== valid * state.cost_per_item) throw new DomainError('conflict', 'add_chunk.changed', 'the reservation does not match the chunk')
       const events: BatchEvent[] = []
@@ -290,15 +388,43 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
         const items = d.items.slice(part * BATCH_PART_ITEMS, (part + 1) * BATCH_PART_ITEMS)
         const e: BatchItemsAdded = {
           type: 'BatchItemsAdded',
-          data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, part, first: state.total + part * BATCH_PART_ITEMS, items, reservation_uuid: part === 0 ? d.reservation_uuid : null, amount: part === 0 ? d.amount : 0, chunk_items: part === 0 ? d.items.length : 0, duplicates: part === 0 ? d.duplicates : 0, added_at: d.now }
+          data: {
+            batch_uuid: state.batch_uuid,
+            user_uuid: state.user_uuid,
+            chunk_uuid: d.chunk_uuid,
+            part,
+            first: state.total + part * BATCH_PART_ITEMS,
+            items,
+            reservation_uuid: part === 0 ? d.reservation_uuid : null,
+            amount: part === 0 ? d.amount : 0,
+            chunk_items: part === 0 ? d.items.length : 0,
+            duplicates: part === 0 ? d.duplicates : 0,
+            added_at: d.now
+          }
         }
         events.push(e)
       }
       // Worked out without folding the parts again (each fold of a part touches the hash set).
-      if (valid === 0) events.push({ type: 'BatchChunkProcessed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, reservation_uuid: d.reservation_uuid, amount: d.amount, charge: 0, processed_at: d.now } })
+      if (valid === 0)
+        events.push({
+          type: 'BatchChunkProcessed',
+          data: {
+            batch_uuid: state.batch_uuid,
+            user_uuid: state.user_uuid,
+            chunk_uuid: d.chunk_uuid,
+            reservation_uuid: d.reservation_uuid,
+            amount: d.amount,
+            charge: 0,
+            processed_at: d.now
+          }
+        })
       if (d.final) {
         events.push({ type: 'BatchIntakeClosed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: 'final', closed_at: d.now } })
-        if (state.processed + (d.items.length - valid) === state.total + d.items.length) events.push({ type: 'BatchCompleted', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, total: state.total + d.items.length, completed_at: d.now } })
+        if (state.processed + (d.items.length - valid) === state.total + d.items.length)
+          events.push({
+            type: 'BatchCompleted',
+            data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, total: state.total + d.items.length, completed_at: d.now }
+          })
       }
       return events
     }
@@ -306,7 +432,12 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
       const d = command.data
       if (state.status !== 'receiving') return []
       if (d.reason === 'idle' && d.idle_before !== undefined && isAtOrAfter(state.last_chunk_at, d.idle_before)) return []
-      return finish(state, [{ type: 'BatchIntakeClosed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: d.reason, closed_at: d.now } }], [], d.now)
+      return finish(
+        state,
+        [{ type: 'BatchIntakeClosed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: d.reason, closed_at: d.now } }],
+        [],
+        d.now
+      )
     }
     case 'RecordResults': {
       const d = command.data
@@ -320,7 +451,24 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
         return true
       })
       if (fresh.length === 0) return []
-      return finish(state, [{ type: 'BatchResultsRecorded', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, results: fresh, sandbox: state.environment === 'test', recorded_at: d.now } }], [d.chunk_uuid], d.now)
+      return finish(
+        state,
+        [
+          {
+            type: 'BatchResultsRecorded',
+            data: {
+              batch_uuid: state.batch_uuid,
+              user_uuid: state.user_uuid,
+              chunk_uuid: d.chunk_uuid,
+              results: fresh,
+              sandbox: state.environment === 'test',
+              recorded_at: d.now
+            }
+          }
+        ],
+        [d.chunk_uuid],
+        d.now
+      )
     }
     case 'DeferItems': {
       const d = command.data
@@ -331,12 +479,28 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
         return k >= 0 && k < chunk.size && !bit(chunk.done, k)
       })
       if (items.length === 0) return []
-      return [{ type: 'BatchItemsDeferred', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, items, attempt: d.attempt, retry_at: d.retry_at, deadline_at: d.deadline_at, deferred_at: d.now } }]
+      return [
+        {
+          type: 'BatchItemsDeferred',
+          data: {
+            batch_uuid: state.batch_uuid,
+            user_uuid: state.user_uuid,
+            chunk_uuid: d.chunk_uuid,
+            items,
+            attempt: d.attempt,
+            retry_at: d.retry_at,
+            deadline_at: d.deadline_at,
+            deferred_at: d.now
+          }
+        }
+      ]
     }
     case 'AbandonChunk': {
       const d = command.data
       if (state.chunk_uuids.has(d.chunk_uuid) || state.abandoned.has(d.chunk_uuid)) return []
-      return [{ type: 'BatchChunkAbandoned', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, abandoned_at: d.now } }]
+      return [
+        { type: 'BatchChunkAbandoned', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, abandoned_at: d.now } }
+      ]
     }
     default: {
       const _exhaustive: never = command
@@ -353,7 +517,8 @@ export function decide (command: BatchCommand, state: BatchState): BatchEvent[] 
 export const snapshot = {
   types: [] as string[],
   every: 1_000_000,
-  weight: (state: BatchState): number => state.status === 'none'
-    ? 256
-    : 1024 + (state.hashes ?? []).reduce((n, run) => n + run.byteLength, 0) + [...state.open.values()].reduce((n, c) => n + c.done.length + 64, 0)
+  weight: (state: BatchState): number =>
+    state.status === 'none'
+      ? 256
+      : 1024 + (state.hashes ?? []).reduce((n, run) => n + run.byteLength, 0) + [...state.open.values()].reduce((n, c) => n + c.done.length + 64, 0)
 }

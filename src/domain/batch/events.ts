@@ -5,17 +5,20 @@ import type { CheckName } from '../checks.ts'
  * A batch opened (interface "Batches"): the checks every item runs, their cost per item
  * (0 for test keys, which never touch the wallet) and who submitted it.
  */
-export type BatchCreated = Event<'BatchCreated', {
-  batch_uuid: string
-  user_uuid: string
-  name: string | null
-  checks: CheckName[]
-  cost_per_item: number
-  environment: 'live' | 'test'
-  key_uuid: string | null
-  agent_uuid: string | null
-  created_at: string
-}>
+export type BatchCreated = Event<
+  'BatchCreated',
+  {
+    batch_uuid: string
+    user_uuid: string
+    name: string | null
+    checks: CheckName[]
+    cost_per_item: number
+    environment: 'live' | 'test'
+    key_uuid: string | null
+    agent_uuid: string | null
+    created_at: string
+  }
+>
 
 /**
  * One item of a batch as accepted: `email` sealed with the owner's data key, `hash` the
@@ -23,7 +26,11 @@ export type BatchCreated = Event<'BatchCreated', {
  * chunks without the address), `invalid` set when its syntax failed (recorded `invalid`
  * at once, at no cost).
  */
-export interface BatchItem { email: string, hash: string, invalid?: true }
+export interface BatchItem {
+  email: string
+  hash: string
+  invalid?: true
+}
 
 /**
  * A chunk accepted: its items take the indexes `first`, `first + 1`, … in the batch. A
@@ -32,24 +39,27 @@ export interface BatchItem { email: string, hash: string, invalid?: true }
  * (`reservation_uuid`, `amount` tokens on `wallet-<user>`; null and 0 when nothing is
  * charged), its size and the duplicates it dropped.
  */
-export type BatchItemsAdded = Event<'BatchItemsAdded', {
-  batch_uuid: string
-  user_uuid: string
-  chunk_uuid: string
-  /** Part number within the chunk, from 0. */
-  part: number
-  first: number
-  items: BatchItem[]
-  /** First part only (0 on the others): the chunk's reservation and counts. */
-  reservation_uuid: string | null
-  amount: number
-  chunk_items: number
-  duplicates: number
-  added_at: string
-}>
+export type BatchItemsAdded = Event<
+  'BatchItemsAdded',
+  {
+    batch_uuid: string
+    user_uuid: string
+    chunk_uuid: string
+    /** Part number within the chunk, from 0. */
+    part: number
+    first: number
+    items: BatchItem[]
+    /** First part only (0 on the others): the chunk's reservation and counts. */
+    reservation_uuid: string | null
+    amount: number
+    chunk_items: number
+    duplicates: number
+    added_at: string
+  }
+>
 
 /** Intake closed: by a chunk sent with `final: true`, or after `BATCH_INTAKE_IDLE_S` without one. */
-export type BatchIntakeClosed = Event<'BatchIntakeClosed', { batch_uuid: string, user_uuid: string, reason: 'final' | 'idle', closed_at: string }>
+export type BatchIntakeClosed = Event<'BatchIntakeClosed', { batch_uuid: string; user_uuid: string; reason: 'final' | 'idle'; closed_at: string }>
 
 /** The result of one item as a batch keeps it; `did_you_mean` sealed like the address. */
 export interface BatchItemResult {
@@ -70,35 +80,61 @@ export interface BatchItemResult {
 }
 
 /** Results of some items of one chunk, as the engine finished them; `sandbox` for a test key's batch (simulated, never in the public statistics). */
-export type BatchResultsRecorded = Event<'BatchResultsRecorded', { batch_uuid: string, user_uuid: string, chunk_uuid: string, results: BatchItemResult[], sandbox: boolean, recorded_at: string }>
+export type BatchResultsRecorded = Event<
+  'BatchResultsRecorded',
+  { batch_uuid: string; user_uuid: string; chunk_uuid: string; results: BatchItemResult[]; sandbox: boolean; recorded_at: string }
+>
 
 /** Greylisted items (450/451) retried at `retry_at`, until `deadline_at`; `emails` sealed, by item index. */
-export type BatchItemsDeferred = Event<'BatchItemsDeferred', {
-  batch_uuid: string
-  user_uuid: string
-  chunk_uuid: string
-  items: Array<{ i: number, email: string }>
-  attempt: number
-  retry_at: string
-  deadline_at: string
-  deferred_at: string
-}>
+export type BatchItemsDeferred = Event<
+  'BatchItemsDeferred',
+  {
+    batch_uuid: string
+    user_uuid: string
+    chunk_uuid: string
+    items: Array<{ i: number; email: string }>
+    attempt: number
+    retry_at: string
+    deadline_at: string
+    deferred_at: string
+  }
+>
 
 /**
  * Every item of a chunk has its result: its reservation is settled by capturing `charge`
  * and releasing the rest (`amount - charge`), once, by the batch worker.
  */
-export type BatchChunkProcessed = Event<'BatchChunkProcessed', { batch_uuid: string, user_uuid: string, chunk_uuid: string, reservation_uuid: string | null, amount: number, charge: number, processed_at: string }>
+export type BatchChunkProcessed = Event<
+  'BatchChunkProcessed',
+  { batch_uuid: string; user_uuid: string; chunk_uuid: string; reservation_uuid: string | null; amount: number; charge: number; processed_at: string }
+>
 
 /** Intake closed and every item has its result (terminal). */
-export type BatchCompleted = Event<'BatchCompleted', { batch_uuid: string, user_uuid: string, total: number, completed_at: string }>
+export type BatchCompleted = Event<'BatchCompleted', { batch_uuid: string; user_uuid: string; total: number; completed_at: string }>
 
 /** A chunk whose reservation was made but whose items were never appended (its submitter died): refused for good, its reservation released. */
-export type BatchChunkAbandoned = Event<'BatchChunkAbandoned', { batch_uuid: string, user_uuid: string, chunk_uuid: string, abandoned_at: string }>
+export type BatchChunkAbandoned = Event<'BatchChunkAbandoned', { batch_uuid: string; user_uuid: string; chunk_uuid: string; abandoned_at: string }>
 
-export type BatchEvent = BatchCreated | BatchItemsAdded | BatchIntakeClosed | BatchResultsRecorded | BatchItemsDeferred | BatchChunkProcessed | BatchCompleted | BatchChunkAbandoned
+export type BatchEvent =
+  | BatchCreated
+  | BatchItemsAdded
+  | BatchIntakeClosed
+  | BatchResultsRecorded
+  | BatchItemsDeferred
+  | BatchChunkProcessed
+  | BatchCompleted
+  | BatchChunkAbandoned
 
-export const BATCH_EVENT_TYPES = ['BatchCreated', 'BatchItemsAdded', 'BatchIntakeClosed', 'BatchResultsRecorded', 'BatchItemsDeferred', 'BatchChunkProcessed', 'BatchCompleted', 'BatchChunkAbandoned'] as const
+export const BATCH_EVENT_TYPES = [
+  'BatchCreated',
+  'BatchItemsAdded',
+  'BatchIntakeClosed',
+  'BatchResultsRecorded',
+  'BatchItemsDeferred',
+  'BatchChunkProcessed',
+  'BatchCompleted',
+  'BatchChunkAbandoned'
+] as const
 
 /** Items per BatchItemsAdded event (about 300 KB: well under a NATS message's 1 MB). */
 export const BATCH_PART_ITEMS = 2_000

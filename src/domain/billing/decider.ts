@@ -1,21 +1,23 @@
 import type { BillingEvent, StripeEventHandled } from './events.ts'
 
 /** Whether the Stripe event of this stream was handled already. */
-export interface StripeEventState { handled: boolean }
+export interface StripeEventState {
+  handled: boolean
+}
 
 export const initialState = (): StripeEventState => ({ handled: false })
 
-export function evolve (_state: StripeEventState, _event: BillingEvent): StripeEventState {
+export function evolve(_state: StripeEventState, _event: BillingEvent): StripeEventState {
   return { handled: true }
 }
 
-export type BillingCommand = { type: 'RecordStripeEvent', data: StripeEventHandled['data'] }
+export type BillingCommand = { type: 'RecordStripeEvent'; data: StripeEventHandled['data'] }
 
 /**
  * Stripe event receipts (issue "Plans, API key management, rate limits and billing":
  * idempotent by Stripe event id): RecordStripeEvent → StripeEventHandled the first time,
  * nothing after. A stream of one event: constant cost.
  */
-export function decide (command: BillingCommand, state: StripeEventState): BillingEvent[] {
+export function decide(command: BillingCommand, state: StripeEventState): BillingEvent[] {
   return state.handled ? [] : [{ type: 'StripeEventHandled', data: command.data }]
 }

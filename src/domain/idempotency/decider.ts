@@ -1,16 +1,16 @@
 import { DomainError, isBefore } from '../shared.ts'
 import type { IdempotencyKeyClaimed, IdempotencyKeyEvent } from './events.ts'
 
-export type IdempotencyKeyState =
-  | { status: 'free' }
-  | { status: 'claimed', job_uuid: string, request_hash: string, expires_at: string }
+export type IdempotencyKeyState = { status: 'free' } | { status: 'claimed'; job_uuid: string; request_hash: string; expires_at: string }
 
 export const initialState = (): IdempotencyKeyState => ({ status: 'free' })
 
-export function evolve (_state: IdempotencyKeyState, event: IdempotencyKeyEvent): IdempotencyKeyState {
+export function evolve(_state: IdempotencyKeyState, event: IdempotencyKeyEvent): IdempotencyKeyState {
   switch (event.type) {
-    case 'IdempotencyKeyClaimed': return { status: 'claimed', job_uuid: event.data.job_uuid, request_hash: event.data.request_hash, expires_at: event.data.expires_at }
-    case 'IdempotencyKeyReleased': return { status: 'free' }
+    case 'IdempotencyKeyClaimed':
+      return { status: 'claimed', job_uuid: event.data.job_uuid, request_hash: event.data.request_hash, expires_at: event.data.expires_at }
+    case 'IdempotencyKeyReleased':
+      return { status: 'free' }
     default: {
       const _exhaustive: never = event
       return _state
@@ -22,8 +22,8 @@ export function evolve (_state: IdempotencyKeyState, event: IdempotencyKeyEvent)
 export const snapshot = { types: ['IdempotencyKeyClaimed', 'IdempotencyKeyReleased'] } as const
 
 export type IdempotencyKeyCommand =
-  | { type: 'ClaimIdempotencyKey', data: Omit<IdempotencyKeyClaimed['data'], 'claimed_at'> & { now: string } }
-  | { type: 'ReleaseIdempotencyKey', data: { user_uuid: string, job_uuid: string, reason: string, now: string } }
+  | { type: 'ClaimIdempotencyKey'; data: Omit<IdempotencyKeyClaimed['data'], 'claimed_at'> & { now: string } }
+  | { type: 'ReleaseIdempotencyKey'; data: { user_uuid: string; job_uuid: string; reason: string; now: string } }
 
 /** Whether the key stands for a submission now: claimed and not expired. */
 export const isHeld = (s: IdempotencyKeyState, now: string): s is Extract<IdempotencyKeyState, { status: 'claimed' }> =>
@@ -38,12 +38,17 @@ export const isHeld = (s: IdempotencyKeyState, now: string): s is Extract<Idempo
  * @throws DomainError unprocessable `<operation>.idempotency_key_reused` when the held key
  *   was used for a different request.
  */
-export function decide (command: IdempotencyKeyCommand, state: IdempotencyKeyState): IdempotencyKeyEvent[] {
+export function decide(command: IdempotencyKeyCommand, state: IdempotencyKeyState): IdempotencyKeyEvent[] {
   switch (command.type) {
     case 'ClaimIdempotencyKey': {
       const { now, ...d } = command.data
       if (isHeld(state, now)) {
-        if (state.request_hash !== d.request_hash) throw new DomainError('unprocessable', `${d.operation}.idempotency_key_reused`, 'this Idempotency-Key was used for a different request; use a new key for a new request')
+        if (state.request_hash !== d.request_hash)
+          throw new DomainError(
+            'unprocessable',
+            `${d.operation}.idempotency_key_reused`,
+            'this Idempotency-Key was used for a different request; use a new key for a new request'
+          )
         return []
       }
       return [{ type: 'IdempotencyKeyClaimed', data: { ...d, claimed_at: now } }]

@@ -6,16 +6,46 @@ export type JobStatus = 'queued' | 'deferred' | 'completed' | 'failed'
 
 export type JobState =
   | { status: 'none' }
-  | { status: JobStatus, job_uuid: string, user_uuid: string, email: string, checks: JobQueued['data']['checks'], cost: number, environment: 'live' | 'test', reservation_uuid: string | null, verdict: JobCompleted['data']['verdict'] | null, charge: number, queued_at: string, attempts: number, retry_at: string | null }
+  | {
+      status: JobStatus
+      job_uuid: string
+      user_uuid: string
+      email: string
+      checks: JobQueued['data']['checks']
+      cost: number
+      environment: 'live' | 'test'
+      reservation_uuid: string | null
+      verdict: JobCompleted['data']['verdict'] | null
+      charge: number
+      queued_at: string
+      attempts: number
+      retry_at: string | null
+    }
 
 export const initialState = (): JobState => ({ status: 'none' })
 
-export function evolve (state: JobState, event: JobEvent): JobState {
+export function evolve(state: JobState, event: JobEvent): JobState {
   switch (event.type) {
     case 'JobQueued':
-      return { status: 'queued', job_uuid: event.data.job_uuid, user_uuid: event.data.user_uuid, email: event.data.email, checks: event.data.checks, cost: event.data.cost, environment: event.data.environment, reservation_uuid: event.data.reservation_uuid ?? null, verdict: null, charge: 0, queued_at: event.data.queued_at, attempts: 0, retry_at: null }
+      return {
+        status: 'queued',
+        job_uuid: event.data.job_uuid,
+        user_uuid: event.data.user_uuid,
+        email: event.data.email,
+        checks: event.data.checks,
+        cost: event.data.cost,
+        environment: event.data.environment,
+        reservation_uuid: event.data.reservation_uuid ?? null,
+        verdict: null,
+        charge: 0,
+        queued_at: event.data.queued_at,
+        attempts: 0,
+        retry_at: null
+      }
     case 'JobDeferred':
-      return state.status === 'none' || isTerminal(state) ? state : { ...state, status: 'deferred', attempts: event.data.attempt, retry_at: event.data.retry_at }
+      return state.status === 'none' || isTerminal(state)
+        ? state
+        : { ...state, status: 'deferred', attempts: event.data.attempt, retry_at: event.data.retry_at }
     case 'JobCompleted':
       return state.status === 'none' ? state : { ...state, status: 'completed', verdict: event.data.verdict, charge: Math.min(state.cost, event.data.charge) }
     case 'JobFailed':
@@ -30,10 +60,10 @@ export function evolve (state: JobState, event: JobEvent): JobState {
 export const isTerminal = (s: JobState): boolean => s.status === 'completed' || s.status === 'failed'
 
 export type JobCommand =
-  | { type: 'QueueJob', data: JobQueued['data'] }
-  | { type: 'CompleteJob', data: Omit<JobCompleted['data'], 'user_uuid'> }
-  | { type: 'FailJob', data: { job_uuid: string, error: string, failed_at: string } }
-  | { type: 'DeferJob', data: Omit<JobDeferred['data'], 'user_uuid' | 'attempt'> }
+  | { type: 'QueueJob'; data: JobQueued['data'] }
+  | { type: 'CompleteJob'; data: Omit<JobCompleted['data'], 'user_uuid'> }
+  | { type: 'FailJob'; data: { job_uuid: string; error: string; failed_at: string } }
+  | { type: 'DeferJob'; data: Omit<JobDeferred['data'], 'user_uuid' | 'attempt'> }
 
 /**
  * The job decider. Queueing a job that exists, and completing, deferring or failing a
@@ -42,7 +72,7 @@ export type JobCommand =
  * is an error.
  * @throws DomainError not_found `job.not_found` when completing a job that was never queued.
  */
-export function decide (command: JobCommand, state: JobState): JobEvent[] {
+export function decide(command: JobCommand, state: JobState): JobEvent[] {
   switch (command.type) {
     case 'QueueJob':
       if (state.status !== 'none') return []
@@ -58,7 +88,9 @@ export function decide (command: JobCommand, state: JobState): JobEvent[] {
     case 'FailJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
-      return [{ type: 'JobFailed', data: { job_uuid: state.job_uuid, user_uuid: state.user_uuid, error: command.data.error, failed_at: command.data.failed_at } }]
+      return [
+        { type: 'JobFailed', data: { job_uuid: state.job_uuid, user_uuid: state.user_uuid, error: command.data.error, failed_at: command.data.failed_at } }
+      ]
     default: {
       const _exhaustive: never = command
       return []

@@ -6,48 +6,57 @@ import type { CheckName } from '../checks.ts'
  * keys) by the wallet reservation `reservation_uuid` that funds the job (null for test
  * keys; absent on events written before it existed), and settling the job settles that one.
  */
-export type JobQueued = Event<'JobQueued', {
-  job_uuid: string
-  user_uuid: string
-  email: string
-  checks: CheckName[]
-  cost: number
-  environment: 'live' | 'test'
-  key_uuid: string | null
-  reservation_uuid?: string | null
-  queued_at: string
-}>
+export type JobQueued = Event<
+  'JobQueued',
+  {
+    job_uuid: string
+    user_uuid: string
+    email: string
+    checks: CheckName[]
+    cost: number
+    environment: 'live' | 'test'
+    key_uuid: string | null
+    reservation_uuid?: string | null
+    queued_at: string
+  }
+>
 
 /**
  * The engine's result. Personal data in `result` (`normalized`) is sealed like `email`.
  */
-export type JobCompleted = Event<'JobCompleted', {
-  job_uuid: string
-  user_uuid: string
-  verdict: 'valid' | 'invalid' | 'risky' | 'unknown'
-  reason: string
-  score: number
-  /** Tokens to capture from the reservation: the cost of the checks that ran; 0 for `unknown`. */
-  charge: number
-  result: Record<string, unknown>
-  completed_at: string
-}>
+export type JobCompleted = Event<
+  'JobCompleted',
+  {
+    job_uuid: string
+    user_uuid: string
+    verdict: 'valid' | 'invalid' | 'risky' | 'unknown'
+    reason: string
+    score: number
+    /** Tokens to capture from the reservation: the cost of the checks that ran; 0 for `unknown`. */
+    charge: number
+    result: Record<string, unknown>
+    completed_at: string
+  }
+>
 
 /**
  * The receiver greylisted the address (450/451): the job waits and is retried at
  * `retry_at`, until `deadline_at`, after which it completes `unknown`/`greylisted`.
  */
-export type JobDeferred = Event<'JobDeferred', {
-  job_uuid: string
-  user_uuid: string
-  attempt: number
-  reason: 'greylisted'
-  retry_at: string
-  deadline_at: string
-  deferred_at: string
-}>
+export type JobDeferred = Event<
+  'JobDeferred',
+  {
+    job_uuid: string
+    user_uuid: string
+    attempt: number
+    reason: 'greylisted'
+    retry_at: string
+    deadline_at: string
+    deferred_at: string
+  }
+>
 
-export type JobFailed = Event<'JobFailed', { job_uuid: string, user_uuid: string, error: string, failed_at: string }>
+export type JobFailed = Event<'JobFailed', { job_uuid: string; user_uuid: string; error: string; failed_at: string }>
 
 export type JobEvent = JobQueued | JobDeferred | JobCompleted | JobFailed
 

@@ -15,7 +15,7 @@ export type ClientState = { status: 'none' } | ({ status: 'registered' } & OAuth
 
 export const client = {
   initialState: (): ClientState => ({ status: 'none' }),
-  evolve (state: ClientState, event: OAuthClientEvent): ClientState {
+  evolve(state: ClientState, event: OAuthClientEvent): ClientState {
     return event.type === 'OAuthClientRegistered' ? { status: 'registered', ...event.data } : state
   },
   /**
@@ -23,7 +23,7 @@ export const client = {
    * the command: redirect URIs, scopes).
    * @throws DomainError conflict `register_client.exists`.
    */
-  decide (command: { type: 'RegisterClient', data: OAuthClientRegistered['data'] }, state: ClientState): OAuthClientEvent[] {
+  decide(command: { type: 'RegisterClient'; data: OAuthClientRegistered['data'] }, state: ClientState): OAuthClientEvent[] {
     if (state.status !== 'none') throw new DomainError('conflict', 'register_client.exists', 'client already registered')
     return [{ type: 'OAuthClientRegistered', data: command.data }]
   }
@@ -31,27 +31,31 @@ export const client = {
 
 export type CodeState =
   | { status: 'none' }
-  | ({ status: 'issued' | 'redeemed' } & AuthorizationCodeIssued['data'] & { session_uuid: string | null, replayed: boolean })
+  | ({ status: 'issued' | 'redeemed' } & AuthorizationCodeIssued['data'] & { session_uuid: string | null; replayed: boolean })
 
 export type CodeCommand =
-  | { type: 'IssueCode', data: AuthorizationCodeIssued['data'] }
+  | { type: 'IssueCode'; data: AuthorizationCodeIssued['data'] }
   /**
    * The token request's facts: the client and redirect URI it names, whether its
    * `code_verifier` hashes (S256) to the code's challenge, and the session the exchange
    * would start.
    */
-  | { type: 'RedeemCode', data: { client_id: string, redirect_uri: string, verifier_ok: boolean, session_uuid: string, now: string } }
+  | { type: 'RedeemCode'; data: { client_id: string; redirect_uri: string; verifier_ok: boolean; session_uuid: string; now: string } }
 
 const invalidGrant = (why: string): DomainError => new DomainError('invalid', 'token.invalid_grant', why)
 
 export const code = {
   initialState: (): CodeState => ({ status: 'none' }),
-  evolve (state: CodeState, event: AuthorizationCodeEvent): CodeState {
+  evolve(state: CodeState, event: AuthorizationCodeEvent): CodeState {
     switch (event.type) {
-      case 'AuthorizationCodeIssued': return { status: 'issued', ...event.data, session_uuid: null, replayed: false }
-      case 'AuthorizationCodeRedeemed': return state.status === 'none' ? state : { ...state, status: 'redeemed', session_uuid: event.data.session_uuid }
-      case 'AuthorizationCodeReplayed': return state.status === 'none' ? state : { ...state, replayed: true }
-      default: return state
+      case 'AuthorizationCodeIssued':
+        return { status: 'issued', ...event.data, session_uuid: null, replayed: false }
+      case 'AuthorizationCodeRedeemed':
+        return state.status === 'none' ? state : { ...state, status: 'redeemed', session_uuid: event.data.session_uuid }
+      case 'AuthorizationCodeReplayed':
+        return state.status === 'none' ? state : { ...state, replayed: true }
+      default:
+        return state
     }
   },
   /**
@@ -65,7 +69,7 @@ export const code = {
    * @throws DomainError invalid `token.invalid_grant` for an unknown or expired code, another
    *   client or redirect URI, or a wrong verifier (RFC 6749 §5.2; RFC 7636 §4.6).
    */
-  decide (command: CodeCommand, state: CodeState): AuthorizationCodeEvent[] {
+  decide(command: CodeCommand, state: CodeState): AuthorizationCodeEvent[] {
     if (command.type === 'IssueCode') {
       if (state.status !== 'none') throw new DomainError('conflict', 'authorize.code_exists', 'code already issued')
       return [{ type: 'AuthorizationCodeIssued', data: command.data }]
@@ -74,11 +78,13 @@ export const code = {
     if (state.status === 'none') throw invalidGrant('unknown authorization code')
     if (state.status === 'redeemed') {
       if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
-      return state.replayed ? [] : [{ type: 'AuthorizationCodeReplayed', data: { user_uuid: state.user_uuid, session_uuid: state.session_uuid!, replayed_at: d.now } }]
+      return state.replayed
+        ? []
+        : [{ type: 'AuthorizationCodeReplayed', data: { user_uuid: state.user_uuid, session_uuid: state.session_uuid!, replayed_at: d.now } }]
     }
     if (isAtOrAfter(d.now, state.expires_at)) throw invalidGrant('the authorization code has expired')
     if (d.client_id !== state.client_id) throw invalidGrant('the authorization code was issued to another client')
-    if (d.redirect_uri !== state.redirect_uri) throw invalidGrant('redirect_uri differs from the authorization request\'s')
+    if (d.redirect_uri !== state.redirect_uri) throw invalidGrant("redirect_uri differs from the authorization request's")
     if (!d.verifier_ok) throw invalidGrant('code_verifier does not match the code_challenge (PKCE S256)')
     return [{ type: 'AuthorizationCodeRedeemed', data: { user_uuid: state.user_uuid, session_uuid: d.session_uuid, redeemed_at: d.now } }]
   }

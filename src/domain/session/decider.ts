@@ -4,16 +4,16 @@ import type { SessionEvent, SessionRevoked, SessionSnapshotted, SessionStarted }
 export type SessionState =
   | { status: 'none' }
   | {
-    status: 'active' | 'revoked'
-    user_uuid: string
-    started_at: string
-    refresh_hash: string
-    /** Hashes of the latest SPENT_MEMORY spent refresh tokens (presenting one again revokes the session). */
-    spent: string[]
-    expires_at: string
-    /** An OAuth grant's client and consented scopes (null for a sign-in session). */
-    grant?: { client_id: string, scopes: string[] } | null
-  }
+      status: 'active' | 'revoked'
+      user_uuid: string
+      started_at: string
+      refresh_hash: string
+      /** Hashes of the latest SPENT_MEMORY spent refresh tokens (presenting one again revokes the session). */
+      spent: string[]
+      expires_at: string
+      /** An OAuth grant's client and consented scopes (null for a sign-in session). */
+      grant?: { client_id: string; scopes: string[] } | null
+    }
 
 /**
  * A session's absolute lifetime (ms; OWASP ASVS 5.0 V7.3.2): refreshing never carries it
@@ -28,15 +28,28 @@ export const SNAPSHOT_EVERY = 100
 
 export const initialState = (): SessionState => ({ status: 'none' })
 
-export function evolve (state: SessionState, event: SessionEvent): SessionState {
+export function evolve(state: SessionState, event: SessionEvent): SessionState {
   switch (event.type) {
     case 'SessionStarted':
-      return { status: 'active', user_uuid: event.data.user_uuid, started_at: event.data.started_at, refresh_hash: event.data.refresh_hash, spent: [], expires_at: event.data.expires_at, grant: event.data.grant ?? null }
+      return {
+        status: 'active',
+        user_uuid: event.data.user_uuid,
+        started_at: event.data.started_at,
+        refresh_hash: event.data.refresh_hash,
+        spent: [],
+        expires_at: event.data.expires_at,
+        grant: event.data.grant ?? null
+      }
     case 'SessionSnapshotted':
       return { ...(event.data.state as unknown as Exclude<SessionState, { status: 'none' }>) }
     case 'SessionRefreshed':
       if (state.status === 'none') return state
-      return { ...state, refresh_hash: event.data.refresh_hash, spent: [...state.spent, state.refresh_hash].slice(-SPENT_MEMORY), expires_at: event.data.expires_at }
+      return {
+        ...state,
+        refresh_hash: event.data.refresh_hash,
+        spent: [...state.spent, state.refresh_hash].slice(-SPENT_MEMORY),
+        expires_at: event.data.expires_at
+      }
     case 'SessionRevoked':
       if (state.status === 'none') return state
       return { ...state, status: 'revoked' }
@@ -47,7 +60,7 @@ export function evolve (state: SessionState, event: SessionEvent): SessionState 
   }
 }
 
-export function takeSnapshot (state: SessionState, now: string): SessionSnapshotted {
+export function takeSnapshot(state: SessionState, now: string): SessionSnapshotted {
   const s = state as Exclude<SessionState, { status: 'none' }>
   return { type: 'SessionSnapshotted', data: { user_uuid: s.user_uuid, state: { ...s } as unknown as Record<string, unknown>, snapshotted_at: now } }
 }
@@ -55,17 +68,23 @@ export function takeSnapshot (state: SessionState, now: string): SessionSnapshot
 export const snapshot = { types: ['SessionSnapshotted', 'SessionStarted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
 export type SessionCommand =
-  | { type: 'StartSession', data: SessionStarted['data'] }
-  | { type: 'RefreshSession', data: { session_uuid: string, presented_hash: string, new_hash: string, expires_at: string, now: string, account: AccountStanding } }
+  | { type: 'StartSession'; data: SessionStarted['data'] }
+  | {
+      type: 'RefreshSession'
+      data: { session_uuid: string; presented_hash: string; new_hash: string; expires_at: string; now: string; account: AccountStanding }
+    }
   /** With `presented_hash` (logout by cookie), only when it is the session's current refresh token. */
-  | { type: 'RevokeSession', data: { session_uuid: string, reason: SessionRevoked['data']['reason'], presented_hash?: string, now: string } }
+  | { type: 'RevokeSession'; data: { session_uuid: string; reason: SessionRevoked['data']['reason']; presented_hash?: string; now: string } }
 
 /**
  * Where the session's account stands, as its user stream says (a fact passed in by the
  * command handler): whether it may sign in, and from when its sessions are valid (a ban
  * voids every session started before it).
  */
-export interface AccountStanding { active: boolean, sessions_valid_from: string | null }
+export interface AccountStanding {
+  active: boolean
+  sessions_valid_from: string | null
+}
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
 
@@ -81,7 +100,7 @@ const invalid = (): DomainError => new DomainError('unauthorized', 'refresh.inva
  * - RevokeSession → SessionRevoked once; again → nothing (idempotent).
  * @throws DomainError conflict `session.exists`; unauthorized `refresh.invalid_token`.
  */
-export function decide (command: SessionCommand, state: SessionState): SessionEvent[] {
+export function decide(command: SessionCommand, state: SessionState): SessionEvent[] {
   switch (command.type) {
     case 'StartSession':
       if (state.status !== 'none') throw new DomainError('conflict', 'session.exists', 'session already exists')
@@ -103,7 +122,12 @@ export function decide (command: SessionCommand, state: SessionState): SessionEv
     case 'RevokeSession':
       if (state.status !== 'active') return []
       if (command.data.presented_hash !== undefined && command.data.presented_hash !== state.refresh_hash) return []
-      return [{ type: 'SessionRevoked', data: { session_uuid: command.data.session_uuid, user_uuid: state.user_uuid, reason: command.data.reason, revoked_at: command.data.now } }]
+      return [
+        {
+          type: 'SessionRevoked',
+          data: { session_uuid: command.data.session_uuid, user_uuid: state.user_uuid, reason: command.data.reason, revoked_at: command.data.now }
+        }
+      ]
     default: {
       const _exhaustive: never = command
       return []

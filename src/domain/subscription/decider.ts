@@ -3,11 +3,13 @@ import { FREE, type Cycle } from '../plans.ts'
 import type { Subscription, SubscriptionEvent, SubscriptionSource, SubscriptionStatus } from './events.ts'
 
 /** The subscription as decisions need it: the latest event's (every event carries it whole). */
-export interface SubscriptionState { subscription: Subscription | null }
+export interface SubscriptionState {
+  subscription: Subscription | null
+}
 
 export const initialState = (): SubscriptionState => ({ subscription: null })
 
-export function evolve (_state: SubscriptionState, event: SubscriptionEvent): SubscriptionState {
+export function evolve(_state: SubscriptionState, event: SubscriptionEvent): SubscriptionState {
   return { subscription: event.data.subscription }
 }
 
@@ -15,14 +17,39 @@ export function evolve (_state: SubscriptionState, event: SubscriptionEvent): Su
 export const snapshot = { types: ['PlanStarted', 'PlanChanged', 'PlanEnded', 'BillingCustomerLinked'] } as const
 
 /** Free, for an account that never subscribed. */
-export function freeSubscription (user: string, customer: string | null = null): Subscription {
-  return { user_uuid: user, plan: FREE, cycle: null, status: 'active', current_period_end: null, cancel_at_period_end: false, stripe_customer: customer, stripe_subscription: null, stripe_as_of: null }
+export function freeSubscription(user: string, customer: string | null = null): Subscription {
+  return {
+    user_uuid: user,
+    plan: FREE,
+    cycle: null,
+    status: 'active',
+    current_period_end: null,
+    cancel_at_period_end: false,
+    stripe_customer: customer,
+    stripe_subscription: null,
+    stripe_as_of: null
+  }
 }
 
 export type SubscriptionCommand =
-  | { type: 'SetPlan', data: { user_uuid: string, plan: string, cycle: Cycle, status: SubscriptionStatus, current_period_end: string | null, cancel_at_period_end: boolean, stripe_subscription: string | null, stripe_customer: string | null, source: SubscriptionSource, as_of: number | null, now: string } }
-  | { type: 'EndPlan', data: { user_uuid: string, stripe_subscription: string | null, source: SubscriptionSource, as_of: number | null, now: string } }
-  | { type: 'LinkCustomer', data: { user_uuid: string, stripe_customer: string, now: string } }
+  | {
+      type: 'SetPlan'
+      data: {
+        user_uuid: string
+        plan: string
+        cycle: Cycle
+        status: SubscriptionStatus
+        current_period_end: string | null
+        cancel_at_period_end: boolean
+        stripe_subscription: string | null
+        stripe_customer: string | null
+        source: SubscriptionSource
+        as_of: number | null
+        now: string
+      }
+    }
+  | { type: 'EndPlan'; data: { user_uuid: string; stripe_subscription: string | null; source: SubscriptionSource; as_of: number | null; now: string } }
+  | { type: 'LinkCustomer'; data: { user_uuid: string; stripe_customer: string; now: string } }
 
 /**
  * How long a `past_due` subscription keeps its paid plan's caps: 7 days after it became
@@ -31,7 +58,7 @@ export type SubscriptionCommand =
  */
 export const PAST_DUE_GRACE_S = 7 * 86_400
 
-const iso = (unix: number | null): string | null => unix === null ? null : new Date(unix * 1000).toISOString()
+const iso = (unix: number | null): string | null => (unix === null ? null : new Date(unix * 1000).toISOString())
 
 /**
  * The plan code whose caps, rate limit, scopes and checks are in effect for `s` at `now`
@@ -42,7 +69,7 @@ const iso = (unix: number | null): string | null => unix === null ? null : new D
  * `unpaid` (retries exhausted; also `paused`, which billing records as `unpaid`) and a
  * past-due beyond the grace hold Free's. Free stays Free.
  */
-export function planInEffect (s: Subscription, now: Date): string {
+export function planInEffect(s: Subscription, now: Date): string {
   if (s.plan === FREE) return FREE
   if (s.status === 'active' || s.status === 'trialing') return s.plan
   if (s.status === 'past_due') {
@@ -74,20 +101,24 @@ const stale = (asOf: number | null, current: Subscription): boolean => asOf !== 
  *   `created` event delivered after an `updated` of the same second);
  * - EndPlan on Free: nothing to end.
  */
-export function ignoredBecause (command: Extract<SubscriptionCommand, { type: 'SetPlan' | 'EndPlan' }>, state: SubscriptionState): string | null {
+export function ignoredBecause(command: Extract<SubscriptionCommand, { type: 'SetPlan' | 'EndPlan' }>, state: SubscriptionState): string | null {
   const c = command.data
   const current = state.subscription ?? freeSubscription(c.user_uuid)
   if (command.type === 'EndPlan' || command.data.plan === FREE) {
     if (current.plan === FREE) return 'no paid plan to end'
     if (stale(c.as_of, current)) return `older than the latest applied Stripe event (${c.as_of} < ${current.stripe_as_of})`
-    if (command.type === 'EndPlan' && c.stripe_subscription !== null && c.stripe_subscription !== current.stripe_subscription) return `subscription ${c.stripe_subscription} is not the current one`
+    if (command.type === 'EndPlan' && c.stripe_subscription !== null && c.stripe_subscription !== current.stripe_subscription)
+      return `subscription ${c.stripe_subscription} is not the current one`
     return null
   }
   const d = command.data
   if (stale(d.as_of, current)) return `older than the latest applied Stripe event (${d.as_of} < ${current.stripe_as_of})`
-  if (current.plan === FREE && d.stripe_subscription !== null && current.ended_stripe_subscription === d.stripe_subscription) return `subscription ${d.stripe_subscription} has ended`
-  if (current.plan !== FREE && current.stripe_subscription !== null && d.stripe_subscription !== current.stripe_subscription) return `subscription ${d.stripe_subscription ?? '(none)'} is not the current one (${current.stripe_subscription})`
-  if (current.plan !== FREE && d.stripe_subscription === current.stripe_subscription && d.status === 'incomplete' && current.status !== 'incomplete') return `subscription ${d.stripe_subscription ?? '(none)'} is ${current.status}: it does not return to incomplete`
+  if (current.plan === FREE && d.stripe_subscription !== null && current.ended_stripe_subscription === d.stripe_subscription)
+    return `subscription ${d.stripe_subscription} has ended`
+  if (current.plan !== FREE && current.stripe_subscription !== null && d.stripe_subscription !== current.stripe_subscription)
+    return `subscription ${d.stripe_subscription ?? '(none)'} is not the current one (${current.stripe_subscription})`
+  if (current.plan !== FREE && d.stripe_subscription === current.stripe_subscription && d.status === 'incomplete' && current.status !== 'incomplete')
+    return `subscription ${d.stripe_subscription ?? '(none)'} is ${current.status}: it does not return to incomplete`
   return null
 }
 
@@ -107,17 +138,20 @@ export function ignoredBecause (command: Extract<SubscriptionCommand, { type: 'S
  * - LinkCustomer → BillingCustomerLinked when the customer differs.
  * @throws DomainError invalid `subscription.invalid_period` for a period end that is not a date-time.
  */
-export function decide (command: SubscriptionCommand, state: SubscriptionState): SubscriptionEvent[] {
+export function decide(command: SubscriptionCommand, state: SubscriptionState): SubscriptionEvent[] {
   const d = command.data
   const current = state.subscription ?? freeSubscription(d.user_uuid)
   switch (command.type) {
     case 'SetPlan': {
       const c = command.data
-      if (c.plan === FREE) return decide({ type: 'EndPlan', data: { user_uuid: c.user_uuid, stripe_subscription: null, source: c.source, as_of: c.as_of, now: c.now } }, state)
+      if (c.plan === FREE)
+        return decide({ type: 'EndPlan', data: { user_uuid: c.user_uuid, stripe_subscription: null, source: c.source, as_of: c.as_of, now: c.now } }, state)
       if (ignoredBecause(command, state) !== null) return []
-      if (c.current_period_end !== null && Number.isNaN(Date.parse(c.current_period_end))) throw new DomainError('invalid', 'subscription.invalid_period', 'current_period_end must be a date-time')
+      if (c.current_period_end !== null && Number.isNaN(Date.parse(c.current_period_end)))
+        throw new DomainError('invalid', 'subscription.invalid_period', 'current_period_end must be a date-time')
       const stillPastDue = current.plan !== FREE && current.status === 'past_due' && current.stripe_subscription === c.stripe_subscription
-      const pastDueSince = c.status !== 'past_due' ? null : stillPastDue ? (current.past_due_since ?? iso(current.stripe_as_of) ?? iso(c.as_of) ?? c.now) : (iso(c.as_of) ?? c.now)
+      const pastDueSince =
+        c.status !== 'past_due' ? null : stillPastDue ? (current.past_due_since ?? iso(current.stripe_as_of) ?? iso(c.as_of) ?? c.now) : (iso(c.as_of) ?? c.now)
       const next: Subscription = {
         user_uuid: c.user_uuid,
         plan: c.plan,
@@ -139,13 +173,22 @@ export function decide (command: SubscriptionCommand, state: SubscriptionState):
       if (ignoredBecause(command, state) !== null) return []
       // Stripe said this subscription ended (terminal): none of its events starts a plan again.
       const ended = c.source === 'billing' ? (c.stripe_subscription ?? current.stripe_subscription) : null
-      const free: Subscription = { ...freeSubscription(c.user_uuid, current.stripe_customer), stripe_as_of: c.as_of ?? current.stripe_as_of, ...(ended !== null && { ended_stripe_subscription: ended }) }
+      const free: Subscription = {
+        ...freeSubscription(c.user_uuid, current.stripe_customer),
+        stripe_as_of: c.as_of ?? current.stripe_as_of,
+        ...(ended !== null && { ended_stripe_subscription: ended })
+      }
       return [{ type: 'PlanEnded', data: { user_uuid: c.user_uuid, subscription: free, previous_plan: current.plan, source: c.source, at: c.now } }]
     }
     case 'LinkCustomer': {
       const c = command.data
       if (current.stripe_customer === c.stripe_customer) return []
-      return [{ type: 'BillingCustomerLinked', data: { user_uuid: c.user_uuid, subscription: { ...current, stripe_customer: c.stripe_customer }, source: 'billing', at: c.now } }]
+      return [
+        {
+          type: 'BillingCustomerLinked',
+          data: { user_uuid: c.user_uuid, subscription: { ...current, stripe_customer: c.stripe_customer }, source: 'billing', at: c.now }
+        }
+      ]
     }
     default: {
       const _exhaustive: never = command

@@ -3,7 +3,7 @@ import type { Cycle } from '../plans.ts'
 
 /** Statuses of a subscription, as Stripe names them (a Free account is `active`). */
 export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete'] as const
-export type SubscriptionStatus = typeof SUBSCRIPTION_STATUSES[number]
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
 
 /**
  * An account's subscription as every event of `subscription-<user>` carries it whole
@@ -40,7 +40,12 @@ export interface Subscription {
 /** Who changed it: Stripe's webhooks (`billing`) or `svc subscription set` (`operator`). */
 export type SubscriptionSource = 'billing' | 'operator'
 
-interface Change { user_uuid: string, subscription: Subscription, source: SubscriptionSource, at: string }
+interface Change {
+  user_uuid: string
+  subscription: Subscription
+  source: SubscriptionSource
+  at: string
+}
 
 /** A paid plan began (from Free). */
 export type PlanStarted = Event<'PlanStarted', Change>

@@ -1,10 +1,28 @@
 import { DomainError, type ErrorKind, isBefore, isAtOrAfter } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
 import type { Account, UserState } from './state.ts'
-import { TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_OFF, refusedSecondFactor, sameHash, secondFactor, spend, twoFactorLocked, withSecondFactor, type SecondFactor } from './two-factor.ts'
+import {
+  TWO_FACTOR_FAILURES_BEFORE_LOCK,
+  TWO_FACTOR_OFF,
+  refusedSecondFactor,
+  sameHash,
+  secondFactor,
+  spend,
+  twoFactorLocked,
+  withSecondFactor,
+  type SecondFactor
+} from './two-factor.ts'
 
 export type { Account, TwoFactorState, UserState } from './state.ts'
-export { SPENT_CHALLENGES, TWO_FACTOR_FAILURES_BEFORE_LOCK, TWO_FACTOR_LOCK_MS, refusedSecondFactor, sameHash, twoFactorLocked, type SecondFactor } from './two-factor.ts'
+export {
+  SPENT_CHALLENGES,
+  TWO_FACTOR_FAILURES_BEFORE_LOCK,
+  TWO_FACTOR_LOCK_MS,
+  refusedSecondFactor,
+  sameHash,
+  twoFactorLocked,
+  type SecondFactor
+} from './two-factor.ts'
 
 /** Wrong confirmation attempts allowed per code before it stops working. */
 export const MAX_CONFIRMATION_ATTEMPTS = 5
@@ -25,11 +43,25 @@ const DAY_MS = 86_400_000
 
 export const initialState = (): UserState => ({ status: 'none' })
 
-
-export function evolve (state: UserState, event: UserEvent): UserState {
+export function evolve(state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserRegistered':
-      return { status: 'unconfirmed', banned: false, sessions_valid_from: null, login_failures: [], user_uuid: event.data.user_uuid, email: event.data.email, password_hash: event.data.password_hash, locale: event.data.locale, registered_at: event.data.registered_at, code: null, codes_issued: [], reset: null, two_factor: TWO_FACTOR_OFF, email_change: null }
+      return {
+        status: 'unconfirmed',
+        banned: false,
+        sessions_valid_from: null,
+        login_failures: [],
+        user_uuid: event.data.user_uuid,
+        email: event.data.email,
+        password_hash: event.data.password_hash,
+        locale: event.data.locale,
+        registered_at: event.data.registered_at,
+        code: null,
+        codes_issued: [],
+        reset: null,
+        two_factor: TWO_FACTOR_OFF,
+        email_change: null
+      }
     case 'UserSnapshotted':
       return { ...(event.data.state as unknown as Account) }
   }
@@ -37,32 +69,88 @@ export function evolve (state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'ConfirmationCodeIssued': {
       const at = Date.parse(event.data.issued_at)
-      return { ...state, code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 }, codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < DAY_MS), event.data.issued_at] }
+      return {
+        ...state,
+        code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 },
+        codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < DAY_MS), event.data.issued_at]
+      }
     }
     case 'ConfirmationFailed':
       return state.code ? { ...state, code: { ...state.code, failed: state.code.failed + 1 } } : state
-    case 'UserConfirmed': return { ...state, status: 'confirmed', code: null, codes_issued: [] }
-    case 'PasswordResetRequested': return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
+    case 'UserConfirmed':
+      return { ...state, status: 'confirmed', code: null, codes_issued: [] }
+    case 'PasswordResetRequested':
+      return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
     // A new password voids a pending reset and a pending email change (one started by whoever held the old password).
     // A reset proves control of the mailbox: it lifts the sign-in lock too (ASVS 5.0 V6.1.1, malicious lockout).
-    case 'PasswordChanged': return { ...state, password_hash: event.data.password_hash, reset: null, email_change: null, ...(event.data.reason === 'reset' && { login_failures: [] }) }
-    case 'LocaleChanged': return { ...state, locale: event.data.locale }
-    case 'PasswordCheckStarted': return { ...state, login_failures: [...state.login_failures, event.data.started_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
-    case 'PasswordCheckSucceeded': return { ...state, login_failures: [] }
-    case 'RegistrationRenewed': return { ...state, password_hash: event.data.password_hash, locale: event.data.locale, registered_at: event.data.registered_at, code: null, login_failures: [] }
-    case 'LoginFailed': return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
-    case 'LoginSucceeded': return { ...state, login_failures: [] }
-    case 'UserBanned': return { ...state, banned: true, sessions_valid_from: event.data.banned_at }
-    case 'UserUnbanned': return { ...state, banned: false }
-    case 'EmailChangeRequested': return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
-    case 'EmailChanged': return { ...state, email: event.data.email, email_change: null }
-    case 'TwoFactorSetupStarted': return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
-    case 'TwoFactorEnabled': return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
-    case 'TwoFactorCodeAccepted': return { ...state, two_factor: { ...state.two_factor, last_step: Math.max(state.two_factor.last_step, event.data.time_step), failures: [], used_challenges: spend(state.two_factor, event.data.challenge_id) } }
-    case 'BackupCodeUsed': return { ...state, two_factor: { ...state.two_factor, backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash), failures: [], used_challenges: spend(state.two_factor, event.data.challenge_id) } }
-    case 'TwoFactorFailed': return { ...state, two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) } }
-    case 'TwoFactorDisabled': return { ...state, two_factor: TWO_FACTOR_OFF }
-    case 'UserDeleted': return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
+    case 'PasswordChanged':
+      return {
+        ...state,
+        password_hash: event.data.password_hash,
+        reset: null,
+        email_change: null,
+        ...(event.data.reason === 'reset' && { login_failures: [] })
+      }
+    case 'LocaleChanged':
+      return { ...state, locale: event.data.locale }
+    case 'PasswordCheckStarted':
+      return { ...state, login_failures: [...state.login_failures, event.data.started_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
+    case 'PasswordCheckSucceeded':
+      return { ...state, login_failures: [] }
+    case 'RegistrationRenewed':
+      return {
+        ...state,
+        password_hash: event.data.password_hash,
+        locale: event.data.locale,
+        registered_at: event.data.registered_at,
+        code: null,
+        login_failures: []
+      }
+    case 'LoginFailed':
+      return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
+    case 'LoginSucceeded':
+      return { ...state, login_failures: [] }
+    case 'UserBanned':
+      return { ...state, banned: true, sessions_valid_from: event.data.banned_at }
+    case 'UserUnbanned':
+      return { ...state, banned: false }
+    case 'EmailChangeRequested':
+      return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
+    case 'EmailChanged':
+      return { ...state, email: event.data.email, email_change: null }
+    case 'TwoFactorSetupStarted':
+      return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
+    case 'TwoFactorEnabled':
+      return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
+    case 'TwoFactorCodeAccepted':
+      return {
+        ...state,
+        two_factor: {
+          ...state.two_factor,
+          last_step: Math.max(state.two_factor.last_step, event.data.time_step),
+          failures: [],
+          used_challenges: spend(state.two_factor, event.data.challenge_id)
+        }
+      }
+    case 'BackupCodeUsed':
+      return {
+        ...state,
+        two_factor: {
+          ...state.two_factor,
+          backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash),
+          failures: [],
+          used_challenges: spend(state.two_factor, event.data.challenge_id)
+        }
+      }
+    case 'TwoFactorFailed':
+      return {
+        ...state,
+        two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) }
+      }
+    case 'TwoFactorDisabled':
+      return { ...state, two_factor: TWO_FACTOR_OFF }
+    case 'UserDeleted':
+      return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
     default: {
       const _exhaustive: never = event
       return state
@@ -71,7 +159,7 @@ export function evolve (state: UserState, event: UserEvent): UserState {
 }
 
 /** The snapshot event that carries `state` forward. */
-export function takeSnapshot (state: UserState, now: string): UserSnapshotted {
+export function takeSnapshot(state: UserState, now: string): UserSnapshotted {
   const account = state as Account
   return { type: 'UserSnapshotted', data: { user_uuid: account.user_uuid, state: { ...account } as unknown as Record<string, unknown>, snapshotted_at: now } }
 }
@@ -80,31 +168,58 @@ export function takeSnapshot (state: UserState, now: string): UserSnapshotted {
 export const snapshot = { types: ['UserSnapshotted', 'UserRegistered'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
 /** A password as checked by the command handler: whether it matched the hash `for_password_hash`. */
-export interface PasswordCheck { password_ok: boolean, for_password_hash: string }
+export interface PasswordCheck {
+  password_ok: boolean
+  for_password_hash: string
+}
 
 export type UserCommand =
-  | { type: 'RegisterUser', data: { user_uuid: string, email_sealed: string, password_hash: string, locale: string, code_hash: string, code_sealed: string, code_expires_at: string, now: string } }
-  | { type: 'IssueConfirmationCode', data: { code_hash: string, code_sealed: string, expires_at: string, now: string } }
-  | { type: 'ConfirmUser', data: { code_hash: string, now: string } }
-  | { type: 'RequestPasswordReset', data: { token_hash: string, token_sealed: string, expires_at: string, now: string } }
-  | { type: 'ResetPassword', data: { token_hash: string, password_hash: string, now: string } }
-  | { type: 'ChangePassword', data: PasswordCheck & { password_hash: string, factor?: SecondFactor | null, now: string } }
-  | { type: 'ChangeLocale', data: { locale: string, now: string } }
-  | { type: 'RecordLogin', data: { succeeded: boolean, now: string } }
-  | { type: 'StartPasswordCheck', data: { operation: string, now: string } }
-  | { type: 'BanUser', data: { reason: string, now: string } }
-  | { type: 'UnbanUser', data: { now: string } }
-  | { type: 'DeleteUser', data: PasswordCheck & { now: string } }
-  | { type: 'RequestEmailChange', data: PasswordCheck & { new_email_sealed: string, token_hash: string, token_sealed: string, expires_at: string, factor?: SecondFactor | null, now: string } }
-  | { type: 'ChangeEmail', data: { token_hash: string, now: string } }
-  | { type: 'StartTwoFactorSetup', data: { secret_sealed: string, backup_code_hashes: string[], now: string } }
-  | { type: 'EnableTwoFactor', data: SecondFactor & { now: string } }
-  | { type: 'CheckSecondFactor', data: SecondFactor & { operation: string, now: string } }
-  | { type: 'DisableTwoFactor', data: PasswordCheck & SecondFactor & { now: string } }
+  | {
+      type: 'RegisterUser'
+      data: {
+        user_uuid: string
+        email_sealed: string
+        password_hash: string
+        locale: string
+        code_hash: string
+        code_sealed: string
+        code_expires_at: string
+        now: string
+      }
+    }
+  | { type: 'IssueConfirmationCode'; data: { code_hash: string; code_sealed: string; expires_at: string; now: string } }
+  | { type: 'ConfirmUser'; data: { code_hash: string; now: string } }
+  | { type: 'RequestPasswordReset'; data: { token_hash: string; token_sealed: string; expires_at: string; now: string } }
+  | { type: 'ResetPassword'; data: { token_hash: string; password_hash: string; now: string } }
+  | { type: 'ChangePassword'; data: PasswordCheck & { password_hash: string; factor?: SecondFactor | null; now: string } }
+  | { type: 'ChangeLocale'; data: { locale: string; now: string } }
+  | { type: 'RecordLogin'; data: { succeeded: boolean; now: string } }
+  | { type: 'StartPasswordCheck'; data: { operation: string; now: string } }
+  | { type: 'BanUser'; data: { reason: string; now: string } }
+  | { type: 'UnbanUser'; data: { now: string } }
+  | { type: 'DeleteUser'; data: PasswordCheck & { now: string } }
+  | {
+      type: 'RequestEmailChange'
+      data: PasswordCheck & {
+        new_email_sealed: string
+        token_hash: string
+        token_sealed: string
+        expires_at: string
+        factor?: SecondFactor | null
+        now: string
+      }
+    }
+  | { type: 'ChangeEmail'; data: { token_hash: string; now: string } }
+  | { type: 'StartTwoFactorSetup'; data: { secret_sealed: string; backup_code_hashes: string[]; now: string } }
+  | { type: 'EnableTwoFactor'; data: SecondFactor & { now: string } }
+  | { type: 'CheckSecondFactor'; data: SecondFactor & { operation: string; now: string } }
+  | { type: 'DisableTwoFactor'; data: PasswordCheck & SecondFactor & { now: string } }
 
-function fail (kind: ErrorKind, code: string, message: string): never { throw new DomainError(kind, code, message) }
+function fail(kind: ErrorKind, code: string, message: string): never {
+  throw new DomainError(kind, code, message)
+}
 
-function account (state: UserState, operation: string): Account {
+function account(state: UserState, operation: string): Account {
   if (state.status === 'none' || state.status === 'deleted') fail('not_found', `${operation}.not_found`, 'no such user')
   return state as Account
 }
@@ -115,7 +230,8 @@ const passwordMatches = (state: Account, p: PasswordCheck): boolean => p.passwor
 const passed = (state: Account, operation: string, now: string): UserEvent[] =>
   state.login_failures.length > 0 ? [{ type: 'PasswordCheckSucceeded', data: { user_uuid: state.user_uuid, operation, succeeded_at: now } }] : []
 
-const expired = (state: Account, now: string): boolean => state.registered_at !== undefined && Date.parse(now) - Date.parse(state.registered_at) >= UNCONFIRMED_TTL_MS
+const expired = (state: Account, now: string): boolean =>
+  state.registered_at !== undefined && Date.parse(now) - Date.parse(state.registered_at) >= UNCONFIRMED_TTL_MS
 
 /**
  * The user decider (interface "Authentication and sign-in", "Account"; section 3 states).
@@ -148,7 +264,7 @@ const expired = (state: Account, now: string): boolean => state.registered_at !=
  * - BanUser / UnbanUser / ChangeLocale: idempotent.
  * @throws DomainError with the operation's code, per rule above (see each case).
  */
-export function decide (command: UserCommand, state: UserState): UserEvent[] {
+export function decide(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'RegisterUser': {
       const d = command.data
@@ -156,14 +272,29 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
         // Registered again before confirmation: this password replaces the earlier one, whose
         // codes are void; a new code is mailed unless the daily allowance is spent.
         const now = Date.parse(d.now)
-        const renewed: UserEvent = { type: 'RegistrationRenewed', data: { user_uuid: state.user_uuid, password_hash: d.password_hash, locale: d.locale, registered_at: d.now } }
+        const renewed: UserEvent = {
+          type: 'RegistrationRenewed',
+          data: { user_uuid: state.user_uuid, password_hash: d.password_hash, locale: d.locale, registered_at: d.now }
+        }
         if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return [renewed]
-        return [renewed, { type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now } }]
+        return [
+          renewed,
+          {
+            type: 'ConfirmationCodeIssued',
+            data: { user_uuid: state.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now }
+          }
+        ]
       }
       if (state.status !== 'none') fail('conflict', 'register_user.already_registered', 'account already registered')
       return [
-        { type: 'UserRegistered', data: { user_uuid: d.user_uuid, email: d.email_sealed, password_hash: d.password_hash, locale: d.locale, registered_at: d.now } },
-        { type: 'ConfirmationCodeIssued', data: { user_uuid: d.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now } }
+        {
+          type: 'UserRegistered',
+          data: { user_uuid: d.user_uuid, email: d.email_sealed, password_hash: d.password_hash, locale: d.locale, registered_at: d.now }
+        },
+        {
+          type: 'ConfirmationCodeIssued',
+          data: { user_uuid: d.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now }
+        }
       ]
     }
     case 'IssueConfirmationCode': {
@@ -172,7 +303,18 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       const last = state.codes_issued[state.codes_issued.length - 1]
       if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
       if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return []
-      return [{ type: 'ConfirmationCodeIssued', data: { user_uuid: state.user_uuid, code_hash: command.data.code_hash, code: command.data.code_sealed, expires_at: command.data.expires_at, issued_at: command.data.now } }]
+      return [
+        {
+          type: 'ConfirmationCodeIssued',
+          data: {
+            user_uuid: state.user_uuid,
+            code_hash: command.data.code_hash,
+            code: command.data.code_sealed,
+            expires_at: command.data.expires_at,
+            issued_at: command.data.now
+          }
+        }
+      ]
     }
     case 'ConfirmUser': {
       const d = command.data
@@ -188,25 +330,41 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (!isActive(state)) return []
       if (state.reset && Date.parse(command.data.now) - Date.parse(state.reset.requested_at) < RESET_COOLDOWN_MS) return []
       const d = command.data
-      return [{ type: 'PasswordResetRequested', data: { user_uuid: state.user_uuid, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+      return [
+        {
+          type: 'PasswordResetRequested',
+          data: { user_uuid: state.user_uuid, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now }
+        }
+      ]
     }
     case 'ResetPassword': {
       const d = command.data
       if (state.status !== 'confirmed' || !state.reset || !sameHash(state.reset.hash, d.token_hash) || isAtOrAfter(d.now, state.reset.expires_at)) {
         fail('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
       }
-      return [{ type: 'PasswordChanged', data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }]
+      return [
+        { type: 'PasswordChanged', data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }
+      ]
     }
     case 'ChangePassword': {
       const a = account(state, 'change_password')
       if (!passwordMatches(a, command.data)) fail('invalid', 'change_password.wrong_password', 'the current password is wrong')
       const factor = withSecondFactor(a, command.data.factor, 'change_password', command.data.now)
       if (!factor.ok) return [...passed(a, 'change_password', command.data.now), ...factor.events]
-      return [...passed(a, 'change_password', command.data.now), ...factor.events, { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }]
+      return [
+        ...passed(a, 'change_password', command.data.now),
+        ...factor.events,
+        { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }
+      ]
     }
     case 'StartPasswordCheck': {
       const a = account(state, command.data.operation)
-      if (loginLocked(a, command.data.now)) fail('locked', `${command.data.operation}.locked`, 'too many wrong passwords: the account is locked for a while; try again later or reset your password')
+      if (loginLocked(a, command.data.now))
+        fail(
+          'locked',
+          `${command.data.operation}.locked`,
+          'too many wrong passwords: the account is locked for a while; try again later or reset your password'
+        )
       return [{ type: 'PasswordCheckStarted', data: { user_uuid: a.user_uuid, operation: command.data.operation, started_at: command.data.now } }]
     }
     case 'RecordLogin':
@@ -239,11 +397,31 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
       if (!passwordMatches(a, d)) fail('invalid', 'change_email.wrong_password', 'the current password is wrong')
       const factor = withSecondFactor(a, d.factor, 'change_email', d.now)
       if (!factor.ok) return [...passed(a, 'change_email', d.now), ...factor.events]
-      return [...passed(a, 'change_email', d.now), ...factor.events, { type: 'EmailChangeRequested', data: { user_uuid: a.user_uuid, new_email: d.new_email_sealed, token_hash: d.token_hash, token: d.token_sealed, expires_at: d.expires_at, requested_at: d.now } }]
+      return [
+        ...passed(a, 'change_email', d.now),
+        ...factor.events,
+        {
+          type: 'EmailChangeRequested',
+          data: {
+            user_uuid: a.user_uuid,
+            new_email: d.new_email_sealed,
+            token_hash: d.token_hash,
+            token: d.token_sealed,
+            expires_at: d.expires_at,
+            requested_at: d.now
+          }
+        }
+      ]
     }
     case 'ChangeEmail': {
       const d = command.data
-      if (state.status === 'none' || state.status === 'deleted' || !state.email_change || !sameHash(state.email_change.hash, d.token_hash) || isAtOrAfter(d.now, state.email_change.expires_at)) {
+      if (
+        state.status === 'none' ||
+        state.status === 'deleted' ||
+        !state.email_change ||
+        !sameHash(state.email_change.hash, d.token_hash) ||
+        isAtOrAfter(d.now, state.email_change.expires_at)
+      ) {
         fail('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
       }
       const a = state as Account
@@ -252,7 +430,17 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
     case 'StartTwoFactorSetup': {
       const a = account(state, 'enable_2fa')
       if (a.two_factor.status === 'active') fail('conflict', 'enable_2fa.already_enabled', 'two-factor authentication is already enabled')
-      return [{ type: 'TwoFactorSetupStarted', data: { user_uuid: a.user_uuid, secret: command.data.secret_sealed, backup_code_hashes: command.data.backup_code_hashes, started_at: command.data.now } }]
+      return [
+        {
+          type: 'TwoFactorSetupStarted',
+          data: {
+            user_uuid: a.user_uuid,
+            secret: command.data.secret_sealed,
+            backup_code_hashes: command.data.backup_code_hashes,
+            started_at: command.data.now
+          }
+        }
+      ]
     }
     case 'EnableTwoFactor': {
       const a = account(state, 'verify_2fa_setup')
@@ -290,7 +478,7 @@ export function decide (command: UserCommand, state: UserState): UserEvent[] {
 export const isActive = (state: UserState): state is Account & { status: 'confirmed' } => state.status === 'confirmed' && !state.banned
 
 /** Whether sign-in is locked now: enough recent failures in a row, the last within the lock time. */
-export function loginLocked (state: UserState, now: string): boolean {
+export function loginLocked(state: UserState, now: string): boolean {
   if (state.status === 'none' || state.login_failures.length < LOGIN_FAILURES_BEFORE_LOCK) return false
   const last = state.login_failures[state.login_failures.length - 1]
   return Date.parse(now) - Date.parse(last) < LOGIN_LOCK_MS

@@ -1,7 +1,5 @@
 /** The state of a user stream as the user decider folds it (src/domain/user/decider.ts). */
-export type UserState =
-  | { status: 'none' }
-  | Account
+export type UserState = { status: 'none' } | Account
 
 export interface Account {
   status: 'unconfirmed' | 'confirmed' | 'deleted'
@@ -17,12 +15,12 @@ export interface Account {
   locale: string
   /** When the (latest) registration was made (absent in snapshots older than it: never expires). */
   registered_at?: string
-  code: { hash: string, expires_at: string, failed: number } | null
+  code: { hash: string; expires_at: string; failed: number } | null
   /** When confirmation codes were issued in the last 24 h (for the cooldown and the daily allowance). */
   codes_issued: string[]
-  reset: { hash: string, expires_at: string, requested_at: string } | null
+  reset: { hash: string; expires_at: string; requested_at: string } | null
   two_factor: TwoFactorState
-  email_change: { new_email: string, hash: string, expires_at: string } | null
+  email_change: { new_email: string; hash: string; expires_at: string } | null
 }
 
 /** Two-factor: not enabled, setup in progress, active (interface section 3). */

@@ -22,28 +22,41 @@ export interface WalletAudit {
  * zero, and that captures and releases only settle what was reserved.
  * @param events the stream's events in revision order, from revision 0.
  */
-export function auditWallet (events: readonly WalletEvent[]): WalletAudit {
+export function auditWallet(events: readonly WalletEvent[]): WalletAudit {
   let state = initialState()
   const sums = { granted: 0, reserved: 0, captured: 0, released: 0, closings: 0 }
   const discrepancies: string[] = []
   events.forEach((e, revision) => {
     switch (e.type) {
-      case 'TokensGranted': sums.granted += e.data.amount; break
-      case 'TokensReserved': sums.reserved += e.data.amount; break
+      case 'TokensGranted':
+        sums.granted += e.data.amount
+        break
+      case 'TokensReserved':
+        sums.reserved += e.data.amount
+        break
       case 'TokensCaptured':
       case 'TokensReleased': {
         const held = state.reserved.get(e.data.job_uuid)
-        if (!held || (e.data.reservation_uuid !== undefined && held.reservation_uuid !== e.data.reservation_uuid)) discrepancies.push(`revision ${revision}: ${e.type} of job ${e.data.job_uuid} settles no open reservation`)
-        else if (e.data.amount > held.amount) discrepancies.push(`revision ${revision}: ${e.type} of ${e.data.amount} tokens exceeds the ${held.amount} held for job ${e.data.job_uuid}`)
+        if (!held || (e.data.reservation_uuid !== undefined && held.reservation_uuid !== e.data.reservation_uuid))
+          discrepancies.push(`revision ${revision}: ${e.type} of job ${e.data.job_uuid} settles no open reservation`)
+        else if (e.data.amount > held.amount)
+          discrepancies.push(`revision ${revision}: ${e.type} of ${e.data.amount} tokens exceeds the ${held.amount} held for job ${e.data.job_uuid}`)
         if (e.type === 'TokensCaptured') sums.captured += e.data.amount
         else sums.released += e.data.amount
         break
       }
       case 'WalletBooksClosed': {
         sums.closings++
-        const open = [...state.reserved].map(([job, r]) => `${job}:${r.reservation_uuid}:${r.amount}`).sort().join(',')
-        const carried = e.data.reservations.map(r => `${r.job_uuid}:${r.reservation_uuid}:${r.amount}`).sort().join(',')
-        if (e.data.balance !== state.balance) discrepancies.push(`revision ${revision}: books closed at ${e.data.balance} tokens, the ledger before it makes ${state.balance}`)
+        const open = [...state.reserved]
+          .map(([job, r]) => `${job}:${r.reservation_uuid}:${r.amount}`)
+          .sort()
+          .join(',')
+        const carried = e.data.reservations
+          .map(r => `${r.job_uuid}:${r.reservation_uuid}:${r.amount}`)
+          .sort()
+          .join(',')
+        if (e.data.balance !== state.balance)
+          discrepancies.push(`revision ${revision}: books closed at ${e.data.balance} tokens, the ledger before it makes ${state.balance}`)
         if (open !== carried) discrepancies.push(`revision ${revision}: books closed with other open reservations than the ledger before it holds`)
         break
       }

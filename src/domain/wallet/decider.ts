@@ -3,7 +3,10 @@ import { DomainError } from '../shared.ts'
 import type { AcceptedJob, WalletBooksClosed, WalletEvent } from './events.ts'
 
 /** One open reservation: tokens held for a job. */
-export interface Reservation { reservation_uuid: string, amount: number }
+export interface Reservation {
+  reservation_uuid: string
+  amount: number
+}
 
 /**
  * What the wallet decides on: the available balance, the open reservations and the latest
@@ -32,15 +35,25 @@ export const RECENT_GRANTS = 256
 export const initialState = (): WalletState => ({ user_uuid: null, balance: 0, reserved: PersistentMap(), recent_grants: [] })
 
 /** The reservation of an event: written ones name it; older ones are named by their job. */
-const reservationOf = (d: { job_uuid: string, reservation_uuid?: string }): string => d.reservation_uuid ?? d.job_uuid
+const reservationOf = (d: { job_uuid: string; reservation_uuid?: string }): string => d.reservation_uuid ?? d.job_uuid
 
-export function evolve (state: WalletState, event: WalletEvent): WalletState {
+export function evolve(state: WalletState, event: WalletEvent): WalletState {
   const user = event.data.user_uuid
   switch (event.type) {
     case 'TokensGranted':
-      return { ...state, user_uuid: user, balance: state.balance + event.data.amount, recent_grants: [...state.recent_grants, event.data.grant_uuid].slice(-RECENT_GRANTS) }
+      return {
+        ...state,
+        user_uuid: user,
+        balance: state.balance + event.data.amount,
+        recent_grants: [...state.recent_grants, event.data.grant_uuid].slice(-RECENT_GRANTS)
+      }
     case 'TokensReserved':
-      return { ...state, user_uuid: user, balance: state.balance - event.data.amount, reserved: state.reserved.set(event.data.job_uuid, { reservation_uuid: reservationOf(event.data), amount: event.data.amount }) }
+      return {
+        ...state,
+        user_uuid: user,
+        balance: state.balance - event.data.amount,
+        reserved: state.reserved.set(event.data.job_uuid, { reservation_uuid: reservationOf(event.data), amount: event.data.amount })
+      }
     case 'TokensCaptured': {
       // A capture takes its amount out of the reservation; the decider releases the rest in the same append.
       const held = state.reserved.get(event.data.job_uuid)
@@ -65,7 +78,7 @@ export function evolve (state: WalletState, event: WalletEvent): WalletState {
 }
 
 /** The closing event that carries `state` forward. */
-export function closeBooks (state: WalletState, now: string): WalletBooksClosed {
+export function closeBooks(state: WalletState, now: string): WalletBooksClosed {
   return {
     type: 'WalletBooksClosed',
     data: {
@@ -82,19 +95,26 @@ export function closeBooks (state: WalletState, now: string): WalletBooksClosed 
 export const snapshot = { types: ['WalletBooksClosed'], every: CLOSE_BOOKS_EVERY, take: closeBooks } as const
 
 export type WalletCommand =
-  | { type: 'GrantTokens', data: { user_uuid: string, grant_uuid: string, amount: number, source: 'plan' | 'operator' | 'top_up', plan: string | null, reason: string, now: string } }
-  | { type: 'ReserveTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string, amount: number, job?: AcceptedJob, batch_uuid?: string, now: string } }
-  | { type: 'CaptureTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, amount: number, now: string } }
-  | { type: 'ReleaseTokens', data: { user_uuid: string, job_uuid: string, reservation_uuid: string | null, reason: string, now: string } }
+  | {
+      type: 'GrantTokens'
+      data: { user_uuid: string; grant_uuid: string; amount: number; source: 'plan' | 'operator' | 'top_up'; plan: string | null; reason: string; now: string }
+    }
+  | {
+      type: 'ReserveTokens'
+      data: { user_uuid: string; job_uuid: string; reservation_uuid: string; amount: number; job?: AcceptedJob; batch_uuid?: string; now: string }
+    }
+  | { type: 'CaptureTokens'; data: { user_uuid: string; job_uuid: string; reservation_uuid: string | null; amount: number; now: string } }
+  | { type: 'ReleaseTokens'; data: { user_uuid: string; job_uuid: string; reservation_uuid: string | null; reason: string; now: string } }
 
 /** The open reservation of `job` when it is `reservation` (any, when null). */
-function open (state: WalletState, job: string, reservation: string | null): Reservation | null {
+function open(state: WalletState, job: string, reservation: string | null): Reservation | null {
   const held = state.reserved.get(job)
   return held && (reservation === null || held.reservation_uuid === reservation) ? held : null
 }
 
 const assertAmount = (amount: number): void => {
-  if (!Number.isSafeInteger(amount) || amount <= 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'amount must be a positive whole number of tokens')
+  if (!Number.isSafeInteger(amount) || amount <= 0)
+    throw new DomainError('invalid', 'wallet.invalid_amount', 'amount must be a positive whole number of tokens')
 }
 
 /**
@@ -113,13 +133,18 @@ const assertAmount = (amount: number): void => {
  * @throws DomainError invalid `wallet.invalid_amount` for a non-positive or fractional amount
  *   (a capture may be 0: it releases the whole reservation).
  */
-export function decide (command: WalletCommand, state: WalletState): WalletEvent[] {
+export function decide(command: WalletCommand, state: WalletState): WalletEvent[] {
   switch (command.type) {
     case 'GrantTokens': {
       const d = command.data
       assertAmount(d.amount)
       if (state.recent_grants.includes(d.grant_uuid)) return []
-      return [{ type: 'TokensGranted', data: { user_uuid: d.user_uuid, grant_uuid: d.grant_uuid, amount: d.amount, source: d.source, plan: d.plan, reason: d.reason, granted_at: d.now } }]
+      return [
+        {
+          type: 'TokensGranted',
+          data: { user_uuid: d.user_uuid, grant_uuid: d.grant_uuid, amount: d.amount, source: d.source, plan: d.plan, reason: d.reason, granted_at: d.now }
+        }
+      ]
     }
     case 'ReserveTokens': {
       const d = command.data
@@ -128,26 +153,56 @@ export function decide (command: WalletCommand, state: WalletState): WalletEvent
       if (state.balance < d.amount) {
         throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${d.amount} tokens; the wallet holds ${state.balance}`)
       }
-      return [{ type: 'TokensReserved', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: d.reservation_uuid, amount: d.amount, reserved_at: d.now, ...(d.job && { job: d.job }), ...(d.batch_uuid !== undefined && { batch_uuid: d.batch_uuid }) } }]
+      return [
+        {
+          type: 'TokensReserved',
+          data: {
+            user_uuid: d.user_uuid,
+            job_uuid: d.job_uuid,
+            reservation_uuid: d.reservation_uuid,
+            amount: d.amount,
+            reserved_at: d.now,
+            ...(d.job && { job: d.job }),
+            ...(d.batch_uuid !== undefined && { batch_uuid: d.batch_uuid })
+          }
+        }
+      ]
     }
     case 'CaptureTokens': {
       const d = command.data
       // Money is never rounded: a charge is a whole number of tokens (0 releases all), or refused.
-      if (!Number.isSafeInteger(d.amount) || d.amount < 0) throw new DomainError('invalid', 'wallet.invalid_amount', 'a capture is a whole, non-negative number of tokens')
+      if (!Number.isSafeInteger(d.amount) || d.amount < 0)
+        throw new DomainError('invalid', 'wallet.invalid_amount', 'a capture is a whole, non-negative number of tokens')
       const held = open(state, d.job_uuid, d.reservation_uuid)
       if (!held) return []
       const charge = Math.min(held.amount, d.amount)
       const ids = { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: held.reservation_uuid }
       const events: WalletEvent[] = []
       if (charge > 0) events.push({ type: 'TokensCaptured', data: { ...ids, amount: charge, captured_at: d.now } })
-      if (held.amount - charge > 0) events.push({ type: 'TokensReleased', data: { ...ids, amount: held.amount - charge, reason: charge === 0 ? 'not_charged' : 'unused_checks', released_at: d.now } })
+      if (held.amount - charge > 0)
+        events.push({
+          type: 'TokensReleased',
+          data: { ...ids, amount: held.amount - charge, reason: charge === 0 ? 'not_charged' : 'unused_checks', released_at: d.now }
+        })
       return events
     }
     case 'ReleaseTokens': {
       const d = command.data
       const held = open(state, d.job_uuid, d.reservation_uuid)
       if (!held) return []
-      return [{ type: 'TokensReleased', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reservation_uuid: held.reservation_uuid, amount: held.amount, reason: d.reason, released_at: d.now } }]
+      return [
+        {
+          type: 'TokensReleased',
+          data: {
+            user_uuid: d.user_uuid,
+            job_uuid: d.job_uuid,
+            reservation_uuid: held.reservation_uuid,
+            amount: held.amount,
+            reason: d.reason,
+            released_at: d.now
+          }
+        }
+      ]
     }
     default: {
       const _exhaustive: never = command

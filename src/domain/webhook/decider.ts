@@ -13,7 +13,10 @@ export type Endpoint = Omit<WebhookEndpointCreated['data'], 'created_at' | 'user
  * An account's webhook endpoints (stream `webhooks-<user uuid>`): the ones not deleted,
  * bounded by the plan's cap; deleted endpoints leave no trace in it.
  */
-export interface WebhooksState { user_uuid: string | null, endpoints: ReadonlyMap<string, Endpoint> }
+export interface WebhooksState {
+  user_uuid: string | null
+  endpoints: ReadonlyMap<string, Endpoint>
+}
 
 /** How many counted delivery ids an endpoint remembers to ignore repeats. */
 const COUNTED_MEMORY = 256
@@ -27,27 +30,47 @@ const withEndpoint = (state: WebhooksState, uuid: string, change: (e: Endpoint) 
   return e ? { ...state, endpoints: new Map(state.endpoints).set(uuid, change(e)) } : state
 }
 
-export function evolve (state: WebhooksState, event: WebhookEvent): WebhooksState {
+export function evolve(state: WebhooksState, event: WebhookEvent): WebhooksState {
   switch (event.type) {
     case 'WebhookEndpointCreated': {
       const { created_at: _, user_uuid: user, ...endpoint } = event.data
-      return { user_uuid: user, endpoints: new Map(state.endpoints).set(endpoint.webhook_uuid, { ...endpoint, status: 'active', consecutive_failures: 0, counted: [] }) }
+      return {
+        user_uuid: user,
+        endpoints: new Map(state.endpoints).set(endpoint.webhook_uuid, { ...endpoint, status: 'active', consecutive_failures: 0, counted: [] })
+      }
     }
     case 'WebhooksSnapshotted':
       return { user_uuid: event.data.user_uuid, endpoints: new Map(event.data.endpoints.map(e => [e.webhook_uuid, e])) }
     case 'WebhookEndpointUpdated': {
       const { url, events, description } = event.data
-      return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, ...(url !== undefined && { url }), ...(events !== undefined && { events }), ...(description !== undefined && { description }) }))
+      return withEndpoint(state, event.data.webhook_uuid, e => ({
+        ...e,
+        ...(url !== undefined && { url }),
+        ...(events !== undefined && { events }),
+        ...(description !== undefined && { description })
+      }))
     }
-    case 'WebhookEndpointDisabled': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'disabled' }))
-    case 'WebhookEndpointEnabled': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'active', consecutive_failures: 0 }))
+    case 'WebhookEndpointDisabled':
+      return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'disabled' }))
+    case 'WebhookEndpointEnabled':
+      return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, status: 'active', consecutive_failures: 0 }))
     case 'WebhookEndpointDeleted': {
       const endpoints = new Map(state.endpoints)
       endpoints.delete(event.data.webhook_uuid)
       return { ...state, endpoints }
     }
-    case 'WebhookDeliveryFailureCounted': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, consecutive_failures: event.data.consecutive_failures, counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }))
-    case 'WebhookDeliveryFailuresCleared': return withEndpoint(state, event.data.webhook_uuid, e => ({ ...e, consecutive_failures: 0, counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY) }))
+    case 'WebhookDeliveryFailureCounted':
+      return withEndpoint(state, event.data.webhook_uuid, e => ({
+        ...e,
+        consecutive_failures: event.data.consecutive_failures,
+        counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY)
+      }))
+    case 'WebhookDeliveryFailuresCleared':
+      return withEndpoint(state, event.data.webhook_uuid, e => ({
+        ...e,
+        consecutive_failures: 0,
+        counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY)
+      }))
     default: {
       const _exhaustive: never = event
       return state
@@ -55,19 +78,29 @@ export function evolve (state: WebhooksState, event: WebhookEvent): WebhooksStat
   }
 }
 
-export function takeSnapshot (state: WebhooksState, now: string): WebhooksSnapshotted {
-  return { type: 'WebhooksSnapshotted', data: { user_uuid: state.user_uuid ?? '', endpoints: [...state.endpoints.values()].map(e => ({ ...e, events: [...e.events], counted: [...e.counted] })), snapshotted_at: now } }
+export function takeSnapshot(state: WebhooksState, now: string): WebhooksSnapshotted {
+  return {
+    type: 'WebhooksSnapshotted',
+    data: {
+      user_uuid: state.user_uuid ?? '',
+      endpoints: [...state.endpoints.values()].map(e => ({ ...e, events: [...e.events], counted: [...e.counted] })),
+      snapshotted_at: now
+    }
+  }
 }
 
 export const snapshot = { types: ['WebhooksSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
 export type WebhookCommand =
-  | { type: 'CreateWebhook', data: WebhookEndpointCreated['data'] & { max_endpoints: number } }
-  | { type: 'UpdateWebhook', data: { webhook_uuid: string, url?: string, events?: WebhookEventKind[], description?: string | null, status?: 'active' | 'disabled', now: string } }
-  | { type: 'DeleteWebhook', data: { webhook_uuid: string, now: string } }
-  | { type: 'DeleteAllWebhooks', data: { now: string } }
-  | { type: 'RecordDeliveryOutcome', data: { webhook_uuid: string, delivery_uuid: string, succeeded: boolean, disable_after: number, now: string } }
-  | { type: 'DisableGone', data: { webhook_uuid: string, now: string } }
+  | { type: 'CreateWebhook'; data: WebhookEndpointCreated['data'] & { max_endpoints: number } }
+  | {
+      type: 'UpdateWebhook'
+      data: { webhook_uuid: string; url?: string; events?: WebhookEventKind[]; description?: string | null; status?: 'active' | 'disabled'; now: string }
+    }
+  | { type: 'DeleteWebhook'; data: { webhook_uuid: string; now: string } }
+  | { type: 'DeleteAllWebhooks'; data: { now: string } }
+  | { type: 'RecordDeliveryOutcome'; data: { webhook_uuid: string; delivery_uuid: string; succeeded: boolean; disable_after: number; now: string } }
+  | { type: 'DisableGone'; data: { webhook_uuid: string; now: string } }
 
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -87,7 +120,7 @@ const sameList = (a: readonly string[], b: readonly string[]): boolean => a.leng
  * @throws DomainError forbidden `create_webhook.limit_reached`; conflict
  *   `create_webhook.exists`; not_found `update_webhook.not_found` (unknown, deleted or another account's).
  */
-export function decide (command: WebhookCommand, state: WebhooksState): WebhookEvent[] {
+export function decide(command: WebhookCommand, state: WebhooksState): WebhookEvent[] {
   switch (command.type) {
     case 'CreateWebhook': {
       const { max_endpoints: max, ...data } = command.data
@@ -107,7 +140,8 @@ export function decide (command: WebhookCommand, state: WebhooksState): WebhookE
         ...(d.description !== undefined && d.description !== e.description && { description: d.description })
       }
       if (Object.keys(changed).length > 0) out.push({ type: 'WebhookEndpointUpdated', data: { ...ids, ...changed, updated_at: d.now } })
-      if (d.status === 'disabled' && e.status === 'active') out.push({ type: 'WebhookEndpointDisabled', data: { ...ids, reason: 'requested', consecutive_failures: e.consecutive_failures, disabled_at: d.now } })
+      if (d.status === 'disabled' && e.status === 'active')
+        out.push({ type: 'WebhookEndpointDisabled', data: { ...ids, reason: 'requested', consecutive_failures: e.consecutive_failures, disabled_at: d.now } })
       if (d.status === 'active' && e.status === 'disabled') out.push({ type: 'WebhookEndpointEnabled', data: { ...ids, enabled_at: d.now } })
       return out
     }
@@ -115,7 +149,10 @@ export function decide (command: WebhookCommand, state: WebhooksState): WebhookE
       if (!state.endpoints.has(command.data.webhook_uuid)) return []
       return [{ type: 'WebhookEndpointDeleted', data: { webhook_uuid: command.data.webhook_uuid, user_uuid: state.user_uuid!, deleted_at: command.data.now } }]
     case 'DeleteAllWebhooks':
-      return [...state.endpoints.keys()].map(w => ({ type: 'WebhookEndpointDeleted' as const, data: { webhook_uuid: w, user_uuid: state.user_uuid!, deleted_at: command.data.now } }))
+      return [...state.endpoints.keys()].map(w => ({
+        type: 'WebhookEndpointDeleted' as const,
+        data: { webhook_uuid: w, user_uuid: state.user_uuid!, deleted_at: command.data.now }
+      }))
     case 'RecordDeliveryOutcome': {
       const d = command.data
       const e = state.endpoints.get(d.webhook_uuid)
@@ -125,14 +162,34 @@ export function decide (command: WebhookCommand, state: WebhooksState): WebhookE
       const failures = e.consecutive_failures + 1
       const out: WebhookEvent[] = [{ type: 'WebhookDeliveryFailureCounted', data: { ...ids, consecutive_failures: failures } }]
       if (e.status === 'active' && failures >= d.disable_after) {
-        out.push({ type: 'WebhookEndpointDisabled', data: { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid!, reason: 'consecutive_failures', consecutive_failures: failures, disabled_at: d.now } })
+        out.push({
+          type: 'WebhookEndpointDisabled',
+          data: {
+            webhook_uuid: d.webhook_uuid,
+            user_uuid: state.user_uuid!,
+            reason: 'consecutive_failures',
+            consecutive_failures: failures,
+            disabled_at: d.now
+          }
+        })
       }
       return out
     }
     case 'DisableGone': {
       const e = state.endpoints.get(command.data.webhook_uuid)
-      if (!e || e.status !== 'active') return []
-      return [{ type: 'WebhookEndpointDisabled', data: { webhook_uuid: e.webhook_uuid, user_uuid: state.user_uuid!, reason: 'gone', consecutive_failures: e.consecutive_failures, disabled_at: command.data.now } }]
+      if (e?.status !== 'active') return []
+      return [
+        {
+          type: 'WebhookEndpointDisabled',
+          data: {
+            webhook_uuid: e.webhook_uuid,
+            user_uuid: state.user_uuid!,
+            reason: 'gone',
+            consecutive_failures: e.consecutive_failures,
+            disabled_at: command.data.now
+          }
+        }
+      ]
     }
     default: {
       const _exhaustive: never = command

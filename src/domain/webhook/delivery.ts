@@ -4,21 +4,21 @@ import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookDeliveryReq
 export type DeliveryState =
   | { status: 'none' }
   | {
-    status: 'pending' | 'delivered' | 'failed' | 'abandoned'
-    request: WebhookDeliveryRequested['data']
-    attempts: number
-    /** When the next attempt is due (RFC 3339); null before the first one. */
-    next_attempt_at: string | null
-  }
+      status: 'pending' | 'delivered' | 'failed' | 'abandoned'
+      request: WebhookDeliveryRequested['data']
+      attempts: number
+      /** When the next attempt is due (RFC 3339); null before the first one. */
+      next_attempt_at: string | null
+    }
 
 export const initialState = (): DeliveryState => ({ status: 'none' })
 
 /** Where a delivery stands after an attempt: delivered, failed (none left) or still pending. */
-export function statusAfter (a: Pick<WebhookDeliveryAttempted['data'], 'succeeded' | 'next_attempt_at'>): 'delivered' | 'failed' | 'pending' {
+export function statusAfter(a: Pick<WebhookDeliveryAttempted['data'], 'succeeded' | 'next_attempt_at'>): 'delivered' | 'failed' | 'pending' {
   return a.succeeded ? 'delivered' : a.next_attempt_at === null ? 'failed' : 'pending'
 }
 
-export function evolve (state: DeliveryState, event: WebhookDeliveryEvent): DeliveryState {
+export function evolve(state: DeliveryState, event: WebhookDeliveryEvent): DeliveryState {
   if (event.type === 'WebhookDeliveryRequested') return { status: 'pending', request: event.data, attempts: 0, next_attempt_at: null }
   if (state.status === 'none') return state
   switch (event.type) {
@@ -26,7 +26,8 @@ export function evolve (state: DeliveryState, event: WebhookDeliveryEvent): Deli
       const d = event.data
       return { ...state, attempts: d.attempt, next_attempt_at: d.next_attempt_at, status: statusAfter(d) }
     }
-    case 'WebhookDeliveryAbandoned': return { ...state, status: 'abandoned', next_attempt_at: null }
+    case 'WebhookDeliveryAbandoned':
+      return { ...state, status: 'abandoned', next_attempt_at: null }
     default: {
       const _exhaustive: never = event
       return state
@@ -35,9 +36,9 @@ export function evolve (state: DeliveryState, event: WebhookDeliveryEvent): Deli
 }
 
 export type DeliveryCommand =
-  | { type: 'RequestDelivery', data: WebhookDeliveryRequested['data'] }
-  | { type: 'RecordAttempt', data: Omit<WebhookDeliveryAttempted['data'], 'delivery_uuid' | 'webhook_uuid' | 'user_uuid' | 'event' | 'job_uuid' | 'test'> }
-  | { type: 'AbandonDelivery', data: { reason: 'endpoint_disabled' | 'endpoint_deleted', now: string } }
+  | { type: 'RequestDelivery'; data: WebhookDeliveryRequested['data'] }
+  | { type: 'RecordAttempt'; data: Omit<WebhookDeliveryAttempted['data'], 'delivery_uuid' | 'webhook_uuid' | 'user_uuid' | 'event' | 'job_uuid' | 'test'> }
+  | { type: 'AbandonDelivery'; data: { reason: 'endpoint_disabled' | 'endpoint_deleted'; now: string } }
 
 /**
  * The delivery decider. Every command is idempotent, so a redelivered bus message or a
@@ -47,19 +48,43 @@ export type DeliveryCommand =
  *   (else nothing: that attempt is already recorded or the delivery is over);
  * - AbandonDelivery of a pending delivery → WebhookDeliveryAbandoned.
  */
-export function decide (command: DeliveryCommand, state: DeliveryState): WebhookDeliveryEvent[] {
+export function decide(command: DeliveryCommand, state: DeliveryState): WebhookDeliveryEvent[] {
   switch (command.type) {
     case 'RequestDelivery':
       return state.status === 'none' ? [{ type: 'WebhookDeliveryRequested', data: command.data }] : []
     case 'RecordAttempt': {
       if (state.status !== 'pending' || command.data.attempt !== state.attempts + 1) return []
       const r = state.request
-      return [{ type: 'WebhookDeliveryAttempted', data: { delivery_uuid: r.delivery_uuid, webhook_uuid: r.webhook_uuid, user_uuid: r.user_uuid, event: r.event, job_uuid: r.job_uuid, test: r.test, ...command.data } }]
+      return [
+        {
+          type: 'WebhookDeliveryAttempted',
+          data: {
+            delivery_uuid: r.delivery_uuid,
+            webhook_uuid: r.webhook_uuid,
+            user_uuid: r.user_uuid,
+            event: r.event,
+            job_uuid: r.job_uuid,
+            test: r.test,
+            ...command.data
+          }
+        }
+      ]
     }
     case 'AbandonDelivery': {
       if (state.status !== 'pending') return []
       const r = state.request
-      return [{ type: 'WebhookDeliveryAbandoned', data: { delivery_uuid: r.delivery_uuid, webhook_uuid: r.webhook_uuid, user_uuid: r.user_uuid, reason: command.data.reason, abandoned_at: command.data.now } }]
+      return [
+        {
+          type: 'WebhookDeliveryAbandoned',
+          data: {
+            delivery_uuid: r.delivery_uuid,
+            webhook_uuid: r.webhook_uuid,
+            user_uuid: r.user_uuid,
+            reason: command.data.reason,
+            abandoned_at: command.data.now
+          }
+        }
+      ]
     }
     default: {
       const _exhaustive: never = command

@@ -10,7 +10,7 @@ export const MAX_URL_LENGTH = 2048
  * (RFC 1918, RFC 4193), link-local, CGNAT, multicast, reserved, documentation,
  * IPv4-compatible (::/96) and unspecified ranges are not.
  */
-export function isPublicAddress (address: string): boolean {
+export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false
   let parsed = ipaddr.parse(address)
   if (parsed.kind() === 'ipv6') {
@@ -31,14 +31,23 @@ export function isPublicAddress (address: string): boolean {
  * @returns the normalized URL (WHATWG serialization).
  * @throws DomainError invalid `<operation>.invalid_url`.
  */
-export function validateTargetUrl (operation: string, raw: string, allowPrivate: boolean): string {
-  const fail = (why: string): never => { throw new DomainError('invalid', `${operation}.invalid_url`, `url ${why}`) }
+export function validateTargetUrl(operation: string, raw: string, allowPrivate: boolean): string {
+  const fail = (why: string): never => {
+    throw new DomainError('invalid', `${operation}.invalid_url`, `url ${why}`)
+  }
   if (raw.length > MAX_URL_LENGTH) fail(`must be at most ${MAX_URL_LENGTH} characters`)
   let url: URL
-  try { url = new URL(raw) } catch { return fail('must be an absolute URL') }
+  try {
+    url = new URL(raw)
+  } catch {
+    return fail('must be an absolute URL')
+  }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) fail(allowPrivate ? 'must use http or https' : 'must use https')
   if (url.username !== '' || url.password !== '') fail('must not carry a user name or password')
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase()
+  const host = url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase()
   if (host === '') fail('must name a host')
   if (!allowPrivate) {
     if (ipaddr.isValid(host) && !isPublicAddress(host)) fail('must not point at a private, loopback or reserved address')

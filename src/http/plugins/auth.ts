@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
 import { apiKeyByHash } from '../../projections/api-keys.ts'
 import { agentByHash } from '../../projections/agents.ts'
-import { AGENT_TOKEN_PREFIX } from '../../commands/agents.ts'
+import { AGENT_TOKEN_PREFIX } from '../../commands/agent/create-agent.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { getUserDoc, type UserDoc } from '../../projections/users.ts'
@@ -65,7 +65,7 @@ const unauthorized = (detail: string): HttpProblem => new HttpProblem(401, 'auth
 /** Whether an account may act: it exists, is confirmed and is not banned. */
 const isActive = (user: UserDoc | null): user is UserDoc => user !== null && user.status === 'confirmed' && !user.banned
 
-function bearer (request: FastifyRequest): string | null {
+function bearer(request: FastifyRequest): string | null {
   const h = request.headers.authorization
   if (typeof h !== 'string') return null
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h)
@@ -84,7 +84,12 @@ function bearer (request: FastifyRequest): string | null {
  * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
  * @throws HttpProblem 401 `auth.unauthorized` for a missing, invalid or unaccepted credential.
  */
-export async function authenticate (ctx: CommandContext, request: FastifyRequest, mode: AuthMode, options: { deleted_account?: boolean } = {}): Promise<Principal> {
+export async function authenticate(
+  ctx: CommandContext,
+  request: FastifyRequest,
+  mode: AuthMode,
+  options: { deleted_account?: boolean } = {}
+): Promise<Principal> {
   const token = bearer(request)
   if (!token) throw unauthorized('missing bearer credential')
   const user = async (uuid: string): Promise<UserDoc | null> => await getUserDoc(ctx, uuid)
@@ -93,8 +98,18 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     const key = await apiKeyByHash(ctx, sha256Hex(token))
     if (!key || key.revoked_at !== null) throw unauthorized('unknown or revoked API key')
     const [account, plan] = await Promise.all([user(key.user_uuid), planOf(ctx, ctx.config.plans, key.user_uuid)])
-    if (!isActive(account)) throw unauthorized('the key\'s account is not active')
-    return { kind: 'api_key', user_uuid: key.user_uuid, environment: key.environment, key_uuid: key.uuid, session_uuid: null, agent_uuid: null, scopes: key.scopes as Scope[], enabled_checks: key.enabled_checks.filter(c => plan.allowed_checks.includes(c as never)), plan }
+    if (!isActive(account)) throw unauthorized("the key's account is not active")
+    return {
+      kind: 'api_key',
+      user_uuid: key.user_uuid,
+      environment: key.environment,
+      key_uuid: key.uuid,
+      session_uuid: null,
+      agent_uuid: null,
+      scopes: key.scopes as Scope[],
+      enabled_checks: key.enabled_checks.filter(c => plan.allowed_checks.includes(c as never)),
+      plan
+    }
   }
   if (mode === 'api_key') throw unauthorized('this operation needs an API key')
   if (token.startsWith(AGENT_TOKEN_PREFIX)) {
@@ -102,24 +117,45 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
     const agent = await agentByHash(ctx, sha256Hex(token))
     if (!agent || agent.revoked_at !== null) throw unauthorized('unknown or revoked agent token')
     const [account, plan] = await Promise.all([user(agent.user_uuid), planOf(ctx, ctx.config.plans, agent.user_uuid)])
-    if (!isActive(account)) throw unauthorized('the agent\'s account is not active')
+    if (!isActive(account)) throw unauthorized("the agent's account is not active")
     // Granted scopes within what the plan allows now: a downgrade takes away what the new plan does not allow (as for OAuth grants).
     const scopes = (agent.scopes as Scope[]).filter(s => plan.allowed_scopes.includes(s))
-    return { kind: 'agent', user_uuid: agent.user_uuid, environment: 'live', key_uuid: null, session_uuid: null, agent_uuid: agent.uuid, scopes, enabled_checks: plan.allowed_checks, plan }
+    return {
+      kind: 'agent',
+      user_uuid: agent.user_uuid,
+      environment: 'live',
+      key_uuid: null,
+      session_uuid: null,
+      agent_uuid: agent.uuid,
+      scopes,
+      enabled_checks: plan.allowed_checks,
+      plan
+    }
   }
   const claims = await verifyAccessToken(ctx.secrets, issuersOf(ctx), token)
   if (!claims) throw unauthorized('invalid or expired access token')
   // A revoked session ends its access tokens at once, not only when they expire.
   const [session, plan] = await Promise.all([getSession(ctx, claims.session_uuid), planOf(ctx, ctx.config.plans, claims.user_uuid)])
-  if (claims.grant && mode === 'jwt') throw unauthorized('this operation needs a session access token, not an OAuth client\'s')
+  if (claims.grant && mode === 'jwt') throw unauthorized("this operation needs a session access token, not an OAuth client's")
   const scopes = claims.grant ? SCOPES.filter(s => claims.grant!.scopes.includes(s) && plan.allowed_scopes.includes(s)) : SCOPES
-  const principal: Principal = { kind: claims.grant ? 'oauth' : 'session', user_uuid: claims.user_uuid, environment: 'live', key_uuid: null, session_uuid: claims.session_uuid, agent_uuid: null, scopes, enabled_checks: plan.allowed_checks, plan }
+  const principal: Principal = {
+    kind: claims.grant ? 'oauth' : 'session',
+    user_uuid: claims.user_uuid,
+    environment: 'live',
+    key_uuid: null,
+    session_uuid: claims.session_uuid,
+    agent_uuid: null,
+    scopes,
+    enabled_checks: plan.allowed_checks,
+    plan
+  }
   const account = session && session.revoked_at === null ? await user(claims.user_uuid) : null
   // A ban voids every session started before it, whether or not its revocation has landed.
   if (isActive(account) && (account.sessions_valid_from === null || !isBefore(session!.started_at, account.sessions_valid_from))) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
-  if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted') return { ...principal, account_deleted: true }
+  if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted')
+    return { ...principal, account_deleted: true }
   throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
 }
 
@@ -129,7 +165,7 @@ export async function authenticate (ctx: CommandContext, request: FastifyRequest
  * A route without `config.auth` is refused (500 at registration is better than an open route).
  * @throws HttpProblem 401, 403 as `authenticate` and `requireScope`.
  */
-export function authPlugin (app: FastifyInstance, ctx: CommandContext): void {
+export function authPlugin(app: FastifyInstance, ctx: CommandContext): void {
   app.decorateRequest('principal', null)
   app.addHook('onRoute', route => {
     if (route.config?.auth === undefined && !route.url.startsWith('/docs')) throw new Error(`route ${route.method} ${route.url} declares no config.auth`)
@@ -144,7 +180,7 @@ export function authPlugin (app: FastifyInstance, ctx: CommandContext): void {
 }
 
 /** The authenticated caller of a guarded route. @throws Error on a public route (a wiring mistake). */
-export function principalOf (request: FastifyRequest): Principal {
+export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error(`${request.method} ${request.url}: no principal (route not guarded)`)
   return request.principal
 }
@@ -153,6 +189,6 @@ export function principalOf (request: FastifyRequest): Principal {
 export const actorOf = (p: Principal): string => p.key_uuid ?? p.agent_uuid ?? p.user_uuid
 
 /** @throws HttpProblem 403 `auth.missing_scope` when the principal lacks `scope`. */
-export function requireScope (p: Principal, scope: Scope): void {
+export function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.includes(scope)) throw new HttpProblem(403, 'auth.missing_scope', `this credential lacks the scope ${scope}`)
 }

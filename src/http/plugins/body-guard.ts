@@ -35,42 +35,51 @@ export class JsonShapeMeter extends Transform {
   private values = 0
   private depth = 0
 
-  constructor (allowance: BodyAllowance, refuse: () => void) {
+  constructor(allowance: BodyAllowance, refuse: () => void) {
     super()
     this.allowance = allowance
     this.refuse = refuse
   }
 
-  override _transform (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.receivedEncodedLength += chunk.length
-    if (this.receivedEncodedLength > this.allowance.bytes) return this.stop(done)
+    if (this.receivedEncodedLength > this.allowance.bytes) {
+      this.stop(done)
+      return
+    }
     let { inString, escaped, values, depth } = this
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]
       if (inString) {
         if (escaped) escaped = false
-        else if (b === 0x5c) escaped = true // backslash
+        else if (b === 0x5c)
+          escaped = true // backslash
         else if (b === 0x22) inString = false // quote
         continue
       }
       if (b === 0x22) inString = true
-      else if (b === 0x2c) values++ // comma
-      else if (b === 0x5b || b === 0x7b) depth++ // [ {
+      else if (b === 0x2c)
+        values++ // comma
+      else if (b === 0x5b || b === 0x7b)
+        depth++ // [ {
       else if (b === 0x5d || b === 0x7d) depth-- // ] }
-      if (values > this.allowance.values || depth > this.allowance.depth) return this.stop(done)
+      if (values > this.allowance.values || depth > this.allowance.depth) {
+        this.stop(done)
+        return
+      }
     }
     Object.assign(this, { inString, escaped, values, depth })
     done(null, chunk)
   }
 
-  private stop (done: TransformCallback): void {
+  private stop(done: TransformCallback): void {
     this.refuse()
     done(tooLarge(this.allowance))
   }
 }
 
 /** The 413 of `a`. */
-function tooLarge (a: BodyAllowance): HttpProblem {
+function tooLarge(a: BodyAllowance): HttpProblem {
   // Fastify keeps the status of a stream error that carries one.
   return Object.assign(new HttpProblem(413, a.code, a.detail), { statusCode: 413 })
 }
@@ -80,15 +89,21 @@ function tooLarge (a: BodyAllowance): HttpProblem {
  * connection if the client is still sending (RFC 9112 §9.6: a server that closes at once
  * while the client sends may have its answer lost to a reset). Memory: none kept.
  */
-function drain (request: FastifyRequest): void {
+function drain(request: FastifyRequest): void {
   const raw = request.raw
   raw.unpipe()
   raw.resume()
   if (raw.readableEnded) return
-  const timer = setTimeout(() => { raw.socket?.destroy() }, LINGER_MS)
+  const timer = setTimeout(() => {
+    raw.socket?.destroy()
+  }, LINGER_MS)
   timer.unref()
-  raw.once('end', () => { clearTimeout(timer) })
-  raw.once('close', () => { clearTimeout(timer) })
+  raw.once('end', () => {
+    clearTimeout(timer)
+  })
+  raw.once('close', () => {
+    clearTimeout(timer)
+  })
 }
 
 /**
@@ -103,7 +118,10 @@ function drain (request: FastifyRequest): void {
  * @returns route options to spread into the route: `preParsing` and `onSend`.
  * @throws HttpProblem 413 with the allowance's code.
  */
-export function bodyGuard (allowanceOf: (request: FastifyRequest) => BodyAllowance | null): { preParsing: preParsingAsyncHookHandler, onSend: onSendAsyncHookHandler } {
+export function bodyGuard(allowanceOf: (request: FastifyRequest) => BodyAllowance | null): {
+  preParsing: preParsingAsyncHookHandler
+  onSend: onSendAsyncHookHandler
+} {
   return {
     preParsing: async (request, _reply, payload) => {
       const allowance = allowanceOf(request)
@@ -113,7 +131,11 @@ export function bodyGuard (allowanceOf: (request: FastifyRequest) => BodyAllowan
         drain(request)
         throw tooLarge(allowance)
       }
-      return payload.pipe(new JsonShapeMeter(allowance, () => { drain(request) }))
+      return payload.pipe(
+        new JsonShapeMeter(allowance, () => {
+          drain(request)
+        })
+      )
     },
     // Fastify answers a failed body stream with `Connection: close`, which would close the
     // socket while the client still sends (a reset that can lose the answer): the drain closes it.

@@ -5,11 +5,18 @@ import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
 import { BillingUnavailableError, InvalidWebhookError } from '../../ports/billing.ts'
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
-  invalid: 400, unauthorized: 401, payment_required: 402, forbidden: 403, not_found: 404, conflict: 409, unprocessable: 422, locked: 429
+  invalid: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  unprocessable: 422,
+  locked: 429
 }
 
 /** Where a request failed its route's schema (`FastifyError.validationContext`), and the code it is answered with. */
-function validationCode (context: string | undefined, routeCode: string | undefined): string {
+function validationCode(context: string | undefined, routeCode: string | undefined): string {
   if (context === 'params') return 'request.invalid_uuid'
   return routeCode ?? (context === 'querystring' ? 'request.invalid_query' : 'request.invalid_request')
 }
@@ -21,7 +28,7 @@ function validationCode (context: string | undefined, routeCode: string | undefi
  * their machine code; Fastify's own client errors (bad JSON, wrong content type, body
  * too large) keep their 4xx; anything else is logged and answered 500 without details.
  */
-export function registerErrorHandling (app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance): void {
   // Every 429 says when to come back (RFC 9110 §10.2.3; the document declares Retry-After on each): the refusal's own figure, else a minute.
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reply.statusCode === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_S))
@@ -47,7 +54,10 @@ export function registerErrorHandling (app: FastifyInstance): void {
     if (err instanceof WrongExpectedRevisionError) {
       // Still contended after the command handler's retries: nothing was written; try again.
       reply.header('retry-after', '1')
-      return sendProblem(reply, problem(409, 'request.concurrent_update', 'the resource was being changed by another request at the same time; nothing was changed, try again'))
+      return sendProblem(
+        reply,
+        problem(409, 'request.concurrent_update', 'the resource was being changed by another request at the same time; nothing was changed, try again')
+      )
     }
     const status = (err as FastifyError).statusCode
     if (typeof status === 'number' && status >= 400 && status < 500) {

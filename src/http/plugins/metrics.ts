@@ -15,14 +15,15 @@ const sameSecret = (a: string, b: string): boolean => {
  * and with `token` (`METRICS_TOKEN`) the app serves `GET /metrics` to a bearer of that
  * token (401 otherwise); without it the route does not exist (not public by default).
  */
-export function metricsPlugin (app: FastifyInstance, metrics: Metrics, token: string | null): void {
+export function metricsPlugin(app: FastifyInstance, metrics: Metrics, token: string | null): void {
   app.addHook('onResponse', async (request, reply) => {
     metrics.http.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000)
   })
   if (token === null) return
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
-    if (!m || !sameSecret(m[1], token)) return sendProblem(reply, problem(401, 'metrics.unauthorized', 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`'))
+    if (!m || !sameSecret(m[1], token))
+      return sendProblem(reply, problem(401, 'metrics.unauthorized', 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`'))
     return reply.type(metrics.contentType).send(await metrics.text())
   })
 }
@@ -31,9 +32,14 @@ export function metricsPlugin (app: FastifyInstance, metrics: Metrics, token: st
  * `METRICS_PORT`: `GET /metrics` without a token on a port of its own (bound to `host`),
  * for a scraper on a private network. @returns the server, to close with the role.
  */
-export async function startMetricsServer (metrics: Metrics, host: string, port: number): Promise<{ url: string, close: () => Promise<void> }> {
+export async function startMetricsServer(metrics: Metrics, host: string, port: number): Promise<{ url: string; close: () => Promise<void> }> {
   const server = Fastify({ logger: false })
   server.get('/metrics', async (_request, reply) => reply.type(metrics.contentType).send(await metrics.text()))
   const url = await server.listen({ host, port })
-  return { url, close: async () => { await server.close() } }
+  return {
+    url,
+    close: async () => {
+      await server.close()
+    }
+  }
 }

@@ -10,10 +10,26 @@ export const API_VERSION = '0.9.0'
 
 /** The three credential kinds of interface section 5, as OpenAPI security schemes. */
 const SECURITY_SCHEMES = {
-  session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from sign-in (`/api/auth/login`, `/api/auth/confirm`, `/api/auth/refresh`): all scopes of the account.' },
-  api_key: { type: 'http', scheme: 'bearer', bearerFormat: 'svc_… (live) or svc_test_… (sandbox)', description: 'An API key; it holds the scopes it was created with. `svc_test_` keys run a sandbox and never bill the wallet.' },
-  agent_token: { type: 'http', scheme: 'bearer', bearerFormat: 'sva_…', description: 'An agent\'s token; it holds the agent\'s scopes.' },
-  refresh_cookie: { type: 'apiKey', in: 'cookie', name: 'svc_refresh', description: 'The refresh token a sign-in sets (HttpOnly, SameSite=Strict, Path=/api/auth): `POST /api/auth/refresh` trades it for a new access token and a rotated cookie; `POST /api/auth/logout` revokes it.' }
+  session: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'An access token from sign-in (`/api/auth/login`, `/api/auth/confirm`, `/api/auth/refresh`): all scopes of the account.'
+  },
+  api_key: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'svc_… (live) or svc_test_… (sandbox)',
+    description: 'An API key; it holds the scopes it was created with. `svc_test_` keys run a sandbox and never bill the wallet.'
+  },
+  agent_token: { type: 'http', scheme: 'bearer', bearerFormat: 'sva_…', description: "An agent's token; it holds the agent's scopes." },
+  refresh_cookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'svc_refresh',
+    description:
+      'The refresh token a sign-in sets (HttpOnly, SameSite=Strict, Path=/api/auth): `POST /api/auth/refresh` trades it for a new access token and a rotated cookie; `POST /api/auth/logout` revokes it.'
+  }
 } as const
 
 /** Operations that take the `svc_refresh` cookie as their credential (interface section 5.6). */
@@ -24,32 +40,52 @@ const COOKIE_OPERATIONS = new Set(['/api/auth/refresh', '/api/auth/logout'])
  * session; A → any of the three, a key or agent token holding the scope (OpenAPI 3.1
  * §4.8.30: role names for non-OAuth schemes); key only → an API key; N → none.
  */
-export function securityOf (guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
+export function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
   const scopes = guard?.scope ? [guard.scope] : []
   // The cookie is optional: without one, refresh answers a null body and logout a 204 (interface section 4).
   if (COOKIE_OPERATIONS.has(url)) return [{ refresh_cookie: [] }, {}]
   switch (guard?.auth) {
-    case 'jwt': return [{ session: [] }]
-    case 'api_key': return [{ api_key: scopes }]
-    case 'any': return [{ session: [] }, { api_key: scopes }, { agent_token: scopes }]
-    default: return []
+    case 'jwt':
+      return [{ session: [] }]
+    case 'api_key':
+      return [{ api_key: scopes }]
+    case 'any':
+      return [{ session: [] }, { api_key: scopes }, { agent_token: scopes }]
+    default:
+      return []
   }
 }
 
 /** Every tag an operation may carry, with what it groups (OpenAPI 3.1 §4.8.22). */
 export const TAGS = [
-  { name: 'Verification jobs', description: 'One address verified as an asynchronous job: submit, then read the result (`wait` answers as soon as it ends) or receive a webhook.' },
-  { name: 'Batches', description: 'A list verified as a batch, sent in one or more chunks; progress, results by verdict and reason, and per-address results (JSON pages or CSV).' },
-  { name: 'API keys', description: 'Keys for servers and scripts (`svc_…` live, `svc_test_…` sandbox), each with its scopes and checks; the raw key is shown once.' },
+  {
+    name: 'Verification jobs',
+    description: 'One address verified as an asynchronous job: submit, then read the result (`wait` answers as soon as it ends) or receive a webhook.'
+  },
+  {
+    name: 'Batches',
+    description: 'A list verified as a batch, sent in one or more chunks; progress, results by verdict and reason, and per-address results (JSON pages or CSV).'
+  },
+  {
+    name: 'API keys',
+    description: 'Keys for servers and scripts (`svc_…` live, `svc_test_…` sandbox), each with its scopes and checks; the raw key is shown once.'
+  },
   { name: 'Agents', description: 'Named, revocable credentials for automation with scopes of their own (`sva_…`), managed with a session.' },
-  { name: 'Webhooks', description: 'Signed deliveries of `job.completed` and `batch.completed` to the account\'s endpoints, with their delivery log.' },
+  { name: 'Webhooks', description: "Signed deliveries of `job.completed` and `batch.completed` to the account's endpoints, with their delivery log." },
   { name: 'Wallet', description: 'The token balance, its history and every transaction (reservations, captures, releases, grants), groupable by job.' },
-  { name: 'Billing', description: 'The subscription, hosted checkout and portal (Stripe), and Stripe\'s signed webhook.' },
-  { name: 'Authentication', description: 'Sign-up with a mailed code, sign-in (with a second factor when on), refresh through the `svc_refresh` cookie, sign-out, password recovery.' },
+  { name: 'Billing', description: "The subscription, hosted checkout and portal (Stripe), and Stripe's signed webhook." },
+  {
+    name: 'Authentication',
+    description: 'Sign-up with a mailed code, sign-in (with a second factor when on), refresh through the `svc_refresh` cookie, sign-out, password recovery.'
+  },
   { name: 'Account', description: 'The signed-in account: profile, locale, email and password changes, two-factor authentication, sessions, deletion.' },
   { name: 'Statistics', description: 'Usage over time by verdict, check usage and totals for the account, and public all-time figures.' },
-  { name: 'Notifications', description: 'The account\'s feed of events worth knowing (keys created, plan changes, a low balance…), cursor-paged.' },
-  { name: 'OAuth', description: 'An OAuth 2.1 authorization server (authorization code with PKCE, dynamic client registration, revocation) for assistants acting for an account.' },
+  { name: 'Notifications', description: "The account's feed of events worth knowing (keys created, plan changes, a low balance…), cursor-paged." },
+  {
+    name: 'OAuth',
+    description:
+      'An OAuth 2.1 authorization server (authorization code with PKCE, dynamic client registration, revocation) for assistants acting for an account.'
+  },
   { name: 'MCP', description: 'The Model Context Protocol endpoint for AI assistants: verification and reading tools over JSON-RPC.' },
   { name: 'Service', description: 'Liveness, readiness, the public configuration (plans, prices, check costs) and this document.' },
   { name: 'Reference', description: 'What results and problems mean, for people: the result vocabulary and one page per problem type.' }
@@ -58,18 +94,29 @@ export const TAGS = [
 const header = (description: string, schema: Record<string, unknown> = { type: 'string' }): Record<string, unknown> => ({ ...schema, description })
 /** `RateLimit-*` (IETF draft, as `@fastify/rate-limit` sends them) on every answer to a limited caller. */
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': header('requests allowed in the current window (answers to an API key, agent or OAuth token, and to public reads per client; not to a session)', { type: 'integer' }),
+  'RateLimit-Limit': header(
+    'requests allowed in the current window (answers to an API key, agent or OAuth token, and to public reads per client; not to a session)',
+    { type: 'integer' }
+  ),
   'RateLimit-Remaining': header('requests left in the current window', { type: 'integer' }),
   'RateLimit-Reset': header('seconds until the window starts again', { type: 'integer' })
 }
 const RETRY_AFTER = { 'Retry-After': header('seconds to wait before trying again (RFC 9110 §10.2.3)', { type: 'integer' }) }
-const SET_REFRESH = { 'Set-Cookie': header('`svc_refresh=<refresh token>`: HttpOnly, SameSite=Strict, Path=/api/auth, Secure except on plain local HTTP; rotated on every refresh') }
+const SET_REFRESH = {
+  'Set-Cookie': header('`svc_refresh=<refresh token>`: HttpOnly, SameSite=Strict, Path=/api/auth, Secure except on plain local HTTP; rotated on every refresh')
+}
 const CLEAR_REFRESH = { 'Set-Cookie': header('`svc_refresh=` expired: the browser drops the refresh cookie') }
 const LOCATION = { Location: header('the path of the job or batch created', { type: 'string', format: 'uri-reference' }) }
 
 /** Headers particular operations send, by operation id and status. */
 const OPERATION_HEADERS: Readonly<Record<string, Readonly<Record<string, Record<string, unknown>>>>> = {
-  submitJob: { 202: LOCATION, 200: { ...LOCATION, 'Idempotent-Replayed': header('`true` when the answer replays an earlier submission with the same `Idempotency-Key`', { type: 'string', enum: ['true'] }) } },
+  submitJob: {
+    202: LOCATION,
+    200: {
+      ...LOCATION,
+      'Idempotent-Replayed': header('`true` when the answer replays an earlier submission with the same `Idempotency-Key`', { type: 'string', enum: ['true'] })
+    }
+  },
   createBatch: { 202: LOCATION },
   confirm: { 200: SET_REFRESH },
   login: { 200: SET_REFRESH },
@@ -83,14 +130,24 @@ const OPERATION_HEADERS: Readonly<Record<string, Readonly<Record<string, Record<
 const FORM_OPERATIONS = new Set(['oauthToken', 'oauthRevoke', 'oauthConsent'])
 
 /** Status names for response descriptions the routes leave generic. */
-const STATUS_NAMES: Readonly<Record<string, string>> = { 200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No content', 302: 'Found (a redirect)', 405: 'Method not allowed' }
+const STATUS_NAMES: Readonly<Record<string, string>> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No content',
+  302: 'Found (a redirect)',
+  405: 'Method not allowed'
+}
 
 /** Component schemas no `$ref` of the document names (zod's input twins of output schemas, …), removed until none is left. */
-function dropUnusedSchemas (document: Record<string, any>): void {
+function dropUnusedSchemas(document: Record<string, any>): void {
   const schemas = document.components?.schemas as Record<string, unknown> | undefined
   if (!schemas) return
   for (;;) {
-    const text = JSON.stringify({ ...document, components: { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, v])) } })
+    const text = JSON.stringify({
+      ...document,
+      components: { ...document.components, schemas: Object.fromEntries(Object.entries(schemas).map(([k, v]) => [k, v])) }
+    })
     const used = new Set([...text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map(m => decodeURIComponent(m[1])))
     const unused = Object.keys(schemas).filter(k => !used.has(k))
     if (unused.length === 0) return
@@ -108,14 +165,15 @@ function dropUnusedSchemas (document: Record<string, any>): void {
  * asset from outside the service; the online validator badge is off). `baseUrl` names the
  * server (configuration only). Register before the routes.
  */
-export async function openapiPlugin (app: FastifyInstance, baseUrl: () => string): Promise<void> {
+export async function openapiPlugin(app: FastifyInstance, baseUrl: () => string): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Email Verification Service',
         version: API_VERSION,
-        description: 'Tells a sender, before any mail goes out, whether an address will accept mail, why, and how sure we are. Errors are RFC 9457 problem details (`application/problem+json`) with a machine `code`; each problem `type` is a page saying what it means (`/problems/<code>`). What each verdict, reason, flag and check means, and what to do about it: `/reference/results`.',
+        description:
+          'Tells a sender, before any mail goes out, whether an address will accept mail, why, and how sure we are. Errors are RFC 9457 problem details (`application/problem+json`) with a machine `code`; each problem `type` is a page saying what it means (`/problems/<code>`). What each verdict, reason, flag and check means, and what to do about it: `/reference/results`.',
         license: { name: 'MIT', identifier: 'MIT' }
       },
       components: { securitySchemes: SECURITY_SCHEMES },
@@ -134,11 +192,17 @@ export async function openapiPlugin (app: FastifyInstance, baseUrl: () => string
       if (FORM_OPERATIONS.has(schema.operationId)) schema.consumes = ['application/x-www-form-urlencoded']
       schema.description ??= schema.summary
       const methods = ([] as string[]).concat(document.route.method)
-      const limited = guard?.auth === 'any' || guard?.auth === 'api_key' || (guard?.auth === 'none' && (methods.includes('GET') || document.route.url === '/api/auth/logout'))
+      const limited =
+        guard?.auth === 'any' || guard?.auth === 'api_key' || (guard?.auth === 'none' && (methods.includes('GET') || document.route.url === '/api/auth/logout'))
       for (const [status, response] of Object.entries((schema.response ?? {}) as Record<string, Record<string, any>>)) {
-        const headers = { ...(limited ? RATE_LIMIT_HEADERS : {}), ...(status === '429' ? RETRY_AFTER : {}), ...(OPERATION_HEADERS[schema.operationId]?.[status] ?? {}) }
+        const headers = {
+          ...(limited ? RATE_LIMIT_HEADERS : {}),
+          ...(status === '429' ? RETRY_AFTER : {}),
+          ...(OPERATION_HEADERS[schema.operationId]?.[status] ?? {})
+        }
         if (Object.keys(headers).length > 0) response.headers = { ...(response.headers ?? {}), ...headers }
-        if (response.description === undefined || response.description === 'Default Response') response.description = `${STATUS_NAMES[status] ?? status}: ${String(schema.summary ?? '').replace(/\.$/, '')}`
+        if (response.description === undefined || response.description === 'Default Response')
+          response.description = `${STATUS_NAMES[status] ?? status}: ${String(schema.summary ?? '').replace(/\.$/, '')}`
       }
       return out
     },
@@ -152,7 +216,8 @@ export async function openapiPlugin (app: FastifyInstance, baseUrl: () => string
       for (const ops of Object.values(document.paths ?? {}) as Array<Record<string, any>>) {
         for (const op of Object.values(ops)) {
           for (const [status, response] of Object.entries((op.responses ?? {}) as Record<string, Record<string, any>>)) {
-            if (response.description === 'Default Response') response.description = `${STATUS_NAMES[status] ?? status}: ${String(op.summary ?? '').replace(/\.$/, '')}`
+            if (response.description === 'Default Response')
+              response.description = `${STATUS_NAMES[status] ?? status}: ${String(op.summary ?? '').replace(/\.$/, '')}`
             // Each error status shows a problem of its own (not one example shared by all).
             const problem = response.content?.['application/problem+json']
             if (problem && PROBLEM_EXAMPLES[Number(status)]) problem.example = PROBLEM_EXAMPLES[Number(status)]

@@ -10,12 +10,12 @@ import { problems } from '../schemas.ts'
  * public writes (sign-up, sign-in, recovery, OAuth token and registration) have throttles
  * of their own; Stripe's webhook is not limited (Stripe retries what is refused).
  */
-function isPublicLimited (method: string, url: string, auth: string | undefined): boolean {
+function isPublicLimited(method: string, url: string, auth: string | undefined): boolean {
   return auth === 'none' && (method === 'GET' || method === 'HEAD' || url === '/api/auth/logout')
 }
 
 /** What a request is counted under: its API key, agent or OAuth grant, or its client address on a public read; sessions are not limited. */
-function limitedKey (request: FastifyRequest): string | null {
+function limitedKey(request: FastifyRequest): string | null {
   const p = request.principal
   if (p?.kind === 'api_key') return `key_${p.key_uuid}`
   if (p?.kind === 'agent') return `agent_${p.agent_uuid}`
@@ -36,7 +36,7 @@ function limitedKey (request: FastifyRequest): string | null {
  * a key or agent can call declares its 429. Public reads are counted per client address
  * (`PUBLIC_RATE_LIMIT_PER_MINUTE`, 600 by default), in the same store.
  */
-export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounter, windowS: number, publicPerMinute: number): Promise<void> {
+export async function rateLimitPlugin(app: FastifyInstance, counter: RateCounter, windowS: number, publicPerMinute: number): Promise<void> {
   const windowMs = windowS * 1000
   app.addHook('onRoute', route => {
     const auth = route.config?.auth
@@ -46,11 +46,20 @@ export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounte
     schema.response = { ...problems(429), ...schema.response }
   })
   class Store {
-    incr (key: string, cb: (err: Error | null, res?: { current: number, ttl: number }) => void): void {
-      counter.hit(key, windowMs).then(r => { cb(null, { current: r.count, ttl: r.reset_ms }) }, err => { cb(err as Error) })
+    incr(key: string, cb: (err: Error | null, res?: { current: number; ttl: number }) => void): void {
+      counter.hit(key, windowMs).then(
+        r => {
+          cb(null, { current: r.count, ttl: r.reset_ms })
+        },
+        err => {
+          cb(err as Error)
+        }
+      )
     }
 
-    child (): Store { return this }
+    child(): Store {
+      return this
+    }
   }
   await app.register(rateLimit, {
     global: true,
@@ -60,8 +69,9 @@ export async function rateLimitPlugin (app: FastifyInstance, counter: RateCounte
     keyGenerator: request => limitedKey(request) ?? 'unlimited',
     allowList: request => limitedKey(request) === null,
     // A key's or agent's plan's limit per window; a public read's per client, scaled to the window.
-    max: request => request.principal === null ? Math.max(1, Math.round(publicPerMinute * windowS / 60)) : request.principal.plan.rate_limit_per_minute,
+    max: request => (request.principal === null ? Math.max(1, Math.round((publicPerMinute * windowS) / 60)) : request.principal.plan.rate_limit_per_minute),
     store: Store as never,
-    errorResponseBuilder: (_request, context) => new HttpProblem(429, 'rate_limit.exceeded', `rate limit of ${context.max} requests per window reached; retry in ${context.after}`)
+    errorResponseBuilder: (_request, context) =>
+      new HttpProblem(429, 'rate_limit.exceeded', `rate limit of ${context.max} requests per window reached; retry in ${context.after}`)
   })
 }

@@ -11,13 +11,13 @@ export class FailureThrottle {
   private readonly windowMs: number
   private readonly code: string
 
-  constructor (options: { limit: number, window_ms: number, code: string }) {
+  constructor(options: { limit: number; window_ms: number; code: string }) {
     this.limit = options.limit
     this.windowMs = options.window_ms
     this.code = options.code
   }
 
-  private recent (client: string, now: number): number[] {
+  private recent(client: string, now: number): number[] {
     const list = (this.failures.get(client) ?? []).filter(t => now - t < this.windowMs)
     if (list.length === 0) this.failures.delete(client)
     else this.failures.set(client, list)
@@ -25,7 +25,7 @@ export class FailureThrottle {
   }
 
   /** @throws HttpProblem 429 (with Retry-After seconds in `detail`) when the client is over the limit. */
-  check (client: string, now = Date.now()): void {
+  check(client: string, now = Date.now()): void {
     const list = this.recent(client, now)
     if (list.length >= this.limit) {
       const retry = Math.ceil((list[0] + this.windowMs - now) / 1000)
@@ -38,20 +38,20 @@ export class FailureThrottle {
    * concurrent attempts beyond the limit are refused without being judged.
    * @throws HttpProblem 429 as `check`.
    */
-  attempt (client: string, now = Date.now()): void {
+  attempt(client: string, now = Date.now()): void {
     this.check(client, now)
     this.fail(client, now)
   }
 
   /** The attempt counted last for `client` succeeded: it no longer counts. */
-  succeeded (client: string): void {
+  succeeded(client: string): void {
     const list = this.failures.get(client)
     if (!list) return
     list.pop()
     if (list.length === 0) this.failures.delete(client)
   }
 
-  fail (client: string, now = Date.now()): void {
+  fail(client: string, now = Date.now()): void {
     const list = this.recent(client, now)
     list.push(now)
     this.failures.set(client, list)
@@ -66,7 +66,7 @@ const signInThrottles = new WeakMap<object, FailureThrottle>()
  * succeed per 15 minutes, shared by `/api/auth/login` and the
  * OAuth consent page's sign-in, so that no pathway sprays passwords past it (ASVS 5.0 V6.3.1).
  */
-export function signInThrottleOf (runtime: object): FailureThrottle {
+export function signInThrottleOf(runtime: object): FailureThrottle {
   let t = signInThrottles.get(runtime)
   if (!t) {
     t = new FailureThrottle({ limit: 20, window_ms: 15 * 60_000, code: 'login.too_many_attempts' })

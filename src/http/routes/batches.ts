@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
-import { addChunk, checksFor, createBatch, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batches.ts'
+import { addChunk } from '../../commands/batch/submit-batch-chunk.ts'
+import { checksFor, MAX_BATCH_EMAIL, type BatchSubmitter, type ChunkOutcome } from '../../commands/batch/batch-intake.ts'
+import { createBatch } from '../../commands/batch/create-batch.ts'
 import { CHECK_NAMES, costOf } from '../../domain/checks.ts'
 import { getWallet } from '../../projections/wallets.ts'
 import { batchItems, getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
@@ -15,86 +17,179 @@ import { BODY_PROBLEMS, FlagSchema, PageQuery, Paginated, ReasonSchema, Timestam
 import { clientGone } from './verify.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-
 /** A batch as the API shows it: status, progress, aggregated results and tokens (interface "Batches"). */
-export const Batch = z.object({
-  uuid: z.string(),
-  name: z.string().nullable(),
-  status: z.enum(['receiving', 'processing', 'completed']).meta({ description: '`receiving`: intake open; `processing`: intake closed, items pending; `completed`: terminal' }),
-  intake: z.enum(['open', 'closed']),
-  checks: z.array(z.string()),
-  environment: z.enum(['live', 'test']),
-  cost_per_item: z.number().meta({ description: 'tokens reserved per unique valid address (0 for test keys)' }),
-  progress: z.object({ total: z.number(), processed: z.number(), pending: z.number() }),
-  duplicates: z.number().meta({ description: 'addresses dropped as repeats of one already in the batch' }),
-  results: z.object({
-    by_verdict: z.object({ valid: z.number(), invalid: z.number(), risky: z.number(), unknown: z.number() }),
-    by_reason: z.record(z.string(), z.number())
-  }),
-  tokens: z.object({ reserved: z.number(), captured: z.number(), released: z.number() }),
-  created_at: Timestamp,
-  closed_at: Timestamp.nullable(),
-  completed_at: Timestamp.nullable(),
-  source: z.object({
-    format: z.enum(['csv', 'txt', 'xlsx']),
-    bytes: z.number().int(),
-    attached_at: Timestamp,
-    expires_at: Timestamp
-  }).nullable().meta({ description: 'the list\'s file kept beside the batch (`GET /api/batches/{uuid}/source` returns it with results), or null' })
-}).meta({ id: 'Batch' })
+export const Batch = z
+  .object({
+    uuid: z.string(),
+    name: z.string().nullable(),
+    status: z
+      .enum(['receiving', 'processing', 'completed'])
+      .meta({ description: '`receiving`: intake open; `processing`: intake closed, items pending; `completed`: terminal' }),
+    intake: z.enum(['open', 'closed']),
+    checks: z.array(z.string()),
+    environment: z.enum(['live', 'test']),
+    cost_per_item: z.number().meta({ description: 'tokens reserved per unique valid address (0 for test keys)' }),
+    progress: z.object({ total: z.number(), processed: z.number(), pending: z.number() }),
+    duplicates: z.number().meta({ description: 'addresses dropped as repeats of one already in the batch' }),
+    results: z.object({
+      by_verdict: z.object({ valid: z.number(), invalid: z.number(), risky: z.number(), unknown: z.number() }),
+      by_reason: z.record(z.string(), z.number())
+    }),
+    tokens: z.object({ reserved: z.number(), captured: z.number(), released: z.number() }),
+    created_at: Timestamp,
+    closed_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    source: z
+      .object({
+        format: z.enum(['csv', 'txt', 'xlsx']),
+        bytes: z.number().int(),
+        attached_at: Timestamp,
+        expires_at: Timestamp
+      })
+      .nullable()
+      .meta({ description: "the list's file kept beside the batch (`GET /api/batches/{uuid}/source` returns it with results), or null" })
+  })
+  .meta({ id: 'Batch' })
 type BatchView = z.infer<typeof Batch>
 
 /** What the request's chunk did, beside the batch. */
-const Chunk = z.object({ accepted: z.number().meta({ description: 'new unique addresses (invalid ones included)' }), duplicates: z.number(), invalid: z.number(), reserved: z.number().meta({ description: 'tokens reserved for this chunk' }) })
+const Chunk = z.object({
+  accepted: z.number().meta({ description: 'new unique addresses (invalid ones included)' }),
+  duplicates: z.number(),
+  invalid: z.number(),
+  reserved: z.number().meta({ description: 'tokens reserved for this chunk' })
+})
 const Accepted = Batch.extend({ chunk: Chunk }).meta({ id: 'BatchAccepted' })
 
-const BatchItem = z.object({
-  index: z.number().meta({ description: 'position of the address in the batch, from 0' }),
-  email: z.string(),
-  status: z.enum(['pending', 'deferred', 'done']),
-  verdict: VerdictSchema.nullable(),
-  reason: ReasonSchema.nullable(),
-  score: z.number().nullable(),
-  flags: z.array(FlagSchema),
-  did_you_mean: z.string().nullable(),
-  mx_host: z.string().nullable().meta({ description: 'the MX host asked (null when none was, or for results recorded before this field)' }),
-  smtp_provider: z.string().nullable().meta({ description: 'the mailbox provider of that host (`google`, `microsoft`, …) when known' }),
-  checked_at: Timestamp.nullable().meta({ description: 'when the address was verified; null while pending' })
-}).meta({ id: 'BatchItem', examples: [{ index: 0, email: 'jane@example.com', status: 'done', verdict: 'valid', reason: 'accepted_email', score: 100, flags: [], did_you_mean: null, mx_host: 'mx1.example.com', smtp_provider: null, checked_at: '2026-11-25T09:00:00.000Z' }, { index: 1, email: 'jhon@gmial.com', status: 'done', verdict: 'risky', reason: 'low_quality', score: 50, flags: ['possible_typo', 'free'], did_you_mean: 'jhon@gmail.com', mx_host: 'mx.gmial.com', smtp_provider: null, checked_at: '2026-11-25T09:00:01.000Z' }, { index: 2, email: 'sales@example.org', status: 'pending', verdict: null, reason: null, score: null, flags: [], did_you_mean: null, mx_host: null, smtp_provider: null, checked_at: null }] })
+const BatchItem = z
+  .object({
+    index: z.number().meta({ description: 'position of the address in the batch, from 0' }),
+    email: z.string(),
+    status: z.enum(['pending', 'deferred', 'done']),
+    verdict: VerdictSchema.nullable(),
+    reason: ReasonSchema.nullable(),
+    score: z.number().nullable(),
+    flags: z.array(FlagSchema),
+    did_you_mean: z.string().nullable(),
+    mx_host: z.string().nullable().meta({ description: 'the MX host asked (null when none was, or for results recorded before this field)' }),
+    smtp_provider: z.string().nullable().meta({ description: 'the mailbox provider of that host (`google`, `microsoft`, …) when known' }),
+    checked_at: Timestamp.nullable().meta({ description: 'when the address was verified; null while pending' })
+  })
+  .meta({
+    id: 'BatchItem',
+    examples: [
+      {
+        index: 0,
+        email: 'jane@example.com',
+        status: 'done',
+        verdict: 'valid',
+        reason: 'accepted_email',
+        score: 100,
+        flags: [],
+        did_you_mean: null,
+        mx_host: 'mx1.example.com',
+        smtp_provider: null,
+        checked_at: '2026-11-25T09:00:00.000Z'
+      },
+      {
+        index: 1,
+        email: 'jhon@gmial.com',
+        status: 'done',
+        verdict: 'risky',
+        reason: 'low_quality',
+        score: 50,
+        flags: ['possible_typo', 'free'],
+        did_you_mean: 'jhon@gmail.com',
+        mx_host: 'mx.gmial.com',
+        smtp_provider: null,
+        checked_at: '2026-11-25T09:00:01.000Z'
+      },
+      {
+        index: 2,
+        email: 'sales@example.org',
+        status: 'pending',
+        verdict: null,
+        reason: null,
+        score: null,
+        flags: [],
+        did_you_mean: null,
+        mx_host: null,
+        smtp_provider: null,
+        checked_at: null
+      }
+    ]
+  })
 
-const Emails = z.array(z.string().max(MAX_BATCH_EMAIL)).meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
+const Emails = z
+  .array(z.string().max(MAX_BATCH_EMAIL))
+  .meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
 
-const CreateBatch = z.object({
-  emails: Emails,
-  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` }),
-  final: z.boolean().meta({ description: '`false` keeps intake open for more chunks' }),
-  name: z.string().max(200).nullable().optional()
-}).meta({ examples: [{ emails: ['jane@example.com', 'john@example.org'], final: true, name: 'November newsletter' }] })
+const CreateBatch = z
+  .object({
+    emails: Emails,
+    checks: z
+      .array(z.string())
+      .min(1)
+      .max(32)
+      .optional()
+      .meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` }),
+    final: z.boolean().meta({ description: '`false` keeps intake open for more chunks' }),
+    name: z.string().max(200).nullable().optional()
+  })
+  .meta({ examples: [{ emails: ['jane@example.com', 'john@example.org'], final: true, name: 'November newsletter' }] })
 
 const AddChunk = z.object({
   emails: Emails,
   final: z.boolean().optional().meta({ description: '`true` closes intake with this chunk' })
 })
 
-const EstimateRequest = z.object({
-  addresses: z.number().int().min(0).max(100_000_000).meta({ description: 'unique valid addresses the list holds (invalid ones cost nothing)' }),
-  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: 'the checks the batch would run; all the key and plan allow when omitted' })
-}).meta({ examples: [{ addresses: 12_000 }] })
-const Estimate = z.object({
-  checks: z.array(z.string()).meta({ description: 'the checks, with their dependencies' }),
-  cost_per_address: z.number().int().meta({ description: 'tokens per unique valid address (0 for a test key)' }),
-  addresses: z.number().int(),
-  cost: z.number().int().meta({ description: 'tokens the list would reserve: `addresses × cost_per_address` (an address whose answer is `unknown` is released, so the charge is at most this)' }),
-  balance: z.number().int().meta({ description: 'tokens available now' }),
-  covered: z.number().int().meta({ description: 'how many of the addresses the balance covers' }),
-  max_batch_size: z.number().int().meta({ description: 'unique valid addresses a batch may hold on the plan' }),
-  max_chunk_size: z.number().int().meta({ description: 'addresses a request may carry on the plan' })
-}).meta({ id: 'BatchEstimate', examples: [{ checks: ['syntax', 'dns', 'smtp'], cost_per_address: 8, addresses: 12_000, cost: 96_000, balance: 20_000, covered: 2_500, max_batch_size: 10_000, max_chunk_size: 2_000 }] })
+const EstimateRequest = z
+  .object({
+    addresses: z.number().int().min(0).max(100_000_000).meta({ description: 'unique valid addresses the list holds (invalid ones cost nothing)' }),
+    checks: z.array(z.string()).min(1).max(32).optional().meta({ description: 'the checks the batch would run; all the key and plan allow when omitted' })
+  })
+  .meta({ examples: [{ addresses: 12_000 }] })
+const Estimate = z
+  .object({
+    checks: z.array(z.string()).meta({ description: 'the checks, with their dependencies' }),
+    cost_per_address: z.number().int().meta({ description: 'tokens per unique valid address (0 for a test key)' }),
+    addresses: z.number().int(),
+    cost: z.number().int().meta({
+      description:
+        'tokens the list would reserve: `addresses × cost_per_address` (an address whose answer is `unknown` is released, so the charge is at most this)'
+    }),
+    balance: z.number().int().meta({ description: 'tokens available now' }),
+    covered: z.number().int().meta({ description: 'how many of the addresses the balance covers' }),
+    max_batch_size: z.number().int().meta({ description: 'unique valid addresses a batch may hold on the plan' }),
+    max_chunk_size: z.number().int().meta({ description: 'addresses a request may carry on the plan' })
+  })
+  .meta({
+    id: 'BatchEstimate',
+    examples: [
+      {
+        checks: ['syntax', 'dns', 'smtp'],
+        cost_per_address: 8,
+        addresses: 12_000,
+        cost: 96_000,
+        balance: 20_000,
+        covered: 2_500,
+        max_batch_size: 10_000,
+        max_chunk_size: 2_000
+      }
+    ]
+  })
 
-const submitterOf = (p: Principal): BatchSubmitter => ({ user_uuid: p.user_uuid, environment: p.environment, key_uuid: p.key_uuid, agent_uuid: p.agent_uuid, enabled_checks: p.enabled_checks, plan: p.plan })
+const submitterOf = (p: Principal): BatchSubmitter => ({
+  user_uuid: p.user_uuid,
+  environment: p.environment,
+  key_uuid: p.key_uuid,
+  agent_uuid: p.agent_uuid,
+  enabled_checks: p.enabled_checks,
+  plan: p.plan
+})
 
 /** The public view of a batch. */
-export function batchView (b: BatchDoc): BatchView {
+export function batchView(b: BatchDoc): BatchView {
   const v = b.by_verdict
   return {
     uuid: b.uuid,
@@ -130,7 +225,7 @@ const BODY_BASE = 64 * 1024
  * short values, is a 413 before it costs memory. Bounded by the plan: at most 25.7 MB and
  * 100,064 values on the largest plan of the default catalogue.
  */
-export function batchBodyAllowance (plan: Pick<Plan, 'max_chunk_size'>, operation: 'create_batch' | 'add_chunk'): BodyAllowance {
+export function batchBodyAllowance(plan: Pick<Plan, 'max_chunk_size'>, operation: 'create_batch' | 'add_chunk'): BodyAllowance {
   const bytes = plan.max_chunk_size * BYTES_PER_ADDRESS + BODY_BASE
   return {
     bytes,
@@ -142,7 +237,7 @@ export function batchBodyAllowance (plan: Pick<Plan, 'max_chunk_size'>, operatio
 }
 
 /** Batches (interface section 4, "Batches"; issue "Bulk verification"). */
-export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Batches']
   // Fastify's own ceiling: the largest plan's allowance; each caller's plan is held to its own by the guard.
@@ -157,7 +252,8 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
   const answer = async (owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
     await rt.caughtUp(outcome.position)
     const doc = await getBatch(rt.ctx, owner, outcome.batch_uuid)
-    if (!doc && await getUserDoc(rt.ctx, owner) === null) throw new HttpProblem(410, 'batch.account_deleted', 'the account was deleted while this request ran: its batches are erased with it')
+    if (!doc && (await getUserDoc(rt.ctx, owner)) === null)
+      throw new HttpProblem(410, 'batch.account_deleted', 'the account was deleted while this request ran: its batches are erased with it')
     if (!doc) throw new HttpProblem(503, 'batch.not_ready', 'the batch was accepted; read it again in a moment')
     return { ...batchView(doc), chunk: { accepted: outcome.accepted, duplicates: outcome.duplicates, invalid: outcome.invalid, reserved: outcome.reserved } }
   }
@@ -166,7 +262,13 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/batches',
     config: { auth: 'any', scope: 'results:read', invalid: 'list_batches.invalid_query' },
-    schema: { operationId: 'listBatches', summary: 'The account\'s batches, newest first', tags, querystring: PageQuery, response: { 200: Paginated(Batch), ...problems(400, 401, 403, 429) } },
+    schema: {
+      operationId: 'listBatches',
+      summary: "The account's batches, newest first",
+      tags,
+      querystring: PageQuery,
+      response: { 200: Paginated(Batch), ...problems(400, 401, 403, 429) }
+    },
     handler: async request => {
       const { items, total } = await listBatches(rt.ctx, principalOf(request).user_uuid, request.query)
       return { items: items.map(batchView), total, limit: request.query.limit, offset: request.query.offset }
@@ -211,7 +313,16 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const per = p.environment === 'test' ? 0 : costOf(checks)
       const balance = (await getWallet(rt.ctx, p.user_uuid))?.balance ?? 0
       const addresses = request.body.addresses
-      return { checks, cost_per_address: per, addresses, cost: addresses * per, balance, covered: per === 0 ? addresses : Math.min(addresses, Math.floor(balance / per)), max_batch_size: p.plan.max_batch_size, max_chunk_size: p.plan.max_chunk_size }
+      return {
+        checks,
+        cost_per_address: per,
+        addresses,
+        cost: addresses * per,
+        balance,
+        covered: per === 0 ? addresses : Math.min(addresses, Math.floor(balance / per)),
+        max_batch_size: p.plan.max_batch_size,
+        max_chunk_size: p.plan.max_chunk_size
+      }
     }
   })
 
@@ -219,11 +330,21 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/batches/:uuid',
     config: { auth: 'any', scope: 'results:read' },
-    schema: { operationId: 'getBatch', summary: 'A batch: status, progress, results by verdict and reason, tokens; with `wait`, answered as soon as it is completed (or when the wait is over)', tags, params: UuidParams, querystring: WaitQuery, response: { 200: Batch, ...problems(400, 401, 403, 404, 429) } },
+    schema: {
+      operationId: 'getBatch',
+      summary: 'A batch: status, progress, results by verdict and reason, tokens; with `wait`, answered as soon as it is completed (or when the wait is over)',
+      tags,
+      params: UuidParams,
+      querystring: WaitQuery,
+      response: { 200: Batch, ...problems(400, 401, 403, 404, 429) }
+    },
     handler: async (request, reply) => {
       const owner = principalOf(request).user_uuid
       const read = async (): Promise<BatchDoc | null> => await getBatch(rt.ctx, owner, request.params.uuid)
-      const doc = rt.waits === null || request.query.wait === 0 ? await read() : await rt.waits.until(request.params.uuid, request.query.wait * 1000, read, d => d === null || d.status === 'completed', clientGone(reply))
+      const doc =
+        rt.waits === null || request.query.wait === 0
+          ? await read()
+          : await rt.waits.until(request.params.uuid, request.query.wait * 1000, read, d => d === null || d.status === 'completed', clientGone(reply))
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       return batchView(doc)
     }
@@ -265,7 +386,9 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
           description: 'A page of results (JSON), or every result as CSV with a header line',
           content: {
             'application/json': { schema: Paginated(BatchItem) },
-            'text/csv': { schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at' }) }
+            'text/csv': {
+              schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at' })
+            }
           }
         },
         ...problems(400, 401, 403, 404, 429)
@@ -276,13 +399,28 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       const doc = await getBatch(rt.ctx, owner, request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       if (prefersCsv(request.headers.accept)) {
-        const csv = stringify({ header: true, columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at'] })
+        const csv = stringify({
+          header: true,
+          columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
+        })
         const total = doc.total
         void (async () => {
           try {
             for (let from = 0; from < total; from += CSV_PAGE) {
               for (const it of await batchItems(rt.ctx, owner, doc.uuid, from, CSV_PAGE)) {
-                const row = [it.i, it.email, it.status, it.verdict ?? '', it.reason ?? '', it.score ?? '', it.flags.join(' '), it.did_you_mean ?? '', it.mx_host ?? '', it.smtp_provider ?? '', it.checked_at ?? '']
+                const row = [
+                  it.i,
+                  it.email,
+                  it.status,
+                  it.verdict ?? '',
+                  it.reason ?? '',
+                  it.score ?? '',
+                  it.flags.join(' '),
+                  it.did_you_mean ?? '',
+                  it.mx_host ?? '',
+                  it.smtp_provider ?? '',
+                  it.checked_at ?? ''
+                ]
                 // Back-pressure: wait while the client reads slower than we write.
                 if (!csv.write(row)) await new Promise(resolve => csv.once('drain', resolve))
               }
@@ -297,19 +435,38 @@ export function batchRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       }
       const { limit, offset } = request.query
       const items = offset >= doc.total ? [] : await batchItems(rt.ctx, owner, doc.uuid, offset, limit)
-      return reply.code(200).send({ items: items.map(({ i, ...rest }) => ({ index: i, ...rest, verdict: rest.verdict as z.infer<typeof VerdictSchema> | null, reason: rest.reason as z.infer<typeof ReasonSchema> | null, flags: rest.flags as Array<z.infer<typeof FlagSchema>> })), total: doc.total, limit, offset })
+      return reply.code(200).send({
+        items: items.map(({ i, ...rest }) => ({
+          index: i,
+          ...rest,
+          verdict: rest.verdict as z.infer<typeof VerdictSchema> | null,
+          reason: rest.reason as z.infer<typeof ReasonSchema> | null,
+          flags: rest.flags as Array<z.infer<typeof FlagSchema>>
+        })),
+        total: doc.total,
+        limit,
+        offset
+      })
     }
   })
 }
 
 /** Whether an `Accept` header asks for CSV before JSON (RFC 9110 §12.5.1, q-values honoured). */
-function prefersCsv (accept: string | undefined): boolean {
+function prefersCsv(accept: string | undefined): boolean {
   if (!accept) return false
-  const ranked = accept.split(',').map((part, order) => {
-    const [type, ...params] = part.trim().toLowerCase().split(';').map(s => s.trim())
-    const q = params.find(x => x.startsWith('q='))
-    return { type, q: q ? Number(q.slice(2)) : 1, order }
-  }).filter(r => Number.isFinite(r.q) && r.q > 0).sort((a, b) => b.q - a.q || a.order - b.order)
+  const ranked = accept
+    .split(',')
+    .map((part, order) => {
+      const [type, ...params] = part
+        .trim()
+        .toLowerCase()
+        .split(';')
+        .map(s => s.trim())
+      const q = params.find(x => x.startsWith('q='))
+      return { type, q: q ? Number(q.slice(2)) : 1, order }
+    })
+    .filter(r => Number.isFinite(r.q) && r.q > 0)
+    .sort((a, b) => b.q - a.q || a.order - b.order)
   for (const r of ranked) {
     if (r.type === 'text/csv') return true
     if (r.type === 'application/json' || r.type === 'application/*' || r.type === '*/*') return false

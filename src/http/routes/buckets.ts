@@ -9,13 +9,27 @@ import { asInteger } from '../schemas.ts'
  * which days, weeks and months begin.
  */
 export const BucketQuery = z.object({
-  granularity: z.enum(GRANULARITIES, { message: `unknown granularity; one of: ${GRANULARITIES.join(', ')}` }).optional().meta({ description: 'default day' }),
-  days: z.string().regex(/^\d{1,10}$/, 'must be a whole number of at least 0').transform(Number).pipe(z.number().int().max(2_147_483_647, 'must be an int32')).optional().meta(asInteger(0, 'default 28; clamped to 1..364', { maximum: 2_147_483_647, format: 'int32' })),
-  time_zone: z.string().max(64).refine(isTimeZone, 'unknown time zone').optional().meta({ description: 'IANA time zone in which buckets begin, default UTC', examples: ['Europe/Paris'] })
+  granularity: z
+    .enum(GRANULARITIES, { message: `unknown granularity; one of: ${GRANULARITIES.join(', ')}` })
+    .optional()
+    .meta({ description: 'default day' }),
+  days: z
+    .string()
+    .regex(/^\d{1,10}$/, 'must be a whole number of at least 0')
+    .transform(Number)
+    .pipe(z.number().int().max(2_147_483_647, 'must be an int32'))
+    .optional()
+    .meta(asInteger(0, 'default 28; clamped to 1..364', { maximum: 2_147_483_647, format: 'int32' })),
+  time_zone: z
+    .string()
+    .max(64)
+    .refine(isTimeZone, 'unknown time zone')
+    .optional()
+    .meta({ description: 'IANA time zone in which buckets begin, default UTC', examples: ['Europe/Paris'] })
 })
 
 /** The buckets a read asks for, oldest first, ending with the one that holds `now`. */
-export function bucketsOfQuery (q: z.infer<typeof BucketQuery>, now: Date): { buckets: Bucket[], granularity: Granularity, days: number, tz: string } {
+export function bucketsOfQuery(q: z.infer<typeof BucketQuery>, now: Date): { buckets: Bucket[]; granularity: Granularity; days: number; tz: string } {
   const granularity = q.granularity ?? 'day'
   const days = clampDays(q.days)
   const tz = q.time_zone ?? 'UTC'

@@ -9,53 +9,74 @@ import { problems } from '../schemas.ts'
 
 const PlanPrice = z.object({ cents: z.number(), currency: z.string() })
 
-const PublicConfig = z.object({
-  plans: z.array(z.object({
-    code: z.string(),
-    name: z.string(),
-    tokens_per_month: z.number(),
-    prices: z.object({ monthly: PlanPrice, yearly: PlanPrice }),
-    limits: z.object({
-      api_keys: z.number(),
-      agents: z.number(),
-      webhooks: z.number(),
-      max_batch_size: z.number().meta({ description: 'unique valid addresses per batch, cumulative across chunks' }),
-      max_chunk_size: z.number().meta({ description: 'addresses per request of a batch chunk' }),
-      rate_limit_per_minute: z.number().meta({ description: 'requests per minute of each API key and agent token' })
+const PublicConfig = z
+  .object({
+    plans: z.array(
+      z.object({
+        code: z.string(),
+        name: z.string(),
+        tokens_per_month: z.number(),
+        prices: z.object({ monthly: PlanPrice, yearly: PlanPrice }),
+        limits: z.object({
+          api_keys: z.number(),
+          agents: z.number(),
+          webhooks: z.number(),
+          max_batch_size: z.number().meta({ description: 'unique valid addresses per batch, cumulative across chunks' }),
+          max_chunk_size: z.number().meta({ description: 'addresses per request of a batch chunk' }),
+          rate_limit_per_minute: z.number().meta({ description: 'requests per minute of each API key and agent token' })
+        }),
+        allowed_checks: z.array(z.string()),
+        allowed_scopes: z.array(z.string()).meta({ description: 'scopes an agent may be granted on this plan' })
+      })
+    ),
+    top_up: z.object({
+      available: z.boolean().meta({ description: 'whether packs can be bought now (billing configured)' }),
+      currency: z.string(),
+      packs: z.array(z.object({ quantity: z.number().meta({ description: "the checkout's `top_up_quantity`" }), tokens: z.number(), price_cents: z.number() }))
     }),
-    allowed_checks: z.array(z.string()),
-    allowed_scopes: z.array(z.string()).meta({ description: 'scopes an agent may be granted on this plan' })
-  })),
-  top_up: z.object({
-    available: z.boolean().meta({ description: 'whether packs can be bought now (billing configured)' }),
-    currency: z.string(),
-    packs: z.array(z.object({ quantity: z.number().meta({ description: 'the checkout\'s `top_up_quantity`' }), tokens: z.number(), price_cents: z.number() }))
-  }),
-  checks: z.array(z.object({ name: z.string(), cost: z.number() })),
-  check_costs: z.record(z.string(), z.number()),
-  default_checks: z.array(z.string()),
-  scopes: z.array(z.string()),
-  locales: z.array(z.string()),
-  billing_available: z.boolean().meta({ description: 'whether checkout and the portal work here (Stripe configured)' }),
-  mail_delivery: z.enum(['smtp', 'outbox']).meta({ description: '`outbox`: this service files mail instead of sending it (no `SMTP_URL`: the embedded default); the operator reads a code with `svc mail show --to <address>`' })
-}).meta({ id: 'PublicConfig' })
+    checks: z.array(z.object({ name: z.string(), cost: z.number() })),
+    check_costs: z.record(z.string(), z.number()),
+    default_checks: z.array(z.string()),
+    scopes: z.array(z.string()),
+    locales: z.array(z.string()),
+    billing_available: z.boolean().meta({ description: 'whether checkout and the portal work here (Stripe configured)' }),
+    mail_delivery: z.enum(['smtp', 'outbox']).meta({
+      description:
+        '`outbox`: this service files mail instead of sending it (no `SMTP_URL`: the embedded default); the operator reads a code with `svc mail show --to <address>`'
+    })
+  })
+  .meta({ id: 'PublicConfig' })
 
 /**
  * GET /api/config (auth N): the plan grid, the top-up pricing and the per-check token
  * costs from the plan catalogue (`PLANS_FILE`), and the locales.
  */
-export function configRoutes (fastify: FastifyInstance, catalogue: PlanCatalogue, billingConfigured: boolean, mailDelivery: 'smtp' | 'outbox'): void {
+export function configRoutes(fastify: FastifyInstance, catalogue: PlanCatalogue, billingConfigured: boolean, mailDelivery: 'smtp' | 'outbox'): void {
   const body = {
     plans: catalogue.plans.map(p => ({
       code: p.code,
       name: p.name,
       tokens_per_month: p.tokens_per_month,
-      prices: { monthly: { cents: p.prices.monthly.cents, currency: catalogue.currency }, yearly: { cents: p.prices.yearly.cents, currency: catalogue.currency } },
-      limits: { api_keys: p.max_api_keys, agents: p.max_agents, webhooks: p.max_webhooks, max_batch_size: p.max_batch_size, max_chunk_size: p.max_chunk_size, rate_limit_per_minute: p.rate_limit_per_minute },
+      prices: {
+        monthly: { cents: p.prices.monthly.cents, currency: catalogue.currency },
+        yearly: { cents: p.prices.yearly.cents, currency: catalogue.currency }
+      },
+      limits: {
+        api_keys: p.max_api_keys,
+        agents: p.max_agents,
+        webhooks: p.max_webhooks,
+        max_batch_size: p.max_batch_size,
+        max_chunk_size: p.max_chunk_size,
+        rate_limit_per_minute: p.rate_limit_per_minute
+      },
       allowed_checks: [...p.allowed_checks],
       allowed_scopes: [...p.allowed_scopes]
     })),
-    top_up: { available: billingConfigured && catalogue.top_up.length > 0, currency: catalogue.currency, packs: catalogue.top_up.map(t => ({ quantity: t.quantity, tokens: t.tokens, price_cents: t.cents })) },
+    top_up: {
+      available: billingConfigured && catalogue.top_up.length > 0,
+      currency: catalogue.currency,
+      packs: catalogue.top_up.map(t => ({ quantity: t.quantity, tokens: t.tokens, price_cents: t.cents }))
+    },
     checks: CHECK_NAMES.map(name => ({ name, cost: CHECK_COSTS[name] })),
     check_costs: { ...CHECK_COSTS },
     default_checks: [...CHECK_NAMES],
@@ -68,7 +89,12 @@ export function configRoutes (fastify: FastifyInstance, catalogue: PlanCatalogue
     method: 'GET',
     url: '/api/config',
     config: { auth: 'none' },
-    schema: { operationId: 'getConfig', summary: 'Plan grid, top-up pricing and per-check token costs', tags: ['Billing'], response: { 200: PublicConfig, ...problems() } },
+    schema: {
+      operationId: 'getConfig',
+      summary: 'Plan grid, top-up pricing and per-check token costs',
+      tags: ['Billing'],
+      response: { 200: PublicConfig, ...problems() }
+    },
     handler: async () => body
   })
 }

@@ -14,7 +14,8 @@ export const CONSOLE_DIST = new URL('../../../web/dist/', import.meta.url).pathn
  * nowhere; forms post here only. React sets styles through the CSSOM, which `style-src`
  * does not govern; the QR code of two-factor is SVG markup, not an image from elsewhere.
  */
-export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 /**
  * The paths the console answers with its page (a single-page application: the routes are
@@ -23,9 +24,25 @@ export const CONSOLE_CSP = "default-src 'none'; script-src 'self'; style-src 'se
  * (`/billing/success`, `/billing/cancel`) are among them.
  */
 export const CONSOLE_PATHS = [
-  '/', '/signin', '/signup', '/forgot', '/reset-password', '/verify-email-change',
-  '/overview', '/verify', '/lists', '/lists/:uuid', '/jobs', '/jobs/:uuid', '/keys',
-  '/webhooks', '/webhooks/:uuid', '/billing', '/billing/:outcome', '/notifications', '/account'
+  '/',
+  '/signin',
+  '/signup',
+  '/forgot',
+  '/reset-password',
+  '/verify-email-change',
+  '/overview',
+  '/verify',
+  '/lists',
+  '/lists/:uuid',
+  '/jobs',
+  '/jobs/:uuid',
+  '/keys',
+  '/webhooks',
+  '/webhooks/:uuid',
+  '/billing',
+  '/billing/:outcome',
+  '/notifications',
+  '/account'
 ] as const
 
 /**
@@ -38,21 +55,54 @@ export const CONSOLE_PATHS = [
  * console paths answer 503 with a sentence saying how to build it; the API is unaffected.
  * Cost: one `stat` and one file stream per request.
  */
-export async function consoleRoutes (fastify: FastifyInstance, dist: string = CONSOLE_DIST): Promise<void> {
+export async function consoleRoutes(fastify: FastifyInstance, dist: string = CONSOLE_DIST): Promise<void> {
   const built = existsSync(join(dist, 'index.html'))
   await fastify.register(async app => {
-    if (built) await app.register(fastifyStatic, { root: dist, serve: false, preCompressed: true, index: false, dotfiles: 'deny', cacheControl: false, etag: false, lastModified: false, acceptRanges: false })
+    if (built)
+      await app.register(fastifyStatic, {
+        root: dist,
+        serve: false,
+        preCompressed: true,
+        index: false,
+        dotfiles: 'deny',
+        cacheControl: false,
+        etag: false,
+        lastModified: false,
+        acceptRanges: false
+      })
     // Every answer of the console carries its policy (helmet's API-wide one forbids everything).
-    app.addHook('onSend', async (_request, reply) => { reply.header('content-security-policy', CONSOLE_CSP) })
+    app.addHook('onSend', async (_request, reply) => {
+      reply.header('content-security-policy', CONSOLE_CSP)
+    })
     const page = async (_request: unknown, reply: FastifyReply): Promise<FastifyReply> => {
-      if (!built) return await reply.code(503).header('cache-control', 'no-store').type('text/plain; charset=utf-8').send('The console is not built here: run `npm install` (or `npm run build`) in the service\'s directory, then restart.\n')
+      if (!built)
+        return await reply
+          .code(503)
+          .header('cache-control', 'no-store')
+          .type('text/plain; charset=utf-8')
+          .send("The console is not built here: run `npm install` (or `npm run build`) in the service's directory, then restart.\n")
       return await reply.header('cache-control', 'no-cache').sendFile('index.html')
     }
     // Declared like every route (not in the API's document: these are pages, not operations).
-    const text = (type: string, description: string): { description: string, content: Record<string, { schema: z.ZodType }> } => ({ description, content: { [type]: { schema: z.string() } } })
-    const pageSchema = { hide: true, response: { 200: text('text/html', 'the console\'s page'), 503: text('text/plain', 'the console is not built here'), ...problems() } }
+    const text = (type: string, description: string): { description: string; content: Record<string, { schema: z.ZodType }> } => ({
+      description,
+      content: { [type]: { schema: z.string() } }
+    })
+    const pageSchema = {
+      hide: true,
+      response: { 200: text('text/html', "the console's page"), 503: text('text/plain', 'the console is not built here'), ...problems() }
+    }
     for (const url of CONSOLE_PATHS) app.get(url, { config: { auth: 'none' }, schema: pageSchema }, page)
-    const assetSchema = { hide: true, response: { 200: { description: 'a script or style sheet of the build', content: { 'application/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } } }, ...problems(404) } }
+    const assetSchema = {
+      hide: true,
+      response: {
+        200: {
+          description: 'a script or style sheet of the build',
+          content: { 'application/javascript': { schema: z.string() }, 'text/css': { schema: z.string() } }
+        },
+        ...problems(404)
+      }
+    }
     app.get('/assets/:file', { config: { auth: 'none' }, schema: assetSchema }, async (request, reply) => {
       const file = (request.params as { file: string }).file
       // A plain file name of the build (no separator, no dot file, not a compressed copy): no path reaches beyond it.
@@ -60,10 +110,17 @@ export async function consoleRoutes (fastify: FastifyInstance, dist: string = CO
       return await reply.header('cache-control', 'public, max-age=31536000, immutable').sendFile(`assets/${file}`)
     })
     for (const file of ['theme.css', 'favicon.svg']) {
-      app.get(`/${file}`, { config: { auth: 'none' }, schema: { hide: true, response: { 200: text(file.endsWith('.css') ? 'text/css' : 'image/svg+xml', file), ...problems(404) } } }, async (_request, reply) => {
-        if (!built) return await reply.callNotFound()
-        return await reply.header('cache-control', 'public, max-age=3600').sendFile(file)
-      })
+      app.get(
+        `/${file}`,
+        {
+          config: { auth: 'none' },
+          schema: { hide: true, response: { 200: text(file.endsWith('.css') ? 'text/css' : 'image/svg+xml', file), ...problems(404) } }
+        },
+        async (_request, reply) => {
+          if (!built) return await reply.callNotFound()
+          return await reply.header('cache-control', 'public, max-age=3600').sendFile(file)
+        }
+      )
     }
   })
 }

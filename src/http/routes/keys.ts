@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { createApiKey, revokeApiKey, updateApiKey } from '../../commands/create-api-key.ts'
+import { createApiKey } from '../../commands/apikey/create-api-key.ts'
+import { revokeApiKey } from '../../commands/apikey/revoke-api-key.ts'
+import { updateApiKey } from '../../commands/apikey/update-api-key.ts'
 import { apiKeysOf, getApiKey, type ApiKeyDoc } from '../../projections/api-keys.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
@@ -10,22 +12,24 @@ import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas
 import type { HttpRuntime } from '../runtime.ts'
 
 /** An API key (interface section 2): never its hash; the raw key only once, at creation. */
-export const ApiKey = z.object({
-  uuid: z.string(),
-  name: z.string(),
-  environment: z.enum(['live', 'test']),
-  key_prefix: z.string().meta({ description: 'the first characters of the raw key, for display' }),
-  scopes: z.array(z.string()),
-  enabled_checks: z.array(z.string()),
-  rate_limit_per_minute: z.number().meta({ description: 'requests per minute: the plan\'s, realigned when the plan changes; never writable' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  revoked_at: Timestamp.nullable()
-}).meta({ id: 'ApiKey' })
+export const ApiKey = z
+  .object({
+    uuid: z.string(),
+    name: z.string(),
+    environment: z.enum(['live', 'test']),
+    key_prefix: z.string().meta({ description: 'the first characters of the raw key, for display' }),
+    scopes: z.array(z.string()),
+    enabled_checks: z.array(z.string()),
+    rate_limit_per_minute: z.number().meta({ description: "requests per minute: the plan's, realigned when the plan changes; never writable" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    revoked_at: Timestamp.nullable()
+  })
+  .meta({ id: 'ApiKey' })
 export type ApiKeyView = z.infer<typeof ApiKey>
 
 /** The public view of a key: never its hash; its rate limit is the account's plan's now (interface section 8: realigned when the plan changes). */
-export function keyView (k: ApiKeyDoc, plan: Plan): ApiKeyView {
+export function keyView(k: ApiKeyDoc, plan: Plan): ApiKeyView {
   return {
     uuid: k.uuid,
     name: k.name,
@@ -40,20 +44,29 @@ export function keyView (k: ApiKeyDoc, plan: Plan): ApiKeyView {
   }
 }
 
-const CreateKey = z.object({
-  name: z.string(),
-  environment: z.enum(['live', 'test']),
-  scopes: z.array(z.string()).max(64).optional().meta({ description: 'default: the verification and read scopes the creating credential holds' }),
-  enabled_checks: z.array(z.string()).max(64).optional().meta({ description: 'default: every check the creating credential holds' })
-}).strict().meta({ examples: [{ name: 'crm sync', environment: 'live', scopes: ['email:verify:single', 'results:read'] }] })
+const CreateKey = z
+  .object({
+    name: z.string(),
+    environment: z.enum(['live', 'test']),
+    scopes: z.array(z.string()).max(64).optional().meta({ description: 'default: the verification and read scopes the creating credential holds' }),
+    enabled_checks: z.array(z.string()).max(64).optional().meta({ description: 'default: every check the creating credential holds' })
+  })
+  .strict()
+  .meta({ examples: [{ name: 'crm sync', environment: 'live', scopes: ['email:verify:single', 'results:read'] }] })
 
-const UpdateKey = z.object({
-  name: z.string().optional(),
-  enabled_checks: z.array(z.string()).max(64).optional()
-}).strict().meta({ description: 'name and/or enabled_checks; omitted fields keep their value; any other field (a rate limit) is a 400', examples: [{ name: 'crm sync (eu)' }, { enabled_checks: ['syntax', 'dns', 'smtp'] }] })
+const UpdateKey = z
+  .object({
+    name: z.string().optional(),
+    enabled_checks: z.array(z.string()).max(64).optional()
+  })
+  .strict()
+  .meta({
+    description: 'name and/or enabled_checks; omitted fields keep their value; any other field (a rate limit) is a 400',
+    examples: [{ name: 'crm sync (eu)' }, { enabled_checks: ['syntax', 'dns', 'smtp'] }]
+  })
 
 /** API keys (interface section 4, "API keys"). */
-export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   app.route({
     method: 'POST',
@@ -64,7 +77,10 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       summary: 'Create a key; its raw key is shown once',
       tags: ['API keys'],
       body: CreateKey,
-      response: { 201: json(ApiKey.extend({ raw_key: z.string().meta({ description: 'shown once; only its hash is kept' }) }), 'The key with its raw key'), ...problems(...BODY_PROBLEMS, 401, 403) }
+      response: {
+        201: json(ApiKey.extend({ raw_key: z.string().meta({ description: 'shown once; only its hash is kept' }) }), 'The key with its raw key'),
+        ...problems(...BODY_PROBLEMS, 401, 403)
+      }
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
@@ -79,7 +95,12 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/keys',
     config: { auth: 'any', scope: 'api_keys:read' },
-    schema: { operationId: 'listApiKeys', summary: 'The account\'s keys, newest first', tags: ['API keys'], response: { 200: z.array(ApiKey), ...problems(401, 403) } },
+    schema: {
+      operationId: 'listApiKeys',
+      summary: "The account's keys, newest first",
+      tags: ['API keys'],
+      response: { 200: z.array(ApiKey), ...problems(401, 403) }
+    },
     handler: async request => {
       const p = principalOf(request)
       return (await apiKeysOf(rt.ctx, p.user_uuid)).map(k => keyView(k, p.plan))
@@ -90,7 +111,12 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/keys/me',
     config: { auth: 'api_key' },
-    schema: { operationId: 'getCurrentApiKey', summary: 'The key that authenticates this request (a bearer API key only)', tags: ['API keys'], response: { 200: ApiKey, ...problems(401) } },
+    schema: {
+      operationId: 'getCurrentApiKey',
+      summary: 'The key that authenticates this request (a bearer API key only)',
+      tags: ['API keys'],
+      response: { 200: ApiKey, ...problems(401) }
+    },
     handler: async request => {
       const p = principalOf(request)
       const doc = await getApiKey(rt.ctx, p.key_uuid!)
@@ -110,7 +136,13 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/keys/:uuid',
     config: { auth: 'any', scope: 'api_keys:read' },
-    schema: { operationId: 'getApiKey', summary: 'A key of the account', tags: ['API keys'], params: UuidParams, response: { 200: ApiKey, ...problems(400, 401, 403, 404) } },
+    schema: {
+      operationId: 'getApiKey',
+      summary: 'A key of the account',
+      tags: ['API keys'],
+      params: UuidParams,
+      response: { 200: ApiKey, ...problems(400, 401, 403, 404) }
+    },
     handler: async request => {
       const p = principalOf(request)
       return keyView(await owned(p.user_uuid, request.params.uuid), p.plan)
@@ -141,7 +173,13 @@ export function keyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'DELETE',
     url: '/api/keys/:uuid',
     config: { auth: 'any', scope: 'api_keys:revoke' },
-    schema: { operationId: 'revokeApiKey', summary: 'Revoke a key: it stops authenticating at once (idempotent: a repeat answers the same record)', tags: ['API keys'], params: UuidParams, response: { 200: ApiKey, ...problems(400, 401, 403, 404) } },
+    schema: {
+      operationId: 'revokeApiKey',
+      summary: 'Revoke a key: it stops authenticating at once (idempotent: a repeat answers the same record)',
+      tags: ['API keys'],
+      params: UuidParams,
+      response: { 200: ApiKey, ...problems(400, 401, 403, 404) }
+    },
     handler: async request => {
       const p = principalOf(request)
       await owned(p.user_uuid, request.params.uuid)

@@ -1,78 +1,157 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { submitJob, MAX_EMAIL_INPUT } from '../../commands/submit-job.ts'
+import { submitJob, MAX_EMAIL_INPUT } from '../../commands/job/submit-job.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob, type JobDoc } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, CheckNameSchema, CheckOutcomeSchema, FlagSchema, ReasonSchema, Timestamp, UuidParams, VerdictSchema, WaitQuery, json, problems } from '../schemas.ts'
+import {
+  BODY_PROBLEMS,
+  CheckNameSchema,
+  CheckOutcomeSchema,
+  FlagSchema,
+  ReasonSchema,
+  Timestamp,
+  UuidParams,
+  VerdictSchema,
+  WaitQuery,
+  json,
+  problems
+} from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The engine's answer for one address (VERIFICATION.md "Result of one address"), as a job shows it. */
-export const JobResult = z.object({
-  normalized: z.string().nullable(),
-  verdict: VerdictSchema,
-  reason: ReasonSchema,
-  score: z.number().meta({ description: '0–100: how likely mail to the address is delivered and read; 0 for invalid, 80–100 only for valid' }),
-  score_breakdown: z.array(z.object({ factor: z.string(), points: z.number() })),
-  flags: z.array(FlagSchema),
-  did_you_mean: z.string().nullable().meta({ description: 'a correction when the domain looks like a typo (`jane@gmial.com` → `jane@gmail.com`)' }),
-  mx: z.object({ host: z.string(), preference: z.number(), provider: z.string().nullable() }).nullable(),
-  smtp: z.object({ code: z.number(), enhanced_code: z.string().nullable(), message: z.string() }).nullable(),
-  checks: z.array(z.object({ name: CheckNameSchema, outcome: CheckOutcomeSchema, duration_ms: z.number().meta({ description: 'milliseconds' }), detail: z.string().nullable() })).meta({ description: 'each check that ran, in order, with what it found' }),
-  retryable: z.boolean().meta({ description: 'whether asking again later may give a firmer answer' }),
-  checked_at: Timestamp,
-  cached: z.boolean(),
-  sandbox: z.boolean()
-}).meta({ id: 'JobResult' })
+export const JobResult = z
+  .object({
+    normalized: z.string().nullable(),
+    verdict: VerdictSchema,
+    reason: ReasonSchema,
+    score: z.number().meta({ description: '0–100: how likely mail to the address is delivered and read; 0 for invalid, 80–100 only for valid' }),
+    score_breakdown: z.array(z.object({ factor: z.string(), points: z.number() })),
+    flags: z.array(FlagSchema),
+    did_you_mean: z.string().nullable().meta({ description: 'a correction when the domain looks like a typo (`jane@gmial.com` → `jane@gmail.com`)' }),
+    mx: z.object({ host: z.string(), preference: z.number(), provider: z.string().nullable() }).nullable(),
+    smtp: z.object({ code: z.number(), enhanced_code: z.string().nullable(), message: z.string() }).nullable(),
+    checks: z
+      .array(
+        z.object({
+          name: CheckNameSchema,
+          outcome: CheckOutcomeSchema,
+          duration_ms: z.number().meta({ description: 'milliseconds' }),
+          detail: z.string().nullable()
+        })
+      )
+      .meta({ description: 'each check that ran, in order, with what it found' }),
+    retryable: z.boolean().meta({ description: 'whether asking again later may give a firmer answer' }),
+    checked_at: Timestamp,
+    cached: z.boolean(),
+    sandbox: z.boolean()
+  })
+  .meta({ id: 'JobResult' })
 
 /** A verification job (interface section 2: uuid, status, score, verdict, created_at, per-check detail). */
-export const Job = z.object({
-  uuid: z.string(),
-  status: z.enum(['queued', 'deferred', 'completed', 'failed']),
-  email: z.string(),
-  verdict: VerdictSchema.nullable(),
-  reason: ReasonSchema.nullable(),
-  score: z.number().nullable(),
-  checks: z.array(CheckNameSchema),
-  cost: z.number().meta({ description: 'tokens reserved (0 for test keys)' }),
-  environment: z.enum(['live', 'test']),
-  created_at: Timestamp,
-  completed_at: Timestamp.nullable(),
-  attempts: z.number().meta({ description: 'greylisting retries so far' }),
-  retry_at: Timestamp.nullable(),
-  error: z.string().nullable(),
-  result: JobResult.nullable()
-}).meta({
-  id: 'Job',
-  examples: [
-    {
-      uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182', status: 'completed', email: 'jane@example.com', verdict: 'valid', reason: 'accepted_email', score: 95, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: '2026-11-23T10:00:01.240Z', attempts: 0, retry_at: null, error: null,
-      result: {
-        normalized: 'jane@example.com', verdict: 'valid', reason: 'accepted_email', score: 95, score_breakdown: [{ factor: 'reason:accepted_email', points: 100 }, { factor: 'flag:free', points: -5 }], flags: ['free'], did_you_mean: null,
-        mx: { host: 'mx1.example.com', preference: 10, provider: null }, smtp: { code: 250, enhanced_code: '2.1.5', message: 'OK' },
-        checks: [
-          { name: 'syntax', outcome: 'pass', duration_ms: 0.1, detail: null }, { name: 'typo', outcome: 'pass', duration_ms: 0.2, detail: null },
-          { name: 'disposable', outcome: 'pass', duration_ms: 0.1, detail: null }, { name: 'role', outcome: 'pass', duration_ms: 0, detail: null },
-          { name: 'free', outcome: 'pass', duration_ms: 0, detail: 'free mailbox provider' }, { name: 'dns', outcome: 'pass', duration_ms: 12.4, detail: 'MX mx1.example.com (10)' },
-          { name: 'smtp', outcome: 'pass', duration_ms: 830.2, detail: 'mx1.example.com (TLS): 250 2.1.5 OK' }, { name: 'catch_all', outcome: 'pass', duration_ms: 0, detail: 'the domain rejects unknown addresses' }
-        ],
-        retryable: false, checked_at: '2026-11-23T10:00:01.200Z', cached: false, sandbox: false
+export const Job = z
+  .object({
+    uuid: z.string(),
+    status: z.enum(['queued', 'deferred', 'completed', 'failed']),
+    email: z.string(),
+    verdict: VerdictSchema.nullable(),
+    reason: ReasonSchema.nullable(),
+    score: z.number().nullable(),
+    checks: z.array(CheckNameSchema),
+    cost: z.number().meta({ description: 'tokens reserved (0 for test keys)' }),
+    environment: z.enum(['live', 'test']),
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable(),
+    attempts: z.number().meta({ description: 'greylisting retries so far' }),
+    retry_at: Timestamp.nullable(),
+    error: z.string().nullable(),
+    result: JobResult.nullable()
+  })
+  .meta({
+    id: 'Job',
+    examples: [
+      {
+        uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607182',
+        status: 'completed',
+        email: 'jane@example.com',
+        verdict: 'valid',
+        reason: 'accepted_email',
+        score: 95,
+        checks: [...CHECK_NAMES],
+        cost: 10,
+        environment: 'live',
+        created_at: '2026-11-23T10:00:00.000Z',
+        completed_at: '2026-11-23T10:00:01.240Z',
+        attempts: 0,
+        retry_at: null,
+        error: null,
+        result: {
+          normalized: 'jane@example.com',
+          verdict: 'valid',
+          reason: 'accepted_email',
+          score: 95,
+          score_breakdown: [
+            { factor: 'reason:accepted_email', points: 100 },
+            { factor: 'flag:free', points: -5 }
+          ],
+          flags: ['free'],
+          did_you_mean: null,
+          mx: { host: 'mx1.example.com', preference: 10, provider: null },
+          smtp: { code: 250, enhanced_code: '2.1.5', message: 'OK' },
+          checks: [
+            { name: 'syntax', outcome: 'pass', duration_ms: 0.1, detail: null },
+            { name: 'typo', outcome: 'pass', duration_ms: 0.2, detail: null },
+            { name: 'disposable', outcome: 'pass', duration_ms: 0.1, detail: null },
+            { name: 'role', outcome: 'pass', duration_ms: 0, detail: null },
+            { name: 'free', outcome: 'pass', duration_ms: 0, detail: 'free mailbox provider' },
+            { name: 'dns', outcome: 'pass', duration_ms: 12.4, detail: 'MX mx1.example.com (10)' },
+            { name: 'smtp', outcome: 'pass', duration_ms: 830.2, detail: 'mx1.example.com (TLS): 250 2.1.5 OK' },
+            { name: 'catch_all', outcome: 'pass', duration_ms: 0, detail: 'the domain rejects unknown addresses' }
+          ],
+          retryable: false,
+          checked_at: '2026-11-23T10:00:01.200Z',
+          cached: false,
+          sandbox: false
+        }
+      },
+      {
+        uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607183',
+        status: 'queued',
+        email: 'john@example.org',
+        verdict: null,
+        reason: null,
+        score: null,
+        checks: [...CHECK_NAMES],
+        cost: 10,
+        environment: 'live',
+        created_at: '2026-11-23T10:00:00.000Z',
+        completed_at: null,
+        attempts: 0,
+        retry_at: null,
+        error: null,
+        result: null
       }
-    },
-    { uuid: '0193a1f2-7c4e-7a10-9b2c-3d4e5f607183', status: 'queued', email: 'john@example.org', verdict: null, reason: null, score: null, checks: [...CHECK_NAMES], cost: 10, environment: 'live', created_at: '2026-11-23T10:00:00.000Z', completed_at: null, attempts: 0, retry_at: null, error: null, result: null }
-  ]
-})
+    ]
+  })
 export type JobView = z.infer<typeof Job>
 
 /**
  * A job of `owner`, as the API shows it.
  * @throws HttpProblem 404 `job.not_found` for an unknown job or another account's.
  */
-export async function ownJob (rt: HttpRuntime, owner: string, uuid: string, wait: { seconds: number, cancelled?: AbortSignal } = { seconds: 0 }): Promise<JobView> {
+export async function ownJob(
+  rt: HttpRuntime,
+  owner: string,
+  uuid: string,
+  wait: { seconds: number; cancelled?: AbortSignal } = { seconds: 0 }
+): Promise<JobView> {
   const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
-  const doc = rt.waits === null || wait.seconds === 0 ? await read() : await rt.waits.until(uuid, wait.seconds * 1000, read, d => d === null || TERMINAL.has(d.status), wait.cancelled)
+  const doc =
+    rt.waits === null || wait.seconds === 0
+      ? await read()
+      : await rt.waits.until(uuid, wait.seconds * 1000, read, d => d === null || TERMINAL.has(d.status), wait.cancelled)
   if (!doc) throw new HttpProblem(404, 'job.not_found', 'no such job')
   return jobView(doc)
 }
@@ -85,16 +164,18 @@ const TERMINAL = new Set(['completed', 'failed'])
  * (a waiting read then stops); the listener goes with the answer (keep-alive sockets carry
  * many requests).
  */
-export function clientGone (reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
   const res = reply.raw
-  const gone = (): void => { if (!res.writableFinished) controller.abort() }
+  const gone = (): void => {
+    if (!res.writableFinished) controller.abort()
+  }
   res.once('close', gone)
   return controller.signal
 }
 
 /** The public view of a job. */
-export function jobView (j: JobDoc): JobView {
+export function jobView(j: JobDoc): JobView {
   return {
     uuid: j.uuid,
     status: j.status,
@@ -114,10 +195,17 @@ export function jobView (j: JobDoc): JobView {
   }
 }
 
-const SubmitJob = z.object({
-  email: z.string().max(MAX_EMAIL_INPUT).meta({ description: 'any text: an address that is not one completes `invalid`/`invalid_syntax`' }),
-  checks: z.array(z.string()).min(1).max(32).optional().meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` })
-}).meta({ examples: [{ email: 'jane@example.com' }, { email: 'jane@example.com', checks: ['smtp'] }] })
+const SubmitJob = z
+  .object({
+    email: z.string().max(MAX_EMAIL_INPUT).meta({ description: 'any text: an address that is not one completes `invalid`/`invalid_syntax`' }),
+    checks: z
+      .array(z.string())
+      .min(1)
+      .max(32)
+      .optional()
+      .meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` })
+  })
+  .meta({ examples: [{ email: 'jane@example.com' }, { email: 'jane@example.com', checks: ['smtp'] }] })
 
 const SubmitHeaders = z.looseObject({
   'idempotency-key': z.string().optional().meta({ description: 'replays answer 200 with the original job for 24 h (1 to 255 visible ASCII characters)' })
@@ -128,15 +216,16 @@ const SubmitHeaders = z.looseObject({
  * open): 1 to 255 visible ASCII characters. Absent: null.
  * @throws HttpProblem 400 `submit_job.invalid_idempotency_key`.
  */
-function idempotencyKey (request: FastifyRequest): string | null {
+function idempotencyKey(request: FastifyRequest): string | null {
   const value = request.headers['idempotency-key']
   if (value === undefined) return null
-  if (typeof value !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(value)) throw new HttpProblem(400, 'submit_job.invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters')
+  if (typeof value !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(value))
+    throw new HttpProblem(400, 'submit_job.invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters')
   return value
 }
 
 /** Verification jobs (interface section 4, "Verification jobs"). */
-export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   app.route({
     method: 'POST',
@@ -164,7 +253,25 @@ export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
       reply.header('location', `/api/verify/${submitted.job_uuid}`)
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       // Read models slower than the bounded wait: the job as it was accepted.
-      const view: JobView = doc ? jobView(doc) : { uuid: submitted.job_uuid, status: 'queued', email: request.body.email.trim(), verdict: null, reason: null, score: null, checks: submitted.checks, cost: submitted.cost, environment: p.environment, created_at: new Date().toISOString(), completed_at: null, attempts: 0, retry_at: null, error: null, result: null }
+      const view: JobView = doc
+        ? jobView(doc)
+        : {
+            uuid: submitted.job_uuid,
+            status: 'queued',
+            email: request.body.email.trim(),
+            verdict: null,
+            reason: null,
+            score: null,
+            checks: submitted.checks,
+            cost: submitted.cost,
+            environment: p.environment,
+            created_at: new Date().toISOString(),
+            completed_at: null,
+            attempts: 0,
+            retry_at: null,
+            error: null,
+            result: null
+          }
       return reply.code(submitted.replayed ? 200 : 202).send(view)
     }
   })
@@ -173,7 +280,15 @@ export function verifyRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/verify/:uuid',
     config: { auth: 'any', scope: 'results:read' },
-    schema: { operationId: 'getVerification', summary: 'A job and its result; with `wait`, answered as soon as the job ends (or when the wait is over)', tags: ['Verification jobs'], params: UuidParams, querystring: WaitQuery, response: { 200: Job, ...problems(400, 401, 403, 404, 429) } },
-    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
+    schema: {
+      operationId: 'getVerification',
+      summary: 'A job and its result; with `wait`, answered as soon as the job ends (or when the wait is over)',
+      tags: ['Verification jobs'],
+      params: UuidParams,
+      querystring: WaitQuery,
+      response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
+    },
+    handler: async (request, reply) =>
+      await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
   })
 }

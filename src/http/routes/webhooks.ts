@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { createWebhook, deleteWebhook, updateWebhook } from '../../commands/webhook-endpoints.ts'
-import { testWebhook } from '../../commands/webhook-deliveries.ts'
+import { createWebhook } from '../../commands/webhook/create-webhook.ts'
+import { deleteWebhook } from '../../commands/webhook/delete-webhook.ts'
+import { updateWebhook } from '../../commands/webhook/update-webhook.ts'
+import { testWebhook } from '../../commands/webhook/test-webhook.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { attemptsOf, getWebhook, webhooksOf, type WebhookAttemptDoc, type WebhookDoc } from '../../projections/webhooks.ts'
 import { actorOf, principalOf } from '../plugins/auth.ts'
@@ -12,27 +14,29 @@ import type { HttpRuntime } from '../runtime.ts'
 import { ERASED } from '../../ports/sealer.ts'
 
 /** A webhook endpoint (interface section 2): never its secret, but once at creation. */
-export const WebhookEndpoint = z.object({
-  uuid: z.string(),
-  url: z.string(),
-  events: z.array(z.string()),
-  description: z.string().nullable(),
-  status: z.enum(['active', 'disabled']),
-  disabled_reason: z.string().nullable().meta({ description: '`requested` or `consecutive_failures`; null while active' }),
-  consecutive_failures: z.number(),
-  created_at: Timestamp,
-  updated_at: Timestamp
-}).meta({ id: 'WebhookEndpoint' })
+export const WebhookEndpoint = z
+  .object({
+    uuid: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string().nullable(),
+    status: z.enum(['active', 'disabled']),
+    disabled_reason: z.string().nullable().meta({ description: '`requested` or `consecutive_failures`; null while active' }),
+    consecutive_failures: z.number(),
+    created_at: Timestamp,
+    updated_at: Timestamp
+  })
+  .meta({ id: 'WebhookEndpoint' })
 type WebhookView = z.infer<typeof WebhookEndpoint>
 
 /** A sealed field of an endpoint, unsealed (`[erased]` once the key is destroyed); one written before it was sealed as is. */
-async function opened (rt: HttpRuntime, owner: string, value: string | null): Promise<string | null> {
+async function opened(rt: HttpRuntime, owner: string, value: string | null): Promise<string | null> {
   if (value === null || !value.startsWith('sealed:')) return value
   return (await rt.ctx.sealer.unseal(owner, value)) ?? ERASED
 }
 
 /** The public view of an endpoint: never its secret; its URL and description unsealed. */
-export async function webhookView (rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
+export async function webhookView(rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
   return {
     uuid: w.uuid,
     url: (await opened(rt, w.user_uuid, w.url)) ?? '',
@@ -47,20 +51,22 @@ export async function webhookView (rt: HttpRuntime, w: WebhookDoc): Promise<Webh
 }
 
 /** One delivery attempt as `GET /api/webhooks/{uuid}/deliveries` lists it (interface section 6, rule 5). */
-const Attempt = z.object({
-  delivery_uuid: z.string(),
-  event: z.string(),
-  job_uuid: z.string(),
-  attempt: z.number(),
-  response_status: z.number().nullable().meta({ description: 'null when no answer came (see `error`)' }),
-  succeeded: z.boolean(),
-  error: z.string().nullable(),
-  duration_ms: z.number(),
-  test: z.boolean(),
-  timestamp: Timestamp
-}).meta({ id: 'WebhookAttempt' })
+const Attempt = z
+  .object({
+    delivery_uuid: z.string(),
+    event: z.string(),
+    job_uuid: z.string(),
+    attempt: z.number(),
+    response_status: z.number().nullable().meta({ description: 'null when no answer came (see `error`)' }),
+    succeeded: z.boolean(),
+    error: z.string().nullable(),
+    duration_ms: z.number(),
+    test: z.boolean(),
+    timestamp: Timestamp
+  })
+  .meta({ id: 'WebhookAttempt' })
 
-function attemptView (a: WebhookAttemptDoc): z.infer<typeof Attempt> {
+function attemptView(a: WebhookAttemptDoc): z.infer<typeof Attempt> {
   return {
     delivery_uuid: a.delivery_uuid,
     event: a.event,
@@ -75,18 +81,23 @@ function attemptView (a: WebhookAttemptDoc): z.infer<typeof Attempt> {
   }
 }
 
-const CreateWebhook = z.object({
-  url: z.string().max(4096),
-  events: z.array(z.string().max(100)).max(32),
-  description: z.string().max(4096).nullable().optional()
-}).strict().meta({ examples: [{ url: 'https://hooks.example.com/verification', events: ['job.completed'], description: 'CRM' }] })
+const CreateWebhook = z
+  .object({
+    url: z.string().max(4096),
+    events: z.array(z.string().max(100)).max(32),
+    description: z.string().max(4096).nullable().optional()
+  })
+  .strict()
+  .meta({ examples: [{ url: 'https://hooks.example.com/verification', events: ['job.completed'], description: 'CRM' }] })
 
-const UpdateWebhook = z.object({
-  url: z.string().max(4096).optional(),
-  events: z.array(z.string().max(100)).max(32).optional(),
-  description: z.string().max(4096).nullable().optional(),
-  status: z.string().max(100).optional().meta({ description: '`active` (re-enables and clears the failure count) or `disabled`' })
-}).strict()
+const UpdateWebhook = z
+  .object({
+    url: z.string().max(4096).optional(),
+    events: z.array(z.string().max(100)).max(32).optional(),
+    description: z.string().max(4096).nullable().optional(),
+    status: z.string().max(100).optional().meta({ description: '`active` (re-enables and clears the failure count) or `disabled`' })
+  })
+  .strict()
 
 const TestOutcome = z.object({
   delivery_uuid: z.string(),
@@ -97,7 +108,7 @@ const TestOutcome = z.object({
 })
 
 /** Webhooks (interface section 4 "Webhooks", section 6). Auth A with the `webhooks:*` scopes. */
-export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void {
+export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks
   const send = rt.send_webhook
@@ -112,7 +123,12 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'GET',
     url: '/api/webhooks',
     config: { auth: 'any', scope: 'webhooks:read' },
-    schema: { operationId: 'listWebhooks', summary: 'The account\'s endpoints, newest first', tags, response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) } },
+    schema: {
+      operationId: 'listWebhooks',
+      summary: "The account's endpoints, newest first",
+      tags,
+      response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) }
+    },
     handler: async request => {
       return await Promise.all((await webhooksOf(rt.ctx, principalOf(request).user_uuid)).map(async w => await webhookView(rt, w)))
     }
@@ -127,14 +143,29 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
       summary: 'Register an endpoint; its signing secret is shown once',
       tags,
       body: CreateWebhook,
-      response: { 201: json(WebhookEndpoint.extend({ secret: z.string().meta({ description: '`whsec_…`, shown once' }) }), 'The endpoint with its signing secret'), ...problems(...BODY_PROBLEMS, 401, 403) }
+      response: {
+        201: json(WebhookEndpoint.extend({ secret: z.string().meta({ description: '`whsec_…`, shown once' }) }), 'The endpoint with its signing secret'),
+        ...problems(...BODY_PROBLEMS, 401, 403)
+      }
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
       const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...request.body, actor: actorOf(p) })
       await rt.caughtUp(created.position)
       const e = created.endpoint
-      const view = await webhookView(rt, { _id: e.webhook_uuid, uuid: e.webhook_uuid, user_uuid: e.user_uuid, url: e.url, events: e.events, description: e.description, status: 'active', disabled_reason: null, consecutive_failures: 0, created_at: e.created_at, updated_at: e.created_at })
+      const view = await webhookView(rt, {
+        _id: e.webhook_uuid,
+        uuid: e.webhook_uuid,
+        user_uuid: e.user_uuid,
+        url: e.url,
+        events: e.events,
+        description: e.description,
+        status: 'active',
+        disabled_reason: null,
+        consecutive_failures: 0,
+        created_at: e.created_at,
+        updated_at: e.created_at
+      })
       return reply.code(201).send({ ...view, secret: created.secret })
     }
   })
@@ -143,7 +174,13 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'GET',
     url: '/api/webhooks/:uuid',
     config: { auth: 'any', scope: 'webhooks:read' },
-    schema: { operationId: 'getWebhook', summary: 'An endpoint', tags, params: UuidParams, response: { 200: WebhookEndpoint, ...problems(400, 401, 403, 404) } },
+    schema: {
+      operationId: 'getWebhook',
+      summary: 'An endpoint',
+      tags,
+      params: UuidParams,
+      response: { 200: WebhookEndpoint, ...problems(400, 401, 403, 404) }
+    },
     handler: async request => await webhookView(rt, await ownEndpoint(request.params.uuid, principalOf(request).user_uuid))
   })
 
@@ -151,14 +188,27 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'PATCH',
     url: '/api/webhooks/:uuid',
     config: { auth: 'any', scope: 'webhooks:update', invalid: 'update_webhook.invalid_request' },
-    schema: { operationId: 'updateWebhook', summary: 'Change an endpoint\'s url, events, description or status', tags, params: UuidParams, body: UpdateWebhook, response: { 200: WebhookEndpoint, ...problems(...BODY_PROBLEMS, 401, 403, 404) } },
+    schema: {
+      operationId: 'updateWebhook',
+      summary: "Change an endpoint's url, events, description or status",
+      tags,
+      params: UuidParams,
+      body: UpdateWebhook,
+      response: { 200: WebhookEndpoint, ...problems(...BODY_PROBLEMS, 401, 403, 404) }
+    },
     handler: async request => {
       const p = principalOf(request)
       const body = request.body
       if (body.status !== undefined && body.status !== 'active' && body.status !== 'disabled') {
         throw new DomainError('invalid', 'update_webhook.invalid_status', 'status must be "active" or "disabled"')
       }
-      const position = await updateWebhook(rt.ctx, p.user_uuid, request.params.uuid, { ...body, status: body.status as 'active' | 'disabled' | undefined }, actorOf(p))
+      const position = await updateWebhook(
+        rt.ctx,
+        p.user_uuid,
+        request.params.uuid,
+        { ...body, status: body.status as 'active' | 'disabled' | undefined },
+        actorOf(p)
+      )
       await rt.caughtUp(position)
       return await webhookView(rt, await ownEndpoint(request.params.uuid, p.user_uuid))
     }
@@ -168,7 +218,13 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'DELETE',
     url: '/api/webhooks/:uuid',
     config: { auth: 'any', scope: 'webhooks:delete' },
-    schema: { operationId: 'deleteWebhook', summary: 'Delete an endpoint (idempotent)', tags, params: UuidParams, response: { 204: NoContent, ...problems(400, 401, 403) } },
+    schema: {
+      operationId: 'deleteWebhook',
+      summary: 'Delete an endpoint (idempotent)',
+      tags,
+      params: UuidParams,
+      response: { 204: NoContent, ...problems(400, 401, 403) }
+    },
     handler: async (request, reply) => {
       const p = principalOf(request)
       await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, request.params.uuid, actorOf(p)))
@@ -180,7 +236,14 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'GET',
     url: '/api/webhooks/:uuid/deliveries',
     config: { auth: 'any', scope: 'webhooks:read', invalid: 'request.invalid_pagination' },
-    schema: { operationId: 'listWebhookDeliveries', summary: 'Every delivery attempt to an endpoint, newest first', tags, params: UuidParams, querystring: PageQuery, response: { 200: Paginated(Attempt), ...problems(400, 401, 403, 404) } },
+    schema: {
+      operationId: 'listWebhookDeliveries',
+      summary: 'Every delivery attempt to an endpoint, newest first',
+      tags,
+      params: UuidParams,
+      querystring: PageQuery,
+      response: { 200: Paginated(Attempt), ...problems(400, 401, 403, 404) }
+    },
     handler: async request => {
       const p = principalOf(request)
       const { limit, offset } = request.query
@@ -194,7 +257,13 @@ export function webhookRoutes (fastify: FastifyInstance, rt: HttpRuntime): void 
     method: 'POST',
     url: '/api/webhooks/:uuid/test',
     config: { auth: 'any', scope: 'webhooks:update' },
-    schema: { operationId: 'testWebhook', summary: 'Send one signed sample delivery now', tags, params: UuidParams, response: { 200: TestOutcome, ...problems(400, 401, 403, 404) } },
+    schema: {
+      operationId: 'testWebhook',
+      summary: 'Send one signed sample delivery now',
+      tags,
+      params: UuidParams,
+      response: { 200: TestOutcome, ...problems(400, 401, 403, 404) }
+    },
     handler: async request => {
       const p = principalOf(request)
       const r = await testWebhook(rt.ctx, p.user_uuid, request.params.uuid, send, policy)

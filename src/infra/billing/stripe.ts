@@ -1,5 +1,5 @@
 import type Stripe from 'stripe'
-import { BillingUnavailableError, InvalidWebhookError, type Billing, type CheckoutRequest, type StripeEvent } from '../../ports/billing.ts'
+import { BillingUnavailableError, InvalidWebhookError, type Billing, type CheckoutRequest } from '../../ports/billing.ts'
 
 /**
  * Stripe through its official SDK: Checkout Sessions (subscription mode for a plan,
@@ -13,22 +13,26 @@ export class StripeBilling implements Billing {
   private readonly webhookSecret: string | null
 
   /** Loads the SDK (only where billing is configured: it weighs about 18 MiB) and connects it. */
-  static async create (options: { secret_key: string, webhook_secret: string | null, api_url: string | null }): Promise<StripeBilling> {
+  static async create(options: { secret_key: string; webhook_secret: string | null; api_url: string | null }): Promise<StripeBilling> {
     const { default: Sdk } = await import('stripe')
     return new StripeBilling(Sdk, options)
   }
 
-  private constructor (Sdk: typeof Stripe, options: { secret_key: string, webhook_secret: string | null, api_url: string | null }) {
+  private constructor(Sdk: typeof Stripe, options: { secret_key: string; webhook_secret: string | null; api_url: string | null }) {
     const url = options.api_url ? new URL(options.api_url) : null
     this.stripe = new Sdk(options.secret_key, {
       maxNetworkRetries: 1,
       timeout: 10_000,
-      ...(url && { host: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)), protocol: url.protocol === 'https:' ? 'https' : 'http' })
+      ...(url && {
+        host: url.hostname,
+        port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        protocol: url.protocol === 'https:' ? 'https' : 'http'
+      })
     })
     this.webhookSecret = options.webhook_secret
   }
 
-  async checkout (r: CheckoutRequest): Promise<{ id: string, url: string }> {
+  async checkout(r: CheckoutRequest): Promise<{ id: string; url: string }> {
     try {
       const session = await this.stripe.checkout.sessions.create({
         mode: r.mode,
@@ -49,7 +53,7 @@ export class StripeBilling implements Billing {
     }
   }
 
-  async portal (r: { customer: string, return_url: string, locale: string }): Promise<{ url: string }> {
+  async portal(r: { customer: string; return_url: string; locale: string }): Promise<{ url: string }> {
     try {
       const session = await this.stripe.billingPortal.sessions.create({ customer: r.customer, return_url: r.return_url, locale: r.locale as never })
       return { url: session.url }
@@ -58,7 +62,7 @@ export class StripeBilling implements Billing {
     }
   }
 
-  parseWebhook (rawBody: Buffer, signature: string | undefined): unknown {
+  parseWebhook(rawBody: Buffer, signature: string | undefined): unknown {
     if (this.webhookSecret === null) throw new BillingUnavailableError('STRIPE_WEBHOOK_SECRET is not set')
     if (!signature) throw new InvalidWebhookError('missing Stripe-Signature header')
     try {

@@ -12,15 +12,22 @@ import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
  */
 export class FileBlobStore implements BlobStore {
   private readonly dir: string
-  constructor (dir: string) { this.dir = dir }
+  constructor(dir: string) {
+    this.dir = dir
+  }
 
-  async put (owner: string, id: string, content: Readable): Promise<{ bytes: number }> {
+  async put(owner: string, id: string, content: Readable): Promise<{ bytes: number }> {
     checkBlobName(owner, id)
     const folder = join(this.dir, owner)
     mkdirSync(folder, { recursive: true })
     const temporary = join(folder, `.${id}.${randomBytes(6).toString('hex')}.partial`)
     let bytes = 0
-    const count = new Transform({ transform (chunk: Buffer, _enc, done) { bytes += chunk.length; done(null, chunk) } })
+    const count = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length
+        done(null, chunk)
+      }
+    })
     try {
       await pipeline(content, count, createWriteStream(temporary, { flags: 'wx' }))
       renameSync(temporary, join(folder, id))
@@ -31,19 +38,19 @@ export class FileBlobStore implements BlobStore {
     return { bytes }
   }
 
-  async open (owner: string, id: string): Promise<Readable | null> {
+  async open(owner: string, id: string): Promise<Readable | null> {
     checkBlobName(owner, id)
     const file = join(this.dir, owner, id)
     if (!existsSync(file)) return null
     return createReadStream(file)
   }
 
-  async delete (owner: string, id: string): Promise<void> {
+  async delete(owner: string, id: string): Promise<void> {
     checkBlobName(owner, id)
     rmSync(join(this.dir, owner, id), { force: true })
   }
 
-  async deleteOwner (owner: string): Promise<number> {
+  async deleteOwner(owner: string): Promise<number> {
     checkBlobName(owner, 'x')
     const folder = join(this.dir, owner)
     if (!existsSync(folder)) return 0
@@ -52,5 +59,5 @@ export class FileBlobStore implements BlobStore {
     return n
   }
 
-  async close (): Promise<void> {}
+  async close(): Promise<void> {}
 }

@@ -5,11 +5,15 @@ interface Member {
   options: ConsumerOptions
   handler: BusHandler
   running: number
-  queue: Array<{ event: RecordedEvent, attempt: number, done: () => void }>
+  queue: Array<{ event: RecordedEvent; attempt: number; done: () => void }>
   stopped: boolean
 }
 
-interface Group { name: string, members: Member[], next: number }
+interface Group {
+  name: string
+  members: Member[]
+  next: number
+}
 
 /** Delay (ms) before the n-th redelivery of a failed message: 50, 100, 200 … up to 5 s. */
 const backoff = (attempt: number): number => Math.min(5_000, 50 * 2 ** (attempt - 1))
@@ -31,16 +35,27 @@ export class InProcessBus implements Bus {
   private readonly log: (msg: string, err?: unknown) => void
   private readonly redelivered: Record<string, number> = {}
 
-  constructor (log: (msg: string, err?: unknown) => void = (m, e) => { console.error(m, e) }) {
+  constructor(
+    log: (msg: string, err?: unknown) => void = (m, e) => {
+      console.error(m, e)
+    }
+  ) {
     this.log = log
   }
 
-  async publish (event: RecordedEvent): Promise<void> {
+  async publish(event: RecordedEvent): Promise<void> {
     if (this.recent.has(event.id)) return
     const pending = this.inFlight.get(event.id)
     if (pending) return await pending
     const targets = [...this.groups.values()].filter(g => g.members.some(m => !m.stopped && m.options.event_types.includes(event.type)))
-    const all = Promise.all(targets.map(g => new Promise<void>(resolve => { this.dispatch(g, event, 1, resolve) }))).then(() => {
+    const all = Promise.all(
+      targets.map(
+        g =>
+          new Promise<void>(resolve => {
+            this.dispatch(g, event, 1, resolve)
+          })
+      )
+    ).then(() => {
       this.inFlight.delete(event.id)
       this.remember(event.id)
     })
@@ -48,21 +63,24 @@ export class InProcessBus implements Bus {
     await all
   }
 
-  private dispatch (g: Group, event: RecordedEvent, attempt: number, done: () => void): void {
+  private dispatch(g: Group, event: RecordedEvent, attempt: number, done: () => void): void {
     const live = g.members.filter(m => !m.stopped)
-    if (live.length === 0) { done(); return }
+    if (live.length === 0) {
+      done()
+      return
+    }
     const member = live[g.next++ % live.length]
     member.queue.push({ event, attempt, done })
     this.pump(g, member)
   }
 
-  private remember (id: string): void {
+  private remember(id: string): void {
     this.recent.add(id)
     this.recentOrder.push(id)
     if (this.recentOrder.length > 10_000) this.recent.delete(this.recentOrder.shift()!)
   }
 
-  private pump (g: Group, m: Member): void {
+  private pump(g: Group, m: Member): void {
     while (!m.stopped && m.running < m.options.concurrency && m.queue.length > 0) {
       const item = m.queue.shift()!
       m.running++
@@ -73,7 +91,7 @@ export class InProcessBus implements Bus {
     }
   }
 
-  private async deliver (g: Group, m: Member, item: Member['queue'][number]): Promise<void> {
+  private async deliver(g: Group, m: Member, item: Member['queue'][number]): Promise<void> {
     const max = m.options.max_deliveries ?? 5
     try {
       await m.handler(item.event)
@@ -83,7 +101,9 @@ export class InProcessBus implements Bus {
         // Held in memory only: the publish counts as handled (after a restart, the owner
         // of the work finds it again, e.g. deferred jobs in the read store).
         item.done()
-        setTimeout(() => { this.dispatch(g, item.event, item.attempt, () => {}) }, err.delay_ms).unref()
+        setTimeout(() => {
+          this.dispatch(g, item.event, item.attempt, () => {})
+        }, err.delay_ms).unref()
         return
       }
       if (item.attempt >= max) {
@@ -92,11 +112,13 @@ export class InProcessBus implements Bus {
         return
       }
       this.redelivered[m.options.name] = (this.redelivered[m.options.name] ?? 0) + 1
-      setTimeout(() => { this.dispatch(g, item.event, item.attempt + 1, item.done) }, backoff(item.attempt))
+      setTimeout(() => {
+        this.dispatch(g, item.event, item.attempt + 1, item.done)
+      }, backoff(item.attempt))
     }
   }
 
-  async consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer> {
+  async consume(options: ConsumerOptions, handler: BusHandler): Promise<Consumer> {
     const g = this.groups.get(options.name) ?? { name: options.name, members: [], next: 0 }
     this.groups.set(options.name, g)
     const member: Member = { options, handler, running: 0, queue: [], stopped: false }
@@ -111,9 +133,11 @@ export class InProcessBus implements Bus {
     }
   }
 
-  redeliveries (): Readonly<Record<string, number>> { return this.redelivered }
+  redeliveries(): Readonly<Record<string, number>> {
+    return this.redelivered
+  }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     for (const g of this.groups.values()) for (const m of g.members) m.stopped = true
   }
 }

@@ -1,6 +1,15 @@
 import { createConnection } from 'node:net'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { jetstream, jetstreamManager, AckPolicy, RetentionPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import {
+  jetstream,
+  jetstreamManager,
+  AckPolicy,
+  RetentionPolicy,
+  DeliverPolicy,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg
+} from '@nats-io/jetstream'
 import { nanos } from '@nats-io/nats-core'
 import type { RecordedEvent } from '../../ports/event-store.ts'
 import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from '../../ports/bus.ts'
@@ -28,25 +37,36 @@ const encoder = new TextEncoder()
  * for a cluster): the credentials of the first server that names some are sent as user
  * and password (the client takes none from a URL), the servers without them.
  */
-export function natsConnection (url: string): { servers: string[], user?: string, pass?: string } {
+export function natsConnection(url: string): { servers: string[]; user?: string; pass?: string } {
   const servers: string[] = []
   let user: string | undefined
   let pass: string | undefined
   for (const s of url.split(',')) {
     const m = /^(nats:\/\/)(?:([^:@/]+)(?::([^@/]*))?@)?(.+)$/.exec(s.trim())
-    if (!m) { servers.push(s.trim()); continue }
-    if (m[2] !== undefined && user === undefined) { user = decodeURIComponent(m[2]); pass = m[3] === undefined ? undefined : decodeURIComponent(m[3]) }
+    if (!m) {
+      servers.push(s.trim())
+      continue
+    }
+    if (m[2] !== undefined && user === undefined) {
+      user = decodeURIComponent(m[2])
+      pass = m[3] === undefined ? undefined : decodeURIComponent(m[3])
+    }
     servers.push(`${m[1]}${m[4]}`)
   }
   return { servers, ...(user !== undefined && { user }), ...(pass !== undefined && { pass }) }
 }
 
 /** Whether a NATS server accepts TCP connections at the first address of `url` (tests, benchmarks). */
-export async function natsAnswers (url: string, timeoutMs = 1_000): Promise<boolean> {
-  const [host, port] = natsConnection(url).servers[0].replace(/^nats:\/\//, '').split(':')
+export async function natsAnswers(url: string, timeoutMs = 1_000): Promise<boolean> {
+  const [host, port] = natsConnection(url)
+    .servers[0].replace(/^nats:\/\//, '')
+    .split(':')
   return await new Promise<boolean>(resolve => {
     const s = createConnection({ host, port: Number(port ?? 4222) })
-    const done = (ok: boolean): void => { s.destroy(); resolve(ok) }
+    const done = (ok: boolean): void => {
+      s.destroy()
+      resolve(ok)
+    }
     s.setTimeout(timeoutMs, () => done(false))
     s.once('connect', () => done(true))
     s.once('error', () => done(false))
@@ -75,7 +95,7 @@ export class NatsBus implements Bus {
   private readonly ready = new Map<string, Promise<void>>()
   private readonly redelivered: Record<string, number> = {}
 
-  private constructor (nc: NatsConnection, jsm: JetStreamManager, options: NatsBusOptions) {
+  private constructor(nc: NatsConnection, jsm: JetStreamManager, options: NatsBusOptions) {
     this.nc = nc
     this.jsm = jsm
     this.js = jetstream(nc)
@@ -85,22 +105,30 @@ export class NatsBus implements Bus {
       ack_wait_ms: options.ack_wait_ms ?? 30_000,
       duplicate_window_ms: options.duplicate_window_ms ?? 120_000,
       drain_ms: options.drain_ms ?? 10_000,
-      log: options.log ?? ((m, e) => { console.error(m, e) })
+      log:
+        options.log ??
+        ((m, e) => {
+          console.error(m, e)
+        })
     }
   }
 
   /** Connects to `url` (`nats://host:port`, comma-separated for a cluster). @throws when no server answers. */
-  static async connect (url: string, options: NatsBusOptions): Promise<NatsBus> {
+  static async connect(url: string, options: NatsBusOptions): Promise<NatsBus> {
     // No async stack traces: each request would capture a stack (a third of the relay's CPU at high rates).
     const nc = await connect({ ...natsConnection(url), name: `svc-${process.pid}`, maxReconnectAttempts: -1, noAsyncTraces: true })
     return new NatsBus(nc, await jetstreamManager(nc), options)
   }
 
-  private streamOf (service: string): string { return `${this.o.prefix}_${service}`.toUpperCase().replace(/[^A-Z0-9_-]/g, '_') }
-  private subjectOf (service: string, type: string): string { return `${this.o.prefix}.${service}.${type}` }
+  private streamOf(service: string): string {
+    return `${this.o.prefix}_${service}`.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')
+  }
+  private subjectOf(service: string, type: string): string {
+    return `${this.o.prefix}.${service}.${type}`
+  }
 
   /** Creates the service's stream if missing (idempotent). */
-  private async ensureStream (service: string): Promise<void> {
+  private async ensureStream(service: string): Promise<void> {
     let p = this.ready.get(service)
     if (!p) {
       p = (async () => {
@@ -108,7 +136,12 @@ export class NatsBus implements Bus {
         try {
           await this.jsm.streams.info(name)
         } catch {
-          await this.jsm.streams.add({ name, subjects: [`${this.o.prefix}.${service}.>`], retention: RetentionPolicy.Workqueue, duplicate_window: nanos(this.o.duplicate_window_ms) })
+          await this.jsm.streams.add({
+            name,
+            subjects: [`${this.o.prefix}.${service}.>`],
+            retention: RetentionPolicy.Workqueue,
+            duplicate_window: nanos(this.o.duplicate_window_ms)
+          })
         }
       })()
       this.ready.set(service, p)
@@ -117,15 +150,19 @@ export class NatsBus implements Bus {
     await p
   }
 
-  async publish (event: RecordedEvent): Promise<void> {
-    const services = Object.entries(this.o.routes).filter(([, types]) => types.includes(event.type)).map(([s]) => s)
-    await Promise.all(services.map(async service => {
-      await this.ensureStream(service)
-      await this.js.publish(this.subjectOf(service, event.type), encoder.encode(JSON.stringify(event)), { msgID: event.id })
-    }))
+  async publish(event: RecordedEvent): Promise<void> {
+    const services = Object.entries(this.o.routes)
+      .filter(([, types]) => types.includes(event.type))
+      .map(([s]) => s)
+    await Promise.all(
+      services.map(async service => {
+        await this.ensureStream(service)
+        await this.js.publish(this.subjectOf(service, event.type), encoder.encode(JSON.stringify(event)), { msgID: event.id })
+      })
+    )
   }
 
-  async consume (options: ConsumerOptions, handler: BusHandler): Promise<Consumer> {
+  async consume(options: ConsumerOptions, handler: BusHandler): Promise<Consumer> {
     const service = options.name
     await this.ensureStream(service)
     const stream = this.streamOf(service)
@@ -154,15 +191,26 @@ export class NatsBus implements Bus {
     const max = options.max_deliveries ?? 5
 
     const handle = async (m: JsMsg): Promise<void> => {
-      const alive = setInterval(() => { m.working() }, Math.max(1_000, Math.floor(this.o.ack_wait_ms / 3)))
+      const alive = setInterval(
+        () => {
+          m.working()
+        },
+        Math.max(1_000, Math.floor(this.o.ack_wait_ms / 3))
+      )
       alive.unref()
       try {
         const event = m.json<RecordedEvent>()
-        if (!options.event_types.includes(event.type)) { m.ack(); return }
+        if (!options.event_types.includes(event.type)) {
+          m.ack()
+          return
+        }
         await handler(event)
         m.ack()
       } catch (err) {
-        if (err instanceof RetryLater) { m.nak(err.delay_ms); return }
+        if (err instanceof RetryLater) {
+          m.nak(err.delay_ms)
+          return
+        }
         const delivery = m.info.deliveryCount
         if (delivery >= max) {
           this.o.log(`consumer ${service}: giving up on message ${m.seq} after ${delivery} deliveries`, err)
@@ -178,12 +226,20 @@ export class NatsBus implements Bus {
 
     const loop = (async () => {
       for await (const m of messages) {
-        if (stopping) { m.nak(); continue }
+        if (stopping) {
+          m.nak()
+          continue
+        }
         while (inFlight.size >= options.concurrency) await new Promise<void>(resolve => slots.push(resolve))
-        const p = handle(m).finally(() => { inFlight.delete(p); slots.shift()?.() })
+        const p = handle(m).finally(() => {
+          inFlight.delete(p)
+          slots.shift()?.()
+        })
         inFlight.add(p)
       }
-    })().catch(err => { if (!stopping) this.o.log(`consumer ${service} stopped`, err) })
+    })().catch(err => {
+      if (!stopping) this.o.log(`consumer ${service} stopped`, err)
+    })
 
     return {
       stop: async () => {
@@ -196,14 +252,16 @@ export class NatsBus implements Bus {
     }
   }
 
-  redeliveries (): Readonly<Record<string, number>> { return this.redelivered }
+  redeliveries(): Readonly<Record<string, number>> {
+    return this.redelivered
+  }
 
   /** Deletes this bus's streams (tests). */
-  async destroy (): Promise<void> {
+  async destroy(): Promise<void> {
     for (const service of Object.keys(this.o.routes)) await this.jsm.streams.delete(this.streamOf(service)).catch(() => false)
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await this.nc.drain().catch(() => this.nc.close())
   }
 }

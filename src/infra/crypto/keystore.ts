@@ -4,14 +4,14 @@ import { statSync } from 'node:fs'
 import { DataKeyDestroyedError, type DataKeyStore } from '../../ports/data-keys.ts'
 import { forgetWal, truncateWal } from '../sqlite-checkpointer.ts'
 
-function wrap (kek: Buffer, key: Buffer, owner: string): Buffer {
+function wrap(kek: Buffer, key: Buffer, owner: string): Buffer {
   const iv = randomBytes(12)
   const c = createCipheriv('aes-256-gcm', kek, iv)
   c.setAAD(Buffer.from(owner))
   return Buffer.concat([iv, c.update(key), c.final(), c.getAuthTag()])
 }
 
-function unwrap (kek: Buffer, blob: Buffer, owner: string): Buffer {
+function unwrap(kek: Buffer, blob: Buffer, owner: string): Buffer {
   const d = createDecipheriv('aes-256-gcm', kek, blob.subarray(0, 12))
   d.setAAD(Buffer.from(owner))
   d.setAuthTag(blob.subarray(blob.length - 16))
@@ -30,10 +30,14 @@ const SCRUB_PAUSE_MS = { first: 50, max: 5_000 }
 export const SCRUB_REPORT_AFTER_MS = 10_000
 
 /** What the erasure of data keys is doing: keys destroyed whose bytes may still be in the WAL, and since when (ms since the epoch). */
-export interface ErasureStatus { pending: number, pending_since: number | null, stalled_reports: number }
+export interface ErasureStatus {
+  pending: number
+  pending_since: number | null
+  stalled_reports: number
+}
 
 /** Told when a scrub of destroyed keys is late (`stalled`: a reader holds the WAL past SCRUB_REPORT_AFTER_MS), finishes after such a report (`scrubbed`), or fails (`error`). */
-export type ErasureReport = (e: { type: 'stalled' | 'scrubbed' | 'error', pending: number, waited_ms: number, error?: string }) => void
+export type ErasureReport = (e: { type: 'stalled' | 'scrubbed' | 'error'; pending: number; waited_ms: number; error?: string }) => void
 
 /**
  * SQLite key store in its own file (`DATA_DIR/keys.db`), apart from the events, with
@@ -50,7 +54,7 @@ export class SqliteDataKeyStore implements DataKeyStore {
   private readonly db: DatabaseSync
   private readonly file: string
   private readonly kek: Buffer
-  private readonly cache = new Map<string, { key: Buffer, until: number }>()
+  private readonly cache = new Map<string, { key: Buffer; until: number }>()
   /** Destructions not yet scrubbed from the WAL: the generation of the latest, and when the oldest was made. */
   private destroyed = 0
   private scrubbedUpTo = 0
@@ -61,7 +65,7 @@ export class SqliteDataKeyStore implements DataKeyStore {
   private wake: (() => void) | null = null
   private report: ErasureReport = () => {}
 
-  constructor (file: string, masterKey: Buffer) {
+  constructor(file: string, masterKey: Buffer) {
     this.kek = masterKey
     this.file = file
     this.db = new DatabaseSync(file, { timeout: 10_000 })
@@ -72,14 +76,16 @@ export class SqliteDataKeyStore implements DataKeyStore {
   }
 
   /** Where late or failed scrubs are reported (the service logs them and counts them in `/metrics`). */
-  onErasure (report: ErasureReport): void { this.report = report }
+  onErasure(report: ErasureReport): void {
+    this.report = report
+  }
 
   /** Destructions whose bytes may still be in the WAL (a gauge of `/metrics`). */
-  erasureStatus (): ErasureStatus {
+  erasureStatus(): ErasureStatus {
     return { pending: this.destroyed - this.scrubbedUpTo, pending_since: this.pendingSince, stalled_reports: this.stalledReports }
   }
 
-  async getOrCreate (owner: string): Promise<Buffer> {
+  async getOrCreate(owner: string): Promise<Buffer> {
     const existing = await this.get(owner)
     if (existing) return existing
     this.db.prepare('INSERT OR IGNORE INTO data_keys (owner, wrapped) VALUES (?, ?)').run(owner, wrap(this.kek, randomBytes(32), owner))
@@ -88,7 +94,7 @@ export class SqliteDataKeyStore implements DataKeyStore {
     return key
   }
 
-  async get (owner: string): Promise<Buffer | null> {
+  async get(owner: string): Promise<Buffer | null> {
     const hit = this.cache.get(owner)
     const now = Date.now()
     if (hit && hit.until > now) return hit.key
@@ -106,10 +112,12 @@ export class SqliteDataKeyStore implements DataKeyStore {
    * page is emptied off the event loop. Waits at most SCRUB_WAIT_MS for that (the scrub
    * goes on in the background while a reader holds the WAL, and is reported when late).
    */
-  async destroy (owner: string): Promise<void> {
+  async destroy(owner: string): Promise<void> {
     this.cache.delete(owner)
-    this.db.prepare(`INSERT INTO data_keys (owner, wrapped, destroyed_at) VALUES (?, NULL, ?)
-      ON CONFLICT(owner) DO UPDATE SET wrapped = NULL, destroyed_at = excluded.destroyed_at`).run(owner, new Date().toISOString())
+    this.db
+      .prepare(`INSERT INTO data_keys (owner, wrapped, destroyed_at) VALUES (?, NULL, ?)
+      ON CONFLICT(owner) DO UPDATE SET wrapped = NULL, destroyed_at = excluded.destroyed_at`)
+      .run(owner, new Date().toISOString())
     const generation = this.markDestroyed()
     const deadline = Date.now() + SCRUB_WAIT_MS
     while (this.scrubbedUpTo < generation && Date.now() < deadline && !this.closed) {
@@ -118,16 +126,18 @@ export class SqliteDataKeyStore implements DataKeyStore {
   }
 
   /** Counts a destruction to scrub and starts the scrub loop if it is not running. @returns its generation. */
-  private markDestroyed (): number {
+  private markDestroyed(): number {
     this.destroyed++
     this.pendingSince ??= Date.now()
     this.wake?.()
-    this.scrubbing ??= this.scrubLoop().finally(() => { this.scrubbing = null })
+    this.scrubbing ??= this.scrubLoop().finally(() => {
+      this.scrubbing = null
+    })
     return this.destroyed
   }
 
   /** Empties the WAL until every destruction so far is scrubbed; one attempt at a time, pauses growing while busy. */
-  private async scrubLoop (): Promise<void> {
+  private async scrubLoop(): Promise<void> {
     let pause = SCRUB_PAUSE_MS.first
     let reported = false
     while (!this.closed && this.scrubbedUpTo < this.destroyed) {
@@ -142,22 +152,30 @@ export class SqliteDataKeyStore implements DataKeyStore {
         pause = SCRUB_PAUSE_MS.first
         continue
       }
-      if (outcome === 'error') this.report({ type: 'error', pending: this.destroyed - this.scrubbedUpTo, waited_ms: waited, error: 'wal_checkpoint(TRUNCATE) failed on keys.db' })
+      if (outcome === 'error')
+        this.report({ type: 'error', pending: this.destroyed - this.scrubbedUpTo, waited_ms: waited, error: 'wal_checkpoint(TRUNCATE) failed on keys.db' })
       else if (!reported && waited >= SCRUB_REPORT_AFTER_MS) {
         reported = true
         this.stalledReports++
         this.report({ type: 'stalled', pending: this.destroyed - this.scrubbedUpTo, waited_ms: waited })
       }
       await new Promise<void>(resolve => {
-        const t = setTimeout(() => { this.wake = null; resolve() }, pause)
+        const t = setTimeout(() => {
+          this.wake = null
+          resolve()
+        }, pause)
         t.unref()
-        this.wake = () => { clearTimeout(t); this.wake = null; resolve() }
+        this.wake = () => {
+          clearTimeout(t)
+          this.wake = null
+          resolve()
+        }
       })
       pause = Math.min(pause * 2, SCRUB_PAUSE_MS.max)
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true
     this.wake?.()
     await this.scrubbing

@@ -19,10 +19,12 @@ const SEGMENT = 64 * 1024
  */
 export class LibsodiumSealer implements Sealer {
   private readonly keys: DataKeyStore
-  constructor (keys: DataKeyStore) { this.keys = keys }
+  constructor(keys: DataKeyStore) {
+    this.keys = keys
+  }
 
   /** @throws DataKeyDestroyedError when the owner's key was destroyed. */
-  async seal (owner: string, plaintext: string): Promise<string> {
+  async seal(owner: string, plaintext: string): Promise<string> {
     const key = await this.keys.getOrCreate(owner)
     const iv = randomBytes(12)
     const c = createCipheriv('aes-256-gcm', keyObjectOf(key), iv)
@@ -32,7 +34,7 @@ export class LibsodiumSealer implements Sealer {
   }
 
   /** The key of the owner's sealed streams: HKDF-SHA-256 of the data key (RFC 5869), bound to the owner. */
-  private streamKey (key: Buffer, owner: string): Uint8Array {
+  private streamKey(key: Buffer, owner: string): Uint8Array {
     return new Uint8Array(hkdfSync('sha256', key, Buffer.from('svc sealed stream v1'), Buffer.from(owner), 32))
   }
 
@@ -44,21 +46,29 @@ export class LibsodiumSealer implements Sealer {
    * length-prefixed. Memory: one segment.
    * @throws DataKeyDestroyedError when the owner's key was destroyed.
    */
-  async sealStream (owner: string): Promise<Transform> {
+  async sealStream(owner: string): Promise<Transform> {
     await sodium.ready
     const key = this.streamKey(await this.keys.getOrCreate(owner), owner)
     const { state, header } = sodium.crypto_secretstream_xchacha20poly1305_init_push(key)
     let pending: Buffer = Buffer.alloc(0)
     const segment = (plain: Buffer, final: boolean): Buffer => {
-      const sealed = sodium.crypto_secretstream_xchacha20poly1305_push(state, plain, null, final ? sodium.crypto_secretstream_xchacha20poly1305_TAG_FINAL : sodium.crypto_secretstream_xchacha20poly1305_TAG_MESSAGE)
+      const sealed = sodium.crypto_secretstream_xchacha20poly1305_push(
+        state,
+        plain,
+        null,
+        final ? sodium.crypto_secretstream_xchacha20poly1305_TAG_FINAL : sodium.crypto_secretstream_xchacha20poly1305_TAG_MESSAGE
+      )
       const length = Buffer.alloc(4)
       length.writeUInt32BE(sealed.length)
       return Buffer.concat([length, sealed])
     }
     let started = false
     return new Transform({
-      transform (chunk: Buffer, _enc, done: TransformCallback) {
-        if (!started) { this.push(Buffer.concat([STREAM_MAGIC, Buffer.from(header)])); started = true }
+      transform(chunk: Buffer, _enc, done: TransformCallback) {
+        if (!started) {
+          this.push(Buffer.concat([STREAM_MAGIC, Buffer.from(header)]))
+          started = true
+        }
         pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
         while (pending.length > SEGMENT) {
           this.push(segment(pending.subarray(0, SEGMENT), false))
@@ -66,7 +76,7 @@ export class LibsodiumSealer implements Sealer {
         }
         done()
       },
-      flush (done: TransformCallback) {
+      flush(done: TransformCallback) {
         if (!started) this.push(Buffer.concat([STREAM_MAGIC, Buffer.from(header)]))
         this.push(segment(pending, true))
         done()
@@ -79,7 +89,7 @@ export class LibsodiumSealer implements Sealer {
    * destroyed (crypto-shredded). It fails on anything altered, reordered, cut short or
    * carried on past its final segment.
    */
-  async unsealStream (owner: string): Promise<Transform | null> {
+  async unsealStream(owner: string): Promise<Transform | null> {
     await sodium.ready
     const stored = await this.keys.get(owner)
     if (!stored) return null
@@ -89,11 +99,14 @@ export class LibsodiumSealer implements Sealer {
     let pending: Buffer = Buffer.alloc(0)
     let ended = false
     return new Transform({
-      transform (chunk: Buffer, _enc, done: TransformCallback) {
+      transform(chunk: Buffer, _enc, done: TransformCallback) {
         pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
         try {
           if (state === null) {
-            if (pending.length < HEADER) { done(); return }
+            if (pending.length < HEADER) {
+              done()
+              return
+            }
             if (!pending.subarray(0, STREAM_MAGIC.length).equals(STREAM_MAGIC)) throw new Error('not a sealed stream')
             state = sodium.crypto_secretstream_xchacha20poly1305_init_pull(pending.subarray(STREAM_MAGIC.length, HEADER), key)
             pending = pending.subarray(HEADER)
@@ -112,17 +125,19 @@ export class LibsodiumSealer implements Sealer {
           done(err as Error)
         }
       },
-      flush (done: TransformCallback) {
+      flush(done: TransformCallback) {
         done(ended && pending.length === 0 ? null : new Error('a sealed stream was cut short'))
       }
     })
   }
 
   /** Destroys the owner's data key: everything sealed with it becomes unreadable. */
-  async destroyKey (owner: string): Promise<void> { await this.keys.destroy(owner) }
+  async destroyKey(owner: string): Promise<void> {
+    await this.keys.destroy(owner)
+  }
 
   /** The plaintext, or null when the key was destroyed (crypto-shredded). @throws on tampered text. */
-  async unseal (owner: string, sealed: string): Promise<string | null> {
+  async unseal(owner: string, sealed: string): Promise<string | null> {
     if (!sealed.startsWith(PREFIX)) throw new Error('not a sealed value')
     const key = await this.keys.get(owner)
     if (!key) return null

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createHmac, randomBytes } from 'node:crypto'
 import type { Secrets } from '../../lib/crypto/secrets.ts'
-import { generateKeyPair, exportPKCS8, exportSPKI, importPKCS8, importSPKI, type CryptoKey } from 'jose'
+import { generateKeyPair, exportPKCS8, exportSPKI, importPKCS8, importSPKI } from 'jose'
 
-function loadOrCreate (file: string, create: () => string): string {
+function loadOrCreate(file: string, create: () => string): string {
   if (existsSync(file)) return readFileSync(file, 'utf8')
   const text = create()
   writeFileSync(file, text, { mode: 0o600, flag: 'wx' })
@@ -15,13 +15,21 @@ function loadOrCreate (file: string, create: () => string): string {
  * Loads the secrets from `dataDir`, creating missing ones.
  * Files: `secrets.json` (symmetric keys, base64) and `jwt-ed25519.pem` / `.pub.pem`.
  */
-export async function loadSecrets (dataDir: string): Promise<Secrets> {
+export async function loadSecrets(dataDir: string): Promise<Secrets> {
   mkdirSync(dataDir, { recursive: true })
-  const sym = JSON.parse(loadOrCreate(join(dataDir, 'secrets.json'), () => JSON.stringify({
-    master_key: randomBytes(32).toString('base64'),
-    index_key: randomBytes(32).toString('base64'),
-    code_key: randomBytes(32).toString('base64')
-  }, null, 2)))
+  const sym = JSON.parse(
+    loadOrCreate(join(dataDir, 'secrets.json'), () =>
+      JSON.stringify(
+        {
+          master_key: randomBytes(32).toString('base64'),
+          index_key: randomBytes(32).toString('base64'),
+          code_key: randomBytes(32).toString('base64')
+        },
+        null,
+        2
+      )
+    )
+  )
   let pkcs8: string
   let spki: string
   const privFile = join(dataDir, 'jwt-ed25519.pem')

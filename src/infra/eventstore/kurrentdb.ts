@@ -1,13 +1,36 @@
 import {
-  KurrentDBClient, jsonEvent, START, END, BACKWARDS, FORWARDS, NO_STREAM, ANY, STREAM_EXISTS,
-  WrongExpectedVersionError, StreamNotFoundError, UnavailableError, CancelledError, DeadlineExceededError,
-  NotLeaderError, TimeoutError, excludeSystemEvents,
-  type AllStreamResolvedEvent, type AllStreamSubscription, type Position, type ResolvedEvent
+  KurrentDBClient,
+  jsonEvent,
+  START,
+  END,
+  BACKWARDS,
+  FORWARDS,
+  NO_STREAM,
+  ANY,
+  STREAM_EXISTS,
+  WrongExpectedVersionError,
+  StreamNotFoundError,
+  UnavailableError,
+  CancelledError,
+  DeadlineExceededError,
+  NotLeaderError,
+  TimeoutError,
+  excludeSystemEvents,
+  type AllStreamResolvedEvent,
+  type AllStreamSubscription,
+  type Position,
+  type ResolvedEvent
 } from '@kurrent/kurrentdb-client'
 import {
   WrongExpectedRevisionError,
-  type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
-  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription
 } from '../../ports/event-store.ts'
 import { randomUUID } from 'node:crypto'
 
@@ -15,11 +38,11 @@ import { randomUUID } from 'node:crypto'
 export type KurrentClient = Pick<KurrentDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>
 
 /** Global position of our port ↔ the commit position of the transaction log. */
-const toPosition = (p: Position | undefined): number => p ? Number(p.commit) : 0
+const toPosition = (p: Position | undefined): number => (p ? Number(p.commit) : 0)
 const fromPosition = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) })
 
 /** Our event, or null for the server's own (system streams and types start with `$`). */
-function toRecorded (r: ResolvedEvent | AllStreamResolvedEvent, sized = false): RecordedEvent | null {
+function toRecorded(r: ResolvedEvent | AllStreamResolvedEvent, sized = false): RecordedEvent | null {
   const e = r.event
   if (!e || e.type.startsWith('$') || e.streamId.startsWith('$')) return null
   const data = e.data as Record<string, unknown>
@@ -36,7 +59,7 @@ function toRecorded (r: ResolvedEvent | AllStreamResolvedEvent, sized = false): 
   }
 }
 
-function streamState (expected: ExpectedRevision): typeof NO_STREAM | typeof ANY | typeof STREAM_EXISTS | bigint {
+function streamState(expected: ExpectedRevision): typeof NO_STREAM | typeof ANY | typeof STREAM_EXISTS | bigint {
   if (expected === 'no_stream') return NO_STREAM
   if (expected === 'any') return ANY
   if (expected === 'stream_exists') return STREAM_EXISTS
@@ -47,16 +70,21 @@ function streamState (expected: ExpectedRevision): typeof NO_STREAM | typeof ANY
  * Errors after which a subscription is made again and nothing is reported: the server or
  * the connection went away or moved (the client's own error classes).
  */
-export function isTransient (err: unknown): boolean {
-  return err instanceof UnavailableError || err instanceof CancelledError || err instanceof DeadlineExceededError ||
-    err instanceof NotLeaderError || err instanceof TimeoutError
+export function isTransient(err: unknown): boolean {
+  return (
+    err instanceof UnavailableError ||
+    err instanceof CancelledError ||
+    err instanceof DeadlineExceededError ||
+    err instanceof NotLeaderError ||
+    err instanceof TimeoutError
+  )
 }
 
 /**
  * `esdb://` and `esdb+discover://` are the deprecated spellings of `kurrentdb://` (the
  * client warns on each connection): the same string in the current scheme.
  */
-export function currentScheme (connectionString: string): string {
+export function currentScheme(connectionString: string): string {
   return connectionString.replace(/^esdb(\+discover)?:\/\//, (_m, discover: string | undefined) => `kurrentdb${discover ?? ''}://`)
 }
 
@@ -65,7 +93,7 @@ export function currentScheme (connectionString: string): string {
  * events: the client calls `checkpointReached` and emits `caughtUp` as soon as the server
  * sends them, while events received before them may still wait in the stream's buffer.
  */
-type Marker = { marker: 'checkpoint', position: number } | { marker: 'caught_up' }
+type Marker = { marker: 'checkpoint'; position: number } | { marker: 'caught_up' }
 const isMarker = (x: unknown): x is Marker => typeof x === 'object' && x !== null && 'marker' in x
 
 export interface KurrentEventStoreOptions {
@@ -105,17 +133,27 @@ export class KurrentEventStore implements EventStore {
   private readonly retryMax: number
   private readonly log: (msg: string, err: unknown) => void
 
-  constructor (connection: string | KurrentClient, options: KurrentEventStoreOptions = {}) {
+  constructor(connection: string | KurrentClient, options: KurrentEventStoreOptions = {}) {
     this.client = typeof connection === 'string' ? KurrentDBClient.connectionString(currentScheme(connection)) : connection
     this.retryMin = options.retry_min_ms ?? 100
     this.retryMax = options.retry_max_ms ?? 10_000
-    this.log = options.log ?? ((msg, err) => { console.error(msg, err) })
+    this.log =
+      options.log ??
+      ((msg, err) => {
+        console.error(msg, err)
+      })
   }
 
-  async append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
+  async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event')
     try {
-      const r = await this.client.appendToStream(stream, events.map(e => jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as Record<string, never>, metadata: e.metadata as unknown as Record<string, never> })), { streamState: streamState(options.expected_revision) })
+      const r = await this.client.appendToStream(
+        stream,
+        events.map(e =>
+          jsonEvent({ id: e.id ?? randomUUID(), type: e.type, data: e.data as Record<string, never>, metadata: e.metadata as unknown as Record<string, never> })
+        ),
+        { streamState: streamState(options.expected_revision) }
+      )
       return { next_expected_revision: Number(r.nextExpectedRevision), position: toPosition(r.position) }
     } catch (err) {
       if (err instanceof WrongExpectedVersionError) {
@@ -126,12 +164,16 @@ export class KurrentEventStore implements EventStore {
     }
   }
 
-  async readStream (stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = []
     const backwards = options.direction === 'backwards'
     const from = options.from_revision === undefined ? (backwards ? END : START) : BigInt(options.from_revision)
     try {
-      for await (const r of this.client.readStream(stream, { fromRevision: from, direction: backwards ? BACKWARDS : FORWARDS, ...(options.max_count !== undefined && { maxCount: options.max_count }) })) {
+      for await (const r of this.client.readStream(stream, {
+        fromRevision: from,
+        direction: backwards ? BACKWARDS : FORWARDS,
+        ...(options.max_count !== undefined && { maxCount: options.max_count })
+      })) {
         const e = toRecorded(r)
         if (e) out.push(e)
       }
@@ -148,7 +190,7 @@ export class KurrentEventStore implements EventStore {
    * so an empty page means the end of the log. Cost: the events read, plus the system
    * events among them.
    */
-  async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
+  async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = []
     const maxBytes = options.max_bytes ?? Number.MAX_SAFE_INTEGER
     let bytes = 0
@@ -166,7 +208,7 @@ export class KurrentEventStore implements EventStore {
   }
 
   /** Position of our last event: `$all` read backwards past any system events after it. Cost: those system events. */
-  async headPosition (): Promise<number> {
+  async headPosition(): Promise<number> {
     for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS })) {
       const e = toRecorded(r)
       if (e) return e.position
@@ -174,17 +216,25 @@ export class KurrentEventStore implements EventStore {
     return 0
   }
 
-  subscribeToAll (options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
+  subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
     let position = options.from_position
     let stopped = false
     let caughtUp = false
     let current: AllStreamSubscription | null = null
     let wake: (() => void) | null = null
     const types = options.event_types ? new Set(options.event_types) : null
-    const pause = (ms: number): Promise<void> => new Promise(resolve => {
-      const timer = setTimeout(() => { wake = null; resolve() }, ms)
-      wake = () => { clearTimeout(timer); wake = null; resolve() }
-    })
+    const pause = (ms: number): Promise<void> =>
+      new Promise(resolve => {
+        const timer = setTimeout(() => {
+          wake = null
+          resolve()
+        }, ms)
+        wake = () => {
+          clearTimeout(timer)
+          wake = null
+          resolve()
+        }
+      })
 
     const run = async (): Promise<void> => {
       let attempt = 0
@@ -193,17 +243,27 @@ export class KurrentEventStore implements EventStore {
           fromPosition: position === 0 ? START : fromPosition(position),
           // Checkpoints come at least every 32 system events the filter skips (multiplier 1 × the default window).
           // Both signals go behind the events the stream already holds (see Marker).
-          filter: excludeSystemEvents({ checkpointInterval: 1, checkpointReached: (s, p) => { s.push({ marker: 'checkpoint', position: toPosition(p) } satisfies Marker) } })
+          filter: excludeSystemEvents({
+            checkpointInterval: 1,
+            checkpointReached: (s, p) => {
+              s.push({ marker: 'checkpoint', position: toPosition(p) } satisfies Marker)
+            }
+          })
         })
         current = sub
-        sub.on('caughtUp', () => { sub.push({ marker: 'caught_up' } satisfies Marker) })
+        sub.on('caughtUp', () => {
+          sub.push({ marker: 'caught_up' } satisfies Marker)
+        })
         let handlerError: { err: unknown } | null = null
         try {
           for await (const item of sub as AsyncIterable<AllStreamResolvedEvent | Marker>) {
             if (stopped) break
             if (isMarker(item)) {
               if (item.marker === 'checkpoint') {
-                if (item.position > position) { position = item.position; options.on_checkpoint?.(position) }
+                if (item.position > position) {
+                  position = item.position
+                  options.on_checkpoint?.(position)
+                }
               } else if (!caughtUp) {
                 caughtUp = true
                 options.on_caught_up?.(position)
@@ -237,7 +297,15 @@ export class KurrentEventStore implements EventStore {
         await pause(Math.min(this.retryMax, this.retryMin * 2 ** (attempt - 1)))
       }
     }
-    const done = run().catch(err => { if (!stopped) (onError ?? (e => { console.error('subscription failed', e) }))(err) })
+    const done = run().catch(err => {
+      if (!stopped)
+        (
+          onError ??
+          (e => {
+            console.error('subscription failed', e)
+          })
+        )(err)
+    })
     const handle = {
       stop: async () => {
         stopped = true
@@ -252,7 +320,7 @@ export class KurrentEventStore implements EventStore {
     return handle
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     for (const s of [...this.subs]) await s.stop()
     await this.client.dispose()
   }

@@ -4,8 +4,14 @@ import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { randomUUID } from 'node:crypto'
 import {
   WrongExpectedRevisionError,
-  type AppendResult, type EventStore, type ExpectedRevision, type NewEvent,
-  type ReadStreamOptions, type RecordedEvent, type SubscribeOptions, type Subscription
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription
 } from '../../ports/event-store.ts'
 
 const SCHEMA = `
@@ -25,9 +31,17 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 );
 `
 
-interface Row { position: number, id: string, stream: string, revision: number, type: string, data: string, metadata: string }
+interface Row {
+  position: number
+  id: string
+  stream: string
+  revision: number
+  type: string
+  data: string
+  metadata: string
+}
 
-function toRecorded (row: Row): RecordedEvent {
+function toRecorded(row: Row): RecordedEvent {
   return {
     id: row.id,
     stream: row.stream,
@@ -68,14 +82,22 @@ export class SqliteEventStore implements EventStore {
   private readonly batchSize: number
   private closed = false
   private readonly st: {
-    head: StatementSync, streamRev: StatementSync, insert: StatementSync, readStream: StatementSync,
-    readForwards: StatementSync, readBackwards: StatementSync, readAll: StatementSync, dataVersion: StatementSync, getCp: StatementSync, setCp: StatementSync
+    head: StatementSync
+    streamRev: StatementSync
+    insert: StatementSync
+    readStream: StatementSync
+    readForwards: StatementSync
+    readBackwards: StatementSync
+    readAll: StatementSync
+    dataVersion: StatementSync
+    getCp: StatementSync
+    setCp: StatementSync
   }
   private poller: NodeJS.Timeout | null = null
   private lastDataVersion = -1
   private readonly checkpointer: WalCheckpointer | null = null
 
-  constructor (file: string, options: SqliteEventStoreOptions = {}) {
+  constructor(file: string, options: SqliteEventStoreOptions = {}) {
     this.file = file
     this.pollMs = options.poll_interval_ms ?? 100
     this.batchSize = options.batch_size ?? 500
@@ -105,7 +127,7 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  async append (stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
+  async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event')
     this.assertOpen()
     const expected = options.expected_revision
@@ -114,7 +136,8 @@ export class SqliteEventStore implements EventStore {
     let result: AppendResult
     try {
       const actual = Number((this.st.streamRev.get(stream) as { r: number }).r)
-      const ok = expected === 'any' ||
+      const ok =
+        expected === 'any' ||
         (expected === 'no_stream' && actual === -1) ||
         (expected === 'stream_exists' && actual >= 0) ||
         (typeof expected === 'number' && expected === actual)
@@ -136,17 +159,18 @@ export class SqliteEventStore implements EventStore {
     return result
   }
 
-  async readStream (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+  async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     this.assertOpen()
     if (!options) return (this.st.readStream.all(stream) as unknown as Row[]).map(toRecorded)
     const limit = options.max_count ?? -1
-    const rows = options.direction === 'backwards'
-      ? this.st.readBackwards.all(stream, options.from_revision ?? Number.MAX_SAFE_INTEGER, limit)
-      : this.st.readForwards.all(stream, options.from_revision ?? 0, limit)
+    const rows =
+      options.direction === 'backwards'
+        ? this.st.readBackwards.all(stream, options.from_revision ?? Number.MAX_SAFE_INTEGER, limit)
+        : this.st.readForwards.all(stream, options.from_revision ?? 0, limit)
     return (rows as unknown as Row[]).map(toRecorded)
   }
 
-  async readAll (options: { from_position: number, max_count: number, max_bytes?: number }): Promise<RecordedEvent[]> {
+  async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]> {
     this.assertOpen()
     return this.page(options.from_position, options.max_count, options.max_bytes ?? Number.MAX_SAFE_INTEGER)
   }
@@ -157,7 +181,7 @@ export class SqliteEventStore implements EventStore {
    * one at a time (the statement stops where the page does), so a page of large events
    * (batch chunks) reads no more rows than it returns. Cost: the page (primary key range).
    */
-  private page (from: number, maxCount: number, maxBytes: number): RecordedEvent[] {
+  private page(from: number, maxCount: number, maxBytes: number): RecordedEvent[] {
     const out: RecordedEvent[] = []
     let before = 0
     for (const row of this.st.readAll.iterate(from, maxCount) as IterableIterator<unknown>) {
@@ -169,28 +193,34 @@ export class SqliteEventStore implements EventStore {
     return out
   }
 
-  async headPosition (): Promise<number> {
+  async headPosition(): Promise<number> {
     this.assertOpen()
     return Number((this.st.head.get() as { p: number }).p)
   }
 
   /** Stored checkpoint of a named consumer (0 when none). Used by the relay. */
-  async getCheckpoint (name: string): Promise<number> {
+  async getCheckpoint(name: string): Promise<number> {
     const row = this.st.getCp.get(name) as { position: number } | undefined
     return row ? Number(row.position) : 0
   }
 
-  async setCheckpoint (name: string, position: number): Promise<void> {
+  async setCheckpoint(name: string, position: number): Promise<void> {
     if (this.closed) return
     this.st.setCp.run(name, position)
   }
 
-  subscribeToAll (options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
+  subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
     let position = options.from_position
     let stopped = false
     let wake: (() => void) | null = null
     const types = options.event_types ? new Set(options.event_types) : null
-    const onAppend = (): void => { if (wake) { const w = wake; wake = null; w() } }
+    const onAppend = (): void => {
+      if (wake) {
+        const w = wake
+        wake = null
+        w()
+      }
+    }
     this.emitter.on('appended', onAppend)
     this.startPolling()
 
@@ -206,7 +236,10 @@ export class SqliteEventStore implements EventStore {
         }
         // A full page, by count or by bytes: more may follow at once.
         if (batch.length === this.batchSize || (batch.length > 0 && Number((this.st.head.get() as { p: number }).p) > position)) continue
-        if (!caughtUpReported) { caughtUpReported = true; options.on_caught_up?.(position) }
+        if (!caughtUpReported) {
+          caughtUpReported = true
+          options.on_caught_up?.(position)
+        }
         await new Promise<void>(resolve => {
           wake = resolve
           // re-check: an append may have landed between the read and setting `wake`
@@ -214,9 +247,19 @@ export class SqliteEventStore implements EventStore {
         })
       }
     }
-    const done = loop().catch(err => {
-      if (!stopped && !this.closed) (onError ?? ((e: unknown) => { console.error('subscription failed', e) }))(err)
-    }).finally(() => { this.emitter.off('appended', onAppend) })
+    const done = loop()
+      .catch(err => {
+        if (!stopped && !this.closed)
+          (
+            onError ??
+            ((e: unknown) => {
+              console.error('subscription failed', e)
+            })
+          )(err)
+      })
+      .finally(() => {
+        this.emitter.off('appended', onAppend)
+      })
     return {
       stop: async () => {
         stopped = true
@@ -227,7 +270,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** Wakes subscribers when another process commits to the same file. */
-  private startPolling (): void {
+  private startPolling(): void {
     if (this.poller || this.pollMs <= 0) return
     this.poller = setInterval(() => {
       if (this.closed) return
@@ -240,11 +283,11 @@ export class SqliteEventStore implements EventStore {
     this.poller.unref()
   }
 
-  private assertOpen (): void {
+  private assertOpen(): void {
     if (this.closed) throw new Error('event store is closed')
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     if (this.poller) clearInterval(this.poller)

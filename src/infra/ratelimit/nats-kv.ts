@@ -20,10 +20,14 @@ export class NatsKvRateCounter implements RateCounter {
   private readonly nc: NatsConnection
   private readonly kv: KV
   private readonly owns: boolean
-  private constructor (nc: NatsConnection, kv: KV, owns: boolean) { this.nc = nc; this.kv = kv; this.owns = owns }
+  private constructor(nc: NatsConnection, kv: KV, owns: boolean) {
+    this.nc = nc
+    this.kv = kv
+    this.owns = owns
+  }
 
   /** Connects to `url` and opens (or creates) the bucket. @throws when no server answers. */
-  static async connect (url: string, options: { prefix: string, max_window_ms?: number }): Promise<NatsKvRateCounter> {
+  static async connect(url: string, options: { prefix: string; max_window_ms?: number }): Promise<NatsKvRateCounter> {
     const nc = await connect({ ...natsConnection(url), name: `svc-ratelimit-${process.pid}`, maxReconnectAttempts: -1 })
     try {
       const kv = await new Kvm(nc).create(`${options.prefix}_rate_limits`, { history: 1, ttl: 2 * (options.max_window_ms ?? 3_600_000) })
@@ -35,15 +39,18 @@ export class NatsKvRateCounter implements RateCounter {
   }
 
   /** Hits waiting for their key's write, per KV key: a process writes each key once at a time, for all its waiting hits. */
-  private readonly waiting = new Map<string, Array<{ resolve: (count: number) => void, reject: (err: unknown) => void }>>()
+  private readonly waiting = new Map<string, Array<{ resolve: (count: number) => void; reject: (err: unknown) => void }>>()
 
-  async hit (key: string, windowMs: number): Promise<{ count: number, reset_ms: number }> {
+  async hit(key: string, windowMs: number): Promise<{ count: number; reset_ms: number }> {
     const w = windowOf(Date.now(), windowMs)
     // KV keys: letters, digits and - _ = . /; the window ends the key.
     const k = `${key.replace(/[^A-Za-z0-9_=-]/g, '_')}.${windowMs}.${w.index}`
     const count = await new Promise<number>((resolve, reject) => {
       const queue = this.waiting.get(k)
-      if (queue) { queue.push({ resolve, reject }); return }
+      if (queue) {
+        queue.push({ resolve, reject })
+        return
+      }
       this.waiting.set(k, [{ resolve, reject }])
       void this.drain(k)
     })
@@ -55,26 +62,31 @@ export class NatsKvRateCounter implements RateCounter {
    * hits arriving meanwhile wait for the next round. Contention is then between processes,
    * not between the requests of one process.
    */
-  private async drain (k: string): Promise<void> {
+  private async drain(k: string): Promise<void> {
     for (;;) {
       const batch = this.waiting.get(k)!
       this.waiting.set(k, [])
       try {
         const base = await this.add(k, batch.length)
-        batch.forEach((h, i) => { h.resolve(base + i + 1) })
+        batch.forEach((h, i) => {
+          h.resolve(base + i + 1)
+        })
       } catch (err) {
         for (const h of batch) h.reject(err)
       }
-      if (this.waiting.get(k)!.length === 0) { this.waiting.delete(k); return }
+      if (this.waiting.get(k)!.length === 0) {
+        this.waiting.delete(k)
+        return
+      }
     }
   }
 
   /** Adds `n` to `k` by compare-and-set. @returns the count before. */
-  private async add (k: string, n: number): Promise<number> {
+  private async add(k: string, n: number): Promise<number> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const entry = await this.kv.get(k)
       try {
-        if (!entry || entry.operation !== 'PUT') {
+        if (entry?.operation !== 'PUT') {
           await this.kv.create(k, String(n))
           return 0
         }
@@ -89,7 +101,7 @@ export class NatsKvRateCounter implements RateCounter {
     throw new Error(`rate counter ${k}: too much contention`)
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.owns) await this.nc.close()
   }
 }

@@ -1,8 +1,15 @@
 import { MongoClient, MongoServerError, type ClientSession, type Db, type Document, type Filter, type Sort } from 'mongodb'
 import {
   CheckpointConflictError,
-  type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
-  type RebuildTarget, type Where, type WriteOp
+  type Collection,
+  type CollectionSpec,
+  type Condition,
+  type Doc,
+  type Query,
+  type ReadStore,
+  type RebuildTarget,
+  type Where,
+  type WriteOp
 } from '../../ports/read-store.ts'
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000
@@ -12,7 +19,7 @@ const collectionName = (spec: CollectionSpec, gen: number): string => `${spec.na
 const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
 
 /** A `where` as a MongoDB filter: equality, `$in`, `$gte`/`$lte`, an anchored prefix regex (index-backed). */
-function toFilter (spec: CollectionSpec, where: Where | undefined): Filter<Document> {
+function toFilter(spec: CollectionSpec, where: Where | undefined): Filter<Document> {
   const out: Record<string, unknown> = {}
   for (const [field, cond] of Object.entries(where ?? {})) {
     if (cond === undefined) continue
@@ -29,17 +36,25 @@ function toFilter (spec: CollectionSpec, where: Where | undefined): Filter<Docum
 class MongoCollection<T extends Doc> implements Collection<T> {
   private readonly store: MongoReadStore
   private readonly spec: CollectionSpec
-  constructor (store: MongoReadStore, spec: CollectionSpec) { this.store = store; this.spec = spec }
-  private get c (): ReturnType<Db['collection']> { return this.store.collectionFor(this.spec) }
+  constructor(store: MongoReadStore, spec: CollectionSpec) {
+    this.store = store
+    this.spec = spec
+  }
+  private get c(): ReturnType<Db['collection']> {
+    return this.store.collectionFor(this.spec)
+  }
 
-  async get (id: string): Promise<T | null> { return await this.c.findOne({ _id: idOf(id) }) as T | null }
+  async get(id: string): Promise<T | null> {
+    return (await this.c.findOne({ _id: idOf(id) })) as T | null
+  }
 
-  async find (query: Query = {}): Promise<T[]> {
+  async find(query: Query = {}): Promise<T[]> {
     const sort = (query.sort ?? []).map(([f, d]) => [f, d] as [string, 1 | -1])
     const last = sort.length > 0 ? sort[sort.length - 1] : null
     const tiebreak: Array<[string, 1 | -1]> = last?.[0] === '_id' ? [] : [['_id', last?.[1] ?? 1]]
     const hint = query.use_index
-    if (hint !== undefined && !this.spec.indexes.some(ix => ix.length === hint.length && ix.every((f, k) => f === hint[k]))) throw new Error(`${this.spec.name}: no index on ${hint.join(', ')}`)
+    if (hint !== undefined && !this.spec.indexes.some(ix => ix.length === hint.length && ix.every((f, k) => f === hint[k])))
+      throw new Error(`${this.spec.name}: no index on ${hint.join(', ')}`)
     const cursor = this.c.find(toFilter(this.spec, query.where), {
       sort: [...sort, ...tiebreak] as Sort,
       skip: query.offset ?? 0,
@@ -47,12 +62,16 @@ class MongoCollection<T extends Doc> implements Collection<T> {
       // The index as createIndexes made it: its fields, then _id.
       ...(hint !== undefined && { hint: { ...Object.fromEntries(hint.map(f => [f, 1])), _id: 1 } })
     })
-    return await cursor.toArray() as unknown as T[]
+    return (await cursor.toArray()) as unknown as T[]
   }
 
-  async findOne (where: Where): Promise<T | null> { return (await this.find({ where, limit: 1 }))[0] ?? null }
+  async findOne(where: Where): Promise<T | null> {
+    return (await this.find({ where, limit: 1 }))[0] ?? null
+  }
 
-  async count (where?: Where): Promise<number> { return await this.c.countDocuments(toFilter(this.spec, where)) }
+  async count(where?: Where): Promise<number> {
+    return await this.c.countDocuments(toFilter(this.spec, where))
+  }
 }
 
 /**
@@ -75,7 +94,7 @@ export class MongoReadStore implements ReadStore {
   private gens = new Map<string, number>()
   private timer: NodeJS.Timeout | null = null
 
-  private constructor (client: MongoClient, db: Db, owns: boolean, pinned: ReadonlyMap<string, number>) {
+  private constructor(client: MongoClient, db: Db, owns: boolean, pinned: ReadonlyMap<string, number>) {
     this.client = client
     this.db = db
     this.owns = owns
@@ -83,38 +102,45 @@ export class MongoReadStore implements ReadStore {
   }
 
   /** Connects; the generations are re-read every `refresh_ms` (ms). */
-  static async connect (url: string, options: { database?: string, refresh_ms?: number } = {}): Promise<MongoReadStore> {
+  static async connect(url: string, options: { database?: string; refresh_ms?: number } = {}): Promise<MongoReadStore> {
     // `ignoreUndefined`: a field set to undefined is left out, as JSON (the embedded store) leaves it out, not stored as null.
     const client = await new MongoClient(url, { ignoreUndefined: true }).connect()
     const store = new MongoReadStore(client, client.db(options.database), true, new Map())
     await store.reloadGenerations()
-    store.timer = setInterval(() => { void store.reloadGenerations().catch(() => undefined) }, options.refresh_ms ?? 1_000)
+    store.timer = setInterval(() => {
+      void store.reloadGenerations().catch(() => undefined)
+    }, options.refresh_ms ?? 1_000)
     store.timer.unref()
     return store
   }
 
-  private async reloadGenerations (): Promise<void> {
+  private async reloadGenerations(): Promise<void> {
     const rows = await this.db.collection('projection_generations').find({}).toArray()
     this.gens = new Map(rows.map(r => [String(r._id), Number(r.gen)]))
   }
 
-  private genOf (projection: string): number {
+  private genOf(projection: string): number {
     const gen = this.pinned.get(projection) ?? this.gens.get(projection)
     if (gen === undefined) throw new Error(`projection ${projection} is not prepared`)
     return gen
   }
 
-  collectionFor (spec: CollectionSpec): ReturnType<Db['collection']> { return this.db.collection(collectionName(spec, this.genOf(spec.projection))) }
+  collectionFor(spec: CollectionSpec): ReturnType<Db['collection']> {
+    return this.db.collection(collectionName(spec, this.genOf(spec.projection)))
+  }
 
-  collection<T extends Doc> (spec: CollectionSpec): Collection<T> { return new MongoCollection<T>(this, spec) }
+  collection<T extends Doc>(spec: CollectionSpec): Collection<T> {
+    return new MongoCollection<T>(this, spec)
+  }
 
-  private async createIndexes (specs: readonly CollectionSpec[], gen: number): Promise<void> {
+  private async createIndexes(specs: readonly CollectionSpec[], gen: number): Promise<void> {
     for (const spec of specs) {
-      for (const fields of spec.indexes) await this.db.collection(collectionName(spec, gen)).createIndex({ ...Object.fromEntries(fields.map(f => [f, 1])), _id: 1 })
+      for (const fields of spec.indexes)
+        await this.db.collection(collectionName(spec, gen)).createIndex({ ...Object.fromEntries(fields.map(f => [f, 1])), _id: 1 })
     }
   }
 
-  async prepare (projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
+  async prepare(projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
     const meta = this.db.collection('projection_generations')
     const row = await meta.findOne({ _id: idOf(projection) })
     if (row && row.signature === signature) {
@@ -127,13 +153,15 @@ export class MongoReadStore implements ReadStore {
     await this.reloadGenerations()
   }
 
-  async startRebuild (projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
+  async startRebuild(projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
     const meta = this.db.collection('projection_generations')
     const row = await meta.findOneAndUpdate({ _id: idOf(projection) }, { $inc: { newest: 1 } }, { returnDocument: 'after' })
     if (!row) throw new Error(`projection ${projection} is not prepared`)
     const live = Number(row.gen)
     const next = Number(row.newest)
-    for (const spec of specs) for (const c of await this.db.listCollections({ name: { $regex: `^${spec.name}__g\\d+$` } }).toArray()) if (Number(c.name.split('__g')[1]) < live) await this.db.collection(c.name).drop()
+    for (const spec of specs)
+      for (const c of await this.db.listCollections({ name: { $regex: `^${spec.name}__g\\d+$` } }).toArray())
+        if (Number(c.name.split('__g')[1]) < live) await this.db.collection(c.name).drop()
     await this.createIndexes(specs, next)
     const view = new MongoReadStore(this.client, this.db, false, new Map([...this.pinned, [projection, next]]))
     return {
@@ -153,17 +181,25 @@ export class MongoReadStore implements ReadStore {
    * steps. Writers are pinned per batch; the next batch's compare-and-set meets the new
    * generation's checkpoint and the runner goes on from there.
    */
-  private async generationsOf (projections: readonly string[], session: ClientSession): Promise<Map<string, number>> {
+  private async generationsOf(projections: readonly string[], session: ClientSession): Promise<Map<string, number>> {
     const out = new Map<string, number>()
-    const unpinned = projections.filter(p => { const g = this.pinned.get(p); if (g !== undefined) out.set(p, g); return g === undefined })
+    const unpinned = projections.filter(p => {
+      const g = this.pinned.get(p)
+      if (g !== undefined) out.set(p, g)
+      return g === undefined
+    })
     if (unpinned.length > 0) {
-      for (const row of await this.db.collection('projection_generations').find({ _id: { $in: unpinned.map(idOf) } }, { session }).toArray()) out.set(String(row._id), Number(row.gen))
+      for (const row of await this.db
+        .collection('projection_generations')
+        .find({ _id: { $in: unpinned.map(idOf) } }, { session })
+        .toArray())
+        out.set(String(row._id), Number(row.gen))
     }
     for (const p of projections) if (!out.has(p)) throw new Error(`projection ${p} is not prepared`)
     return out
   }
 
-  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
+  async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
     const projections = [...new Set([...checkpoints.map(c => c.projection), ...ops.map(o => o.spec.projection)])]
     for (let attempt = 1; ; attempt++) {
       const session: ClientSession = this.client.startSession()
@@ -199,28 +235,30 @@ export class MongoReadStore implements ReadStore {
     }
   }
 
-  async getCheckpoint (projection: string): Promise<number> {
+  async getCheckpoint(projection: string): Promise<number> {
     const row = await this.db.collection('projection_checkpoints').findOne({ _id: idOf(checkpointName(projection, this.genOf(projection))) })
     return typeof row?.position === 'number' ? row.position : 0
   }
 
-  async getConsumerCheckpoint (name: string): Promise<number> {
+  async getConsumerCheckpoint(name: string): Promise<number> {
     const row = await this.db.collection('consumer_checkpoints').findOne({ _id: idOf(name) })
     return typeof row?.position === 'number' ? row.position : 0
   }
 
-  async setConsumerCheckpoint (name: string, position: number): Promise<void> {
+  async setConsumerCheckpoint(name: string, position: number): Promise<void> {
     await this.db.collection('consumer_checkpoints').updateOne({ _id: idOf(name) }, { $set: { position } }, { upsert: true })
   }
 
-  async lease (holder: string, ttlMs: number): Promise<boolean> {
+  async lease(holder: string, ttlMs: number): Promise<boolean> {
     const now = Date.now()
     try {
-      const r = await this.db.collection('projector_lease').findOneAndUpdate(
-        { _id: idOf('lease'), $or: [{ holder }, { expires_at: { $lt: now } }] },
-        { $set: { holder, expires_at: now + ttlMs } },
-        { upsert: true, returnDocument: 'after' }
-      )
+      const r = await this.db
+        .collection('projector_lease')
+        .findOneAndUpdate(
+          { _id: idOf('lease'), $or: [{ holder }, { expires_at: { $lt: now } }] },
+          { $set: { holder, expires_at: now + ttlMs } },
+          { upsert: true, returnDocument: 'after' }
+        )
       return r?.holder === holder
     } catch (err) {
       if (isDuplicateKey(err)) return false // held by another: the upsert met its document
@@ -229,9 +267,11 @@ export class MongoReadStore implements ReadStore {
   }
 
   /** Drops the database (tests). */
-  async drop (): Promise<void> { await this.db.dropDatabase() }
+  async drop(): Promise<void> {
+    await this.db.dropDatabase()
+  }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer)
     if (this.owns) await this.client.close()
   }

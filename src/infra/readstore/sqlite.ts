@@ -2,8 +2,15 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import {
   CheckpointConflictError,
-  type Collection, type CollectionSpec, type Condition, type Doc, type Query, type ReadStore,
-  type RebuildTarget, type Where, type WriteOp
+  type Collection,
+  type CollectionSpec,
+  type Condition,
+  type Doc,
+  type Query,
+  type ReadStore,
+  type RebuildTarget,
+  type Where,
+  type WriteOp
 } from '../../ports/read-store.ts'
 
 const META = `
@@ -22,7 +29,7 @@ const tableOf = (spec: CollectionSpec, gen: number): string => `${ident(spec.nam
 const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
 
 /** A document field as stored in its column. */
-function column (value: unknown): SQLInputValue {
+function column(value: unknown): SQLInputValue {
   if (value === undefined || value === null) return null
   if (typeof value === 'boolean') return value ? 1 : 0
   if (typeof value === 'number' || typeof value === 'string') return value
@@ -30,7 +37,7 @@ function column (value: unknown): SQLInputValue {
 }
 
 /** The SQL of a `where` (AND of each field's condition) and its parameters; fields are checked against the spec. */
-function whereSql (spec: CollectionSpec, where: Where | undefined): { sql: string, params: SQLInputValue[] } {
+function whereSql(spec: CollectionSpec, where: Where | undefined): { sql: string; params: SQLInputValue[] } {
   const parts: string[] = []
   const params: SQLInputValue[] = []
   for (const [field, cond] of Object.entries(where ?? {})) {
@@ -38,8 +45,15 @@ function whereSql (spec: CollectionSpec, where: Where | undefined): { sql: strin
     const f = field === '_id' ? '_id' : field in spec.fields ? ident(field) : null
     if (f === null) throw new Error(`${spec.name}: ${field} is not a queryable field`)
     const c = cond as Condition
-    if (c === null) { parts.push(`${f} IS NULL`); continue }
-    if (typeof c !== 'object') { parts.push(`${f} = ?`); params.push(column(c)); continue }
+    if (c === null) {
+      parts.push(`${f} IS NULL`)
+      continue
+    }
+    if (typeof c !== 'object') {
+      parts.push(`${f} = ?`)
+      params.push(column(c))
+      continue
+    }
     if ('in' in c) {
       const values = c.in.filter(v => v !== null)
       const ors = [...(values.length > 0 ? [`${f} IN (${values.map(() => '?').join(', ')})`] : []), ...(c.in.includes(null) ? [`${f} IS NULL`] : [])]
@@ -47,15 +61,25 @@ function whereSql (spec: CollectionSpec, where: Where | undefined): { sql: strin
       params.push(...values.map(column))
       continue
     }
-    if ('prefix' in c) { parts.push(`${f} >= ? AND ${f} < ?`); params.push(c.prefix, `${c.prefix}\uffff`); continue }
-    if (c.gte !== undefined) { parts.push(`${f} >= ?`); params.push(c.gte) }
-    if (c.lte !== undefined) { parts.push(`${f} <= ?`); params.push(c.lte) }
+    if ('prefix' in c) {
+      parts.push(`${f} >= ? AND ${f} < ?`)
+      params.push(c.prefix, `${c.prefix}\uffff`)
+      continue
+    }
+    if (c.gte !== undefined) {
+      parts.push(`${f} >= ?`)
+      params.push(c.gte)
+    }
+    if (c.lte !== undefined) {
+      parts.push(`${f} <= ?`)
+      params.push(c.lte)
+    }
   }
   return { sql: parts.length > 0 ? ` WHERE ${parts.join(' AND ')}` : '', params }
 }
 
 /** ` INDEXED BY <index>` for a declared index named by its fields (empty without one). */
-function indexedBy (spec: CollectionSpec, table: string, fields: readonly string[] | undefined): string {
+function indexedBy(spec: CollectionSpec, table: string, fields: readonly string[] | undefined): string {
   if (fields === undefined) return ''
   const i = spec.indexes.findIndex(ix => ix.length === fields.length && ix.every((f, k) => f === fields[k]))
   if (i < 0) throw new Error(`${spec.name}: no index on ${fields.join(', ')}`)
@@ -65,16 +89,21 @@ function indexedBy (spec: CollectionSpec, table: string, fields: readonly string
 class SqliteCollection<T extends Doc> implements Collection<T> {
   private readonly store: SqliteReadStore
   private readonly spec: CollectionSpec
-  constructor (store: SqliteReadStore, spec: CollectionSpec) { this.store = store; this.spec = spec }
-
-  private get table (): string { return this.store.tableFor(this.spec) }
-
-  async get (id: string): Promise<T | null> {
-    const row = this.store.statement(`SELECT doc FROM ${this.table} WHERE _id = ?`).get(id) as { doc: string } | undefined
-    return row ? JSON.parse(row.doc) as T : null
+  constructor(store: SqliteReadStore, spec: CollectionSpec) {
+    this.store = store
+    this.spec = spec
   }
 
-  async find (query: Query = {}): Promise<T[]> {
+  private get table(): string {
+    return this.store.tableFor(this.spec)
+  }
+
+  async get(id: string): Promise<T | null> {
+    const row = this.store.statement(`SELECT doc FROM ${this.table} WHERE _id = ?`).get(id) as { doc: string } | undefined
+    return row ? (JSON.parse(row.doc) as T) : null
+  }
+
+  async find(query: Query = {}): Promise<T[]> {
     const w = whereSql(this.spec, query.where)
     const keys = query.sort ?? []
     const sort = keys.map(([f, d]) => {
@@ -86,15 +115,17 @@ class SqliteCollection<T extends Doc> implements Collection<T> {
     const order = ` ORDER BY ${[...sort, ...tiebreak].join(', ')}`
     const page = query.limit !== undefined || query.offset !== undefined ? ' LIMIT ? OFFSET ?' : ''
     const params = page ? [...w.params, query.limit ?? -1, query.offset ?? 0] : w.params
-    const rows = this.store.statement(`SELECT doc FROM ${this.table}${indexedBy(this.spec, this.table, query.use_index)}${w.sql}${order}${page}`).all(...params) as Array<{ doc: string }>
+    const rows = this.store
+      .statement(`SELECT doc FROM ${this.table}${indexedBy(this.spec, this.table, query.use_index)}${w.sql}${order}${page}`)
+      .all(...params) as Array<{ doc: string }>
     return rows.map(r => JSON.parse(r.doc) as T)
   }
 
-  async findOne (where: Where): Promise<T | null> {
+  async findOne(where: Where): Promise<T | null> {
     return (await this.find({ where, limit: 1 }))[0] ?? null
   }
 
-  async count (where?: Where): Promise<number> {
+  async count(where?: Where): Promise<number> {
     const w = whereSql(this.spec, where)
     return Number((this.store.statement(`SELECT COUNT(*) AS n FROM ${this.table}${w.sql}`).get(...w.params) as { n: number }).n)
   }
@@ -133,7 +164,7 @@ export class SqliteReadStore implements ReadStore {
   private readonly file: string
   private readonly checkpointer: WalCheckpointer | null = null
 
-  constructor (file: string, options: SqliteReadStoreOptions = {}) {
+  constructor(file: string, options: SqliteReadStoreOptions = {}) {
     this.file = file
     this.owns = options.db === undefined
     this.db = options.db ?? new DatabaseSync(file, { timeout: 10_000 })
@@ -151,7 +182,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /** A cached prepared statement (at most 512 kept). */
-  statement (sql: string): StatementSync {
+  statement(sql: string): StatementSync {
     let st = this.statements.get(sql)
     if (!st) {
       st = this.db.prepare(sql)
@@ -161,32 +192,39 @@ export class SqliteReadStore implements ReadStore {
     return st
   }
 
-  private reloadGenerations (): void {
-    const rows = this.db.prepare('SELECT projection, gen FROM projection_generations').all() as Array<{ projection: string, gen: number }>
+  private reloadGenerations(): void {
+    const rows = this.db.prepare('SELECT projection, gen FROM projection_generations').all() as Array<{ projection: string; gen: number }>
     this.gens = new Map(rows.map(r => [r.projection, Number(r.gen)]))
   }
 
   /** The generation a projection's collections are read and written in. */
-  private genOf (projection: string): number {
+  private genOf(projection: string): number {
     const pinned = this.pinned.get(projection)
     if (pinned !== undefined) return pinned
     const now = Date.now()
     if (now - this.checked.at > 200) {
       this.checked.at = now
       const version = Number((this.statement('PRAGMA data_version').get() as { data_version: number }).data_version)
-      if (version !== this.checked.version) { this.checked.version = version; this.reloadGenerations() }
+      if (version !== this.checked.version) {
+        this.checked.version = version
+        this.reloadGenerations()
+      }
     }
     const gen = this.gens.get(projection)
     if (gen === undefined) throw new Error(`projection ${projection} is not prepared`)
     return gen
   }
 
-  tableFor (spec: CollectionSpec): string { return tableOf(spec, this.genOf(spec.projection)) }
+  tableFor(spec: CollectionSpec): string {
+    return tableOf(spec, this.genOf(spec.projection))
+  }
 
-  collection<T extends Doc> (spec: CollectionSpec): Collection<T> { return new SqliteCollection<T>(this, spec) }
+  collection<T extends Doc>(spec: CollectionSpec): Collection<T> {
+    return new SqliteCollection<T>(this, spec)
+  }
 
   /** The tables of a generation, with their secondary indexes unless `indexes` is false (a rebuild adds them at the end). */
-  private createTables (specs: readonly CollectionSpec[], gen: number, indexes = true): void {
+  private createTables(specs: readonly CollectionSpec[], gen: number, indexes = true): void {
     for (const spec of specs) {
       const table = tableOf(spec, gen)
       const columns = Object.entries(spec.fields).map(([f, type]) => `${ident(f)} ${type === 'number' ? 'REAL' : type === 'boolean' ? 'INTEGER' : 'TEXT'}`)
@@ -195,7 +233,7 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
-  private createIndexes (spec: CollectionSpec, gen: number): void {
+  private createIndexes(spec: CollectionSpec, gen: number): void {
     const table = tableOf(spec, gen)
     spec.indexes.forEach((fields, i) => {
       this.db.exec(`CREATE INDEX IF NOT EXISTS ${table}_i${i} ON ${table} (${[...fields.map(ident), '_id'].join(', ')})`)
@@ -206,7 +244,7 @@ export class SqliteReadStore implements ReadStore {
    * Drops every generation of a projection but `keep`: older ones (switched away from at
    * least one rebuild ago: no reader follows them any more) and abandoned rebuilds.
    */
-  private dropGenerationsExcept (projection: string, specs: readonly CollectionSpec[], keep: number): void {
+  private dropGenerationsExcept(projection: string, specs: readonly CollectionSpec[], keep: number): void {
     const tables = this.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as Array<{ name: string }>
     for (const spec of specs) {
       for (const { name } of tables) {
@@ -220,7 +258,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /** One transaction (`BEGIN IMMEDIATE`: other writers wait), rolled back on any error. */
-  private transaction<R> (fn: () => R): R {
+  private transaction<R>(fn: () => R): R {
     this.db.exec('BEGIN IMMEDIATE')
     try {
       const r = fn()
@@ -232,21 +270,32 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
-  async prepare (projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
+  async prepare(projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
     this.transaction(() => {
-      const row = this.db.prepare('SELECT gen, signature, newest FROM projection_generations WHERE projection = ?').get(projection) as { gen: number, signature: string, newest: number } | undefined
-      if (row && row.signature === signature) { this.createTables(specs, Number(row.gen)); return }
+      const row = this.db.prepare('SELECT gen, signature, newest FROM projection_generations WHERE projection = ?').get(projection) as
+        | { gen: number; signature: string; newest: number }
+        | undefined
+      if (row && row.signature === signature) {
+        this.createTables(specs, Number(row.gen))
+        return
+      }
       const gen = row ? Number(row.newest) + 1 : 1
       this.createTables(specs, gen)
-      this.db.prepare('INSERT INTO projection_generations (projection, gen, signature, newest) VALUES (?, ?, ?, ?) ON CONFLICT (projection) DO UPDATE SET gen = excluded.gen, signature = excluded.signature, newest = excluded.newest').run(projection, gen, signature, gen)
+      this.db
+        .prepare(
+          'INSERT INTO projection_generations (projection, gen, signature, newest) VALUES (?, ?, ?, ?) ON CONFLICT (projection) DO UPDATE SET gen = excluded.gen, signature = excluded.signature, newest = excluded.newest'
+        )
+        .run(projection, gen, signature, gen)
       this.dropGenerationsExcept(projection, specs, gen)
     })
     this.reloadGenerations()
   }
 
-  async startRebuild (projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
+  async startRebuild(projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
     const { live, next } = this.transaction(() => {
-      const row = this.db.prepare('SELECT gen, newest FROM projection_generations WHERE projection = ?').get(projection) as { gen: number, newest: number } | undefined
+      const row = this.db.prepare('SELECT gen, newest FROM projection_generations WHERE projection = ?').get(projection) as
+        | { gen: number; newest: number }
+        | undefined
       if (!row) throw new Error(`projection ${projection} is not prepared`)
       const live = Number(row.gen)
       const next = Number(row.newest) + 1
@@ -269,14 +318,16 @@ export class SqliteReadStore implements ReadStore {
         // Statistics for the planner's choice between indexes, from a sample of each new table.
         this.db.exec('PRAGMA analysis_limit = 1000')
         for (const spec of specs) this.db.exec(`ANALYZE ${tableOf(spec, next)}`)
-        const switched = this.transaction(() => Number(this.db.prepare('UPDATE projection_generations SET gen = ? WHERE projection = ? AND gen = ?').run(next, projection, live).changes) === 1)
+        const switched = this.transaction(
+          () => Number(this.db.prepare('UPDATE projection_generations SET gen = ? WHERE projection = ? AND gen = ?').run(next, projection, live).changes) === 1
+        )
         this.reloadGenerations()
         return switched
       }
     }
   }
 
-  async write (ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string, from: number, to: number }>): Promise<void> {
+  async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
     this.transaction(() => {
       for (const c of checkpoints) {
         const name = checkpointName(c.projection, this.genOf(c.projection))
@@ -296,40 +347,51 @@ export class SqliteReadStore implements ReadStore {
           continue
         }
         const fields = Object.keys(w.spec.fields)
-        this.statement(`INSERT OR REPLACE INTO ${table} (_id, doc${fields.map(f => `, ${f}`).join('')}) VALUES (?, ?${fields.map(() => ', ?').join('')})`)
-          .run(w.doc._id, JSON.stringify(w.doc), ...fields.map(f => column(w.doc[f])))
+        this.statement(`INSERT OR REPLACE INTO ${table} (_id, doc${fields.map(f => `, ${f}`).join('')}) VALUES (?, ?${fields.map(() => ', ?').join('')})`).run(
+          w.doc._id,
+          JSON.stringify(w.doc),
+          ...fields.map(f => column(w.doc[f]))
+        )
       }
       for (const c of checkpoints) {
-        this.statement('INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position')
-          .run(checkpointName(c.projection, this.genOf(c.projection)), c.to)
+        this.statement('INSERT INTO projection_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position').run(
+          checkpointName(c.projection, this.genOf(c.projection)),
+          c.to
+        )
       }
     })
   }
 
-  async getCheckpoint (projection: string): Promise<number> {
-    const row = this.statement('SELECT position FROM projection_checkpoints WHERE name = ?').get(checkpointName(projection, this.genOf(projection))) as { position: number } | undefined
+  async getCheckpoint(projection: string): Promise<number> {
+    const row = this.statement('SELECT position FROM projection_checkpoints WHERE name = ?').get(checkpointName(projection, this.genOf(projection))) as
+      | { position: number }
+      | undefined
     return row ? Number(row.position) : 0
   }
 
-  async getConsumerCheckpoint (name: string): Promise<number> {
+  async getConsumerCheckpoint(name: string): Promise<number> {
     const row = this.statement('SELECT position FROM consumer_checkpoints WHERE name = ?').get(name) as { position: number } | undefined
     return row ? Number(row.position) : 0
   }
 
-  async setConsumerCheckpoint (name: string, position: number): Promise<void> {
-    this.statement('INSERT INTO consumer_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position').run(name, position)
+  async setConsumerCheckpoint(name: string, position: number): Promise<void> {
+    this.statement('INSERT INTO consumer_checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position').run(
+      name,
+      position
+    )
   }
 
-  async lease (holder: string, ttlMs: number): Promise<boolean> {
+  async lease(holder: string, ttlMs: number): Promise<boolean> {
     const now = Date.now()
     return this.transaction(() => {
-      this.statement('INSERT INTO projector_lease (id, holder, expires_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE projector_lease.holder = excluded.holder OR projector_lease.expires_at < ?')
-        .run(holder, now + ttlMs, now)
+      this.statement(
+        'INSERT INTO projector_lease (id, holder, expires_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE projector_lease.holder = excluded.holder OR projector_lease.expires_at < ?'
+      ).run(holder, now + ttlMs, now)
       return (this.statement('SELECT holder FROM projector_lease WHERE id = 1').get() as { holder: string }).holder === holder
     })
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (!this.owns || !this.db.isOpen) return
     await this.checkpointer?.close()
     this.db.close()

@@ -5,9 +5,8 @@ import { isIP, type LookupFunction } from 'node:net'
 import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { isPublicAddress } from '../../domain/webhook/target.ts'
 
-
 /** `Retry-After` as ms from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); null when absent or malformed. */
-export function retryAfterMs (value: string | string[] | undefined, now = Date.now()): number | null {
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
   const v = Array.isArray(value) ? value[0] : value
   if (v === undefined) return null
   const text = v.trim()
@@ -31,7 +30,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024
  * name cannot reach the internal network (checked on the address actually connected to,
  * which also defeats DNS rebinding).
  */
-function guardedLookup (allowPrivate: boolean): LookupFunction {
+function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0)
@@ -48,11 +47,20 @@ function guardedLookup (allowPrivate: boolean): LookupFunction {
  * exchange, the response body read (up to 64 KiB) and discarded. A 2xx status is success;
  * the caller decides. Never throws: every failure is an outcome with `error`.
  */
-export async function postWebhook (url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendOutcome> {
+export async function postWebhook(url: string, body: string, headers: Record<string, string>, options: SendOptions): Promise<SendOutcome> {
   const started = performance.now()
-  const done = (status: number | null, error: string | null, retryAfter: number | null = null): SendOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started), retry_after_ms: retryAfter })
+  const done = (status: number | null, error: string | null, retryAfter: number | null = null): SendOutcome => ({
+    status,
+    error,
+    duration_ms: Math.round(performance.now() - started),
+    retry_after_ms: retryAfter
+  })
   let target: URL
-  try { target = new URL(url) } catch { return done(null, 'invalid url') }
+  try {
+    target = new URL(url)
+  } catch {
+    return done(null, 'invalid url')
+  }
   const literal = target.hostname.replace(/^\[|\]$/g, '')
   // An IP literal is connected to without a lookup, so it is judged here.
   if (!options.allow_private && isIP(literal) !== 0 && !isPublicAddress(literal)) {
@@ -69,23 +77,42 @@ export async function postWebhook (url: string, body: string, headers: Record<st
       clearTimeout(timer)
       resolve(done(status, error, retryAfter))
     }
-    const req = request(target, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': options.user_agent ?? 'email-verification-webhooks/1', ...headers },
-      lookup: guardedLookup(options.allow_private),
-      agent: false
-    }, res => {
-      if (res.statusCode === 429 || res.statusCode === 503) retryAfter = retryAfterMs(res.headers['retry-after'])
-      let received = 0
-      res.on('data', (chunk: Buffer) => {
-        received += chunk.length
-        if (received > MAX_RESPONSE_BYTES) { finish(res.statusCode ?? null, null); res.destroy() }
-      })
-      res.on('end', () => { finish(res.statusCode ?? null, null) })
-      res.on('error', () => { finish(res.statusCode ?? null, null) })
-    })
-    const timer = setTimeout(() => { finish(null, `no response within ${options.timeout_ms} ms`); req.destroy() }, options.timeout_ms)
-    req.on('error', (err: NodeJS.ErrnoException) => {
+    const req = request(
+      target,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+          'user-agent': options.user_agent ?? 'email-verification-webhooks/1',
+          ...headers
+        },
+        lookup: guardedLookup(options.allow_private),
+        agent: false
+      },
+      res => {
+        if (res.statusCode === 429 || res.statusCode === 503) retryAfter = retryAfterMs(res.headers['retry-after'])
+        let received = 0
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length
+          if (received > MAX_RESPONSE_BYTES) {
+            finish(res.statusCode ?? null, null)
+            res.destroy()
+          }
+        })
+        res.on('end', () => {
+          finish(res.statusCode ?? null, null)
+        })
+        res.on('error', () => {
+          finish(res.statusCode ?? null, null)
+        })
+      }
+    )
+    const timer = setTimeout(() => {
+      finish(null, `no response within ${options.timeout_ms} ms`)
+      req.destroy()
+    }, options.timeout_ms)
+    req.on('error', (_err: NodeJS.ErrnoException) => {
       // One answer for every failure to reach the host (no such name, a name that resolves
       // only to private addresses, refused, unreachable): a test-fire must not tell which
       // internal names exist.
@@ -96,6 +123,6 @@ export async function postWebhook (url: string, body: string, headers: Record<st
 }
 
 /** A sender bound to its options: `(url, body, headers) → outcome`. */
-export function webhookSender (options: SendOptions): WebhookSender {
+export function webhookSender(options: SendOptions): WebhookSender {
   return async (url, body, headers) => await postWebhook(url, body, headers, options)
 }

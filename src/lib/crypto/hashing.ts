@@ -7,7 +7,7 @@ import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 const ARGON2 = { algorithm: 2 /* Algorithm.Argon2id (a const enum, not importable under erasable syntax) */, memoryCost: 19_456, timeCost: 2, parallelism: 1 }
 
 /** Hashes a password with argon2id; returns a PHC string. */
-export async function hashPassword (password: string): Promise<string> {
+export async function hashPassword(password: string): Promise<string> {
   return await argon2Hash(password, ARGON2)
 }
 
@@ -19,7 +19,7 @@ let dummyHash: Promise<string> | null = null
  * Verifies a password against a PHC string; with `phc = null` runs a verification of
  * equal cost against a dummy hash and returns false (timing equalisation).
  */
-export async function verifyPassword (phc: string | null, password: string): Promise<boolean> {
+export async function verifyPassword(phc: string | null, password: string): Promise<boolean> {
   if (phc === null) {
     dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
     await argon2Verify(await dummyHash, password).catch(() => false)
@@ -33,29 +33,29 @@ export async function verifyPassword (phc: string | null, password: string): Pro
 }
 
 /** SHA-256 hex of a high-entropy secret (API keys, refresh tokens). */
-export function sha256Hex (secret: string): string {
+export function sha256Hex(secret: string): string {
   return createHash('sha256').update(secret).digest('hex')
 }
 
 /** HMAC-SHA256 hex: blind index for e-mail addresses and hashes of low-entropy codes. */
-export function hmacHex (key: Buffer, value: string): string {
+export function hmacHex(key: Buffer, value: string): string {
   return createHmac('sha256', keyObjectOf(key)).update(value).digest('hex')
 }
 
 /** Constant-time comparison of two hex strings. */
-export function safeEqualHex (a: string, b: string): boolean {
+export function safeEqualHex(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex')
   const y = Buffer.from(b, 'hex')
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /** A six-digit numeric code, uniformly drawn ("000000"–"999999"). */
-export function sixDigitCode (): string {
+export function sixDigitCode(): string {
   return String(randomInt(0, 1_000_000)).padStart(6, '0')
 }
 
 /** A URL-safe random token of `bytes` bytes of entropy. */
-export function randomToken (bytes = 32): string {
+export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url')
 }
 
@@ -66,7 +66,7 @@ const keyObjects = new WeakMap<Buffer, KeyObject>()
  * ciphers and HMACs take a KeyObject several times faster than raw bytes, which they
  * import anew on every call (measured: HMAC-SHA256 7×, AES-256-GCM 3× on Node 24).
  */
-export function keyObjectOf (key: Buffer): KeyObject {
+export function keyObjectOf(key: Buffer): KeyObject {
   let k = keyObjects.get(key)
   if (!k) {
     k = createSecretKey(key)

@@ -8,5 +8,5 @@ export interface Secrets {
   index_key: Buffer
   /** 32-byte key for hashing short codes (confirmation codes), so hashes cannot be brute-forced offline. */
   code_key: Buffer
-  jwt: { private_key: CryptoKey, public_key: CryptoKey, kid: string }
+  jwt: { private_key: CryptoKey; public_key: CryptoKey; kid: string }
 }

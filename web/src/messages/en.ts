@@ -362,7 +362,8 @@ export const en = {
   'account.changePassword': 'Change the password',
   'account.passwordChanged': 'Your password is changed; your other sessions are signed out.',
   'account.delete': 'Delete the account',
-  'account.deleteWarning': 'Deleting the account signs out every session, revokes every key and agent, deletes your webhook endpoints, and erases for good your email address, the addresses you verified and the names you gave: nobody can read them again, you or us. Unspent tokens are lost. What stays holds nothing personal: ids, times, amounts and verdicts.',
+  'account.deleteWarning':
+    'Deleting the account signs out every session, revokes every key and agent, deletes your webhook endpoints, and erases for good your email address, the addresses you verified and the names you gave: nobody can read them again, you or us. Unspent tokens are lost. What stays holds nothing personal: ids, times, amounts and verdicts.',
   'account.deleteTitle': 'Delete the account for good?',
   'account.deleteButton': 'Delete the account',
 

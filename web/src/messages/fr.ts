@@ -204,7 +204,8 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'lists.duplicates': '{n} doublons ignorés',
   'lists.download': 'Télécharger seulement les résultats (CSV)',
   'lists.downloadFile': 'Télécharger votre fichier avec les résultats',
-  'lists.kept': 'Votre fichier est conservé, chiffré, jusqu’au {date}, à télécharger de nouveau depuis n’importe quel navigateur ; il disparaît avec le compte.',
+  'lists.kept':
+    'Votre fichier est conservé, chiffré, jusqu’au {date}, à télécharger de nouveau depuis n’importe quel navigateur ; il disparaît avec le compte.',
   'lists.partial': 'Vérifier les {n} premières maintenant',
   'lists.past': 'Vos listes',
   'lists.none': 'Aucune liste pour l’instant.',
@@ -301,7 +302,8 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'billing.choose': 'Choisir {plan}',
   'billing.topUp': 'Acheter {n} jetons pour {price}',
   'billing.portal': 'Factures et moyen de paiement',
-  'billing.unavailable': 'Les paiements ne sont pas configurés sur ce service : formules et jetons ne s’achètent pas ici. La personne qui l’exploite peut accorder des jetons.',
+  'billing.unavailable':
+    'Les paiements ne sont pas configurés sur ce service : formules et jetons ne s’achètent pas ici. La personne qui l’exploite peut accorder des jetons.',
   'billing.success': 'Merci : votre paiement est passé. Les jetons arrivent dans un instant.',
   'billing.cancelled': 'Le paiement a été annulé ; rien n’a été débité.',
   'billing.history': 'Solde sur les 28 derniers jours',
@@ -358,7 +360,8 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'account.changePassword': 'Changer le mot de passe',
   'account.passwordChanged': 'Votre mot de passe est changé ; vos autres sessions sont déconnectées.',
   'account.delete': 'Supprimer le compte',
-  'account.deleteWarning': 'Supprimer le compte ferme toutes les sessions, révoque toutes les clés et tous les agents, supprime vos points d’accès webhook, et efface pour de bon votre adresse e-mail, les adresses vérifiées et les noms que vous avez donnés : personne ne pourra plus les lire, ni vous ni nous. Les jetons non dépensés sont perdus. Ce qui reste ne contient rien de personnel : identifiants, dates, montants et verdicts.',
+  'account.deleteWarning':
+    'Supprimer le compte ferme toutes les sessions, révoque toutes les clés et tous les agents, supprime vos points d’accès webhook, et efface pour de bon votre adresse e-mail, les adresses vérifiées et les noms que vous avez donnés : personne ne pourra plus les lire, ni vous ni nous. Les jetons non dépensés sont perdus. Ce qui reste ne contient rien de personnel : identifiants, dates, montants et verdicts.',
   'account.deleteTitle': 'Supprimer le compte définitivement ?',
   'account.deleteButton': 'Supprimer le compte',
 

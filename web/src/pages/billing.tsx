@@ -8,7 +8,7 @@ import { ApiCall, PageTitle, ProblemAlert, failureOf, useLoad, type Failure, scr
 type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
 
 /** Billing: the plan grid, checkout and portal (redirects to Stripe), the wallet's transactions grouped by job, and the balance over time. */
-export default function Billing ({ outcome }: { outcome?: string }): ReactNode {
+export default function Billing({ outcome }: { outcome?: string }): ReactNode {
   const { t, locale, formatNumber, formatMoney, formatDate, timeZone } = useI18n()
   const config = useLoad(async () => await api.GET('/api/config'), [])
   const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
@@ -16,44 +16,106 @@ export default function Billing ({ outcome }: { outcome?: string }): ReactNode {
   const [sort, setSort] = useState<TxSort>('occurred_at')
   const [order, setOrder] = useState<'asc' | 'desc'>('desc')
   const groups = useLoad(async () => await api.GET('/api/wallet/transactions/grouped', { params: { query: { sort, order, limit: 25 } } }), [sort, order])
-  const history = useLoad(async () => await api.GET('/api/wallet/balance-history', { params: { query: { granularity: 'day', days: 28, time_zone: timeZone } } }), [timeZone])
+  const history = useLoad(
+    async () => await api.GET('/api/wallet/balance-history', { params: { query: { granularity: 'day', days: 28, time_zone: timeZone } } }),
+    [timeZone]
+  )
   const [failure, setFailure] = useState<Failure | null>(null)
   const available = config.data?.billing_available === true
-  const checkout = async (body: { plan: string, cycle: 'monthly' | 'yearly' } | { top_up_quantity: number }): Promise<void> => {
+  const checkout = async (body: { plan: string; cycle: 'monthly' | 'yearly' } | { top_up_quantity: number }): Promise<void> => {
     const r = await api.POST('/api/billing/checkout', { body: { ...body, locale } })
-    if (!r.data) { setFailure(failureOf(r.error, r.response)); return }
+    if (!r.data) {
+      setFailure(failureOf(r.error, r.response))
+      return
+    }
     window.location.assign(r.data.url)
   }
   const portal = async (): Promise<void> => {
     const r = await api.POST('/api/billing/portal', { body: { locale } })
-    if (!r.data) { setFailure(failureOf(r.error, r.response)); return }
+    if (!r.data) {
+      setFailure(failureOf(r.error, r.response))
+      return
+    }
     window.location.assign(r.data.url)
   }
   const chart = useMemo(() => {
     const s = history.data?.series ?? []
     return { times: s.map(b => Date.parse(b.end)), series: [{ label: t('billing.balance'), colour: '#0969da', values: s.map(b => b.balance) }] }
   }, [history.data, t])
-  const sortBy = (s: TxSort): void => { if (s === sort) setOrder(o => o === 'asc' ? 'desc' : 'asc'); else { setSort(s); setOrder('desc') } }
-  const head = (s: TxSort, label: string): ReactNode => <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}><Button className="react-aria-Button link" onPress={() => { sortBy(s) }}>{label}{sort === s ? (order === 'asc' ? ' ▲' : ' ▼') : ''}</Button></th>
+  const sortBy = (s: TxSort): void => {
+    if (s === sort) setOrder(o => (o === 'asc' ? 'desc' : 'asc'))
+    else {
+      setSort(s)
+      setOrder('desc')
+    }
+  }
+  const head = (s: TxSort, label: string): ReactNode => (
+    <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+      <Button
+        className="react-aria-Button link"
+        onPress={() => {
+          sortBy(s)
+        }}
+      >
+        {label}
+        {sort === s ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
+      </Button>
+    </th>
+  )
   const current = subscription.data?.plan.code
   return (
     <>
       <PageTitle>{t('nav.billing')}</PageTitle>
-      {outcome === 'success' && <p className="alert success" role="status">{t('billing.success')}</p>}
-      {outcome === 'cancel' && <p className="alert info" role="status">{t('billing.cancelled')}</p>}
-      {config.data && !available && <p className="alert info" data-testid="billing-unavailable">{t('billing.unavailable')}</p>}
+      {outcome === 'success' && (
+        <p className="alert success" role="status">
+          {t('billing.success')}
+        </p>
+      )}
+      {outcome === 'cancel' && (
+        <p className="alert info" role="status">
+          {t('billing.cancelled')}
+        </p>
+      )}
+      {config.data && !available && (
+        <p className="alert info" data-testid="billing-unavailable">
+          {t('billing.unavailable')}
+        </p>
+      )}
       <ProblemAlert problem={failure?.problem ?? null} />
       <section className="card" aria-labelledby="plans-h">
         <h2 id="plans-h">{t('billing.plans')}</h2>
-        <p>{t('billing.current', { plan: subscription.data?.plan.name ?? '…', status: subscription.data ? t(`subscription.${subscription.data.status}`) : '' })}{subscription.data?.current_period_end ? ` · ${t('billing.until', { date: formatDate(Date.parse(subscription.data.current_period_end), { dateStyle: 'medium' }) })}` : ''}</p>
-        <RadioGroup value={cycle} onChange={v => { setCycle(v as 'monthly' | 'yearly') }} orientation="horizontal">
+        <p>
+          {t('billing.current', { plan: subscription.data?.plan.name ?? '…', status: subscription.data ? t(`subscription.${subscription.data.status}`) : '' })}
+          {subscription.data?.current_period_end
+            ? ` · ${t('billing.until', { date: formatDate(Date.parse(subscription.data.current_period_end), { dateStyle: 'medium' }) })}`
+            : ''}
+        </p>
+        <RadioGroup
+          value={cycle}
+          onChange={v => {
+            setCycle(v as 'monthly' | 'yearly')
+          }}
+          orientation="horizontal"
+        >
           <Label>{t('billing.cycle')}</Label>
-          <div className="row"><Radio value="monthly"><span className="dot" aria-hidden="true" />{t('billing.monthly')}</Radio><Radio value="yearly"><span className="dot" aria-hidden="true" />{t('billing.yearly')}</Radio></div>
+          <div className="row">
+            <Radio value="monthly">
+              <span className="dot" aria-hidden="true" />
+              {t('billing.monthly')}
+            </Radio>
+            <Radio value="yearly">
+              <span className="dot" aria-hidden="true" />
+              {t('billing.yearly')}
+            </Radio>
+          </div>
         </RadioGroup>
         <div className="grid">
           {(config.data?.plans ?? []).map(p => (
             <article key={p.code} className="card" aria-labelledby={`plan-${p.code}`}>
-              <h3 id={`plan-${p.code}`}>{p.name}{p.code === current ? ` · ${t('billing.yours')}` : ''}</h3>
+              <h3 id={`plan-${p.code}`}>
+                {p.name}
+                {p.code === current ? ` · ${t('billing.yours')}` : ''}
+              </h3>
               <p className="stat">{formatMoney(p.prices[cycle].cents, p.prices[cycle].currency)}</p>
               <ul>
                 <li>{t('billing.tokens', { n: formatNumber(p.tokens_per_month) })}</li>
@@ -61,13 +123,43 @@ export default function Billing ({ outcome }: { outcome?: string }): ReactNode {
                 <li>{t('billing.rate', { n: formatNumber(p.limits.rate_limit_per_minute) })}</li>
                 <li>{t('billing.keys', { n: formatNumber(p.limits.api_keys) })}</li>
               </ul>
-              {p.code !== 'free' && p.code !== current && <Button isDisabled={!available} onPress={() => { void checkout({ plan: p.code, cycle }) }}>{t('billing.choose', { plan: p.name })}</Button>}
+              {p.code !== 'free' && p.code !== current && (
+                <Button
+                  isDisabled={!available}
+                  onPress={() => {
+                    void checkout({ plan: p.code, cycle })
+                  }}
+                >
+                  {t('billing.choose', { plan: p.name })}
+                </Button>
+              )}
             </article>
           ))}
         </div>
         <div className="row">
-          {(config.data?.top_up.packs ?? []).map(pack => <Button key={pack.quantity} className="react-aria-Button secondary" isDisabled={!available} onPress={() => { void checkout({ top_up_quantity: pack.quantity }) }}>{t('billing.topUp', { n: formatNumber(pack.tokens), price: formatMoney(pack.price_cents, config.data!.top_up.currency) })}</Button>)}
-          {subscription.data?.has_billing_account && <Button className="react-aria-Button secondary" isDisabled={!available} onPress={() => { void portal() }}>{t('billing.portal')}</Button>}
+          {(config.data?.top_up.packs ?? []).map(pack => (
+            <Button
+              key={pack.quantity}
+              className="react-aria-Button secondary"
+              isDisabled={!available}
+              onPress={() => {
+                void checkout({ top_up_quantity: pack.quantity })
+              }}
+            >
+              {t('billing.topUp', { n: formatNumber(pack.tokens), price: formatMoney(pack.price_cents, config.data!.top_up.currency) })}
+            </Button>
+          ))}
+          {subscription.data?.has_billing_account && (
+            <Button
+              className="react-aria-Button secondary"
+              isDisabled={!available}
+              onPress={() => {
+                void portal()
+              }}
+            >
+              {t('billing.portal')}
+            </Button>
+          )}
         </div>
         <ApiCall method="POST" path="/api/billing/checkout" body={{ plan: 'pro', cycle, locale }} />
       </section>
@@ -80,15 +172,25 @@ export default function Billing ({ outcome }: { outcome?: string }): ReactNode {
         <h2 id="tx-h">{t('billing.transactions')}</h2>
         <div className="table-wrap" {...scrollable(t('billing.transactions'))}>
           <table>
-            <thead><tr>{head('occurred_at', t('billing.when'))}{head('transaction_type', t('billing.type'))}{head('amount', t('billing.amount'))}<th scope="col">{t('billing.job')}</th></tr></thead>
-            <tbody>{(groups.data?.items ?? []).map((g, i) => (
-              <tr key={`${g.job_uuid ?? 'grant'}-${i}`}>
-                <td>{formatDate(Date.parse(g.occurred_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
-                <td>{g.transactions.map(x => t(`tx.${x.transaction_type}` as 'tx.grant')).join(' → ')}</td>
-                <td>{formatNumber(g.amount)}</td>
-                <td className="mono">{g.job_uuid ? g.job_uuid.slice(0, 8) : '—'}</td>
+            <thead>
+              <tr>
+                {head('occurred_at', t('billing.when'))}
+                {head('transaction_type', t('billing.type'))}
+                {head('amount', t('billing.amount'))}
+                <th scope="col">{t('billing.job')}</th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {(groups.data?.items ?? []).map((g, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: grants without a job have no id of their own; the list is read once and never reordered
+                <tr key={`${g.job_uuid ?? 'grant'}-${i}`}>
+                  <td>{formatDate(Date.parse(g.occurred_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
+                  <td>{g.transactions.map(x => t(`tx.${x.transaction_type}` as 'tx.grant')).join(' → ')}</td>
+                  <td>{formatNumber(g.amount)}</td>
+                  <td className="mono">{g.job_uuid ? g.job_uuid.slice(0, 8) : '—'}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
         <ApiCall method="GET" path={`/api/wallet/transactions/grouped?sort=${sort}&order=${order}`} />

@@ -12,10 +12,17 @@ type Estimate = Schemas['BatchEstimate']
 const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
 /** A file read in the browser: its rows (a header row when the first row names columns), its columns, the column that holds addresses, and the file itself (kept beside the batch). */
-interface Parsed { file: File, name: string, header: string[] | null, names: string[], rows: string[][], column: number }
+interface Parsed {
+  file: File
+  name: string
+  header: string[] | null
+  names: string[]
+  rows: string[][]
+  column: number
+}
 
 /** Reads a CSV, TSV or text file (papaparse: delimiter, quoting and BOM detected) and finds the column whose values look most like addresses. */
-async function parseFile (file: File): Promise<Parsed> {
+async function parseFile(file: File): Promise<Parsed> {
   const text = (await file.text()).replace(/^\uFEFF/, '')
   const result = Papa.parse<string[]>(text, { skipEmptyLines: 'greedy', delimitersToGuess: [',', ';', '\t', '|'] })
   const all = result.data.filter(r => r.some(c => c.trim() !== ''))
@@ -32,20 +39,24 @@ async function parseFile (file: File): Promise<Parsed> {
  * The de-duplication key of an address, as `svc verify-file` makes it: lower-cased, the
  * domain in ASCII (the URL parser's IDNA); a later row with the same key is a duplicate.
  */
-function addressKey (text: string): string {
+function addressKey(text: string): string {
   const t = text.trim().normalize('NFC').toLowerCase()
   const at = t.lastIndexOf('@')
   if (at <= 0) return `~${t}`
   let domain = t.slice(at + 1)
-  try { domain = new URL(`http://${domain}`).hostname } catch { /* not a host name: kept as typed */ }
+  try {
+    domain = new URL(`http://${domain}`).hostname
+  } catch {
+    /* not a host name: kept as typed */
+  }
   return `${t.slice(0, at)}@${domain}`
 }
 
 /** The media type a kept file is sent as (the service reads its content; this names it). */
-const mediaOf = (name: string): string => /\.tsv$/i.test(name) ? 'text/tab-separated-values' : /\.txt$/i.test(name) ? 'text/plain' : 'text/csv'
+const mediaOf = (name: string): string => (/\.tsv$/i.test(name) ? 'text/tab-separated-values' : /\.txt$/i.test(name) ? 'text/plain' : 'text/csv')
 
 /** A batch as it runs: progress, results by verdict, tokens, and the files to download. */
-function BatchView ({ uuid }: { uuid: string }): ReactNode {
+function BatchView({ uuid }: { uuid: string }): ReactNode {
   const { t, formatNumber, formatDate } = useI18n()
   const [batch, setBatch] = useState<Batch | null>(null)
   const [failure, setFailure] = useState<Failure | null>(null)
@@ -56,42 +67,94 @@ function BatchView ({ uuid }: { uuid: string }): ReactNode {
         // Answered as soon as the batch completes, or after a second: the bar moves, nothing polls faster.
         const r = await api.GET('/api/batches/{uuid}', { params: { path: { uuid }, query: { wait: 1 } } })
         if (!live) return
-        if (!r.data) { setFailure(failureOf(r.error, r.response)); return }
+        if (!r.data) {
+          setFailure(failureOf(r.error, r.response))
+          return
+        }
         setBatch(r.data)
         if (r.data.status === 'completed') return
       }
     }
     void poll()
-    return () => { live = false }
+    return () => {
+      live = false
+    }
   }, [uuid])
   if (failure) return <ProblemAlert problem={failure.problem} />
   if (!batch) return <p role="status">{t('app.loading')}</p>
-  const done = batch.progress.total === 0 ? 100 : Math.round(100 * batch.progress.processed / batch.progress.total)
+  const done = batch.progress.total === 0 ? 100 : Math.round((100 * batch.progress.processed) / batch.progress.total)
   const base = (batch.name ?? batch.uuid).replace(/\.[a-z]+$/i, '')
   const save = async (path: string, accept: string, name: string): Promise<void> => {
-    try { await download(path, accept, name) } catch (err) { setFailure({ problem: err as Schemas['Problem'], retryAfter: null }) }
+    try {
+      await download(path, accept, name)
+    } catch (err) {
+      setFailure({ problem: err as Schemas['Problem'], retryAfter: null })
+    }
   }
   return (
     <section className="card" aria-labelledby="batch-h" data-testid="batch">
       <h2 id="batch-h">{batch.name ?? batch.uuid}</h2>
       <ProgressBar value={done} aria-label={t('lists.progress')}>
-        {({ percentage }) => <><Label>{t('lists.progress')}: {formatNumber(batch.progress.processed)} / {formatNumber(batch.progress.total)} ({Math.round(percentage ?? 0)} %)</Label><div className="bar"><div className="fill" style={{ width: `${percentage ?? 0}%` }} /></div></>}
+        {({ percentage }) => (
+          <>
+            <Label>
+              {t('lists.progress')}: {formatNumber(batch.progress.processed)} / {formatNumber(batch.progress.total)} ({Math.round(percentage ?? 0)} %)
+            </Label>
+            <div className="bar">
+              <div className="fill" style={{ width: `${percentage ?? 0}%` }} />
+            </div>
+          </>
+        )}
       </ProgressBar>
-      <p role="status" aria-live="polite">{t(`batch.${batch.status}` as 'batch.completed')}</p>
-      <ul className="row" aria-label={t('lists.byVerdict')}>{(['valid', 'risky', 'invalid', 'unknown'] as const).map(v => <li key={v}><VerdictBadge verdict={v} /> <span data-testid={`count-${v}`}>{formatNumber(batch.results.by_verdict[v])}</span></li>)}</ul>
-      <p className="muted">{t('lists.tokens', { reserved: formatNumber(batch.tokens.reserved), captured: formatNumber(batch.tokens.captured), released: formatNumber(batch.tokens.released) })}{batch.duplicates > 0 ? ` · ${t('lists.duplicates', { n: formatNumber(batch.duplicates) })}` : ''}</p>
+      <p role="status" aria-live="polite">
+        {t(`batch.${batch.status}` as 'batch.completed')}
+      </p>
+      <ul className="row" aria-label={t('lists.byVerdict')}>
+        {(['valid', 'risky', 'invalid', 'unknown'] as const).map(v => (
+          <li key={v}>
+            <VerdictBadge verdict={v} /> <span data-testid={`count-${v}`}>{formatNumber(batch.results.by_verdict[v])}</span>
+          </li>
+        ))}
+      </ul>
+      <p className="muted">
+        {t('lists.tokens', {
+          reserved: formatNumber(batch.tokens.reserved),
+          captured: formatNumber(batch.tokens.captured),
+          released: formatNumber(batch.tokens.released)
+        })}
+        {batch.duplicates > 0 ? ` · ${t('lists.duplicates', { n: formatNumber(batch.duplicates) })}` : ''}
+      </p>
       <div className="row">
-        {batch.source && <Button onPress={() => { void save(`/api/batches/${batch.uuid}/source`, '*/*', `${base}-verified.${batch.source!.format === 'xlsx' ? 'xlsx' : 'csv'}`) }}>{t('lists.downloadFile')}</Button>}
-        <Button className={`react-aria-Button${batch.source ? ' secondary' : ''}`} onPress={() => { void save(`/api/batches/${batch.uuid}/results`, 'text/csv', `${base}-results.csv`) }}>{t('lists.download')}</Button>
+        {batch.source && (
+          <Button
+            onPress={() => {
+              void save(`/api/batches/${batch.uuid}/source`, '*/*', `${base}-verified.${batch.source!.format === 'xlsx' ? 'xlsx' : 'csv'}`)
+            }}
+          >
+            {t('lists.downloadFile')}
+          </Button>
+        )}
+        <Button
+          className={`react-aria-Button${batch.source ? ' secondary' : ''}`}
+          onPress={() => {
+            void save(`/api/batches/${batch.uuid}/results`, 'text/csv', `${base}-results.csv`)
+          }}
+        >
+          {t('lists.download')}
+        </Button>
       </div>
-      {batch.source && <p className="muted" data-testid="kept">{t('lists.kept', { date: formatDate(Date.parse(batch.source.expires_at), { dateStyle: 'long' }) })}</p>}
+      {batch.source && (
+        <p className="muted" data-testid="kept">
+          {t('lists.kept', { date: formatDate(Date.parse(batch.source.expires_at), { dateStyle: 'long' }) })}
+        </p>
+      )}
       <ApiCall method="GET" path={`/api/batches/${batch.uuid}/${batch.source ? 'source' : 'results'}`} />
     </section>
   )
 }
 
 /** Lists: upload a file, pick the address column, see the unique count and the cost against the balance, start, watch, download the file with its results. */
-export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
+export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   const { t, formatNumber } = useI18n()
   const [, go] = useLocation()
   const batches = useLoad(async () => await api.GET('/api/batches', { params: { query: { limit: 20 } } }), [uuid])
@@ -104,7 +167,7 @@ export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
   const unique = useMemo(() => {
     if (!parsed) return []
     const seen = new Set<string>()
-    const out: Array<{ email: string, valid: boolean }> = []
+    const out: Array<{ email: string; valid: boolean }> = []
     for (const r of parsed.rows) {
       const email = (r[Number(column)] ?? '').trim()
       if (email === '') continue
@@ -120,8 +183,15 @@ export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
     setEstimate(null)
     if (!parsed) return
     let live = true
-    void api.POST('/api/batches/estimate', { body: { addresses: valid } }).then(r => { if (live) { if (r.data) setEstimate(r.data); else setFailure(failureOf(r.error, r.response)) } })
-    return () => { live = false }
+    void api.POST('/api/batches/estimate', { body: { addresses: valid } }).then(r => {
+      if (live) {
+        if (r.data) setEstimate(r.data)
+        else setFailure(failureOf(r.error, r.response))
+      }
+    })
+    return () => {
+      live = false
+    }
   }, [parsed, valid])
   const short = estimate !== null && estimate.cost > estimate.balance
   const start = async (partial: boolean): Promise<void> => {
@@ -140,17 +210,30 @@ export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
       setSending(at)
       const emails = list.slice(at, at + size).map(a => a.email)
       const final = at + size >= list.length
-      const r: { data?: Batch, error?: unknown, response: Response } = batchUuid === null
-        ? await api.POST('/api/batches', { body: { emails, final, name: parsed.name } })
-        : await api.POST('/api/batches/{uuid}/emails', { params: { path: { uuid: batchUuid } }, body: { emails, final } })
-      if (!r.data) { setFailure(failureOf(r.error, r.response)); setSending(null); return }
+      const r: { data?: Batch; error?: unknown; response: Response } =
+        batchUuid === null
+          ? await api.POST('/api/batches', { body: { emails, final, name: parsed.name } })
+          : await api.POST('/api/batches/{uuid}/emails', { params: { path: { uuid: batchUuid } }, body: { emails, final } })
+      if (!r.data) {
+        setFailure(failureOf(r.error, r.response))
+        setSending(null)
+        return
+      }
       batchUuid = r.data.uuid
       if (final) break
     }
     // The customer's file, kept beside the batch: downloaded later (from any browser) with its columns and the results.
     const columnName = parsed.header?.[Number(column)] || String(Number(column) + 1)
-    const kept = await upload(`/api/batches/${batchUuid}/source?name=${encodeURIComponent(parsed.name)}&column=${encodeURIComponent(columnName)}`, parsed.file, mediaOf(parsed.name))
-    if (kept !== null) { setFailure(kept); setSending(null); return }
+    const kept = await upload(
+      `/api/batches/${batchUuid}/source?name=${encodeURIComponent(parsed.name)}&column=${encodeURIComponent(columnName)}`,
+      parsed.file,
+      mediaOf(parsed.name)
+    )
+    if (kept !== null) {
+      setFailure(kept)
+      setSending(null)
+      return
+    }
     setSending(null)
     setParsed(null)
     go(`/lists/${batchUuid}`)
@@ -158,24 +241,71 @@ export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
   return (
     <>
       <PageTitle>{t('nav.lists')}</PageTitle>
-      {uuid ? <BatchView uuid={uuid} /> : (
+      {uuid ? (
+        <BatchView uuid={uuid} />
+      ) : (
         <section className="card" aria-labelledby="upload-h">
           <h2 id="upload-h">{t('lists.upload')}</h2>
           <div className="field">
             <label htmlFor="list-file">{t('lists.file')}</label>
-            <input id="list-file" type="file" accept=".csv,.tsv,.txt,text/csv,text/plain,text/tab-separated-values" aria-describedby="list-file-hint" onChange={e => { const f = e.target.files?.[0]; if (f) void parseFile(f).then(p => { setParsed(p); setColumn(String(p.column)) }) }} />
-            <span id="list-file-hint" className="hint">{t('lists.fileHint')}</span>
+            <input
+              id="list-file"
+              type="file"
+              accept=".csv,.tsv,.txt,text/csv,text/plain,text/tab-separated-values"
+              aria-describedby="list-file-hint"
+              onChange={e => {
+                const f = e.target.files?.[0]
+                if (f)
+                  void parseFile(f).then(p => {
+                    setParsed(p)
+                    setColumn(String(p.column))
+                  })
+              }}
+            />
+            <span id="list-file-hint" className="hint">
+              {t('lists.fileHint')}
+            </span>
           </div>
           {parsed && (
             <>
               <Choice label={t('lists.column')} value={column} onChange={setColumn} options={parsed.names.map((h, i) => [String(i), h])} />
-              <p data-testid="estimate">{estimate ? t('lists.estimate', { rows: formatNumber(parsed.rows.length), unique: formatNumber(unique.length), cost: formatNumber(estimate.cost), balance: formatNumber(estimate.balance) }) : '…'}</p>
+              <p data-testid="estimate">
+                {estimate
+                  ? t('lists.estimate', {
+                      rows: formatNumber(parsed.rows.length),
+                      unique: formatNumber(unique.length),
+                      cost: formatNumber(estimate.cost),
+                      balance: formatNumber(estimate.balance)
+                    })
+                  : '…'}
+              </p>
               {unique.length > valid && <p className="muted">{t('lists.invalid', { n: formatNumber(unique.length - valid) })}</p>}
-              {short && <p className="alert warn">{t('lists.short', { n: formatNumber(estimate.cost - estimate.balance) })} <Link href="/billing">{t('overview.buy')}</Link></p>}
+              {short && (
+                <p className="alert warn">
+                  {t('lists.short', { n: formatNumber(estimate.cost - estimate.balance) })} <Link href="/billing">{t('overview.buy')}</Link>
+                </p>
+              )}
               <ProblemAlert problem={failure?.problem ?? null} retryAfter={failure?.retryAfter} />
               <div className="row">
-                <Button isDisabled={sending !== null || unique.length === 0 || estimate === null || short} onPress={() => { void start(false) }}>{sending !== null ? t('lists.sending', { n: formatNumber(sending) }) : t('lists.start')}</Button>
-                {short && estimate.covered > 0 && <Button className="react-aria-Button secondary" isDisabled={sending !== null} onPress={() => { void start(true) }}>{t('lists.partial', { n: formatNumber(estimate.covered) })}</Button>}
+                <Button
+                  isDisabled={sending !== null || unique.length === 0 || estimate === null || short}
+                  onPress={() => {
+                    void start(false)
+                  }}
+                >
+                  {sending !== null ? t('lists.sending', { n: formatNumber(sending) }) : t('lists.start')}
+                </Button>
+                {short && estimate.covered > 0 && (
+                  <Button
+                    className="react-aria-Button secondary"
+                    isDisabled={sending !== null}
+                    onPress={() => {
+                      void start(true)
+                    }}
+                  >
+                    {t('lists.partial', { n: formatNumber(estimate.covered) })}
+                  </Button>
+                )}
               </div>
               <ApiCall method="POST" path="/api/batches/estimate" body={{ addresses: valid }} />
               <ApiCall method="POST" path="/api/batches" body={{ emails: unique.slice(0, 2).map(a => a.email), final: true, name: parsed.name }} />
@@ -185,11 +315,31 @@ export default function Lists ({ uuid }: { uuid?: string }): ReactNode {
       )}
       <section className="card" aria-labelledby="lists-h">
         <h2 id="lists-h">{t('lists.past')}</h2>
-        {(batches.data?.items ?? []).length === 0 ? <p className="muted">{t('lists.none')}</p> : (
+        {(batches.data?.items ?? []).length === 0 ? (
+          <p className="muted">{t('lists.none')}</p>
+        ) : (
           <div className="table-wrap" {...scrollable(t('lists.past'))}>
             <table>
-              <thead><tr><th scope="col">{t('lists.name')}</th><th scope="col">{t('lists.status')}</th><th scope="col">{t('lists.progress')}</th></tr></thead>
-              <tbody>{batches.data!.items.map(b => <tr key={b.uuid}><td><Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link></td><td>{t(`batch.${b.status}` as 'batch.completed')}</td><td>{formatNumber(b.progress.processed)} / {formatNumber(b.progress.total)}</td></tr>)}</tbody>
+              <thead>
+                <tr>
+                  <th scope="col">{t('lists.name')}</th>
+                  <th scope="col">{t('lists.status')}</th>
+                  <th scope="col">{t('lists.progress')}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {batches.data!.items.map(b => (
+                  <tr key={b.uuid}>
+                    <td>
+                      <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>
+                    </td>
+                    <td>{t(`batch.${b.status}` as 'batch.completed')}</td>
+                    <td>
+                      {formatNumber(b.progress.processed)} / {formatNumber(b.progress.total)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
         )}

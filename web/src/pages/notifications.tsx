@@ -5,7 +5,7 @@ import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, useLoad } from '../ui.tsx'
 
 /** The account's feed, newest first, paged by cursor; "mark as read" moves the seen cursor to the newest entry. */
-export default function Notifications (): ReactNode {
+export default function Notifications(): ReactNode {
   const { t, formatDate } = useI18n()
   const [cursor, setCursor] = useState<string | null>(null)
   const feed = useLoad(async () => await api.GET('/api/notifications', { params: { query: { limit: 24, ...(cursor && { cursor }) } } }), [cursor])
@@ -21,11 +21,37 @@ export default function Notifications (): ReactNode {
       <ProblemAlert problem={feed.failure?.problem ?? null} />
       <section className="card" aria-labelledby="feed-h">
         <h2 id="feed-h">{t('notifications.feed')}</h2>
-        <Button onPress={() => { void markRead() }} isDisabled={!items.some(n => !n.seen)}>{t('notifications.markRead')}</Button>
-        {items.length === 0 ? <p className="muted">{t('notifications.none')}</p> : (
-          <ul>{items.map(n => <li key={n.cursor} data-unread={!n.seen}>{!n.seen && <strong>{t('notifications.new')} </strong>}{t(`notice.${n.kind}`, Object.fromEntries(Object.entries(n.data).map(([k, v]) => [k, String(v)])))} <span className="muted">{formatDate(Date.parse(n.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span></li>)}</ul>
+        <Button
+          onPress={() => {
+            void markRead()
+          }}
+          isDisabled={!items.some(n => !n.seen)}
+        >
+          {t('notifications.markRead')}
+        </Button>
+        {items.length === 0 ? (
+          <p className="muted">{t('notifications.none')}</p>
+        ) : (
+          <ul>
+            {items.map(n => (
+              <li key={n.cursor} data-unread={!n.seen}>
+                {!n.seen && <strong>{t('notifications.new')} </strong>}
+                {t(`notice.${n.kind}`, Object.fromEntries(Object.entries(n.data).map(([k, v]) => [k, String(v)])))}{' '}
+                <span className="muted">{formatDate(Date.parse(n.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span>
+              </li>
+            ))}
+          </ul>
         )}
-        {feed.data?.next_cursor && <Button className="react-aria-Button secondary" onPress={() => { setCursor(feed.data!.next_cursor) }}>{t('notifications.older')}</Button>}
+        {feed.data?.next_cursor && (
+          <Button
+            className="react-aria-Button secondary"
+            onPress={() => {
+              setCursor(feed.data!.next_cursor)
+            }}
+          >
+            {t('notifications.older')}
+          </Button>
+        )}
         <ApiCall method="POST" path="/api/notifications/seen" body={{ up_to: items[0]?.cursor ?? '<cursor>' }} />
       </section>
     </>

@@ -7,33 +7,75 @@ import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, useLoad } from '../ui.tsx'
 
 const VERDICT_COLOURS: Record<string, string> = { valid: '#1a7f37', invalid: '#cf222e', risky: '#9a6700', unknown: '#0969da' }
-const WINDOWS = [['hour', 1], ['hour', 7], ['day', 28], ['week', 84], ['month', 364]] as const
+const WINDOWS = [
+  ['hour', 1],
+  ['hour', 7],
+  ['day', 28],
+  ['week', 84],
+  ['month', 364]
+] as const
 
 /** A choice among labelled options (React Aria's Select: a button, a list box in a popover, keyboard and screen-reader ready). */
-export function Choice<T extends string> ({ label, value, options, onChange }: { label: string, value: T, options: Array<[T, string]>, onChange: (v: T) => void }): ReactNode {
+export function Choice<T extends string>({
+  label,
+  value,
+  options,
+  onChange
+}: {
+  label: string
+  value: T
+  options: Array<[T, string]>
+  onChange: (v: T) => void
+}): ReactNode {
   return (
-    <Select selectedKey={value} onSelectionChange={k => { onChange(k as T) }}>
+    <Select
+      selectedKey={value}
+      onSelectionChange={k => {
+        onChange(k as T)
+      }}
+    >
       <Label>{label}</Label>
-      <Button><SelectValue /><span aria-hidden="true">▾</span></Button>
-      <Popover><ListBox>{options.map(([k, text]) => <ListBoxItem key={k} id={k}>{text}</ListBoxItem>)}</ListBox></Popover>
+      <Button>
+        <SelectValue />
+        <span aria-hidden="true">▾</span>
+      </Button>
+      <Popover>
+        <ListBox>
+          {options.map(([k, text]) => (
+            <ListBoxItem key={k} id={k}>
+              {text}
+            </ListBoxItem>
+          ))}
+        </ListBox>
+      </Popover>
     </Select>
   )
 }
 
 /** The overview: balance, plan, usage over time by verdict in the viewer's time zone, recent jobs and batches, unread notifications. */
-export default function Overview (): ReactNode {
+export default function Overview(): ReactNode {
   const { t, formatNumber, formatDate, timeZone } = useI18n()
   const [win, setWin] = useState('2')
   const [granularity, days] = WINDOWS[Number(win)]
   const wallet = useLoad(async () => await api.GET('/api/wallet'), [])
   const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
-  const stats = useLoad(async () => await api.GET('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone } } }), [granularity, days, timeZone])
+  const stats = useLoad(
+    async () => await api.GET('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone } } }),
+    [granularity, days, timeZone]
+  )
   const jobs = useLoad(async () => await api.GET('/api/jobs', { params: { query: { limit: 5 } } }), [])
   const batches = useLoad(async () => await api.GET('/api/batches', { params: { query: { limit: 5 } } }), [])
   const feed = useLoad(async () => await api.GET('/api/notifications', { params: { query: { limit: 10 } } }), [])
   const series = useMemo(() => {
     const s = stats.data?.series ?? []
-    return { times: s.map(b => Date.parse(b.start)), series: ['valid', 'risky', 'invalid', 'unknown'].map(v => ({ label: t(`verdict.${v}` as 'verdict.valid'), colour: VERDICT_COLOURS[v], values: s.map(b => b.verdicts[v] ?? 0) })) }
+    return {
+      times: s.map(b => Date.parse(b.start)),
+      series: ['valid', 'risky', 'invalid', 'unknown'].map(v => ({
+        label: t(`verdict.${v}` as 'verdict.valid'),
+        colour: VERDICT_COLOURS[v],
+        values: s.map(b => b.verdicts[v] ?? 0)
+      }))
+    }
   }, [stats.data, t])
   const unread = (feed.data?.items ?? []).filter(n => !n.seen)
   return (
@@ -42,13 +84,19 @@ export default function Overview (): ReactNode {
       <div className="grid">
         <section className="card" aria-labelledby="balance-h">
           <h2 id="balance-h">{t('overview.balance')}</h2>
-          <p className="stat" data-testid="balance">{wallet.data ? formatNumber(wallet.data.balance) : '…'}</p>
-          <p className="muted">{t('overview.tokens')} · {wallet.data ? t('overview.reserved', { n: formatNumber(wallet.data.reserved) }) : ''}</p>
+          <p className="stat" data-testid="balance">
+            {wallet.data ? formatNumber(wallet.data.balance) : '…'}
+          </p>
+          <p className="muted">
+            {t('overview.tokens')} · {wallet.data ? t('overview.reserved', { n: formatNumber(wallet.data.reserved) }) : ''}
+          </p>
           <Link href="/billing">{t('overview.buy')}</Link>
         </section>
         <section className="card" aria-labelledby="plan-h">
           <h2 id="plan-h">{t('overview.plan')}</h2>
-          <p className="stat" data-testid="plan">{subscription.data?.plan.name ?? '…'}</p>
+          <p className="stat" data-testid="plan">
+            {subscription.data?.plan.name ?? '…'}
+          </p>
           <p className="muted">{subscription.data ? t('overview.perMonth', { n: formatNumber(subscription.data.tokens_per_month) }) : ''}</p>
         </section>
         <section className="card" aria-labelledby="unread-h">
@@ -59,24 +107,58 @@ export default function Overview (): ReactNode {
       </div>
       <section className="card" aria-labelledby="usage-h">
         <h2 id="usage-h">{t('overview.usage')}</h2>
-        <Choice label={t('overview.window')} value={win} onChange={setWin} options={WINDOWS.map(([g, d], i) => [String(i), t(`window.${g}.${d}` as 'window.day.28')])} />
+        <Choice
+          label={t('overview.window')}
+          value={win}
+          onChange={setWin}
+          options={WINDOWS.map(([g, d], i) => [String(i), t(`window.${g}.${d}` as 'window.day.28')])}
+        />
         <ProblemAlert problem={stats.failure?.problem ?? null} />
         {/* Rendered before the figures arrive, in boxes of fixed size: the page does not move when they do. */}
-        <p className="muted">{stats.data ? t('overview.totals', { submitted: formatNumber(stats.data.totals.submitted), completed: formatNumber(stats.data.totals.completed), spent: formatNumber(stats.data.totals.tokens_spent) }) : '…'} · {timeZone}</p>
+        <p className="muted">
+          {stats.data
+            ? t('overview.totals', {
+                submitted: formatNumber(stats.data.totals.submitted),
+                completed: formatNumber(stats.data.totals.completed),
+                spent: formatNumber(stats.data.totals.tokens_spent)
+              })
+            : '…'}{' '}
+          · {timeZone}
+        </p>
         <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} stacked />
         <ApiCall method="GET" path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}`} />
       </section>
       <div className="grid">
         <section className="card" aria-labelledby="recent-jobs-h">
           <h2 id="recent-jobs-h">{t('overview.recentJobs')}</h2>
-          {(jobs.data?.items ?? []).length === 0 ? <p className="muted recent">{jobs.loading ? '…' : t('jobs.none')}</p> : (
-            <ul className="recent">{jobs.data!.items.map(j => <li key={j.uuid}><Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} /> <span className="muted">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span></li>)}</ul>
+          {(jobs.data?.items ?? []).length === 0 ? (
+            <p className="muted recent">{jobs.loading ? '…' : t('jobs.none')}</p>
+          ) : (
+            <ul className="recent">
+              {jobs.data!.items.map(j => (
+                <li key={j.uuid}>
+                  <Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} />{' '}
+                  <span className="muted">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span>
+                </li>
+              ))}
+            </ul>
           )}
         </section>
         <section className="card" aria-labelledby="recent-lists-h">
           <h2 id="recent-lists-h">{t('overview.recentLists')}</h2>
-          {(batches.data?.items ?? []).length === 0 ? <p className="muted recent">{batches.loading ? '…' : t('lists.none')}</p> : (
-            <ul className="recent">{batches.data!.items.map(b => <li key={b.uuid}><Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link> <span className="muted">{t(`batch.${b.status}` as 'batch.completed')} · {formatNumber(b.progress.processed)}/{formatNumber(b.progress.total)}</span></li>)}</ul>
+          {(batches.data?.items ?? []).length === 0 ? (
+            <p className="muted recent">{batches.loading ? '…' : t('lists.none')}</p>
+          ) : (
+            <ul className="recent">
+              {batches.data!.items.map(b => (
+                <li key={b.uuid}>
+                  <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>{' '}
+                  <span className="muted">
+                    {t(`batch.${b.status}` as 'batch.completed')} · {formatNumber(b.progress.processed)}/{formatNumber(b.progress.total)}
+                  </span>
+                </li>
+              ))}
+            </ul>
           )}
         </section>
       </div>

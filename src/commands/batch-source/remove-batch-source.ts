@@ -1,0 +1,25 @@
+import * as source from '../../domain/batch-source/decider.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+
+/**
+ * Removes a batch's kept file (RemoveSource): at the end of its retention (`expired`, by
+ * the blob worker's sweep; nothing before its time) or on request. Nothing when another
+ * file is kept now. @returns the position of the append (or of the stream's head).
+ */
+export async function removeBatchSource(
+  ctx: CommandContext,
+  batchUuid: string,
+  blobId: string,
+  reason: 'expired' | 'requested',
+  actor = 'blobs'
+): Promise<number> {
+  const r = await handle(
+    ctx,
+    `batch-source-${batchUuid}`,
+    source,
+    { type: 'RemoveSource', data: { blob_id: blobId, reason, now: ctx.now().toISOString() } },
+    { actor, correlation_id: batchUuid }
+  )
+  return r.position
+}

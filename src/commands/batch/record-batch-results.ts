@@ -1,0 +1,28 @@
+import * as batch from '../../domain/batch/decider.ts'
+import type { BatchItemResult } from '../../domain/batch/events.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { metaOf } from './settle-batch-chunk.ts'
+
+/**
+ * Records the engine's results of items of one chunk (`batch-<uuid>`, RecordResults):
+ * items with a result already are skipped by the decider, so a redelivered part records
+ * nothing twice; the chunk's last result settles it (BatchChunkProcessed) and the batch's
+ * last one completes it (BatchCompleted). Cost: one append on a stream whose state is bounded
+ * by the plan's `max_batch_size`.
+ */
+export async function recordBatchResults(
+  ctx: CommandContext,
+  batchUuid: string,
+  chunkUuid: string,
+  results: BatchItemResult[],
+  causation: string
+): Promise<void> {
+  await handle(
+    ctx,
+    `batch-${batchUuid}`,
+    batch,
+    { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: ctx.now().toISOString() } },
+    metaOf(batchUuid, causation)
+  )
+}

@@ -1,0 +1,39 @@
+import * as batch from '../../domain/batch/decider.ts'
+import * as wallet from '../../domain/wallet/decider.ts'
+import type { TokensReserved } from '../../domain/wallet/events.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { metaOf } from './settle-batch-chunk.ts'
+
+/**
+ * The intake process manager's step for a chunk's reservation (TokensReserved with
+ * `batch_uuid`): `accepted` when the chunk is in its batch; otherwise, once `grace_ms`
+ * after the reservation have passed, the chunk is abandoned (the batch refuses it for good)
+ * and the reservation released, `released`; before that, `wait` with the ms left.
+ */
+export async function resolveChunkReservation(
+  ctx: CommandContext,
+  r: TokensReserved['data'] & { batch_uuid: string; reservation_uuid: string },
+  graceMs: number,
+  causation: string
+): Promise<{ outcome: 'accepted' | 'released' } | { outcome: 'wait'; ms: number }> {
+  const stream = `batch-${r.batch_uuid}`
+  const s = (await load(ctx, stream, batch)).state
+  if (s.status !== 'none' && s.chunk_uuids.has(r.job_uuid)) return { outcome: 'accepted' }
+  const wait = Date.parse(r.reserved_at) + graceMs - ctx.now().getTime()
+  if (wait > 0) return { outcome: 'wait', ms: wait }
+  const now = ctx.now().toISOString()
+  const meta = metaOf(r.batch_uuid, causation, 'intake')
+  if (s.status !== 'none') {
+    const a = await handle(ctx, stream, batch, { type: 'AbandonChunk', data: { chunk_uuid: r.job_uuid, now } }, meta)
+    if (a.state.status !== 'none' && a.state.chunk_uuids.has(r.job_uuid)) return { outcome: 'accepted' }
+  }
+  await handle(
+    ctx,
+    `wallet-${r.user_uuid}`,
+    wallet,
+    { type: 'ReleaseTokens', data: { user_uuid: r.user_uuid, job_uuid: r.job_uuid, reservation_uuid: r.reservation_uuid, reason: 'chunk_abandoned', now } },
+    meta
+  )
+  return { outcome: 'released' }
+}

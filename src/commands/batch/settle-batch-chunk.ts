@@ -1,0 +1,36 @@
+import * as wallet from '../../domain/wallet/decider.ts'
+import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+
+/** Metadata of the batch worker's writes: the batch correlates them, the bus message caused them. */
+export const metaOf = (batchUuid: string, causation: string, actor = 'verifier'): { actor: string; correlation_id: string; causation_id: string } => ({
+  actor,
+  correlation_id: batchUuid,
+  causation_id: causation
+})
+
+/**
+ * Settles a processed chunk's reservation (`wallet-<user>`): captures the firm verdicts'
+ * `charge` and releases the rest in the same append (the wallet decider's CaptureTokens);
+ * a reservation settled already changes nothing. Nothing for a chunk without one.
+ */
+export async function settleBatchChunk(ctx: CommandContext, chunk: BatchChunkProcessed['data'], causation: string): Promise<void> {
+  if (chunk.reservation_uuid === null || chunk.amount === 0) return
+  await handle(
+    ctx,
+    `wallet-${chunk.user_uuid}`,
+    wallet,
+    {
+      type: 'CaptureTokens',
+      data: {
+        user_uuid: chunk.user_uuid,
+        job_uuid: chunk.chunk_uuid,
+        reservation_uuid: chunk.reservation_uuid,
+        amount: chunk.charge,
+        now: ctx.now().toISOString()
+      }
+    },
+    metaOf(chunk.batch_uuid, causation)
+  )
+}

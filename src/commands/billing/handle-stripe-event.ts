@@ -1,0 +1,364 @@
+import { z } from 'zod'
+import { DomainError } from '../../domain/shared.ts'
+import * as receipts from '../../domain/billing/decider.ts'
+import * as wallet from '../../domain/wallet/decider.ts'
+import * as user from '../../domain/user/decider.ts'
+import { CYCLES, FREE, findPlan, type Cycle, type Plan, type PlanCatalogue } from '../../domain/plans.ts'
+import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
+import { BillingUnavailableError, type Billing, type StripeEvent } from '../../ports/billing.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { endPlan } from '../subscription/end-plan.ts'
+import { grantPeriodTokens } from '../subscription/grant-period-tokens.ts'
+import { linkCustomer } from '../subscription/link-customer.ts'
+import { loadSubscription } from '../subscription/operator-set-plan.ts'
+import { setPlan } from '../subscription/set-plan.ts'
+
+export const baseUrl = (ctx: CommandContext): string => ctx.base_url()
+
+/** @throws BillingUnavailableError when billing is not configured. */
+export function configured(billing: Billing | null): Billing {
+  if (billing === null) throw new BillingUnavailableError('billing is not configured on this service')
+  return billing
+}
+
+// ── Stripe webhooks ──────────────────────────────────────────────────────────────────
+
+const Id = z.string().min(1).max(255)
+
+const Metadata = z.record(z.string(), z.string()).nullish()
+
+const CheckoutSession = z.object({
+  id: Id,
+  mode: z.string(),
+  customer: Id.nullish(),
+  client_reference_id: z.string().nullish(),
+  metadata: Metadata,
+  payment_status: z.string().nullish(),
+  subscription: Id.nullish()
+})
+
+/** A line's `parent.*_details` (Stripe API 2025-03-31 and later): whether the line is a proration. */
+const LineParentDetails = z.object({ proration: z.boolean().nullish() }).nullish()
+
+/**
+ * An invoice line item (https://docs.stripe.com/api/invoices/line_item), in today's shape
+ * (`pricing.price_details.price`, a price id or the expanded price; `parent.subscription_item_details`
+ * or `parent.invoice_item_details` with `proration`) and the shape before API 2025-03-31
+ * (`price.id`, `proration`, `type` `subscription` or `invoiceitem` on the line).
+ */
+const InvoiceLine = z.object({
+  amount: z.number().nullish(),
+  period: z.object({ start: z.number(), end: z.number() }).nullish(),
+  pricing: z.object({ price_details: z.object({ price: z.union([Id, z.object({ id: Id })]) }).nullish() }).nullish(),
+  parent: z.object({ subscription_item_details: LineParentDetails, invoice_item_details: LineParentDetails }).nullish(),
+  price: z.object({ id: Id }).nullish(),
+  proration: z.boolean().nullish(),
+  type: z.string().nullish()
+})
+
+type InvoiceLine = z.infer<typeof InvoiceLine>
+
+const Invoice = z.object({
+  id: Id,
+  customer: Id.nullish(),
+  billing_reason: z.string().nullish(),
+  parent: z.object({ subscription_details: z.object({ subscription: Id.nullish(), metadata: Metadata }).nullish() }).nullish(),
+  /** Before API 2025-03-31 the subscription's metadata was here. */
+  subscription_details: z.object({ metadata: Metadata }).nullish(),
+  lines: z.object({ data: z.array(InvoiceLine) })
+})
+
+const SubscriptionObject = z.object({
+  id: Id,
+  customer: Id.nullish(),
+  status: z.string(),
+  cancel_at_period_end: z.boolean().nullish(),
+  metadata: Metadata,
+  items: z.object({ data: z.array(z.object({ price: z.object({ id: Id }), current_period_end: z.number().nullish() })) })
+})
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** The plan and cycle a Stripe price id is sold as in the catalogue, or null. */
+export function planOfPrice(catalogue: PlanCatalogue, price: string): { plan: Plan; cycle: Cycle } | null {
+  for (const plan of catalogue.plans) for (const cycle of CYCLES) if (plan.prices[cycle].stripe_price === price) return { plan, cycle }
+  return null
+}
+
+/**
+ * Invoices that open a subscription period (Invoice object, `billing_reason`): the first
+ * invoice of a subscription and each renewal. Others (`subscription_update`: a plan change's
+ * prorations; `manual`, `subscription_threshold`, `quote_accept`, …) grant no plan tokens.
+ */
+const OPENS_PERIOD: readonly string[] = ['subscription_create', 'subscription_cycle']
+
+/** Whether an invoice line is a proration (either shape of `InvoiceLine`). */
+const isProration = (l: InvoiceLine): boolean =>
+  l.parent?.subscription_item_details?.proration === true || l.parent?.invoice_item_details?.proration === true || l.proration === true
+
+/** Whether the line was made by a subscription item (not an invoice item added to the invoice). */
+const ofSubscriptionItem = (l: InvoiceLine): boolean =>
+  l.parent ? (l.parent.subscription_item_details ?? null) !== null : (l.type ?? 'subscription') === 'subscription'
+
+const priceOf = (l: InvoiceLine): string | null => {
+  const p = l.pricing?.price_details?.price
+  return (typeof p === 'string' ? p : p?.id) ?? l.price?.id ?? null
+}
+
+/**
+ * The line of an invoice that covers the period it opens, with its plan and cycle: among
+ * the lines made by a subscription item that are not prorations and carry a paid plan's
+ * price and a period, the one whose period starts last (the new period; a renewal may also
+ * carry the previous period's prorations, which are skipped). Null when there is none.
+ */
+function periodLine(catalogue: PlanCatalogue, lines: readonly InvoiceLine[]): { line: InvoiceLine; plan: Plan; cycle: Cycle } | null {
+  let best: { line: InvoiceLine; plan: Plan; cycle: Cycle; start: number } | null = null
+  for (const line of lines) {
+    if (isProration(line) || !ofSubscriptionItem(line) || !line.period) continue
+    const price = priceOf(line)
+    const priced = price === null ? null : planOfPrice(catalogue, price)
+    if (!priced || priced.plan.code === FREE) continue
+    if (best === null || line.period.start > best.start) best = { line, ...priced, start: line.period.start }
+  }
+  return best && { line: best.line, plan: best.plan, cycle: best.cycle }
+}
+
+/**
+ * Stripe's subscription `status` as we keep it. `paused` (no invoices until resumed) and any
+ * status Stripe may add are kept as `unpaid`: neither holds a paid plan. `canceled` and
+ * `incomplete_expired` end the plan instead (see `onSubscriptionChanged`).
+ */
+const STATUS: Readonly<Record<string, SubscriptionStatus>> = {
+  active: 'active',
+  trialing: 'trialing',
+  past_due: 'past_due',
+  unpaid: 'unpaid',
+  incomplete: 'incomplete',
+  paused: 'unpaid'
+}
+
+const iso = (unix: number | null | undefined): string | null => (typeof unix === 'number' ? new Date(unix * 1000).toISOString() : null)
+
+/** @returns the account uuid when it names an existing, not deleted account. */
+async function accountOf(ctx: CommandContext, candidate: string | null | undefined): Promise<string | null> {
+  if (!candidate || !UUID.test(candidate)) return null
+  const state = (await load(ctx, `user-${candidate}`, user)).state
+  return state.status === 'none' || state.status === 'deleted' ? null : candidate
+}
+
+/** What one Stripe event did: the account it concerned and its effects (for the receipt). */
+interface Outcome {
+  user_uuid: string | null
+  effects: string[]
+  position: number
+}
+
+async function onCheckoutCompleted(ctx: CommandContext, e: StripeEvent): Promise<Outcome> {
+  const s = CheckoutSession.parse(e.data.object)
+  const owner = await accountOf(ctx, s.client_reference_id ?? s.metadata?.user_uuid)
+  if (!owner) return { user_uuid: null, effects: ['ignored: no account'], position: 0 }
+  const effects: string[] = []
+  let position = 0
+  if (s.customer) {
+    position = await linkCustomer(ctx, owner, s.customer)
+    effects.push('customer linked')
+  }
+  if (s.mode === 'subscription') {
+    const plan = findPlan(ctx.config.plans, s.metadata?.plan ?? '')
+    const cycle = (CYCLES as readonly string[]).includes(s.metadata?.cycle ?? '') ? (s.metadata!.cycle as Cycle) : null
+    if (!plan || !cycle || !s.subscription) return { user_uuid: owner, effects: [...effects, 'ignored: no plan'], position }
+    const current = await loadSubscription(ctx, owner)
+    // The subscription's own events may have arrived first: they know its period; keep them.
+    if (current.stripe_subscription === s.subscription && current.plan !== FREE)
+      return { user_uuid: owner, effects: [...effects, 'plan already known'], position }
+    // Checkout Session `payment_status`: `paid`, or `no_payment_required` (a trial, a $0 first
+    // invoice), makes the subscription active; `unpaid` (funds not yet available) leaves it
+    // `incomplete`: the plan is recorded but its caps wait for Stripe to say it is active.
+    const paid = s.payment_status === 'paid' || s.payment_status === 'no_payment_required'
+    const status: SubscriptionStatus = paid ? 'active' : 'incomplete'
+    const r = await setPlan(ctx, {
+      user_uuid: owner,
+      plan: plan.code,
+      cycle,
+      status,
+      current_period_end: null,
+      cancel_at_period_end: false,
+      stripe_subscription: s.subscription,
+      stripe_customer: s.customer ?? null,
+      source: 'billing',
+      as_of: e.created,
+      actor: 'billing'
+    })
+    const effect = r.changed
+      ? `plan ${plan.code} (${cycle}) ${status}${paid ? '' : ` (payment ${s.payment_status ?? 'unknown'})`}`
+      : r.ignored
+        ? `ignored: ${r.ignored}`
+        : 'plan unchanged'
+    return { user_uuid: owner, effects: [...effects, effect], position: Math.max(position, r.position) }
+  }
+  if (s.mode === 'payment') {
+    if (s.payment_status !== 'paid') return { user_uuid: owner, effects: [...effects, `ignored: payment ${s.payment_status ?? 'unknown'}`], position }
+    const pack = ctx.config.plans.top_up.find(p => String(p.quantity) === s.metadata?.top_up_quantity)
+    if (!pack) return { user_uuid: owner, effects: [...effects, 'ignored: no top-up pack'], position }
+    const r = await handle(
+      ctx,
+      `wallet-${owner}`,
+      wallet,
+      {
+        type: 'GrantTokens',
+        data: {
+          user_uuid: owner,
+          grant_uuid: `topup-${s.id}`,
+          amount: pack.tokens,
+          source: 'top_up',
+          plan: null,
+          reason: `top-up of ${pack.tokens} tokens`,
+          now: ctx.now().toISOString()
+        }
+      },
+      { actor: 'billing' }
+    )
+    return {
+      user_uuid: owner,
+      effects: [...effects, r.events.length > 0 ? `granted ${pack.tokens} tokens` : 'top-up granted already'],
+      position: Math.max(position, r.position)
+    }
+  }
+  return { user_uuid: owner, effects: [...effects, `ignored: mode ${s.mode}`], position }
+}
+
+/**
+ * `invoice.paid`: a period's plan tokens, once per invoice (grant `invoice-<id>`), only for
+ * an invoice that opens a period (`OPENS_PERIOD`), for the plan of the line that covers the
+ * new period (`periodLine`), when that line is not a $0 trial period. Everything else is
+ * recorded with the reason it granted nothing.
+ */
+async function onInvoicePaid(ctx: CommandContext, e: StripeEvent): Promise<Outcome> {
+  const inv = Invoice.parse(e.data.object)
+  const owner = await accountOf(ctx, inv.parent?.subscription_details?.metadata?.user_uuid ?? inv.subscription_details?.metadata?.user_uuid)
+  if (!owner) return { user_uuid: null, effects: ['ignored: no account'], position: 0 }
+  const reason = inv.billing_reason ?? 'none'
+  if (!OPENS_PERIOD.includes(reason))
+    return {
+      user_uuid: owner,
+      effects: [`ignored: invoice ${inv.id} (billing_reason ${reason}) opens no period: prorations and other invoices grant no plan tokens`],
+      position: 0
+    }
+  const covering = periodLine(ctx.config.plans, inv.lines.data)
+  if (!covering) return { user_uuid: owner, effects: [`ignored: invoice ${inv.id} has no line of a plan's price covering a new period`], position: 0 }
+  if (!(typeof covering.line.amount === 'number' && covering.line.amount > 0))
+    return { user_uuid: owner, effects: [`ignored: invoice ${inv.id} bills its ${covering.plan.code} period at 0 (a trial period)`], position: 0 }
+  const position = await grantPeriodTokens(ctx, {
+    user_uuid: owner,
+    plan: covering.plan,
+    cycle: covering.cycle,
+    grant_uuid: `invoice-${inv.id}`,
+    actor: 'billing'
+  })
+  return { user_uuid: owner, effects: [`granted ${covering.plan.code} (${covering.cycle}) tokens for invoice ${inv.id}`], position }
+}
+
+async function onSubscriptionChanged(ctx: CommandContext, e: StripeEvent): Promise<Outcome> {
+  const sub = SubscriptionObject.parse(e.data.object)
+  const owner = await accountOf(ctx, sub.metadata?.user_uuid)
+  if (!owner) return { user_uuid: null, effects: ['ignored: no account'], position: 0 }
+  if (e.type === 'customer.subscription.deleted' || sub.status === 'canceled' || sub.status === 'incomplete_expired') {
+    const r = await endPlan(ctx, { user_uuid: owner, stripe_subscription: sub.id, source: 'billing', as_of: e.created, actor: 'billing' })
+    return {
+      user_uuid: owner,
+      effects: [r.changed ? 'plan ended: Free' : `plan end changed nothing${r.ignored ? `: ${r.ignored}` : ''}`],
+      position: r.position
+    }
+  }
+  const item = sub.items.data[0]
+  const priced = item ? planOfPrice(ctx.config.plans, item.price.id) : null
+  if (!priced) return { user_uuid: owner, effects: ['ignored: no plan price'], position: 0 }
+  const r = await setPlan(ctx, {
+    user_uuid: owner,
+    plan: priced.plan.code,
+    cycle: priced.cycle,
+    status: STATUS[sub.status] ?? 'unpaid',
+    current_period_end: iso(item.current_period_end),
+    cancel_at_period_end: sub.cancel_at_period_end ?? false,
+    stripe_subscription: sub.id,
+    stripe_customer: sub.customer ?? null,
+    source: 'billing',
+    as_of: e.created,
+    actor: 'billing'
+  })
+  const effect = r.changed
+    ? `plan ${priced.plan.code} (${priced.cycle}) ${sub.status}${sub.cancel_at_period_end ? ', cancels at period end' : ''}`
+    : r.ignored
+      ? `ignored: ${r.ignored}`
+      : 'plan unchanged'
+  return { user_uuid: owner, effects: [effect], position: r.position }
+}
+
+const HANDLERS: Readonly<Record<string, (ctx: CommandContext, e: StripeEvent) => Promise<Outcome>>> = {
+  'checkout.session.completed': onCheckoutCompleted,
+  'invoice.paid': onInvoicePaid,
+  'customer.subscription.created': onSubscriptionChanged,
+  'customer.subscription.updated': onSubscriptionChanged,
+  'customer.subscription.deleted': onSubscriptionChanged
+}
+
+/** Whether a verified webhook body is a Stripe event object (https://docs.stripe.com/api/events/object) as far as we read it. */
+function isStripeEvent(e: unknown): e is StripeEvent {
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return false
+  const { id, type, created, data } = e as Record<string, unknown>
+  if (typeof id !== 'string' || !/^evt_[A-Za-z0-9_]{1,250}$/.test(id) || typeof type !== 'string' || typeof created !== 'number' || !Number.isFinite(created))
+    return false
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false
+  const object = (data as Record<string, unknown>).object
+  return typeof object === 'object' && object !== null && !Array.isArray(object)
+}
+
+/**
+ * A verified Stripe webhook event turned into ours, once per Stripe event id:
+ * - `checkout.session.completed`: subscription mode starts the plan, `active` when the
+ *   session's `payment_status` is `paid` or `no_payment_required`, `incomplete` otherwise
+ *   (its caps wait for payment); payment mode grants the top-up pack's tokens once per
+ *   session, when `paid`;
+ * - `invoice.paid`: the plan's tokens for one period, once per invoice, only when the
+ *   invoice opens a period (`billing_reason` `subscription_create` or `subscription_cycle`),
+ *   for the plan of its non-proration line covering the new period; proration invoices
+ *   (`subscription_update`) and others grant nothing (see `onInvoicePaid`);
+ * - `customer.subscription.created` / `updated`: plan, cycle, status, period end or
+ *   cancellation of the account's current subscription (the subscription decider ignores
+ *   older events, an ended subscription, another subscription while one is held);
+ *   `deleted`, or a status `canceled` / `incomplete_expired`, ends the plan (Free again).
+ * Which statuses hold the paid plan's caps is decided where they are read (`planInEffect`).
+ * Other types are acknowledged and recorded. Each effect is idempotent on its own (grant
+ * ids, deciders that append nothing when nothing changes), so a crash before the receipt is
+ * recorded is healed by Stripe's retry. The receipt's effects say what was done or why not.
+ * @returns whether it repeated an event handled before, and the effects.
+ * @throws DomainError invalid `billing_webhook.invalid_event` for a body that is not a Stripe
+ *   event object (`null`, a number, a string, an array, missing id, type, created or
+ *   data.object) or an event whose fields do not parse; nothing changes.
+ */
+export async function handleStripeEvent(ctx: CommandContext, e: unknown): Promise<{ duplicate: boolean; effects: string[]; position: number }> {
+  if (!isStripeEvent(e)) throw new DomainError('invalid', 'billing_webhook.invalid_event', 'not a Stripe event')
+  const stream = `stripe_event-${e.id}`
+  if ((await load(ctx, stream, receipts)).state.handled) return { duplicate: true, effects: [], position: 0 }
+  const handler = HANDLERS[e.type]
+  let outcome: Outcome
+  try {
+    outcome = handler ? await handler(ctx, e) : { user_uuid: null, effects: [`ignored: ${e.type}`], position: 0 }
+  } catch (err) {
+    if (err instanceof z.ZodError)
+      throw new DomainError('invalid', 'billing_webhook.invalid_event', `${e.type}: ${err.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
+    throw err
+  }
+  const r = await handle(
+    ctx,
+    stream,
+    receipts,
+    {
+      type: 'RecordStripeEvent',
+      data: { event_id: e.id, event_type: e.type, user_uuid: outcome.user_uuid, effects: outcome.effects, handled_at: ctx.now().toISOString() }
+    },
+    { actor: 'billing' }
+  )
+  return { duplicate: r.events.length === 0, effects: outcome.effects, position: Math.max(outcome.position, r.position) }
+}

@@ -1,0 +1,26 @@
+import * as job from '../../domain/job/decider.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import type { LoadedJob } from './seal-result.ts'
+
+/**
+ * Greylisting (VERIFICATION.md): the job waits (JobDeferred, status `deferred`) and is
+ * asked again at `retry_at`, until `deadline_at`. A terminal job is not deferred.
+ * @returns whether the job was deferred (false: it was terminal already).
+ */
+export async function deferJob(ctx: CommandContext, loaded: LoadedJob, data: { retry_at: string; deadline_at: string }, causationId: string): Promise<boolean> {
+  if (loaded.state.status === 'none') return false
+  const jobUuid = loaded.state.job_uuid
+  const r = await handle(
+    ctx,
+    `job-${jobUuid}`,
+    job,
+    {
+      type: 'DeferJob',
+      data: { job_uuid: jobUuid, reason: 'greylisted', retry_at: data.retry_at, deadline_at: data.deadline_at, deferred_at: ctx.now().toISOString() }
+    },
+    { causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' },
+    { known: loaded }
+  )
+  return r.events.length > 0
+}

@@ -1,0 +1,30 @@
+import * as wallet from '../../domain/wallet/decider.ts'
+import * as job from '../../domain/job/decider.ts'
+import { faultPoint } from '../../lib/faults.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+
+/**
+ * Settles a terminal job's reservation (the one named in its JobQueued) on its wallet:
+ * captures the job's `charge` and releases the rest (all of it for `unknown` or failed
+ * jobs). A no-op for test-key jobs, free jobs, jobs still running and reservations
+ * already settled (the wallet decider sees that one is no longer open).
+ */
+export async function settleJob(ctx: CommandContext, state: job.JobState, causationId: string): Promise<void> {
+  if (state.status === 'none' || !job.isTerminal(state) || state.cost === 0 || state.environment === 'test') return
+  const now = ctx.now().toISOString()
+  const ids = { user_uuid: state.user_uuid, job_uuid: state.job_uuid, reservation_uuid: state.reservation_uuid, now }
+  const meta = metaOf(state.job_uuid, causationId)
+  if (state.status === 'completed') {
+    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'CaptureTokens', data: { ...ids, amount: state.charge } }, meta)
+  } else {
+    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { ...ids, reason: 'job_failed' } }, meta)
+  }
+  faultPoint(ctx.config.fault_point, 'settle.after_capture')
+}
+
+export const metaOf = (jobUuid: string, causationId: string): { causation_id: string; correlation_id: string; actor: string } => ({
+  causation_id: causationId,
+  correlation_id: jobUuid,
+  actor: 'verifier'
+})

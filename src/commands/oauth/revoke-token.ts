@@ -1,0 +1,33 @@
+import * as session from '../../domain/session/decider.ts'
+import { sha256Hex } from '../../lib/crypto/hashing.ts'
+import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
+import { issuersOf, type CommandContext } from '../context.ts'
+import { load } from '../command-handler.ts'
+import { parseRefreshToken } from '../session/refresh-session.ts'
+import { revokeSession } from '../session/revoke-session.ts'
+import { OAuthError } from './oauth-clients.ts'
+
+/**
+ * POST /oauth/revoke (RFC 7009): a refresh or access token of a grant of `client_id` ends
+ * the grant (its other tokens too). An unknown, invalid or another client's token changes
+ * nothing, and the answer is the same (§2.2).
+ * @returns the global position of the revocation (0 when nothing changed).
+ */
+export async function revokeToken(ctx: CommandContext, input: { token?: string; client_id?: string }): Promise<number> {
+  if (!input.token || !input.client_id) throw new OAuthError('invalid_request', 'token and client_id are required')
+  const access = await verifyAccessToken(ctx.secrets, issuersOf(ctx), input.token)
+  const sessionUuid = access ? access.session_uuid : parseRefreshToken(input.token)?.session_uuid
+  if (!sessionUuid || (access && access.grant?.client_id !== input.client_id)) return 0
+  const { state } = await load(ctx, `session-${sessionUuid}`, session)
+  if (state.status !== 'active' || state.grant?.client_id !== input.client_id) return 0
+  // A refresh token revokes only when it is the grant's current or a recent one (its secret, not its id alone).
+  if (!access && !refreshTokenOf(state, input.token)) return 0
+  return await revokeSession(ctx, sessionUuid, 'revoked', undefined, undefined, `oauth-client:${input.client_id}`)
+}
+
+function refreshTokenOf(state: { refresh_hash: string; spent: string[] }, token: string): boolean {
+  const secret = parseRefreshToken(token)?.secret
+  if (!secret) return false
+  const h = sha256Hex(secret)
+  return h === state.refresh_hash || state.spent.includes(h)
+}

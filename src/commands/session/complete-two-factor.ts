@@ -1,0 +1,31 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as user from '../../domain/user/decider.ts'
+import type { CommandContext } from '../context.ts'
+import { load } from '../command-handler.ts'
+import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
+import { verifyChallengeToken } from '../../lib/crypto/jwt.ts'
+import { checkSecondFactor } from '../user/second-factor.ts'
+
+/**
+ * POST /api/auth/2fa/verify: completes a sign-in with the challenge token and a TOTP or
+ * backup code.
+ * @throws DomainError unauthorized `verify_2fa.invalid_token`, `verify_2fa.invalid_code`;
+ *   locked `verify_2fa.locked`.
+ */
+export async function completeTwoFactor(
+  ctx: CommandContext,
+  tempToken: string,
+  code: string,
+  client: ClientSeen | null = null,
+  sessionTtlS?: number
+): Promise<SignedIn> {
+  const challenge = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
+  const owner = challenge?.user_uuid
+  if (!challenge || !owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
+  const { state } = await load(ctx, `user-${owner}`, user)
+  if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active')
+    throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
+  // Single use: the accepted code spends the challenge (a second completion with it is refused).
+  await checkSecondFactor(ctx, owner, code, 'verify_2fa', 'unauthorized', challenge.challenge_id)
+  return await startSession(ctx, owner, 'password', { client, refresh_ttl_s: sessionTtlS })
+}

@@ -1,0 +1,63 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as subscription from '../../domain/subscription/decider.ts'
+import type { Subscription } from '../../domain/subscription/events.ts'
+import { CYCLES, FREE, findPlan, tokensPerInvoice, type Cycle } from '../../domain/plans.ts'
+import type { CommandContext } from '../context.ts'
+import { load } from '../command-handler.ts'
+import { requireAccount } from '../user/email-claims.ts'
+import { subscriptionStream } from './subscription-stream.ts'
+import { setPlan } from './set-plan.ts'
+import { endPlan } from './end-plan.ts'
+import { grantPeriodTokens } from './grant-period-tokens.ts'
+
+/** The account's subscription from its stream (commands decide on it, not on the read model). */
+export async function loadSubscription(ctx: CommandContext, owner: string): Promise<Subscription> {
+  return (await load(ctx, subscriptionStream(owner), subscription)).state.subscription ?? subscription.freeSubscription(owner)
+}
+
+/**
+ * `svc subscription set --email --plan [--cycle] [--period-end] [--no-grant]`: what billing
+ * appends, by hand: the plan starts, changes or ends (PlanStarted / PlanChanged / PlanEnded)
+ * and, for a paid plan, one period's tokens are granted as an invoice would (unless `grant`
+ * is false). Nothing changes when the account is on that plan and cycle already.
+ * @throws DomainError not_found `account.not_found`; invalid `subscription.unknown_plan`,
+ *   `subscription.invalid_cycle`, `subscription.invalid_period`.
+ */
+export async function operatorSetPlan(
+  ctx: CommandContext,
+  input: { email: string; plan: string; cycle: string; period_end: string | null; grant: boolean; operator: string }
+): Promise<{ user_uuid: string; subscription: Subscription; changed: boolean; tokens_granted: number }> {
+  const owner = await requireAccount(ctx, input.email)
+  const plan = findPlan(ctx.config.plans, input.plan)
+  if (!plan)
+    throw new DomainError('invalid', 'subscription.unknown_plan', `no plan ${input.plan}; one of: ${ctx.config.plans.plans.map(p => p.code).join(', ')}`)
+  if (!(CYCLES as readonly string[]).includes(input.cycle))
+    throw new DomainError('invalid', 'subscription.invalid_cycle', `cycle must be one of: ${CYCLES.join(', ')}`)
+  const cycle = input.cycle as Cycle
+  const actor = `operator:${input.operator}`
+  if (plan.code === FREE) {
+    const r = await endPlan(ctx, { user_uuid: owner, stripe_subscription: null, source: 'operator', as_of: null, actor })
+    return { user_uuid: owner, subscription: await loadSubscription(ctx, owner), changed: r.changed, tokens_granted: 0 }
+  }
+  const before = await loadSubscription(ctx, owner)
+  const r = await setPlan(ctx, {
+    user_uuid: owner,
+    plan: plan.code,
+    cycle,
+    status: 'active',
+    current_period_end: input.period_end,
+    cancel_at_period_end: false,
+    stripe_subscription: before.stripe_subscription,
+    stripe_customer: before.stripe_customer,
+    source: 'operator',
+    as_of: null,
+    actor
+  })
+  const newPeriod = r.changed && (before.plan !== plan.code || before.cycle !== cycle)
+  let granted = 0
+  if (input.grant && newPeriod) {
+    await grantPeriodTokens(ctx, { user_uuid: owner, plan, cycle, grant_uuid: `operator-${ctx.newId()}`, actor })
+    granted = tokensPerInvoice(plan, cycle)
+  }
+  return { user_uuid: owner, subscription: r.subscription, changed: r.changed, tokens_granted: granted }
+}

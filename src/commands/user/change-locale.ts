@@ -1,0 +1,16 @@
+import { DomainError } from '../../domain/shared.ts'
+import { isLocale } from '../../domain/locales.ts'
+import * as user from '../../domain/user/decider.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+
+/**
+ * PATCH /api/users/me/locale: the locale of the account's transactional mails. Idempotent.
+ * @throws DomainError invalid `change_locale.invalid_locale`; not_found `change_locale.not_found`.
+ * @returns the global position of the append (or of the stream's head when unchanged).
+ */
+export async function changeLocale(ctx: CommandContext, owner: string, locale: string): Promise<number> {
+  if (!isLocale(locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${locale}"`)
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'ChangeLocale', data: { locale, now: ctx.now().toISOString() } }, { actor: owner })
+  return r.position
+}

@@ -1,0 +1,45 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as user from '../../domain/user/decider.ts'
+import { hashPassword, verifyPassword } from '../../lib/crypto/hashing.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { assertPasswordPolicy } from './password-policy.ts'
+import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
+import { startPasswordCheck } from './start-password-check.ts'
+import { contextWords, factorOf } from './second-factor.ts'
+
+/**
+ * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,
+ * `code`: a TOTP or backup code, ASVS 5.0 V7.5.1), sets the new one and revokes every
+ * other session of the account.
+ * @throws DomainError invalid `change_password.invalid_password`, `change_password.wrong_password`,
+ *   `change_password.second_factor_required`, `change_password.invalid_code`; locked `change_password.locked`.
+ */
+export async function changePassword(
+  ctx: CommandContext,
+  owner: string,
+  currentSession: string | null,
+  input: { current_password: string; new_password: string; code?: string }
+): Promise<void> {
+  const { state } = await load(ctx, `user-${owner}`, user)
+  if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
+  assertPasswordPolicy('change_password', input.new_password, await contextWords(ctx, state))
+  await startPasswordCheck(ctx, owner, 'change_password')
+  const [passwordOk, passwordHash, factor] = await Promise.all([
+    verifyPassword(state.password_hash, input.current_password),
+    hashPassword(input.new_password),
+    factorOf(ctx, state, input.code)
+  ])
+  const r = await handle(
+    ctx,
+    `user-${owner}`,
+    user,
+    {
+      type: 'ChangePassword',
+      data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, factor, now: ctx.now().toISOString() }
+    },
+    { actor: owner }
+  )
+  if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'change_password.invalid_code', 'the code is wrong or was already used')
+  await revokeAllSessions(ctx, owner, currentSession)
+}

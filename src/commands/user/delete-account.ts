@@ -1,0 +1,59 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as user from '../../domain/user/decider.ts'
+import * as claim from '../../domain/claim/decider.ts'
+import * as apikey from '../../domain/apikey/decider.ts'
+import * as agent from '../../domain/agent/decider.ts'
+import * as webhook from '../../domain/webhook/decider.ts'
+import { webhooksStream } from '../webhook/webhook-stream.ts'
+import { verifyPassword } from '../../lib/crypto/hashing.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { emailClaimStream } from './email-claims.ts'
+import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
+import { startPasswordCheck } from './start-password-check.ts'
+
+/**
+ * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every
+ * session, revokes every API key and agent, deletes its webhook endpoints, releases the address (it can register again) and destroys the account's data
+ * key, so every address and code sealed in its events is unreadable from then on
+ * (crypto-shredding, ARCHITECTURE.md); projections purge its read models.
+ * @throws DomainError invalid `delete_user.wrong_password`, `delete_user.already_deleted`;
+ *   not_found `delete_user.not_found`.
+ */
+export async function deleteAccount(ctx: CommandContext, owner: string, password: string): Promise<number> {
+  const { state } = await load(ctx, `user-${owner}`, user)
+  if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
+  if (state.status === 'deleted') {
+    // Finishes an erasure that an earlier call could not complete (both steps are idempotent).
+    await releaseAndShred(ctx, owner, await ctx.sealer.unseal(owner, state.email), ctx.now().toISOString())
+    throw new DomainError('invalid', 'delete_user.already_deleted', 'the account is already deleted')
+  }
+  await startPasswordCheck(ctx, owner, 'delete_user')
+  const passwordOk = await verifyPassword(state.password_hash, password)
+  const email = await ctx.sealer.unseal(owner, state.email)
+  const now = ctx.now().toISOString()
+  const r = await handle(
+    ctx,
+    `user-${owner}`,
+    user,
+    { type: 'DeleteUser', data: { password_ok: passwordOk, for_password_hash: state.password_hash, now } },
+    { actor: owner }
+  )
+  try {
+    // From here the account is deleted: its credentials already stop working (the auth
+    // check needs an active account); these events record it per credential.
+    await revokeAllSessions(ctx, owner, null)
+    await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeAllApiKeys', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await handle(ctx, `agents-${owner}`, agent, { type: 'RevokeAllAgents', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await handle(ctx, webhooksStream(owner), webhook, { type: 'DeleteAllWebhooks', data: { now } }, { actor: owner })
+  } finally {
+    await releaseAndShred(ctx, owner, email, now)
+  }
+  return r.position
+}
+
+/** Releases the address (only if this account still holds it) and destroys the data key. */
+async function releaseAndShred(ctx: CommandContext, owner: string, email: string | null, now: string): Promise<void> {
+  if (email !== null) await handle(ctx, emailClaimStream(ctx, email), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
+  await ctx.sealer.destroyKey(owner)
+}

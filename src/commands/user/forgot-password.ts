@@ -1,0 +1,43 @@
+import * as user from '../../domain/user/decider.ts'
+import { sha256Hex } from '../../lib/crypto/hashing.ts'
+import { newOwnedToken } from '../owned-token.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { accountOfEmail } from './email-claims.ts'
+import { assertEmail } from './reset-password.ts'
+
+/** Lifetime of a password reset link, seconds. */
+export const RESET_TOKEN_TTL_S = 30 * 60
+
+/**
+ * POST /api/auth/forgot-password: for a confirmed account, past the cooldown, a reset
+ * link is mailed (`token=<user uuid>.<secret>`; only the SHA-256 of the secret is stored,
+ * single use, expiring). The same 204 either way; the token is drawn and hashed either
+ * way too, so both paths do the same work.
+ * @throws DomainError invalid `forgot_password.invalid_email`.
+ */
+export async function forgotPassword(ctx: CommandContext, email: string): Promise<void> {
+  const normalized = assertEmail('forgot_password', email)
+  const owner = await accountOfEmail(ctx, normalized)
+  const { token, secret } = newOwnedToken(owner ?? '00000000-0000-0000-0000-000000000000')
+  const tokenHash = sha256Hex(secret)
+  if (!owner) return
+  const now = ctx.now()
+  const sealed = await ctx.sealer.seal(owner, token).catch(() => null)
+  if (sealed === null) return
+  await handle(
+    ctx,
+    `user-${owner}`,
+    user,
+    {
+      type: 'RequestPasswordReset',
+      data: {
+        token_hash: tokenHash,
+        token_sealed: sealed,
+        expires_at: new Date(now.getTime() + RESET_TOKEN_TTL_S * 1000).toISOString(),
+        now: now.toISOString()
+      }
+    },
+    { actor: owner }
+  )
+}

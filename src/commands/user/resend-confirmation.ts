@@ -1,0 +1,38 @@
+import * as user from '../../domain/user/decider.ts'
+import { sixDigitCode } from '../../lib/crypto/hashing.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { accountOfEmail } from './email-claims.ts'
+import { confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './confirmation-code.ts'
+import { assertEmail } from './reset-password.ts'
+
+/**
+ * POST /api/auth/resend-confirmation: a new code is issued (and mailed) only when the
+ * address is registered, unconfirmed, past the resend cooldown and under the daily
+ * allowance; in every other case nothing happens and the caller sees the same 204.
+ * @throws DomainError invalid `resend_confirmation.invalid_email` for a malformed address.
+ */
+export async function resendConfirmation(ctx: CommandContext, email: string): Promise<void> {
+  const normalized = assertEmail('resend_confirmation', email)
+  const owner = await accountOfEmail(ctx, normalized)
+  const code = sixDigitCode()
+  if (!owner) return
+  const now = ctx.now()
+  const sealed = await ctx.sealer.seal(owner, code).catch(() => null)
+  if (sealed === null) return
+  await handle(
+    ctx,
+    `user-${owner}`,
+    user,
+    {
+      type: 'IssueConfirmationCode',
+      data: {
+        code_hash: confirmationCodeHash(ctx, owner, code),
+        code_sealed: sealed,
+        expires_at: new Date(now.getTime() + CONFIRMATION_CODE_TTL_S * 1000).toISOString(),
+        now: now.toISOString()
+      }
+    },
+    { actor: owner }
+  )
+}

@@ -1,0 +1,41 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as user from '../../domain/user/decider.ts'
+import { hashPassword, sha256Hex } from '../../lib/crypto/hashing.ts'
+import { parseOwnedToken } from '../owned-token.ts'
+import { parseAddress } from '../../verifier/syntax.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { assertPasswordPolicy } from './password-policy.ts'
+import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
+import { contextWords } from './second-factor.ts'
+
+export function assertEmail(operation: string, email: string): string {
+  const parsed = parseAddress(email)
+  if (!parsed.ok) throw new DomainError('invalid', `${operation}.invalid_email`, `invalid email: ${parsed.detail}`)
+  return parsed.normalized
+}
+
+/**
+ * POST /api/auth/reset-password: sets a new password with a reset token, spends the token
+ * and signs out every session of the account.
+ * @throws DomainError invalid `reset_password.invalid_password`; unauthorized
+ *   `reset_password.invalid_token`; not_found `reset_password.no_account`.
+ */
+export async function resetPassword(ctx: CommandContext, token: string, newPassword: string): Promise<void> {
+  assertPasswordPolicy('reset_password', newPassword)
+  const parsed = parseOwnedToken(token)
+  if (!parsed) throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
+  const { owner, secret } = parsed
+  const { state } = await load(ctx, `user-${owner}`, user)
+  if (state.status === 'none') throw new DomainError('not_found', 'reset_password.no_account', 'no account matches this reset link')
+  assertPasswordPolicy('reset_password', newPassword, await contextWords(ctx, state))
+  const passwordHash = await hashPassword(newPassword)
+  await handle(
+    ctx,
+    `user-${owner}`,
+    user,
+    { type: 'ResetPassword', data: { token_hash: sha256Hex(secret), password_hash: passwordHash, now: ctx.now().toISOString() } },
+    { actor: owner }
+  )
+  await revokeAllSessions(ctx, owner, null)
+}

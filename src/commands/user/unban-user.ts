@@ -1,0 +1,14 @@
+import * as user from '../../domain/user/decider.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { requireAccount } from './email-claims.ts'
+
+/**
+ * `svc accounts unban`: lifts a ban (sessions revoked by it stay revoked: sign in again). Idempotent.
+ * @throws DomainError not_found `account.not_found`.
+ */
+export async function unbanUser(ctx: CommandContext, email: string, operator: string): Promise<{ user_uuid: string; unbanned: boolean | 'already' }> {
+  const owner = await requireAccount(ctx, email)
+  const r = await handle(ctx, `user-${owner}`, user, { type: 'UnbanUser', data: { now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
+  return { user_uuid: owner, unbanned: r.events.length > 0 ? true : 'already' }
+}

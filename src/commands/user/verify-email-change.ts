@@ -1,0 +1,37 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as user from '../../domain/user/decider.ts'
+import * as claim from '../../domain/claim/decider.ts'
+import { sha256Hex } from '../../lib/crypto/hashing.ts'
+import { parseOwnedToken } from '../owned-token.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { emailClaimStream } from './email-claims.ts'
+
+/**
+ * POST /api/auth/verify-email-change: claims the new address for the account (its claim
+ * stream, decided with its expected revision), switches the account to it (the user
+ * decider checks the link again) and releases the old one. Each step is idempotent: a
+ * link opened again after an interruption finishes the change.
+ * @throws DomainError unauthorized `verify_email_change.invalid_token`; conflict
+ *   `verify_email_change.email_taken` when the address was taken meanwhile.
+ * @returns the global position of the last event appended.
+ */
+export async function verifyEmailChange(ctx: CommandContext, token: string): Promise<number> {
+  const invalid = (): DomainError => new DomainError('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
+  const parsed = parseOwnedToken(token)
+  if (!parsed) throw invalid()
+  const { owner, secret } = parsed
+  const { state } = await load(ctx, `user-${owner}`, user)
+  const now = ctx.now().toISOString()
+  if (state.status === 'none' || state.status === 'deleted' || !state.email_change) throw invalid()
+  const [newEmail, oldEmail] = await Promise.all([ctx.sealer.unseal(owner, state.email_change.new_email), ctx.sealer.unseal(owner, state.email)])
+  if (newEmail === null || oldEmail === null) throw invalid()
+  // The link is checked by the decider below; checking it first keeps a wrong link from claiming anything.
+  if (!user.sameHash(state.email_change.hash, sha256Hex(secret)) || now >= state.email_change.expires_at) throw invalid()
+  const claimed = await handle(ctx, emailClaimStream(ctx, newEmail), claim, { type: 'ClaimValue', data: { owner_uuid: owner, now } }, { actor: owner })
+  if (claimed.state.owner_uuid !== owner)
+    throw new DomainError('conflict', 'verify_email_change.email_taken', 'this address was taken by another account meanwhile')
+  const changed = await handle(ctx, `user-${owner}`, user, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
+  await handle(ctx, emailClaimStream(ctx, oldEmail), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
+  return changed.position
+}

@@ -1,0 +1,107 @@
+import * as webhook from '../../domain/webhook/decider.ts'
+import * as delivery from '../../domain/webhook/delivery.ts'
+import type { WebhookDeliveryRequested } from '../../domain/webhook/events.ts'
+import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
+import { SIGNATURE_HEADER, signatureHeader } from '../../lib/webhook-signature.ts'
+import type { CommandContext } from '../context.ts'
+import { handle, load } from '../command-handler.ts'
+import { webhooksStream } from '../webhook/webhook-stream.ts'
+import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
+
+/** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
+export function deliveryBody(r: WebhookDeliveryRequested['data']): string {
+  if (r.event === 'batch.completed') return JSON.stringify({ event: r.event, batch_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
+  return JSON.stringify({ event: r.event, job_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
+}
+
+export type AttemptResult =
+  | { kind: 'delivered' | 'failed'; outcome: SendOutcome; attempt: number }
+  | { kind: 'retry'; outcome: SendOutcome; attempt: number; retry_in_ms: number }
+  | { kind: 'not_due'; retry_in_ms: number }
+  | { kind: 'over' }
+
+/**
+ * Makes attempt `attempt` of a pending delivery, if that is its next one and it is due:
+ * loads the delivery and its endpoint from the event store, signs the body with the
+ * endpoint's secret (fresh `t` per attempt), POSTs it and records the attempt
+ * (WebhookDeliveryAttempted; a 2xx is success; `next_attempt_at` set while attempts are
+ * left). A disabled or deleted endpoint abandons the delivery (test deliveries go to
+ * disabled endpoints too). A stale request (that attempt already made, or another one
+ * next) does nothing: `over`. The outcome of the last attempt is counted by
+ * `recordDeliveryOutcome`, driven by the recorded event.
+ */
+export async function attemptDelivery(
+  ctx: CommandContext,
+  deliveryId: string,
+  attempt: number,
+  send: WebhookSender,
+  policy: DeliveryPolicy
+): Promise<AttemptResult> {
+  const stream = `webhook_delivery-${deliveryId}`
+  const { state } = await load(ctx, stream, delivery)
+  if (state.status !== 'pending' || state.attempts + 1 !== attempt) return { kind: 'over' }
+  const now = ctx.now()
+  if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime())
+    return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
+  const r = state.request
+  const endpoint = (await load(ctx, webhooksStream(r.user_uuid), webhook)).state.endpoints.get(r.webhook_uuid)
+  const secret = endpoint ? await ctx.sealer.unseal(r.user_uuid, endpoint.secret) : null
+  if (!endpoint || secret === null || (endpoint.status === 'disabled' && !r.test)) {
+    await handle(
+      ctx,
+      stream,
+      delivery,
+      { type: 'AbandonDelivery', data: { reason: endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted', now: now.toISOString() } },
+      { actor: 'webhooks' }
+    )
+    return { kind: 'over' }
+  }
+  const body = deliveryBody(r)
+  // Sealed since the URL is the account's data (one written before that is read as is).
+  const url = endpoint.url.startsWith('sealed:') ? await ctx.sealer.unseal(r.user_uuid, endpoint.url) : endpoint.url
+  if (url === null) {
+    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+    return { kind: 'over' }
+  }
+  const outcome = await send(url, body, {
+    [SIGNATURE_HEADER]: signatureHeader(secret, Math.floor(ctx.now().getTime() / 1000), body),
+    'X-Service-Event': r.event,
+    'X-Service-Delivery': r.delivery_uuid,
+    'X-Service-Attempt': String(attempt)
+  })
+  const succeeded = outcome.status !== null && outcome.status >= 200 && outcome.status < 300
+  const maxAttempts = r.test ? 1 : policy.max_attempts
+  const retryIn = nextAttemptIn(policy, attempt, maxAttempts, outcome)
+  const at = ctx.now()
+  const recorded = await handle(
+    ctx,
+    stream,
+    delivery,
+    {
+      type: 'RecordAttempt',
+      data: {
+        attempt,
+        response_status: outcome.status,
+        error: outcome.error,
+        duration_ms: outcome.duration_ms,
+        succeeded,
+        attempted_at: at.toISOString(),
+        next_attempt_at: retryIn === null ? null : new Date(at.getTime() + retryIn).toISOString()
+      }
+    },
+    { actor: 'webhooks', correlation_id: r.job_uuid }
+  )
+  if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
+  // 410 Gone: the receiver says the endpoint is no more; disabled at once (issue "Bulk verification").
+  if (outcome.status === 410 && !r.test) {
+    await handle(
+      ctx,
+      webhooksStream(r.user_uuid),
+      webhook,
+      { type: 'DisableGone', data: { webhook_uuid: r.webhook_uuid, now: at.toISOString() } },
+      { actor: 'webhooks', correlation_id: r.job_uuid }
+    )
+  }
+  if (retryIn !== null) return { kind: 'retry', outcome, attempt, retry_in_ms: retryIn }
+  return { kind: succeeded ? 'delivered' : 'failed', outcome, attempt }
+}

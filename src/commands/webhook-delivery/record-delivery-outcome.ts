@@ -1,0 +1,32 @@
+import * as webhook from '../../domain/webhook/decider.ts'
+import type { WebhookDeliveryAttempted } from '../../domain/webhook/events.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { webhooksStream } from '../webhook/webhook-stream.ts'
+import type { DeliveryPolicy } from './delivery-policy.ts'
+
+/**
+ * Counts the outcome of a delivery's last attempt on its endpoint (interface section 6,
+ * rule 2): a failure adds one consecutive failure and may disable the endpoint; a success
+ * after failures clears the count. Test deliveries and attempts with more to come count
+ * nothing. Idempotent per delivery.
+ */
+export async function recordDeliveryOutcome(ctx: CommandContext, last: WebhookDeliveryAttempted['data'], policy: DeliveryPolicy): Promise<void> {
+  if (last.test || last.next_attempt_at !== null) return
+  await handle(
+    ctx,
+    webhooksStream(last.user_uuid),
+    webhook,
+    {
+      type: 'RecordDeliveryOutcome',
+      data: {
+        webhook_uuid: last.webhook_uuid,
+        delivery_uuid: last.delivery_uuid,
+        succeeded: last.succeeded,
+        disable_after: policy.disable_after_failures,
+        now: ctx.now().toISOString()
+      }
+    },
+    { actor: 'webhooks', correlation_id: last.job_uuid }
+  )
+}

@@ -1,0 +1,47 @@
+import { DomainError } from '../../domain/shared.ts'
+import * as webhook from '../../domain/webhook/decider.ts'
+import type { WebhookSender } from '../../ports/webhook-sender.ts'
+import type { CommandContext } from '../context.ts'
+import { load } from '../command-handler.ts'
+import { webhooksStream } from './webhook-stream.ts'
+import type { DeliveryPolicy } from '../webhook-delivery/delivery-policy.ts'
+import { requestDelivery } from '../webhook-delivery/request-delivery.ts'
+import { attemptDelivery } from '../webhook-delivery/attempt-delivery.ts'
+
+/**
+ * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new
+ * sample job uuid, status `completed`) at once, records it like a real attempt, and
+ * reports the outcome. It is not retried and does not count towards automatic disabling.
+ * @throws DomainError not_found `test_webhook.not_found`.
+ */
+export async function testWebhook(
+  ctx: CommandContext,
+  owner: string,
+  uuid: string,
+  send: WebhookSender,
+  policy: DeliveryPolicy
+): Promise<{ delivery_uuid: string; delivered: boolean; response_status: number | null; error: string | null; duration_ms: number; position: number }> {
+  const { state } = await load(ctx, webhooksStream(owner), webhook)
+  if (!state.endpoints.has(uuid)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
+  const id = ctx.newId()
+  await requestDelivery(ctx, {
+    delivery_uuid: id,
+    webhook_uuid: uuid,
+    user_uuid: owner,
+    event: 'job.completed',
+    job_uuid: ctx.newId(),
+    status: 'completed',
+    timestamp: Math.floor(ctx.now().getTime() / 1000),
+    test: true
+  })
+  const result = await attemptDelivery(ctx, id, 1, send, policy)
+  const outcome = 'outcome' in result ? result.outcome : { status: null, error: 'not attempted', duration_ms: 0 }
+  return {
+    delivery_uuid: id,
+    delivered: result.kind === 'delivered',
+    response_status: outcome.status,
+    error: outcome.error,
+    duration_ms: outcome.duration_ms,
+    position: await ctx.store.headPosition()
+  }
+}

@@ -1,0 +1,41 @@
+import * as webhook from '../../domain/webhook/decider.ts'
+import { validateTargetUrl } from '../../domain/webhook/target.ts'
+import type { CommandContext } from '../context.ts'
+import { handle } from '../command-handler.ts'
+import { webhooksStream, checkEvents, checkDescription } from './webhook-stream.ts'
+
+/**
+ * PATCH /api/webhooks/{uuid}: changes any of `url`, `events`, `description`, `status`
+ * (`active` re-enables a disabled endpoint and clears its failure count; `disabled`
+ * stops deliveries). Omitted fields keep their value.
+ * @throws DomainError invalid `update_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
+ *   not_found `update_webhook.not_found`.
+ */
+export async function updateWebhook(
+  ctx: CommandContext,
+  owner: string,
+  uuid: string,
+  input: { url?: string; events?: string[]; description?: string | null; status?: 'active' | 'disabled' },
+  actor: string
+): Promise<number> {
+  const url = input.url === undefined ? undefined : validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets)
+  const description = input.description === undefined ? undefined : checkDescription('update_webhook', input.description)
+  const r = await handle(
+    ctx,
+    webhooksStream(owner),
+    webhook,
+    {
+      type: 'UpdateWebhook',
+      data: {
+        webhook_uuid: uuid,
+        ...(url !== undefined && { url: await ctx.sealer.seal(owner, url) }),
+        ...(input.events !== undefined && { events: checkEvents('update_webhook', input.events) }),
+        ...(description !== undefined && { description: description === null ? null : await ctx.sealer.seal(owner, description) }),
+        ...(input.status !== undefined && { status: input.status }),
+        now: ctx.now().toISOString()
+      }
+    },
+    { actor }
+  )
+  return r.position
+}
