@@ -1,0 +1,179 @@
+// The map of the interface: for every operation the routes declare (the OpenAPI document),
+// the route file that declares it, the command files it calls and the deciders those
+// commands run, or the projection queries a read answers from. Read off the source, so it
+// cannot drift: `node scripts/operations.ts` rewrites docs/operation-map.md; the test
+// test/scripts/operations.test.ts checks the table against the source and every file in it.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join, normalize, relative } from 'node:path'
+
+const root = new URL('..', import.meta.url).pathname
+
+/** One operation of the interface and the files that carry it out. */
+export interface OperationRow {
+  method: string
+  path: string
+  operation_id: string | null
+  /** The route file that declares it (repository-relative). */
+  route: string
+  /** Command files the handler calls (directly or through a helper of the route file). */
+  commands: string[]
+  /** Decider files those commands run (`src/domain/<aggregate>/decider.ts`, and any other module the commands import from the domain that decides). */
+  deciders: string[]
+  /** Projection files a read answers from. */
+  projections: string[]
+}
+
+interface Import {
+  name: string
+  file: string
+}
+
+const importRe = /import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'(\.{1,2}\/[^']+)'/g
+const starRe = /import\s+\*\s+as\s+(\w+)\s+from\s*'(\.{1,2}\/[^']+)'/g
+
+/** The names a file imports from relative modules, with the module's repository-relative path. */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(join(root, file), 'utf8')
+  const out: Import[] = []
+  for (const m of text.matchAll(importRe)) {
+    const target = normalize(join(dirname(file), m[2]))
+    for (const raw of m[1].split(',')) {
+      const name = raw
+        .trim()
+        .replace(/^type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()
+      if (name) out.push({ name, file: target })
+    }
+  }
+  for (const m of text.matchAll(starRe)) out.push({ name: m[1], file: normalize(join(dirname(file), m[2])) })
+  return out
+}
+
+/** Deciders a command file runs: the domain modules it imports that export `decide` (a decider), followed through sibling command files. */
+function decidersOf(commandFile: string, seen = new Set<string>()): string[] {
+  if (seen.has(commandFile)) return []
+  seen.add(commandFile)
+  const found = new Set<string>()
+  for (const i of importsOf(commandFile)) {
+    if (/^src\/domain\/.+\/decider\.ts$/.test(i.file)) found.add(i.file)
+    else if (i.file.startsWith('src/commands/') && !/command-handler|context/.test(i.file)) for (const d of decidersOf(i.file, seen)) found.add(d)
+  }
+  return [...found].sort()
+}
+
+const toFastify = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1')
+
+interface RouteBlock {
+  file: string
+  methods: string[]
+  url: string
+  text: string
+}
+
+/** Every `app.route({ method, url, … })` of src/http/routes and src/http/app.ts (health), with its text. */
+function routeBlocks(): RouteBlock[] {
+  const out: RouteBlock[] = []
+  const dir = join(root, 'src', 'http', 'routes')
+  const files = [
+    ...readdirSync(dir)
+      .sort()
+      .map(name => `src/http/routes/${name}`),
+    'src/http/app.ts'
+  ]
+  for (const file of files) {
+    const text = readFileSync(join(root, file), 'utf8')
+    const parts = text.split(/(?=(?:app|\))\.route\(\{)/).slice(1)
+    for (const part of parts) {
+      const url = /url:\s*'([^']+)'/.exec(part)?.[1]
+      const method = /method:\s*(\[[^\]]*\]|'[A-Z]+')/.exec(part)?.[1]
+      if (!url || !method) continue
+      out.push({ file, url, methods: [...method.matchAll(/'([A-Z]+)'/g)].map(m => m[1]), text: part })
+    }
+  }
+  return out
+}
+
+/** A route declared in a loop over a table of paths (`url` a variable): the file naming the path, its first block after the table. */
+function declaredInLoop(blocks: readonly RouteBlock[], url: string): RouteBlock | undefined {
+  for (const b of blocks) {
+    const text = readFileSync(join(root, b.file), 'utf8')
+    const at = text.indexOf(`'${url}'`)
+    if (at < 0) continue
+    const after = text.slice(at)
+    const start = after.search(/(?:app|\))\.route\(\{/)
+    if (start < 0 || /url:\s*'/.test(after.slice(start, start + 200))) continue
+    const rest = after.slice(start + 1)
+    const next = rest.search(/(?:app|\))\.route\(\{/)
+    return { ...b, url, text: next < 0 ? rest : rest.slice(0, next) }
+  }
+  return undefined
+}
+
+/** Local functions of a route file that a block calls, for one level of indirection. */
+function helperBodies(file: string, block: string): string {
+  const text = readFileSync(join(root, file), 'utf8')
+  let extra = ''
+  for (const m of text.matchAll(/(?:const|function)\s+(\w+)\s*(?:=\s*(?:async\s*)?\(|\()/g)) {
+    if (!new RegExp(`\\b${m[1]}\\(`).test(block)) continue
+    const start = m.index
+    const end = text.indexOf('\n}\n', start)
+    extra += text.slice(start, end < 0 ? undefined : end)
+  }
+  return extra
+}
+
+/** The table, one row per operation of `document` (an OpenAPI 3.1 document). @throws when an operation has no route file. */
+export function operationsTable(document: { paths: Record<string, Record<string, { operationId?: string }>> }): OperationRow[] {
+  const blocks = routeBlocks()
+  const rows: OperationRow[] = []
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue
+      const block = blocks.find(b => b.url === toFastify(path) && b.methods.includes(method.toUpperCase())) ?? declaredInLoop(blocks, toFastify(path))
+      if (!block) throw new Error(`${method.toUpperCase()} ${path}: no app.route in src/http/routes declares it`)
+      const body = block.text
+      const once = body + helperBodies(block.file, body)
+      const text = once + helperBodies(block.file, once)
+      const imports = importsOf(block.file)
+      const called = imports.filter(i => new RegExp(`\\b${i.name}(\\s*\\(|\\.)`).test(text))
+      const commands = [
+        ...new Set(called.filter(i => i.file.startsWith('src/commands/') && !/command-handler|context\.ts/.test(i.file)).map(i => i.file))
+      ].sort()
+      const projections = [...new Set(called.filter(i => i.file.startsWith('src/projections/')).map(i => i.file))].sort()
+      const deciders = [...new Set(commands.flatMap(c => decidersOf(c)))].sort()
+      rows.push({ method: method.toUpperCase(), path, operation_id: op.operationId ?? null, route: block.file, commands, deciders, projections })
+    }
+  }
+  return rows.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
+}
+
+/** docs/operation-map.md for `rows`. */
+export function operationsMarkdown(rows: readonly OperationRow[]): string {
+  const link = (f: string): string => `[\`${f.replace(/^src\//, '')}\`](${relative('docs', f)})`
+  const lines = [
+    '# Where each operation is carried out',
+    '',
+    'Generated by `node scripts/operations.ts` from the routes and their imports (checked by',
+    '`test/scripts/operations.test.ts`): for every operation of the interface, the route file',
+    'that declares it, the command files it calls (`src/commands/<aggregate>/<operation>.ts`),',
+    'the deciders those commands run, and the projections a read answers from.',
+    '',
+    '| Operation | Route | Commands | Deciders | Projections |',
+    '|---|---|---|---|---|'
+  ]
+  for (const r of rows) {
+    lines.push(
+      `| \`${r.method} ${r.path}\` | ${link(r.route)} | ${r.commands.map(link).join('<br>') || '—'} | ${r.deciders.map(link).join('<br>') || '—'} | ${r.projections.map(link).join('<br>') || '—'} |`
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+if (import.meta.main) {
+  const { openapiDocument } = await import('./openapi.ts')
+  const rows = operationsTable((await openapiDocument()) as never)
+  writeFileSync(join(root, 'docs', 'operation-map.md'), operationsMarkdown(rows))
+  const missing = rows.flatMap(r => [r.route, ...r.commands, ...r.deciders, ...r.projections]).filter(f => !existsSync(join(root, f)))
+  process.stderr.write(`operations: ${rows.length} operations in docs/operation-map.md; ${missing.length} missing files\n`)
+}
