@@ -9,7 +9,7 @@ import { LRUCache } from 'lru-cache'
  * as the latest of them, so a command's cost is bounded by `every` plus one append's
  * events, never by the stream's history; the full history stays in the stream, replayable.
  */
-export interface Snapshotting<S, E extends Event<string, unknown>> {
+interface Snapshotting<S, E extends Event<string, unknown>> {
   /** Event types from which `evolve` rebuilds the whole state, whatever came before. */
   types: readonly string[]
   /**

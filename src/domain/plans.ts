@@ -8,7 +8,7 @@ export const CYCLES = ['monthly', 'yearly'] as const
 export type Cycle = (typeof CYCLES)[number]
 
 /** A price of a plan for one cycle: cents of the catalogue's currency, and Stripe's price id (null: not sold through Stripe). */
-export interface Price {
+interface Price {
   cents: number
   stripe_price: string | null
 }
@@ -35,7 +35,7 @@ export interface Plan {
 }
 
 /** A top-up pack: `quantity` is how checkout names it (`top_up_quantity`), `tokens` what it grants. */
-export interface TopUpPack {
+interface TopUpPack {
   quantity: number
   tokens: number
   cents: number

@@ -107,7 +107,7 @@ export function problems(...statuses: number[]): Record<number, ProblemResponse>
 export const BODY_PROBLEMS = [400, 413, 415] as const
 
 /** A `{uuid}` path parameter: a UUID, any case, read lower-cased (interface section 2: a malformed one is a 400). */
-export const Uuid = z
+const Uuid = z
   .string()
   .regex(UUID, 'must be a UUID')
   .transform(s => s.toLowerCase())
@@ -118,8 +118,8 @@ export const UuidParams = z.object({ uuid: Uuid })
 export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026-11-23T10:00:00.000Z'] })
 
 /** Interface section 8: `limit` defaults to 20 and is capped at 96; `offset` defaults to 0. */
-export const DEFAULT_LIMIT = 20
-export const MAX_LIMIT = 96
+const DEFAULT_LIMIT = 20
+const MAX_LIMIT = 96
 
 /**
  * How an integer query parameter reads in the document: `type: integer` (a generated client

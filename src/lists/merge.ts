@@ -9,7 +9,7 @@ import { addressKey, cellText, type Cell, type Row, type RowWriter } from './fil
  */
 
 /** The result columns added to every row, in this order (the result vocabulary's names), then `row_status`. */
-export const RESULT_COLUMNS = [
+const RESULT_COLUMNS = [
   'verdict',
   'reason',
   'score',
@@ -26,7 +26,7 @@ export const RESULT_COLUMNS = [
 export const VERDICTS = ['valid', 'risky', 'invalid', 'unknown'] as const
 export type Verdict = (typeof VERDICTS)[number]
 /** What a row of the output is: verified (it has a result), a duplicate of an earlier row, empty (no address), unparsable, or pending (not verified yet). */
-export type RowStatus = 'verified' | 'duplicate' | 'empty' | 'unparsable' | 'pending'
+type RowStatus = 'verified' | 'duplicate' | 'empty' | 'unparsable' | 'pending'
 
 /** One address's result as a list keeps it (flags space-separated). */
 export interface StoredResult {
@@ -41,7 +41,7 @@ export interface StoredResult {
 }
 
 /** The result columns of a result (flags as booleans), or empty ones with the row's status. */
-export function resultCells(r: StoredResult | null, status: RowStatus): Cell[] {
+function resultCells(r: StoredResult | null, status: RowStatus): Cell[] {
   if (r === null) return ['', '', '', '', '', '', '', '', '', '', '', status]
   const flags = r.flags === '' ? [] : r.flags.split(' ')
   return [
@@ -72,7 +72,7 @@ export interface ListShape {
  * then the result columns. A file that is itself an output has its result columns
  * replaced, not repeated: `keep` lists the input columns that go out.
  */
-export function outputColumns(shape: ListShape): { names: string[]; keep: number[] } {
+function outputColumns(shape: ListShape): { names: string[]; keep: number[] } {
   const names = Array.from({ length: shape.width }, (_, i) => shape.header?.[i] || `column_${i + 1}`)
   const previous = shape.header !== null && RESULT_COLUMNS.every(c => names.includes(c))
   const ours = new Set<string>(RESULT_COLUMNS)

@@ -25,7 +25,7 @@ export interface BlobStore {
 }
 
 /** An owner or blob id a store accepts: a UUID or a word, nothing a path could be made of. */
-export const BLOB_NAME = /^[A-Za-z0-9_-]{1,64}$/
+const BLOB_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 /** @throws Error when `owner` or `id` is not a plain name. */
 export function checkBlobName(owner: string, id: string): void {

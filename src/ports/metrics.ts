@@ -1,5 +1,5 @@
 /** A Prometheus counter as the code increments it (prom-client's `Counter` is one). */
-export interface MetricCounter<L extends string> {
+interface MetricCounter<L extends string> {
   inc(labels?: Partial<Record<L, string | number>>, value?: number): void
 }
 

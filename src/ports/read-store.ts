@@ -14,7 +14,7 @@
  */
 export type Doc = Record<string, unknown> & { _id: string }
 
-export type FieldType = 'text' | 'number' | 'boolean'
+type FieldType = 'text' | 'number' | 'boolean'
 
 export interface CollectionSpec {
   name: string
@@ -26,7 +26,7 @@ export interface CollectionSpec {
   indexes: ReadonlyArray<readonly string[]>
 }
 
-export type Scalar = string | number | boolean | null
+type Scalar = string | number | boolean | null
 
 /** A condition on one field: equal, any of, a range (inclusive), or a text prefix. */
 export type Condition = Scalar | { in: readonly Scalar[] } | { gte?: string | number; lte?: string | number } | { prefix: string }

@@ -45,7 +45,7 @@ export interface BatchSourceDoc {
 }
 
 /** An item of a batch as its block keeps it: the address sealed. */
-export interface BatchItemEntry {
+interface BatchItemEntry {
   /** Sealed with the owner's data key. */
   email: string
   status: 'pending' | 'deferred' | 'done'
@@ -62,7 +62,7 @@ export interface BatchItemEntry {
 }
 
 /** Items per document of `batch_item_blocks` (a results page of up to 96 reads one or two). */
-export const ITEM_BLOCK = 100
+const ITEM_BLOCK = 100
 
 /**
  * Read model `batch_item_blocks`: a batch's items `block * ITEM_BLOCK` to
@@ -71,7 +71,7 @@ export const ITEM_BLOCK = 100
  * items rather than one per item: a part of a chunk writes, and its results rewrite, a
  * few dozen documents, not thousands.
  */
-export interface BatchItemBlockDoc {
+interface BatchItemBlockDoc {
   [k: string]: unknown
   _id: string
   batch_uuid: string
@@ -81,14 +81,14 @@ export interface BatchItemBlockDoc {
 }
 
 /** Lists by account, newest first; the idle sweep by status and latest chunk; erasure by account. */
-export const BATCHES = collection({
+const BATCHES = collection({
   name: 'batches',
   projection: 'batches',
   fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' },
   indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']]
 })
 /** Pages of a batch's results are ranges of `block` (no offset scan, whatever the batch's size); erasure by account. */
-export const BATCH_ITEM_BLOCKS = collection({
+const BATCH_ITEM_BLOCKS = collection({
   name: 'batch_item_blocks',
   projection: 'batches',
   fields: { batch_uuid: 'text', block: 'number', user_uuid: 'text' },

@@ -31,7 +31,7 @@ export interface JobDoc {
 }
 
 /** Jobs counted by the day (UTC) they were created, their status and verdict: the totals of job lists without scanning them. */
-export interface JobCountDoc {
+interface JobCountDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
@@ -67,7 +67,7 @@ export const JOB_TOTALS = collection({ name: 'job_totals', projection: 'jobs', f
 type Doc = Folded<JobDoc>
 
 /** The fold of a job's events into its document (sealed fields kept sealed). */
-export function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
+function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
   const e = event as unknown as JobEvent
   if (e.type === 'JobQueued') {
     const d = e.data
@@ -235,7 +235,7 @@ const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.00
  * `from`/`to` range from the jobs index (at most two days of jobs). A uuid prefix search
  * counts the jobs it matches (an index range).
  */
-export async function countJobs(rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
+async function countJobs(rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
   const jobs = rc.reads.collection<Doc>(JOBS)
   if (f.search) return await jobs.count(whereOf(owner, f))
   const fromDay = f.from?.slice(0, 10)

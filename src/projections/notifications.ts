@@ -26,7 +26,7 @@ export const NOTIFICATION_KINDS = [
   'plan_ended',
   'batch_completed'
 ] as const
-export type NotificationKind = (typeof NOTIFICATION_KINDS)[number]
+type NotificationKind = (typeof NOTIFICATION_KINDS)[number]
 
 /** One entry of an account's feed (keyed by the event that caused it; `position` orders the feed). */
 export interface NotificationDoc {
@@ -65,12 +65,12 @@ export const NOTIFICATIONS = collection({
   fields: { user_uuid: 'text', position: 'number' },
   indexes: [['user_uuid', 'position']]
 })
-export const NOTIFICATION_STATE = collection({ name: 'notification_state', projection: 'notifications', fields: {}, indexes: [] })
+const NOTIFICATION_STATE = collection({ name: 'notification_state', projection: 'notifications', fields: {}, indexes: [] })
 
 /** Clients remembered per account for "a sign-in from a new client". */
 export const KNOWN_CLIENTS = 50
 /** The balance is low below this share of the tokens ever granted (and below LOW_BALANCE_MIN tokens at least). */
-export const LOW_BALANCE_SHARE = 0.1
+const LOW_BALANCE_SHARE = 0.1
 export const LOW_BALANCE_MIN = 10
 
 type Handled =

@@ -14,7 +14,7 @@ export interface OAuthClientDoc {
 }
 
 /** By client id (primary key): the authorization request and the consent page look clients up. */
-export const OAUTH_CLIENTS = collection({ name: 'oauth_clients', projection: 'oauth_clients', fields: {}, indexes: [] })
+const OAUTH_CLIENTS = collection({ name: 'oauth_clients', projection: 'oauth_clients', fields: {}, indexes: [] })
 
 function evolve(_doc: Folded<OAuthClientDoc> | null, event: RecordedEvent): OAuthClientDoc | null {
   const e = event as unknown as OAuthClientRegistered

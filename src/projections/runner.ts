@@ -17,7 +17,7 @@ export function signatureOf(p: Projection): string {
  * Freezes a document and everything in it (a projection's documents are values: `evolve`
  * returns a new one). @returns the same document.
  */
-export function deepFreeze<T>(value: T): T {
+function deepFreeze<T>(value: T): T {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value
   Object.freeze(value)
   for (const v of Object.values(value)) deepFreeze(v)

@@ -8,7 +8,7 @@ import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
 /** Usage of one account in one 15-minute slot (UTC): what `GET /api/stats/overview` adds up. */
-export interface UsageSlotDoc {
+interface UsageSlotDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
@@ -52,7 +52,7 @@ export const USAGE_HOURS = collection({
 /** The slots added up per account and UTC day (`slot`: the day's start): at most N documents for N days. */
 export const USAGE_DAYS = collection({ name: 'usage_days', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
 /** One document. */
-export const SUMMARY = collection({ name: 'stats_summary', projection: 'stats', fields: {}, indexes: [] })
+const SUMMARY = collection({ name: 'stats_summary', projection: 'stats', fields: {}, indexes: [] })
 
 /** The usage collections, finest first, each with the start of the unit (UTC) an instant falls in. */
 const LEVELS = [

@@ -12,7 +12,7 @@ export interface SubscriptionDoc extends Subscription {
 }
 
 /** By account (primary key): one lookup per authenticated request that needs the plan. */
-export const SUBSCRIPTIONS = collection({ name: 'subscriptions', projection: 'subscriptions', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
+const SUBSCRIPTIONS = collection({ name: 'subscriptions', projection: 'subscriptions', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
 
 function evolve(_doc: Folded<SubscriptionDoc> | null, event: RecordedEvent): SubscriptionDoc {
   const e = event as unknown as SubscriptionEvent

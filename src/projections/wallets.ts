@@ -61,7 +61,7 @@ export interface WalletGroupDoc {
 }
 
 /** Read model `wallet_balances`: the available balance at the end of each 15-minute slot with wallet activity. */
-export interface WalletBalanceDoc {
+interface WalletBalanceDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string

@@ -47,14 +47,14 @@ export const WEBHOOKS = collection({
   indexes: [['user_uuid', 'created_at']]
 })
 /** Deliveries: pending ones (resumed after a restart, bounded by what waits) and an account's (erasure). */
-export const WEBHOOK_DELIVERIES = collection({
+const WEBHOOK_DELIVERIES = collection({
   name: 'webhook_deliveries',
   projection: 'webhook_deliveries',
   fields: { user_uuid: 'text', status: 'text', test: 'boolean' },
   indexes: [['status', 'test'], ['user_uuid']]
 })
 /** Attempts of an endpoint, newest first, paged (index webhook_uuid, attempted_at). */
-export const WEBHOOK_ATTEMPTS = collection({
+const WEBHOOK_ATTEMPTS = collection({
   name: 'webhook_attempts',
   projection: 'webhook_deliveries',
   fields: { user_uuid: 'text', webhook_uuid: 'text', attempted_at: 'text' },

@@ -36,7 +36,7 @@ export interface DnsAnswer {
   authorities: packet.Answer[]
 }
 
-export class DnsTimeoutError extends Error {
+class DnsTimeoutError extends Error {
   readonly code = 'ETIMEOUT'
   constructor(name: string, type: string) {
     super(`DNS ${type} ${name}: no answer in time`)
@@ -45,7 +45,7 @@ export class DnsTimeoutError extends Error {
 }
 
 /** A host's addresses could not be learnt: `code` is ETIMEOUT, a response code (SERVFAIL, …) or ECNAMELOOP. */
-export class DnsLookupError extends Error {
+class DnsLookupError extends Error {
   readonly code: string
   constructor(host: string, code: string) {
     super(`${host}: address lookup failed (${code})`)

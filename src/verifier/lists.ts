@@ -14,7 +14,7 @@ const free = new Set<string>(require('email-providers/all.json') as string[])
  * Per is a common Scandinavian given name, Alla a common Russian and Ukrainian one. `dev`
  * stays a role: it is a given name in South Asia, but far more often a team alias.
  */
-export const GIVEN_NAMES_NOT_ROLES: ReadonlySet<string> = new Set(['alexa', 'sydney', 'paris', 'per', 'alla'])
+const GIVEN_NAMES_NOT_ROLES: ReadonlySet<string> = new Set(['alexa', 'sydney', 'paris', 'per', 'alla'])
 const roles = new Set<string>((require('role-based-email-addresses') as string[]).map(r => r.toLowerCase()).filter(r => !GIVEN_NAMES_NOT_ROLES.has(r)))
 
 /** Whether `domain` (ASCII, lower case) or a parent of it is a disposable-mail domain. */

@@ -4,7 +4,7 @@ import type { MailHost } from './dns.ts'
 import { SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import type { RcptOutcome } from './classify.ts'
 
-export type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
 
 /** The answer for one recipient. */
 export type RecipientAnswer =

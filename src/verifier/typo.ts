@@ -45,7 +45,7 @@ function suggestDomain(domain: string): string | null {
 }
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions, adjacent transpositions. */
-export function editDistance(a: string, b: string): number {
+function editDistance(a: string, b: string): number {
   const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)])
   for (let j = 1; j <= b.length; j++) d[0][j] = j
   for (let i = 1; i <= a.length; i++) {

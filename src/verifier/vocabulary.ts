@@ -1,5 +1,4 @@
 import type { CheckName } from '../domain/checks.ts'
-import { CHECK_COSTS } from '../domain/checks.ts'
 import type { Reason, Verdict } from './result.ts'
 
 /**
@@ -10,7 +9,7 @@ import type { Reason, Verdict } from './result.ts'
  */
 
 /** What a sender does with an address of a verdict. */
-export type Action = 'send' | 'do not send' | 'send with care' | 'retry later'
+type Action = 'send' | 'do not send' | 'send with care' | 'retry later'
 
 export interface Term {
   meaning: string
@@ -178,6 +177,3 @@ export function enumDoc(title: string, terms: Readonly<Record<string, Term>>): {
     'x-enumDescriptions': Object.fromEntries(Object.entries(terms).map(([k, t]) => [k, line(k, t)]))
   }
 }
-
-/** The cost in tokens of each check (`GET /api/config` publishes them too). */
-export const CHECK_COST_OF = CHECK_COSTS

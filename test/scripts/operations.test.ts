@@ -29,5 +29,9 @@ t.test('every operation of the interface has its route, commands and deciders, a
       for (const c of r.commands) t.match(c, /^src\/commands\/[a-z-]+\/[a-z-]+\.ts$/, `${name}: ${c} is src/commands/<aggregate>/<operation>.ts`)
     }
   }
-  t.equal(readFileSync(join(root, 'docs', 'operation-map.md'), 'utf8'), operationsMarkdown(rows), 'docs/operation-map.md is up to date (node scripts/operations.ts)')
+  t.equal(
+    readFileSync(join(root, 'docs', 'operation-map.md'), 'utf8'),
+    operationsMarkdown(rows),
+    'docs/operation-map.md is up to date (node scripts/operations.ts)'
+  )
 })

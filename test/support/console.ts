@@ -169,7 +169,7 @@ export async function waitForText(page: Page, pattern: RegExp, timeout = 10_000)
  * The form control labelled `label` (its `<label>` names it, as assistive technology
  * finds it): found by the label's exact text, through the label's `control`.
  */
-export async function field(page: Page, label: string): Promise<ElementHandle<HTMLInputElement>> {
+async function field(page: Page, label: string): Promise<ElementHandle<HTMLInputElement>> {
   const handle = await page
     .waitForFunction(
       (text: string) => {
@@ -212,7 +212,7 @@ export async function press(page: Page, name: string, role: 'button' | 'link' | 
 
 /** axe-core's source, evaluated in a page through the DevTools protocol (not a script element: the CSP would refuse one). */
 const require = createRequire(import.meta.url)
-export const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8')
 
 /** axe-core's serious and critical violations on the page as it is (WCAG 2.0–2.2 A and AA rules). */
 export async function axeViolations(page: Page): Promise<Array<{ id: string; impact: string; help: string; targets: string[] }>> {

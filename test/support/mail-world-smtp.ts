@@ -13,7 +13,7 @@ export interface Reply {
   message: string | string[]
 }
 
-export type DropPoint = 'connect' | 'banner' | 'EHLO' | 'STARTTLS' | 'MAIL' | 'RCPT'
+type DropPoint = 'connect' | 'banner' | 'EHLO' | 'STARTTLS' | 'MAIL' | 'RCPT'
 
 export interface HostSpec {
   name: string

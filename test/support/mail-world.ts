@@ -4,10 +4,10 @@
 import { DnsZone, serveDns, ttlOf, type DnsOptions, type DnsQueryLog, type DnsRecord, type NameFaults, type TtlSpec } from './mail-world-dns.ts'
 import { serveSmtpHost, type ConnectionLog, type HostSpec } from './mail-world-smtp.ts'
 
-export type { Reply, HostSpec, ConnectionLog, DropPoint } from './mail-world-smtp.ts'
-export type { DnsRecord, DnsQueryLog, NameFaults, TtlSpec } from './mail-world-dns.ts'
+export type { Reply, ConnectionLog } from './mail-world-smtp.ts'
+export type { DnsQueryLog } from './mail-world-dns.ts'
 
-export interface DomainSpec {
+interface DomainSpec {
   name: string
   /** MX records; `null_mx` publishes RFC 7505 `MX 0 .`. */
   mx?: Array<{ preference: number; exchange: string }> | 'null_mx'

@@ -45,7 +45,7 @@ export type Api = (
  * Where the requests of one `tap` run are recorded for test/zz-coverage/interface-coverage.test.ts:
  * a directory per runner process (every test file is a child of it), a file per test file.
  */
-export const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
+const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
 let coverageFile: string | null = null
 /** Records one exchange (method, path without the query, status) for the interface-coverage report. */
 export function record(method: string, path: string, status: number): void {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 
 /** A request the Stripe SDK made: its path, form parameters (flat, as `a[b][0]` keys) and credential. */
-export interface StripeCall {
+interface StripeCall {
   method: string
   path: string
   params: Record<string, string>

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto'
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'
 
 /** The bytes of an RFC 4648 base32 string (no padding needed). */
-export function base32Bytes(text: string): Buffer {
+function base32Bytes(text: string): Buffer {
   let bits = ''
   for (const c of text.replace(/=+$/, '').toUpperCase()) bits += BASE32.indexOf(c).toString(2).padStart(5, '0')
   return Buffer.from((bits.match(/.{8}/g) ?? []).map(b => parseInt(b, 2)))

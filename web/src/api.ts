@@ -81,7 +81,7 @@ api.use({
 export const signedIn = (): boolean => accessToken !== null
 
 /** The problem of an error answer (RFC 9457), whatever came. */
-export function problemOf(error: unknown, status?: number): Problem {
+function problemOf(error: unknown, status?: number): Problem {
   if (error && typeof error === 'object' && 'code' in error && 'status' in error) return error as Problem
   return {
     type: 'about:blank',

@@ -43,7 +43,7 @@ import { RunState, type Part } from './state.ts'
  * result. Memory: one chunk, one row, SQLite's page cache — not the list.
  */
 
-export { RESULT_COLUMNS, VERDICTS, type Verdict } from '../../lists/merge.ts'
+export { VERDICTS } from '../../lists/merge.ts'
 
 export interface VerifyFileOptions {
   input: string

@@ -18,7 +18,7 @@ export interface CreatedKey {
 }
 
 /** A raw key: `svc_` (live) or `svc_test_` (test) and 32 random bytes, base64url. */
-export function newRawKey(environment: 'live' | 'test'): string {
+function newRawKey(environment: 'live' | 'test'): string {
   return `${environment === 'test' ? 'svc_test_' : 'svc_'}${randomBytes(32).toString('base64url')}`
 }
 

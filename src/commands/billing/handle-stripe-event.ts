@@ -81,7 +81,7 @@ const SubscriptionObject = z.object({
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 /** The plan and cycle a Stripe price id is sold as in the catalogue, or null. */
-export function planOfPrice(catalogue: PlanCatalogue, price: string): { plan: Plan; cycle: Cycle } | null {
+function planOfPrice(catalogue: PlanCatalogue, price: string): { plan: Plan; cycle: Cycle } | null {
   for (const plan of catalogue.plans) for (const cycle of CYCLES) if (plan.prices[cycle].stripe_price === price) return { plan, cycle }
   return null
 }

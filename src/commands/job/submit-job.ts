@@ -35,7 +35,7 @@ export interface SubmittedJob {
 export const MAX_EMAIL_INPUT = 1024
 
 /** How long a replayed submission waits for the first request's job to appear before finishing that submission itself (ms). */
-export const REPLAY_WAIT_MS = 10_000
+const REPLAY_WAIT_MS = 10_000
 
 /** A submission decided on, ready to be accepted (or accepted again, for a replay). */
 interface Acceptance {

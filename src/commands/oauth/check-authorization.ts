@@ -8,7 +8,7 @@ import { LOOPBACK } from './oauth-clients.ts'
  * loopback `http` URI, the same but for the port (RFC 8252 §7.3: a native app listens on
  * the port it gets).
  */
-export function redirectMatches(registered: string, requested: string): boolean {
+function redirectMatches(registered: string, requested: string): boolean {
   if (registered === requested) return true
   try {
     const a = new URL(registered)

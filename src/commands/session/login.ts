@@ -8,7 +8,7 @@ import { startSession, type ClientSeen, type SignedIn } from './start-session.ts
 import { issueChallengeToken } from '../../lib/crypto/jwt.ts'
 import { startPasswordCheck } from '../user/start-password-check.ts'
 
-export const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
+const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
 
 /**
  * POST /api/auth/login. An absent account costs one argon2 verification against a dummy
@@ -75,4 +75,4 @@ function countUnknown(key: string, now: number): void {
 }
 
 /** Lifetime of the two-factor challenge token, seconds. */
-export const CHALLENGE_TTL_S = 5 * 60
+const CHALLENGE_TTL_S = 5 * 60

@@ -33,7 +33,7 @@ export interface ClientSeen {
  * network (IPv4 /24, IPv6 /48, so that a new address on the same network is the same
  * client), and a readable label from the user agent (`bowser`).
  */
-export function clientOf(ctx: CommandContext, userUuid: string, seen: ClientSeen): { id: string; label: string } {
+function clientOf(ctx: CommandContext, userUuid: string, seen: ClientSeen): { id: string; label: string } {
   let network = seen.ip
   try {
     const addr = ipaddr.process(seen.ip)

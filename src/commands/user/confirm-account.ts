@@ -31,7 +31,7 @@ export async function confirmAccount(ctx: CommandContext, input: { email: string
 }
 
 /** Grants the Free plan's tokens once per account; returns the wallet's head position. */
-export async function grantPlanTokens(ctx: CommandContext, owner: string): Promise<number> {
+async function grantPlanTokens(ctx: CommandContext, owner: string): Promise<number> {
   const free = freePlan(ctx.config.plans)
   const r = await handle(
     ctx,

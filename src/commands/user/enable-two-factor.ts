@@ -6,7 +6,7 @@ import { handle } from '../command-handler.ts'
 import { account, backupHash } from './second-factor.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
-export const BACKUP_CODES = 10
+const BACKUP_CODES = 10
 
 /**
  * A backup code: 112 random bits (ASVS 5.0 V6.5.2: a lookup secret kept under a plain

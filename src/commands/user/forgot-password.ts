@@ -7,7 +7,7 @@ import { accountOfEmail } from './email-claims.ts'
 import { assertEmail } from './reset-password.ts'
 
 /** Lifetime of a password reset link, seconds. */
-export const RESET_TOKEN_TTL_S = 30 * 60
+const RESET_TOKEN_TTL_S = 30 * 60
 
 /**
  * POST /api/auth/forgot-password: for a confirmed account, past the cooldown, a reset

@@ -2,9 +2,9 @@ import { createRequire } from 'node:module'
 import { DomainError } from '../../domain/shared.ts'
 
 /** Password length bounds (OWASP ASVS 5.0 §6.2: at least 8, at least 64 allowed). */
-export const PASSWORD_MIN = 8
+const PASSWORD_MIN = 8
 
-export const PASSWORD_MAX = 128
+const PASSWORD_MAX = 128
 
 /**
  * Checks the password policy: 8 to 128 characters, not a common password (a list drawn
@@ -46,7 +46,7 @@ const fold = (s: string): string =>
  * V6.1.2): the service's and product's names as users see them (mail sender, OpenAPI
  * title, TOTP issuer).
  */
-export const SERVICE_WORDS: readonly string[] = ['email verification', 'emailverifier', 'verifyemail', 'mailverify']
+const SERVICE_WORDS: readonly string[] = ['email verification', 'emailverifier', 'verifyemail', 'mailverify']
 
 /**
  * The parts of an address a password of its account may not contain: the local part and

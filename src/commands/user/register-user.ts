@@ -13,7 +13,8 @@ import { assertPasswordPolicy, addressWords } from './password-policy.ts'
 
 // ~49,000 most common passwords (zxcvbn's list, shipped as a library): refused at any
 
-/**
+/*
+ * Registration runs in two phases, `checkRegistration` then `completeRegistration`.
  * POST /api/auth/register (interface "Authentication and sign-in"): validates the address,
  * password and locale, claims the address (`user_email-<hmac>`, expected revision
  * `no_stream`), appends UserRegistered with the address sealed and a ConfirmationCodeIssued
@@ -22,12 +23,9 @@ import { assertPasswordPolicy, addressWords } from './password-policy.ts'
  * by registering someone's address first). When the address belongs to a confirmed account
  * nothing is appended and the caller sees the same outcome (the password is hashed either
  * way, for equal timing).
- * @throws DomainError invalid `register_user.invalid_email`, `register_user.invalid_password`,
+ * Throws DomainError invalid `register_user.invalid_email`, `register_user.invalid_password`,
  *   `register_user.invalid_locale`, `register_user.disposable_email`.
  */
-export async function registerUser(ctx: CommandContext, input: { email: string; password: string; locale: string }): Promise<void> {
-  await completeRegistration(ctx, { ...input, email: await checkRegistration(ctx, input) })
-}
 
 /**
  * The checks of a registration that do not depend on whether the address has an account:
@@ -35,7 +33,7 @@ export async function registerUser(ctx: CommandContext, input: { email: string; 
  * after these, and does the rest after the answer: nothing in its timing tells whether the
  * address is registered).
  * @returns the normalized address.
- * @throws DomainError as `registerUser`.
+ * @throws DomainError as above.
  */
 export async function checkRegistration(ctx: CommandContext, input: { email: string; password: string; locale: string }): Promise<string> {
   const parsed = parseAddress(input.email)

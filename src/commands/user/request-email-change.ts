@@ -10,7 +10,7 @@ import { startPasswordCheck } from './start-password-check.ts'
 import { factorOf } from './second-factor.ts'
 
 /** Lifetime of an email-change link, seconds. */
-export const EMAIL_CHANGE_TTL_S = 24 * 3_600
+const EMAIL_CHANGE_TTL_S = 24 * 3_600
 
 /**
  * PATCH /api/users/{uuid}/email: checks the password (and, with two-factor on, `code`: a

@@ -9,7 +9,7 @@ import { webhooksStream } from '../webhook/webhook-stream.ts'
 import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
 
 /** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
-export function deliveryBody(r: WebhookDeliveryRequested['data']): string {
+function deliveryBody(r: WebhookDeliveryRequested['data']): string {
   if (r.event === 'batch.completed') return JSON.stringify({ event: r.event, batch_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
   return JSON.stringify({ event: r.event, job_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
 }

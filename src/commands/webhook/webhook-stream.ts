@@ -21,4 +21,4 @@ export function checkDescription(operation: string, description: string | null |
 }
 
 /** Longest endpoint description (characters). */
-export const MAX_DESCRIPTION = 500
+const MAX_DESCRIPTION = 500

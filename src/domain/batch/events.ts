@@ -125,16 +125,5 @@ export type BatchEvent =
   | BatchCompleted
   | BatchChunkAbandoned
 
-export const BATCH_EVENT_TYPES = [
-  'BatchCreated',
-  'BatchItemsAdded',
-  'BatchIntakeClosed',
-  'BatchResultsRecorded',
-  'BatchItemsDeferred',
-  'BatchChunkProcessed',
-  'BatchCompleted',
-  'BatchChunkAbandoned'
-] as const
-
 /** Items per BatchItemsAdded event (about 300 KB: well under a NATS message's 1 MB). */
 export const BATCH_PART_ITEMS = 2_000

@@ -59,5 +59,3 @@ export type JobDeferred = Event<
 export type JobFailed = Event<'JobFailed', { job_uuid: string; user_uuid: string; error: string; failed_at: string }>
 
 export type JobEvent = JobQueued | JobDeferred | JobCompleted | JobFailed
-
-export const JOB_EVENT_TYPES = ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed'] as const

@@ -33,10 +33,10 @@ export type AuthorizationCodeIssued = Event<
 >
 
 /** The code was exchanged for a grant: the session (`session-<uuid>`, method `oauth`) it started. */
-export type AuthorizationCodeRedeemed = Event<'AuthorizationCodeRedeemed', { user_uuid: string; session_uuid: string; redeemed_at: string }>
+type AuthorizationCodeRedeemed = Event<'AuthorizationCodeRedeemed', { user_uuid: string; session_uuid: string; redeemed_at: string }>
 
 /** The code was presented again after it was redeemed (RFC 6749 §4.1.2): what it issued is revoked. */
-export type AuthorizationCodeReplayed = Event<'AuthorizationCodeReplayed', { user_uuid: string; session_uuid: string; replayed_at: string }>
+type AuthorizationCodeReplayed = Event<'AuthorizationCodeReplayed', { user_uuid: string; session_uuid: string; replayed_at: string }>
 
 export type OAuthClientEvent = OAuthClientRegistered
 export type AuthorizationCodeEvent = AuthorizationCodeIssued | AuthorizationCodeRedeemed | AuthorizationCodeReplayed

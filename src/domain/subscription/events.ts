@@ -2,7 +2,7 @@ import type { Event } from '../shared.ts'
 import type { Cycle } from '../plans.ts'
 
 /** Statuses of a subscription, as Stripe names them (a Free account is `active`). */
-export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete'] as const
+const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'unpaid', 'incomplete'] as const
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number]
 
 /**

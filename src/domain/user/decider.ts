@@ -17,7 +17,6 @@ export type { Account, TwoFactorState, UserState } from './state.ts'
 export {
   SPENT_CHALLENGES,
   TWO_FACTOR_FAILURES_BEFORE_LOCK,
-  TWO_FACTOR_LOCK_MS,
   refusedSecondFactor,
   sameHash,
   twoFactorLocked,

@@ -4,7 +4,7 @@ import type { Account, TwoFactorState, UserState } from './state.ts'
 
 /** Wrong two-factor codes in a row that lock the second step, and for how long (ms). */
 export const TWO_FACTOR_FAILURES_BEFORE_LOCK = 5
-export const TWO_FACTOR_LOCK_MS = 15 * 60_000
+const TWO_FACTOR_LOCK_MS = 15 * 60_000
 /** Sign-in challenges remembered as spent (a challenge lives 5 minutes; far fewer are completed in that time). */
 export const SPENT_CHALLENGES = 16
 

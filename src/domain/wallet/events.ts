@@ -76,5 +76,3 @@ export type WalletBooksClosed = Event<
 >
 
 export type WalletEvent = TokensGranted | TokensReserved | TokensCaptured | TokensReleased | WalletBooksClosed
-
-export const WALLET_EVENT_TYPES = ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'WalletBooksClosed'] as const

@@ -2,7 +2,7 @@ import ipaddr from 'ipaddr.js'
 import { DomainError } from '../shared.ts'
 
 /** Longest accepted endpoint URL (characters). */
-export const MAX_URL_LENGTH = 2048
+const MAX_URL_LENGTH = 2048
 
 /**
  * Whether an IP address is on the public internet: ipaddr.js classifies it as `unicast`

@@ -36,7 +36,7 @@ export interface Principal {
 }
 
 /** Which credentials an operation accepts (interface section 4: J, A, key only). */
-export type AuthMode = 'jwt' | 'any' | 'api_key'
+type AuthMode = 'jwt' | 'any' | 'api_key'
 
 /**
  * How a route is guarded, declared in its `config` and read by `authPlugin`:
@@ -84,12 +84,7 @@ function bearer(request: FastifyRequest): string | null {
  * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
  * @throws HttpProblem 401 `auth.unauthorized` for a missing, invalid or unaccepted credential.
  */
-export async function authenticate(
-  ctx: CommandContext,
-  request: FastifyRequest,
-  mode: AuthMode,
-  options: { deleted_account?: boolean } = {}
-): Promise<Principal> {
+async function authenticate(ctx: CommandContext, request: FastifyRequest, mode: AuthMode, options: { deleted_account?: boolean } = {}): Promise<Principal> {
   const token = bearer(request)
   if (!token) throw unauthorized('missing bearer credential')
   const user = async (uuid: string): Promise<UserDoc | null> => await getUserDoc(ctx, uuid)
@@ -189,6 +184,6 @@ export function principalOf(request: FastifyRequest): Principal {
 export const actorOf = (p: Principal): string => p.key_uuid ?? p.agent_uuid ?? p.user_uuid
 
 /** @throws HttpProblem 403 `auth.missing_scope` when the principal lacks `scope`. */
-export function requireScope(p: Principal, scope: Scope): void {
+function requireScope(p: Principal, scope: Scope): void {
   if (!p.scopes.includes(scope)) throw new HttpProblem(403, 'auth.missing_scope', `this credential lacks the scope ${scope}`)
 }

@@ -25,7 +25,7 @@ const LINGER_MS = 5_000
  * bytes on unchanged; at the first byte past one of the allowance's bounds it calls
  * `refuse` and fails with a 413 `HttpProblem`. Memory: a few numbers, whatever the body.
  */
-export class JsonShapeMeter extends Transform {
+class JsonShapeMeter extends Transform {
   /** Bytes received so far (Fastify compares it with `Content-Length`). */
   receivedEncodedLength = 0
   private readonly allowance: BodyAllowance

@@ -6,7 +6,7 @@ import type { RouteGuard } from './auth.ts'
 import { PROBLEM_EXAMPLES } from '../schemas.ts'
 
 /** The interface's version (interface section 9). */
-export const API_VERSION = '0.9.0'
+const API_VERSION = '0.9.0'
 
 /** The three credential kinds of interface section 5, as OpenAPI security schemes. */
 const SECURITY_SCHEMES = {
@@ -40,7 +40,7 @@ const COOKIE_OPERATIONS = new Set(['/api/auth/refresh', '/api/auth/logout'])
  * session; A → any of the three, a key or agent token holding the scope (OpenAPI 3.1
  * §4.8.30: role names for non-OAuth schemes); key only → an API key; N → none.
  */
-export function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
+function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
   const scopes = guard?.scope ? [guard.scope] : []
   // The cookie is optional: without one, refresh answers a null body and logout a 204 (interface section 4).
   if (COOKIE_OPERATIONS.has(url)) return [{ refresh_cookie: [] }, {}]
@@ -57,7 +57,7 @@ export function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Ar
 }
 
 /** Every tag an operation may carry, with what it groups (OpenAPI 3.1 §4.8.22). */
-export const TAGS = [
+const TAGS = [
   {
     name: 'Verification jobs',
     description: 'One address verified as an asynchronous job: submit, then read the result (`wait` answers as soon as it ends) or receive a webhook.'

@@ -10,7 +10,7 @@ import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, json, probl
 import type { HttpRuntime } from '../runtime.ts'
 
 /** An agent (interface section 2): never its token or the token's hash. */
-export const Agent = z
+const Agent = z
   .object({
     uuid: z.string(),
     name: z.string(),
@@ -24,7 +24,7 @@ export const Agent = z
 type AgentView = z.infer<typeof Agent>
 
 /** The public view of an agent: never its token or the token's hash. */
-export function agentView(a: AgentDoc): AgentView {
+function agentView(a: AgentDoc): AgentView {
   return {
     uuid: a.uuid,
     name: a.name,

@@ -29,7 +29,7 @@ export function secureCookie(request: FastifyRequest): boolean {
 }
 
 /** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
-export function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
+function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
   reply.setCookie('svc_refresh', s.refresh_token, {
     httpOnly: true,
     sameSite: 'strict',

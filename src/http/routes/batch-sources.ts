@@ -24,7 +24,7 @@ const UPLOAD_TYPES = ['text/csv', 'text/plain', 'text/tab-separated-values', XLS
 const BYTES_PER_ROW = 2_048
 const MIN_FILE_BYTES = 4 * 1024 * 1024
 
-export const SourceView = z
+const SourceView = z
   .object({
     name: z.string().meta({ description: "the file's name, as uploaded" }),
     format: z.enum(['csv', 'txt', 'xlsx']),

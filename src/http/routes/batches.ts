@@ -18,7 +18,7 @@ import { clientGone } from './verify.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** A batch as the API shows it: status, progress, aggregated results and tokens (interface "Batches"). */
-export const Batch = z
+const Batch = z
   .object({
     uuid: z.string(),
     name: z.string().nullable(),
@@ -189,7 +189,7 @@ const submitterOf = (p: Principal): BatchSubmitter => ({
 })
 
 /** The public view of a batch. */
-export function batchView(b: BatchDoc): BatchView {
+function batchView(b: BatchDoc): BatchView {
   const v = b.by_verdict
   return {
     uuid: b.uuid,
@@ -225,7 +225,7 @@ const BODY_BASE = 64 * 1024
  * short values, is a 413 before it costs memory. Bounded by the plan: at most 25.7 MB and
  * 100,064 values on the largest plan of the default catalogue.
  */
-export function batchBodyAllowance(plan: Pick<Plan, 'max_chunk_size'>, operation: 'create_batch' | 'add_chunk'): BodyAllowance {
+function batchBodyAllowance(plan: Pick<Plan, 'max_chunk_size'>, operation: 'create_batch' | 'add_chunk'): BodyAllowance {
   const bytes = plan.max_chunk_size * BYTES_PER_ADDRESS + BODY_BASE
   return {
     bytes,

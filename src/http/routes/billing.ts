@@ -12,7 +12,7 @@ import { BillingUnavailableError, type Billing } from '../../ports/billing.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The caller's subscription (interface section 2 "Subscription"; Free when it never subscribed). */
-export const SubscriptionView = z
+const SubscriptionView = z
   .object({
     plan: z
       .object({ code: z.string(), name: z.string() })

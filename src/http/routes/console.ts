@@ -14,7 +14,7 @@ export const CONSOLE_DIST = new URL('../../../web/dist/', import.meta.url).pathn
  * nowhere; forms post here only. React sets styles through the CSSOM, which `style-src`
  * does not govern; the QR code of two-factor is SVG markup, not an image from elsewhere.
  */
-export const CONSOLE_CSP =
+const CONSOLE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 /**
@@ -23,7 +23,7 @@ export const CONSOLE_CSP =
  * mailed links (`/reset-password`, `/verify-email-change`) and Stripe's return addresses
  * (`/billing/success`, `/billing/cancel`) are among them.
  */
-export const CONSOLE_PATHS = [
+const CONSOLE_PATHS = [
   '/',
   '/signin',
   '/signup',

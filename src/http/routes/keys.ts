@@ -12,7 +12,7 @@ import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas
 import type { HttpRuntime } from '../runtime.ts'
 
 /** An API key (interface section 2): never its hash; the raw key only once, at creation. */
-export const ApiKey = z
+const ApiKey = z
   .object({
     uuid: z.string(),
     name: z.string(),
@@ -26,10 +26,10 @@ export const ApiKey = z
     revoked_at: Timestamp.nullable()
   })
   .meta({ id: 'ApiKey' })
-export type ApiKeyView = z.infer<typeof ApiKey>
+type ApiKeyView = z.infer<typeof ApiKey>
 
 /** The public view of a key: never its hash; its rate limit is the account's plan's now (interface section 8: realigned when the plan changes). */
-export function keyView(k: ApiKeyDoc, plan: Plan): ApiKeyView {
+function keyView(k: ApiKeyDoc, plan: Plan): ApiKeyView {
   return {
     uuid: k.uuid,
     name: k.name,

@@ -17,7 +17,7 @@ import type { HttpRuntime } from '../runtime.ts'
 import { jobView } from './verify.ts'
 
 /** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
-export const VERIFY_WAIT_MS = 20_000
+const VERIFY_WAIT_MS = 20_000
 
 /** The job, as soon as it ends or once `ms` have passed (the read models' commit wakes it: no polling). */
 async function waitForJob(rt: HttpRuntime, owner: string, uuid: string, ms: number, signal: AbortSignal): Promise<JobDoc | null> {

@@ -9,19 +9,19 @@ import { BODY_PROBLEMS, Timestamp, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** Feed page size (interface: default 24, clamped to 1..96). */
-export const FEED_DEFAULT_LIMIT = 24
-export const FEED_MAX_LIMIT = 96
+const FEED_DEFAULT_LIMIT = 24
+const FEED_MAX_LIMIT = 96
 
 /**
  * A cursor is opaque to clients: base64url of `n:<position>`, the entry's global
  * position in the event log. Anything else is malformed (a 400).
  */
-export function encodeCursor(position: number): string {
+function encodeCursor(position: number): string {
   return Buffer.from(`n:${position}`).toString('base64url')
 }
 
 /** The position a cursor names, or null when it is malformed. */
-export function decodeCursor(cursor: string): number | null {
+function decodeCursor(cursor: string): number | null {
   if (!/^[A-Za-z0-9_-]{1,40}$/.test(cursor)) return null
   const m = /^n:(0|[1-9]\d{0,15})$/.exec(Buffer.from(cursor, 'base64url').toString('latin1'))
   if (!m) return null

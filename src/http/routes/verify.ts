@@ -22,7 +22,7 @@ import {
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The engine's answer for one address (VERIFICATION.md "Result of one address"), as a job shows it. */
-export const JobResult = z
+const JobResult = z
   .object({
     normalized: z.string().nullable(),
     verdict: VerdictSchema,

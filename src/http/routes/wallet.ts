@@ -8,7 +8,7 @@ import { BucketQuery, bucketsOfQuery } from './buckets.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The wallet (interface section 2: credit balance). Tokens. */
-export const Wallet = z
+const Wallet = z
   .object({
     balance: z.number().meta({ description: 'tokens available to reserve' }),
     reserved: z.number().meta({ description: 'tokens held by jobs in flight' }),

@@ -14,7 +14,7 @@ import type { HttpRuntime } from '../runtime.ts'
 import { ERASED } from '../../ports/sealer.ts'
 
 /** A webhook endpoint (interface section 2): never its secret, but once at creation. */
-export const WebhookEndpoint = z
+const WebhookEndpoint = z
   .object({
     uuid: z.string(),
     url: z.string(),
@@ -36,7 +36,7 @@ async function opened(rt: HttpRuntime, owner: string, value: string | null): Pro
 }
 
 /** The public view of an endpoint: never its secret; its URL and description unsealed. */
-export async function webhookView(rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
+async function webhookView(rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
   return {
     uuid: w.uuid,
     url: (await opened(rt, w.user_uuid, w.url)) ?? '',

@@ -15,7 +15,7 @@ import type { RecordedEvent } from '../../ports/event-store.ts'
 import { RetryLater, type Bus, type BusHandler, type Consumer, type ConsumerOptions } from '../../ports/bus.ts'
 
 /** Which services receive which event types: one JetStream stream per service. */
-export type Routes = Readonly<Record<string, readonly string[]>>
+type Routes = Readonly<Record<string, readonly string[]>>
 
 export interface NatsBusOptions {
   /** Prefix of stream names and subjects (tests use a random one). */

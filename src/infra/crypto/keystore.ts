@@ -19,7 +19,7 @@ function unwrap(kek: Buffer, blob: Buffer, owner: string): Buffer {
 }
 
 /** How long a process trusts a data key it read (ms): a key destroyed by another process stops working here within this. */
-export const KEY_CACHE_TTL_MS = 30_000
+const KEY_CACHE_TTL_MS = 30_000
 /** Data keys kept in memory at most (the least recently read go first). */
 const KEY_CACHE_MAX = 10_000
 /** How long a destruction waits for the WAL to be emptied before it returns (ms); the scrub goes on after. */
@@ -27,7 +27,7 @@ const SCRUB_WAIT_MS = 2_000
 /** Pauses between attempts at emptying the WAL (ms): the first, doubling up to the last. */
 const SCRUB_PAUSE_MS = { first: 50, max: 5_000 }
 /** A scrub that has not finished after this long is reported (ms). */
-export const SCRUB_REPORT_AFTER_MS = 10_000
+const SCRUB_REPORT_AFTER_MS = 10_000
 
 /** What the erasure of data keys is doing: keys destroyed whose bytes may still be in the WAL, and since when (ms since the epoch). */
 export interface ErasureStatus {

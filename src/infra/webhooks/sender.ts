@@ -6,7 +6,7 @@ import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { isPublicAddress } from '../../domain/webhook/target.ts'
 
 /** `Retry-After` as ms from `now`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3); null when absent or malformed. */
-export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
   const v = Array.isArray(value) ? value[0] : value
   if (v === undefined) return null
   const text = v.trim()

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey, randomBytes, randomInt, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { createHash, createHmac, createSecretKey, randomBytes, randomInt, type KeyObject } from 'node:crypto'
 import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2'
 
 /**
@@ -40,13 +40,6 @@ export function sha256Hex(secret: string): string {
 /** HMAC-SHA256 hex: blind index for e-mail addresses and hashes of low-entropy codes. */
 export function hmacHex(key: Buffer, value: string): string {
   return createHmac('sha256', keyObjectOf(key)).update(value).digest('hex')
-}
-
-/** Constant-time comparison of two hex strings. */
-export function safeEqualHex(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex')
-  const y = Buffer.from(b, 'hex')
-  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /** A six-digit numeric code, uniformly drawn ("000000"–"999999"). */

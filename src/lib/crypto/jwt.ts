@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
 import type { Secrets } from './secrets.ts'
 
-export const ACCESS_AUDIENCE = 'email-verification-api'
+const ACCESS_AUDIENCE = 'email-verification-api'
 
 /** Whose token, of which session; for an OAuth grant, its client and consented scopes. */
 export interface AccessClaims {
