@@ -11,15 +11,21 @@ export interface Event<T extends string, D> {
  */
 export type ErrorKind = 'invalid' | 'unauthorized' | 'payment_required' | 'forbidden' | 'not_found' | 'conflict' | 'unprocessable' | 'locked'
 
-/** A business rule violation with a machine code in the `<operation>.<reason>` form. */
+/**
+ * A business rule violation with a machine code in the `<operation>.<reason>` form, and the
+ * numbers it was decided on (`facts`: a caller that words its own refusal reads them, never
+ * the message).
+ */
 export class DomainError extends Error {
   readonly code: string
   readonly kind: ErrorKind
-  constructor(kind: ErrorKind, code: string, message: string) {
+  readonly facts: Readonly<Record<string, number>>
+  constructor(kind: ErrorKind, code: string, message: string, facts: Readonly<Record<string, number>> = {}) {
     super(message)
     this.name = 'DomainError'
     this.kind = kind
     this.code = code
+    this.facts = facts
   }
 }
 

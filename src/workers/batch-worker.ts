@@ -10,7 +10,8 @@ import { load } from '../commands/command-handler.ts'
 import { deferBatchItems } from '../commands/batch/defer-batch-items.ts'
 import { recordBatchResults } from '../commands/batch/record-batch-results.ts'
 import { settleBatchChunk } from '../commands/batch/settle-batch-chunk.ts'
-import { chargeFor } from '../commands/job/complete-job.ts'
+import { chargeFor } from '../domain/job/charge.ts'
+import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import { closeIdleIntake } from '../commands/batch/close-idle-intake.ts'
 import { idleBatches } from '../projections/batches.ts'
 import type { Metrics } from '../ports/metrics.ts'
@@ -90,7 +91,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // (the engine's slack added): as the engine alone would, never too early (which would cost
     // a round), and not later for the rest of the part's call.
     const askedAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = askedAt + options.greylist.retry_ms * 2 ** (attempt - 1) + Math.min(250, options.greylist.retry_ms * 0.1)
+    const retryAt = greylistRetryAt(askedAt, options.greylist.retry_ms, attempt - 1)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
       if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) {

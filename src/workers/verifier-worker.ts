@@ -13,6 +13,7 @@ import { settleJob } from '../commands/job/settle-job.ts'
 import { deferJob } from '../commands/job/defer-job.ts'
 import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
+import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import type { Metrics } from '../ports/metrics.ts'
 
 /** Event types the verifier consumes (its NATS stream and durable consumer). */
@@ -84,7 +85,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
     if (result.reason === 'greylisted' && !result.sandbox) {
       const now = ctx.now().getTime()
       const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
-      const retryAt = now + options.greylist.retry_ms * 2 ** state.attempts
+      const retryAt = greylistRetryAt(now, options.greylist.retry_ms, state.attempts)
       if (retryAt < deadline) {
         if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation))
           options.metrics?.deferrals.inc()

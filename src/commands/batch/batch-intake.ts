@@ -122,13 +122,7 @@ export async function acceptChunk(
       items.push({ email: await ctx.sealer.seal(by.user_uuid, c.text), hash: c.hash, ...(c.invalid && { invalid: true as const }) })
     }
     const valid = batch.validCount(items)
-    if (s.status === 'receiving' && s.valid + valid > by.plan.max_batch_size) {
-      throw new DomainError(
-        'forbidden',
-        'add_chunk.max_batch_size',
-        `the batch would hold ${s.valid + valid} unique valid addresses; the plan allows ${by.plan.max_batch_size}`
-      )
-    }
+    if (s.status === 'receiving') batch.requireWithinSize(s, valid, by.plan.max_batch_size)
     const chunkUuid = ctx.newId()
     const amount = valid * s.cost_per_item
     const now = ctx.now().toISOString()
@@ -148,7 +142,8 @@ export async function acceptChunk(
           throw new DomainError(
             'payment_required',
             'add_chunk.insufficient_tokens',
-            `${valid} addresses at ${s.cost_per_item} tokens cost ${amount}; ${err.message.replace(/^.*; /, '')}`
+            `${valid} addresses at ${s.cost_per_item} tokens cost ${amount}; the wallet holds ${err.facts.balance}`,
+            err.facts
           )
         throw err
       }

@@ -27,8 +27,7 @@ export async function addChunk(
   if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   // Before any reservation: a test key's chunk must not spend live tokens even for a moment.
   batch.requireSameEnvironment(s, by.environment)
-  if (s.status !== 'receiving')
-    throw new DomainError('conflict', 'add_chunk.intake_closed', s.status === 'completed' ? 'the batch is completed' : "the batch's intake is closed")
+  batch.requireReceiving(s)
   if (input.emails.length === 0 && input.final !== true)
     throw new DomainError('invalid', 'add_chunk.empty', 'the chunk holds no address (send `final: true` alone to close intake)')
   // New addresses only for checks the plan allows now; an empty final chunk (closing intake) always.

@@ -1,26 +1,11 @@
 import * as job from '../../domain/job/decider.ts'
-import { costOf, isCheckName } from '../../domain/checks.ts'
+import { chargeFor } from '../../domain/job/charge.ts'
 import type { VerificationResult } from '../../verifier/result.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../context.ts'
 import { handle } from '../command-handler.ts'
 import { type LoadedJob, sealResult } from './seal-result.ts'
 import { metaOf, settleJob } from './settle-job.ts'
-
-/**
- * Tokens a result costs: the checks that ran and were requested; nothing for an `unknown`
- * that a check could not answer (VERIFICATION.md policy). `smtp_not_requested` is an
- * answer to every check asked for (SMTP was not among them): those are charged.
- */
-export function chargeFor(result: VerificationResult, requested: readonly string[]): number {
-  if ((result.verdict === 'unknown' && result.reason !== 'smtp_not_requested') || result.sandbox) return 0
-  const ran = result.checks
-    .filter(c => c.outcome !== 'skipped')
-    .map(c => c.name)
-    .filter(isCheckName)
-    .filter(c => requested.includes(c))
-  return costOf([...new Set(ran)])
-}
 
 /**
  * Records the engine's result on `job-<uuid>` (JobCompleted; the address fields are

@@ -268,6 +268,30 @@ export type BatchCommand =
   | { type: 'AbandonChunk'; data: { chunk_uuid: string; now: string } }
 
 /**
+ * AddChunk's rule on the batch's lifecycle: only a batch still receiving takes a chunk. The
+ * handler applies it before it reserves tokens, and the decision again.
+ * @throws DomainError conflict `add_chunk.intake_closed`.
+ */
+export function requireReceiving(state: Live): void {
+  if (state.status !== 'receiving' || state.hashes === null)
+    throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : "the batch's intake is closed")
+}
+
+/**
+ * AddChunk's rule on size: the unique valid addresses may not pass the plan's
+ * `max_batch_size`. The handler applies it before it reserves tokens, and the decision again.
+ * @throws DomainError forbidden `add_chunk.max_batch_size`.
+ */
+export function requireWithinSize(state: Live, valid: number, maxBatchSize: number): void {
+  if (state.valid + valid > maxBatchSize)
+    throw new DomainError(
+      'forbidden',
+      'add_chunk.max_batch_size',
+      `the batch would hold ${state.valid + valid} unique valid addresses; the plan allows ${maxBatchSize}`
+    )
+}
+
+/**
  * A chunk may join a batch only from a credential of the batch's environment (issue
  * "Money, tenancy, availability", item 3: a test key never reaches live money, a live key
  * never adds to a sandbox batch).
@@ -368,19 +392,12 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
     case 'AddChunk': {
       const d = command.data
       requireSameEnvironment(state, d.environment)
-      if (state.status !== 'receiving' || state.hashes === null)
-        throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : "the batch's intake is closed")
+      requireReceiving(state)
       if (state.abandoned.has(d.chunk_uuid) || state.chunk_uuids.has(d.chunk_uuid))
         throw new DomainError('conflict', 'add_chunk.changed', 'this chunk was abandoned; send it again')
       if (d.items.some(item => holds(state, item.hash))) throw new DomainError('conflict', 'add_chunk.changed', 'the batch changed meanwhile; decide again')
       const valid = validCount(d.items)
-      if (state.valid + valid > d.max_batch_size) {
-        throw new DomainError(
-          'forbidden',
-          'add_chunk.max_batch_size',
-          `the batch would hold ${state.valid + valid} unique valid addresses; the plan allows ${d.max_batch_size}`
-        )
-      }
+      requireWithinSize(state, valid, d.max_batch_size)
       if (d.amount !== valid * state.cost_per_item) throw new DomainError('conflict', 'add_chunk.changed', 'the reservation does not match the chunk')
       const events: BatchEvent[] = []
       const parts = Math.max(1, Math.ceil(d.items.length / BATCH_PART_ITEMS))

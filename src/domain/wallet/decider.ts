@@ -151,7 +151,10 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       assertAmount(d.amount)
       if (state.reserved.has(d.job_uuid)) return []
       if (state.balance < d.amount) {
-        throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${d.amount} tokens; the wallet holds ${state.balance}`)
+        throw new DomainError('payment_required', 'submit_job.insufficient_tokens', `this check costs ${d.amount} tokens; the wallet holds ${state.balance}`, {
+          amount: d.amount,
+          balance: state.balance
+        })
       }
       return [
         {
