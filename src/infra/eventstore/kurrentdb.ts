@@ -123,7 +123,7 @@ export interface KurrentEventStoreOptions {
  *
  * Not run against a live server in this repository's CI (none can be installed there); it
  * passes the event store contract suite wherever `EVENTSTORE_URL` is set, and
- * test/eventstore-kurrentdb-subscription.test.ts drives the subscription loop with the
+ * test/infra/eventstore/kurrentdb-subscription.test.ts drives the subscription loop with the
  * client's own `Subscription` over real protocol messages.
  */
 export class KurrentEventStore implements EventStore {

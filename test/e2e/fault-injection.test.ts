@@ -1,0 +1,140 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { cpSync, mkdirSync } from 'node:fs'
+import { client, signUp } from '../support/service.ts'
+import { exited, startSvc, type SvcProcess } from '../support/processes.ts'
+import { waitUntil } from '../support/eventstore-contract.ts'
+import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
+import type { RecordedEvent } from '../../src/ports/event-store.ts'
+import { unlimitedRates } from '../support/plans.ts'
+
+// Crash tests (issue "Write side", scope 2): `svc serve` is killed with SIGKILL at each
+// step of a submission and of its settlement (FAULT_POINT), then started again. After
+// the restart every token is accounted for — captured against a completed job or
+// released — and the client's retry with the same Idempotency-Key gets one job. The
+// oracle is the wallet and job streams as stored, summed here.
+
+const root = t.testdir()
+const dataDir = join(root, 'seed')
+mkdirSync(dataDir, { recursive: true })
+const { NATS_URL: _nats, ...inherited } = process.env
+const base: NodeJS.ProcessEnv = {
+  ...inherited,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  SIGNUP_SCREENING: 'lists',
+  VERIFIER_HELO_NAME: 'verifier.test.example',
+  ...unlimitedRates(dataDir)
+}
+
+const stop = async (p: SvcProcess): Promise<void> => {
+  p.child.kill('SIGTERM')
+  await exited(p.child)
+}
+
+const setup = await startSvc(t, ['serve'], base)
+const first = client(setup.url)
+const token = await signUp(first, dataDir, 'faults@example.com')
+const owner = (await first('GET', '/api/users/me', { token })).body.uuid as string
+const key = (await first('POST', '/api/keys', { token, body: { name: 'crash', environment: 'live' } })).body.raw_key as string
+await stop(setup)
+
+// Each fault point runs on a copy of this data (one account, one key), several at once:
+// each is a crash and a restart of a process of its own.
+t.jobs = 4
+
+interface Held {
+  job: string
+  amount: number
+  captured: number
+  released: number
+  reasons: string[]
+}
+/** Every reservation of the wallet stream and what settled it, summed from the raw events. */
+function reservations(wallet: RecordedEvent[]): Map<string, Held> {
+  const held = new Map<string, Held>()
+  for (const e of wallet) {
+    const id = String(e.data.reservation_uuid ?? e.data.job_uuid)
+    if (e.type === 'TokensReserved') held.set(id, { job: String(e.data.job_uuid), amount: Number(e.data.amount), captured: 0, released: 0, reasons: [] })
+    const r = held.get(id)
+    if (!r) continue
+    if (e.type === 'TokensCaptured') r.captured += Number(e.data.amount)
+    if (e.type === 'TokensReleased') {
+      r.released += Number(e.data.amount)
+      r.reasons.push(String(e.data.reason))
+    }
+  }
+  return held
+}
+
+// The steps, in the order a request meets them, and what a retry with the same key answers.
+const POINTS: Array<[string, 200 | 202]> = [
+  ['submit.after_seal', 202], // nothing was committed: the retry is a new submission
+  ['submit.after_claim', 200], // the key names a job that never came: the retry finishes it
+  ['submit.after_reserve', 200], // the reservation is the commit point: intake queues its job
+  ['submit.after_queue', 200],
+  ['intake.before_queue', 200],
+  ['settle.after_complete', 200], // completed, not yet captured: settled after the restart
+  ['settle.after_capture', 200]
+]
+
+for (const [point, retryStatus] of POINTS) {
+  t.test(`SIGKILL at ${point}: after a restart every token is accounted for`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+    const body = { email: `${point.replace('.', '-')}@mailinator.com`, checks: ['disposable'] }
+    const headers = { 'idempotency-key': `crash-${point}` }
+    const answered = await client(crashing.url)('POST', '/api/verify', { token: key, headers, body }).catch(() => null)
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+    t.comment(answered ? `the request was answered ${answered.status} before the crash` : 'the request got no answer')
+    // What the crash left (positive controls that the step was reached, not an earlier one).
+    const left = [...reservations(await store.readStream(`wallet-${owner}`)).values()].filter(r => r.captured + r.released < r.amount)
+    const jobOf = async (r: Held): Promise<string[]> => (await store.readStream(`job-${r.job}`)).map(e => e.type)
+    if (point === 'submit.after_reserve') t.same(await jobOf(left[0]), [], 'left: a reservation whose job was never queued')
+    if (point === 'settle.after_complete') t.same(await jobOf(left[0]), ['JobQueued', 'JobCompleted'], 'left: a completed job whose reservation is still open')
+    if (point === 'submit.after_seal' || point === 'submit.after_claim') t.equal(left.length, 0, 'left: nothing reserved')
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const api = client(restarted.url)
+    const retry = await api('POST', '/api/verify', { token: key, headers, body })
+    t.equal(retry.status, retryStatus, `the client's retry with the same Idempotency-Key: ${retryStatus}`)
+    if (answered?.status === 202) t.equal(retry.body.uuid, answered.body.uuid, 'the job the first answer named')
+
+    const wallet = async (): Promise<RecordedEvent[]> => await store.readStream(`wallet-${owner}`)
+    await waitUntil(async () => [...reservations(await wallet()).values()].every(r => r.captured + r.released === r.amount), 30_000)
+    const held = reservations(await wallet())
+    t.ok(
+      [...held.values()].every(r => r.captured + r.released === r.amount),
+      'every reservation is settled exactly: captured or released, never both beyond it'
+    )
+    for (const r of held.values()) {
+      if (r.captured === 0) continue
+      const completed = (await store.readStream(`job-${r.job}`)).filter(e => e.type === 'JobCompleted')
+      if (completed.length !== 1 || completed[0].data.charge !== r.captured) t.fail(`capture of ${r.captured} without a completed job ${r.job} charging it`)
+    }
+    const mine = [...held.values()].filter(r => r.job === retry.body.uuid)
+    t.equal(mine.filter(r => !r.reasons.includes('duplicate_reservation')).length, 1, 'the retried job is funded by one reservation')
+    t.equal(
+      mine.reduce((s, r) => s + r.captured, 0),
+      1,
+      'and charged once'
+    )
+    const queued = (await store.readStream(`job-${retry.body.uuid}`)).filter(e => e.type === 'JobQueued')
+    t.equal(queued.length, 1, 'one job')
+    const sums = [...held.values()].reduce((s, r) => s + r.captured, 0)
+    // The read model follows the ledger (the capture was the worker's, not this request's): wait for it to catch up.
+    let w: any
+    await waitUntil(async () => {
+      w = (await api('GET', '/api/wallet', { token: key })).body
+      return w.spent === sums
+    }, 20_000).catch(() => undefined)
+    t.same([w.balance + w.reserved, w.spent], [1_000 - sums, sums], "the balance shown is the ledger's")
+    await stop(restarted)
+  })
+}
