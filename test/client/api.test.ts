@@ -56,7 +56,7 @@ writeFileSync(
 
 const PROGRAM = `import createClient from 'openapi-fetch'
 import { readdirSync, readFileSync } from 'node:fs'
-import type { paths } from '../schema.d.ts'
+import type { paths } from './schema.d.ts'
 
 const base = process.env.BASE_URL ?? ''
 const outbox = process.env.OUTBOX ?? ''
@@ -135,7 +135,7 @@ t.test('generated from /openapi.json, a full flow type-checks without a cast and
 t.test('a wrong use of the API does not type-check', async t => {
   writeFileSync(
     join(work, 'program.ts'),
-    `import createClient from 'openapi-fetch'\nimport type { paths } from '../schema.d.ts'\nconst api = createClient<paths>({ baseUrl: 'http://127.0.0.1:1' })\nawait api.GET('/api/jobs', { params: { query: { limit: 'five' } } })\nawait api.POST('/api/verify', { body: { address: 'x@y.z' } })\n`
+    `import createClient from 'openapi-fetch'\nimport type { paths } from './schema.d.ts'\nconst api = createClient<paths>({ baseUrl: 'http://127.0.0.1:1' })\nawait api.GET('/api/jobs', { params: { query: { limit: 'five' } } })\nawait api.POST('/api/verify', { body: { address: 'x@y.z' } })\n`
   )
   const checked = await run(process.execPath, [join(root, 'node_modules/typescript/lib/tsc.js'), '-p', work]).then(
     () => '',

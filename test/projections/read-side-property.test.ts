@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
-import { allEvents, dumpReadModels, replayInto } from '../support/read-models.ts'
+import { allEvents, dumpReadModels, replayEachTwiceInto, replayInto } from '../support/read-models.ts'
 import { SqliteReadStore } from '../../src/infra/readstore/sqlite.ts'
 import { auditLedger } from '../../src/projections/ledger-audit.ts'
 import { grantTokens } from '../../src/commands/wallet/grant-tokens.ts'
@@ -128,6 +128,23 @@ for (const seed of [1, 2]) {
     await replayInto(twice, events, () => 1 + Math.floor(rnd() * 7))
     const first = await dumpReadModels(once)
     t.same(await dumpReadModels(twice), first, 'replayed twice: identical read models')
+    const doubled = new SqliteReadStore(join(dataDir, 'replay-doubled.db'))
+    t.teardown(async () => {
+      await doubled.close()
+    })
+    await replayEachTwiceInto(doubled, events, () => 1 + Math.floor(rnd() * 50))
+    const afterDoubled = await dumpReadModels(doubled)
+    // Projections whose documents are folds guarded by revision (and the jobs and batches
+    // models) leave their documents as one delivery did. The wallet, stats and notification
+    // models count: a second delivery inside a batch counts again (the runner's checkpoint
+    // is their only guard), so they are left out here until they become pure folds.
+    const countingCollections = new Set(
+      PROJECTIONS.filter(p => ['wallets', 'stats', 'notifications'].includes(p.name)).flatMap(p => p.collections.map(c => c.name))
+    )
+    for (const [collection, docs] of Object.entries(first)) {
+      if (countingCollections.has(collection)) continue
+      t.same(afterDoubled[collection], docs, `each event delivered twice: ${collection} as after one delivery`)
+    }
     t.same(liveModels, first, 'and identical to the live ones')
     t.ok(Object.values(first).reduce((n, docs) => n + docs.length, 0) > 100, 'over a non-trivial history')
 

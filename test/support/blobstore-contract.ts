@@ -11,7 +11,7 @@ export async function bytesOf(stream: Readable): Promise<Buffer> {
 }
 
 /**
- * The blob store contract (src/infra/blobs/port.ts), run against each adapter: what goes
+ * The blob store contract (src/ports/blob-store.ts), run against each adapter: what goes
  * in comes out byte for byte (a large blob streamed in pieces), a new version replaces
  * the old whole, a failed stream leaves nothing (and the old version), delete and
  * deleteOwner remove, owners are apart, and names that could be paths are refused.

@@ -34,3 +34,25 @@ export async function replayInto(reads: ReadStore, events: readonly RecordedEven
     await applyBatch(reads, PROJECTIONS, checkpoints, batch, batch[batch.length - 1].position)
   }
 }
+
+/**
+ * Applies `events` to every projection into `reads` with each event delivered twice in a
+ * row (at-least-once delivery), in batches of `2 × nextPairs()` deliveries: an event's second
+ * delivery always meets its first in the same batch, past the checkpoint's guard, so each
+ * projection itself must leave its documents as one delivery did.
+ */
+export async function replayEachTwiceInto(reads: ReadStore, events: readonly RecordedEvent[], nextPairs: () => number): Promise<void> {
+  for (const p of PROJECTIONS) await reads.prepare(p.name, signatureOf(p), p.collections)
+  const checkpoints = new Map(PROJECTIONS.map(p => [p.name, 0]))
+  for (let i = 0; i < events.length; ) {
+    const batch = events.slice(i, i + Math.max(1, nextPairs()))
+    i += batch.length
+    await applyBatch(
+      reads,
+      PROJECTIONS,
+      checkpoints,
+      batch.flatMap(e => [e, e]),
+      batch[batch.length - 1].position
+    )
+  }
+}
