@@ -276,53 +276,25 @@ export interface RowWriter {
  */
 export async function openWriter(path: string, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
   const partial = `${path}.partial`
-  if (layout.format === 'xlsx') {
-    const ExcelJS = await excel()
-    const book = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: partial, useStyles: true, useSharedStrings: false })
-    const sheet = book.addWorksheet(sheetName)
-    return {
-      write: async cells => {
-        sheet.addRow(cells).commit()
-      },
-      close: async () => {
-        sheet.commit()
-        await book.commit()
-        renameSync(partial, path)
-      },
-      abort: async () => {
-        try {
-          sheet.commit()
-          await book.commit()
-        } catch {}
-        rmSync(partial, { force: true })
-      }
-    }
-  }
   const file = createWriteStream(partial)
-  const csv = stringify({
-    delimiter: layout.delimiter,
-    record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix',
-    bom: layout.bom,
-    cast: { date: d => d.toISOString(), boolean: b => (b ? 'true' : 'false') }
-  })
-  csv.pipe(file)
   let failed: Error | null = null
   file.on('error', err => {
     failed = err
   })
+  const rows = await streamWriter(file, layout, sheetName)
   return {
     write: async cells => {
       if (failed) throw failed
-      if (!csv.write(cells.map(c => (c === null ? '' : c)))) await once(csv, 'drain')
+      await rows.write(cells)
     },
     close: async () => {
-      csv.end()
-      await once(file, 'close')
+      await rows.close()
+      if (!file.closed) await once(file, 'close')
       if (failed) throw failed
       renameSync(partial, path)
     },
     abort: async () => {
-      csv.destroy()
+      await rows.abort()
       file.destroy()
       rmSync(partial, { force: true })
     }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp } from '../support/service.ts'
-import { startSvc, exited, type SvcProcess } from '../support/processes.ts'
+import { startSvc, exited, type SvcProcess, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { plansFile } from '../support/plans.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
@@ -31,20 +31,12 @@ t.teardown(() => world.close())
 
 const dataDir = t.testdir()
 const plans = plansFile(dataDir, { free: { tokens_per_month: 1_000_000, max_batch_size: 10_000, max_chunk_size: 2_000, rate_limit_per_minute: 1_000_000 } })
-const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = {
-  ...inherited,
-  DATA_DIR: dataDir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  SIGNUP_SCREENING: 'lists',
-  VERIFIER_HELO_NAME: 'verifier.test.example',
+const env = svcEnv(dataDir, {
   VERIFIER_DNS_SERVERS: world.dns_server,
   VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
   PLANS_FILE: plans,
   BATCH_CHUNK_GRACE_S: '1'
-}
+})
 
 const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
 t.teardown(() => store.close())

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { client, signUp } from '../support/service.ts'
-import { startSvc } from '../support/processes.ts'
+import { startSvc, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { unlimitedRates } from '../support/plans.ts'
@@ -13,17 +13,9 @@ import { unlimitedRates } from '../support/plans.ts'
 // across the processes too. The oracle is the stored wallet stream, summed here.
 
 const dataDir = t.testdir()
-const { NATS_URL: _nats, ...inherited } = process.env
-const env: NodeJS.ProcessEnv = {
-  ...inherited,
-  DATA_DIR: dataDir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  SIGNUP_SCREENING: 'lists',
-  VERIFIER_HELO_NAME: 'verifier.test.example',
+const env = svcEnv(dataDir, {
   ...unlimitedRates(dataDir)
-}
+})
 const serve = await startSvc(t, ['serve'], env)
 const second = await startSvc(t, ['api'], env)
 const a = client(serve.url)

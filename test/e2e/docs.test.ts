@@ -1,32 +1,16 @@
+import { launchHeadlessChromium } from '../support/chromium.ts'
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import puppeteer from 'puppeteer-core'
 import { startTestService, testConfig } from '../support/service.ts'
 
 // `GET /docs` (issue "The interface described", scope 3) in headless Chromium (Debian's
 // `chromium`, which .ci/run installs): the rendered page lists the operations, and the
 // browser fetched nothing from outside the service.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
 
 const service = await startTestService(testConfig(t.testdir()))
 t.teardown(() => service.close())
 
 t.test('the docs page renders every operation, from the service alone', async t => {
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage'
-    ]
-  })
+  const browser = await launchHeadlessChromium()
   t.teardown(() => browser.close())
   const page = await browser.newPage()
   const origin = new URL(service.url).origin

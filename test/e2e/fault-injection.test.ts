@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { cpSync, mkdirSync } from 'node:fs'
 import { client, signUp } from '../support/service.ts'
-import { exited, startSvc, type SvcProcess } from '../support/processes.ts'
+import { exited, startSvc, type SvcProcess, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
@@ -17,17 +17,9 @@ import { unlimitedRates } from '../support/plans.ts'
 const root = t.testdir()
 const dataDir = join(root, 'seed')
 mkdirSync(dataDir, { recursive: true })
-const { NATS_URL: _nats, ...inherited } = process.env
-const base: NodeJS.ProcessEnv = {
-  ...inherited,
-  DATA_DIR: dataDir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  SIGNUP_SCREENING: 'lists',
-  VERIFIER_HELO_NAME: 'verifier.test.example',
+const base = svcEnv(dataDir, {
   ...unlimitedRates(dataDir)
-}
+})
 
 const stop = async (p: SvcProcess): Promise<void> => {
   p.child.kill('SIGTERM')

@@ -3,17 +3,13 @@
 // approve, exchange the code, call GET /api/wallet with the access token; a second
 // exchange of the same code fails and revokes what the first issued; a wrong verifier
 // fails. The client's redirect URI is a server of the test's own on loopback.
+import { launchHeadlessChromium } from '../support/chromium.ts'
 import t from 'tap'
-import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import puppeteer from 'puppeteer-core'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { authorizeUrl, pkce, tokenRequest } from '../support/oauth-flow.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))
@@ -34,19 +30,7 @@ t.teardown(() => {
 })
 const redirectUri = `http://127.0.0.1:${(app.address() as AddressInfo).port}/callback`
 
-const browser = await puppeteer.launch({
-  executablePath: CHROMIUM,
-  headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--disable-dev-shm-usage'
-  ]
-})
+const browser = await launchHeadlessChromium()
 t.teardown(() => browser.close())
 
 /** Authorizes in the browser: sign in on the consent page, approve; the code the app received. */

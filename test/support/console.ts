@@ -2,32 +2,15 @@ import { existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import puppeteer, { type Browser, type ElementHandle, type HTTPRequest, type Page } from 'puppeteer-core'
+import type { Browser, ElementHandle, HTTPRequest, Page } from 'puppeteer-core'
 import type { Test } from 'tap'
+import { launchHeadlessChromium } from './chromium.ts'
 import { CONSOLE_DIST } from '../../src/http/routes/console.ts'
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Headless Debian Chromium for the console's end-to-end tests (`.ci/run` installs it). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
   if (!existsSync(`${CONSOLE_DIST}index.html`)) throw new Error('the console is not built: npm test builds it (node scripts/build.ts)')
-  return await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage',
-      '--disable-default-apps',
-      '--disable-extensions',
-      '--mute-audio'
-    ]
-  })
+  return await launchHeadlessChromium()
 }
 
 /** What a console page did that a test judges: requests elsewhere, policy violations, script errors, failing answers. */

@@ -4,6 +4,25 @@ import type { Test } from 'tap'
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 
+/**
+ * The environment of a `svc` process under test: this process's environment without
+ * NATS_URL (the embedded bus, unless the test names one), on `dataDir`, listening on a free
+ * loopback port, screening sign-ups by lists only, with `extra` over it.
+ */
+export function svcEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const { NATS_URL: _nats, ...inherited } = process.env
+  return {
+    ...inherited,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    SIGNUP_SCREENING: 'lists',
+    VERIFIER_HELO_NAME: 'verifier.test.example',
+    ...extra
+  }
+}
+
 export interface SvcProcess {
   child: ChildProcess
   url: string

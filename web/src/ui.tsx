@@ -209,3 +209,23 @@ export function PageTitle({ children }: { children: string }): ReactNode {
 export function scrollable(label: string): { tabIndex: 0; role: 'region'; 'aria-label': string } {
   return { tabIndex: 0, role: 'region', 'aria-label': label }
 }
+
+/**
+ * The header cell maker of a table sorted by the API (`sort`, `order`): a button per column
+ * that sorts by it (again: the other way), `aria-sort` on the sorted one.
+ */
+export function sortHeader<S extends string>(sort: S, order: 'asc' | 'desc', sortBy: (s: S) => void): (s: S, label: string) => ReactNode {
+  return (s, label) => (
+    <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+      <Button
+        className="react-aria-Button link"
+        onPress={() => {
+          sortBy(s)
+        }}
+      >
+        {label}
+        {sort === s ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
+      </Button>
+    </th>
+  )
+}

@@ -78,16 +78,10 @@ export interface VerifyFileOptions {
   wait_s?: number
 }
 
-export interface VerifyFileResult {
+export interface VerifyFileResult extends MergeCounts {
   rows: number
   unique: number
   valid: number
-  verified_rows: number
-  pending_rows: number
-  duplicate_rows: number
-  empty_rows: number
-  unparsable_rows: number
-  by_verdict: Record<Verdict, number>
   batches: string[]
   cost_per_address: number
   balance: number | null

@@ -1,12 +1,12 @@
 import { z } from 'zod'
 import { DomainError } from '../../domain/shared.ts'
 import * as receipts from '../../domain/billing/decider.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
 import * as user from '../../domain/user/decider.ts'
 import { CYCLES, FREE, findPlan, type Cycle, type Plan, type PlanCatalogue } from '../../domain/plans.ts'
 import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import { BillingUnavailableError, type Billing, type StripeEvent } from '../../ports/billing.ts'
 import type { CommandContext } from '../context.ts'
+import { grantToWallet } from '../wallet/grant.ts'
 import { handle, load } from '../command-handler.ts'
 import { endPlan } from '../subscription/end-plan.ts'
 import { grantPeriodTokens } from '../subscription/grant-period-tokens.ts'
@@ -201,23 +201,17 @@ async function onCheckoutCompleted(ctx: CommandContext, e: StripeEvent): Promise
     if (s.payment_status !== 'paid') return { user_uuid: owner, effects: [...effects, `ignored: payment ${s.payment_status ?? 'unknown'}`], position }
     const pack = ctx.config.plans.top_up.find(p => String(p.quantity) === s.metadata?.top_up_quantity)
     if (!pack) return { user_uuid: owner, effects: [...effects, 'ignored: no top-up pack'], position }
-    const r = await handle(
+    const r = await grantToWallet(
       ctx,
-      `wallet-${owner}`,
-      wallet,
       {
-        type: 'GrantTokens',
-        data: {
-          user_uuid: owner,
-          grant_uuid: `topup-${s.id}`,
-          amount: pack.tokens,
-          source: 'top_up',
-          plan: null,
-          reason: `top-up of ${pack.tokens} tokens`,
-          now: ctx.now().toISOString()
-        }
+        user_uuid: owner,
+        grant_uuid: `topup-${s.id}`,
+        amount: pack.tokens,
+        source: 'top_up',
+        plan: null,
+        reason: `top-up of ${pack.tokens} tokens`
       },
-      { actor: 'billing' }
+      'billing'
     )
     return {
       user_uuid: owner,

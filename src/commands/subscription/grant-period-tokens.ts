@@ -1,7 +1,6 @@
-import * as wallet from '../../domain/wallet/decider.ts'
 import { tokensPerInvoice, type Cycle, type Plan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { grantToWallet } from '../wallet/grant.ts'
 
 /**
  * Grants a plan's tokens for one paid period, once per `grant_uuid` (a Stripe invoice id,
@@ -11,23 +10,17 @@ export async function grantPeriodTokens(
   ctx: CommandContext,
   c: { user_uuid: string; plan: Plan; cycle: Cycle; grant_uuid: string; actor: string }
 ): Promise<number> {
-  const r = await handle(
+  const r = await grantToWallet(
     ctx,
-    `wallet-${c.user_uuid}`,
-    wallet,
     {
-      type: 'GrantTokens',
-      data: {
-        user_uuid: c.user_uuid,
-        grant_uuid: c.grant_uuid,
-        amount: tokensPerInvoice(c.plan, c.cycle),
-        source: 'plan',
-        plan: c.plan.code,
-        reason: `${c.plan.name} plan (${c.cycle})`,
-        now: ctx.now().toISOString()
-      }
+      user_uuid: c.user_uuid,
+      grant_uuid: c.grant_uuid,
+      amount: tokensPerInvoice(c.plan, c.cycle),
+      source: 'plan',
+      plan: c.plan.code,
+      reason: `${c.plan.name} plan (${c.cycle})`
     },
-    { actor: c.actor }
+    c.actor
   )
   return r.position
 }

@@ -1,25 +1,13 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as subscription from '../../domain/subscription/decider.ts'
-import type { Subscription, SubscriptionSource, SubscriptionStatus } from '../../domain/subscription/events.ts'
-import { findPlan, type Cycle } from '../../domain/plans.ts'
+import type { Subscription } from '../../domain/subscription/events.ts'
+import { findPlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
 import { handle } from '../command-handler.ts'
 import { subscriptionStream } from './subscription-stream.ts'
 
-export interface PlanChange {
-  user_uuid: string
-  plan: string
-  cycle: Cycle
-  status: SubscriptionStatus
-  current_period_end: string | null
-  cancel_at_period_end: boolean
-  stripe_subscription: string | null
-  stripe_customer: string | null
-  source: SubscriptionSource
-  /** When Stripe made the event (Unix s); null for an operator's change. */
-  as_of: number | null
-  actor: string
-}
+/** A SetPlan of the subscription decider, without its time (the context's clock gives it), with the actor to record. */
+export type PlanChange = Omit<Extract<subscription.SubscriptionCommand, { type: 'SetPlan' }>['data'], 'now'> & { actor: string }
 
 /**
  * Moves an account to a plan of the catalogue (or Free), as billing and operators do. The

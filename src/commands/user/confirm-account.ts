@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
 import { freePlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
+import { grantToWallet } from '../wallet/grant.ts'
 import { handle } from '../command-handler.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { confirmationCodeHash } from './confirmation-code.ts'
@@ -33,23 +33,17 @@ export async function confirmAccount(ctx: CommandContext, input: { email: string
 /** Grants the Free plan's tokens once per account; returns the wallet's head position. */
 async function grantPlanTokens(ctx: CommandContext, owner: string): Promise<number> {
   const free = freePlan(ctx.config.plans)
-  const r = await handle(
+  const r = await grantToWallet(
     ctx,
-    `wallet-${owner}`,
-    wallet,
     {
-      type: 'GrantTokens',
-      data: {
-        user_uuid: owner,
-        grant_uuid: `plan-${free.code}-initial`,
-        amount: free.tokens_per_month,
-        source: 'plan',
-        plan: free.code,
-        reason: `${free.name} plan`,
-        now: ctx.now().toISOString()
-      }
+      user_uuid: owner,
+      grant_uuid: `plan-${free.code}-initial`,
+      amount: free.tokens_per_month,
+      source: 'plan',
+      plan: free.code,
+      reason: `${free.name} plan`
     },
-    { actor: owner }
+    owner
   )
   return r.position
 }

@@ -1,7 +1,6 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { grantToWallet } from './grant.ts'
 import { requireAccount } from '../user/email-claims.ts'
 
 /**
@@ -17,23 +16,10 @@ export async function grantTokens(
   if (input.reason.trim().length === 0) throw new DomainError('invalid', 'grant_tokens.reason_required', 'a reason is required for the audit trail')
   const owner = await requireAccount(ctx, input.email)
   const grantUuid = ctx.newId()
-  const r = await handle(
+  const r = await grantToWallet(
     ctx,
-    `wallet-${owner}`,
-    wallet,
-    {
-      type: 'GrantTokens',
-      data: {
-        user_uuid: owner,
-        grant_uuid: grantUuid,
-        amount: input.tokens,
-        source: 'operator',
-        plan: null,
-        reason: input.reason.trim(),
-        now: ctx.now().toISOString()
-      }
-    },
-    { actor: `operator:${input.operator}` }
+    { user_uuid: owner, grant_uuid: grantUuid, amount: input.tokens, source: 'operator', plan: null, reason: input.reason.trim() },
+    `operator:${input.operator}`
   )
   return { user_uuid: owner, grant_uuid: grantUuid, balance: r.state.balance }
 }

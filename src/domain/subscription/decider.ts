@@ -44,6 +44,7 @@ export type SubscriptionCommand =
         stripe_subscription: string | null
         stripe_customer: string | null
         source: SubscriptionSource
+        /** When Stripe made the event (Unix s); null for an operator's change. */
         as_of: number | null
         now: string
       }

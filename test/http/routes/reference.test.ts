@@ -1,6 +1,5 @@
+import { launchHeadlessChromium } from '../../support/chromium.ts'
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import puppeteer from 'puppeteer-core'
 import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
 import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
 
@@ -9,8 +8,6 @@ import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
 // same for people; a problem's `type` resolves to a page about it (RFC 9457 §3.1.1). In
 // Debian's headless Chromium: each page renders with no console error and nothing fetched
 // from elsewhere. The oracles: problems the service really answered, and the document.
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))
 t.teardown(() => service.close())
@@ -49,20 +46,7 @@ t.test('problems the service answers name a type that resolves to a page about t
 })
 
 t.test('the reference and problem pages render in Chromium with no console error', async t => {
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--disable-dev-shm-usage'
-    ]
-  })
+  const browser = await launchHeadlessChromium()
   t.teardown(() => browser.close())
   const origin = new URL(service.url).origin
   for (const path of ['/reference/results', '/problems/submit_job.insufficient_tokens', '/problems/request.invalid_uuid', '/problems/internal_error']) {

@@ -3,7 +3,7 @@ import { Button, Radio, RadioGroup, Label } from 'react-aria-components'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, failureOf, useLoad, type Failure, scrollable, sortHeader } from '../ui.tsx'
 
 type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
 
@@ -49,19 +49,7 @@ export default function Billing({ outcome }: { outcome?: string }): ReactNode {
       setOrder('desc')
     }
   }
-  const head = (s: TxSort, label: string): ReactNode => (
-    <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
-      <Button
-        className="react-aria-Button link"
-        onPress={() => {
-          sortBy(s)
-        }}
-      >
-        {label}
-        {sort === s ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
-      </Button>
-    </th>
-  )
+  const head = sortHeader(sort, order, sortBy)
   const current = subscription.data?.plan.code
   return (
     <>

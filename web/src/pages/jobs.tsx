@@ -3,7 +3,7 @@ import { Button, Checkbox, CheckboxGroup, Label } from 'react-aria-components'
 import { Link } from 'wouter'
 import { api } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, useLoad, scrollable } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, useLoad, scrollable, sortHeader } from '../ui.tsx'
 import { ResultCard } from './verify.tsx'
 
 const SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
@@ -63,19 +63,7 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
     }
     setOffset(0)
   }
-  const head = (s: Sort, label: string): ReactNode => (
-    <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
-      <Button
-        className="react-aria-Button link"
-        onPress={() => {
-          sortBy(s)
-        }}
-      >
-        {label}
-        {sort === s ? (order === 'asc' ? ' ▲' : ' ▼') : ''}
-      </Button>
-    </th>
-  )
+  const head = sortHeader(sort, order, sortBy)
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString()
   return (
     <>
