@@ -49,3 +49,9 @@ export interface Billing {
    */
   parseWebhook(rawBody: Buffer, signature: string | undefined): unknown
 }
+
+/** The configured billing provider. @throws BillingUnavailableError when `STRIPE_SECRET_KEY` is not set (the interface's 503). */
+export function requireBilling(billing: Billing | null): Billing {
+  if (billing === null) throw new BillingUnavailableError('billing is not configured on this service')
+  return billing
+}

@@ -59,10 +59,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     if (s.status === 'none') return
     const chunk = s.open.get(chunkUuid)
     if (!chunk) return
-    const todo = items.filter(item => {
-      const k = item.i - chunk.first
-      return k >= 0 && k < chunk.size && (chunk.done[k >> 3] & (1 << (k & 7))) === 0
-    })
+    const todo = items.filter(item => batch.awaitsResult(chunk, item.i))
     if (todo.length === 0) return
     const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
     const results: BatchItemResult[] = []

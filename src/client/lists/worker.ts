@@ -1,5 +1,5 @@
 import { parentPort, workerData, Worker } from 'node:worker_threads'
-import type { EstimateResult, VerifyFileOptions, VerifyFileResult } from './run.ts'
+import type { EstimateResult, VerifyFileOptions, VerifyFileResult } from './options.ts'
 
 /**
  * `svc verify-file` runs its list in a worker thread whose heap is bounded (V8's resource
@@ -19,14 +19,14 @@ type Message =
 
 /**
  * Runs `verifyFile` in a bounded worker thread.
- * @throws ListError (from run.ts) for what the run refused; Error for anything unexpected.
+ * @throws ListError (call.ts) for what the run refused; Error for anything unexpected.
  */
 export async function verifyFileInWorker(
   options: Plain,
   onProgress?: VerifyFileOptions['onProgress'],
   signal?: AbortSignal
 ): Promise<VerifyFileResult | EstimateResult> {
-  const { ListError } = await import('./run.ts')
+  const { ListError } = await import('./call.ts')
   const worker = new Worker(new URL(import.meta.url), { workerData: options, resourceLimits: RUN_LIMITS })
   const abort = (): void => {
     worker.postMessage('abort')
@@ -52,7 +52,7 @@ export async function verifyFileInWorker(
 
 if (parentPort !== null && workerData !== null && typeof workerData === 'object' && 'input' in workerData) {
   const port = parentPort
-  const { ListError, verifyFile } = await import('./run.ts')
+  const [{ ListError }, { verifyFile }] = await Promise.all([import('./call.ts'), import('./run.ts')])
   const controller = new AbortController()
   port.on('message', (m: unknown) => {
     if (m === 'abort') controller.abort()

@@ -3,7 +3,7 @@ import { isLocale, SUPPORTED_LOCALES } from '../../domain/locales.ts'
 import type { Billing } from '../../ports/billing.ts'
 import type { CommandContext } from '../context.ts'
 import { loadSubscription } from '../subscription/operator-set-plan.ts'
-import { baseUrl, configured } from './handle-stripe-event.ts'
+import { requireBilling } from '../../ports/billing.ts'
 
 /**
  * POST /api/billing/portal: a hosted Stripe customer portal session for the account's
@@ -18,5 +18,5 @@ export async function openPortal(ctx: CommandContext, billing: Billing | null, i
   const current = await loadSubscription(ctx, input.user_uuid)
   if (current.stripe_customer === null)
     throw new DomainError('not_found', 'billing_portal.no_billing_account', 'no billing account yet: subscribe or buy tokens first')
-  return await configured(billing).portal({ customer: current.stripe_customer, return_url: `${baseUrl(ctx)}/billing`, locale: input.locale ?? 'auto' })
+  return await requireBilling(billing).portal({ customer: current.stripe_customer, return_url: `${ctx.base_url()}/billing`, locale: input.locale ?? 'auto' })
 }

@@ -5,7 +5,7 @@ import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import type { Billing } from '../../ports/billing.ts'
 import type { CommandContext } from '../context.ts'
 import { loadSubscription } from '../subscription/operator-set-plan.ts'
-import { baseUrl, configured } from './handle-stripe-event.ts'
+import { requireBilling } from '../../ports/billing.ts'
 
 /**
  * Statuses of a subscription that has not ended, whatever caps they give: a second checkout
@@ -38,7 +38,7 @@ export async function startCheckout(
   if (!isLocale(input.locale)) throw new DomainError('invalid', 'billing_checkout.invalid_locale', `locale must be one of: ${SUPPORTED_LOCALES.join(', ')}`)
   const catalogue = ctx.config.plans
   const current = await loadSubscription(ctx, input.user_uuid)
-  const urls = { success_url: `${baseUrl(ctx)}/billing/success?session_id={CHECKOUT_SESSION_ID}`, cancel_url: `${baseUrl(ctx)}/billing/cancel` }
+  const urls = { success_url: `${ctx.base_url()}/billing/success?session_id={CHECKOUT_SESSION_ID}`, cancel_url: `${ctx.base_url()}/billing/cancel` }
   if (input.plan !== undefined) {
     const cycle = input.cycle ?? 'monthly'
     const plan = findPlan(catalogue, input.plan)
@@ -58,7 +58,7 @@ export async function startCheckout(
         'billing_checkout.already_subscribed',
         `the account holds the ${current.plan} plan; change or cancel it in the billing portal`
       )
-    const s = await configured(billing).checkout({
+    const s = await requireBilling(billing).checkout({
       mode: 'subscription',
       price,
       quantity: 1,
@@ -80,7 +80,7 @@ export async function startCheckout(
         .map(p => p.quantity)
         .join(', ')}`
     )
-  const s = await configured(billing).checkout({
+  const s = await requireBilling(billing).checkout({
     mode: 'payment',
     price: pack.stripe_price,
     quantity: 1,

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto'
 import { DomainError, isAtOrAfter } from '../shared.ts'
+import { type HashRun, runsHold, withRun } from './hash-runs.ts'
 import type { CheckName } from '../checks.ts'
 import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
 
@@ -46,82 +46,19 @@ export type Live = Exclude<BatchState, { status: 'none' }>
 
 export const initialState = (): BatchState => ({ status: 'none' })
 
-/**
- * Blind indexes as a sorted run: the 64-bit value of each as (high, low) 32-bit pairs in
- * one array, ascending. A set of strings would cost about 50 bytes an item (50 MB for a
- * batch of a million, twice that while runs merge).
- */
-export type HashRun = Uint32Array
-
-const HEX64 = /^[0-9a-f]{16}$/
-
-/** The 64 bits of a blind index (16 hex digits, as the handler makes them); any other text by the first 8 bytes of its SHA-256. */
-function bitsOf(hash: string): [number, number] {
-  const hex = HEX64.test(hash) ? hash : createHash('sha256').update(hash).digest('hex').slice(0, 16)
-  return [parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8, 16), 16)]
-}
-
-function runOf(hashes: readonly string[]): HashRun {
-  const pairs = hashes.map(bitsOf).sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  const run = new Uint32Array(pairs.length * 2)
-  pairs.forEach(([hi, lo], k) => {
-    run[2 * k] = hi
-    run[2 * k + 1] = lo
-  })
-  return run
-}
-
-/** Two runs as one, ascending. */
-function merge(a: HashRun, b: HashRun): HashRun {
-  const out = new Uint32Array(a.length + b.length)
-  let i = 0
-  let j = 0
-  let k = 0
-  while (i < a.length && j < b.length) {
-    if (a[i] < b[j] || (a[i] === b[j] && a[i + 1] <= b[j + 1])) {
-      out[k++] = a[i++]
-      out[k++] = a[i++]
-    } else {
-      out[k++] = b[j++]
-      out[k++] = b[j++]
-    }
-  }
-  while (i < a.length) out[k++] = a[i++]
-  while (j < b.length) out[k++] = b[j++]
-  return out
-}
-
-function inRun(run: HashRun, hi: number, lo: number): boolean {
-  let low = 0
-  let high = run.length / 2 - 1
-  while (low <= high) {
-    const mid = (low + high) >>> 1
-    const h = run[2 * mid]
-    const l = run[2 * mid + 1]
-    if (h === hi && l === lo) return true
-    if (h < hi || (h === hi && l < lo)) low = mid + 1
-    else high = mid - 1
-  }
-  return false
-}
-
 /** Whether the batch holds an item with this blind index. Cost: a binary search in each run. */
 export function holds(state: Live, hash: string): boolean {
   if (state.hashes === null) return false
-  const [hi, lo] = bitsOf(hash)
-  return state.hashes.some(run => inRun(run, hi, lo))
-}
-
-/** The runs with the part's items added: a new run, merged with the last while it is no smaller than it (a binary counter's carry). */
-function withRun(runs: readonly HashRun[], items: readonly BatchItem[]): readonly HashRun[] {
-  const next = [...runs]
-  let run = runOf(items.map(item => item.hash))
-  while (next.length > 0 && next[next.length - 1].length <= run.length) run = merge(next.pop()!, run)
-  next.push(run)
-  return next
+  return runsHold(state.hashes, hash)
 }
 
 const bit = (done: Uint8Array, k: number): boolean => (done[k >> 3] & (1 << (k & 7))) !== 0
+
+/** Whether item `index` of the batch belongs to `chunk` and has no result yet (the test of RecordBatchResults and DeferBatchItems; the batch worker asks it before it verifies). */
+export function awaitsResult(chunk: OpenChunk, index: number): boolean {
+  const k = index - chunk.first
+  return k >= 0 && k < chunk.size && !bit(chunk.done, k)
+}
 
 /** The chunk after `indexes` got their results (a copy: states are never changed in place), and how many were new. */
 function mark(chunk: OpenChunk, indexes: readonly number[], charge: number): OpenChunk {
@@ -157,7 +94,10 @@ export function evolve(state: BatchState, event: BatchEvent): BatchState {
     case 'BatchItemsAdded': {
       const d = event.data
       // Bounded by max_batch_size, never by the account's history.
-      const hashes = withRun(state.hashes ?? [], d.items)
+      const hashes = withRun(
+        state.hashes ?? [],
+        d.items.map(item => item.hash)
+      )
       const invalid = d.items.filter(item => item.invalid === true).length
       const open = new Map(state.open)
       let chunk =
@@ -462,8 +402,7 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
       if (!chunk) return []
       const seen = new Set<number>()
       const fresh = d.results.filter(r => {
-        const k = r.i - chunk.first
-        if (k < 0 || k >= chunk.size || bit(chunk.done, k) || seen.has(r.i)) return false
+        if (!awaitsResult(chunk, r.i) || seen.has(r.i)) return false
         seen.add(r.i)
         return true
       })
@@ -491,10 +430,7 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
       const d = command.data
       const chunk = state.open.get(d.chunk_uuid)
       if (!chunk) return []
-      const items = d.items.filter(item => {
-        const k = item.i - chunk.first
-        return k >= 0 && k < chunk.size && !bit(chunk.done, k)
-      })
+      const items = d.items.filter(item => awaitsResult(chunk, item.i))
       if (items.length === 0) return []
       return [
         {

@@ -8,7 +8,7 @@ import { BODY_PROBLEMS, Timestamp, json, problems } from '../schemas.ts'
 import { handleStripeEvent } from '../../commands/billing/handle-stripe-event.ts'
 import { openPortal } from '../../commands/billing/open-portal.ts'
 import { startCheckout } from '../../commands/billing/start-checkout.ts'
-import { BillingUnavailableError, type Billing } from '../../ports/billing.ts'
+import { requireBilling } from '../../ports/billing.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The caller's subscription (interface section 2 "Subscription"; Free when it never subscribed). */
@@ -162,16 +162,11 @@ export function billingPaymentRoutes(fastify: FastifyInstance, rt: HttpRuntime):
         }
       },
       handler: async request => {
-        const event = configuredBilling(rt).parseWebhook(request.body as Buffer, request.headers['stripe-signature'])
+        const event = requireBilling(rt.billing).parseWebhook(request.body as Buffer, request.headers['stripe-signature'])
         const r = await handleStripeEvent(rt.ctx, event)
         await rt.caughtUp(r.position)
         return { received: true, duplicate: r.duplicate }
       }
     })
   })
-}
-
-function configuredBilling(rt: HttpRuntime): Billing {
-  if (!rt.billing) throw new BillingUnavailableError('billing is not configured on this service')
-  return rt.billing
 }

@@ -1,0 +1,68 @@
+import type { Command } from 'commander'
+import type { Role } from '../main.ts'
+import { loadConfig, usage } from './common.ts'
+
+/** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
+async function runRole(role: Role): Promise<void> {
+  const { startRole } = await import('../main.ts')
+  const service = await startRole(role, await loadConfig())
+  let stopping = false
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return
+    stopping = true
+    console.error(JSON.stringify({ level: 30, role, msg: `${signal}: shutting down` }))
+    try {
+      await service.close()
+    } catch (err) {
+      console.error(JSON.stringify({ level: 50, role, msg: 'shutdown incomplete', err: String(err) }))
+      process.exit(1)
+    }
+    process.exit(0)
+  }
+  process.on('SIGINT', () => {
+    void stop('SIGINT')
+  })
+  process.on('SIGTERM', () => {
+    void stop('SIGTERM')
+  })
+}
+
+/** `svc serve | api | projector | relay | worker <service>`: the service's roles, each until SIGTERM. */
+export function registerRoles(program: Command): void {
+  program
+    .command('serve')
+    .description('run everything in one process (API, projections, relay, workers): what npm start runs')
+    .action(async () => {
+      await runRole('serve')
+    })
+
+  program
+    .command('api')
+    .description('run the HTTP API with its read models (projections) only')
+    .action(async () => {
+      await runRole('api')
+    })
+
+  program
+    .command('projector')
+    .description('run the projections into the read store, from their checkpoints (one process projects at a time)')
+    .action(async () => {
+      await runRole('projector')
+    })
+
+  program
+    .command('relay')
+    .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
+    .action(async () => {
+      await runRole('relay')
+    })
+
+  program
+    .command('worker')
+    .description('run one worker service that consumes the bus')
+    .argument('<service>', 'verifier | webhooks | mailer')
+    .action(async (service: string) => {
+      if (service !== 'verifier' && service !== 'webhooks' && service !== 'mailer') usage(`unknown worker "${service}"; one of: verifier, webhooks, mailer`)
+      await runRole(`worker:${service}`)
+    })
+}
