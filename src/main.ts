@@ -342,7 +342,11 @@ export async function startRole(
   app.addHook('onResponse', async (request, reply) => {
     log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
-  const address = await app.listen({ host: config.host, port: config.port })
+  // A burst of connections (a customer's program opening hundreds at once) waits in the
+  // kernel's accept queue while the event loop is busy; Node's default of 511 overflows
+  // under a burst, and a connection dropped from a full queue ends in a reset on the
+  // client's side. The kernel caps this at net.core.somaxconn.
+  const address = await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG })
   // Without PUBLIC_URL, the base URL is where this process listens (PORT 0 picks the port now).
   if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
@@ -384,6 +388,9 @@ export async function startRole(
 }
 
 /** The all-in-one service (`svc serve`, what `npm start` runs). */
+/** Connections the kernel may hold for the API before it accepts them (listen(2) backlog; capped by net.core.somaxconn). */
+const LISTEN_BACKLOG = 4096
+
 export async function startService(
   config: Config,
   options: { logger?: Logger; instrument?: AppOptions['instrument']; now?: () => Date } = {}
