@@ -1,5 +1,5 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
-import type { BatchSourceEvent } from '../domain/batch-source/events.ts'
+import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../ports/sealer.ts'
 import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
 
@@ -34,15 +34,7 @@ export interface BatchDoc {
 }
 
 /** A kept file as the read model holds it (issue "Lists at leader parity", item 5). */
-export interface BatchSourceDoc {
-  blob_id: string
-  file_name: string
-  format: 'csv' | 'txt' | 'xlsx'
-  bytes: number
-  column: string | null
-  attached_at: string
-  expires_at: string
-}
+export type BatchSourceDoc = Omit<BatchSourceAttached['data'], 'batch_uuid' | 'user_uuid'>
 
 /** An item of a batch as its block keeps it: the address sealed. */
 interface BatchItemEntry {

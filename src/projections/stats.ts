@@ -147,6 +147,17 @@ function addUsage(doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
 const ranChecks = (e: JobCompleted): string[] =>
   ((e.data.result.checks ?? []) as Array<{ name: string; outcome: string }>).filter(c => c.outcome !== 'skipped').map(c => c.name)
 
+/** The summary before the first live verification. */
+const noVerifications = (): SummaryDoc => ({
+  _id: 'all',
+  verifications: 0,
+  by_verdict: {},
+  by_reason: {},
+  checks_run: 0,
+  since: null,
+  updated_at: null
+})
+
 /** Adds live verifications (their verdicts and reasons, the checks they ran, when) to the all-time summary. */
 async function addToSummary(
   writer: ProjectionWriter,
@@ -154,15 +165,7 @@ async function addToSummary(
   checksRun: number,
   when: string
 ): Promise<void> {
-  const sum = (await writer.get<SummaryDoc>(SUMMARY, 'all')) ?? {
-    _id: 'all',
-    verifications: 0,
-    by_verdict: {},
-    by_reason: {},
-    checks_run: 0,
-    since: null,
-    updated_at: null
-  }
+  const sum = (await writer.get<SummaryDoc>(SUMMARY, 'all')) ?? noVerifications()
   let byVerdict = sum.by_verdict
   let byReason = sum.by_reason
   for (const r of results) {
@@ -289,15 +292,5 @@ export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: strin
 
 /** The all-time public summary (one document). */
 export async function summary(rc: Pick<ReadContext, 'reads'>): Promise<SummaryDoc> {
-  return (
-    (await rc.reads.collection<SummaryDoc>(SUMMARY).get('all')) ?? {
-      _id: 'all',
-      verifications: 0,
-      by_verdict: {},
-      by_reason: {},
-      checks_run: 0,
-      since: null,
-      updated_at: null
-    }
-  )
+  return (await rc.reads.collection<SummaryDoc>(SUMMARY).get('all')) ?? noVerifications()
 }

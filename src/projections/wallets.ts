@@ -75,26 +75,26 @@ export const WALLETS = collection({ name: 'wallets', projection: 'wallets', fiel
  * stream's revision) as tiebreaks: an index each, so a page reads `offset + limit` index
  * entries; counted by the wallet document.
  */
-export const WALLET_TRANSACTIONS = collection({
-  name: 'wallet_transactions',
-  projection: 'wallets',
+/** The fields and indexes of a ledger list: every sort the interface offers (date, amount, type), per account, with `seq` breaking ties. */
+const LEDGER_ORDERS = {
   fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
   indexes: [
     ['user_uuid', 'occurred_at', 'seq'],
     ['user_uuid', 'amount', 'occurred_at', 'seq'],
     ['user_uuid', 'transaction_type', 'occurred_at', 'seq']
   ]
+} as const
+
+export const WALLET_TRANSACTIONS = collection({
+  name: 'wallet_transactions',
+  projection: 'wallets',
+  ...LEDGER_ORDERS
 })
 /** As the transactions, a group ordered by its first one. */
 export const WALLET_GROUPS = collection({
   name: 'wallet_groups',
   projection: 'wallets',
-  fields: { user_uuid: 'text', occurred_at: 'text', amount: 'number', transaction_type: 'text', seq: 'number' },
-  indexes: [
-    ['user_uuid', 'occurred_at', 'seq'],
-    ['user_uuid', 'amount', 'occurred_at', 'seq'],
-    ['user_uuid', 'transaction_type', 'occurred_at', 'seq']
-  ]
+  ...LEDGER_ORDERS
 })
 /** At most one document per account and 15-minute slot (index user_uuid, slot). */
 export const WALLET_BALANCES = collection({

@@ -94,7 +94,13 @@ export type ApiKeyCommand =
     }
   | {
       type: 'RevokeApiKey'
-      data: { key_uuid: string; reason: string /** The revoking credential's environment. */; environment: 'live' | 'test'; now: string }
+      data: {
+        key_uuid: string
+        reason: string
+        /** The revoking credential's environment. */
+        environment: 'live' | 'test'
+        now: string
+      }
     }
   | { type: 'RevokeAllApiKeys'; data: { reason: string; now: string } }
 

@@ -1,6 +1,5 @@
 import { DomainError, isAtOrAfter } from '../shared.ts'
 import { type HashRun, runsHold, withRun } from './hash-runs.ts'
-import type { CheckName } from '../checks.ts'
 import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
 
 /** A chunk whose items do not all have their result yet. `done` has one bit per item (index `first + k` → bit k). */
@@ -178,16 +177,9 @@ export interface ChunkData {
 export type BatchCommand =
   | {
       type: 'CreateBatch'
-      data: {
-        batch_uuid: string
-        user_uuid: string
-        name: string | null
-        checks: CheckName[]
-        cost_per_item: number
-        environment: 'live' | 'test'
-        key_uuid: string | null
-        agent_uuid: string | null
-        now: string /** Appended with the batch, in the same append. */
+      data: Omit<BatchCreated['data'], 'created_at'> & {
+        now: string
+        /** Appended with the batch, in the same append. */
         first_chunk?: ChunkData
       }
     }
