@@ -8,7 +8,8 @@ import type { WebhookEndpointDisabled } from '../domain/webhook/events.ts'
 import type { NotificationsSeen } from '../domain/notification/events.ts'
 import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
-import { collection, openText, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+import type { Doc } from '../ports/read-store.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, openText, type Projection, type ReadContext, type Write } from './projection.ts'
 
 export const NOTIFICATION_KINDS = [
   'webhook_disabled',
@@ -251,14 +252,23 @@ const emptyState = (user: string): NotificationStateDoc => ({
   cancelling: false
 })
 
-async function apply(event: RecordedEvent, writer: ProjectionWriter): Promise<void> {
+/**
+ * The feed's fold (pure): from the account's state, the writes of one event — its entry
+ * (keyed by event id), if it makes one, and the state after it. An erased account's events
+ * make nothing; so does an event at or below the state's `position` (a second delivery).
+ */
+function evolveNotifications(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Write[] {
   const user = event.data.user_uuid as string
-  const state = (await writer.get<NotificationStateDoc>(NOTIFICATION_STATE, user)) ?? emptyState(user)
-  if (state.erased) return
+  const state = (docs[0] as NotificationStateDoc | null) ?? emptyState(user)
+  if (state.erased || alreadyApplied(docs[0], event)) return []
   const { state: next, entry } = notify(state, event)
-  if (event.type === 'UserDeleted') writer.deleteWhere(NOTIFICATIONS, 'user_uuid', user)
-  if (entry) writer.put(NOTIFICATIONS, { _id: event.id, user_uuid: user, position: event.position, created_at: event.metadata.occurred_at, ...entry })
-  writer.put(NOTIFICATION_STATE, next)
+  return [
+    ...(event.type === 'UserDeleted' ? erasing([NOTIFICATIONS], user) : []),
+    ...(entry
+      ? [{ put: NOTIFICATIONS, doc: { _id: event.id, user_uuid: user, position: event.position, created_at: event.metadata.occurred_at, ...entry } }]
+      : []),
+    { put: NOTIFICATION_STATE, doc: { ...next, position: event.position } }
+  ]
 }
 
 /**
@@ -266,10 +276,11 @@ async function apply(event: RecordedEvent, writer: ProjectionWriter): Promise<vo
  * key or agent created or revoked, a sign-in from a new client, two-factor turned on or
  * off, a plan started, changed, set to end or ended, a batch completed. An erased account's feed is deleted and its later events make no entries.
  */
-export const notificationsProjection: Projection = {
+export const notificationsProjection: Projection = documentsProjection({
   name: 'notifications',
   // Plan events joined in version 1, batches in 1 too: none existed before them, so no document changes meaning.
-  version: 1,
+  // 2: the state keeps the position of its last event (a second delivery changes nothing).
+  version: 2,
   collections: [NOTIFICATIONS, NOTIFICATION_STATE],
   event_types: [
     'WebhookEndpointDisabled',
@@ -290,8 +301,9 @@ export const notificationsProjection: Projection = {
     'PlanEnded',
     'BatchCompleted'
   ],
-  apply
-}
+  reads: event => [[NOTIFICATION_STATE, event.data.user_uuid as string]],
+  evolve: evolveNotifications
+})
 
 /**
  * A page of the feed, newest first, before position `before` (exclusive; from the newest

@@ -74,6 +74,48 @@ export function foldProjection<T extends Doc>(p: {
   }
 }
 
+/** A write a fold returns, done by the runner: a document put, deleted by id, or deleted by a field (erasure). */
+export type Write = { put: CollectionSpec; doc: Doc } | { delete: CollectionSpec; id: string } | { deleteWhere: CollectionSpec; field: string; value: string }
+
+/**
+ * A projection as a pure fold over a small set of documents (Emmett's model, for read
+ * models an event changes in several places: a balance and its ledger, a slot, its hour and
+ * its day): `reads(event)` names the documents the event's fold needs (a few, by collection
+ * and id), `evolve(docs, event)` returns the writes (pure: it sees only those documents,
+ * null where one does not exist, and the event). The runner does the gets and the writes,
+ * in the batch's one atomic commit. A fold whose documents count (balances, usage) keeps
+ * on each the global `position` of the last event it applied and writes nothing for an
+ * event at or below it, so that an event delivered twice counts once.
+ */
+export function documentsProjection(p: {
+  name: string
+  version: number
+  collections: readonly CollectionSpec[]
+  event_types: readonly string[]
+  reads: (event: RecordedEvent) => ReadonlyArray<readonly [CollectionSpec, string]>
+  evolve: (docs: ReadonlyArray<Doc | null>, event: RecordedEvent) => readonly Write[]
+}): Projection {
+  return {
+    name: p.name,
+    version: p.version,
+    collections: p.collections,
+    event_types: p.event_types,
+    async apply(event, writer) {
+      const docs = await Promise.all(p.reads(event).map(async ([spec, id]) => await writer.get(spec, id)))
+      for (const w of p.evolve(docs, event)) {
+        if ('put' in w) writer.put(w.put, w.doc)
+        else if ('delete' in w) writer.delete(w.delete, w.id)
+        else writer.deleteWhere(w.deleteWhere, w.field, w.value)
+      }
+    }
+  }
+}
+
+/** Whether a counting document already holds the event (its `position` is at or past it): a second delivery. */
+export function alreadyApplied(doc: Doc | null, event: RecordedEvent): boolean {
+  return doc !== null && typeof doc.position === 'number' && doc.position >= event.position
+}
+
 /** What query functions need: the read store and the sealer (personal data stays sealed in read models). */
 export interface ReadContext {
   reads: ReadStore
@@ -93,6 +135,11 @@ export async function openText(rc: Pick<ReadContext, 'sealer'>, owner: string, v
 /** A collection spec with its name and projection checked at compile time. */
 export function collection(spec: CollectionSpec): CollectionSpec {
   return spec
+}
+
+/** The writes that delete every document of an erased account in `specs` (each declares `user_uuid`). */
+export function erasing(specs: readonly CollectionSpec[], user: string): Write[] {
+  return specs.map(spec => ({ deleteWhere: spec, field: 'user_uuid', value: user }))
 }
 
 /** Deletes every document of an erased account in `specs` (each declares `user_uuid`). */

@@ -2,7 +2,8 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts'
 import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
-import { collection, eraseAccount, type Projection, type ProjectionWriter, type ReadContext } from './projection.ts'
+import type { Doc } from '../ports/read-store.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
 import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './buckets.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
@@ -158,21 +159,15 @@ const noVerifications = (): SummaryDoc => ({
   updated_at: null
 })
 
-/** Adds live verifications (their verdicts and reasons, the checks they ran, when) to the all-time summary. */
-async function addToSummary(
-  writer: ProjectionWriter,
-  results: ReadonlyArray<{ verdict: string; reason: string }>,
-  checksRun: number,
-  when: string
-): Promise<void> {
-  const sum = (await writer.get<SummaryDoc>(SUMMARY, 'all')) ?? noVerifications()
+/** The all-time summary with live verifications added (their verdicts and reasons, the checks they ran, when): a new document. */
+function addToSummary(sum: SummaryDoc, results: ReadonlyArray<{ verdict: string; reason: string }>, checksRun: number, when: string): SummaryDoc {
   let byVerdict = sum.by_verdict
   let byReason = sum.by_reason
   for (const r of results) {
     byVerdict = add(byVerdict, r.verdict)
     byReason = add(byReason, r.reason)
   }
-  writer.put(SUMMARY, {
+  return {
     ...sum,
     verifications: sum.verifications + results.length,
     by_verdict: byVerdict,
@@ -180,7 +175,67 @@ async function addToSummary(
     checks_run: sum.checks_run + checksRun,
     since: sum.since === null || when < sum.since ? when : sum.since,
     updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at
+  }
+}
+
+/** When a usage event happened (the instant its slot, hour and day are taken from). */
+function occurredAt(e: UsageEvent): string {
+  switch (e.type) {
+    case 'JobQueued':
+      return e.data.queued_at
+    case 'JobCompleted':
+      return e.data.completed_at
+    case 'JobFailed':
+      return e.data.failed_at
+    case 'TokensCaptured':
+      return e.data.captured_at
+    case 'BatchItemsAdded':
+      return e.data.added_at
+    case 'BatchResultsRecorded':
+      return e.data.recorded_at
+  }
+}
+
+/** The live verifications an event adds to the all-time summary, and the checks they ran (none for sandbox results). */
+function liveResults(e: UsageEvent): { results: ReadonlyArray<{ verdict: string; reason: string }>; checks: number; when: string } | null {
+  if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) return { results: e.data.results, checks: 0, when: e.data.recorded_at }
+  if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) return { results: [e.data], checks: ranChecks(e).length, when: e.data.completed_at }
+  return null
+}
+
+const tombstoneOf = (user: string): string => `${user}|erased`
+
+/**
+ * The statistics' fold (pure): from the account's tombstone (erased: nothing more), its
+ * slot, hour and day documents and the summary, the writes of one usage event. Each
+ * counting document keeps the position of the last event it added (a second delivery adds
+ * nothing).
+ */
+function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Write[] {
+  const user = event.data.user_uuid as string
+  if (event.type === 'UserDeleted')
+    return [
+      ...erasing(
+        LEVELS.map(l => l.spec),
+        user
+      ),
+      { put: USAGE_SLOTS, doc: { _id: tombstoneOf(user), user_uuid: null, slot: null } }
+    ]
+  if (docs[0] !== null) return []
+  const e = event as unknown as UsageEvent
+  const at = occurredAt(e)
+  const delta = usageDelta(e)
+  const writes: Write[] = []
+  LEVELS.forEach((level, i) => {
+    const doc = docs[1 + i] as UsageSlotDoc | null
+    if (alreadyApplied(doc, event)) return
+    writes.push({ put: level.spec, doc: { ...addUsage(doc ?? emptySlot(user, level.start(at)), delta), position: event.position } })
   })
+  const live = liveResults(e)
+  const sum = (docs[4] as SummaryDoc | null | undefined) ?? noVerifications()
+  if (live !== null && !alreadyApplied(sum, event))
+    writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, live.results, live.checks, live.when), position: event.position } })
+  return writes
 }
 
 /**
@@ -190,47 +245,23 @@ async function addToSummary(
  * the all-time summary of live (not sandbox) verifications over every account (it keeps
  * the counts of erased accounts: nothing in it is personal).
  */
-export const statsProjection: Projection = {
+export const statsProjection: Projection = documentsProjection({
   name: 'stats',
-  // 3: batch items count as submitted and completed like jobs. 4: hours and days.
-  version: 4,
+  // 3: batch items count as submitted and completed like jobs. 4: hours and days. 5: documents keep their last event's position.
+  version: 5,
   collections: [USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, SUMMARY],
   event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'BatchItemsAdded', 'BatchResultsRecorded', 'UserDeleted'],
-  async apply(event: RecordedEvent, writer) {
+  reads: event => {
     const user = event.data.user_uuid as string
-    const tombstone = `${user}|erased`
-    if (event.type === 'UserDeleted') {
-      eraseAccount(
-        writer,
-        LEVELS.map(l => l.spec),
-        user
-      )
-      writer.put(USAGE_SLOTS, { _id: tombstone, user_uuid: null, slot: null })
-      return
-    }
-    if (await writer.get(USAGE_SLOTS, tombstone)) return
+    if (event.type === 'UserDeleted') return []
     const e = event as unknown as UsageEvent
-    const at =
-      e.type === 'JobQueued'
-        ? e.data.queued_at
-        : e.type === 'JobCompleted'
-          ? e.data.completed_at
-          : e.type === 'JobFailed'
-            ? e.data.failed_at
-            : e.type === 'TokensCaptured'
-              ? e.data.captured_at
-              : e.type === 'BatchItemsAdded'
-                ? e.data.added_at
-                : e.data.recorded_at
-    const delta = usageDelta(e)
-    for (const level of LEVELS) {
-      const start = level.start(at)
-      writer.put(level.spec, addUsage((await writer.get<UsageSlotDoc>(level.spec, `${user}|${start}`)) ?? emptySlot(user, start), delta))
-    }
-    if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) await addToSummary(writer, e.data.results, 0, e.data.recorded_at)
-    if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) await addToSummary(writer, [e.data], ranChecks(e).length, e.data.completed_at)
-  }
-}
+    const at = occurredAt(e)
+    const levels = LEVELS.map(l => [l.spec, `${user}|${l.start(at)}`] as const)
+    // The summary only for live results (most events do not change it).
+    return [[USAGE_SLOTS, tombstoneOf(user)], ...levels, ...(liveResults(e) === null ? [] : [[SUMMARY, 'all'] as const])]
+  },
+  evolve: evolveStats
+})
 
 /** Usage over a window, per bucket (interface `GET /api/stats/overview`). */
 export interface Overview {
@@ -292,5 +323,6 @@ export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: strin
 
 /** The all-time public summary (one document). */
 export async function summary(rc: Pick<ReadContext, 'reads'>): Promise<SummaryDoc> {
-  return (await rc.reads.collection<SummaryDoc>(SUMMARY).get('all')) ?? noVerifications()
+  const { position: _, ...sum } = (await rc.reads.collection<SummaryDoc & { position?: number }>(SUMMARY).get('all')) ?? noVerifications()
+  return sum
 }

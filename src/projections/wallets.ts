@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
-import { collection, eraseAccount, type Projection, type ReadContext } from './projection.ts'
+import type { Doc } from '../ports/read-store.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
 import { SLOT_MS, slotOf } from './buckets.ts'
 
 /** Read model `wallets`: the balance of each account, and how many transactions and groups its ledger has. */
@@ -120,71 +121,73 @@ export function transactionOf(e: WalletChange): { type: TransactionType; amount:
   }
 }
 
+/** The ledger group an event belongs to: its job's, or its own (a grant). */
+const groupOf = (user: string, e: WalletChange, event: RecordedEvent): string => `${user}|${transactionOf(e).job_uuid ?? event.id}`
+
+/** A stored wallet document: with the position of the last event applied, or the tombstone of an erased account. */
+type StoredWallet = WalletDoc & { position?: number; erased?: boolean }
+
 /**
- * The wallets: per account the balance document, one ledger document per wallet event
- * (inserted by event id), the job groups, and the balance at the end of each 15-minute
- * slot (for `balance-history`). Books closings are not transactions: not projected. An
- * erased account's documents are deleted, leaving a tombstone without personal data.
+ * The wallets' fold (pure): from the account's wallet document and the event's ledger
+ * group, the writes of one wallet event — the balance document, the ledger transaction
+ * (keyed by event id), the group, and the closing balance of its 15-minute slot. An event
+ * at or below the wallet's `position` was applied already (a second delivery): nothing.
  */
-export const walletsProjection: Projection = {
-  name: 'wallets',
-  version: 3,
-  collections: [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES],
-  event_types: ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'UserDeleted'],
-  async apply(event: RecordedEvent, writer) {
-    const user = event.data.user_uuid as string
-    if (event.type === 'UserDeleted') {
-      eraseAccount(writer, [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES], user)
-      // A tombstone: settlements after the erasure make no documents again.
-      writer.put(WALLETS, { _id: user, user_uuid: null, erased: true })
-      return
-    }
-    const e = event as unknown as WalletChange
-    const at = event.metadata.occurred_at
-    const stored = await writer.get<WalletDoc & { erased?: boolean }>(WALLETS, user)
-    if (stored?.erased === true) return
-    const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
-    const tx = transactionOf(e)
-    switch (e.type) {
-      case 'TokensGranted':
-        w.balance += e.data.amount
-        w.granted += e.data.amount
-        break
-      case 'TokensReserved':
-        w.balance -= e.data.amount
-        w.reserved += e.data.amount
-        break
-      case 'TokensCaptured':
-        w.reserved -= e.data.amount
-        w.spent += e.data.amount
-        break
-      case 'TokensReleased':
-        w.reserved -= e.data.amount
-        w.balance += e.data.amount
-        break
-    }
-    const doc: WalletTransactionDoc = {
-      _id: event.id,
-      user_uuid: user,
-      occurred_at: at,
-      amount: tx.amount,
-      tokens: tx.tokens,
-      transaction_type: tx.type,
-      job_uuid: tx.job_uuid,
-      reason: tx.reason,
-      balance_after: w.balance,
-      seq: event.revision
-    }
-    writer.put(WALLET_TRANSACTIONS, doc)
-    const groupId = `${user}|${tx.job_uuid ?? event.id}`
-    const group = await writer.get<WalletGroupDoc>(WALLET_GROUPS, groupId)
-    const entry = { _id: doc._id, occurred_at: at, amount: doc.amount, tokens: doc.tokens, transaction_type: doc.transaction_type, reason: doc.reason }
-    writer.put(
-      WALLET_GROUPS,
-      group
+function evolveWallets(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Write[] {
+  const user = event.data.user_uuid as string
+  const stored = docs[0] as StoredWallet | null
+  if (event.type === 'UserDeleted')
+    // A tombstone: settlements after the erasure make no documents again.
+    return [
+      ...erasing([WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES], user),
+      { put: WALLETS, doc: { _id: user, user_uuid: null, erased: true } }
+    ]
+  if (stored?.erased === true || alreadyApplied(stored, event)) return []
+  const group = docs[1] as WalletGroupDoc | null
+  const e = event as unknown as WalletChange
+  const at = event.metadata.occurred_at
+  const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
+  const tx = transactionOf(e)
+  switch (e.type) {
+    case 'TokensGranted':
+      w.balance += e.data.amount
+      w.granted += e.data.amount
+      break
+    case 'TokensReserved':
+      w.balance -= e.data.amount
+      w.reserved += e.data.amount
+      break
+    case 'TokensCaptured':
+      w.reserved -= e.data.amount
+      w.spent += e.data.amount
+      break
+    case 'TokensReleased':
+      w.reserved -= e.data.amount
+      w.balance += e.data.amount
+      break
+  }
+  const doc: WalletTransactionDoc = {
+    _id: event.id,
+    user_uuid: user,
+    occurred_at: at,
+    amount: tx.amount,
+    tokens: tx.tokens,
+    transaction_type: tx.type,
+    job_uuid: tx.job_uuid,
+    reason: tx.reason,
+    balance_after: w.balance,
+    seq: event.revision
+  }
+  const entry = { _id: doc._id, occurred_at: at, amount: doc.amount, tokens: doc.tokens, transaction_type: doc.transaction_type, reason: doc.reason }
+  const slot = slotOf(at)
+  return [
+    { put: WALLET_TRANSACTIONS, doc },
+    {
+      put: WALLET_GROUPS,
+      doc: group
         ? { ...group, last_at: at, amount: group.amount + doc.amount, transactions: [...group.transactions, entry] }
         : {
-            _id: groupId,
+            _id: groupOf(user, e, event),
             user_uuid: user,
             job_uuid: tx.job_uuid,
             occurred_at: at,
@@ -194,12 +197,35 @@ export const walletsProjection: Projection = {
             seq: event.revision,
             transactions: [entry]
           }
-    )
-    const slot = slotOf(at)
-    writer.put(WALLET_BALANCES, { _id: `${user}|${slot}`, user_uuid: user, slot, balance: w.balance })
-    writer.put(WALLETS, { ...w, transactions: w.transactions + 1, groups: w.groups + (group ? 0 : 1), updated_at: at })
-  }
+    },
+    { put: WALLET_BALANCES, doc: { _id: `${user}|${slot}`, user_uuid: user, slot, balance: w.balance } },
+    { put: WALLETS, doc: { ...w, transactions: w.transactions + 1, groups: w.groups + (group ? 0 : 1), updated_at: at, position: event.position } }
+  ]
 }
+
+/**
+ * The wallets: per account the balance document, one ledger document per wallet event
+ * (inserted by event id), the job groups, and the balance at the end of each 15-minute
+ * slot (for `balance-history`). Books closings are not transactions: not projected. An
+ * erased account's documents are deleted, leaving a tombstone without personal data.
+ */
+export const walletsProjection: Projection = documentsProjection({
+  name: 'wallets',
+  // 4: the wallet document keeps the position of its last event (a second delivery counts once).
+  version: 4,
+  collections: [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES],
+  event_types: ['TokensGranted', 'TokensReserved', 'TokensCaptured', 'TokensReleased', 'UserDeleted'],
+  reads: event => {
+    const user = event.data.user_uuid as string
+    return event.type === 'UserDeleted'
+      ? [[WALLETS, user]]
+      : [
+          [WALLETS, user],
+          [WALLET_GROUPS, groupOf(user, event as unknown as WalletChange, event)]
+        ]
+  },
+  evolve: evolveWallets
+})
 
 /** The account's wallet (primary key: the account uuid), or null (none yet, or erased). */
 export async function getWallet(rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WalletDoc | null> {
