@@ -1,7 +1,25 @@
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { DEFAULT_PLANS_FILE, loadPlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
+import { parsePlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
+
+/** The plan catalogue shipped with the service. */
+export const DEFAULT_PLANS_FILE = new URL('../config/plans.json', import.meta.url).pathname
+
+/**
+ * Reads and checks a plan catalogue file (JSON; the domain's `parsePlanCatalogue` checks it).
+ * @throws Error naming the file: unreadable, not JSON, or an invalid field.
+ */
+export function loadPlanCatalogue(file: string = DEFAULT_PLANS_FILE): PlanCatalogue {
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new Error(`plans file ${file}: ${(err as Error).message}`)
+  }
+  return parsePlanCatalogue(raw, file)
+}
 
 const intFromEnv = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def)
 

@@ -1,3 +1,4 @@
+import pRetry from 'p-retry'
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent, type RecordedEvent } from '../ports/event-store.ts'
 import type { Event } from '../domain/shared.ts'
 import type { CommandContext } from './context.ts'
@@ -263,58 +264,70 @@ async function commit(ctx: CommandContext, stream: string, batch: Pending[]): Pr
   // One aggregate (one evolve); each command is decided by its own decider, the stream is
   // loaded and snapshotted by the one that knows its snapshots.
   const decider = batch.find(p => p.decider.snapshot !== undefined)?.decider ?? batch[0].decider
-  const deadline = Date.now() + ctx.config.commands.deadline_ms
   let view: Loaded<unknown> = batch[0].known ?? (await current(ctx.store, stream, decider))
-  for (let attempt = 1; ; attempt++) {
-    let state = view.state
-    const decided: Decided[] = []
-    const events: NewEvent[] = []
-    const now = ctx.now().toISOString()
-    for (const p of batch) {
-      try {
-        const cmd = typeof p.command === 'function' ? (p.command as (s: unknown) => unknown)(state) : p.command
-        const own = p.decider.decide(cmd, state)
-        for (const e of own) state = decider.evolve(state, e)
-        const metadata: EventMetadata = {
-          occurred_at: now,
-          actor: p.meta.actor ?? null,
-          correlation_id: p.meta.correlation_id ?? null,
-          causation_id: p.meta.causation_id ?? null
-        }
-        for (const e of own) events.push({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata })
-        decided.push({ ok: true, events: own, state, count: events.length })
-      } catch (err) {
-        decided.push({ ok: false, error: err })
-      }
+  let retry = false
+  // Another process appended first: decide again on what it wrote, after a random pause
+  // (p-retry: 4 ms doubling up to 1 s, randomized), until the command deadline.
+  await pRetry(
+    async () => {
+      if (retry) view = await current(ctx.store, stream, decider)
+      retry = true
+      await decideAndAppend(ctx, stream, decider, batch, view)
+    },
+    {
+      retries: Number.POSITIVE_INFINITY,
+      maxRetryTime: ctx.config.commands.deadline_ms,
+      minTimeout: 4,
+      factor: 2,
+      maxTimeout: 1_000,
+      randomize: true,
+      shouldRetry: ({ error }) => error instanceof WrongExpectedRevisionError
     }
-    if (events.length === 0) {
-      settle(batch, decided, view.position, view.revision)
-      return
-    }
-    let since = view.since_snapshot + events.length
-    const snap = decider.snapshot
-    if (snap?.every !== undefined && snap.take && since >= snap.every) {
-      const e = snap.take(state, now)
-      events.push({
-        id: ctx.newId(),
-        type: e.type,
-        data: e.data as Record<string, unknown>,
-        metadata: { occurred_at: now, actor: null, correlation_id: null, causation_id: null }
-      })
-      since = 0
-    }
+  )
+}
+
+/** One attempt: decides the batch on `view`, appends at its revision (WrongExpectedRevisionError when another process appended first) and settles the batch. */
+async function decideAndAppend(ctx: CommandContext, stream: string, decider: AnyDecider, batch: Pending[], view: Loaded<unknown>): Promise<void> {
+  let state = view.state
+  const decided: Decided[] = []
+  const events: NewEvent[] = []
+  const now = ctx.now().toISOString()
+  for (const p of batch) {
     try {
-      const r = await ctx.store.append(stream, events, { expected_revision: view.revision < 0 ? 'no_stream' : view.revision })
-      remember(ctx.store, stream, decider, { state, revision: r.next_expected_revision, position: r.position, since_snapshot: since })
-      settle(batch, decided, r.position, view.revision)
-      return
+      const cmd = typeof p.command === 'function' ? (p.command as (s: unknown) => unknown)(state) : p.command
+      const own = p.decider.decide(cmd, state)
+      for (const e of own) state = decider.evolve(state, e)
+      const metadata: EventMetadata = {
+        occurred_at: now,
+        actor: p.meta.actor ?? null,
+        correlation_id: p.meta.correlation_id ?? null,
+        causation_id: p.meta.causation_id ?? null
+      }
+      for (const e of own) events.push({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata })
+      decided.push({ ok: true, events: own, state, count: events.length })
     } catch (err) {
-      if (!(err instanceof WrongExpectedRevisionError) || Date.now() >= deadline) throw err
-      // Another process appended first: decide again on what it wrote, after a random pause.
-      await new Promise(resolve => setTimeout(resolve, Math.random() * Math.min(1_000, 4 * 2 ** attempt)))
-      view = await current(ctx.store, stream, decider)
+      decided.push({ ok: false, error: err })
     }
   }
+  if (events.length === 0) {
+    settle(batch, decided, view.position, view.revision)
+    return
+  }
+  let since = view.since_snapshot + events.length
+  const snap = decider.snapshot
+  if (snap?.every !== undefined && snap.take && since >= snap.every) {
+    const e = snap.take(state, now)
+    events.push({
+      id: ctx.newId(),
+      type: e.type,
+      data: e.data as Record<string, unknown>,
+      metadata: { occurred_at: now, actor: null, correlation_id: null, causation_id: null }
+    })
+    since = 0
+  }
+  const r = await ctx.store.append(stream, events, { expected_revision: view.revision < 0 ? 'no_stream' : view.revision })
+  remember(ctx.store, stream, decider, { state, revision: r.next_expected_revision, position: r.position, since_snapshot: since })
+  settle(batch, decided, r.position, view.revision)
 }
 
 function settle(batch: Pending[], decided: Decided[], position: number, base: number): void {

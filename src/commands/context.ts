@@ -5,6 +5,7 @@ import type { Sealer } from '../ports/sealer.ts'
 import type { Secrets } from '../lib/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { VerificationResult } from '../verifier/result.ts'
+import { UnknownSignIns } from './session/unknown-sign-ins.ts'
 
 /** What command handlers need: ports, secrets, configuration, a clock and an id source. */
 export interface CommandContext {
@@ -27,6 +28,8 @@ export interface CommandContext {
    * the process has no engine, and then sign-up checks syntax and lists only.
    */
   screen?: (email: string) => Promise<VerificationResult>
+  /** Sign-in attempts for addresses without an account (they lock like an account's). */
+  unknown_sign_ins: UnknownSignIns
 }
 
 /** Who issues access tokens (`JWT_ISSUER` for sign-ins, the base URL for OAuth grants: see `Issuers`). */
@@ -34,6 +37,7 @@ export function issuersOf(ctx: Pick<CommandContext, 'config' | 'base_url'>): { s
   return { session: ctx.config.jwt_issuer, oauth: ctx.base_url() }
 }
 
-export function defaultClockAndIds(): Pick<CommandContext, 'now' | 'newId'> {
-  return { now: () => new Date(), newId: () => uuidv7() }
+/** The process's clock and id source, and its in-memory sign-in counts for unknown addresses. */
+export function defaultClockAndIds(): Pick<CommandContext, 'now' | 'newId' | 'unknown_sign_ins'> {
+  return { now: () => new Date(), newId: () => uuidv7(), unknown_sign_ins: new UnknownSignIns() }
 }

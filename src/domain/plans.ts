@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { CHECK_NAMES, type CheckName } from './checks.ts'
 import { SCOPES, type Scope } from './apikey/scopes.ts'
@@ -84,22 +83,14 @@ const CatalogueSchema = z
       issue.addIssue({ code: 'custom', message: 'top-up quantities must be unique', path: ['top_up'] })
   })
 
-/** The catalogue shipped with the service. */
-export const DEFAULT_PLANS_FILE = new URL('../../config/plans.json', import.meta.url).pathname
-
 /**
- * Reads and checks a plan catalogue (JSON). Checks are kept in the engine's order.
- * @throws Error naming the file and every invalid field (the process should exit with it).
+ * Checks a plan catalogue as read from its JSON file (`source` names it in errors). Checks
+ * are kept in the engine's order, scopes in the interface's, top-up packs by quantity.
+ * @throws Error naming the source and every invalid field (the process should exit with it).
  */
-export function loadPlanCatalogue(file: string = DEFAULT_PLANS_FILE): PlanCatalogue {
-  let raw: unknown
-  try {
-    raw = JSON.parse(readFileSync(file, 'utf8'))
-  } catch (err) {
-    throw new Error(`plans file ${file}: ${(err as Error).message}`)
-  }
+export function parsePlanCatalogue(raw: unknown, source: string): PlanCatalogue {
   const parsed = CatalogueSchema.safeParse(raw)
-  if (!parsed.success) throw new Error(`plans file ${file}: ${parsed.error.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
+  if (!parsed.success) throw new Error(`plans file ${source}: ${parsed.error.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
   const c = parsed.data
   return {
     currency: c.currency,

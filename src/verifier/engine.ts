@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache'
+import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import type { CheckName } from '../domain/checks.ts'
 import { localChecks } from './local-checks.ts'
 import { describeRoute, type MailHost, type MailResolver, type MailRoute } from './dns.ts'
@@ -287,7 +288,7 @@ export class VerificationEngine {
           // first of them is due (plus a little slack), so each is asked about when its
           // own window has passed.
           const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
-          const due = earliest + greylist.retry_ms * 2 ** attempt + Math.min(250, greylist.retry_ms * 0.1)
+          const due = greylistRetryAt(earliest, greylist.retry_ms, attempt)
           if (due > deadline) return
           this.counters.greylist_rounds++
           await sleep(due - Date.now())

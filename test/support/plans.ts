@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { DEFAULT_PLANS_FILE } from '../../src/domain/plans.ts'
+import { DEFAULT_PLANS_FILE } from '../../src/config.ts'
 
 type PlanPatch = Record<string, Record<string, unknown>>
 

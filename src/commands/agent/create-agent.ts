@@ -24,6 +24,10 @@ export interface CreatedAgent {
  * `agents-<user>` stream and issues its bearer token (`sva_` + 32 random bytes,
  * base64url), returned once; only its SHA-256 is kept. How an agent token is issued is
  * left open by the interface (section 5); this is our answer.
+ * Reads the plan from the `subscriptions` read model: safe because a plan only widens or
+ * narrows caps between billing events, seconds apart at most from the stream, and every
+ * cap is decided again on the aggregate's own stream at the append (a stale plan admits
+ * at most what the plan allowed a moment ago; nothing is spent or granted on it).
  * @throws DomainError invalid `create_agent.invalid_name` (1–100 characters after trimming),
  *   `create_agent.invalid_scopes` (empty or unknown scopes); forbidden
  *   `create_agent.scope_not_allowed` (the plan's `allowed_scopes`), `create_agent.limit_reached`

@@ -28,6 +28,10 @@ function newRawKey(environment: 'live' | 'test'): string {
  * the usable keys. A credential grants only what it holds: omitted scopes and checks
  * default to the project defaults it holds, named ones must all be held. Only the key's
  * SHA-256 is stored; the raw key is returned once.
+ * Reads the plan from the `subscriptions` read model: safe because a plan only widens or
+ * narrows caps between billing events, seconds apart at most from the stream, and every
+ * cap is decided again on the aggregate's own stream at the append (a stale plan admits
+ * at most what the plan allowed a moment ago; nothing is spent or granted on it).
  * @throws DomainError invalid `create_api_key.invalid_name|invalid_scopes|invalid_checks`;
  *   forbidden `create_api_key.limit_reached`, `create_api_key.check_not_allowed` (plan),
  *   `create_api_key.scope_not_held`, `create_api_key.check_not_held`,

@@ -9,6 +9,10 @@ import { handle } from '../command-handler.ts'
  * PATCH /api/keys/{uuid}: renames the key and/or sets its enabled checks (omitted fields
  * keep theirs; a rate limit is never writable). The checks must be allowed by the
  * account's plan and held by the credential making the change.
+ * Reads the plan from the `subscriptions` read model: safe because a plan only widens or
+ * narrows caps between billing events, seconds apart at most from the stream, and every
+ * cap is decided again on the aggregate's own stream at the append (a stale plan admits
+ * at most what the plan allowed a moment ago; nothing is spent or granted on it).
  * @returns the position of the change (or of the stream's head when nothing changed).
  * @throws DomainError invalid `update_api_key.empty`, `update_api_key.invalid_name`,
  *   `update_api_key.invalid_checks`; forbidden `update_api_key.check_not_allowed`,

@@ -28,7 +28,12 @@ function redirectMatches(registered: string, requested: string): boolean {
   }
 }
 
-/** A registered client (the `oauth_clients` read model), or null for an unknown or malformed id. */
+/**
+ * A registered client (the `oauth_clients` read model), or null for an unknown or malformed
+ * id. Reading the read model is safe: a client is registered by the operator before it is
+ * used (the runner has long caught up), and a client revoked a moment ago can at most show
+ * its consent page; the token endpoint decides on the client's stream.
+ */
 export async function clientById(ctx: CommandContext, clientId: string): Promise<OAuthClientDoc | null> {
   return /^[0-9a-f-]{36}$/.test(clientId) ? await getOAuthClient(ctx, clientId) : null
 }

@@ -35,9 +35,10 @@ export async function login(
   if (!known) {
     // An address without an account locks like one with it: the answers do not tell them apart.
     const guess = `unknown:${input.email.trim().toLowerCase()}`
-    if (unknownLocked(guess, Date.now()))
+    const at = ctx.now().getTime()
+    if (ctx.unknown_sign_ins.locked(guess, at))
       throw new DomainError('locked', 'login.locked', 'too many wrong passwords: the account is locked for a while; try again later or reset your password')
-    countUnknown(guess, Date.now())
+    ctx.unknown_sign_ins.count(guess, at)
     await verifyPassword(null, input.password)
     throw invalid()
   }
@@ -51,27 +52,6 @@ export async function login(
     return { two_factor_required: true, temp_token: await issueChallengeToken(ctx.secrets, ctx.config.jwt_issuer, state.user_uuid, CHALLENGE_TTL_S, ctx.now()) }
   }
   return await startSession(ctx, state.user_uuid, 'password', { client, refresh_ttl_s: sessionTtlS })
-}
-
-/**
- * Sign-in attempts for addresses without an account, per address (in process, bounded):
- * they lock after LOGIN_FAILURES_BEFORE_LOCK within LOGIN_LOCK_MS like an account does, so
- * a 429 does not tell that an account exists.
- */
-const unknownAttempts = new Map<string, number[]>()
-
-function recentUnknown(key: string, now: number): number[] {
-  const list = (unknownAttempts.get(key) ?? []).filter(t => now - t < user.LOGIN_LOCK_MS)
-  if (list.length === 0) unknownAttempts.delete(key)
-  else unknownAttempts.set(key, list)
-  return list
-}
-
-const unknownLocked = (key: string, now: number): boolean => recentUnknown(key, now).length >= user.LOGIN_FAILURES_BEFORE_LOCK
-
-function countUnknown(key: string, now: number): void {
-  unknownAttempts.set(key, [...recentUnknown(key, now), now])
-  if (unknownAttempts.size > 100_000) unknownAttempts.delete(unknownAttempts.keys().next().value as string)
 }
 
 /** Lifetime of the two-factor challenge token, seconds. */

@@ -6,6 +6,11 @@ import { revokeSession } from './revoke-session.ts'
 /**
  * Revokes every active session of `owner` except `keep` (password change and reset, a
  * change of factors, a ban, an operator). Cost: the account's open sessions.
+ * Which sessions are open comes from the `sessions` read model (an account's sessions
+ * are many streams: no one stream knows them all). Each revocation is decided on the
+ * session's own stream, so one ended a moment ago changes nothing. The read model lags the
+ * store by the runner's batch (milliseconds): a session whose start was committed in that
+ * instant is not seen, as if it had started just after the revocation.
  * @returns the global position of the last revocation (0 when there was none).
  */
 export async function revokeAllSessions(ctx: CommandContext, owner: string, keep: string | null, actor?: string): Promise<number> {
@@ -19,6 +24,7 @@ export async function revokeAllSessions(ctx: CommandContext, owner: string, keep
  * `svc sessions end --all` (ASVS 5.0 V7.4.5): ends every session open when it starts, page
  * by page (oldest first, keyset on `started_at`), reporting progress. Sessions started
  * after it began are left alone. Cost: the open sessions, PAGE at a time in memory.
+ * Pages come from the `sessions` read model (see `revokeAllSessions` for why that is safe).
  * @returns how many sessions it ended.
  */
 export async function endAllSessions(ctx: CommandContext, actor: string, onProgress: (ended: number) => void = () => {}): Promise<{ sessions_ended: number }> {

@@ -11,6 +11,10 @@ import { webhooksStream, checkEvents, checkDescription } from './webhook-stream.
  * POST /api/webhooks: registers an endpoint on the account's `webhooks-<user>` stream with
  * a new signing secret (`whsec_` + 32 random bytes, base64url), sealed with the account's
  * data key in the event and returned once. The plan's cap is decided on that stream.
+ * Reads the plan from the `subscriptions` read model: safe because a plan only widens or
+ * narrows caps between billing events, seconds apart at most from the stream, and every
+ * cap is decided again on the aggregate's own stream at the append (a stale plan admits
+ * at most what the plan allowed a moment ago; nothing is spent or granted on it).
  * @throws DomainError invalid `create_webhook.invalid_url|empty_events|invalid_events|invalid_description`;
  *   forbidden `create_webhook.limit_reached` (the plan's `max_webhooks` endpoints not deleted).
  */
