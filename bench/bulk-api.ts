@@ -62,6 +62,7 @@ export async function startBenchService(extra: Record<string, string>): Promise<
     LOG_LEVEL: 'info',
     PLANS_FILE: join(dir, 'plans.json'),
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     ...extra
   }
   delete env.NATS_URL

@@ -25,7 +25,7 @@ const BUDGET = { performance: 90, accessibility: 95, best_practices: 95, first_l
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-console-'))
 const { NATS_URL: _nats, ...inherited } = process.env
 const child = spawn(process.execPath, [new URL('../src/cli.ts', import.meta.url).pathname, 'serve'], {
-  env: { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' },
+  env: { ...inherited, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_EGRESS_TEST_INTERVAL_S: '0' },
   stdio: ['ignore', 'pipe', 'inherit']
 })
 const base = await new Promise<string>((resolve, reject) => {

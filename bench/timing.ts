@@ -26,6 +26,7 @@ const child = spawn(process.execPath, [new URL('../src/cli.ts', import.meta.url)
     PORT: '0',
     LOG_LEVEL: 'info',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     REGISTRATIONS_PER_HOUR_PER_CLIENT: '10000',
     REGISTRATIONS_PER_HOUR_PER_DOMAIN: '10000'
   },

@@ -53,7 +53,7 @@ const r2 = (x: number): number => Math.round(x * 100) / 100
 // ── 1. Latency at history ────────────────────────────────────────────────────────────
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-write-'))
-const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' })
+const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_EGRESS_TEST_INTERVAL_S: '0' })
 const OLD = uuidv7()
 const FRESH = uuidv7()
 

@@ -174,9 +174,12 @@ const rows: SpecRow[] = []
   }
 }
 const dataDir = join(tmpdir(), `svc-eval-${process.pid}`)
-const service = await startService(loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists' }), {
-  logger: pino({ level: 'silent' })
-})
+const service = await startService(
+  loadConfig({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', VERIFIER_EGRESS_TEST_INTERVAL_S: '0' }),
+  {
+    logger: pino({ level: 'silent' })
+  }
+)
 const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
   paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>; 'x-required-scope'?: string }>>
 }

@@ -14,7 +14,15 @@ export async function openapiDocument(): Promise<Record<string, unknown>> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-openapi-'))
   try {
     const service = await startService(
-      loadConfig({ DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', SIGNUP_SCREENING: 'lists', PUBLIC_URL: 'http://127.0.0.1:8080' }),
+      loadConfig({
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        SIGNUP_SCREENING: 'lists',
+        VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
+        PUBLIC_URL: 'http://127.0.0.1:8080'
+      }),
       { logger: pino({ level: 'silent' }) }
     )
     const document = service.app.swagger() as unknown as Record<string, unknown>

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, Help, type CommanderError, type Option } from 'commander'
 import { readFileSync } from 'node:fs'
+import { registerDoctor } from './cli/doctor.ts'
 import { registerMail } from './cli/mail.ts'
 import { registerOperatorCommands } from './cli/operator.ts'
 import { registerRoles } from './cli/roles.ts'
@@ -33,6 +34,7 @@ registerRoles(program)
 registerOperatorCommands(program)
 registerVerifyFile(program)
 registerMail(program)
+registerDoctor(program)
 
 program.parseAsync().catch(err => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`)

@@ -3,6 +3,7 @@ import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { parsePlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
+import { parseSocksUrl, type EgressRoute, type SocksProxy } from './verifier/egress.ts'
 
 /** The plan catalogue shipped with the service. */
 export const DEFAULT_PLANS_FILE = new URL('../config/plans.json', import.meta.url).pathname
@@ -20,6 +21,29 @@ export function loadPlanCatalogue(file: string = DEFAULT_PLANS_FILE): PlanCatalo
   }
   return parsePlanCatalogue(raw, file)
 }
+
+/** A `socks5://[user:password@]host:port` URL, parsed (see `parseSocksUrl`). */
+const socksUrl = z.string().transform((v, ctx): SocksProxy => {
+  try {
+    return parseSocksUrl(v)
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message })
+    return z.NEVER
+  }
+})
+
+/** One routing route of `VERIFIER_SMTP_ROUTES` (the default route is built from the other variables). */
+const RouteSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9_-]{1,32}$/, 'a short name: a-z, 0-9, _ and -'),
+    proxy: socksUrl.nullable().default(null),
+    helo_name: z.string().min(1).optional(),
+    mail_from: z.string().min(3).optional(),
+    providers: z.array(z.string().min(1)).default([]),
+    mx: z.array(z.string().regex(/^[a-z0-9.*-]+$/i, 'a host pattern (* for any characters)')).default([])
+  })
+  .strict()
+  .refine(r => r.providers.length > 0 || r.mx.length > 0, 'a route names the providers or MX patterns it carries')
 
 const intFromEnv = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def)
 
@@ -98,6 +122,34 @@ export const ConfigSchema = z.object({
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
   VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
   VERIFIER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
+  VERIFIER_SMTP_PROXY: socksUrl.optional(),
+  VERIFIER_SMTP_ROUTES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return []
+      try {
+        return JSON.parse(v) as unknown
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `not JSON: ${(err as Error).message}` })
+        return z.NEVER
+      }
+    })
+    .pipe(z.array(RouteSchema).max(64))
+    .refine(
+      routes => new Set(routes.map(r => r.name)).size === routes.length && !routes.some(r => r.name === 'default'),
+      'route names must be unique and not "default"'
+    ),
+  VERIFIER_EGRESS_TEST_INTERVAL_S: z.coerce.number().min(0).max(86_400).default(300),
+  VERIFIER_EGRESS_TEST_MX: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, 'a host name')
+    .default('gmail-smtp-in.l.google.com'),
+  VERIFIER_EGRESS_HOLD_S: z.coerce
+    .number()
+    .min(0)
+    .max(7 * 86_400)
+    .default(3_600),
   WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
   WEBHOOK_TIMEOUT_MS: intFromEnv(10_000, 50, 60_000),
   WEBHOOK_MAX_ATTEMPTS: intFromEnv(6, 1, 20),
@@ -176,6 +228,12 @@ export interface Config {
     starttls: boolean
     /** Probe MX hosts on non-public addresses (tests with a loopback mail world, on-prem); off: never connected to. */
     allow_private_targets: boolean
+    /** The egress routes to port 25 in order, the default route (`VERIFIER_SMTP_PROXY` or direct) last. */
+    routes: EgressRoute[]
+    /** The egress self-test: every `interval_ms` (0: off), each route to `mx` (DNS, TCP port 25, a banner). */
+    egress_test: { interval_ms: number; mx: string }
+    /** How long a new live job is held (`deferred`) while egress is blocked, after it was queued (ms); then it runs anyway. */
+    egress_hold_ms: number
   }
   commands: {
     /** Commands on one stream decided together and appended in one append (group commit), at most. */
@@ -269,7 +327,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,
       max_sessions: c.VERIFIER_MAX_SESSIONS,
       starttls: c.VERIFIER_STARTTLS === 'true',
-      allow_private_targets: c.VERIFIER_ALLOW_PRIVATE_TARGETS === 'true'
+      allow_private_targets: c.VERIFIER_ALLOW_PRIVATE_TARGETS === 'true',
+      routes: [
+        ...c.VERIFIER_SMTP_ROUTES.map(r => ({
+          name: r.name,
+          proxy: r.proxy,
+          helo_name: r.helo_name ?? helo,
+          mail_from: r.mail_from ?? c.VERIFIER_MAIL_FROM ?? `verify@${r.helo_name ?? helo}`,
+          providers: r.providers,
+          mx: r.mx
+        })),
+        { name: 'default', proxy: c.VERIFIER_SMTP_PROXY ?? null, helo_name: helo, mail_from: c.VERIFIER_MAIL_FROM ?? `verify@${helo}`, providers: [], mx: [] }
+      ],
+      egress_test: { interval_ms: Math.round(c.VERIFIER_EGRESS_TEST_INTERVAL_S * 1000), mx: c.VERIFIER_EGRESS_TEST_MX },
+      egress_hold_ms: Math.round(c.VERIFIER_EGRESS_HOLD_S * 1000)
     },
     commands: { batch_max: c.COMMAND_BATCH_MAX, deadline_ms: c.COMMAND_DEADLINE_MS, idempotency_key_ttl_s: c.IDEMPOTENCY_KEY_TTL_S },
     fault_point: c.FAULT_POINT ?? null,

@@ -33,6 +33,9 @@ import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from 
 import { webhookSender } from './infra/webhooks/sender.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from './verifier/dns.ts'
+import { EgressRoutes } from './verifier/egress.ts'
+import { EgressMonitor, type EgressState } from './verifier/egress-monitor.ts'
+import type { NotReady, Readiness } from './http/runtime.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
 import { buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts'
 import { CompletionWaits } from './http/waits.ts'
@@ -51,13 +54,49 @@ export function buildEngine(config: Config): VerificationEngine {
       timeout_ms: v.smtp_timeout_ms,
       pipeline_rcpt: v.pipeline_rcpt,
       starttls: v.starttls,
-      allow_private_targets: v.allow_private_targets
+      allow_private_targets: v.allow_private_targets,
+      routes: egressRoutes(config)
     },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,
     greylist: { retry_ms: v.greylist_retry_ms, deadline_ms: v.greylist_deadline_ms }
   })
+}
+
+/** The configured egress routes (the default route last). */
+function egressRoutes(config: Config): EgressRoutes {
+  const routes = config.verifier.routes
+  return new EgressRoutes(routes.slice(0, -1), routes[routes.length - 1])
+}
+
+/**
+ * The egress self-test as configured (`VERIFIER_EGRESS_TEST_*`): every route to the test MX
+ * through the configured resolvers; null when its interval is 0 (off).
+ */
+export function buildEgressMonitor(config: Config, onChange?: (state: EgressState, previous: EgressState) => void): EgressMonitor | null {
+  const v = config.verifier
+  if (v.egress_test.interval_ms <= 0) return null
+  return new EgressMonitor({
+    dns: new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms }),
+    routes: v.routes,
+    mx: v.egress_test.mx,
+    port: v.smtp_port,
+    timeout_ms: v.smtp_timeout_ms,
+    interval_ms: v.egress_test.interval_ms,
+    on_change: onChange
+  })
+}
+
+/** What is wrong with egress in a self-test's findings (null when nothing, or before the first test). */
+function egressNotReady(state: EgressState): NotReady | null {
+  if (state.checked_at === null || state.ok) return null
+  const failed = state.dns.ok ? state.routes.find(r => !r.ok) : null
+  return {
+    component: 'egress',
+    problem: state.problem ?? 'dns_failing',
+    detail: state.dns.ok ? `route ${failed?.route} (${failed?.via}): ${failed?.detail}` : state.dns.detail
+  }
 }
 
 export interface Core {
@@ -187,14 +226,15 @@ export async function startRole(
     else log.error(fields, "erasure: emptying keys.db's write-ahead log failed (retrying)")
   })
   const closers: Array<() => Promise<void>> = []
-  const readiness: Array<() => boolean> = []
+  /** Each part's reason not to be ready, or null. */
+  const readiness: Array<() => NotReady | null> = []
 
   let runner: ProjectionRunner | null = null
   if (role === 'serve' || role === 'projector' || role === 'api') {
     runner = new ProjectionRunner(store, PROJECTIONS, ctx.reads)
     await runner.start()
     const r = runner
-    readiness.push(() => r.ready)
+    readiness.push(() => (r.ready ? null : { component: 'projections', problem: 'catching_up', detail: null }))
     closers.push(() => r.stop())
     metrics.watchLag('projections', async () => (await store.headPosition()) - r.position)
   }
@@ -210,12 +250,33 @@ export async function startRole(
   if (bus && (role === 'serve' || role === 'worker:verifier')) {
     const engine = buildEngine(config)
     metrics.watchSmtp(() => engine.stats)
+    // The egress self-test: its state on /readyz, /metrics and in a log line at each change; new live jobs are held while it fails.
+    const egress = buildEgressMonitor(config, (state, previous) => {
+      const routes = state.routes.map(r => ({ route: r.route, via: r.via, ok: r.ok, problem: r.problem, detail: r.detail, ms: r.ms }))
+      if (state.ok) log.info({ egress: { dns: state.dns, routes } }, previous.checked_at === null ? 'egress: port 25 reachable' : 'egress: working again')
+      else log.error({ egress: { problem: state.problem, dns: state.dns, routes } }, `egress: ${state.problem}`)
+    })
+    if (egress) {
+      void egress.start()
+      closers.push(async () => {
+        egress.stop()
+      })
+      metrics.watchEgress(() => egress.state)
+      readiness.push(() => egressNotReady(egress.state))
+    }
     consumers.push(
       await startVerifierWorker(ctx, bus, engine, {
         concurrency: config.verifier.concurrency,
         greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
         reads: runner ? ctx.reads : undefined,
-        metrics
+        metrics,
+        ...(egress && {
+          egress: {
+            blocked: () => egress.blocked,
+            hold_ms: config.verifier.egress_hold_ms,
+            recheck_ms: Math.min(config.verifier.egress_test.interval_ms, 60_000)
+          }
+        })
       })
     )
     // Batches share the engine (its sessions per MX and its politeness) with single jobs.
@@ -288,10 +349,20 @@ export async function startRole(
   let relay: Relay | null = null
   if (bus && (role === 'serve' || role === 'relay')) {
     // In process, a publish is its consumers' work done: a small window is all it takes.
-    relay = new Relay(store, bus, core.checkpoints, { event_types: [...new Set(Object.values(ROUTES).flat())], window: config.nats_url ? 4_096 : 256 })
+    relay = new Relay(store, bus, core.checkpoints, {
+      event_types: [...new Set(Object.values(ROUTES).flat())],
+      window: config.nats_url ? 4_096 : 256,
+      log: (msg, err) => {
+        if (err === undefined) log.info(msg)
+        else log.error({ err }, msg)
+      }
+    })
     await relay.start()
     const r = relay
-    readiness.push(() => r.caughtUp)
+    readiness.push(() => {
+      const n = r.notReady
+      return n === null ? null : { component: 'relay', ...n }
+    })
     closers.unshift(() => r.stop())
     metrics.watchLag('relay', async () => (await store.headPosition()) - r.checkpoint)
   }
@@ -302,7 +373,12 @@ export async function startRole(
     ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
     metrics.watchSmtp(() => screener.stats)
   }
-  const ready = (): boolean => readiness.every(f => f())
+  // Not ready: `starting` while a part has yet to catch up once, `degraded` when a part that worked fails.
+  const ready = (): Readiness => {
+    const reasons = readiness.map(f => f()).filter((r): r is NotReady => r !== null)
+    if (reasons.length === 0) return { status: 'ready', reasons }
+    return { status: reasons.some(r => r.problem === 'starting' || r.problem === 'catching_up') ? 'starting' : 'degraded', reasons }
+  }
   const serveApi = role === 'serve' || role === 'api'
   const caughtUp = (p: number): Promise<boolean> => (runner ? runner.waitFor(p) : Promise.resolve(false))
   let rateCounter: RateCounter | null = null
@@ -340,7 +416,8 @@ export async function startRole(
       )
     : await buildHealthApp(ready, metrics, config.metrics.token)
   app.addHook('onResponse', async (request, reply) => {
-    log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+    // Through the request's logger: the line carries its request_id.
+    request.log.info({ method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
   })
   // A burst of connections (a customer's program opening hundreds at once) waits in the
   // kernel's accept queue while the event loop is busy; Node's default of 511 overflows

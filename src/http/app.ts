@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import helmet from '@fastify/helmet'
 import cookie from '@fastify/cookie'
@@ -29,7 +30,7 @@ import { batchSourceRoutes } from './routes/batch-sources.ts'
 import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
 import type { Metrics } from '../ports/metrics.ts'
-import type { HttpRuntime } from './runtime.ts'
+import type { HttpRuntime, Readiness } from './runtime.ts'
 
 export interface AppOptions {
   /** A pino options object, or false. */
@@ -44,9 +45,19 @@ export interface AppOptions {
 const CORS_PATHS = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke', '/mcp'])
 
 /** Routes every role answers: liveness and readiness. */
-function healthRoutes(fastify: FastifyInstance, ready: () => boolean): void {
+function healthRoutes(fastify: FastifyInstance, ready: () => Readiness): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const Status = z.object({ status: z.string() })
+  const NotReadyBody = z.object({
+    status: z.enum(['starting', 'degraded']),
+    reasons: z.array(
+      z.object({
+        component: z.string().meta({ description: '`projections`, `relay`, `egress`, …' }),
+        problem: z.string().meta({ description: '`starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`' }),
+        detail: z.string().nullable()
+      })
+    )
+  })
   app.route({
     method: 'GET',
     url: '/healthz',
@@ -60,11 +71,15 @@ function healthRoutes(fastify: FastifyInstance, ready: () => boolean): void {
     config: { auth: 'none' },
     schema: {
       operationId: 'readiness',
-      summary: 'Readiness: connected and caught up',
+      summary: 'Readiness: read models caught up, the relay subscribed, egress to port 25 working (else 503 with the reasons)',
       tags: ['Service'],
-      response: { 200: Status, 503: Status, ...problems() }
+      response: { 200: z.object({ status: z.literal('ready') }), 503: NotReadyBody, ...problems() }
     },
-    handler: async (_request, reply) => (ready() ? { status: 'ready' } : reply.code(503).send({ status: 'starting' }))
+    handler: async (_request, reply) => {
+      const r = ready()
+      if (r.status === 'ready') return { status: 'ready' as const }
+      return reply.code(503).send({ status: r.status, reasons: r.reasons })
+    }
   })
 }
 
@@ -88,15 +103,32 @@ export const REDACT = [
   '*.req'
 ]
 
+/** An incoming X-Request-Id kept as the request's id: 1–128 characters of letters, digits and `._:-` (anything else could forge log lines or fill them). */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
 /** The base of every role's app: zod validation and serialization, problem+json errors. */
 function base(options: AppOptions, metrics: Metrics, metricsToken: string | null): FastifyInstance {
   const app = Fastify({
     ...(options.logger_instance
-      ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true }) }
-      : { logger: options.logger === false ? false : { ...(options.logger === true ? {} : options.logger), redact: REDACT } }),
+      ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }) }
+      : {
+          logger: options.logger === false ? false : { ...(options.logger === true ? {} : options.logger), redact: REDACT },
+          logController: new LogController({ requestIdLogLabel: 'request_id' })
+        }),
     bodyLimit: 1024 * 1024,
     trustProxy: false,
-    return503OnClosing: true
+    return503OnClosing: true,
+    // Every log line of a request carries its id: the caller's X-Request-Id when it is a
+    // plain token (a proxy's or the client's, so both ends' logs join), else a new one.
+    requestIdHeader: false,
+    genReqId: request => {
+      const given = request.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    }
+  })
+  // The answer says which request it was.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
   })
   // JSON operations take JSON: a text/plain body is a 415 as their documents declare, not a
   // string that fails the schema (400). Fastify's built-in text parser is the only other one.
@@ -173,7 +205,7 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
 }
 
 /** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */
-export async function buildHealthApp(ready: () => boolean, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
+export async function buildHealthApp(ready: () => Readiness, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
   const app = base({ logger: false }, metrics, metricsToken)
   healthRoutes(app, ready)
   return app

@@ -6,13 +6,28 @@ import type { Billing } from '../ports/billing.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { CompletionWaits } from './waits.ts'
 
+/** Why a part of the process is not ready: which part, a problem code, and what was seen (no secret in it). */
+export interface NotReady {
+  /** `projections`, `relay`, `egress`, … */
+  component: string
+  /** `starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`. */
+  problem: string
+  detail: string | null
+}
+
+/** `/readyz`'s answer: ready, or the reasons it is not (`starting` while a part has not caught up once, `degraded` after). */
+export interface Readiness {
+  status: 'ready' | 'starting' | 'degraded'
+  reasons: NotReady[]
+}
+
 /** What routes need: the command context and read-your-writes. */
 export interface HttpRuntime {
   ctx: CommandContext
   /** Resolves once the read models have applied events up to `position` (bounded wait). */
   caughtUp: (position: number) => Promise<boolean>
-  /** Whether the service is ready (read models caught up, workers running). */
-  ready: () => boolean
+  /** Whether the service is ready (read models caught up, the relay subscribed, egress working), and if not, why. */
+  ready: () => Readiness
   /** Rate counters of keys and agent tokens (shared across API processes in the production topology). */
   rate_counter: RateCounter
   /** Stripe, or null when `STRIPE_SECRET_KEY` is not set (billing operations answer 503). */

@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Metrics } from '../ports/metrics.ts'
 import type { ProbeStats } from '../verifier/smtp-probe.ts'
 import type { ErasureStatus } from './crypto/keystore.ts'
+import type { EgressState } from '../verifier/egress-monitor.ts'
 
 /**
  * The service's metrics in the Prometheus text format (`prom-client`), one registry per
@@ -15,10 +16,10 @@ export class ServiceMetrics implements Metrics {
   readonly registry = new Registry()
   /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
   readonly http: Histogram<'method' | 'route' | 'status'>
-  /** Jobs that reached a terminal state in this process, by verdict and reason (`failed` jobs: verdict `none`). */
-  readonly jobs: Counter<'verdict' | 'reason'>
-  /** Greylisting deferrals (JobDeferred appended). */
-  readonly deferrals: Counter
+  /** Jobs and batch items that reached a terminal state in this process, by verdict, reason and environment (`failed` jobs: verdict `none`). */
+  readonly jobs: Counter<'verdict' | 'reason' | 'environment'>
+  /** Deferrals by reason (`greylisted`, `egress_blocked`). */
+  readonly deferrals: Counter<'reason'>
   /** Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another is scheduled), `failed` (the last one failed), `test`. */
   readonly webhookAttempts: Counter<'outcome'>
   private readonly smtpSources: Array<() => ProbeStats> = []
@@ -26,6 +27,7 @@ export class ServiceMetrics implements Metrics {
   private readonly lagSources = new Map<string, () => Promise<number>>()
   private erasureSource: (() => ErasureStatus) | null = null
   private waitsSource: (() => number) | null = null
+  private egressSource: (() => EgressState) | null = null
 
   constructor(role: string) {
     const registers = [this.registry]
@@ -40,11 +42,16 @@ export class ServiceMetrics implements Metrics {
     })
     this.jobs = new Counter({
       name: 'verification_jobs_total',
-      help: 'Verification jobs that reached a terminal state, by verdict and reason',
-      labelNames: ['verdict', 'reason'],
+      help: 'Verifications (jobs and batch items) that reached a terminal state, by verdict, reason and environment (live, test: sandbox)',
+      labelNames: ['verdict', 'reason', 'environment'],
       registers
     })
-    this.deferrals = new Counter({ name: 'verification_job_deferrals_total', help: 'Jobs deferred by greylisting', registers })
+    this.deferrals = new Counter({
+      name: 'verification_job_deferrals_total',
+      help: 'Jobs and batch items deferred, by reason (greylisted, egress_blocked)',
+      labelNames: ['reason'],
+      registers
+    })
     this.webhookAttempts = new Counter({ name: 'webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers })
     const sources = this
     new Counter({
@@ -85,6 +92,47 @@ export class ServiceMetrics implements Metrics {
       async collect() {
         this.reset()
         for (const [consumer, lag] of sources.lagSources) this.set({ consumer }, Math.max(0, await lag()))
+      }
+    })
+    new Counter({
+      name: 'smtp_route_sessions_total',
+      help: 'SMTP sessions connected by the verification engine, by egress route (direct or through its SOCKS5 proxy)',
+      labelNames: ['route'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [route, n] of Object.entries(sources.routeTotals())) this.inc({ route }, n.sessions)
+      }
+    })
+    new Counter({
+      name: 'smtp_proxy_errors_total',
+      help: "Connections an egress route's SOCKS5 proxy failed (results `proxy_error`), by route",
+      labelNames: ['route'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [route, n] of Object.entries(sources.routeTotals())) this.inc({ route }, n.proxy_errors)
+      }
+    })
+    new Gauge({
+      name: 'egress_up',
+      help: 'Whether the last egress self-test got a banner from the test MX on port 25 through each route (1) or not (0)',
+      labelNames: ['route'],
+      registers,
+      collect() {
+        this.reset()
+        const state = sources.egressSource?.()
+        if (state?.checked_at) for (const r of state.routes) this.set({ route: r.route }, r.ok ? 1 : 0)
+      }
+    })
+    new Gauge({
+      name: 'egress_dns_up',
+      help: 'Whether the configured resolvers answered for the test MX in the last egress self-test (1) or not (0)',
+      registers,
+      collect() {
+        this.reset()
+        const state = sources.egressSource?.()
+        if (state?.checked_at) this.set(state.dns.ok ? 1 : 0)
       }
     })
     new Gauge({
@@ -135,6 +183,18 @@ export class ServiceMetrics implements Metrics {
     return out
   }
 
+  private routeTotals(): Record<string, { sessions: number; proxy_errors: number }> {
+    const out: Record<string, { sessions: number; proxy_errors: number }> = {}
+    for (const source of this.smtpSources) {
+      for (const [r, n] of Object.entries(source().by_route)) {
+        const t = (out[r] ??= { sessions: 0, proxy_errors: 0 })
+        t.sessions += n.sessions
+        t.proxy_errors += n.proxy_errors
+      }
+    }
+    return out
+  }
+
   /** Reads an engine's SMTP counters at each scrape. */
   watchSmtp(stats: () => ProbeStats): void {
     this.smtpSources.push(stats)
@@ -142,6 +202,10 @@ export class ServiceMetrics implements Metrics {
   /** Reads a bus's redelivery counts at each scrape. */
   watchRedeliveries(counts: () => Readonly<Record<string, number>>): void {
     this.redeliverySources.push(counts)
+  }
+  /** Reads the egress self-test's state at each scrape. */
+  watchEgress(state: () => EgressState): void {
+    this.egressSource = state
   }
   /** Reads how many reads wait for a job or batch to end, at each scrape. */
   watchWaits(pending: () => number): void {

@@ -11,10 +11,10 @@ interface MetricCounter<L extends string> {
 export interface Metrics {
   /** Request duration (s) by route (its pattern, never the raw URL), method and status. */
   readonly http: { observe(labels: Record<'method' | 'route' | 'status', string>, seconds: number): void }
-  /** Jobs that reached a terminal state in this process, by verdict and reason. */
-  readonly jobs: MetricCounter<'verdict' | 'reason'>
-  /** Greylisting deferrals (JobDeferred appended). */
-  readonly deferrals: MetricCounter<never>
+  /** Jobs and batch items that reached a terminal state in this process, by verdict, reason and environment (`live`, `test`: sandbox). */
+  readonly jobs: MetricCounter<'verdict' | 'reason' | 'environment'>
+  /** Deferrals (JobDeferred, BatchItemsDeferred appended) by reason: `greylisted`, `egress_blocked`. */
+  readonly deferrals: MetricCounter<'reason'>
   /** Webhook delivery attempts by outcome: `delivered`, `retry`, `failed`, `test`. */
   readonly webhookAttempts: MetricCounter<'outcome'>
   /** The media type of `text()` (Prometheus text exposition format). */

@@ -4,7 +4,7 @@ import type { MailHost } from './dns.ts'
 import { SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import type { RcptOutcome } from './classify.ts'
 
-type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error'
+type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_blocked' | 'unexpected_error' | 'proxy_error'
 
 /** The answer for one recipient. */
 export type RecipientAnswer =
@@ -21,7 +21,7 @@ export type Failure = Extract<RecipientAnswer, { kind: 'session' }>
 /** A session failure from what a session threw (SmtpSessionError kinds; anything else unexpected). */
 export function failureOf(host: MailHost | null, err: unknown): Failure {
   if (err instanceof SmtpSessionError) {
-    const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
+    const reason = err.kind === 'proxy' ? 'proxy_error' : err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
     return { kind: 'session', host, reply: null, reason, detail: err.message }
   }
   return { kind: 'session', host, reply: null, reason: 'unexpected_error', detail: String(err) }

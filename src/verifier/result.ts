@@ -21,6 +21,7 @@ export type Reason =
   | 'smtp_unavailable'
   | 'ip_blocked'
   | 'unexpected_error'
+  | 'proxy_error'
   | 'smtp_not_requested'
 
 export const VERDICT_OF: Readonly<Record<Reason, Verdict>> = {
@@ -42,6 +43,7 @@ export const VERDICT_OF: Readonly<Record<Reason, Verdict>> = {
   smtp_unavailable: 'unknown',
   ip_blocked: 'unknown',
   unexpected_error: 'unknown',
+  proxy_error: 'unknown',
   /** The checks asked for ran and flagged nothing; the mailbox was not asked (SMTP not among them). */
   smtp_not_requested: 'unknown'
 }

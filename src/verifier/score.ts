@@ -20,6 +20,8 @@ const BASE: Readonly<Record<Reason, number>> = {
   timeout: 40,
   no_connect: 30,
   unexpected_error: 30,
+  // The mail server was not asked (our proxy failed): nothing is known either way.
+  proxy_error: 50,
   // Nothing local flagged it, and nobody asked the mailbox: as likely as an unknown that was tried.
   smtp_not_requested: 50
 }

@@ -1,5 +1,6 @@
-import { type Socket, createConnection } from 'node:net'
+import type { Socket } from 'node:net'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import { EgressError, openConnection, type EgressRoute } from './egress.ts'
 
 /** One SMTP reply (RFC 5321 §4.2) with its enhanced status code (RFC 3463) when present. */
 export interface SmtpReply {
@@ -10,10 +11,10 @@ export interface SmtpReply {
   message: string
 }
 
-/** Why a session could not go on. */
+/** Why a session could not go on (`proxy`: the egress route's proxy failed before the server was reached). */
 export class SmtpSessionError extends Error {
-  readonly kind: 'no_connect' | 'timeout' | 'closed'
-  constructor(kind: 'no_connect' | 'timeout' | 'closed', message: string) {
+  readonly kind: 'no_connect' | 'timeout' | 'closed' | 'proxy'
+  constructor(kind: 'no_connect' | 'timeout' | 'closed' | 'proxy', message: string) {
     super(message)
     this.name = 'SmtpSessionError'
     this.kind = kind
@@ -141,26 +142,18 @@ export class SmtpSession {
   private lastLines: string[] = []
 
   /**
-   * Opens a TCP connection to `ip:port` within `timeout_ms`.
-   * @throws SmtpSessionError `no_connect` (refused, unreachable) or `timeout`.
+   * Opens a TCP connection to `ip:port` within `timeout_ms`, directly or through the
+   * route's SOCKS5 proxy (see `openConnection`).
+   * @throws SmtpSessionError `no_connect` (refused, unreachable), `timeout`, or `proxy` (the
+   *   proxy failed: never the server's answer).
    */
-  static async connect(ip: string, port: number, timeoutMs: number): Promise<SmtpSession> {
-    return await new Promise<SmtpSession>((resolve, reject) => {
-      const socket = createConnection({ host: ip, port })
-      const timer = setTimeout(() => {
-        socket.destroy()
-        reject(new SmtpSessionError('timeout', `connect to ${ip}:${port} timed out after ${timeoutMs} ms`))
-      }, timeoutMs)
-      socket.once('connect', () => {
-        clearTimeout(timer)
-        socket.removeAllListeners('error')
-        resolve(new SmtpSession(socket, timeoutMs))
-      })
-      socket.once('error', err => {
-        clearTimeout(timer)
-        reject(new SmtpSessionError('no_connect', `${ip}:${port}: ${(err as NodeJS.ErrnoException).code ?? err.message}`))
-      })
-    })
+  static async connect(ip: string, port: number, timeoutMs: number, route: Pick<EgressRoute, 'proxy'> = { proxy: null }): Promise<SmtpSession> {
+    try {
+      return new SmtpSession(await openConnection(route, ip, port, timeoutMs), timeoutMs)
+    } catch (err) {
+      if (err instanceof EgressError) throw new SmtpSessionError(err.kind, err.message)
+      throw err
+    }
   }
 
   private onData(chunk: string): void {

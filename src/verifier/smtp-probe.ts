@@ -1,16 +1,23 @@
 import { LRUCache } from 'lru-cache'
 import type { MailHost, MailResolver } from './dns.ts'
-import { SmtpSession, type SmtpReply } from './smtp-client.ts'
+import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal } from './classify.ts'
 import { failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
 import { lingerIn, type Item, type Lane } from './lanes.ts'
+import { EgressRoutes } from './egress.ts'
 
 export interface ProbeOptions {
   port: number
+  /** HELO name and MAIL FROM of the direct route (when `routes` is absent). */
   helo_name: string
   mail_from: string
+  /**
+   * The egress routes (direct or through SOCKS5 proxies, each with its HELO name and MAIL
+   * FROM); absent: one direct route with `helo_name` and `mail_from`.
+   */
+  routes?: EgressRoutes
   /** Bound on connect, banner and every command (ms). */
   timeout_ms: number
   /** MX hosts tried, in preference order, before a recipient gets a session failure. */
@@ -51,6 +58,8 @@ export interface ProbeStats {
   rcpts: number
   pushbacks: number
   by_provider: Record<string, { sessions: number; rcpts: number }>
+  /** Sessions opened per egress route (a session is counted once its connection is made), and connections its proxy failed. */
+  by_route: Record<string, { sessions: number; proxy_errors: number }>
 }
 
 /**
@@ -83,7 +92,8 @@ export class SmtpProber {
   private readonly resolver: MailResolver
   private readonly politeness: Politeness
   private readonly o: Required<ProbeOptions>
-  readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0, by_provider: {} }
+  readonly stats: ProbeStats = { sessions: 0, envelopes: 0, rcpts: 0, pushbacks: 0, by_provider: {}, by_route: {} }
+  private readonly routes: EgressRoutes
   /** Routes being probed now, by their hosts. */
   private readonly lanes = new Map<string, Lane>()
   /** MX hosts whose STARTTLS handshake failed lately, and how: asked in clear text for an hour. */
@@ -102,7 +112,10 @@ export class SmtpProber {
       linger_ms: 250,
       pipeline_rcpt: 10,
       ...options
-    }
+    } as Required<ProbeOptions>
+    this.routes =
+      options.routes ??
+      new EgressRoutes([], { name: 'default', proxy: null, helo_name: options.helo_name, mail_from: options.mail_from, providers: [], mx: [] })
   }
 
   /**
@@ -298,21 +311,30 @@ export class SmtpProber {
         answered
       }
     const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
+    const route = this.routes.routeFor(provider, host.host)
+    const byRoute = (this.stats.by_route[route.name] ??= { sessions: 0, proxy_errors: 0 })
     this.stats.sessions++
     counted.sessions++
     let session: SmtpSession | null = null
     let connectError: unknown = null
     // A multihomed host (A and AAAA, or several of either): when an address cannot be
-    // reached, the next one (RFC 5321 §5.1: try at least two addresses).
+    // reached, the next one (RFC 5321 §5.1: try at least two addresses). A proxy that
+    // fails fails for every address: the first failure is the answer.
     for (const ip of ips.slice(0, 2)) {
       try {
-        session = await SmtpSession.connect(ip, this.o.port, this.o.timeout_ms)
+        session = await SmtpSession.connect(ip, this.o.port, this.o.timeout_ms, route)
         break
       } catch (err) {
         connectError = err
+        if (err instanceof SmtpSessionError && err.kind === 'proxy') break
       }
     }
-    if (session === null) return { failure: failureOf(host, connectError), pushedBack: false, answered }
+    if (session === null) {
+      const failure = failureOf(host, connectError)
+      if (failure.reason === 'proxy_error') byRoute.proxy_errors++
+      return { failure, pushedBack: false, answered }
+    }
+    byRoute.sessions++
     const inFlight: Item[] = []
     // Recipients asked but not answered go back to the queue. The first of them is charged a
     // try (the session ended at it; the rest of a pipelined window may never have been read):
@@ -340,7 +362,7 @@ export class SmtpProber {
     try {
       const banner = await session.read()
       if (banner.code !== 220) return refused(banner, 'banner')
-      let hello = await session.hello(this.o.helo_name)
+      let hello = await session.hello(route.helo_name)
       if (hello.code !== 250) return refused(hello, 'HELO')
       let clearText: string | undefined
       if (this.o.starttls && session.extensions.has('STARTTLS')) {
@@ -357,7 +379,7 @@ export class SmtpProber {
             return { failure: { ...f, detail: `STARTTLS failed: ${f.detail}` }, pushedBack: false, answered, tls_failed: true }
           }
           if (secured) {
-            hello = await session.hello(this.o.helo_name)
+            hello = await session.hello(route.helo_name)
             if (hello.code !== 250) return refused(hello, 'EHLO after STARTTLS')
           } else {
             const r = session.tlsRefusal
@@ -369,7 +391,7 @@ export class SmtpProber {
       let asked = 0
       for (;;) {
         while (queue.length > 0 && asked < perSession) {
-          const mail = await session.command(`MAIL FROM:<${this.o.mail_from}>`)
+          const mail = await session.command(`MAIL FROM:<${route.mail_from}>`)
           if (mail.code !== 250) return refused(mail, 'MAIL FROM')
           this.stats.envelopes++
           let inEnvelope = 0

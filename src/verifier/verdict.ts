@@ -12,7 +12,16 @@ import { VERDICT_OF, type CheckRecord, type Reason, type VerificationResult } fr
  * is retried. A full mailbox is temporary (RFC 3463 X.2.2 is a persistent-transient
  * status), so it is among them.
  */
-const RETRYABLE: ReadonlySet<Reason> = new Set(['greylisted', 'timeout', 'no_connect', 'smtp_unavailable', 'ip_blocked', 'unexpected_error', 'mailbox_full'])
+const RETRYABLE: ReadonlySet<Reason> = new Set([
+  'greylisted',
+  'timeout',
+  'no_connect',
+  'smtp_unavailable',
+  'ip_blocked',
+  'unexpected_error',
+  'proxy_error',
+  'mailbox_full'
+])
 
 /** What is known of an address when its verdict is made. */
 export interface Findings {

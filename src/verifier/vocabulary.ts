@@ -123,6 +123,13 @@ export const REASONS: Readonly<Record<Reason, Term & { verdict: Verdict }>> = {
     action: 'retry later'
   },
   unexpected_error: { verdict: 'unknown', meaning: 'Something unforeseen happened on the way (a broken reply, an internal error).', action: 'retry later' },
+  proxy_error: {
+    verdict: 'unknown',
+    meaning:
+      'Our way out to the mail server failed: the SOCKS5 proxy this check goes through refused, failed or could not reach port 25. Nothing was learned about the address, and nothing is charged.',
+    action: 'retry later',
+    advice: 'Never treat it as invalid: the mail server was not asked.'
+  },
   smtp_not_requested: {
     verdict: 'unknown',
     meaning: 'The checks asked for ran and flagged nothing, but the mailbox was not asked: SMTP was not among the checks. Charged for the checks that ran.',

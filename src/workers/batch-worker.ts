@@ -107,7 +107,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
         smtp_provider: r.mx?.provider ?? null,
         checked_at: r.checked_at
       })
-      options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason })
+      options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason, environment: s.environment })
     }
     if (results.length > 0) {
       results.sort((a, b) => a.i - b.i)
@@ -123,7 +123,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
         { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() },
         causation
       )
-      options.metrics?.deferrals.inc()
+      options.metrics?.deferrals.inc({ reason: 'greylisted' })
     }
   }
 

@@ -1,3 +1,4 @@
+import pRetry from 'p-retry'
 import type { EventStore, Subscription } from '../ports/event-store.ts'
 import type { Bus } from '../ports/bus.ts'
 
@@ -44,13 +45,34 @@ export class Relay {
   private saveTimer: NodeJS.Timeout | null = null
   /** Whether the relay has read everything stored when it started (ready). */
   caughtUp = false
+  /** Position of the last event the subscription handed over (published or filtered out): where a new subscription starts. */
+  private read = 0
+  /** The subscription's last error while it is down (null while subscribed). */
+  private down: string | null = null
+  /** Subscription errors so far (each followed by a new subscription). */
+  resubscriptions = 0
+  private retryTimer: NodeJS.Timeout | null = null
+  private stopped = false
+  private readonly log: (msg: string, err?: unknown) => void
 
   constructor(
     store: EventStore,
     bus: Bus,
     checkpoints: CheckpointStore,
-    options: { name?: string; window?: number; window_bytes?: number; event_types?: readonly string[] } = {}
+    options: {
+      name?: string
+      window?: number
+      window_bytes?: number
+      event_types?: readonly string[]
+      /** Where the relay says what went wrong (a subscription error, a publish retried). */
+      log?: (msg: string, err?: unknown) => void
+    } = {}
   ) {
+    this.log =
+      options.log ??
+      ((msg, err) => {
+        console.error(msg, err)
+      })
     this.store = store
     this.bus = bus
     this.checkpoints = checkpoints
@@ -63,15 +85,39 @@ export class Relay {
   async start(): Promise<void> {
     this.saved = await this.checkpoints.getCheckpoint(this.name)
     this.stored = this.saved
+    this.read = this.saved
+    this.subscribe()
+  }
+
+  /**
+   * Subscribes from `read`, the last event handed over: after an error, neither an event
+   * skipped nor one published twice by this process (a restart starts from the stored
+   * checkpoint instead, and the bus drops what it saw). An error marks the relay down
+   * (not ready, with the error) and subscribes again after a back-off of 100 ms doubling
+   * up to 5 s.
+   */
+  private subscribe(): void {
+    const token = {}
+    this.current = token
     this.sub = this.store.subscribeToAll(
       {
-        from_position: this.saved,
+        from_position: this.read,
         event_types: this.eventTypes,
         on_caught_up: () => {
+          if (this.current !== token) return
           this.caughtUp = true
+          if (this.down !== null) {
+            this.log(`relay: subscribed again after ${this.resubscriptions} error(s), caught up at ${this.read}`)
+            this.down = null
+            this.failures = 0
+          }
+        },
+        on_checkpoint: position => {
+          if (this.current === token) this.read = position
         }
       },
       async event => {
+        if (this.current !== token) return
         while (this.pending.size >= this.window || (this.pending.size > 0 && this.pendingBytes >= this.windowBytes))
           await new Promise<void>(resolve => this.slots.push(resolve))
         this.pending.set(event.position, false)
@@ -91,20 +137,52 @@ export class Relay {
         }
       },
       err => {
-        console.error('relay subscription stopped', err)
+        if (this.current !== token || this.stopped) return
+        this.current = null
+        this.down = err instanceof Error ? err.message : String(err)
+        this.resubscriptions++
+        const delay = Math.min(5_000, 100 * 2 ** this.failures++)
+        this.log(`relay: subscription failed at position ${this.read}; subscribing again in ${delay} ms`, err)
+        const old = this.sub
+        this.sub = null
+        void old?.stop().catch(() => undefined)
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null
+          if (!this.stopped) this.subscribe()
+        }, delay)
       }
     )
   }
 
+  /** The subscription a delivery belongs to (deliveries of an ended one are ignored). */
+  private current: object | null = null
+  /** Errors in a row since the relay last caught up (the back-off doubles with each). */
+  private failures = 0
+
+  /** Why the relay is not ready (null when it is): not caught up yet, or its subscription down and being renewed. */
+  get notReady(): { problem: 'starting' | 'resubscribing'; detail: string | null } | null {
+    if (this.down !== null) return { problem: 'resubscribing', detail: this.down }
+    if (!this.caughtUp) return { problem: 'starting', detail: null }
+    return null
+  }
+
   private async publish(event: Parameters<Bus['publish']>[0]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.bus.publish(event)
-        break
-      } catch (err) {
-        console.error(`relay: publish of ${event.id} failed (attempt ${attempt})`, err)
-        await new Promise(resolve => setTimeout(resolve, Math.min(5_000, 100 * 2 ** attempt)))
-      }
+    // Until the bus takes it (p-retry: 200 ms doubling up to 5 s, without end): the checkpoint waits for it.
+    try {
+      await pRetry(async () => await this.bus.publish(event), {
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 200,
+        maxTimeout: 5_000,
+        shouldRetry: () => !this.stopped,
+        onFailedAttempt: ({ error, attemptNumber }) => {
+          this.log(`relay: publish of ${event.id} failed (attempt ${attemptNumber})`, error)
+        }
+      })
+    } catch (err) {
+      // Stopped, or an error p-retry does not retry (a programming error): the event stays
+      // unpublished and the checkpoint before it (a restart publishes it); the lag shows it.
+      if (!this.stopped) this.log(`relay: publish of ${event.id} given up`, err)
+      return
     }
     this.pending.set(event.position, true)
     this.pendingBytes -= this.sizes.get(event.position) ?? 0
@@ -154,6 +232,9 @@ export class Relay {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true
+    this.current = null
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer)
     await this.sub?.stop()
     if (this.saveTimer !== null) {
       clearTimeout(this.saveTimer)

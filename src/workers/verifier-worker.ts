@@ -27,6 +27,13 @@ export interface VerifierWorkerOptions {
   reads?: ReadStore
   /** Counts jobs by verdict and reason, and deferrals. */
   metrics?: Metrics
+  /**
+   * The egress self-test: while it finds egress `blocked`, a new live job that asks SMTP
+   * is held (`deferred`, reason `egress_blocked`) rather than burned as `unknown`, until
+   * `hold_ms` after it was queued; it is tried again every `recheck_ms` and runs as soon as
+   * egress answers again (or, past the hold, anyway).
+   */
+  egress?: { blocked: () => boolean; hold_ms: number; recheck_ms: number }
 }
 
 export interface VerifierWorker extends Consumer {
@@ -55,31 +62,54 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
     const timer = setTimeout(
       () => {
         timers.delete(jobUuid)
-        run(jobUuid, causation).catch(err => {
-          console.error(`verifier: retry of job ${jobUuid} failed`, err)
-        })
+        run(jobUuid, causation)
+          .then(again => {
+            if (again !== null) schedule(jobUuid, new Date(Date.now() + again).toISOString(), causation)
+          })
+          .catch(err => {
+            console.error(`verifier: retry of job ${jobUuid} failed`, err)
+          })
       },
       Math.max(0, Date.parse(at) - Date.now())
     )
     timers.set(jobUuid, timer)
   }
 
-  const run = async (jobUuid: string, causation: string): Promise<void> => {
+  /**
+   * Runs a job (verifies, defers or completes it). @returns ms after which to try again
+   * when it is held for egress and already deferred (no new event: the retry rides on the
+   * bus or a timer), else null.
+   */
+  const run = async (jobUuid: string, causation: string): Promise<number | null> => {
     const loaded = await load(ctx, `job-${jobUuid}`, job)
     const state = loaded.state
-    if (state.status === 'none') return
+    if (state.status === 'none') return null
     if (job.isTerminal(state)) {
       await settleJob(ctx, state, causation)
-      return
+      return null
     }
     if (state.status === 'deferred' && state.retry_at && Date.parse(state.retry_at) > Date.now()) {
       schedule(jobUuid, state.retry_at, causation)
-      return
+      return null
+    }
+    const egress = options.egress
+    if (egress && state.environment === 'live' && state.checks.includes('smtp') && egress.blocked()) {
+      const now = ctx.now().getTime()
+      const deadline = Date.parse(state.queued_at) + egress.hold_ms
+      if (now < deadline) {
+        // Held once as an event (the job shows `deferred`); while it stays held, no more events.
+        if (state.status === 'deferred') return Math.min(egress.recheck_ms, deadline - now)
+        const retryAt = new Date(Math.min(deadline, now + egress.recheck_ms)).toISOString()
+        if (await deferJob(ctx, loaded, { reason: 'egress_blocked', retry_at: retryAt, deadline_at: new Date(deadline).toISOString() }, causation))
+          options.metrics?.deferrals.inc({ reason: 'egress_blocked' })
+        return null
+      }
     }
     const email = await ctx.sealer.unseal(state.user_uuid, state.email)
     if (email === null) {
-      if (await failJob(ctx, loaded, 'account erased', causation)) options.metrics?.jobs.inc({ verdict: 'none', reason: 'failed' })
-      return
+      if (await failJob(ctx, loaded, 'account erased', causation))
+        options.metrics?.jobs.inc({ verdict: 'none', reason: 'failed', environment: state.environment })
+      return null
     }
     const result = state.environment === 'test' ? simulate(email, state.checks, ctx.now()) : await batcher.verify(email, state.checks)
     if (result.reason === 'greylisted' && !result.sandbox) {
@@ -88,11 +118,13 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
       const retryAt = greylistRetryAt(now, options.greylist.retry_ms, state.attempts)
       if (retryAt < deadline) {
         if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation))
-          options.metrics?.deferrals.inc()
-        return
+          options.metrics?.deferrals.inc({ reason: 'greylisted' })
+        return null
       }
     }
-    if (await completeJob(ctx, loaded, result, causation)) options.metrics?.jobs.inc({ verdict: result.verdict, reason: result.reason })
+    if (await completeJob(ctx, loaded, result, causation))
+      options.metrics?.jobs.inc({ verdict: result.verdict, reason: result.reason, environment: state.environment })
+    return null
   }
 
   const consumer = await bus.consume(
@@ -105,10 +137,12 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
         const d = event.data as JobDeferred['data']
         const wait = Date.parse(d.retry_at) - Date.now()
         if (wait > 0) throw new RetryLater(wait)
-        await run(d.job_uuid, event.id)
+        const again = await run(d.job_uuid, event.id)
+        if (again !== null) throw new RetryLater(again)
         return
       }
-      await run((event.data as JobQueued['data']).job_uuid, event.id)
+      const again = await run((event.data as JobQueued['data']).job_uuid, event.id)
+      if (again !== null) throw new RetryLater(again)
     }
   )
 

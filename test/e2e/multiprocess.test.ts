@@ -52,6 +52,7 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     PORT: '0',
     LOG_LEVEL: 'info',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     NATS_URL: natsUrl,
     NATS_PREFIX: prefix,
     NATS_ACK_WAIT_MS: '2000',

@@ -152,6 +152,7 @@ t.test('production topology: one count across two `svc api` processes on NATS', 
     PORT: '0',
     LOG_LEVEL: 'info',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     NATS_URL: natsUrl,
     NATS_PREFIX: `rl_${randomUUID().slice(0, 8)}`
   }

@@ -40,6 +40,7 @@ const svc = await startSvc(
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     METRICS_TOKEN,
     VERIFIER_DNS_SERVERS: world.dns_server,
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',

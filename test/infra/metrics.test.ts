@@ -88,6 +88,7 @@ t.test('after verifying addresses the counters moved', async t => {
   const before = await scrape()
   const token = await signUp(api, dataDir, 'metrics@example.com')
   const key = (await api('POST', '/api/keys', { token, body: { name: 'm', environment: 'live' } })).body.raw_key
+  const testKey = (await api('POST', '/api/keys', { token, body: { name: 't', environment: 'test' } })).body.raw_key
   const hook = await api('POST', '/api/webhooks', {
     token,
     body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['job.completed'] }
@@ -96,25 +97,35 @@ t.test('after verifying addresses the counters moved', async t => {
   const valid = await api('POST', '/api/verify', { token: key, body: { email: 'jane@metrics-corp.com' } })
   const invalid = await api('POST', '/api/verify', { token: key, body: { email: 'nobody@metrics-corp.com' } })
   const grey = await api('POST', '/api/verify', { token: key, body: { email: 'jane@grey-metrics.com' } })
+  // A test key's job is simulated (the sandbox): counted apart from live results.
+  const sandboxed = await api('POST', '/api/verify', { token: testKey, body: { email: 'valid@example.com' } })
   const status = async (uuid: string): Promise<string> => (await api('GET', `/api/verify/${uuid}`, { token: key })).body.status
   await waitUntil(
     async () =>
-      (await status(valid.body.uuid)) === 'completed' && (await status(invalid.body.uuid)) === 'completed' && (await status(grey.body.uuid)) === 'deferred',
+      (await status(valid.body.uuid)) === 'completed' &&
+      (await status(invalid.body.uuid)) === 'completed' &&
+      (await status(grey.body.uuid)) === 'deferred' &&
+      (await api('GET', `/api/verify/${sandboxed.body.uuid}`, { token: testKey })).body.status === 'completed',
     20_000
   )
   let after = await scrape()
   await waitUntil(async () => {
     after = await scrape()
-    return value(after, 'webhook_attempts_total', { outcome: 'delivered' }) >= 2
+    return value(after, 'webhook_attempts_total', { outcome: 'delivered' }) - value(before, 'webhook_attempts_total', { outcome: 'delivered' }) >= 3
   }, 20_000)
   const moved = (name: string, labels: Record<string, string>): number => value(after, name, labels) - value(before, name, labels)
-  t.equal(moved('verification_jobs_total', { verdict: 'valid', reason: 'accepted_email' }), 1, 'jobs by verdict and reason')
-  t.equal(moved('verification_jobs_total', { verdict: 'invalid', reason: 'mailbox_not_found' }), 1)
-  t.equal(moved('verification_job_deferrals_total', {}), 1, 'a greylisted job was deferred')
+  t.equal(moved('verification_jobs_total', { verdict: 'valid', reason: 'accepted_email', environment: 'live' }), 1, 'jobs by verdict, reason and environment')
+  t.equal(moved('verification_jobs_total', { verdict: 'invalid', reason: 'mailbox_not_found', environment: 'live' }), 1)
+  t.equal(
+    moved('verification_jobs_total', { verdict: 'valid', reason: 'accepted_email', environment: 'test' }),
+    1,
+    "the sandbox's result is counted as test, not live"
+  )
+  t.equal(moved('verification_job_deferrals_total', { reason: 'greylisted' }), 1, 'a greylisted job was deferred')
   t.ok(moved('smtp_sessions_total', { provider: 'google' }) >= 1, "SMTP sessions by provider (an MX named like Google's)")
   t.ok(moved('smtp_rcpt_total', { provider: 'google' }) >= 2, 'RCPTs by provider')
   t.ok(moved('smtp_sessions_total', { provider: 'other' }) >= 1)
-  t.equal(moved('webhook_attempts_total', { outcome: 'delivered' }), 2, 'webhook attempts by outcome: one per completed job')
+  t.equal(moved('webhook_attempts_total', { outcome: 'delivered' }), 3, 'webhook attempts by outcome: one per completed job (two live, one test)')
   t.ok(
     moved('http_request_duration_seconds_count', { method: 'POST', route: '/api/verify', status: '202' }) >= 3,
     'request duration by route pattern and status'

@@ -14,7 +14,7 @@ const dataDir = t.testdir()
 const svc = await startSvc(
   t,
   ['serve'],
-  { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists' },
+  { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SIGNUP_SCREENING: 'lists', VERIFIER_EGRESS_TEST_INTERVAL_S: '0' },
   npmStartNodeFlags()
 )
 const api = client(svc.url)

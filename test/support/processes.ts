@@ -18,6 +18,7 @@ export function svcEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.P
     PORT: '0',
     LOG_LEVEL: 'info',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     VERIFIER_HELO_NAME: 'verifier.test.example',
     ...extra
   }
@@ -30,12 +31,14 @@ export interface SvcProcess {
 }
 
 /**
- * Starts `svc <args>` as an OS process with `env` (and Node's `nodeFlags`) and resolves with its URL once it
+ * Starts `svc <args>` as an OS process with `env` (and Node's `nodeFlags`, under `wrapper` when given) and resolves with its URL once it
  * listens (from its JSON log line); the test's teardown stops what is still running.
  * @throws when the process exits before it listens.
  */
-export async function startSvc(t: Test, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<SvcProcess> {
-  const child = spawn(process.execPath, [...nodeFlags, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+export async function startSvc(t: Test, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = [], wrapper: string[] = []): Promise<SvcProcess> {
+  // `wrapper`: a command that runs it (as `ip netns exec <name>`: in a network namespace).
+  const command = [...wrapper, process.execPath, ...nodeFlags, cli, ...args]
+  const child = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stderr!.on('data', (b: Buffer) => {
     out += b.toString()

@@ -15,6 +15,7 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     VERIFIER_SMTP_TIMEOUT_MS: '1000',
     VERIFIER_DNS_TIMEOUT_MS: '1000',
     VERIFIER_HELO_NAME: 'verifier.test.example',

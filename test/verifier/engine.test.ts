@@ -4,6 +4,7 @@ import { VerificationEngine } from '../../src/verifier/engine.ts'
 import { CachingMailResolver, DnsClient } from '../../src/verifier/dns.ts'
 import { CHECK_NAMES } from '../../src/domain/checks.ts'
 import { VERDICT_OF } from '../../src/verifier/result.ts'
+import { EgressRoutes } from '../../src/verifier/egress.ts'
 import { simulate } from '../../src/verifier/sandbox.ts'
 
 // This file owns 127.0.20.0/24.
@@ -38,6 +39,7 @@ const world = await startMailWorld({
     { name: 'disabled.com', mx: [{ preference: 10, exchange: 'mx.disabled.com' }] },
     { name: 'policy.com', mx: [{ preference: 10, exchange: 'mx.policy.com' }] },
     { name: 'unhosted.com', mx: [{ preference: 10, exchange: 'mx.unhosted.com' }] },
+    { name: 'proxied-away.com', mx: [{ preference: 10, exchange: 'mx.proxied-away.com' }] },
     { name: 'broken-dns.com', servfail: true }
   ],
   hosts: [
@@ -69,14 +71,35 @@ const world = await startMailWorld({
     },
     { name: 'mx.disabled.com', ip: '127.0.20.14', rcpt: () => ({ code: 550, message: '5.2.1 The email account that you tried to reach is disabled.' }) },
     { name: 'mx.policy.com', ip: '127.0.20.15', rcpt: () => ({ code: 554, message: '5.7.1 Message refused by recipient policy' }) },
-    { name: 'mx.unhosted.com', ip: '127.0.20.16', rcpt: () => ({ code: 553, message: "5.1.2 We weren't able to find the recipient domain." }) }
+    { name: 'mx.unhosted.com', ip: '127.0.20.16', rcpt: () => ({ code: 553, message: "5.1.2 We weren't able to find the recipient domain." }) },
+    { name: 'mx.proxied-away.com', ip: '127.0.20.17' }
   ]
 })
 t.teardown(() => world.close())
 
 const engine = new VerificationEngine({
   resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
-  probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 400, allow_private_targets: true },
+  probe: {
+    port: 25,
+    helo_name: 'verifier.test.example',
+    mail_from: 'probe@verifier.test.example',
+    timeout_ms: 400,
+    allow_private_targets: true,
+    // One MX goes out through a SOCKS5 proxy that is not there (nothing listens on its port).
+    routes: new EgressRoutes(
+      [
+        {
+          name: 'gone',
+          proxy: { host: '127.0.20.99', port: 1, user: null, password: null },
+          helo_name: 'verifier.test.example',
+          mail_from: 'probe@verifier.test.example',
+          providers: [],
+          mx: ['mx.proxied-away.com']
+        }
+      ],
+      { name: 'default', proxy: null, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', providers: [], mx: [] }
+    )
+  },
   result_cache_ttl_ms: 0,
   // A 421 banner (x@busy.com) is retried until this deadline: 2 s tells as much as the default 60 s.
   pushback_deadline_ms: 2_000
@@ -112,7 +135,8 @@ const cases: Array<[string, string, string, string?]> = [
     'rejected_email',
     'a permanent refusal of the address that is not a missing mailbox (5.1.2: the receiver does not know the domain)'
   ],
-  ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL']
+  ['x@broken-dns.com', 'unknown', 'unexpected_error', 'SERVFAIL'],
+  ['x@proxied-away.com', 'unknown', 'proxy_error', "its route's SOCKS5 proxy cannot be reached: the mailbox is never asked, never invalid"]
 ]
 
 // The sandbox's magic local part for each reason it simulates (VERIFICATION.md "Sandbox").
@@ -195,4 +219,12 @@ t.test('every reason of the result vocabulary has a case above', async t => {
     [],
     'each reason the engine can give has a case in the mail world'
   )
+})
+
+t.test('a proxy that fails is never the mailbox: its MX was never connected to', async t => {
+  const r = await engine.verify('y@proxied-away.com', all)
+  t.equal(r.reason, 'proxy_error')
+  t.equal(r.retryable, true, 'worth asking again')
+  t.equal(world.connection_log.filter(c => c.ip === '127.0.20.17').length, 0, 'the world saw no connection to the MX')
+  t.ok(world.connection_log.length > 0, '(while it saw the other cases connect)')
 })

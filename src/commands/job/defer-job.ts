@@ -4,11 +4,17 @@ import { handle } from '../command-handler.ts'
 import type { LoadedJob } from './seal-result.ts'
 
 /**
- * Greylisting (VERIFICATION.md): the job waits (JobDeferred, status `deferred`) and is
- * asked again at `retry_at`, until `deadline_at`. A terminal job is not deferred.
+ * The job waits (JobDeferred, status `deferred`) and is asked again at `retry_at`, until
+ * `deadline_at`: greylisting (VERIFICATION.md), or held while the egress self-test finds
+ * port 25 blocked (`egress_blocked`). A terminal job is not deferred.
  * @returns whether the job was deferred (false: it was terminal already).
  */
-export async function deferJob(ctx: CommandContext, loaded: LoadedJob, data: { retry_at: string; deadline_at: string }, causationId: string): Promise<boolean> {
+export async function deferJob(
+  ctx: CommandContext,
+  loaded: LoadedJob,
+  data: { retry_at: string; deadline_at: string; reason?: 'greylisted' | 'egress_blocked' },
+  causationId: string
+): Promise<boolean> {
   if (loaded.state.status === 'none') return false
   const jobUuid = loaded.state.job_uuid
   const r = await handle(
@@ -17,7 +23,13 @@ export async function deferJob(ctx: CommandContext, loaded: LoadedJob, data: { r
     job,
     {
       type: 'DeferJob',
-      data: { job_uuid: jobUuid, reason: 'greylisted', retry_at: data.retry_at, deadline_at: data.deadline_at, deferred_at: ctx.now().toISOString() }
+      data: {
+        job_uuid: jobUuid,
+        reason: data.reason ?? 'greylisted',
+        retry_at: data.retry_at,
+        deadline_at: data.deadline_at,
+        deferred_at: ctx.now().toISOString()
+      }
     },
     { causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' },
     { known: loaded }

@@ -84,7 +84,13 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
     case 'DeferJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
-      return [{ type: 'JobDeferred', data: { ...command.data, user_uuid: state.user_uuid, attempt: state.attempts + 1 } }]
+      // `attempt` counts greylisting retries (their back-off doubles); a hold while egress is blocked is not one.
+      return [
+        {
+          type: 'JobDeferred',
+          data: { ...command.data, user_uuid: state.user_uuid, attempt: command.data.reason === 'greylisted' ? state.attempts + 1 : state.attempts }
+        }
+      ]
     case 'FailJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []

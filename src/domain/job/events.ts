@@ -49,7 +49,8 @@ export type JobDeferred = Event<
     job_uuid: string
     user_uuid: string
     attempt: number
-    reason: 'greylisted'
+    /** `greylisted`: the receiver asked us to come back (450/451); `egress_blocked`: our own way out to port 25 fails (the egress self-test), the job is held. */
+    reason: 'greylisted' | 'egress_blocked'
     retry_at: string
     deadline_at: string
     deferred_at: string

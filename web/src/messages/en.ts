@@ -105,6 +105,7 @@ export const en = {
   'reason.smtp_unavailable': 'The mail server did not decide',
   'reason.ip_blocked': 'The mail server refused us, not the address',
   'reason.unexpected_error': 'Something unexpected happened',
+  'reason.proxy_error': 'Our SMTP proxy failed',
   'reason.smtp_not_requested': 'Mailbox not asked',
 
   'why.accepted_email': 'The receiving server said yes to this mailbox, and it does not say yes to any address.',
@@ -125,6 +126,7 @@ export const en = {
   'why.smtp_unavailable': 'The server was busy or refused on policy grounds, which says nothing about the mailbox.',
   'why.ip_blocked': 'The server refused our sending address (a blocklist), not this address.',
   'why.unexpected_error': 'The check broke on the way; nothing is known about the address.',
+  'why.proxy_error': 'The proxy our checks go out through failed; the mail server was not asked, and nothing was charged.',
   'why.smtp_not_requested': 'The checks asked for found nothing wrong, but the mailbox itself was not asked (no SMTP check).',
 
   'flag.free': 'Free provider',
@@ -229,6 +231,14 @@ export const en = {
   'overview.usageTable': 'Usage as a table',
   'overview.recentJobs': 'Recent jobs',
   'overview.recentLists': 'Recent lists',
+  'health.held': 'Live checks are on hold: the service cannot reach mail servers right now. They run as soon as it can again.',
+  'health.degraded': 'The service is not fully ready.',
+  'health.dns_failing': 'DNS does not answer.',
+  'health.port_25_blocked': 'Outbound port 25 is blocked.',
+  'health.proxy_failing': 'An SMTP proxy is failing.',
+  'health.resubscribing': 'Event delivery is reconnecting.',
+  'health.catching_up': 'Read models are catching up.',
+  'health.starting': 'Starting.',
 
   'window.hour.1': 'Last 24 hours, by hour',
   'window.hour.7': 'Last 7 days, by hour',

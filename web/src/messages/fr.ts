@@ -101,6 +101,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'reason.smtp_unavailable': 'Le serveur n’a pas tranché',
   'reason.ip_blocked': 'Le serveur nous a refusés, pas l’adresse',
   'reason.unexpected_error': 'Un imprévu est survenu',
+  'reason.proxy_error': 'Notre proxy SMTP a échoué',
   'reason.smtp_not_requested': 'Boîte non interrogée',
 
   'why.accepted_email': 'Le serveur destinataire a accepté cette boîte, et il n’accepte pas n’importe quelle adresse.',
@@ -121,6 +122,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'why.smtp_unavailable': 'Le serveur était occupé ou a refusé pour une règle interne, ce qui ne dit rien de la boîte.',
   'why.ip_blocked': 'Le serveur a refusé notre adresse d’envoi (liste de blocage), pas cette adresse.',
   'why.unexpected_error': 'La vérification a échoué en route ; on ne sait rien de l’adresse.',
+  'why.proxy_error': 'Le proxy par lequel passent nos vérifications a échoué ; le serveur de messagerie n’a pas été interrogé, et rien n’a été facturé.',
   'why.smtp_not_requested': 'Les vérifications demandées n’ont rien trouvé, mais la boîte elle-même n’a pas été interrogée (pas de vérification SMTP).',
 
   'flag.free': 'Fournisseur gratuit',
@@ -226,6 +228,15 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'overview.usageTable': 'La consommation en tableau',
   'overview.recentJobs': 'Tâches récentes',
   'overview.recentLists': 'Listes récentes',
+  'health.held':
+    'Les vérifications réelles sont en attente : le service ne peut pas joindre les serveurs de messagerie pour le moment. Elles reprendront dès que possible.',
+  'health.degraded': "Le service n'est pas entièrement prêt.",
+  'health.dns_failing': 'Le DNS ne répond pas.',
+  'health.port_25_blocked': 'Le port 25 sortant est bloqué.',
+  'health.proxy_failing': 'Un proxy SMTP est en échec.',
+  'health.resubscribing': 'La diffusion des événements se reconnecte.',
+  'health.catching_up': 'Les modèles de lecture se mettent à jour.',
+  'health.starting': 'Démarrage.',
 
   'window.hour.1': 'Dernières 24 heures, par heure',
   'window.hour.7': '7 derniers jours, par heure',

@@ -1,4 +1,4 @@
-import { useMemo, useState, type ReactNode } from 'react'
+import { useEffect, useMemo, useState, type ReactNode } from 'react'
 import { Label, ListBox, ListBoxItem, Popover, Select, SelectValue, Button } from 'react-aria-components'
 import { Link } from 'wouter'
 import { api } from '../api.ts'
@@ -52,6 +52,41 @@ export function Choice<T extends string>({
   )
 }
 
+type NotReady = { component: string; problem: string; detail: string | null }
+
+/**
+ * The service's own health, for whoever runs it (`GET /readyz`): nothing while it is ready;
+ * while it is not, what is wrong in words (egress to port 25 failing holds live checks).
+ */
+function ServiceStatus(): ReactNode {
+  const { t } = useI18n()
+  const [reasons, setReasons] = useState<NotReady[]>([])
+  useEffect(() => {
+    let live = true
+    void api.GET('/readyz').then(r => {
+      if (live && r.response.status === 503 && r.error && 'reasons' in r.error) setReasons(r.error.reasons)
+    })
+    return () => {
+      live = false
+    }
+  }, [])
+  if (reasons.length === 0) return null
+  const held = reasons.some(r => r.component === 'egress')
+  return (
+    <div className="alert warn" role="status" data-testid="service-status">
+      <strong>{t(held ? 'health.held' : 'health.degraded')}</strong>
+      <ul>
+        {reasons.map(r => (
+          <li key={`${r.component}-${r.problem}`}>
+            {t(`health.${r.problem}` as 'health.dns_failing')}
+            {r.detail ? <span className="muted"> ({r.detail})</span> : null}
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}
+
 /** The overview: balance, plan, usage over time by verdict in the viewer's time zone, recent jobs and batches, unread notifications. */
 export default function Overview(): ReactNode {
   const { t, formatNumber, formatDate, timeZone } = useI18n()
@@ -81,6 +116,7 @@ export default function Overview(): ReactNode {
   return (
     <>
       <PageTitle>{t('nav.overview')}</PageTitle>
+      <ServiceStatus />
       <div className="grid">
         <section className="card" aria-labelledby="balance-h">
           <h2 id="balance-h">{t('overview.balance')}</h2>
