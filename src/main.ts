@@ -246,7 +246,12 @@ export async function startRole(
     metrics.watchRedeliveries(() => bus.redeliveries())
   }
 
-  const consumers: Array<{ stop: () => Promise<void> }> = []
+  const consumers: Array<{ stop: () => Promise<void>; readonly problem?: string | null }> = []
+  // A bus consumer whose subscription failed is renewed; meanwhile the role is not ready.
+  readiness.push(() => {
+    const down = consumers.find(c => (c.problem ?? null) !== null)
+    return down ? { component: 'consumers', problem: 'resubscribing', detail: down.problem ?? null } : null
+  })
   if (bus && (role === 'serve' || role === 'worker:verifier')) {
     const engine = buildEngine(config)
     metrics.watchSmtp(() => engine.stats)
@@ -256,6 +261,11 @@ export async function startRole(
       if (state.ok) log.info({ egress: { dns: state.dns, routes } }, previous.checked_at === null ? 'egress: port 25 reachable' : 'egress: working again')
       else log.error({ egress: { problem: state.problem, dns: state.dns, routes } }, `egress: ${state.problem}`)
     })
+    const hold = egress && {
+      blocked: () => egress.blocked,
+      hold_ms: config.verifier.egress_hold_ms,
+      recheck_ms: Math.min(config.verifier.egress_test.interval_ms, 60_000)
+    }
     if (egress) {
       void egress.start()
       closers.push(async () => {
@@ -270,13 +280,7 @@ export async function startRole(
         greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
         reads: runner ? ctx.reads : undefined,
         metrics,
-        ...(egress && {
-          egress: {
-            blocked: () => egress.blocked,
-            hold_ms: config.verifier.egress_hold_ms,
-            recheck_ms: Math.min(config.verifier.egress_test.interval_ms, 60_000)
-          }
-        })
+        ...(hold && { egress: hold })
       })
     )
     // Batches share the engine (its sessions per MX and its politeness) with single jobs.
@@ -288,6 +292,7 @@ export async function startRole(
         intake_idle_s: config.batch_intake_idle_s,
         sweep: true,
         metrics,
+        ...(hold && { egress: hold }),
         log: (msg, err) => {
           log.error({ err }, msg)
         }

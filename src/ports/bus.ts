@@ -38,6 +38,8 @@ export interface ConsumerOptions {
 }
 
 export interface Consumer {
+  /** Why it is not consuming now (its subscription failed and is being renewed), or null. Absent: it cannot fail so. */
+  readonly problem?: string | null
   stop(): Promise<void>
 }
 

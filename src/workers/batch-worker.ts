@@ -30,6 +30,12 @@ export interface BatchWorkerOptions {
   sweep: boolean
   metrics?: Metrics
   log?: (msg: string, err?: unknown) => void
+  /**
+   * The egress self-test (as the verifier worker's): while egress is blocked, a live part
+   * that asks SMTP waits (its message comes back every `recheck_ms`, no event) up to
+   * `hold_ms` after its chunk came, rather than ending `unknown`.
+   */
+  egress?: { blocked: () => boolean; hold_ms: number; recheck_ms: number }
 }
 
 /**
@@ -43,6 +49,7 @@ export interface BatchWorkerOptions {
  * wallet decider settles a reservation once). Test-key batches are simulated (sandbox).
  * Idempotent: items with a result are skipped, results recorded twice change nothing.
  * With `sweep`, intake idle for `intake_idle_s` is closed every min(60 s, idle / 4).
+ * With `egress`, live parts wait while egress is blocked (see the option).
  */
 export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: VerificationEngine, options: BatchWorkerOptions): Promise<Consumer> {
   /** Verifies `items` of a chunk and records their results; greylisted ones are deferred (attempt `attempt`). */
@@ -52,7 +59,8 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     items: ReadonlyArray<{ i: number; email: string }>,
     attempt: number,
     deadline: number,
-    causation: string
+    causation: string,
+    since: number
   ): Promise<void> => {
     const loaded = await load(ctx, `batch-${batchUuid}`, batch)
     const s = loaded.state
@@ -61,6 +69,12 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     if (!chunk) return
     const todo = items.filter(item => batch.awaitsResult(chunk, item.i))
     if (todo.length === 0) return
+    const egress = options.egress
+    if (egress && s.environment === 'live' && s.checks.includes('smtp') && egress.blocked()) {
+      // Held while egress is blocked (`since`: when the chunk came), as single jobs are.
+      const left = since + egress.hold_ms - ctx.now().getTime()
+      if (left > 0) throw new RetryLater(Math.min(egress.recheck_ms, left))
+    }
     const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
     const results: BatchItemResult[] = []
     const deferred: Array<{ i: number; email: string }> = []
@@ -133,14 +147,22 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       if (event.type === 'BatchItemsAdded') {
         const d = event.data as BatchItemsAdded['data']
         const items = d.items.flatMap((item, k) => (item.invalid ? [] : [{ i: d.first + k, email: item.email }]))
-        await verify(d.batch_uuid, d.chunk_uuid, items, 1, Date.parse(d.added_at) + options.greylist.deadline_ms, event.id)
+        await verify(d.batch_uuid, d.chunk_uuid, items, 1, Date.parse(d.added_at) + options.greylist.deadline_ms, event.id, Date.parse(d.added_at))
         return
       }
       if (event.type === 'BatchItemsDeferred') {
         const d = event.data as BatchItemsDeferred['data']
         const wait = Date.parse(d.retry_at) - Date.now()
         if (wait > 0) throw new RetryLater(wait)
-        await verify(d.batch_uuid, d.chunk_uuid, d.items, d.attempt + 1, Date.parse(d.deadline_at), event.id)
+        await verify(
+          d.batch_uuid,
+          d.chunk_uuid,
+          d.items,
+          d.attempt + 1,
+          Date.parse(d.deadline_at),
+          event.id,
+          Date.parse(d.deadline_at) - options.greylist.deadline_ms
+        )
         return
       }
       if (event.type === 'BatchChunkProcessed') {
@@ -165,6 +187,9 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
   }
 
   return {
+    get problem() {
+      return consumer.problem ?? null
+    },
     stop: async () => {
       if (timer) clearInterval(timer)
       await consumer.stop()

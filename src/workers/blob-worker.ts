@@ -52,6 +52,9 @@ export async function startBlobWorker(ctx: CommandContext, bus: Bus, blobs: Blob
     timer.unref()
   }
   return {
+    get problem() {
+      return consumer.problem ?? null
+    },
     stop: async () => {
       if (timer) clearInterval(timer)
       await sweeping

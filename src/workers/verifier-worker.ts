@@ -151,6 +151,9 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
   }
 
   return {
+    get problem() {
+      return consumer.problem ?? null
+    },
     get scheduled() {
       return timers.size
     },

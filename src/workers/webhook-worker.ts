@@ -146,6 +146,9 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
   }
 
   return {
+    get problem() {
+      return consumer.problem ?? retries.problem ?? null
+    },
     stop: async () => {
       stopped = true
       for (const t of timers.values()) clearTimeout(t)

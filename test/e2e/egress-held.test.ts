@@ -84,11 +84,15 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
     await waitUntil(async () => (await api('GET', `/api/verify/${uuid}`, { token: key })).body.status === 'deferred', 20_000)
     t.pass(`job ${uuid} is held (deferred), not burned as unknown`)
   }
+  // A list too: its live part waits rather than ending unknown.
+  const list = await api('POST', '/api/batches', { token: key, body: { emails: ['jane@held-corp.com', 'nobody@held-corp.com'], final: true } })
+  t.equal(list.status, 202, JSON.stringify(list.body))
   // A test key's job needs no egress: it completes meanwhile (the positive control of "held").
   const testKey = (await api('POST', '/api/keys', { token, body: { name: 'test', environment: 'test' } })).body.raw_key as string
   const sandboxed = await api('POST', '/api/verify', { token: testKey, body: { email: 'valid@held-corp.com' } })
   await waitUntil(async () => (await api('GET', `/api/verify/${sandboxed.body.uuid}`, { token: testKey })).body.status === 'completed', 20_000)
   for (const uuid of held) t.equal((await api('GET', `/api/verify/${uuid}`, { token: key })).body.status, 'deferred', 'still held')
+  t.equal((await api('GET', `/api/batches/${list.body.uuid}`, { token: key })).body.progress.pending, 2, "the list's addresses are held too")
 
   // Whoever runs the service sees it on the console's overview.
   const browser = await launchChromium()
@@ -112,6 +116,16 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   }, 30_000)
   t.equal(views.get(held[0]).verdict, 'valid', 'jane: valid, as the world says')
   t.equal(views.get(held[1]).verdict, 'invalid', 'nobody: invalid, as the world says')
+  await waitUntil(async () => (await api('GET', `/api/batches/${list.body.uuid}`, { token: key })).body.status === 'completed', 30_000)
+  const rows = (await api('GET', `/api/batches/${list.body.uuid}/results?limit=10`, { token: key })).body.items as Array<{ email: string; verdict: string }>
+  t.same(
+    rows.map(r => [r.email, r.verdict]),
+    [
+      ['jane@held-corp.com', 'valid'],
+      ['nobody@held-corp.com', 'invalid']
+    ],
+    "the list completed with the world's answers once egress worked again"
+  )
   const jobs = world.connection_log.filter(c => c.ip === '127.0.81.10' && c.commands.some(l => /^RCPT TO:<(jane|nobody)@/i.test(l)))
   t.ok(jobs.length >= 1, 'they were asked once egress worked again')
 })

@@ -177,17 +177,27 @@ export class NatsBus implements Bus {
       max_deliver: -1,
       max_ack_pending: options.max_pending ?? Math.max(1_000, options.concurrency * 4)
     }
-    try {
-      await this.jsm.consumers.info(stream, service)
-      await this.jsm.consumers.update(stream, service, { ack_wait: config.ack_wait, max_deliver: config.max_deliver, max_ack_pending: config.max_ack_pending })
-    } catch {
-      await this.jsm.consumers.add(stream, config)
+    // The durable consumer (its position is the server's): made or brought up to date, again after each failure
+    // (a consume aborts when its consumer or stream is gone: `abort_on_missing_resource`, and is made again here).
+    const ensure = async (): Promise<void> => {
+      try {
+        await this.jsm.consumers.info(stream, service)
+        await this.jsm.consumers.update(stream, service, {
+          ack_wait: config.ack_wait,
+          max_deliver: config.max_deliver,
+          max_ack_pending: config.max_ack_pending
+        })
+      } catch {
+        await this.jsm.consumers.add(stream, config)
+      }
     }
-    const consumer = await this.js.consumers.get(stream, service)
-    const messages = await consumer.consume({ max_messages: options.concurrency })
+    await ensure()
+    let messages = await (await this.js.consumers.get(stream, service)).consume({ max_messages: options.concurrency, abort_on_missing_resource: true })
     const inFlight = new Set<Promise<void>>()
     const slots: Array<() => void> = []
     let stopping = false
+    let down: string | null = null
+    let failures = 0
     const max = options.max_deliveries ?? 5
 
     const handle = async (m: JsMsg): Promise<void> => {
@@ -224,24 +234,51 @@ export class NatsBus implements Bus {
       }
     }
 
+    // Consumes until stopped. The stream of messages ends or fails (the consumer deleted,
+    // the server gone past the client's reconnects): down (said by `problem`) until a new
+    // one is made from the durable consumer, 100 ms doubling up to 5 s between tries.
     const loop = (async () => {
-      for await (const m of messages) {
-        if (stopping) {
-          m.nak()
-          continue
+      while (!stopping) {
+        try {
+          for await (const m of messages) {
+            if (stopping) {
+              m.nak()
+              continue
+            }
+            failures = 0
+            while (inFlight.size >= options.concurrency) await new Promise<void>(resolve => slots.push(resolve))
+            const p = handle(m).finally(() => {
+              inFlight.delete(p)
+              slots.shift()?.()
+            })
+            inFlight.add(p)
+          }
+          if (stopping) return
+          throw new Error('the message stream ended')
+        } catch (err) {
+          // Stopped, or the connection closed (the bus closed: nothing to consume from again).
+          if (stopping || this.nc.isClosed() || this.nc.isDraining()) return
+          down = err instanceof Error ? err.message : String(err)
+          const delay = Math.min(5_000, 100 * 2 ** failures++)
+          this.o.log(`consumer ${service} stopped; consuming again in ${delay} ms`, err)
+          await new Promise(resolve => setTimeout(resolve, delay).unref())
+          if (stopping || this.nc.isClosed()) return
+          try {
+            await ensure()
+            messages = await (await this.js.consumers.get(stream, service)).consume({ max_messages: options.concurrency, abort_on_missing_resource: true })
+            down = null
+            this.o.log(`consumer ${service} consuming again`)
+          } catch (again) {
+            down = again instanceof Error ? again.message : String(again)
+          }
         }
-        while (inFlight.size >= options.concurrency) await new Promise<void>(resolve => slots.push(resolve))
-        const p = handle(m).finally(() => {
-          inFlight.delete(p)
-          slots.shift()?.()
-        })
-        inFlight.add(p)
       }
-    })().catch(err => {
-      if (!stopping) this.o.log(`consumer ${service} stopped`, err)
-    })
+    })()
 
     return {
+      get problem() {
+        return down
+      },
       stop: async () => {
         stopping = true
         await messages.close().catch(() => undefined)

@@ -1,5 +1,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import { connect } from '@nats-io/transport-node'
+import { jetstreamManager } from '@nats-io/jetstream'
 import { NatsBus, natsAnswers } from '../../../src/infra/bus/nats.ts'
 import { busContract, message } from '../../support/bus-contract.ts'
 import { waitUntil } from '../../support/eventstore-contract.ts'
@@ -68,5 +70,32 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     t.same(seen, [m.id, sentinel.id], 'the duplicate added nothing before the sentinel')
     await relay1.close()
     await relay2.close()
+  })
+  t.test('a consumer deleted on the server: said, made again, and consuming again', async t => {
+    const group = randomUUID().slice(0, 8)
+    const said: string[] = []
+    const bus = await open(group, 30_000, msg => {
+      said.push(msg)
+    })
+    const got: string[] = []
+    const consumer = await bus.consume({ name: 'verifier', event_types: ['JobQueued'], concurrency: 1 }, async e => {
+      got.push(e.id)
+    })
+    const first = message('JobQueued', 1)
+    await bus.publish(first)
+    await waitUntil(() => got.includes(first.id))
+    const nc = await connect({ servers: url })
+    const admin = await jetstreamManager(nc)
+    await admin.consumers.delete(`TEST_${group}_VERIFIER`.toUpperCase().replace(/[^A-Z0-9_-]/g, '_'), 'verifier')
+    await waitUntil(() => said.some(m => /consumer verifier stopped/.test(m)), 15_000)
+    await waitUntil(() => said.some(m => /consumer verifier consuming again/.test(m)), 15_000)
+    t.equal(consumer.problem, null, 'not down any more')
+    const second = message('JobQueued', 2)
+    await bus.publish(second)
+    await waitUntil(() => got.includes(second.id), 15_000)
+    t.same(got, [first.id, second.id], 'the next message arrives, once')
+    await nc.close()
+    await consumer.stop()
+    await bus.close()
   })
 }
