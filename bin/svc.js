@@ -17,4 +17,8 @@ if (Number(found.split('.')[0]) < REQUIRED) {
   )
   process.exit(1)
 }
+// V8's compiled code of the modules, kept between runs (in the OS's temporary directory; a
+// changed file is compiled again): an operator command starts in about half the time.
+const { enableCompileCache } = await import('node:module')
+enableCompileCache?.()
 await import('../src/cli.ts')
