@@ -1,8 +1,9 @@
 // `npm run bench`: the engine (and bulk through the API), bus, rate-limit, write-side, read-side and
-// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets and a million-row list file through svc verify-file, each measured in one run. With --json, one JSON object: { engine, bus, rate_limit, write_side, read_side, batch_intake, timing, console, list_file }.
+// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets, a million-row list file through svc verify-file and submissions against a bare route, each measured in one run, then the three ratios with goals (submissions, rebuild, engine). With --json, one JSON object: { engine, bus, rate_limit, write_side, read_side, batch_intake, timing, console, list_file, submissions }.
 // `--engine-only` skips the engine's slow one-connection mode; `--jobs N` sizes the
 // account history of the write and read sides (default 1,000,000).
 import { spawn } from 'node:child_process'
+import { goalsSummary } from './goals.ts'
 
 /** Runs one benchmark: its progress streams to stderr, its stdout comes back. @throws on a non-zero exit. */
 async function run(file: string, a: string[]): Promise<string> {
@@ -30,12 +31,21 @@ const benches: Array<[string, string, string[]]> = [
   ['batch_intake', './batch-intake.ts', []],
   ['timing', './timing.ts', []],
   ['console', './console.ts', []],
-  ['list_file', './list-file.ts', []]
+  ['list_file', './list-file.ts', []],
+  ['submissions', './submissions.ts', []]
 ]
 if (json) {
   const out: Record<string, unknown> = {}
   for (const [name, file, a] of benches) out[name] = JSON.parse(await run(here(file), [...a, '--json']))
   console.log(JSON.stringify(out))
 } else {
-  for (const [, file, a] of benches) process.stdout.write(await run(here(file), a))
+  // The three whose ratios have goals (issue "Performance and accuracy") run for their figures, said at the end.
+  const figures: Record<string, any> = {}
+  for (const [name, file, a] of benches) {
+    if (name === 'engine' || name === 'read_side' || name === 'submissions') {
+      figures[name] = JSON.parse(await run(here(file), [...a, '--json']))
+      process.stdout.write(`${name}: ${JSON.stringify(figures[name])}\n`)
+    } else process.stdout.write(await run(here(file), a))
+  }
+  console.log(goalsSummary(figures))
 }
