@@ -234,7 +234,10 @@ export async function startRole(
     runner = new ProjectionRunner(store, PROJECTIONS, ctx.reads)
     await runner.start()
     const r = runner
-    readiness.push(() => (r.ready ? null : { component: 'projections', problem: 'catching_up', detail: null }))
+    readiness.push(() => {
+      const n = r.notReady
+      return n === null ? null : { component: 'projections', ...n }
+    })
     closers.push(() => r.stop())
     metrics.watchLag('projections', async () => (await store.headPosition()) - r.position)
   }

@@ -400,6 +400,12 @@ export class ProjectionRunner {
     return this.caughtUp && this.failure === null
   }
 
+  /** Why the read models are not ready (null when they are): not caught up once yet, or a failed subscription or write being renewed (with its error). */
+  get notReady(): { problem: 'catching_up' | 'resubscribing'; detail: string | null } | null {
+    if (this.failure !== null) return { problem: 'resubscribing', detail: this.failure instanceof Error ? this.failure.message : String(this.failure) }
+    return this.caughtUp ? null : { problem: 'catching_up', detail: null }
+  }
+
   /**
    * Resolves true when every projection has applied events up to `position`, or false
    * after `timeoutMs` (ms) — the response then goes out and the caller may see a stale read.

@@ -55,6 +55,11 @@ t.test('not ready while the subscription is down, then caught up with no event s
     { problem: 'resubscribing', detail: /injected/ },
     'the relay says it is resubscribing, and why'
   )
+  t.match(
+    readyz.body,
+    { status: 'degraded', reasons: [{ component: 'projections', problem: 'resubscribing' }] },
+    'the read models, reading the same store, say so too (degraded: they had caught up before)'
+  )
   t.equal((await api('GET', '/healthz')).status, 200, 'alive all the while')
 
   failing = false
