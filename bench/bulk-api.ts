@@ -4,7 +4,7 @@
 // does) and polls it until completed. Used by bench/engine.ts, which runs the engine alone
 // on the same world in the same run and prints the ratio.
 import { spawn, execFile, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -124,6 +124,10 @@ export async function startBenchService(extra: Record<string, string>): Promise<
     api,
     account,
     stop: () => {
+      // Its DATA_DIR goes once it has exited (hundreds of MiB a run otherwise left in the temporary directory).
+      child.once('exit', () => {
+        rmSync(dir, { recursive: true, force: true })
+      })
       child.kill('SIGTERM')
     }
   }
