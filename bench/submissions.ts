@@ -7,11 +7,12 @@
 // memory after the load, each printed beside its goal.
 //   node bench/submissions.ts [--duration 10] [--connections 32] [--json]
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { rssMb } from './bulk-api.ts'
 import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
 import { unlimitedRates } from '../test/support/plans.ts'
 import { npmStartNodeFlags } from '../test/support/processes.ts'
@@ -59,8 +60,6 @@ async function startChild(file: string, childArgs: string[], env: NodeJS.Process
   })
   return { child, url }
 }
-
-const rssMib = (pid: number): number => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
 interface Load {
   requests_per_s: number
@@ -127,7 +126,7 @@ const bareBefore = await load(bare.url, null, 'bare route')
 const live = await load(svc.url, liveKey, 'live key')
 const sandbox = await load(svc.url, testKey, 'test key')
 const bareAfter = await load(bare.url, null, 'bare route again')
-const rss = rssMib(svc.child.pid!)
+const rss = rssMb(svc.child.pid!)
 const bareRate = (bareBefore.requests_per_s + bareAfter.requests_per_s) / 2
 const r2 = (x: number): number => Math.round(x * 100) / 100
 const out = {

@@ -43,6 +43,9 @@ export interface EgressMonitorOptions {
   on_change?: (state: EgressState, previous: EgressState) => void
 }
 
+/** Whether live checks cannot get out in `s`: DNS fails, or the default route (the last) does. */
+const isBlocked = (s: EgressState): boolean => !s.dns.ok || s.routes.at(-1)?.ok === false
+
 const UNTESTED: EgressState = { ok: true, problem: null, dns: { ok: true, detail: null }, routes: [], checked_at: null }
 
 /** A one-line summary of what changed health between two states (the log line of a change). */
@@ -61,7 +64,6 @@ export class EgressMonitor {
   private current: EgressState = UNTESTED
   private timer: NodeJS.Timeout | null = null
   private running: Promise<EgressState> | null = null
-  private readonly listeners: Array<(state: EgressState) => void> = []
 
   constructor(options: EgressMonitorOptions) {
     this.o = options
@@ -72,15 +74,9 @@ export class EgressMonitor {
     return this.current
   }
 
-  /** Whether live checks cannot get out now: DNS fails, or the default route (the last) does. */
+  /** Whether live checks cannot get out now (see `isBlocked`). */
   get blocked(): boolean {
-    const s = this.current
-    return !s.dns.ok || s.routes.at(-1)?.ok === false
-  }
-
-  /** Calls `f` after each test that finds egress working again after it was blocked. */
-  onRecovered(f: (state: EgressState) => void): void {
-    this.listeners.push(f)
+    return isBlocked(this.current)
   }
 
   /** Tests now, then every `interval_ms` (timers do not keep the process alive). */
@@ -118,8 +114,6 @@ export class EgressMonitor {
     const next = await testEgress(this.o)
     this.current = next
     if (healthKey(next) !== healthKey(previous) || previous.checked_at === null) this.o.on_change?.(next, previous)
-    const wasBlocked = !previous.dns.ok || previous.routes.at(-1)?.ok === false
-    if (wasBlocked && !this.blocked) for (const f of this.listeners) f(next)
     return next
   }
 }
