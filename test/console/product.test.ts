@@ -69,7 +69,7 @@ async function signedIn(width = 1440, who = email, pass = password): Promise<Wat
 async function visit(w: Watched, name: string): Promise<void> {
   if (await w.page.$eval('.nav-toggle', b => b.checkVisibility())) await press(w.page, 'Menu')
   await press(w.page, name, 'link')
-  await w.page.waitForFunction((n: string) => document.querySelector('h1')?.textContent === n, { timeout: 10_000 }, name)
+  await w.page.waitForFunction((n: string) => document.querySelector('h1')?.textContent === n, { timeout: 60_000 }, name)
 }
 
 /** Picks `option` in the select labelled `label` (React Aria's Select: a button, then a list box). */
@@ -400,7 +400,7 @@ t.test('billing without Stripe: the plan grid, said plainly; transactions and th
   const grouped = (await api('GET', '/api/wallet/transactions/grouped?limit=25', { token })).body.items as unknown[]
   await page.waitForFunction(
     (n: number) => document.querySelectorAll('section[aria-labelledby=tx-h] tbody tr').length === n,
-    { timeout: 10_000 },
+    { timeout: 60_000 },
     grouped.length
   )
   t.pass(`the ${grouped.length} groups of the ledger are listed`)
@@ -573,7 +573,7 @@ t.test('the account: language, email and password changes, two-factor on and off
   const before = (await api('GET', '/api/users/me/sessions', { token: otherToken })).body as unknown[]
   await page.waitForFunction(
     (n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n,
-    { timeout: 10_000 },
+    { timeout: 60_000 },
     before.length
   )
   const revokers = await page.$$('section[aria-labelledby=sessions-h] tbody button')
@@ -584,7 +584,7 @@ t.test('the account: language, email and password changes, two-factor on and off
     await page.locator('[role=alertdialog] button.danger').click()
     await page.waitForFunction(
       (n: number) => document.querySelectorAll('section[aria-labelledby=sessions-h] tbody tr').length === n,
-      { timeout: 10_000 },
+      { timeout: 60_000 },
       before.length - i - 1
     )
   }

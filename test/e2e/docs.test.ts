@@ -1,4 +1,4 @@
-import { launchHeadlessChromium } from '../support/chromium.ts'
+import { launchHeadlessChromium, openPage } from '../support/chromium.ts'
 import t from 'tap'
 import { startTestService, testConfig } from '../support/service.ts'
 
@@ -12,7 +12,7 @@ t.teardown(() => service.close())
 t.test('the docs page renders every operation, from the service alone', async t => {
   const browser = await launchHeadlessChromium()
   t.teardown(() => browser.close())
-  const page = await browser.newPage()
+  const page = await openPage(browser)
   const origin = new URL(service.url).origin
   const foreign: string[] = []
   page.on('request', r => {
@@ -20,7 +20,7 @@ t.test('the docs page renders every operation, from the service alone', async t 
   })
   const res = await page.goto(`${service.url}/docs`, { waitUntil: 'networkidle0' })
   t.equal(res?.status(), 200)
-  await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 })
+  await page.waitForSelector('.opblock-summary-path')
   const paths = await page.$$eval('.opblock-summary-path', els =>
     els.map(e => (e.getAttribute('data-path') ?? e.textContent ?? '').replace(/\u200b/g, '').trim())
   )

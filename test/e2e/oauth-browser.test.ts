@@ -3,7 +3,7 @@
 // approve, exchange the code, call GET /api/wallet with the access token; a second
 // exchange of the same code fails and revokes what the first issued; a wrong verifier
 // fails. The client's redirect URI is a server of the test's own on loopback.
-import { launchHeadlessChromium } from '../support/chromium.ts'
+import { launchHeadlessChromium, openPage } from '../support/chromium.ts'
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -35,7 +35,7 @@ t.teardown(() => browser.close())
 
 /** Authorizes in the browser: sign in on the consent page, approve; the code the app received. */
 async function authorizeInBrowser(clientId: string, challenge: string, state: string): Promise<{ code: string; state: string | null }> {
-  const page = await browser.newPage()
+  const page = await openPage(browser)
   try {
     // Only the redirect counts (the browser also asks the app for /favicon.ico).
     const callbacks = (): URL[] => arrived.filter(u => u.pathname === '/callback')

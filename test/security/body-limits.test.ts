@@ -42,11 +42,13 @@ const huge = hugeBody()
  * of the body is then not sent. Without `length`, the body goes chunked (no
  * Content-Length), in 64 KiB pieces.
  */
-async function post(path: string, body: Buffer, options: { length: boolean }): Promise<{ status: number; body: any }> {
+async function post(path: string, body: Buffer, options: { length: boolean }): Promise<{ status: number; body: any; sent: number }> {
   const url = new URL(path, svc.url)
   const socket = connect(Number(url.port), url.hostname)
   let received = Buffer.alloc(0)
   let answer: { status: number; body: any } | null = null
+  /** Bytes of the body written to the socket before the answer came. */
+  let sent = 0
   const answered = new Promise<void>(resolve => {
     socket.on('data', (b: Buffer) => {
       received = Buffer.concat([received, b])
@@ -85,20 +87,20 @@ async function post(path: string, body: Buffer, options: { length: boolean }): P
   for (let at = 0; at < body.length; at += 65_536) {
     const piece = body.subarray(at, Math.min(at + 65_536, body.length))
     if (!(await write(options.length ? piece : Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])))) break
+    sent += piece.length
   }
   if (!options.length) await write('0\r\n\r\n')
   await answered
   socket.destroy()
-  return answer ?? { status: 0, body: received.toString('utf8') }
+  return { ...(answer ?? { status: 0, body: received.toString('utf8') }), sent }
 }
 
-/** Asks /healthz every 50 ms until stopped; the slowest answer and how many came. */
-function probeHealth(): { stop: () => Promise<{ answers: number; slowest_ms: number; failures: number }> } {
+/** Asks /healthz every 50 ms until stopped: how many answers came and how many failed (no answer within 5 s, or not 200). */
+function probeHealth(): { stop: () => Promise<{ answers: number; failures: number }> } {
   let running = true
-  const stats = { answers: 0, slowest_ms: 0, failures: 0 }
+  const stats = { answers: 0, failures: 0 }
   const loop = (async () => {
     while (running) {
-      const t0 = performance.now()
       try {
         const r = await fetch(`${svc.url}/healthz`, { signal: AbortSignal.timeout(5_000) })
         await r.text()
@@ -107,7 +109,6 @@ function probeHealth(): { stop: () => Promise<{ answers: number; slowest_ms: num
       } catch {
         stats.failures++
       }
-      stats.slowest_ms = Math.max(stats.slowest_ms, performance.now() - t0)
       await new Promise(resolve => setTimeout(resolve, 50))
     }
   })()
@@ -127,9 +128,9 @@ t.test('a 40 MB body with a Content-Length is a 413 before it is read; /healthz 
   t.equal(r.status, 413)
   t.equal(r.body.code, 'create_batch.body_too_large')
   t.match(r.body.detail, String(chunkSize), "the answer names the plan's chunk size")
+  t.ok(r.sent < huge.length, `answered after ${r.sent} of ${huge.length} bytes: the body was refused, not read`)
   t.ok(health.answers > 0, `/healthz answered ${health.answers} times meanwhile (positive control)`)
-  t.equal(health.failures, 0)
-  t.ok(health.slowest_ms < 500, `its slowest answer took ${Math.round(health.slowest_ms)} ms`)
+  t.equal(health.failures, 0, 'and never failed to answer')
   t.equal(svc.child.exitCode, null, 'the service is still running')
   t.equal((await fetch(`${svc.url}/healthz`)).status, 200, 'and answers')
 })
@@ -140,7 +141,8 @@ t.test('the same body chunked, without a Content-Length, is stopped as it stream
   const health = await probe.stop()
   t.equal(r.status, 413)
   t.equal(r.body.code, 'create_batch.body_too_large')
-  t.ok(health.answers > 0 && health.failures === 0 && health.slowest_ms < 500, `/healthz: ${JSON.stringify(health)}`)
+  t.ok(r.sent < huge.length, `answered after ${r.sent} of ${huge.length} bytes: stopped as it streamed`)
+  t.ok(health.answers > 0 && health.failures === 0, `/healthz: ${JSON.stringify(health)}`)
   t.equal((await fetch(`${svc.url}/healthz`)).status, 200, 'the service still answers')
 })
 

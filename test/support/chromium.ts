@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import puppeteer, { type Browser } from 'puppeteer-core'
+import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core'
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
@@ -27,4 +27,19 @@ export async function launchHeadlessChromium(): Promise<Browser> {
       '--mute-audio'
     ]
   })
+}
+
+/**
+ * How long a page's navigations and waits may take in a test (ms): far above what a page
+ * needs on a quiet machine, so that a 2-core machine running six test files beside Chromium
+ * (CI) is never mistaken for a page that does not load (puppeteer's default is 30 s).
+ */
+const PAGE_TIMEOUT_MS = 120_000
+
+/** A new page of `owner` (a browser or a browser context) with the tests' timeouts (PAGE_TIMEOUT_MS). */
+export async function openPage(owner: Browser | BrowserContext): Promise<Page> {
+  const page = await owner.newPage()
+  page.setDefaultTimeout(PAGE_TIMEOUT_MS)
+  page.setDefaultNavigationTimeout(PAGE_TIMEOUT_MS)
+  return page
 }

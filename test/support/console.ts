@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, ElementHandle, HTTPRequest, Page } from 'puppeteer-core'
 import type { Test } from 'tap'
-import { launchHeadlessChromium } from './chromium.ts'
+import { launchHeadlessChromium, openPage } from './chromium.ts'
 import { CONSOLE_DIST } from '../../src/http/routes/console.ts'
 
 /** Headless Debian Chromium for the console's end-to-end tests (`.ci/run` installs it). */
@@ -40,7 +40,7 @@ export interface Watched {
  */
 export async function openConsole(browser: Browser, base: string, options: { width?: number } = {}): Promise<Watched> {
   const context = await browser.createBrowserContext()
-  const page = await context.newPage()
+  const page = await openPage(context)
   const width = options.width ?? 1440
   await page.setViewport({ width, height: width < 600 ? 844 : 900, isMobile: width < 600, hasTouch: width < 600 })
   const origin = new URL(base).origin
@@ -102,9 +102,9 @@ export async function openConsole(browser: Browser, base: string, options: { wid
   return w
 }
 
-/** Waits until the page has had no request in flight for 200 ms (10 s at most): what it loads has arrived. */
+/** Waits until the page has had no request in flight for 200 ms (60 s at most): what it loads has arrived. */
 export async function settle(w: Watched): Promise<void> {
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 60_000
   let quietSince = Date.now()
   while (Date.now() - quietSince < 200) {
     if (Date.now() > deadline) throw new Error(`the page never settled: in flight ${w.inFlight().join(', ')}`)
@@ -133,7 +133,7 @@ export async function textOf(page: Page): Promise<string> {
 }
 
 /** Waits until the page's visible text matches `pattern` (10 s). */
-export async function waitForText(page: Page, pattern: RegExp, timeout = 10_000): Promise<void> {
+export async function waitForText(page: Page, pattern: RegExp, timeout = 60_000): Promise<void> {
   try {
     await page.waitForFunction(
       (source: string, flags: string) => new RegExp(source, flags).test(document.body.innerText),
@@ -161,7 +161,7 @@ async function field(page: Page, label: string): Promise<ElementHandle<HTMLInput
         }
         return null
       },
-      { timeout: 10_000, polling: 50 },
+      { timeout: 60_000, polling: 50 },
       label
     )
     .catch(async (error: unknown) => {
@@ -185,7 +185,7 @@ export async function fill(page: Page, label: string, value: string): Promise<vo
 export async function press(page: Page, name: string, role: 'button' | 'link' | 'radio' | 'switch' | 'option' = 'button'): Promise<void> {
   const selector = `::-p-aria([name="${name}"][role="${role}"])`
   try {
-    await page.locator(selector).setTimeout(10_000).click()
+    await page.locator(selector).setTimeout(60_000).click()
   } catch (error) {
     throw new Error(`no ${role} named "${name}" on ${page.url()} (screenshot: ${await evidence(page)}): ${(await textOf(page)).slice(0, 600)}`, {
       cause: error
@@ -227,7 +227,7 @@ export async function toggle(page: Page, name: string, within = 'body'): Promise
       Array.from(document.querySelector(scope)?.querySelectorAll('label.react-aria-Checkbox, label.react-aria-Radio, label.react-aria-Switch') ?? []).find(
         l => l.textContent?.trim() === text
       ) ?? null,
-    { timeout: 10_000, polling: 50 },
+    { timeout: 60_000, polling: 50 },
     name,
     within
   )

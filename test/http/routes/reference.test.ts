@@ -1,4 +1,4 @@
-import { launchHeadlessChromium } from '../../support/chromium.ts'
+import { launchHeadlessChromium, openPage } from '../../support/chromium.ts'
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
 import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
@@ -50,7 +50,7 @@ t.test('the reference and problem pages render in Chromium with no console error
   t.teardown(() => browser.close())
   const origin = new URL(service.url).origin
   for (const path of ['/reference/results', '/problems/submit_job.insufficient_tokens', '/problems/request.invalid_uuid', '/problems/internal_error']) {
-    const page = await browser.newPage()
+    const page = await openPage(browser)
     const errors: string[] = []
     const foreign: string[] = []
     page.on('console', m => {
