@@ -21,7 +21,7 @@ export function registerMail(program: Command): void {
     )
     .action(async (opts: { to: string; wait: number }) => {
       const config = await loadConfig()
-      const { filedMailsTo } = await import('../infra/mail/nodemailer.ts')
+      const { filedMailsTo } = await import('../infra/mail/outbox-reader.ts')
       if (config.smtp_url !== null) usage('SMTP_URL is set: mail is sent, not filed (read it in the mailbox)')
       const dir = join(config.data_dir, 'outbox')
       const deadline = Date.now() + opts.wait * 1000

@@ -1,8 +1,18 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
-import type { Condition, Query, Where } from '../ports/read-store.ts'
+import type { CollectionSpec, Condition, Query, Where } from '../ports/read-store.ts'
 import { ERASED } from '../ports/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
-import { collection, eraseAccount, type Folded, type Projection, type ProjectionWriter, type ReadContext, openText } from './projection.ts'
+import {
+  collection,
+  documentsProjection,
+  erasing,
+  type DocumentKey,
+  type Folded,
+  type Projection,
+  type ReadContext,
+  type Write,
+  openText
+} from './projection.ts'
 
 /** Read model `jobs`: one document per verification job, with the engine's result; the address stays sealed. */
 export interface JobDoc {
@@ -112,57 +122,76 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
   }
 }
 
-interface CountKey {
-  _id: string
-  user_uuid: string
-  day: string
-  status: string
-  verdict: string
-}
+/** A count document without its count. */
+type CountKey = Pick<JobCountDoc, '_id' | 'user_uuid' | 'day' | 'status' | 'verdict'>
 
-const countKey = (j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>): CountKey => {
+/** The count documents a job in this state adds one to: its day's and its account's totals (ids and fields). */
+function countDocs(j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>): { day: CountKey; all: CountKey } {
   const day = j.created_at.slice(0, 10)
   const verdict = j.verdict ?? 'none'
-  return { _id: `${j.user_uuid}|${day}|${j.status}|${verdict}`, user_uuid: j.user_uuid, day, status: j.status, verdict }
+  const fields = { user_uuid: j.user_uuid, status: j.status, verdict }
+  return {
+    day: { _id: `${j.user_uuid}|${day}|${j.status}|${verdict}`, day, ...fields },
+    all: { _id: `${j.user_uuid}|${j.status}|${verdict}`, day: '', ...fields }
+  }
 }
 
-async function count(writer: ProjectionWriter, job: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>, delta: number): Promise<void> {
-  const key = countKey(job)
-  const n = ((await writer.get<JobCountDoc>(JOB_COUNTS, key._id))?.n ?? 0) + delta
-  if (n > 0) writer.put(JOB_COUNTS, { ...key, n })
-  else writer.delete(JOB_COUNTS, key._id)
-  const all = { _id: `${key.user_uuid}|${key.status}|${key.verdict}`, user_uuid: key.user_uuid, day: '', status: key.status, verdict: key.verdict }
-  const total = ((await writer.get<JobCountDoc>(JOB_TOTALS, all._id))?.n ?? 0) + delta
-  if (total > 0) writer.put(JOB_TOTALS, { ...all, n: total })
-  else writer.delete(JOB_TOTALS, all._id)
+/** The job's document before the event and after it (null after: nothing to write, a replay or an event before its job). */
+function transition(doc: Doc | null, event: RecordedEvent): { before: Doc | null; after: JobDoc | null } {
+  if (doc !== null && doc.revision >= event.revision) return { before: doc, after: null }
+  return { before: doc, after: evolveJob(doc, event) }
+}
+
+/** Whether a job moving from `before` to `after` moves between counts. */
+const recounted = (before: JobDoc | null, after: JobDoc): boolean => before === null || countDocs(before).day._id !== countDocs(after).day._id
+
+/** The write that adds `delta` to a count document (`stored`: as it is, or null), deleting it at zero. */
+function recount(spec: CollectionSpec, key: CountKey, stored: unknown, delta: number): Write {
+  const n = ((stored as JobCountDoc | null)?.n ?? 0) + delta
+  return n > 0 ? { put: spec, doc: { ...key, n } } : { delete: spec, id: key._id }
 }
 
 /**
  * The jobs (a fold per job) and their counts by day, status and verdict, kept in the same
- * batch; an erased account's jobs and counts are deleted (later events find no job and make none).
+ * batch: a fold over the job's document and, when its status or verdict moves, the four
+ * count documents it leaves and enters (read after the job, whose state names them). The
+ * job's `revision` guards the counts too: an event delivered twice finds its job already
+ * past it and writes nothing. An erased account's jobs and counts are deleted (later
+ * events find no job and make none). Cost: at most five documents an event.
  */
-export const jobsProjection: Projection = {
+export const jobsProjection: Projection = documentsProjection({
   name: 'jobs',
   version: 3,
   collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
-  async apply(event, writer) {
-    if (event.type === 'UserDeleted') {
-      eraseAccount(writer, [JOBS, JOB_COUNTS, JOB_TOTALS], event.data.user_uuid as string)
-      return
+  reads: event => (event.type === 'UserDeleted' ? [] : [[JOBS, event.data.job_uuid as string]]),
+  readsAfter: (event, [doc]) => {
+    if (event.type === 'UserDeleted') return []
+    const { before, after } = transition(doc as Doc | null, event)
+    if (after === null || !recounted(before, after)) return []
+    const keys = (j: JobDoc): DocumentKey[] => [
+      [JOB_COUNTS, countDocs(j).day._id],
+      [JOB_TOTALS, countDocs(j).all._id]
+    ]
+    return [...(before ? keys(before) : []), ...keys(after)]
+  },
+  evolve: (docs, event) => {
+    if (event.type === 'UserDeleted') return erasing([JOBS, JOB_COUNTS, JOB_TOTALS], event.data.user_uuid as string)
+    const { before, after } = transition(docs[0] as Doc | null, event)
+    if (after === null) return []
+    const writes: Write[] = [{ put: JOBS, doc: { ...after, revision: event.revision } }]
+    if (!recounted(before, after)) return writes
+    const counts = docs.slice(1)
+    if (before) {
+      const left = countDocs(before)
+      writes.push(recount(JOB_COUNTS, left.day, counts[0], -1), recount(JOB_TOTALS, left.all, counts[1], -1))
     }
-    const id = event.data.job_uuid as string
-    const doc = await writer.get<Doc>(JOBS, id)
-    if (doc !== null && doc.revision >= event.revision) return
-    const next = evolveJob(doc, event)
-    if (next === null) return
-    writer.put(JOBS, { ...next, revision: event.revision })
-    const before = doc ? countKey(doc)._id : null
-    if (before === countKey(next)._id) return
-    if (doc) await count(writer, doc, -1)
-    await count(writer, next, +1)
+    const entered = countDocs(after)
+    const at = before ? 2 : 0
+    writes.push(recount(JOB_COUNTS, entered.day, counts[at], +1), recount(JOB_TOTALS, entered.all, counts[at + 1], +1))
+    return writes
   }
-}
+})
 
 /** A sealed field of a result, unsealed (see `openText`); anything but text as is. */
 async function open(rc: ReadContext, owner: string, value: unknown): Promise<unknown> {

@@ -74,6 +74,9 @@ export function foldProjection<T extends Doc>(p: {
   }
 }
 
+/** A document a fold reads: its collection and id. */
+export type DocumentKey = readonly [CollectionSpec, string]
+
 /** A write a fold returns, done by the runner: a document put, deleted by id, or deleted by a field (erasure). */
 export type Write = { put: CollectionSpec; doc: Doc } | { delete: CollectionSpec; id: string } | { deleteWhere: CollectionSpec; field: string; value: string }
 
@@ -81,7 +84,7 @@ export type Write = { put: CollectionSpec; doc: Doc } | { delete: CollectionSpec
  * A projection as a pure fold over a small set of documents (Emmett's model, for read
  * models an event changes in several places: a balance and its ledger, a slot, its hour and
  * its day): `reads(event)` names the documents the event's fold needs (a few, by collection
- * and id), `evolve(docs, event)` returns the writes (pure: it sees only those documents,
+ * and id; `readsAfter` names more from what those held), `evolve(docs, event)` returns the writes (pure: it sees only those documents,
  * null where one does not exist, and the event). The runner does the gets and the writes,
  * in the batch's one atomic commit. A fold whose documents count (balances, usage) keeps
  * on each the global `position` of the last event it applied and writes nothing for an
@@ -92,16 +95,24 @@ export function documentsProjection(p: {
   version: number
   collections: readonly CollectionSpec[]
   event_types: readonly string[]
-  reads: (event: RecordedEvent) => ReadonlyArray<readonly [CollectionSpec, string]>
+  reads: (event: RecordedEvent) => ReadonlyArray<DocumentKey>
+  /**
+   * Documents named by what the first read found (a job's counts, keyed by the status it
+   * had): read after `reads`' documents and handed to `evolve` after them.
+   */
+  readsAfter?: (event: RecordedEvent, docs: ReadonlyArray<Doc | null>) => ReadonlyArray<DocumentKey>
   evolve: (docs: ReadonlyArray<Doc | null>, event: RecordedEvent) => readonly Write[]
 }): Projection {
+  const get = async (writer: ProjectionWriter, keys: ReadonlyArray<DocumentKey>): Promise<Array<Doc | null>> =>
+    await Promise.all(keys.map(async ([spec, id]) => await writer.get(spec, id)))
   return {
     name: p.name,
     version: p.version,
     collections: p.collections,
     event_types: p.event_types,
     async apply(event, writer) {
-      const docs = await Promise.all(p.reads(event).map(async ([spec, id]) => await writer.get(spec, id)))
+      const first = await get(writer, p.reads(event))
+      const docs = p.readsAfter ? [...first, ...(await get(writer, p.readsAfter(event, first)))] : first
       for (const w of p.evolve(docs, event)) {
         if ('put' in w) writer.put(w.put, w.doc)
         else if ('delete' in w) writer.delete(w.delete, w.id)
@@ -140,9 +151,4 @@ export function collection(spec: CollectionSpec): CollectionSpec {
 /** The writes that delete every document of an erased account in `specs` (each declares `user_uuid`). */
 export function erasing(specs: readonly CollectionSpec[], user: string): Write[] {
   return specs.map(spec => ({ deleteWhere: spec, field: 'user_uuid', value: user }))
-}
-
-/** Deletes every document of an erased account in `specs` (each declares `user_uuid`). */
-export function eraseAccount(writer: ProjectionWriter, specs: readonly CollectionSpec[], user: string): void {
-  for (const spec of specs) writer.deleteWhere(spec, 'user_uuid', user)
 }

@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
-import { collection, eraseAccount, foldProjection, type Folded, type Projection, type ReadContext } from './projection.ts'
+import { collection, documentsProjection, erasing, foldProjection, type Folded, type Projection, type ReadContext, type Write } from './projection.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
 export interface WebhookDoc {
@@ -122,26 +122,15 @@ export const webhooksProjection = foldProjection<WebhookDoc>({
   erase: true
 })
 
-/** Deliveries (a fold per delivery) and their attempts (one document per attempt event). */
-export const webhookDeliveriesProjection: Projection = {
-  name: 'webhook_deliveries',
-  version: 2,
-  collections: [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS],
-  event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned', 'UserDeleted'],
-  async apply(event, writer) {
-    if (event.type === 'UserDeleted') {
-      eraseAccount(writer, [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS], event.data.user_uuid as string)
-      return
-    }
-    const e = event as unknown as WebhookDeliveryEvent
-    const doc = await writer.get<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES, e.data.delivery_uuid)
-    if (doc !== null && doc.revision >= event.revision) return
-    const put = (next: WebhookDeliveryDoc): void => {
-      writer.put(WEBHOOK_DELIVERIES, { ...next, revision: event.revision })
-    }
-    switch (e.type) {
-      case 'WebhookDeliveryRequested': {
-        const d = e.data
+/** The writes of a delivery's event: its document (folded, guarded by its `revision`) and, for an attempt, the attempt's own document (keyed by the event's id). */
+function evolveDelivery(doc: Folded<WebhookDeliveryDoc> | null, event: RecordedEvent): Write[] {
+  if (doc !== null && doc.revision >= event.revision) return []
+  const e = event as unknown as WebhookDeliveryEvent
+  const put = (next: WebhookDeliveryDoc): Write => ({ put: WEBHOOK_DELIVERIES, doc: { ...next, revision: event.revision } })
+  switch (e.type) {
+    case 'WebhookDeliveryRequested': {
+      const d = e.data
+      return [
         put({
           _id: d.delivery_uuid,
           uuid: d.delivery_uuid,
@@ -155,19 +144,30 @@ export const webhookDeliveriesProjection: Projection = {
           next_attempt_at: null,
           requested_at: d.requested_at
         })
-        return
-      }
-      case 'WebhookDeliveryAttempted': {
-        const { next_attempt_at: next, ...attempt } = e.data
-        writer.put(WEBHOOK_ATTEMPTS, { _id: event.id, ...attempt })
-        if (doc) put({ ...doc, attempts: attempt.attempt, next_attempt_at: next, status: statusAfter(e.data) })
-        return
-      }
-      case 'WebhookDeliveryAbandoned':
-        if (doc) put({ ...doc, status: 'abandoned', next_attempt_at: null })
+      ]
     }
+    case 'WebhookDeliveryAttempted': {
+      const { next_attempt_at: next, ...attempt } = e.data
+      const kept: Write = { put: WEBHOOK_ATTEMPTS, doc: { _id: event.id, ...attempt } }
+      return doc ? [kept, put({ ...doc, attempts: attempt.attempt, next_attempt_at: next, status: statusAfter(e.data) })] : [kept]
+    }
+    case 'WebhookDeliveryAbandoned':
+      return doc ? [put({ ...doc, status: 'abandoned', next_attempt_at: null })] : []
   }
 }
+
+/** Deliveries (a fold per delivery) and their attempts (one document per attempt event). Cost: one delivery document an event. */
+export const webhookDeliveriesProjection: Projection = documentsProjection({
+  name: 'webhook_deliveries',
+  version: 2,
+  collections: [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS],
+  event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned', 'UserDeleted'],
+  reads: event => (event.type === 'UserDeleted' ? [] : [[WEBHOOK_DELIVERIES, event.data.delivery_uuid as string]]),
+  evolve: ([doc], event) =>
+    event.type === 'UserDeleted'
+      ? erasing([WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS], event.data.user_uuid as string)
+      : evolveDelivery(doc as Folded<WebhookDeliveryDoc> | null, event)
+})
 
 /** An endpoint by uuid (primary key), or null. */
 export async function getWebhook(rc: Pick<ReadContext, 'reads'>, uuid: string): Promise<WebhookDoc | null> {

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { submitJob, MAX_EMAIL_INPUT } from '../../commands/job/submit-job.ts'
 import { createBatch } from '../../commands/batch/create-batch.ts'
@@ -15,6 +14,23 @@ import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { jobView } from './verify.ts'
+
+/**
+ * The MCP SDK, loaded by the first call to `/mcp` and kept: every process that serves the
+ * API would otherwise pay its load (about 0.25 s of CPU) at start, whether or not an
+ * assistant ever calls it.
+ */
+let sdk: Promise<{
+  McpServer: typeof McpServer
+  StreamableHTTPServerTransport: typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js').StreamableHTTPServerTransport
+}> | null = null
+const loadSdk = async (): Promise<NonNullable<Awaited<typeof sdk>>> => {
+  sdk ??= Promise.all([import('@modelcontextprotocol/sdk/server/mcp.js'), import('@modelcontextprotocol/sdk/server/streamableHttp.js')]).then(([m, h]) => ({
+    McpServer: m.McpServer,
+    StreamableHTTPServerTransport: h.StreamableHTTPServerTransport
+  }))
+  return await sdk
+}
 
 /** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
 const VERIFY_WAIT_MS = 20_000
@@ -34,8 +50,8 @@ const refusal = (text: string): CallToolResult => ({ isError: true, content: [{ 
  * The tools of one request's MCP server, bound to its caller: each needs the scope its
  * HTTP operation needs (interface section 5), and calls the same commands and queries.
  */
-function serverFor(rt: HttpRuntime, p: Principal, log: (err: unknown) => void): McpServer {
-  const server = new McpServer({ name: 'email-verification', version: '0.9.0' })
+function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log: (err: unknown) => void): McpServer {
+  const server = new Server({ name: 'email-verification', version: '0.9.0' })
   const guarded =
     <A>(scope: Scope, fn: (args: A, signal: AbortSignal) => Promise<CallToolResult>) =>
     async (args: A, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
@@ -152,7 +168,8 @@ export async function mcpRoutes(fastify: FastifyInstance, rt: HttpRuntime): Prom
         }
       },
       handler: async (request, reply) => {
-        const server = serverFor(rt, principalOf(request), err => {
+        const { McpServer: Server, StreamableHTTPServerTransport } = await loadSdk()
+        const server = serverFor(Server, rt, principalOf(request), err => {
           request.log.error({ err }, 'mcp tool failed')
         })
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
