@@ -36,6 +36,19 @@ export function rssMb(pid: number): number {
   return m ? Math.round(Number(m[1]) / 1024) : 0
 }
 
+/**
+ * CPU time a process has used so far (user and system, ms; Linux `/proc/<pid>/stat`, in
+ * clock ticks of 10 ms): the difference across a phase is what the phase cost it,
+ * whatever else the machine did meanwhile.
+ */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ')
+  // After the command name: state is field 3, utime 14 and stime 15 (proc(5)).
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 /** A `svc serve` of a benchmark: its URL, process, a JSON client, and the operator's way to an account on a plan. */
 export interface BenchService {
   url: string

@@ -5,14 +5,16 @@
 // test key; and, in the same run, a bare fastify route answering 202 (bench/bare-route.ts).
 // The figures that count are the ratios to the bare route, p99 and the service's resident
 // memory after the load, each printed beside its goal.
-//   node bench/submissions.ts [--duration 10] [--connections 32] [--json]
+//   node bench/submissions.ts [--duration 10] [--connections 32] [--json] [--cpu-prof DIR]
+// --cpu-prof writes a V8 CPU profile of the service (its whole run: warm-up, live key,
+// test key) into DIR when it stops: where a submission's time goes.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { rssMb } from './bulk-api.ts'
+import { cpuMs, rssMb } from './bulk-api.ts'
 import { grantTokens } from '../src/commands/wallet/grant-tokens.ts'
 import { unlimitedRates } from '../test/support/plans.ts'
 import { npmStartNodeFlags } from '../test/support/processes.ts'
@@ -22,7 +24,8 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
-    json: { type: 'boolean', default: false }
+    json: { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' }
   }
 })
 const DURATION_S = Number(args.duration)
@@ -41,8 +44,8 @@ process.on('exit', () => {
 })
 
 /** Starts `args` as a child with the service's Node.js flags; resolves with it and the first URL it prints or logs. */
-async function startChild(file: string, childArgs: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [...npmStartNodeFlags(), file, ...childArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+async function startChild(file: string, childArgs: string[], env: NodeJS.ProcessEnv, flags: string[] = []): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [...npmStartNodeFlags(), ...flags, file, ...childArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] })
   children.add(child)
   child.once('exit', () => children.delete(child))
   let out = ''
@@ -63,6 +66,8 @@ async function startChild(file: string, childArgs: string[], env: NodeJS.Process
 
 interface Load {
   requests_per_s: number
+  /** The service's CPU time (user and system) per answered request, ms: its cost, whatever autocannon took. */
+  service_cpu_ms_per_request?: number
   p50_ms: number
   p99_ms: number
   answered_2xx: number
@@ -107,24 +112,36 @@ let testKey: string
 
 const { NATS_URL: _nats, ...inherited } = process.env
 const bare = await startChild(new URL('./bare-route.ts', import.meta.url).pathname, [], inherited)
-const svc = await startChild(new URL('../src/cli.ts', import.meta.url).pathname, ['serve'], {
-  ...inherited,
-  DATA_DIR: dir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  SIGNUP_SCREENING: 'lists',
-  VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
-  ...plans
-})
+const svc = await startChild(
+  new URL('../src/cli.ts', import.meta.url).pathname,
+  ['serve'],
+  {
+    ...inherited,
+    DATA_DIR: dir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    SIGNUP_SCREENING: 'lists',
+    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
+    ...plans
+  },
+  args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []
+)
 
 // Warm-up (JIT, caches, the first SQLite pages), not counted: the bare route and the service.
 await autocannon({ url: `${bare.url}/api/verify`, connections: CONNECTIONS, duration: 2, method: 'POST' })
 await load(svc.url, testKey, 'warm-up', 2)
 // Bare first, then the two key kinds, then bare again: the yardstick on both sides of the service's runs.
+/** `load` against the service, with its CPU time per answered request. */
+async function loadService(key: string, label: string): Promise<Load> {
+  const before = cpuMs(svc.child.pid!)
+  const l = await load(svc.url, key, label)
+  const answered = l.answered_2xx + l.other
+  return { ...l, service_cpu_ms_per_request: answered > 0 ? Math.round(((cpuMs(svc.child.pid!) - before) / answered) * 100) / 100 : 0 }
+}
 const bareBefore = await load(bare.url, null, 'bare route')
-const live = await load(svc.url, liveKey, 'live key')
-const sandbox = await load(svc.url, testKey, 'test key')
+const live = await loadService(liveKey, 'live key')
+const sandbox = await loadService(testKey, 'test key')
 const bareAfter = await load(bare.url, null, 'bare route again')
 const rss = rssMb(svc.child.pid!)
 const bareRate = (bareBefore.requests_per_s + bareAfter.requests_per_s) / 2
@@ -140,6 +157,8 @@ const out = {
   goals: GOALS
 }
 for (const c of [bare.child, svc.child]) c.kill('SIGTERM')
+// The service writes its profile as it exits.
+if (svc.child.exitCode === null) await new Promise(resolve => svc.child.once('exit', resolve))
 rmSync(dir, { recursive: true, force: true })
 
 if (args.json) console.log(JSON.stringify(out))
@@ -147,7 +166,7 @@ else {
   const row = (name: string, l: Load, ratio: number | null): string =>
     `${name.padEnd(12)} ${String(l.requests_per_s).padStart(6)} req/s  p50 ${String(l.p50_ms).padStart(4)} ms  p99 ${String(l.p99_ms).padStart(4)} ms${
       ratio === null ? '' : `  ${ratio} of the bare route (goal ≥ ${GOALS.ratio_to_bare})`
-    }${l.other > 0 ? `  ${l.other} not 2xx` : ''}`
+    }${l.service_cpu_ms_per_request === undefined ? '' : `  (service CPU ${l.service_cpu_ms_per_request} ms a request)`}${l.other > 0 ? `  ${l.other} not 2xx` : ''}`
   console.log(`POST /api/verify, ${CONNECTIONS} connections, ${DURATION_S} s each, distinct addresses`)
   console.log(row('bare route', bareBefore, null))
   console.log(row('live key', live, out.ratios.live_to_bare))

@@ -1,4 +1,3 @@
-import { v7 as uuidv7 } from 'uuid'
 import type { EventStore } from '../ports/event-store.ts'
 import type { ReadStore } from '../ports/read-store.ts'
 import type { Sealer } from '../ports/sealer.ts'
@@ -6,6 +5,7 @@ import type { Secrets } from '../lib/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { UnknownSignIns } from './session/unknown-sign-ins.ts'
+import { uuidv7 } from '../lib/ids.ts'
 
 /** What command handlers need: ports, secrets, configuration, a clock and an id source. */
 export interface CommandContext {

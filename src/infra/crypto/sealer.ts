@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto'
 import { Transform, type TransformCallback } from 'node:stream'
 import sodium, { type StateAddress } from 'libsodium-wrappers'
 import { keyObjectOf } from '../../lib/crypto/hashing.ts'
+import { randomBytesPooled } from '../../lib/random.ts'
 import type { DataKeyStore } from '../../ports/data-keys.ts'
 import type { Sealer } from '../../ports/sealer.ts'
 
@@ -26,7 +27,8 @@ export class LibsodiumSealer implements Sealer {
   /** @throws DataKeyDestroyedError when the owner's key was destroyed. */
   async seal(owner: string, plaintext: string): Promise<string> {
     const key = await this.keys.getOrCreate(owner)
-    const iv = randomBytes(12)
+    // A random 96-bit IV from the CSPRNG (NIST SP 800-38D §8.2.2), drawn from the process's pool.
+    const iv = randomBytesPooled(12)
     const c = createCipheriv('aes-256-gcm', keyObjectOf(key), iv)
     c.setAAD(Buffer.from(owner))
     const body = Buffer.concat([iv, c.update(plaintext, 'utf8'), c.final(), c.getAuthTag()])

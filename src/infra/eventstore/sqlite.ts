@@ -54,6 +54,15 @@ function toRecorded(row: Row): RecordedEvent {
   }
 }
 
+/** An append waiting for its group's commit. */
+interface PendingAppend {
+  stream: string
+  events: readonly NewEvent[]
+  expected: ExpectedRevision
+  resolve: (r: AppendResult) => void
+  reject: (err: unknown) => void
+}
+
 /** Bytes of event data a subscription's page holds at most (besides one event, whatever its size). */
 const PAGE_BYTES = 4 * 1024 * 1024
 
@@ -67,9 +76,10 @@ export interface SqliteEventStoreOptions {
 }
 
 /**
- * Embedded event store on one SQLite file (`node:sqlite`, WAL). Appends run in a
- * `BEGIN IMMEDIATE` transaction, so concurrent writers (other connections or other
- * processes on the same file) are serialised and the expected-revision check is exact.
+ * Embedded event store on one SQLite file (`node:sqlite`, WAL). The appends of one turn
+ * of the event loop commit together in a `BEGIN IMMEDIATE` transaction (see `append`), so
+ * concurrent writers (other connections or other processes on the same file) are
+ * serialised and the expected-revision check is exact.
  * The WAL is checkpointed by a worker thread (`../sqlite-checkpointer.ts`), not inside commits.
  * Live subscriptions wake on appends in this process at once and on appends by other
  * processes within `poll_interval_ms` (via `PRAGMA data_version`).
@@ -127,36 +137,88 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
+  /**
+   * Appends `events` to `stream` if its revision is `expected_revision`. Appends made in
+   * the same turn of the event loop (to any streams) commit together, in the order they
+   * were asked, in one `BEGIN IMMEDIATE` transaction (group commit: a transaction writes
+   * its pages to the WAL once, so 32 appends cost about a third of 32 transactions); each
+   * one is checked against the stream as the appends before it in the group left it, and
+   * one that fails (wrong expected revision, a duplicate event id) is undone alone (a
+   * savepoint) and rejected, the others commit.
+   * @throws WrongExpectedRevisionError; RangeError for no events; the store's error when
+   *   the transaction cannot commit (every append of the group is rejected then).
+   */
   async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event')
     this.assertOpen()
-    const expected = options.expected_revision
-    // Takes the write lock (waiting up to the busy timeout for other connections).
-    this.db.exec('BEGIN IMMEDIATE')
-    let result: AppendResult
+    return await new Promise<AppendResult>((resolve, reject) => {
+      this.group.push({ stream, events, expected: options.expected_revision, resolve, reject })
+      if (this.group.length === 1) setImmediate(() => this.commitGroup())
+    })
+  }
+
+  /** Appends waiting for the group's commit (see `append`). */
+  private group: PendingAppend[] = []
+
+  /** Commits the waiting appends in one transaction and settles each (see `append`). */
+  private commitGroup(): void {
+    const group = this.group
+    this.group = []
+    if (group.length === 0) return
+    if (this.closed) {
+      for (const a of group) a.reject(new Error('event store is closed'))
+      return
+    }
+    const outcomes: Array<AppendResult | Error> = []
     try {
-      const actual = Number((this.st.streamRev.get(stream) as { r: number }).r)
+      // Takes the write lock (waiting up to the busy timeout for other connections).
+      this.db.exec('BEGIN IMMEDIATE')
+      for (const a of group) outcomes.push(this.appendOne(a))
+      this.db.exec('COMMIT')
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK')
+      for (const a of group) a.reject(err)
+      return
+    }
+    let head = 0
+    group.forEach((a, i) => {
+      const o = outcomes[i]
+      if (o instanceof Error) a.reject(o)
+      else {
+        head = Math.max(head, o.position)
+        a.resolve(o)
+      }
+    })
+    if (head > 0) this.emitter.emit('appended', head)
+  }
+
+  /** One append inside the group's transaction, under a savepoint: its result, or its error (its rows undone). */
+  private appendOne(a: PendingAppend): AppendResult | Error {
+    this.db.exec('SAVEPOINT append')
+    try {
+      const actual = Number((this.st.streamRev.get(a.stream) as { r: number }).r)
+      const expected = a.expected
       const ok =
         expected === 'any' ||
         (expected === 'no_stream' && actual === -1) ||
         (expected === 'stream_exists' && actual >= 0) ||
         (typeof expected === 'number' && expected === actual)
-      if (!ok) throw new WrongExpectedRevisionError(stream, expected, actual)
+      if (!ok) throw new WrongExpectedRevisionError(a.stream, expected, actual)
       let revision = actual
       let position = 0
-      for (const e of events) {
+      for (const e of a.events) {
         revision += 1
-        const r = this.st.insert.run(e.id ?? randomUUID(), stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata))
+        const r = this.st.insert.run(e.id ?? randomUUID(), a.stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata))
         position = Number(r.lastInsertRowid)
       }
-      this.db.exec('COMMIT')
-      result = { next_expected_revision: revision, position }
+      this.db.exec('RELEASE append')
+      return { next_expected_revision: revision, position }
     } catch (err) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK')
-      throw err
+      this.db.exec('ROLLBACK TO append')
+      this.db.exec('RELEASE append')
+      if (err instanceof Error) return err
+      return new Error(String(err))
     }
-    this.emitter.emit('appended', result.position)
-    return result
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
@@ -289,6 +351,8 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     if (this.closed) return
+    // Appends already asked for commit before the file closes.
+    this.commitGroup()
     this.closed = true
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended', -1)

@@ -70,3 +70,52 @@ t.test('durable across close and reopen; checkpoints persist', async t => {
   t.equal(await s2.getCheckpoint('relay'), 2)
   t.equal(await s2.getCheckpoint('other'), 0)
 })
+
+t.test('appends of one turn commit together: each checked in order, a failing one rejected alone', async t => {
+  const store = new SqliteEventStore(join(dir, 'group.db'))
+  t.teardown(() => store.close())
+  await store.append('kept', [ev('Existing', { n: 0 })], { expected_revision: 'no_stream' })
+  const existing = (await store.readStream('kept'))[0]
+  // Asked together, before any of them commits.
+  const asked = [
+    store.append('a', [ev('A1'), ev('A2')], { expected_revision: 'no_stream' }),
+    store.append('a', [ev('A3')], { expected_revision: 1 }),
+    store.append('b', [ev('B1')], { expected_revision: 5 }),
+    store.append('c', [{ ...ev('C1'), id: existing.id }], { expected_revision: 'no_stream' }),
+    store.append('d', [ev('D1')], { expected_revision: 'no_stream' })
+  ]
+  const settled = await Promise.allSettled(asked)
+  t.same(
+    settled.map(s => s.status),
+    ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled'],
+    'the second append to a sees the first; b has no revision 5; c reuses an event id'
+  )
+  t.match((settled[2] as PromiseRejectedResult).reason, { name: 'WrongExpectedRevisionError' })
+  t.same(
+    (await store.readStream('a')).map(e => [e.type, e.revision]),
+    [
+      ['A1', 0],
+      ['A2', 1],
+      ['A3', 2]
+    ]
+  )
+  t.same(await store.readStream('b'), [], 'nothing of the refused append')
+  t.same(await store.readStream('c'), [], 'nothing of the append whose event id exists (undone alone)')
+  const positions = (await store.readAll({ from_position: 0, max_count: 100 })).map(e => [e.stream, e.position])
+  t.same(
+    positions,
+    [
+      ['kept', 1],
+      ['a', 2],
+      ['a', 3],
+      ['a', 4],
+      ['d', 5]
+    ],
+    'one global order, no gap where an append was undone'
+  )
+  t.same(
+    settled.filter(s => s.status === 'fulfilled').map(s => (s as PromiseFulfilledResult<{ position: number }>).value.position),
+    [3, 4, 5],
+    "each append's position is its last event's"
+  )
+})
