@@ -288,8 +288,9 @@ export class VerificationEngine {
           // first of them is due (plus a little slack), so each is asked about when its
           // own window has passed.
           const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
-          const due = greylistRetryAt(earliest, greylist.retry_ms, attempt)
-          if (due > deadline) return
+          // A round that ended at or after the deadline was the last (asked at the deadline).
+          const due = Date.now() >= deadline ? null : greylistRetryAt(earliest, greylist.retry_ms, attempt, deadline)
+          if (due === null) return
           this.counters.greylist_rounds++
           await sleep(due - Date.now())
           todo = again

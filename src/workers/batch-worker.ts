@@ -102,10 +102,10 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // (the engine's slack added): as the engine alone would, never too early (which would cost
     // a round), and not later for the rest of the part's call.
     const askedAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = greylistRetryAt(askedAt, options.greylist.retry_ms, attempt - 1)
+    const retryAt = greylistRetryAt(askedAt, options.greylist.retry_ms, attempt - 1, deadline)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
-      if (r.reason === 'greylisted' && !r.sandbox && retryAt < deadline) {
+      if (r.reason === 'greylisted' && !r.sandbox && retryAt !== null) {
         deferred.push({ i: item.i, email: item.email })
         continue
       }
@@ -134,7 +134,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
         batchUuid,
         chunkUuid,
         deferred,
-        { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() },
+        { attempt, retry_at: new Date(retryAt!).toISOString(), deadline_at: new Date(deadline).toISOString() },
         causation
       )
       options.metrics?.deferrals.inc({ reason: 'greylisted' })

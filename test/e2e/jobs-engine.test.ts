@@ -66,7 +66,18 @@ t.test('greylisted past the deadline: unknown/greylisted, and it costs nothing',
   })()
   t.equal(job.verdict, 'unknown')
   t.equal(job.reason, 'greylisted')
-  t.ok(job.attempts >= 2, `attempts: ${job.attempts}`)
+  // Retries 0.5 s after the first answer, then 1 s after the second; the next (2 s later)
+  // would pass the 2.5 s deadline, so the last one is at the deadline (not given up early).
+  t.equal(job.attempts, 3, 'deferred three times: after the first answer and each retry before the deadline')
+  const asked = world.connection_log
+    .filter(c => c.ip === '127.0.22.3')
+    .flatMap(c => c.commands)
+    .filter(l => /^RCPT TO:<jane@grey-forever\.com>/i.test(l))
+  t.equal(asked.length, 4, 'the world was asked four times, the last at the deadline')
+  t.ok(
+    Date.parse(job.completed_at) >= Date.parse(job.created_at) + 2_500,
+    `given up at the deadline (created ${job.created_at}, completed ${job.completed_at}), not at the retry before it`
+  )
   await waitUntil(async () => (await balance()).reserved === 0)
   t.equal((await balance()).balance, before.balance, 'the reservation was released')
 })
