@@ -167,18 +167,22 @@ export async function startRole(
   const closers: Array<() => Promise<void>> = []
   /** Each part's reason not to be ready, or null. */
   const readiness: Array<() => NotReady | null> = []
+  /** A subscription's readiness on /readyz (as `component`) and its lag behind the store in /metrics. */
+  const watch = (component: string, part: { readonly notReady: Omit<NotReady, 'component'> | null }, position: () => number): void => {
+    readiness.push(() => {
+      const n = part.notReady
+      return n === null ? null : { component, ...n }
+    })
+    metrics.watchLag(component, async () => (await store.headPosition()) - position())
+  }
 
   let runner: ProjectionRunner | null = null
   if (role === 'serve' || role === 'projector' || role === 'api') {
     runner = new ProjectionRunner(store, PROJECTIONS, ctx.reads)
     await runner.start()
     const r = runner
-    readiness.push(() => {
-      const n = r.notReady
-      return n === null ? null : { component: 'projections', ...n }
-    })
+    watch('projections', r, () => r.position)
     closers.push(() => r.stop())
-    metrics.watchLag('projections', async () => (await store.headPosition()) - r.position)
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
@@ -306,12 +310,8 @@ export async function startRole(
     })
     await relay.start()
     const r = relay
-    readiness.push(() => {
-      const n = r.notReady
-      return n === null ? null : { component: 'relay', ...n }
-    })
+    watch('relay', r, () => r.checkpoint)
     closers.unshift(() => r.stop())
-    metrics.watchLag('relay', async () => (await store.headPosition()) - r.checkpoint)
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).

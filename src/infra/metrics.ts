@@ -172,27 +172,23 @@ export class ServiceMetrics implements Metrics {
   }
 
   private smtpTotals(): Record<string, { sessions: number; rcpts: number }> {
-    const out: Record<string, { sessions: number; rcpts: number }> = {}
-    for (const source of this.smtpSources) {
-      for (const [p, n] of Object.entries(source().by_provider)) {
-        const t = (out[p] ??= { sessions: 0, rcpts: 0 })
-        t.sessions += n.sessions
-        t.rcpts += n.rcpts
-      }
-    }
-    return out
+    return this.sum(s => s.by_provider)
   }
 
   private routeTotals(): Record<string, { sessions: number; proxy_errors: number }> {
-    const out: Record<string, { sessions: number; proxy_errors: number }> = {}
+    return this.sum(s => s.by_route)
+  }
+
+  /** One table of counts (by provider, by route) summed over every engine this process runs, key by key. */
+  private sum<T extends Record<string, number>>(table: (stats: ProbeStats) => Record<string, T>): Record<string, T> {
+    const out: Record<string, Record<string, number>> = {}
     for (const source of this.smtpSources) {
-      for (const [r, n] of Object.entries(source().by_route)) {
-        const t = (out[r] ??= { sessions: 0, proxy_errors: 0 })
-        t.sessions += n.sessions
-        t.proxy_errors += n.proxy_errors
+      for (const [key, counts] of Object.entries(table(source()))) {
+        const total = (out[key] ??= {})
+        for (const [name, n] of Object.entries(counts)) total[name] = (total[name] ?? 0) + n
       }
     }
-    return out
+    return out as Record<string, T>
   }
 
   /** Reads an engine's SMTP counters at each scrape. */

@@ -1,6 +1,7 @@
 import type { EventStore, RecordedEvent } from '../ports/event-store.ts'
 import type { WalletEvent } from '../domain/wallet/events.ts'
 import { evolve, initialState, type WalletState } from '../domain/wallet/decider.ts'
+import { closingDiscrepancies } from '../domain/wallet/audit.ts'
 import { transactionOf, WALLET_TRANSACTIONS, WALLETS, type WalletDoc, type WalletTransactionDoc } from './wallets.ts'
 import type { ReadContext } from './projection.ts'
 
@@ -63,17 +64,7 @@ export async function auditLedger(
     const r = replay.get(user) ?? { state: initialState(), granted: 0, spent: 0, reserved: 0, transactions: 0, revision: -1 }
     const event = { type: e.type, data: e.data } as WalletEvent
     if (event.type === 'WalletBooksClosed') {
-      const open = [...r.state.reserved]
-        .map(([job, h]) => `${job}:${h.reservation_uuid}:${h.amount}`)
-        .sort()
-        .join(',')
-      const carried = event.data.reservations
-        .map(h => `${h.job_uuid}:${h.reservation_uuid}:${h.amount}`)
-        .sort()
-        .join(',')
-      if (event.data.balance !== r.state.balance)
-        differ(user, `books closed at revision ${e.revision} with ${event.data.balance} tokens, the ledger before makes ${r.state.balance}`)
-      if (open !== carried) differ(user, `books closed at revision ${e.revision} with other open reservations than the ledger before holds`)
+      for (const d of closingDiscrepancies(r.state, event)) differ(user, `revision ${e.revision}: ${d}`)
     } else {
       r.state = evolve(r.state, event)
       const tx = transactionOf(event)

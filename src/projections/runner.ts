@@ -167,8 +167,6 @@ export class ProjectionRunner {
   private readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly checkpoints = new Map<string, number>()
   private buffer: RecordedEvent[] = []
-  /** The documents of the last committed batch, as written (see `carry`). */
-  private carried = new Map<string, Doc | null>()
   /** Characters of data buffered (events' `size`): a batch is committed at BATCH_BYTES too. */
   private bufferBytes = 0
   private seen = 0
@@ -301,8 +299,6 @@ export class ProjectionRunner {
     const types = [...new Set(this.projections.flatMap(p => p.event_types))]
     const token = {}
     this.current = token
-    // Another projector may have written while this one was not subscribed.
-    this.carried = new Map()
     this.seen = this.position
     this.sub = this.store.subscribeToAll(
       {
@@ -335,22 +331,6 @@ export class ProjectionRunner {
     this.buffer = []
     this.bufferBytes = 0
     this.seen = this.position
-    this.carried = new Map()
-  }
-
-  /**
-   * Keeps the committed batch's documents for the next batch (the CARRY_DOCUMENTS cached
-   * last): as leader, this runner alone writes its projections' live
-   * generation, so the next batch reads them without asking the store. Dropped with the
-   * subscription (another projector may write meanwhile), after a failed batch, and after
-   * a batch that erased documents by a condition.
-   */
-  private carry(applied: AppliedBatch): void {
-    this.carried = applied.erasing ? new Map() : applied.cache
-    for (const k of this.carried.keys()) {
-      if (this.carried.size <= CARRY_DOCUMENTS) break
-      this.carried.delete(k)
-    }
   }
 
   /** Old subscriptions still winding down (awaited by `stop`). */
@@ -394,13 +374,10 @@ export class ProjectionRunner {
     this.bufferBytes = 0
     this.flushing = (async () => {
       try {
-        const applied = await applyBatch(this.reads, this.projections, this.checkpoints, events, through, this.carried)
-        this.carry(applied)
+        await applyBatch(this.reads, this.projections, this.checkpoints, events, through)
         if (events.length > 0) for (const listener of this.appliedListeners) listener(events)
         this.advance()
       } catch (err) {
-        // What the failed batch cached was not committed.
-        this.carried = new Map()
         this.detach()
         if (!(err instanceof CheckpointConflictError)) {
           // A failed write (a busy or full disk): not ready; the tick subscribes again from the checkpoints.
@@ -461,13 +438,6 @@ export class ProjectionRunner {
 
 /** Characters of event data committed in one batch at most (large events, such as batch chunks, make smaller batches). */
 const BATCH_BYTES = 8 * 1024 * 1024
-
-/**
- * Documents a runner keeps from one batch to the next (see `carry`): the hot ones (an
- * account's wallet, its statistics' slot, hour, day and summary, the jobs just queued) are
- * read from memory; about 2 KiB each at most.
- */
-const CARRY_DOCUMENTS = 4_096
 
 /** How long the projector waits after a failed batch before it subscribes again (ms). */
 const RETRY_MS = 1_000

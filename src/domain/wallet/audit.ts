@@ -1,4 +1,4 @@
-import type { WalletEvent } from './events.ts'
+import type { WalletBooksClosed, WalletEvent } from './events.ts'
 import { evolve, initialState, type WalletState } from './decider.ts'
 
 /** What a replay of a whole wallet stream finds. */
@@ -47,17 +47,7 @@ export function auditWallet(events: readonly WalletEvent[]): WalletAudit {
       }
       case 'WalletBooksClosed': {
         sums.closings++
-        const open = [...state.reserved]
-          .map(([job, r]) => `${job}:${r.reservation_uuid}:${r.amount}`)
-          .sort()
-          .join(',')
-        const carried = e.data.reservations
-          .map(r => `${r.job_uuid}:${r.reservation_uuid}:${r.amount}`)
-          .sort()
-          .join(',')
-        if (e.data.balance !== state.balance)
-          discrepancies.push(`revision ${revision}: books closed at ${e.data.balance} tokens, the ledger before it makes ${state.balance}`)
-        if (open !== carried) discrepancies.push(`revision ${revision}: books closed with other open reservations than the ledger before it holds`)
+        for (const d of closingDiscrepancies(state, e)) discrepancies.push(`revision ${revision}: ${d}`)
         break
       }
     }
@@ -65,4 +55,25 @@ export function auditWallet(events: readonly WalletEvent[]): WalletAudit {
     if (state.balance < 0) discrepancies.push(`revision ${revision}: balance below zero (${state.balance})`)
   })
   return { state, ...sums, discrepancies }
+}
+
+/**
+ * How a closing of the books disagrees with the ledger before it (ARCHITECTURE.md "Money":
+ * a closing carries the balance and the open reservations forward, so it must hold exactly
+ * what the events before it make): the balance, and the open reservations (job,
+ * reservation, amount). @returns the discrepancies, in words (empty when it agrees).
+ */
+export function closingDiscrepancies(before: WalletState, closing: WalletBooksClosed): string[] {
+  const open = [...before.reserved]
+    .map(([job, r]) => `${job}:${r.reservation_uuid}:${r.amount}`)
+    .sort()
+    .join(',')
+  const carried = closing.data.reservations
+    .map(r => `${r.job_uuid}:${r.reservation_uuid}:${r.amount}`)
+    .sort()
+    .join(',')
+  const found: string[] = []
+  if (closing.data.balance !== before.balance) found.push(`books closed at ${closing.data.balance} tokens, the ledger before it makes ${before.balance}`)
+  if (open !== carried) found.push('books closed with other open reservations than the ledger before it holds')
+  return found
 }

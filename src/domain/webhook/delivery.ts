@@ -13,6 +13,13 @@ export type DeliveryState =
 
 export const initialState = (): DeliveryState => ({ status: 'none' })
 
+/** The ids every event of a delivery carries: its own, its endpoint's and its account's. */
+const identity = (r: WebhookDeliveryRequested['data']): { delivery_uuid: string; webhook_uuid: string; user_uuid: string } => ({
+  delivery_uuid: r.delivery_uuid,
+  webhook_uuid: r.webhook_uuid,
+  user_uuid: r.user_uuid
+})
+
 /** Where a delivery stands after an attempt: delivered, failed (none left) or still pending. */
 export function statusAfter(a: Pick<WebhookDeliveryAttempted['data'], 'succeeded' | 'next_attempt_at'>): 'delivered' | 'failed' | 'pending' {
   return a.succeeded ? 'delivered' : a.next_attempt_at === null ? 'failed' : 'pending'
@@ -58,15 +65,7 @@ export function decide(command: DeliveryCommand, state: DeliveryState): WebhookD
       return [
         {
           type: 'WebhookDeliveryAttempted',
-          data: {
-            delivery_uuid: r.delivery_uuid,
-            webhook_uuid: r.webhook_uuid,
-            user_uuid: r.user_uuid,
-            event: r.event,
-            job_uuid: r.job_uuid,
-            test: r.test,
-            ...command.data
-          }
+          data: { ...identity(r), event: r.event, job_uuid: r.job_uuid, test: r.test, ...command.data }
         }
       ]
     }
@@ -76,13 +75,7 @@ export function decide(command: DeliveryCommand, state: DeliveryState): WebhookD
       return [
         {
           type: 'WebhookDeliveryAbandoned',
-          data: {
-            delivery_uuid: r.delivery_uuid,
-            webhook_uuid: r.webhook_uuid,
-            user_uuid: r.user_uuid,
-            reason: command.data.reason,
-            abandoned_at: command.data.now
-          }
+          data: { ...identity(r), reason: command.data.reason, abandoned_at: command.data.now }
         }
       ]
     }
