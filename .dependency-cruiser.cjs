@@ -11,7 +11,7 @@
  *   src/workers/     relay, verifier, webhooks, mailer: commands, the engine, ports
  *   src/http/        routes, schemas, plugins: commands, projections, ports
  *   src/client/      the CLI's client of the public API: HTTP only
- *   src/main.ts, src/compose.ts, src/cli.ts, src/config.ts: the composition root
+ *   src/main.ts, src/compose.ts, src/core.ts, src/cli.ts, src/config.ts: the composition root
  */
 const part = name => `^src/${name}/`
 const rule = (name, comment, from, to) => ({ name, comment, severity: 'error', from, to })
@@ -36,7 +36,7 @@ module.exports = {
       'commands-use-ports',
       'commands depend on ports; adapters are wired at the root',
       { path: part('commands') },
-      { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] }
+      { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
     ),
     rule(
       'commands-use-the-engine-pure-parts',
@@ -48,25 +48,25 @@ module.exports = {
       'projections-read-only',
       'the read side never writes and depends on ports',
       { path: part('projections') },
-      { path: [part('commands'), part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] }
+      { path: [part('commands'), part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
     ),
     rule(
       'engine-decides-verdicts',
       'the engine decides verdicts, not writes',
       { path: part('verifier') },
-      { path: [part('commands'), part('projections'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] }
+      { path: [part('commands'), part('projections'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
     ),
     rule(
       'workers-use-ports',
       'workers get adapters from the root',
       { path: part('workers') },
-      { path: [part('infra'), part('http'), part('client'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] }
+      { path: [part('infra'), part('http'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
     ),
     rule(
       'http-uses-ports',
       'routes get adapters from the root',
       { path: part('http') },
-      { path: [part('infra'), part('workers'), part('client'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] }
+      { path: [part('infra'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
     ),
     rule(
       'client-speaks-http',
@@ -83,7 +83,7 @@ module.exports = {
     rule(
       'collections-named-by-projections',
       "nothing outside src/projections names a collection: the read store is reached through a projection's queries",
-      { path: '^src/', pathNot: [part('projections'), part('infra'), part('ports'), '^src/(main|cli|compose)\\.ts$', '^src/cli/'] },
+      { path: '^src/', pathNot: [part('projections'), part('infra'), part('ports'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] },
       { path: '^src/ports/read-store\\.ts$', dependencyTypesNot: ['type-only'] }
     )
   ],

@@ -1,24 +1,14 @@
 import { InProcessRateCounter, type RateCounter } from './ports/rate-limit.ts'
-import { NatsKvRateCounter } from './infra/ratelimit/nats-kv.ts'
 import type { Billing } from './ports/billing.ts'
 import { join } from 'node:path'
-import { mkdirSync } from 'node:fs'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
-import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
-import type { EventStore } from './ports/event-store.ts'
-import { SqliteReadStore } from './infra/readstore/sqlite.ts'
-import type { CheckpointStore } from './workers/relay.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
-import { NatsBus } from './infra/bus/nats.ts'
 import type { Bus } from './ports/bus.ts'
-import { SqliteDataKeyStore } from './infra/crypto/keystore.ts'
-import { LibsodiumSealer } from './infra/crypto/sealer.ts'
-import { loadSecrets } from './infra/crypto/secrets.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
 import type { Mailer } from './ports/mail.ts'
-import { defaultClockAndIds, type CommandContext } from './commands/context.ts'
+import { openCore, type Core } from './core.ts'
 import { ProjectionRunner } from './projections/runner.ts'
 import { PROJECTIONS } from './projections/index.ts'
 import { Relay } from './workers/relay.ts'
@@ -37,63 +27,6 @@ import { buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts
 import { CompletionWaits } from './http/waits.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
-
-export interface Core {
-  ctx: CommandContext
-  store: EventStore
-  /**
-   * Where the relay keeps its position, never in the event log: the SQLite event store's
-   * own table on the embedded default, the read store (MongoDB's `consumer_checkpoints`)
-   * beside EventStoreDB.
-   */
-  checkpoints: CheckpointStore
-  keys: SqliteDataKeyStore
-  close(): Promise<void>
-}
-
-/**
- * Opens the stores: the event store (SQLite `DATA_DIR/events.db`, or EventStoreDB), the
- * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
- * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
- */
-export async function openCore(config: Config, options: { now?: () => Date } = {}): Promise<Core> {
-  mkdirSync(config.data_dir, { recursive: true })
-  const secrets = await loadSecrets(config.data_dir)
-  // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
-  const store = config.eventstore_url
-    ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url)
-    : new SqliteEventStore(join(config.data_dir, 'events.db'))
-  const reads = config.mongodb_url
-    ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url)
-    : new SqliteReadStore(join(config.data_dir, 'reads.db'))
-  const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
-  const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
-  const ctx: CommandContext = {
-    store,
-    reads,
-    sealer: new LibsodiumSealer(keys),
-    secrets,
-    config,
-    ...defaultClockAndIds(),
-    ...(options.now && { now: options.now }),
-    base_url: () => configured
-  }
-  const checkpoints: CheckpointStore =
-    store instanceof SqliteEventStore
-      ? store
-      : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
-  return {
-    ctx,
-    store,
-    checkpoints,
-    keys,
-    close: async () => {
-      await store.close()
-      await ctx.reads.close()
-      await keys.close()
-    }
-  }
-}
 
 /** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
@@ -128,8 +61,14 @@ async function openBus(config: Config, log: Logger): Promise<Bus> {
   const onError = (msg: string, err?: unknown): void => {
     log.error({ err }, msg)
   }
+  // NATS's client loads only where it is configured (about 60 modules every other process would load for nothing).
   if (config.nats_url)
-    return await NatsBus.connect(config.nats_url, { routes: ROUTES, prefix: config.nats.prefix, ack_wait_ms: config.nats.ack_wait_ms, log: onError })
+    return await (await import('./infra/bus/nats.ts')).NatsBus.connect(config.nats_url, {
+      routes: ROUTES,
+      prefix: config.nats.prefix,
+      ack_wait_ms: config.nats.ack_wait_ms,
+      log: onError
+    })
   return new InProcessBus(onError)
 }
 
@@ -331,7 +270,10 @@ export async function startRole(
   let rateCounter: RateCounter | null = null
   if (serveApi) {
     const counter: RateCounter = config.nats_url
-      ? await NatsKvRateCounter.connect(config.nats_url, { prefix: config.nats.prefix, max_window_ms: config.rate_limit_window_s * 1000 })
+      ? await (await import('./infra/ratelimit/nats-kv.ts')).NatsKvRateCounter.connect(config.nats_url, {
+          prefix: config.nats.prefix,
+          max_window_ms: config.rate_limit_window_s * 1000
+        })
       : new InProcessRateCounter()
     rateCounter = counter
     closers.push(() => counter.close())

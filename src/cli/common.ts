@@ -6,7 +6,7 @@ import { DomainError } from '../domain/shared.ts'
 // The commands load what they use when they run (dynamic imports): `svc verify-file`, a
 // client of the public API, never loads the service, and `svc --help` stays quick.
 export const loadConfig = async (): Promise<import('../config.ts').Config> => (await import('../config.ts')).loadConfig()
-export type Core = Awaited<ReturnType<typeof import('../main.ts')['openCore']>>
+export type Core = import('../core.ts').Core
 
 /** commander's parser of a positive whole number. @throws InvalidArgumentError (a usage error, exit 2). */
 export const positiveInt = (v: string): number => {
@@ -29,7 +29,7 @@ export function usage(message: string): never {
  * runs): prints its JSON result, or `error: <message> (<code>)` and exit code 1.
  */
 export async function operatorCommand(fn: (core: Core) => Promise<unknown>): Promise<void> {
-  const { openCore } = await import('../main.ts')
+  const { openCore } = await import('../core.ts')
   const core = await openCore(await loadConfig())
   try {
     console.log(JSON.stringify(await fn(core)))

@@ -82,7 +82,7 @@ export function registerDoctor(program: Command): void {
         return
       }
       const [{ openCore }, { testEgress }, { DnsClient }] = await Promise.all([
-        import('../main.ts'),
+        import('../core.ts'),
         import('../verifier/egress-monitor.ts'),
         import('../verifier/dns.ts')
       ])

@@ -365,7 +365,7 @@ t.test("errors are classified with the client's classes; esdb:// is taken in the
 
 t.test('beside EventStoreDB the relay keeps its position in the read store, never as an event', async t => {
   const { loadConfig } = await import('../../../src/config.ts')
-  const { openCore } = await import('../../../src/main.ts')
+  const { openCore } = await import('../../../src/core.ts')
   // Nothing answers on this port: any use of the event store would fail (the client connects lazily).
   const core = await openCore(loadConfig({ DATA_DIR: t.testdir(), EVENTSTORE_URL: 'kurrentdb://127.0.0.1:1?tls=false' }))
   t.teardown(() => core.close())

@@ -1,0 +1,72 @@
+// The stores, as every process opens them (the service's roles and the operator commands):
+// the event store, the read store, the data keys and the secrets, with the command context
+// over them. Kept apart from main.ts so that an operator command (`svc accounts show`,
+// `svc ledger audit`…) loads the stores alone, not the HTTP app, the workers and the engine.
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Config } from './config.ts'
+import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
+import type { EventStore } from './ports/event-store.ts'
+import { SqliteReadStore } from './infra/readstore/sqlite.ts'
+import type { CheckpointStore } from './workers/relay.ts'
+import { SqliteDataKeyStore } from './infra/crypto/keystore.ts'
+import { LibsodiumSealer } from './infra/crypto/sealer.ts'
+import { loadSecrets } from './infra/crypto/secrets.ts'
+import { defaultClockAndIds, type CommandContext } from './commands/context.ts'
+
+export interface Core {
+  ctx: CommandContext
+  store: EventStore
+  /**
+   * Where the relay keeps its position, never in the event log: the SQLite event store's
+   * own table on the embedded default, the read store (MongoDB's `consumer_checkpoints`)
+   * beside EventStoreDB.
+   */
+  checkpoints: CheckpointStore
+  keys: SqliteDataKeyStore
+  close(): Promise<void>
+}
+
+/**
+ * Opens the stores: the event store (SQLite `DATA_DIR/events.db`, or EventStoreDB), the
+ * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
+ * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
+ */
+export async function openCore(config: Config, options: { now?: () => Date } = {}): Promise<Core> {
+  mkdirSync(config.data_dir, { recursive: true })
+  const secrets = await loadSecrets(config.data_dir)
+  // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
+  const store = config.eventstore_url
+    ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url)
+    : new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const reads = config.mongodb_url
+    ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url)
+    : new SqliteReadStore(join(config.data_dir, 'reads.db'))
+  const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
+  const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
+  const ctx: CommandContext = {
+    store,
+    reads,
+    sealer: new LibsodiumSealer(keys),
+    secrets,
+    config,
+    ...defaultClockAndIds(),
+    ...(options.now && { now: options.now }),
+    base_url: () => configured
+  }
+  const checkpoints: CheckpointStore =
+    store instanceof SqliteEventStore
+      ? store
+      : { getCheckpoint: name => reads.getConsumerCheckpoint(name), setCheckpoint: (name, position) => reads.setConsumerCheckpoint(name, position) }
+  return {
+    ctx,
+    store,
+    checkpoints,
+    keys,
+    close: async () => {
+      await store.close()
+      await ctx.reads.close()
+      await keys.close()
+    }
+  }
+}
