@@ -12,7 +12,7 @@ import { endPlan } from '../subscription/end-plan.ts'
 import { grantPeriodTokens } from '../subscription/grant-period-tokens.ts'
 import { linkCustomer } from '../subscription/link-customer.ts'
 import { loadSubscription } from '../subscription/operator-set-plan.ts'
-import { setPlan } from '../subscription/set-plan.ts'
+import { setPlan, type PlanChange } from '../subscription/set-plan.ts'
 import { CheckoutSession, Invoice, SubscriptionObject, UUID, planOfPrice, OPENS_PERIOD, periodLine, STATUS, iso } from './stripe-objects.ts'
 
 /** @returns the account uuid when it names an existing, not deleted account. */
@@ -52,25 +52,22 @@ async function onCheckoutCompleted(ctx: CommandContext, e: StripeEvent): Promise
     // `incomplete`: the plan is recorded but its caps wait for Stripe to say it is active.
     const paid = s.payment_status === 'paid' || s.payment_status === 'no_payment_required'
     const status: SubscriptionStatus = paid ? 'active' : 'incomplete'
-    const r = await setPlan(ctx, {
-      user_uuid: owner,
-      plan: plan.code,
-      cycle,
-      status,
-      current_period_end: null,
-      cancel_at_period_end: false,
-      stripe_subscription: s.subscription,
-      stripe_customer: s.customer ?? null,
-      source: 'billing',
-      as_of: e.created,
-      actor: 'billing'
-    })
-    const effect = r.changed
-      ? `plan ${plan.code} (${cycle}) ${status}${paid ? '' : ` (payment ${s.payment_status ?? 'unknown'})`}`
-      : r.ignored
-        ? `ignored: ${r.ignored}`
-        : 'plan unchanged'
-    return { user_uuid: owner, effects: [...effects, effect], position: Math.max(position, r.position) }
+    const r = await planFromStripe(
+      ctx,
+      e,
+      {
+        user_uuid: owner,
+        plan: plan.code,
+        cycle,
+        status,
+        current_period_end: null,
+        cancel_at_period_end: false,
+        stripe_subscription: s.subscription,
+        stripe_customer: s.customer ?? null
+      },
+      `plan ${plan.code} (${cycle}) ${status}${paid ? '' : ` (payment ${s.payment_status ?? 'unknown'})`}`
+    )
+    return { user_uuid: owner, effects: [...effects, r.effect], position: Math.max(position, r.position) }
   }
   if (s.mode === 'payment') {
     if (s.payment_status !== 'paid') return { user_uuid: owner, effects: [...effects, `ignored: payment ${s.payment_status ?? 'unknown'}`], position }
@@ -143,25 +140,37 @@ async function onSubscriptionChanged(ctx: CommandContext, e: StripeEvent): Promi
   const item = sub.items.data[0]
   const priced = item ? planOfPrice(ctx.config.plans, item.price.id) : null
   if (!priced) return { user_uuid: owner, effects: ['ignored: no plan price'], position: 0 }
-  const r = await setPlan(ctx, {
-    user_uuid: owner,
-    plan: priced.plan.code,
-    cycle: priced.cycle,
-    status: STATUS[sub.status] ?? 'unpaid',
-    current_period_end: iso(item.current_period_end),
-    cancel_at_period_end: sub.cancel_at_period_end ?? false,
-    stripe_subscription: sub.id,
-    stripe_customer: sub.customer ?? null,
-    source: 'billing',
-    as_of: e.created,
-    actor: 'billing'
-  })
-  const effect = r.changed
-    ? `plan ${priced.plan.code} (${priced.cycle}) ${sub.status}${sub.cancel_at_period_end ? ', cancels at period end' : ''}`
-    : r.ignored
-      ? `ignored: ${r.ignored}`
-      : 'plan unchanged'
-  return { user_uuid: owner, effects: [effect], position: r.position }
+  const r = await planFromStripe(
+    ctx,
+    e,
+    {
+      user_uuid: owner,
+      plan: priced.plan.code,
+      cycle: priced.cycle,
+      status: STATUS[sub.status] ?? 'unpaid',
+      current_period_end: iso(item.current_period_end),
+      cancel_at_period_end: sub.cancel_at_period_end ?? false,
+      stripe_subscription: sub.id,
+      stripe_customer: sub.customer ?? null
+    },
+    `plan ${priced.plan.code} (${priced.cycle}) ${sub.status}${sub.cancel_at_period_end ? ', cancels at period end' : ''}`
+  )
+  return { user_uuid: owner, effects: [r.effect], position: r.position }
+}
+
+/**
+ * Sets the plan a Stripe event `e` says (billing is the actor; the event's creation time
+ * orders it against the others: the subscription decider ignores an older one).
+ * @returns what it did, in words (`changed`: when the plan changed), and the append's position.
+ */
+async function planFromStripe(
+  ctx: CommandContext,
+  e: StripeEvent,
+  change: Omit<PlanChange, 'source' | 'as_of' | 'actor'>,
+  changed: string
+): Promise<{ effect: string; position: number }> {
+  const r = await setPlan(ctx, { ...change, source: 'billing', as_of: e.created, actor: 'billing' })
+  return { effect: r.changed ? changed : r.ignored ? `ignored: ${r.ignored}` : 'plan unchanged', position: r.position }
 }
 
 const HANDLERS: Readonly<Record<string, (ctx: CommandContext, e: StripeEvent) => Promise<Outcome>>> = {
