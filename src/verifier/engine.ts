@@ -246,6 +246,10 @@ export class VerificationEngine {
         const catchAll = new Map<string, boolean | null>()
         // When each recipient was first asked: greylisting windows run from the first try.
         const firstAsked = new Map<string, number>()
+        // When each greylisted recipient is asked again (a round after the first), and how
+        // long the first round took from its start to its first RCPT (opening the session).
+        let due: Map<string, number> | undefined
+        let lead = 0
         for (let attempt = 0; ; attempt++) {
           const groups: string[][] = []
           const probes = new Map<string, string>()
@@ -257,9 +261,14 @@ export class VerificationEngine {
             groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
           }
           const t0 = performance.now()
-          const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline })
+          const started = Date.now()
+          const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due })
           const ms = round1(performance.now() - t0)
           for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
+          if (attempt === 0) {
+            const asked = [...answers.values()].flatMap(a => (a.kind === 'rcpt' ? [a.asked_at] : []))
+            lead = asked.length > 0 ? Math.min(10_000, Math.max(0, Math.min(...asked) - started)) : 0
+          }
           const again = new Map<string, number[]>()
           for (const [domain, idx] of todo) {
             const probe = probes.get(domain)
@@ -284,15 +293,20 @@ export class VerificationEngine {
             }
           }
           if (again.size === 0) return
-          // Ask again in the same order and at the same pace as before, starting when the
-          // first of them is due (plus a little slack), so each is asked about when its
-          // own window has passed.
-          const earliest = Math.min(...[...again.values()].flat().map(i => firstAsked.get(works[i].normalized!) ?? Date.now()))
           // A round that ended at or after the deadline was the last (asked at the deadline).
-          const due = Date.now() >= deadline ? null : greylistRetryAt(earliest, greylist.retry_ms, attempt, deadline)
-          if (due === null) return
+          if (Date.now() >= deadline) return
+          // Each is asked again once its own window has passed since it was first asked (plus
+          // a little slack; at the deadline at the latest): the sessions open that long before
+          // the first of them is due, and each recipient waits in them for its time.
+          due = new Map()
+          for (const i of [...again.values()].flat()) {
+            const address = works[i].normalized!
+            const at = greylistRetryAt(firstAsked.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline)
+            if (at !== null) due.set(address, at)
+          }
+          if (due.size === 0) return
           this.counters.greylist_rounds++
-          await sleep(due - Date.now())
+          await sleep(Math.min(...due.values()) - lead - Date.now())
           todo = again
         }
       })

@@ -4,6 +4,8 @@ import type { RecipientAnswer } from './recipient-answer.ts'
 export interface Item {
   address: string
   attempts: number
+  /** Not asked before this time (epoch ms): a greylisted recipient, until its window has passed. */
+  due?: number
 }
 
 /**

@@ -131,7 +131,7 @@ export class SmtpProber {
     hosts: readonly MailHost[],
     provider: string | null,
     groups: ReadonlyArray<readonly string[]>,
-    options: { reuse: boolean; deadline: number }
+    options: { reuse: boolean; deadline: number; due?: ReadonlyMap<string, number> }
   ): Promise<Map<string, RecipientAnswer>> {
     const answers = new Map<string, RecipientAnswer>()
     const tried = hosts.slice(0, this.o.max_hosts)
@@ -142,7 +142,7 @@ export class SmtpProber {
           this.runQueue(
             tried,
             provider,
-            g.map(address => ({ address, attempts: 0 })),
+            g.map(address => ({ address, attempts: 0, due: options.due?.get(address) })),
             answers,
             options.deadline,
             g.length
@@ -174,7 +174,7 @@ export class SmtpProber {
             return
           }
           l.waiting.set(address, [tell])
-          l.queue.push({ address, attempts: 0 })
+          l.queue.push({ address, attempts: 0, due: options.due?.get(address) })
         })
     )
     for (const wake of lane.wakers.splice(0)) wake()
@@ -399,7 +399,8 @@ export class SmtpProber {
           while (!full && queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
             // A window of recipients in one write when the server pipelines (RFC 2920), one otherwise.
             const room = Math.min(pipelining ? this.o.pipeline_rcpt : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
-            const window = queue.splice(0, room)
+            const window = await takeDue(queue, room)
+            if (window.length === 0) break
             inFlight.push(...window)
             const askedAt = Date.now()
             session.send(window.map(item => `RCPT TO:<${item.address}>`))
@@ -452,5 +453,26 @@ export class SmtpProber {
       requeue(f)
       return { failure: f, pushedBack: false, answered }
     }
+  }
+}
+
+/**
+ * Takes up to `room` recipients from `queue` that are due (`due` absent or passed), in
+ * queue order; when some are queued but none is due, waits in the open session until the
+ * earliest is (a greylisted recipient asked again once its window has passed, so that
+ * the session is open by then: no banner and EHLO on the round's critical path). Empty
+ * when the queue ran dry meanwhile (another session took what was left).
+ */
+async function takeDue(queue: Item[], room: number): Promise<Item[]> {
+  for (;;) {
+    const now = Date.now()
+    const taken: Item[] = []
+    for (let k = 0; k < queue.length && taken.length < room; ) {
+      if ((queue[k].due ?? 0) <= now) taken.push(...queue.splice(k, 1))
+      else k++
+    }
+    if (taken.length > 0 || queue.length === 0) return taken
+    const next = Math.min(...queue.map(item => item.due ?? now))
+    await new Promise(resolve => setTimeout(resolve, Math.max(1, next - now)))
   }
 }

@@ -22,7 +22,8 @@ const world = await startMailWorld({
     { name: 'cached.com', mx: [{ preference: 10, exchange: 'mx.cached.com' }] },
     { name: 'pipe.com', mx: [{ preference: 10, exchange: 'mx.pipe.com' }] },
     { name: 'nopipe.com', mx: [{ preference: 10, exchange: 'mx.nopipe.com' }] },
-    { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] }
+    { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] },
+    { name: 'greypaced.com', mx: [{ preference: 10, exchange: 'mx.greypaced.com' }] }
   ],
   hosts: [
     { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
@@ -38,7 +39,10 @@ const world = await startMailWorld({
     // Announces no PIPELINING.
     { name: 'mx.nopipe.com', ip: '127.0.21.11', rcpt: exists, ehlo: { code: 250, message: ['mx.nopipe.com at your service', '8BITMIME', 'SMTPUTF8'] } },
     // Hangs up in its first session once it has answered the first RCPT of a pipelined window.
-    { name: 'mx.dropmid.com', ip: '127.0.21.12', rcpt: exists, drop: { at: 'RCPT', after_reply: true, sessions: 1 } }
+    { name: 'mx.dropmid.com', ip: '127.0.21.12', rcpt: exists, drop: { at: 'RCPT', after_reply: true, sessions: 1 } },
+    // Greylists each address for 300 ms from its first RCPT, answering every RCPT 25 ms after it
+    // came, one session at a time: the first round's asks are spread over about 300 ms.
+    { name: 'mx.greypaced.com', ip: '127.0.21.13', rcpt: exists, greylist_ms: 300, rcpt_delay_ms: 25, max_sessions: 1 }
   ]
 })
 t.teardown(() => world.close())
@@ -186,6 +190,21 @@ t.test('greylisting in bulk: asked again after the retry delay, then answered', 
   )
   const asked = since(m, '127.0.21.6').lines.filter(l => l.includes('RCPT TO:<u0@grey.com>')).length
   t.ok(asked >= 2, `the server was asked about u0@grey.com ${asked} times (greylisted, then again)`)
+})
+
+t.test('greylisting in bulk: each address asked again once its own window has passed, so never a third time', async t => {
+  const { e } = engine({ politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 1, burst_per_host: 1, sessions_per_second_per_host: 100 } })
+  const m = mark()
+  const results = await e.verifyMany(list('greypaced.com', 12), { greylist: 'wait' })
+  t.same(
+    results.map(r => r.reason),
+    Array.from({ length: 12 }, () => 'accepted_email')
+  )
+  const lines = since(m, '127.0.21.13').lines
+  for (let i = 0; i < 12; i++) {
+    const asked = lines.filter(l => l.includes(`RCPT TO:<u${i}@greypaced.com>`)).length
+    t.equal(asked, 2, `u${i}@greypaced.com asked twice (greylisted, then after its window): the world's transcript`)
+  }
 })
 
 t.test('greylisting past the deadline ends unknown/greylisted', async t => {
