@@ -266,8 +266,9 @@ export class VerificationEngine {
           const ms = round1(performance.now() - t0)
           for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
           if (attempt === 0) {
-            const asked = [...answers.values()].flatMap(a => (a.kind === 'rcpt' ? [a.asked_at] : []))
-            lead = asked.length > 0 ? Math.min(10_000, Math.max(0, Math.min(...asked) - started)) : 0
+            let first = Number.POSITIVE_INFINITY
+            for (const a of answers.values()) if (a.kind === 'rcpt') first = Math.min(first, a.asked_at)
+            lead = Number.isFinite(first) ? Math.min(10_000, Math.max(0, first - started)) : 0
           }
           const again = new Map<string, number[]>()
           for (const [domain, idx] of todo) {
@@ -299,14 +300,16 @@ export class VerificationEngine {
           // a little slack; at the deadline at the latest): the sessions open that long before
           // the first of them is due, and each recipient waits in them for its time.
           due = new Map()
+          let earliest = deadline
           for (const i of [...again.values()].flat()) {
             const address = works[i].normalized!
-            const at = greylistRetryAt(firstAsked.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline)
-            if (at !== null) due.set(address, at)
+            // Before the deadline (checked above): a time, never null.
+            const at = greylistRetryAt(firstAsked.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
+            due.set(address, at)
+            earliest = Math.min(earliest, at)
           }
-          if (due.size === 0) return
           this.counters.greylist_rounds++
-          await sleep(Math.min(...due.values()) - lead - Date.now())
+          await sleep(earliest - lead - Date.now())
           todo = again
         }
       })

@@ -127,14 +127,14 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       results.sort((a, b) => a.i - b.i)
       await recordBatchResults(ctx, batchUuid, chunkUuid, results, causation)
     }
-    if (deferred.length > 0) {
+    if (deferred.length > 0 && retryAt !== null) {
       deferred.sort((a, b) => a.i - b.i)
       await deferBatchItems(
         ctx,
         batchUuid,
         chunkUuid,
         deferred,
-        { attempt, retry_at: new Date(retryAt!).toISOString(), deadline_at: new Date(deadline).toISOString() },
+        { attempt, retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() },
         causation
       )
       options.metrics?.deferrals.inc({ reason: 'greylisted' })
