@@ -54,6 +54,16 @@ export interface HandleResult<S, E> {
   revision: number
 }
 
+/**
+ * Metadata of a worker's write: `correlation` (the job or batch the work is for) correlates
+ * it, `causation` (the bus message or event that caused it) caused it, `actor` did it.
+ */
+export const workerMeta = (correlation: string, causation: string, actor = 'verifier'): Partial<EventMetadata> => ({
+  actor,
+  correlation_id: correlation,
+  causation_id: causation
+})
+
 type Command<S, C> = C | ((state: S) => C)
 type AnyDecider = Decider<any, Event<string, unknown>, any>
 

@@ -34,12 +34,11 @@ function evolve(doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | 
 }
 
 export const agentsProjection = foldProjection<AgentDoc>({
-  name: 'agents',
   version: 2,
   collection: AGENTS,
   event_types: ['AgentCreated', 'AgentRevoked'],
   erase: true,
-  id: event => event.data.agent_uuid as string,
+  key: 'agent_uuid',
   evolve
 })
 

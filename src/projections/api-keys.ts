@@ -47,13 +47,12 @@ function evolve(doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc 
 }
 
 export const apiKeysProjection = foldProjection<ApiKeyDoc>({
-  name: 'api_keys',
   // ApiKeyUpdated joined in version 2: none existed before it (documents without `updated_at` read it as `created_at`).
   version: 2,
   collection: API_KEYS,
   event_types: ['ApiKeyCreated', 'ApiKeyRevoked', 'ApiKeyUpdated'],
   erase: true,
-  id: event => event.data.key_uuid as string,
+  key: 'key_uuid',
   evolve
 })
 

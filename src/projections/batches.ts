@@ -1,7 +1,7 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../ports/sealer.ts'
-import { collection, documentsProjection, erasing, type DocumentKey, type Projection, type ReadContext, type Write, openText } from './projection.ts'
+import { collection, documentsProjection, erasing, owned, type DocumentKey, type Projection, type ReadContext, type Write, openText } from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -150,9 +150,7 @@ const tally = (counts: Record<string, number>, key: string, delta = 1): Record<s
 function created(e: Extract<BatchEvent, { type: 'BatchCreated' }>, revision: number): BatchDoc {
   const d = e.data
   return {
-    _id: d.batch_uuid,
-    uuid: d.batch_uuid,
-    user_uuid: d.user_uuid,
+    ...owned(d.batch_uuid, d.user_uuid),
     name: d.name,
     status: 'receiving',
     checks: d.checks,
@@ -279,7 +277,6 @@ const SOURCE_EVENTS = new Set(['BatchSourceAttached', 'BatchSourceRemoved'])
  * blocks of the event's items (a part of 2,000 items: about 21). Erased accounts lose both.
  */
 export const batchesProjection: Projection = documentsProjection({
-  name: 'batches',
   version: 3,
   collections: [BATCHES, BATCH_ITEM_BLOCKS],
   event_types: [

@@ -5,6 +5,7 @@ import type { JobEvent } from '../domain/job/events.ts'
 import {
   collection,
   documentsProjection,
+  owned,
   erasing,
   type DocumentKey,
   type Folded,
@@ -82,9 +83,7 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
   if (e.type === 'JobQueued') {
     const d = e.data
     return {
-      _id: d.job_uuid,
-      uuid: d.job_uuid,
-      user_uuid: d.user_uuid,
+      ...owned(d.job_uuid, d.user_uuid),
       email: d.email,
       status: 'queued',
       verdict: null,
@@ -160,7 +159,6 @@ function recount(spec: CollectionSpec, key: CountKey, stored: unknown, delta: nu
  * events find no job and make none). Cost: at most five documents an event.
  */
 export const jobsProjection: Projection = documentsProjection({
-  name: 'jobs',
   version: 3,
   collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],

@@ -277,7 +277,6 @@ function evolveNotifications(docs: ReadonlyArray<Doc | null>, event: RecordedEve
  * off, a plan started, changed, set to end or ended, a batch completed. An erased account's feed is deleted and its later events make no entries.
  */
 export const notificationsProjection: Projection = documentsProjection({
-  name: 'notifications',
   // Plan events joined in version 1, batches in 1 too: none existed before them, so no document changes meaning.
   // 2: the state keeps the position of its last event (a second delivery changes nothing).
   version: 2,

@@ -29,11 +29,10 @@ function evolve(_doc: Folded<OAuthClientDoc> | null, event: RecordedEvent): OAut
 }
 
 export const oauthClientsProjection = foldProjection<OAuthClientDoc>({
-  name: 'oauth_clients',
   version: 1,
   collection: OAUTH_CLIENTS,
   event_types: ['OAuthClientRegistered'],
-  id: event => event.data.client_id as string,
+  key: 'client_id',
   evolve
 })
 

@@ -36,23 +36,22 @@ export interface Projection {
 export type Folded<T> = T & { _id: string; revision: number }
 
 /**
- * A projection of one document per key, as a pure fold (Emmett's model): `id` names the
- * document an event touches, `evolve(doc | null, event)` returns the new document (or
- * null to delete it). The runner does the get, the guard (an event at or below the
+ * A projection of one document per key, as a pure fold (Emmett's model): the event's
+ * `data[key]` names the document it touches, `evolve(doc | null, event)` returns the new
+ * document (or null to delete it); the projection is named by its collection's `projection`. The runner does the get, the guard (an event at or below the
  * document's `revision` is not applied again) and the put. With `erase`, UserDeleted
  * deletes every document of the account (the collection declares `user_uuid`).
  */
 export function foldProjection<T extends Doc>(p: {
-  name: string
   version: number
   collection: CollectionSpec
   event_types: readonly string[]
-  id: (event: RecordedEvent) => string
+  key: string
   evolve: (doc: Folded<T> | null, event: RecordedEvent) => T | null
   erase?: boolean
 }): Projection {
   return {
-    name: p.name,
+    name: p.collection.projection,
     version: p.version,
     collections: [p.collection],
     event_types: p.erase ? [...p.event_types, 'UserDeleted'] : p.event_types,
@@ -61,7 +60,7 @@ export function foldProjection<T extends Doc>(p: {
         writer.deleteWhere(p.collection, 'user_uuid', event.data.user_uuid as string)
         return
       }
-      const id = p.id(event)
+      const id = event.data[p.key] as string
       const doc = await writer.get<Folded<T>>(p.collection, id)
       if (doc !== null && doc.revision >= event.revision) return
       const next = p.evolve(doc, event)
@@ -73,6 +72,13 @@ export function foldProjection<T extends Doc>(p: {
     }
   }
 }
+
+/**
+ * The identity every account-owned read model document starts with: its id is the
+ * aggregate's uuid (kept also as `uuid`, the field the API shows), and `user_uuid` its owner
+ * (erasure deletes by it).
+ */
+export const owned = (uuid: string, user_uuid: string): { _id: string; uuid: string; user_uuid: string } => ({ _id: uuid, uuid, user_uuid })
 
 /** A document a fold reads: its collection and id. */
 export type DocumentKey = readonly [CollectionSpec, string]
@@ -86,12 +92,12 @@ export type Write = { put: CollectionSpec; doc: Doc } | { delete: CollectionSpec
  * its day): `reads(event)` names the documents the event's fold needs (a few, by collection
  * and id; `readsAfter` names more from what those held), `evolve(docs, event)` returns the writes (pure: it sees only those documents,
  * null where one does not exist, and the event). The runner does the gets and the writes,
- * in the batch's one atomic commit. A fold whose documents count (balances, usage) keeps
+ * in the batch's one atomic commit. The projection is named by its collections' `projection`
+ * (one name: a collection of another projection is a programming error, thrown at import). A fold whose documents count (balances, usage) keeps
  * on each the global `position` of the last event it applied and writes nothing for an
  * event at or below it, so that an event delivered twice counts once.
  */
 export function documentsProjection(p: {
-  name: string
   version: number
   collections: readonly CollectionSpec[]
   event_types: readonly string[]
@@ -105,8 +111,11 @@ export function documentsProjection(p: {
 }): Projection {
   const get = async (writer: ProjectionWriter, keys: ReadonlyArray<DocumentKey>): Promise<Array<Doc | null>> =>
     await Promise.all(keys.map(async ([spec, id]) => await writer.get(spec, id)))
+  const name = p.collections[0].projection
+  const strays = p.collections.filter(c => c.projection !== name)
+  if (strays.length > 0) throw new Error(`${strays.map(c => c.name).join(', ')}: collections of another projection than ${name}`)
   return {
-    name: p.name,
+    name,
     version: p.version,
     collections: p.collections,
     event_types: p.event_types,

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { SessionEvent, SessionSnapshotted } from '../domain/session/events.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, owned, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `sessions`: the account's sessions (never the refresh hash). */
 export interface SessionDoc {
@@ -36,9 +36,7 @@ function evolve(doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionDo
   const e = event as unknown as Exclude<SessionEvent, SessionSnapshotted>
   if (e.type === 'SessionStarted')
     return {
-      _id: e.data.session_uuid,
-      uuid: e.data.session_uuid,
-      user_uuid: e.data.user_uuid,
+      ...owned(e.data.session_uuid, e.data.user_uuid),
       method: e.data.method,
       started_at: e.data.started_at,
       last_used_at: e.data.started_at,
@@ -58,12 +56,11 @@ function evolve(doc: Folded<SessionDoc> | null, event: RecordedEvent): SessionDo
 }
 
 export const sessionsProjection = foldProjection<SessionDoc>({
-  name: 'sessions',
   version: 4,
   collection: SESSIONS,
   event_types: ['SessionStarted', 'SessionRefreshed', 'SessionRevoked'],
   erase: true,
-  id: event => event.data.session_uuid as string,
+  key: 'session_uuid',
   evolve
 })
 

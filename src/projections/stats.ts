@@ -178,23 +178,18 @@ function addToSummary(sum: SummaryDoc, results: ReadonlyArray<{ verdict: string;
   }
 }
 
-/** When a usage event happened (the instant its slot, hour and day are taken from). */
-function occurredAt(e: UsageEvent): string {
-  switch (e.type) {
-    case 'JobQueued':
-      return e.data.queued_at
-    case 'JobCompleted':
-      return e.data.completed_at
-    case 'JobFailed':
-      return e.data.failed_at
-    case 'TokensCaptured':
-      return e.data.captured_at
-    case 'BatchItemsAdded':
-      return e.data.added_at
-    case 'BatchResultsRecorded':
-      return e.data.recorded_at
-  }
+/** Each usage event's field of when it happened (the instant its slot, hour and day are taken from). */
+const OCCURRED_AT: { readonly [T in UsageEvent['type']]: keyof Extract<UsageEvent, { type: T }>['data'] } = {
+  JobQueued: 'queued_at',
+  JobCompleted: 'completed_at',
+  JobFailed: 'failed_at',
+  TokensCaptured: 'captured_at',
+  BatchItemsAdded: 'added_at',
+  BatchResultsRecorded: 'recorded_at'
 }
+
+/** When a usage event happened. */
+const occurredAt = (e: UsageEvent): string => (e.data as Record<string, unknown>)[OCCURRED_AT[e.type]] as string
 
 /** The live verifications an event adds to the all-time summary, and the checks they ran (none for sandbox results). */
 function liveResults(e: UsageEvent): { results: ReadonlyArray<{ verdict: string; reason: string }>; checks: number; when: string } | null {
@@ -246,7 +241,6 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
  * the counts of erased accounts: nothing in it is personal).
  */
 export const statsProjection: Projection = documentsProjection({
-  name: 'stats',
   // 3: batch items count as submitted and completed like jobs. 4: hours and days. 5: documents keep their last event's position.
   version: 5,
   collections: [USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, SUMMARY],

@@ -21,12 +21,11 @@ function evolve(_doc: Folded<SubscriptionDoc> | null, event: RecordedEvent): Sub
 
 /** The subscriptions (each event carries the whole subscription); an erased account's document is deleted. */
 export const subscriptionsProjection = foldProjection<SubscriptionDoc>({
-  name: 'subscriptions',
   version: 1,
   collection: SUBSCRIPTIONS,
   event_types: ['PlanStarted', 'PlanChanged', 'PlanEnded', 'BillingCustomerLinked'],
   erase: true,
-  id: event => event.data.user_uuid as string,
+  key: 'user_uuid',
   evolve
 })
 

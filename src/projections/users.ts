@@ -67,7 +67,6 @@ function evolve(doc: Doc | null, event: RecordedEvent): UserDoc | null {
 }
 
 export const usersProjection = foldProjection<UserDoc>({
-  name: 'users',
   version: 2,
   collection: USERS,
   event_types: [
@@ -82,7 +81,7 @@ export const usersProjection = foldProjection<UserDoc>({
     'TwoFactorDisabled',
     'UserDeleted'
   ],
-  id: event => event.data.user_uuid as string,
+  key: 'user_uuid',
   evolve
 })
 

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
-import type { Doc } from '../ports/read-store.ts'
+import type { CollectionSpec, Doc } from '../ports/read-store.ts'
 import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
 import { SLOT_MS, slotOf } from './buckets.ts'
 
@@ -44,7 +44,7 @@ export interface WalletTransactionDoc {
 }
 
 /** Read model `wallet_groups`: a job's transactions together (reservation, capture, releases), or a grant alone. */
-export interface WalletGroupDoc {
+interface WalletGroupDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
@@ -210,7 +210,6 @@ function evolveWallets(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): W
  * erased account's documents are deleted, leaving a tombstone without personal data.
  */
 export const walletsProjection: Projection = documentsProjection({
-  name: 'wallets',
   // 4: the wallet document keeps the position of its last event (a second delivery counts once).
   version: 4,
   collections: [WALLETS, WALLET_TRANSACTIONS, WALLET_GROUPS, WALLET_BALANCES],
@@ -248,34 +247,32 @@ const sortKeys = (sort: TransactionSort, order: 1 | -1): ReadonlyArray<readonly 
         ['seq', order]
       ]
 
-/** A page of the account's ledger (interface `GET /api/wallet/transactions`), each sort an index range; the total from the wallet document. */
-export async function listTransactions(
-  rc: Pick<ReadContext, 'reads'>,
-  owner: string,
-  sort: TransactionSort,
-  order: 1 | -1,
-  page: { limit: number; offset: number }
-): Promise<{ items: WalletTransactionDoc[]; total: number }> {
-  const [items, wallet] = await Promise.all([
-    rc.reads.collection<WalletTransactionDoc>(WALLET_TRANSACTIONS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
-    getWallet(rc, owner)
-  ])
-  return { items, total: wallet?.transactions ?? 0 }
+/** The ledger's two views: its transactions (one per wallet event) and its groups (a job's transactions together). */
+interface LedgerViews {
+  transactions: WalletTransactionDoc
+  groups: WalletGroupDoc
 }
+const LEDGER_VIEWS: { readonly [V in keyof LedgerViews]: CollectionSpec } = { transactions: WALLET_TRANSACTIONS, groups: WALLET_GROUPS }
 
-/** A page of the account's ledger grouped by verification job (`…/transactions/grouped`), newest group first by default. */
-export async function listTransactionGroups(
+/**
+ * A page of the account's ledger (interface `GET /api/wallet/transactions`, and
+ * `…/transactions/grouped` with `view` `groups`: newest group first by default), each sort
+ * an index range; the total is the count the wallet document keeps of the view. Cost: one
+ * index range of `page.limit` documents and one wallet read, whatever the ledger's length.
+ */
+export async function listLedger<V extends keyof LedgerViews>(
   rc: Pick<ReadContext, 'reads'>,
+  view: V,
   owner: string,
   sort: TransactionSort,
   order: 1 | -1,
   page: { limit: number; offset: number }
-): Promise<{ items: WalletGroupDoc[]; total: number }> {
+): Promise<{ items: Array<LedgerViews[V]>; total: number }> {
   const [items, wallet] = await Promise.all([
-    rc.reads.collection<WalletGroupDoc>(WALLET_GROUPS).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
+    rc.reads.collection<LedgerViews[V]>(LEDGER_VIEWS[view]).find({ where: { user_uuid: owner }, sort: sortKeys(sort, order), ...page }),
     getWallet(rc, owner)
   ])
-  return { items, total: wallet?.groups ?? 0 }
+  return { items, total: wallet?.[view] ?? 0 }
 }
 
 /**

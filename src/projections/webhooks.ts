@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
-import { collection, documentsProjection, erasing, foldProjection, type Folded, type Projection, type ReadContext, type Write } from './projection.ts'
+import { collection, documentsProjection, erasing, owned, foldProjection, type Folded, type Projection, type ReadContext, type Write } from './projection.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
 export interface WebhookDoc {
@@ -66,9 +66,7 @@ function evolveEndpoint(doc: Folded<WebhookDoc> | null, event: RecordedEvent): W
   if (e.type === 'WebhookEndpointCreated') {
     const d = e.data
     return {
-      _id: d.webhook_uuid,
-      uuid: d.webhook_uuid,
-      user_uuid: d.user_uuid,
+      ...owned(d.webhook_uuid, d.user_uuid),
       url: d.url,
       events: d.events,
       description: d.description,
@@ -105,7 +103,6 @@ function evolveEndpoint(doc: Folded<WebhookDoc> | null, event: RecordedEvent): W
 }
 
 export const webhooksProjection = foldProjection<WebhookDoc>({
-  name: 'webhooks',
   version: 2,
   collection: WEBHOOKS,
   event_types: [
@@ -117,7 +114,7 @@ export const webhooksProjection = foldProjection<WebhookDoc>({
     'WebhookDeliveryFailureCounted',
     'WebhookDeliveryFailuresCleared'
   ],
-  id: event => event.data.webhook_uuid as string,
+  key: 'webhook_uuid',
   evolve: evolveEndpoint,
   erase: true
 })
@@ -158,7 +155,6 @@ function evolveDelivery(doc: Folded<WebhookDeliveryDoc> | null, event: RecordedE
 
 /** Deliveries (a fold per delivery) and their attempts (one document per attempt event). Cost: one delivery document an event. */
 export const webhookDeliveriesProjection: Projection = documentsProjection({
-  name: 'webhook_deliveries',
   version: 2,
   collections: [WEBHOOK_DELIVERIES, WEBHOOK_ATTEMPTS],
   event_types: ['WebhookDeliveryRequested', 'WebhookDeliveryAttempted', 'WebhookDeliveryAbandoned', 'UserDeleted'],

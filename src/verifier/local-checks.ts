@@ -29,6 +29,22 @@ function timed<T>(records: CheckRecord[], name: string, fn: () => T, outcome: (v
 }
 
 /**
+ * The checks that look the address up in a maintained list: each flags the address with
+ * its own name when listed (a disposable or role address is a warning; a free provider is
+ * only a fact about the address).
+ */
+const LIST_CHECKS: ReadonlyArray<{
+  check: 'disposable' | 'role' | 'free'
+  listed: (f: LocalFindings) => boolean
+  outcome: CheckRecord['outcome']
+  detail: string
+}> = [
+  { check: 'disposable', listed: f => isDisposableDomain(f.domain), outcome: 'warn', detail: 'disposable-mail domain' },
+  { check: 'role', listed: f => isRoleLocalPart(f.local), outcome: 'warn', detail: 'role account' },
+  { check: 'free', listed: f => isFreeDomain(f.domain), outcome: 'pass', detail: 'free mailbox provider' }
+]
+
+/**
  * The local checks of an address, as the engine and the test-key sandbox both run them:
  * `syntax` always (RFC 5321 mailbox, RFC 6531 and IDN domains, a public suffix), then the
  * requested ones of `typo` (a suggestion against the common mailbox providers; flag
@@ -63,35 +79,15 @@ export function localChecks(email: string, checks: readonly CheckName[]): LocalF
     )
     if (f.did_you_mean) f.flags.push('possible_typo')
   }
-  if (
-    checks.includes('disposable') &&
-    timed(
+  for (const list of LIST_CHECKS) {
+    if (!checks.includes(list.check)) continue
+    const listed = timed(
       records,
-      'disposable',
-      () => isDisposableDomain(f.domain),
-      v => [v ? 'warn' : 'pass', v ? 'disposable-mail domain' : null]
+      list.check,
+      () => list.listed(f),
+      v => [v ? list.outcome : 'pass', v ? list.detail : null]
     )
-  )
-    f.flags.push('disposable')
-  if (
-    checks.includes('role') &&
-    timed(
-      records,
-      'role',
-      () => isRoleLocalPart(f.local),
-      v => [v ? 'warn' : 'pass', v ? 'role account' : null]
-    )
-  )
-    f.flags.push('role')
-  if (
-    checks.includes('free') &&
-    timed(
-      records,
-      'free',
-      () => isFreeDomain(f.domain),
-      v => ['pass', v ? 'free mailbox provider' : null]
-    )
-  )
-    f.flags.push('free')
+    if (listed) f.flags.push(list.check)
+  }
   return f
 }

@@ -1,8 +1,6 @@
-import * as batch from '../../domain/batch/decider.ts'
 import type { BatchItemResult } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { metaOf } from './settle-batch-chunk.ts'
+import { decideOnBatch } from './decide-on-batch.ts'
 
 /**
  * Records the engine's results of items of one chunk (`batch-<uuid>`, RecordResults):
@@ -18,11 +16,5 @@ export async function recordBatchResults(
   results: BatchItemResult[],
   causation: string
 ): Promise<void> {
-  await handle(
-    ctx,
-    `batch-${batchUuid}`,
-    batch,
-    { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: ctx.now().toISOString() } },
-    metaOf(batchUuid, causation)
-  )
+  await decideOnBatch(ctx, batchUuid, { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: ctx.now().toISOString() } }, causation)
 }

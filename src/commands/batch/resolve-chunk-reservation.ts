@@ -2,8 +2,7 @@ import * as batch from '../../domain/batch/decider.ts'
 import * as wallet from '../../domain/wallet/decider.ts'
 import type { TokensReserved } from '../../domain/wallet/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
-import { metaOf } from './settle-batch-chunk.ts'
+import { handle, load, workerMeta } from '../command-handler.ts'
 
 /**
  * The intake process manager's step for a chunk's reservation (TokensReserved with
@@ -23,7 +22,7 @@ export async function resolveChunkReservation(
   const wait = Date.parse(r.reserved_at) + graceMs - ctx.now().getTime()
   if (wait > 0) return { outcome: 'wait', ms: wait }
   const now = ctx.now().toISOString()
-  const meta = metaOf(r.batch_uuid, causation, 'intake')
+  const meta = workerMeta(r.batch_uuid, causation, 'intake')
   if (s.status !== 'none') {
     const a = await handle(ctx, stream, batch, { type: 'AbandonChunk', data: { chunk_uuid: r.job_uuid, now } }, meta)
     if (a.state.status !== 'none' && a.state.chunk_uuids.has(r.job_uuid)) return { outcome: 'accepted' }

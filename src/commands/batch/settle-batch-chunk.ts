@@ -1,14 +1,7 @@
 import * as wallet from '../../domain/wallet/decider.ts'
 import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-
-/** Metadata of the batch worker's writes: the batch correlates them, the bus message caused them. */
-export const metaOf = (batchUuid: string, causation: string, actor = 'verifier'): { actor: string; correlation_id: string; causation_id: string } => ({
-  actor,
-  correlation_id: batchUuid,
-  causation_id: causation
-})
+import { handle, workerMeta } from '../command-handler.ts'
 
 /**
  * Settles a processed chunk's reservation (`wallet-<user>`): captures the firm verdicts'
@@ -31,6 +24,6 @@ export async function settleBatchChunk(ctx: CommandContext, chunk: BatchChunkPro
         now: ctx.now().toISOString()
       }
     },
-    metaOf(chunk.batch_uuid, causation)
+    workerMeta(chunk.batch_uuid, causation)
   )
 }

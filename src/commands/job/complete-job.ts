@@ -1,11 +1,10 @@
-import * as job from '../../domain/job/decider.ts'
 import { chargeFor } from '../../domain/job/charge.ts'
 import type { VerificationResult } from '../../verifier/result.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { decideOnJob } from './decide-on-job.ts'
 import { type LoadedJob, sealResult } from './seal-result.ts'
-import { metaOf, settleJob } from './settle-job.ts'
+import { settleJob } from './settle-job.ts'
 
 /**
  * Records the engine's result on `job-<uuid>` (JobCompleted; the address fields are
@@ -19,10 +18,10 @@ export async function completeJob(ctx: CommandContext, loaded: LoadedJob, result
   const state = loaded.state
   if (state.status === 'none') return false
   const sealed = await sealResult(ctx, state.user_uuid, result)
-  const r = await handle(
+  const r = await decideOnJob(
     ctx,
-    `job-${state.job_uuid}`,
-    job,
+    loaded,
+    state.job_uuid,
     {
       type: 'CompleteJob',
       data: {
@@ -35,8 +34,7 @@ export async function completeJob(ctx: CommandContext, loaded: LoadedJob, result
         completed_at: ctx.now().toISOString()
       }
     },
-    metaOf(state.job_uuid, causationId),
-    { known: loaded }
+    causationId
   )
   faultPoint(ctx.config.fault_point, 'settle.after_complete')
   await settleJob(ctx, r.state, causationId)

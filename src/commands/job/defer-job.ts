@@ -1,6 +1,5 @@
-import * as job from '../../domain/job/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { decideOnJob } from './decide-on-job.ts'
 import type { LoadedJob } from './seal-result.ts'
 
 /**
@@ -17,22 +16,7 @@ export async function deferJob(
 ): Promise<boolean> {
   if (loaded.state.status === 'none') return false
   const jobUuid = loaded.state.job_uuid
-  const r = await handle(
-    ctx,
-    `job-${jobUuid}`,
-    job,
-    {
-      type: 'DeferJob',
-      data: {
-        job_uuid: jobUuid,
-        reason: data.reason ?? 'greylisted',
-        retry_at: data.retry_at,
-        deadline_at: data.deadline_at,
-        deferred_at: ctx.now().toISOString()
-      }
-    },
-    { causation_id: causationId, correlation_id: jobUuid, actor: 'verifier' },
-    { known: loaded }
-  )
+  const deferral = { reason: data.reason ?? 'greylisted', retry_at: data.retry_at, deadline_at: data.deadline_at, deferred_at: ctx.now().toISOString() }
+  const r = await decideOnJob(ctx, loaded, jobUuid, { type: 'DeferJob', data: { job_uuid: jobUuid, ...deferral } }, causationId)
   return r.events.length > 0
 }

@@ -2,7 +2,7 @@ import * as wallet from '../../domain/wallet/decider.ts'
 import * as job from '../../domain/job/decider.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { handle, workerMeta } from '../command-handler.ts'
 
 /**
  * Settles a terminal job's reservation (the one named in its JobQueued) on its wallet:
@@ -14,7 +14,7 @@ export async function settleJob(ctx: CommandContext, state: job.JobState, causat
   if (state.status === 'none' || !job.isTerminal(state) || state.cost === 0 || state.environment === 'test') return
   const now = ctx.now().toISOString()
   const ids = { user_uuid: state.user_uuid, job_uuid: state.job_uuid, reservation_uuid: state.reservation_uuid, now }
-  const meta = metaOf(state.job_uuid, causationId)
+  const meta = workerMeta(state.job_uuid, causationId)
   if (state.status === 'completed') {
     await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'CaptureTokens', data: { ...ids, amount: state.charge } }, meta)
   } else {
@@ -22,9 +22,3 @@ export async function settleJob(ctx: CommandContext, state: job.JobState, causat
   }
   faultPoint(ctx.config.fault_point, 'settle.after_capture')
 }
-
-export const metaOf = (jobUuid: string, causationId: string): { causation_id: string; correlation_id: string; actor: string } => ({
-  causation_id: causationId,
-  correlation_id: jobUuid,
-  actor: 'verifier'
-})

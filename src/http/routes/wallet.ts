@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { balancesAt, getWallet, listTransactionGroups, listTransactions, TRANSACTION_SORTS } from '../../projections/wallets.ts'
+import { balancesAt, getWallet, listLedger, TRANSACTION_SORTS } from '../../projections/wallets.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { PageQuery, Paginated, Timestamp, problems } from '../schemas.ts'
 import { BucketQuery, bucketsOfQuery } from './buckets.ts'
@@ -130,7 +130,7 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async request => {
       const q = request.query
-      const { items, total } = await listTransactions(rt.ctx, principalOf(request).user_uuid, q.sort ?? 'occurred_at', q.order === 'asc' ? 1 : -1, {
+      const { items, total } = await listLedger(rt.ctx, 'transactions', principalOf(request).user_uuid, q.sort ?? 'occurred_at', q.order === 'asc' ? 1 : -1, {
         limit: q.limit,
         offset: q.offset
       })
@@ -151,7 +151,7 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async request => {
       const q = request.query
-      const { items, total } = await listTransactionGroups(rt.ctx, principalOf(request).user_uuid, q.sort ?? 'occurred_at', q.order === 'asc' ? 1 : -1, {
+      const { items, total } = await listLedger(rt.ctx, 'groups', principalOf(request).user_uuid, q.sort ?? 'occurred_at', q.order === 'asc' ? 1 : -1, {
         limit: q.limit,
         offset: q.offset
       })

@@ -21,17 +21,8 @@ import {
   type Position,
   type ResolvedEvent
 } from '@kurrent/kurrentdb-client'
-import {
-  WrongExpectedRevisionError,
-  type AppendResult,
-  type EventStore,
-  type ExpectedRevision,
-  type NewEvent,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type SubscribeOptions,
-  type Subscription
-} from '../../ports/event-store.ts'
+import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
+import type * as port from '../../ports/event-store.ts'
 import { randomUUID } from 'node:crypto'
 
 /** What the adapter uses of the client (a test drives the adapter with the client's own `Subscription` behind it). */
@@ -42,7 +33,7 @@ const toPosition = (p: Position | undefined): number => (p ? Number(p.commit) : 
 const fromPosition = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) })
 
 /** Our event, or null for the server's own (system streams and types start with `$`). */
-function toRecorded(r: ResolvedEvent | AllStreamResolvedEvent, sized = false): RecordedEvent | null {
+function toRecorded(r: ResolvedEvent | AllStreamResolvedEvent, sized = false): port.RecordedEvent | null {
   const e = r.event
   if (!e || e.type.startsWith('$') || e.streamId.startsWith('$')) return null
   const data = e.data as Record<string, unknown>
@@ -53,13 +44,13 @@ function toRecorded(r: ResolvedEvent | AllStreamResolvedEvent, sized = false): R
     position: toPosition(e.position),
     type: e.type,
     data,
-    metadata: (e.metadata ?? { occurred_at: e.created.toISOString() }) as unknown as RecordedEvent['metadata'],
+    metadata: (e.metadata ?? { occurred_at: e.created.toISOString() }) as unknown as port.RecordedEvent['metadata'],
     // What pages and windows are weighed by (the client does not keep the raw length).
     ...(sized && { size: JSON.stringify(data).length })
   }
 }
 
-function streamState(expected: ExpectedRevision): typeof NO_STREAM | typeof ANY | typeof STREAM_EXISTS | bigint {
+function streamState(expected: port.ExpectedRevision): typeof NO_STREAM | typeof ANY | typeof STREAM_EXISTS | bigint {
   if (expected === 'no_stream') return NO_STREAM
   if (expected === 'any') return ANY
   if (expected === 'stream_exists') return STREAM_EXISTS
@@ -126,7 +117,7 @@ export interface KurrentEventStoreOptions {
  * test/infra/eventstore/kurrentdb-subscription.test.ts drives the subscription loop with the
  * client's own `Subscription` over real protocol messages.
  */
-export class KurrentEventStore implements EventStore {
+export class KurrentEventStore implements port.EventStore {
   private readonly client: KurrentClient
   private readonly subs = new Set<{ stop: () => Promise<void> }>()
   private readonly retryMin: number
@@ -144,7 +135,7 @@ export class KurrentEventStore implements EventStore {
       })
   }
 
-  async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
+  async append(stream: string, events: readonly port.NewEvent[], options: { expected_revision: port.ExpectedRevision }): Promise<port.AppendResult> {
     if (events.length === 0) throw new RangeError('append needs at least one event')
     try {
       const r = await this.client.appendToStream(
@@ -164,8 +155,8 @@ export class KurrentEventStore implements EventStore {
     }
   }
 
-  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = []
+  async readStream(stream: string, options: port.ReadStreamOptions = {}): Promise<port.RecordedEvent[]> {
+    const out: port.RecordedEvent[] = []
     const backwards = options.direction === 'backwards'
     const from = options.from_revision === undefined ? (backwards ? END : START) : BigInt(options.from_revision)
     try {
@@ -190,8 +181,8 @@ export class KurrentEventStore implements EventStore {
    * so an empty page means the end of the log. Cost: the events read, plus the system
    * events among them.
    */
-  async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = []
+  async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<port.RecordedEvent[]> {
+    const out: port.RecordedEvent[] = []
     const maxBytes = options.max_bytes ?? Number.MAX_SAFE_INTEGER
     let bytes = 0
     const from = options.from_position === 0 ? START : fromPosition(options.from_position)
@@ -216,7 +207,11 @@ export class KurrentEventStore implements EventStore {
     return 0
   }
 
-  subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
+  subscribeToAll(
+    options: port.SubscribeOptions,
+    handler: (event: port.RecordedEvent) => Promise<void> | void,
+    onError?: (err: unknown) => void
+  ): port.Subscription {
     let position = options.from_position
     let stopped = false
     let caughtUp = false

@@ -1,30 +1,20 @@
 import { MongoClient, MongoServerError, type ClientSession, type Db, type Document, type Filter, type Sort } from 'mongodb'
-import {
-  CheckpointConflictError,
-  type Collection,
-  type CollectionSpec,
-  type Condition,
-  type Doc,
-  type Query,
-  type ReadStore,
-  type RebuildTarget,
-  type Where,
-  type WriteOp
-} from '../../ports/read-store.ts'
+import { CheckpointConflictError } from '../../ports/read-store.ts'
+import type * as port from '../../ports/read-store.ts'
 
 const isDuplicateKey = (err: unknown): boolean => err instanceof MongoServerError && err.code === 11000
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const idOf = (id: string): Document['_id'] => id as unknown as Document['_id']
-const collectionName = (spec: CollectionSpec, gen: number): string => `${spec.name}__g${gen}`
+const collectionName = (spec: port.CollectionSpec, gen: number): string => `${spec.name}__g${gen}`
 const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
 
 /** A `where` as a MongoDB filter: equality, `$in`, `$gte`/`$lte`, an anchored prefix regex (index-backed). */
-function toFilter(spec: CollectionSpec, where: Where | undefined): Filter<Document> {
+function toFilter(spec: port.CollectionSpec, where: port.Where | undefined): Filter<Document> {
   const out: Record<string, unknown> = {}
   for (const [field, cond] of Object.entries(where ?? {})) {
     if (cond === undefined) continue
     if (field !== '_id' && !(field in spec.fields)) throw new Error(`${spec.name}: ${field} is not a queryable field`)
-    const c = cond as Condition
+    const c = cond as port.Condition
     if (c === null || typeof c !== 'object') out[field] = c
     else if ('in' in c) out[field] = { $in: c.in }
     else if ('prefix' in c) out[field] = { $regex: `^${escapeRegex(c.prefix)}` }
@@ -33,10 +23,10 @@ function toFilter(spec: CollectionSpec, where: Where | undefined): Filter<Docume
   return out as Filter<Document>
 }
 
-class MongoCollection<T extends Doc> implements Collection<T> {
+class MongoCollection<T extends port.Doc> implements port.Collection<T> {
   private readonly store: MongoReadStore
-  private readonly spec: CollectionSpec
-  constructor(store: MongoReadStore, spec: CollectionSpec) {
+  private readonly spec: port.CollectionSpec
+  constructor(store: MongoReadStore, spec: port.CollectionSpec) {
     this.store = store
     this.spec = spec
   }
@@ -48,7 +38,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     return (await this.c.findOne({ _id: idOf(id) })) as T | null
   }
 
-  async find(query: Query = {}): Promise<T[]> {
+  async find(query: port.Query = {}): Promise<T[]> {
     const sort = (query.sort ?? []).map(([f, d]) => [f, d] as [string, 1 | -1])
     const last = sort.length > 0 ? sort[sort.length - 1] : null
     const tiebreak: Array<[string, 1 | -1]> = last?.[0] === '_id' ? [] : [['_id', last?.[1] ?? 1]]
@@ -65,11 +55,11 @@ class MongoCollection<T extends Doc> implements Collection<T> {
     return (await cursor.toArray()) as unknown as T[]
   }
 
-  async findOne(where: Where): Promise<T | null> {
+  async findOne(where: port.Where): Promise<T | null> {
     return (await this.find({ where, limit: 1 }))[0] ?? null
   }
 
-  async count(where?: Where): Promise<number> {
+  async count(where?: port.Where): Promise<number> {
     return await this.c.countDocuments(toFilter(this.spec, where))
   }
 }
@@ -85,7 +75,7 @@ class MongoCollection<T extends Doc> implements Collection<T> {
  * Not run against a live server in this repository's CI (none can be installed there);
  * it passes the read store contract suite wherever `MONGODB_URL` is set.
  */
-export class MongoReadStore implements ReadStore {
+export class MongoReadStore implements port.ReadStore {
   readonly durable = true
   private readonly client: MongoClient
   private readonly db: Db
@@ -125,22 +115,22 @@ export class MongoReadStore implements ReadStore {
     return gen
   }
 
-  collectionFor(spec: CollectionSpec): ReturnType<Db['collection']> {
+  collectionFor(spec: port.CollectionSpec): ReturnType<Db['collection']> {
     return this.db.collection(collectionName(spec, this.genOf(spec.projection)))
   }
 
-  collection<T extends Doc>(spec: CollectionSpec): Collection<T> {
+  collection<T extends port.Doc>(spec: port.CollectionSpec): port.Collection<T> {
     return new MongoCollection<T>(this, spec)
   }
 
-  private async createIndexes(specs: readonly CollectionSpec[], gen: number): Promise<void> {
+  private async createIndexes(specs: readonly port.CollectionSpec[], gen: number): Promise<void> {
     for (const spec of specs) {
       for (const fields of spec.indexes)
         await this.db.collection(collectionName(spec, gen)).createIndex({ ...Object.fromEntries(fields.map(f => [f, 1])), _id: 1 })
     }
   }
 
-  async prepare(projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
+  async prepare(projection: string, signature: string, specs: readonly port.CollectionSpec[]): Promise<void> {
     const meta = this.db.collection('projection_generations')
     const row = await meta.findOne({ _id: idOf(projection) })
     if (row && row.signature === signature) {
@@ -153,7 +143,7 @@ export class MongoReadStore implements ReadStore {
     await this.reloadGenerations()
   }
 
-  async startRebuild(projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
+  async startRebuild(projection: string, specs: readonly port.CollectionSpec[]): Promise<port.RebuildTarget> {
     const meta = this.db.collection('projection_generations')
     const row = await meta.findOneAndUpdate({ _id: idOf(projection) }, { $inc: { newest: 1 } }, { returnDocument: 'after' })
     if (!row) throw new Error(`projection ${projection} is not prepared`)
@@ -199,7 +189,7 @@ export class MongoReadStore implements ReadStore {
     return out
   }
 
-  async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
+  async write(ops: readonly port.WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
     const projections = [...new Set([...checkpoints.map(c => c.projection), ...ops.map(o => o.spec.projection)])]
     for (let attempt = 1; ; attempt++) {
       const session: ClientSession = this.client.startSession()
