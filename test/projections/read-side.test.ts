@@ -42,23 +42,26 @@ const cmp = (a: unknown, b: unknown): number => (a === b ? 0 : a === null ? -1 :
 const iso = (ms: number): string => new Date(ms).toISOString()
 const event = (type: string, data: Record<string, unknown>, at: string): NewEvent => ({ id: randomUUID(), type, data, metadata: { occurred_at: at } })
 
-// The window: from 2026-11-24 to 2027-11-05 (real events of this run, such as the sign-up's
-// grant, may fall inside it: oracles order them by time like the seeded ones), across
-// Paris's changes to summer time (2027-03-28T01:00Z) and back (2027-10-31T01:00Z).
-const NOW = Date.parse('2027-11-05T15:00:00.000Z')
-const START = Date.parse('2026-11-24T00:00:00.000Z')
-/** Instants the jobs are made at: random, plus some around the local midnights of the two changes. */
-const EDGES = [
-  '2027-03-27T22:59:59.999Z',
-  '2027-03-27T23:00:00.000Z',
-  '2027-03-28T21:59:59.999Z',
-  '2027-03-28T22:00:00.000Z',
-  '2027-10-30T21:59:59.999Z',
-  '2027-10-30T22:00:00.000Z',
-  '2027-10-31T22:59:59.999Z',
-  '2027-10-31T23:00:00.000Z',
-  '2027-11-05T14:59:59.000Z'
-].map(Date.parse)
+const DAY = 86_400_000
+const HOUR = 3_600_000
+/** Midnight UTC of the last Sunday of `month` (0-based) in `year`: the EU's changes of time fall on it at 01:00Z (Directive 2000/84/EC, arts. 2 and 3). */
+const lastSunday = (year: number, month: number): number => {
+  const last = Date.UTC(year, month + 1, 0)
+  return last - new Date(last).getUTCDay() * DAY
+}
+// The window: 346 days and 15 hours ending 5 days after Paris's change back to winter time,
+// across its change to summer time, in the first year whose window starts after this run's
+// real events (the sign-up's grant): a stream's events are appended in the order they
+// happen, so the seeded ones, appended after the real ones, must not happen before them.
+let YEAR = new Date().getUTCFullYear()
+while (lastSunday(YEAR, 9) + 5 * DAY - 346 * DAY <= Date.now() + DAY) YEAR++
+const SPRING = lastSunday(YEAR, 2)
+const AUTUMN = lastSunday(YEAR, 9)
+const NOW = AUTUMN + 5 * DAY + 15 * HOUR
+const START = AUTUMN + 5 * DAY - 346 * DAY
+const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+/** Instants the jobs are made at: random, plus some around Paris's local midnights of the two changes (UTC+1 before spring and after autumn, UTC+2 between). */
+const EDGES = [...[SPRING - HOUR, SPRING + 22 * HOUR, AUTUMN - 2 * HOUR, AUTUMN + 23 * HOUR].flatMap(midnight => [midnight - 1, midnight]), NOW - 1000]
 
 interface TestJob {
   uuid: string
@@ -311,17 +314,17 @@ t.test('GET /api/jobs: filters (status, verdict, from/to, search) alone and toge
     await check(`to=${a}`, j => j.created_at <= a, `to ${a} alone`)
   }
   // An offset in the query names the same instant.
-  const paris = '2027-03-28T00:00:00.000+01:00'
+  const paris = `${ymd(SPRING)}T00:00:00.000+01:00`
   await check(
-    `from=${encodeURIComponent(paris)}&to=2027-03-28T23:59:59.999%2B02:00`,
-    j => j.created_at >= '2027-03-27T23:00:00.000Z' && j.created_at <= '2027-03-28T21:59:59.999Z',
+    `from=${encodeURIComponent(paris)}&to=${ymd(SPRING)}T23:59:59.999%2B02:00`,
+    j => j.created_at >= iso(SPRING - HOUR) && j.created_at <= iso(SPRING + 22 * HOUR - 1),
     'a local day with offsets (23 hours)'
   )
   await check(`from=${times[100]}&to=${times[10]}`, () => false, 'from after to: nothing')
   await check(`from=${times[20]}&to=${times[20]}`, j => j.created_at === times[20], 'from equal to to: that instant')
   await check(
-    'status=completed&verdict=valid,risky&from=2027-01-01T00:00:00Z&to=2027-06-30T23:59:59Z',
-    j => ['valid', 'risky'].includes(j.verdict ?? '') && j.created_at >= '2027-01-01T00:00:00.000Z' && j.created_at <= '2027-06-30T23:59:59.000Z',
+    `status=completed&verdict=valid,risky&from=${YEAR}-01-01T00:00:00Z&to=${YEAR}-06-30T23:59:59Z`,
+    j => ['valid', 'risky'].includes(j.verdict ?? '') && j.created_at >= `${YEAR}-01-01T00:00:00.000Z` && j.created_at <= `${YEAR}-06-30T23:59:59.000Z`,
     'all filters together'
   )
   const target = pick(jobsA).uuid
