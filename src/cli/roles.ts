@@ -27,35 +27,24 @@ async function runRole(role: Role): Promise<void> {
   })
 }
 
+/** The roles that take no argument, and what `svc --help` says of each. */
+const ROLES: ReadonlyArray<readonly ['serve' | 'api' | 'projector' | 'relay', string]> = [
+  ['serve', 'run everything in one process (API, projections, relay, workers): what npm start runs'],
+  ['api', 'run the HTTP API with its read models (projections) only'],
+  ['projector', 'run the projections into the read store, from their checkpoints (one process projects at a time)'],
+  ['relay', 'run the relay: committed events to the bus (NATS_URL), from its checkpoint']
+]
+
 /** `svc serve | api | projector | relay | worker <service>`: the service's roles, each until SIGTERM. */
 export function registerRoles(program: Command): void {
-  program
-    .command('serve')
-    .description('run everything in one process (API, projections, relay, workers): what npm start runs')
-    .action(async () => {
-      await runRole('serve')
-    })
-
-  program
-    .command('api')
-    .description('run the HTTP API with its read models (projections) only')
-    .action(async () => {
-      await runRole('api')
-    })
-
-  program
-    .command('projector')
-    .description('run the projections into the read store, from their checkpoints (one process projects at a time)')
-    .action(async () => {
-      await runRole('projector')
-    })
-
-  program
-    .command('relay')
-    .description('run the relay: committed events to the bus (NATS_URL), from its checkpoint')
-    .action(async () => {
-      await runRole('relay')
-    })
+  for (const [role, description] of ROLES) {
+    program
+      .command(role)
+      .description(description)
+      .action(async () => {
+        await runRole(role)
+      })
+  }
 
   program
     .command('worker')

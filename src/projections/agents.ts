@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
-import { collection, foldProjection, openText, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, nameOpened, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up; `name` sealed (opened by the queries). */
 export interface AgentDoc {
@@ -42,15 +42,10 @@ export const agentsProjection = foldProjection<AgentDoc>({
   evolve
 })
 
-/** The agent with its name opened (names are sealed with the account's data key: see `openText`). */
-async function opened(rc: ReadContext, doc: AgentDoc): Promise<AgentDoc> {
-  return { ...doc, name: (await openText(rc, doc.user_uuid, doc.name)) ?? '' }
-}
-
 /** An agent by uuid (primary key), its name opened, or null. */
 export async function getAgent(rc: ReadContext, uuid: string): Promise<AgentDoc | null> {
   const doc = await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
-  return doc ? await opened(rc, doc) : null
+  return doc ? await nameOpened(rc, doc) : null
 }
 
 /** The agent whose token's SHA-256 is `hash` (index `token_hash`), its name still sealed. */
@@ -62,5 +57,5 @@ export async function agentByHash(rc: Pick<ReadContext, 'reads'>, hash: string):
 export async function agentsOf(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: AgentDoc[]; total: number }> {
   const c = rc.reads.collection<Folded<AgentDoc>>(AGENTS)
   const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
-  return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }
+  return { items: await Promise.all(items.map(async d => await nameOpened(rc, d))), total }
 }

@@ -1,7 +1,7 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../ports/sealer.ts'
-import { collection, documentsProjection, erasing, owned, type DocumentKey, type Projection, type ReadContext, type Write, openText } from './projection.ts'
+import { collection, documentsProjection, erasing, owned, type DocumentKey, type Projection, type ReadContext, type Write, nameOpened } from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -307,12 +307,7 @@ export const batchesProjection: Projection = documentsProjection({
 /** A batch of `owner` (null for an unknown batch or another account's). Cost: one read by id. */
 export async function getBatch(rc: ReadContext, owner: string, uuid: string): Promise<BatchDoc | null> {
   const doc = await rc.reads.collection<BatchDoc>(BATCHES).get(uuid)
-  return doc !== null && doc.user_uuid === owner ? await opened(rc, doc) : null
-}
-
-/** The batch with its name opened (a customer's free text, sealed with the account's data key: see `openText`). */
-async function opened(rc: ReadContext, doc: BatchDoc): Promise<BatchDoc> {
-  return doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
+  return doc !== null && doc.user_uuid === owner ? await nameOpened(rc, doc) : null
 }
 
 /** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
@@ -322,7 +317,7 @@ export async function listBatches(rc: ReadContext, owner: string, page: { limit:
     c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], limit: page.limit, offset: page.offset }),
     c.count({ user_uuid: owner })
   ])
-  return { items: await Promise.all(items.map(async d => await opened(rc, d))), total }
+  return { items: await Promise.all(items.map(async d => await nameOpened(rc, d))), total }
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */

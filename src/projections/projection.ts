@@ -152,6 +152,14 @@ export async function openText(rc: Pick<ReadContext, 'sealer'>, owner: string, v
   return (await rc.sealer.unseal(owner, value)) ?? ERASED
 }
 
+/**
+ * A document with its `name` (a customer's free text, sealed with the owner's data key)
+ * opened: see `openText`; a null name stays null.
+ */
+export async function nameOpened<T extends { user_uuid: string; name: string | null }>(rc: Pick<ReadContext, 'sealer'>, doc: T): Promise<T> {
+  return doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
+}
+
 /** A collection spec with its name and projection checked at compile time. */
 export function collection(spec: CollectionSpec): CollectionSpec {
   return spec

@@ -122,6 +122,20 @@ export function transactionOf(e: WalletChange): { type: TransactionType; amount:
 }
 
 /** The ledger group an event belongs to: its job's, or its own (a grant). */
+/** The wallet's four totals an event moves its amount between. */
+type Move = Partial<Record<'balance' | 'reserved' | 'spent' | 'granted', 1 | -1>>
+/**
+ * How each wallet event moves its amount (interface "Wallet"): a grant adds to the balance
+ * (and to what was granted), a reservation holds tokens out of the balance, a capture
+ * spends held tokens, a release gives held tokens back to the balance.
+ */
+const MOVES: Readonly<Record<WalletChange['type'], Move>> = {
+  TokensGranted: { balance: 1, granted: 1 },
+  TokensReserved: { balance: -1, reserved: 1 },
+  TokensCaptured: { reserved: -1, spent: 1 },
+  TokensReleased: { reserved: -1, balance: 1 }
+}
+
 const groupOf = (user: string, e: WalletChange, event: RecordedEvent): string => `${user}|${transactionOf(e).job_uuid ?? event.id}`
 
 /** A stored wallet document: with the position of the last event applied, or the tombstone of an erased account. */
@@ -148,24 +162,7 @@ function evolveWallets(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): W
   const at = event.metadata.occurred_at
   const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
   const tx = transactionOf(e)
-  switch (e.type) {
-    case 'TokensGranted':
-      w.balance += e.data.amount
-      w.granted += e.data.amount
-      break
-    case 'TokensReserved':
-      w.balance -= e.data.amount
-      w.reserved += e.data.amount
-      break
-    case 'TokensCaptured':
-      w.reserved -= e.data.amount
-      w.spent += e.data.amount
-      break
-    case 'TokensReleased':
-      w.reserved -= e.data.amount
-      w.balance += e.data.amount
-      break
-  }
+  for (const [account, sign] of Object.entries(MOVES[e.type]) as Array<[keyof Move, 1 | -1]>) w[account] += sign * e.data.amount
   const doc: WalletTransactionDoc = {
     _id: event.id,
     user_uuid: user,

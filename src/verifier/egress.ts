@@ -1,4 +1,5 @@
 import { createConnection, type Socket } from 'node:net'
+import { once } from 'node:events'
 import { SocksClient } from 'socks'
 
 /**
@@ -124,20 +125,14 @@ export async function openConnection(route: Pick<EgressRoute, 'proxy'>, ip: stri
       throw new EgressError('proxy', `proxy ${describeProxy(proxy)} to ${ip}:${port}: ${(err as Error).message}`)
     }
   }
-  return await new Promise<Socket>((resolve, reject) => {
-    const socket = createConnection({ host: ip, port })
-    const timer = setTimeout(() => {
-      socket.destroy()
-      reject(new EgressError('timeout', `connect to ${ip}:${port} timed out after ${timeoutMs} ms`))
-    }, timeoutMs)
-    socket.once('connect', () => {
-      clearTimeout(timer)
-      socket.removeAllListeners('error')
-      resolve(socket)
-    })
-    socket.once('error', err => {
-      clearTimeout(timer)
-      reject(new EgressError('no_connect', `${ip}:${port}: ${(err as NodeJS.ErrnoException).code ?? err.message}`))
-    })
-  })
+  const socket = createConnection({ host: ip, port })
+  try {
+    // Rejects with the socket's 'error', or an AbortError once the timeout's signal fires.
+    await once(socket, 'connect', { signal: AbortSignal.timeout(timeoutMs) })
+    return socket
+  } catch (err) {
+    socket.destroy()
+    if ((err as Error).name === 'AbortError') throw new EgressError('timeout', `connect to ${ip}:${port} timed out after ${timeoutMs} ms`)
+    throw new EgressError('no_connect', `${ip}:${port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+  }
 }

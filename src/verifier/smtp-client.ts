@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import { once } from 'node:events'
 import { EgressError, openConnection, type EgressRoute } from './egress.ts'
 
 /** One SMTP reply (RFC 5321 §4.2) with its enhanced status code (RFC 3463) when present. */
@@ -113,26 +114,20 @@ export class SmtpSession {
     plain.removeAllListeners('data')
     plain.removeAllListeners('error')
     plain.removeAllListeners('close')
-    const secure = await new Promise<TLSSocket>((resolve, reject) => {
-      const s = tlsConnect({ socket: plain, servername: /^[\d.]+$|:/.test(servername) ? undefined : servername, rejectUnauthorized: false })
-      const timer = setTimeout(() => {
-        s.destroy()
-        reject(new SmtpSessionError('timeout', `TLS handshake timed out after ${this.timeoutMs} ms`))
-      }, this.timeoutMs)
-      s.once('secureConnect', () => {
-        clearTimeout(timer)
-        s.removeAllListeners('error')
-        resolve(s)
-      })
-      s.once('error', err => {
-        clearTimeout(timer)
-        reject(new SmtpSessionError('closed', `TLS: ${err.message}`))
-      })
-    }).catch(err => {
-      this.fail(err as SmtpSessionError)
+    const secure = tlsConnect({ socket: plain, servername: /^[\d.]+$|:/.test(servername) ? undefined : servername, rejectUnauthorized: false })
+    try {
+      // Rejects with the socket's 'error', or an AbortError once the timeout's signal fires.
+      await once(secure, 'secureConnect', { signal: AbortSignal.timeout(this.timeoutMs) })
+    } catch (err) {
+      secure.destroy()
+      const failure =
+        (err as Error).name === 'AbortError'
+          ? new SmtpSessionError('timeout', `TLS handshake timed out after ${this.timeoutMs} ms`)
+          : new SmtpSessionError('closed', `TLS: ${(err as Error).message}`)
+      this.fail(failure)
       plain.destroy()
-      throw err
-    })
+      throw failure
+    }
     this.socket = secure
     this.tls = true
     this.attach(secure)

@@ -1,6 +1,7 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import { EventEmitter } from 'node:events'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
+import { immediateTransaction } from '../sqlite-transaction.ts'
 import { randomUUID } from 'node:crypto'
 import {
   WrongExpectedRevisionError,
@@ -172,11 +173,10 @@ export class SqliteEventStore implements EventStore {
     const outcomes: Array<AppendResult | Error> = []
     try {
       // Takes the write lock (waiting up to the busy timeout for other connections).
-      this.db.exec('BEGIN IMMEDIATE')
-      for (const a of group) outcomes.push(this.appendOne(a))
-      this.db.exec('COMMIT')
+      immediateTransaction(this.db, () => {
+        for (const a of group) outcomes.push(this.appendOne(a))
+      })
     } catch (err) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK')
       for (const a of group) a.reject(err)
       return
     }

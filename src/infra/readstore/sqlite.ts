@@ -1,5 +1,6 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
+import { immediateTransaction } from '../sqlite-transaction.ts'
 import {
   CheckpointConflictError,
   type Collection,
@@ -257,21 +258,8 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
-  /** One transaction (`BEGIN IMMEDIATE`: other writers wait), rolled back on any error. */
-  private transaction<R>(fn: () => R): R {
-    this.db.exec('BEGIN IMMEDIATE')
-    try {
-      const r = fn()
-      this.db.exec('COMMIT')
-      return r
-    } catch (err) {
-      if (this.db.isTransaction) this.db.exec('ROLLBACK')
-      throw err
-    }
-  }
-
   async prepare(projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
-    this.transaction(() => {
+    immediateTransaction(this.db, () => {
       const row = this.db.prepare('SELECT gen, signature, newest FROM projection_generations WHERE projection = ?').get(projection) as
         | { gen: number; signature: string; newest: number }
         | undefined
@@ -292,7 +280,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async startRebuild(projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
-    const { live, next } = this.transaction(() => {
+    const { live, next } = immediateTransaction(this.db, () => {
       const row = this.db.prepare('SELECT gen, newest FROM projection_generations WHERE projection = ?').get(projection) as
         | { gen: number; newest: number }
         | undefined
@@ -318,7 +306,8 @@ export class SqliteReadStore implements ReadStore {
         // Statistics for the planner's choice between indexes, from a sample of each new table.
         this.db.exec('PRAGMA analysis_limit = 1000')
         for (const spec of specs) this.db.exec(`ANALYZE ${tableOf(spec, next)}`)
-        const switched = this.transaction(
+        const switched = immediateTransaction(
+          this.db,
           () => Number(this.db.prepare('UPDATE projection_generations SET gen = ? WHERE projection = ? AND gen = ?').run(next, projection, live).changes) === 1
         )
         this.reloadGenerations()
@@ -328,7 +317,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
-    this.transaction(() => {
+    immediateTransaction(this.db, () => {
       for (const c of checkpoints) {
         const name = checkpointName(c.projection, this.genOf(c.projection))
         const row = this.statement('SELECT position FROM projection_checkpoints WHERE name = ?').get(name) as { position: number } | undefined
@@ -383,7 +372,7 @@ export class SqliteReadStore implements ReadStore {
 
   async lease(holder: string, ttlMs: number): Promise<boolean> {
     const now = Date.now()
-    return this.transaction(() => {
+    return immediateTransaction(this.db, () => {
       this.statement(
         'INSERT INTO projector_lease (id, holder, expires_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE projector_lease.holder = excluded.holder OR projector_lease.expires_at < ?'
       ).run(holder, now + ttlMs, now)
