@@ -83,7 +83,7 @@ interface Work {
 export class VerificationEngine {
   private readonly o: EngineOptions
   private readonly prober: SmtpProber
-  /** Results per address and checks, the most recent `result_cache_max` (a bulk list must not fill the memory). */
+  /** Results that asked the network, per address and checks, the most recent `result_cache_max` (a bulk list must not fill the memory). */
   private readonly resultCache: LRUCache<string, { result: VerificationResult; expires: number }>
   /** Catch-all status per domain, the most recent 100,000. */
   private readonly catchAll = new LRUCache<string, { accepts: boolean; expires: number }>({ max: 100_000 })
@@ -378,8 +378,17 @@ export class VerificationEngine {
     return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}`
   }
 
+  /**
+   * Whether a result is worth keeping: only one that asked the network (DNS or SMTP) saves
+   * work when it is asked again; the local checks alone cost less to run again than a
+   * cached copy costs to keep (a list of distinct addresses would fill the cache with them).
+   */
+  private cacheable(w: Work): boolean {
+    return !this.naive && w.checks.some(c => NETWORK_CHECKS.has(c))
+  }
+
   private cachedResult(w: Work): VerificationResult | null {
-    if (this.naive || !(this.o.result_cache_ttl_ms ?? 3_600_000)) return null
+    if (!this.cacheable(w) || !(this.o.result_cache_ttl_ms ?? 3_600_000)) return null
     const hit = this.resultCache.get(this.cacheKey(w))
     if (!hit || hit.expires <= Date.now()) return null
     this.counters.result_cache_hits++
@@ -388,10 +397,13 @@ export class VerificationEngine {
 
   private remember(w: Work, r: VerificationResult): void {
     const ttl = this.o.result_cache_ttl_ms ?? 3_600_000
-    if (this.naive || ttl <= 0 || r.retryable || w.normalized === null) return
+    if (!this.cacheable(w) || ttl <= 0 || r.retryable || w.normalized === null) return
     this.resultCache.set(this.cacheKey(w), { result: copyResult(r), expires: Date.now() + ttl })
   }
 }
+
+/** The checks that ask the network (DNS, then the mail server). */
+const NETWORK_CHECKS: ReadonlySet<CheckName> = new Set(['dns', 'smtp', 'catch_all'])
 
 function round1(ms: number): number {
   return Math.round(ms * 10) / 10
