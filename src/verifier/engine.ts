@@ -44,11 +44,11 @@ export interface VerifyManyOptions {
    */
   greylist?: 'wait' | 'defer'
   /**
-   * With `defer`: called for each request that comes back greylisted, with when its
-   * recipient was asked (epoch ms): the receiver's greylisting window runs from then, so a
-   * caller can schedule the retry from it rather than from the end of the call.
+   * With `defer`: called for each request that comes back greylisted, with when the
+   * greylisted answer came (epoch ms): the receiver's window runs from no later than then,
+   * so a caller can schedule the retry from it rather than from the end of the call.
    */
-  on_greylisted?: (index: number, asked_at: number) => void
+  on_greylisted?: (index: number, answered_at: number) => void
 }
 
 export interface EngineStats extends ProbeStats {
@@ -122,7 +122,8 @@ export class VerificationEngine {
     const pending: number[] = []
 
     // 1. Local checks and the result cache.
-    requests.forEach((req, i) => {
+    for (let i = 0; i < requests.length; i++) {
+      const req = requests[i]
       const local = localChecks(req.email, req.checks)
       const w: Work = {
         email: req.email,
@@ -138,19 +139,19 @@ export class VerificationEngine {
       works.push(w)
       if (!local.ok) {
         results[i] = this.done(w, 'invalid_syntax')
-        return
+        continue
       }
       const hit = this.cachedResult(w)
       if (hit) {
         results[i] = hit
-        return
+        continue
       }
       if (!req.checks.includes('dns')) {
         results[i] = this.firm(w, null)
-        return
+        continue
       }
       pending.push(i)
-    })
+    }
 
     // 2. DNS, once per domain.
     const routes = await this.routes([...new Set(pending.map(i => works[i].domain))])
@@ -180,21 +181,24 @@ export class VerificationEngine {
       smtpPending.push(i)
     }
 
-    // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline.
-    const answers = await this.smtpPhase(works, smtpPending, routes, options.greylist === 'wait')
-    for (const i of smtpPending) {
-      const got = answers.get(i)!
-      results[i] = this.fromSmtp(works[i], got)
-      if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.asked_at)
+    // Results decided without SMTP are kept now, while the routes' sessions wait on the network.
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]
+      if (r !== null && !r.cached) this.remember(works[i], r)
     }
 
-    for (let i = 0; i < results.length; i++) {
-      const r = results[i]!
-      if (!r.cached) this.remember(works[i], r)
-    }
+    // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline. Each
+    // route's results are made as soon as it is done, not after the slowest route.
+    await this.smtpPhase(works, smtpPending, routes, options.greylist === 'wait', (i, got) => {
+      const r = this.fromSmtp(works[i], got)
+      results[i] = r
+      this.remember(works[i], r)
+      if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.answered_at)
+    })
     return results as VerificationResult[]
   }
 
+  /** Each domain's mail route, `dns_concurrency` lookups at a time (with its first host's address resolved). */
   private async routes(domains: string[]): Promise<Map<string, { route: MailRoute; ms: number }>> {
     const out = new Map<string, { route: MailRoute; ms: number }>()
     let next = 0
@@ -218,13 +222,15 @@ export class VerificationEngine {
    * domain's catch-all probe; in naive mode each address gets its own session, in input
    * order. With `waitGreylist`, a route's greylisted recipients are asked again once the
    * retry delay has passed since they were asked (doubling each time) until the deadline.
+   * `settle` is called with each address's answer once its route is done (every round).
    */
   private async smtpPhase(
     works: Work[],
     indices: number[],
     routes: Map<string, { route: MailRoute }>,
-    waitGreylist: boolean
-  ): Promise<Map<number, { answer: RecipientAnswer; catch_all: boolean | null; ms: number }>> {
+    waitGreylist: boolean,
+    settle: (i: number, got: SmtpOutcome) => void
+  ): Promise<void> {
     // Engine: one task per MX route. Naive: one task per address, started in input order.
     const tasks = new Map<string, { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> }>()
     for (const i of indices) {
@@ -235,86 +241,96 @@ export class VerificationEngine {
       tasks.set(key, g)
       g.domains.set(w.domain, [...(g.domains.get(w.domain) ?? []), i])
     }
-    const out = new Map<number, { answer: RecipientAnswer; catch_all: boolean | null; ms: number }>()
     const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
     const deadline = Date.now() + greylist.deadline_ms
     const pushbackDeadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
 
     await Promise.all(
       [...tasks.values()].map(async g => {
-        let todo = g.domains
-        const catchAll = new Map<string, boolean | null>()
-        // When each recipient was first asked: greylisting windows run from the first try.
-        const firstAsked = new Map<string, number>()
-        // When each greylisted recipient is asked again (a round after the first), and how
-        // long the first round took from its start to its first RCPT (opening the session).
-        let due: Map<string, number> | undefined
-        let lead = 0
-        for (let attempt = 0; ; attempt++) {
-          const groups: string[][] = []
-          const probes = new Map<string, string>()
-          for (const [domain, idx] of todo) {
-            const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
-            const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
-            const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
-            if (probe) probes.set(domain, probe)
-            groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
-          }
-          const t0 = performance.now()
-          const started = Date.now()
-          const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due })
-          const ms = round1(performance.now() - t0)
-          for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAsked.has(address)) firstAsked.set(address, a.asked_at)
-          if (attempt === 0) {
-            let first = Number.POSITIVE_INFINITY
-            for (const a of answers.values()) if (a.kind === 'rcpt') first = Math.min(first, a.asked_at)
-            lead = Number.isFinite(first) ? Math.min(10_000, Math.max(0, first - started)) : 0
-          }
-          const again = new Map<string, number[]>()
-          for (const [domain, idx] of todo) {
-            const probe = probes.get(domain)
-            if (probe) {
-              const a = answers.get(probe)
-              const status =
-                a?.kind === 'rcpt'
-                  ? a.outcome === 'accepted'
-                    ? true
-                    : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome)
-                      ? false
-                      : null
-                  : null
-              catchAll.set(domain, status)
-              if (status !== null && !this.naive)
-                this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
-            }
-            for (const i of idx) {
-              const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
-              out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
-              if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
-            }
-          }
-          if (again.size === 0) return
-          // A round that ended at or after the deadline was the last (asked at the deadline).
-          if (Date.now() >= deadline) return
-          // Each is asked again once its own window has passed since it was first asked (plus
-          // a little slack; at the deadline at the latest): the sessions open that long before
-          // the first of them is due, and each recipient waits in them for its time.
-          due = new Map()
-          let earliest = deadline
-          for (const i of [...again.values()].flat()) {
-            const address = works[i].normalized!
-            // Before the deadline (checked above): a time, never null.
-            const at = greylistRetryAt(firstAsked.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
-            due.set(address, at)
-            earliest = Math.min(earliest, at)
-          }
-          this.counters.greylist_rounds++
-          await sleep(earliest - lead - Date.now())
-          todo = again
-        }
+        const out = new Map<number, SmtpOutcome>()
+        await this.probeRoute(g, works, out, { waitGreylist, deadline, pushbackDeadline, greylist })
+        for (const [i, got] of out) settle(i, got)
       })
     )
-    return out
+  }
+
+  /** The rounds of one MX route (see `smtpPhase`): each address's answer into `out`. */
+  private async probeRoute(
+    g: { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> },
+    works: Work[],
+    out: Map<number, SmtpOutcome>,
+    o: { waitGreylist: boolean; deadline: number; pushbackDeadline: number; greylist: { retry_ms: number; deadline_ms: number } }
+  ): Promise<void> {
+    const { waitGreylist, deadline, pushbackDeadline, greylist } = o
+    let todo = g.domains
+    const catchAll = new Map<string, boolean | null>()
+    // When each recipient's first answer came: greylisting windows run from the first try.
+    const firstAnswered = new Map<string, number>()
+    // When each greylisted recipient is asked again (a round after the first), and how
+    // long the first round took from its start to its first RCPT (opening the session).
+    let due: Map<string, number> | undefined
+    let lead = 0
+    for (let attempt = 0; ; attempt++) {
+      const groups: string[][] = []
+      const probes = new Map<string, string>()
+      for (const [domain, idx] of todo) {
+        const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
+        const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
+        const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
+        if (probe) probes.set(domain, probe)
+        groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
+      }
+      const t0 = performance.now()
+      const started = Date.now()
+      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due })
+      const ms = round1(performance.now() - t0)
+      for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAnswered.has(address)) firstAnswered.set(address, a.answered_at)
+      if (attempt === 0) {
+        let first = Number.POSITIVE_INFINITY
+        for (const a of answers.values()) if (a.kind === 'rcpt') first = Math.min(first, a.answered_at)
+        lead = Number.isFinite(first) ? Math.min(10_000, Math.max(0, first - started)) : 0
+      }
+      const again = new Map<string, number[]>()
+      for (const [domain, idx] of todo) {
+        const probe = probes.get(domain)
+        if (probe) {
+          const a = answers.get(probe)
+          const status =
+            a?.kind === 'rcpt'
+              ? a.outcome === 'accepted'
+                ? true
+                : ['mailbox_not_found', 'rejected_email', 'mailbox_disabled'].includes(a.outcome)
+                  ? false
+                  : null
+              : null
+          catchAll.set(domain, status)
+          if (status !== null && !this.naive) this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
+        }
+        for (const i of idx) {
+          const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
+          out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
+          if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
+        }
+      }
+      if (again.size === 0) return
+      // A round that ended at or after the deadline was the last (asked at the deadline).
+      if (Date.now() >= deadline) return
+      // Each is asked again once its own window has passed since its first answer (at the
+      // deadline at the latest): the sessions open that long before
+      // the first of them is due, and each recipient waits in them for its time.
+      due = new Map()
+      let earliest = deadline
+      for (const i of [...again.values()].flat()) {
+        const address = works[i].normalized!
+        // Before the deadline (checked above): a time, never null.
+        const at = greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
+        due.set(address, at)
+        earliest = Math.min(earliest, at)
+      }
+      this.counters.greylist_rounds++
+      await sleep(earliest - lead - Date.now())
+      todo = again
+    }
   }
 
   private knownCatchAll(domain: string): boolean | null {
@@ -325,7 +341,7 @@ export class VerificationEngine {
     return c.accepts
   }
 
-  private fromSmtp(w: Work, got: { answer: RecipientAnswer; catch_all: boolean | null; ms: number }): VerificationResult {
+  private fromSmtp(w: Work, got: SmtpOutcome): VerificationResult {
     const { answer, catch_all: catchAll, ms } = got
     const records = w.records.filter(r => r.name !== 'smtp' && r.name !== 'catch_all')
     const smtpDetail =
@@ -404,6 +420,9 @@ export class VerificationEngine {
 
 /** The checks that ask the network (DNS, then the mail server). */
 const NETWORK_CHECKS: ReadonlySet<CheckName> = new Set(['dns', 'smtp', 'catch_all'])
+
+/** What SMTP said of one address: its recipient's answer (or the session's failure), the domain's catch-all status, and the route's time (ms). */
+type SmtpOutcome = { answer: RecipientAnswer; catch_all: boolean | null; ms: number }
 
 function round1(ms: number): number {
   return Math.round(ms * 10) / 10

@@ -9,10 +9,11 @@ type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_
 /** The answer for one recipient. */
 export type RecipientAnswer =
   /**
-   * `asked_at`: when RCPT TO was sent (epoch ms). `clear_text`: why the session ran without
+   * `answered_at`: when the server's reply to RCPT TO came (epoch ms; the server had the
+   * command by then: a greylisting window counted from it has passed on the server too). `clear_text`: why the session ran without
    * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
    */
-  | { kind: 'rcpt'; host: MailHost; reply: SmtpReply; outcome: RcptOutcome; tls: boolean; asked_at: number; clear_text?: string }
+  | { kind: 'rcpt'; host: MailHost; reply: SmtpReply; outcome: RcptOutcome; tls: boolean; answered_at: number; clear_text?: string }
   | { kind: 'session'; host: MailHost | null; reply: SmtpReply | null; reason: SessionFailureReason; detail: string }
 
 /** A session-level answer: no RCPT reply for the recipient. */

@@ -145,7 +145,8 @@ export class SmtpProber {
             g.map(address => ({ address, attempts: 0, due: options.due?.get(address) })),
             answers,
             options.deadline,
-            g.length
+            g.length,
+            () => 1
           )
         )
       )
@@ -197,7 +198,7 @@ export class SmtpProber {
     }
     while (lane.runners < target && lane.queue.length > 0) {
       lane.runners++
-      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session, lingerIn(lane))
+      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session, () => lane.runners, lingerIn(lane))
         .catch(() => undefined)
         .finally(() => {
           lane.runners--
@@ -208,7 +209,7 @@ export class SmtpProber {
     }
   }
 
-  /** One session runner: takes recipients from the shared queue until it is empty. */
+  /** One session runner: takes recipients from the shared queue until it is empty (`sharers`: how many runners share it now). */
   private async runQueue(
     hosts: readonly MailHost[],
     provider: string | null,
@@ -216,6 +217,7 @@ export class SmtpProber {
     answers: Answers,
     deadline: number,
     perSession: number,
+    sharers: () => number,
     more?: (ms: number) => Promise<boolean>
   ): Promise<void> {
     let hostIndex = 0
@@ -232,7 +234,7 @@ export class SmtpProber {
       const release = await this.politeness.acquire(host.host, provider)
       let outcome: SessionOutcome
       try {
-        outcome = await this.session(host, provider, queue, answers, perSession, more)
+        outcome = await this.session(host, provider, queue, answers, perSession, sharers, more)
       } finally {
         release()
       }
@@ -280,6 +282,7 @@ export class SmtpProber {
     queue: Item[],
     answers: Answers,
     perSession: number,
+    sharers: () => number,
     more?: (ms: number) => Promise<boolean>
   ): Promise<SessionOutcome> {
     let answered = 0
@@ -397,16 +400,20 @@ export class SmtpProber {
           let inEnvelope = 0
           let full = false
           while (!full && queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
-            // A window of recipients in one write when the server pipelines (RFC 2920), one otherwise.
-            const room = Math.min(pipelining ? this.o.pipeline_rcpt : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
+            // A window of recipients in one write when the server pipelines (RFC 2920), one otherwise;
+            // no more than this session's share of what is queued, so that the route's sessions
+            // end together (a window of 10 taken last by one of three sessions would leave the
+            // others idle while the server answers it, one reply after another).
+            const share = Math.ceil(queue.length / Math.max(1, sharers()))
+            const room = Math.min(pipelining ? Math.min(this.o.pipeline_rcpt, share) : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
             const window = await takeDue(queue, room)
             if (window.length === 0) break
             inFlight.push(...window)
-            const askedAt = Date.now()
             session.send(window.map(item => `RCPT TO:<${item.address}>`))
             // Every reply of the window is read (they come in order), whatever they say.
             for (const item of window) {
               const reply = await session.read()
+              const answeredAt = Date.now()
               this.stats.rcpts++
               counted.rcpts++
               if (full) continue
@@ -424,7 +431,7 @@ export class SmtpProber {
                 reply,
                 outcome,
                 tls: session.tls,
-                asked_at: askedAt,
+                answered_at: answeredAt,
                 ...(clearText === undefined ? {} : { clear_text: clearText })
               })
               answered++

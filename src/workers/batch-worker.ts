@@ -98,11 +98,11 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // The account was erased meanwhile: nothing to verify, nothing charged.
     for (const item of opened)
       if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-    // Asked again once the greylisting window since the part's last greylisted RCPT has passed
-    // (the engine's slack added): as the engine alone would, never too early (which would cost
+    // Asked again once the greylisting window since the part's last greylisted answer has passed:
+    // as the engine alone would, never too early (which would cost
     // a round), and not later for the rest of the part's call.
-    const askedAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = greylistRetryAt(askedAt, options.greylist.retry_ms, attempt - 1, deadline)
+    const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
+    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline)
     for (const [k, item] of live.entries()) {
       const r: VerificationResult = verified[k]
       if (r.reason === 'greylisted' && !r.sandbox && retryAt !== null) {

@@ -1,8 +1,9 @@
 /**
  * When a greylisted address is asked next (RFC 6647 §2.1: the receiver accepts a retry
  * after its window): `retry_ms` doubled for each retry already made, from the time of the
- * greylisted answer (ms since the epoch), plus the engine's slack (a tenth of the window,
- * at most 250 ms) so that the retry never arrives before the window ends; but never after
+ * greylisted answer (ms since the epoch) — the server had the RCPT before it answered, so
+ * a window counted from the answer has passed on the server too and the retry never
+ * arrives before the window ends, with no slack to add; but never after
  * the deadline: when the back-off would pass it, the last attempt is at the deadline, so
  * that an address still greylisted gives up at its deadline, not at the next retry after
  * it, nor early at the last retry before it. The one rule of single jobs (JobDeferred),
@@ -16,5 +17,5 @@
  */
 export function greylistRetryAt(answeredAtMs: number, retryMs: number, retriesMade: number, deadlineMs: number): number | null {
   if (answeredAtMs >= deadlineMs) return null
-  return Math.min(deadlineMs, answeredAtMs + retryMs * 2 ** retriesMade + Math.min(250, retryMs * 0.1))
+  return Math.min(deadlineMs, answeredAtMs + retryMs * 2 ** retriesMade)
 }
