@@ -122,18 +122,30 @@ export function transactionOf(e: WalletChange): { type: TransactionType; amount:
 }
 
 /** The ledger group an event belongs to: its job's, or its own (a grant). */
-/** The wallet's four totals an event moves its amount between. */
-type Move = Partial<Record<'balance' | 'reserved' | 'spent' | 'granted', 1 | -1>>
+/** The wallet's four totals an event moves its amount between, each with the sign of the move. */
+type Move = ReadonlyArray<readonly ['balance' | 'reserved' | 'spent' | 'granted', 1 | -1]>
 /**
  * How each wallet event moves its amount (interface "Wallet"): a grant adds to the balance
  * (and to what was granted), a reservation holds tokens out of the balance, a capture
  * spends held tokens, a release gives held tokens back to the balance.
  */
 const MOVES: Readonly<Record<WalletChange['type'], Move>> = {
-  TokensGranted: { balance: 1, granted: 1 },
-  TokensReserved: { balance: -1, reserved: 1 },
-  TokensCaptured: { reserved: -1, spent: 1 },
-  TokensReleased: { reserved: -1, balance: 1 }
+  TokensGranted: [
+    ['balance', 1],
+    ['granted', 1]
+  ],
+  TokensReserved: [
+    ['balance', -1],
+    ['reserved', 1]
+  ],
+  TokensCaptured: [
+    ['reserved', -1],
+    ['spent', 1]
+  ],
+  TokensReleased: [
+    ['reserved', -1],
+    ['balance', 1]
+  ]
 }
 
 const groupOf = (user: string, e: WalletChange, event: RecordedEvent): string => `${user}|${transactionOf(e).job_uuid ?? event.id}`
@@ -162,7 +174,7 @@ function evolveWallets(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): W
   const at = event.metadata.occurred_at
   const w = stored ? { ...stored } : { _id: user, user_uuid: user, balance: 0, reserved: 0, spent: 0, granted: 0, transactions: 0, groups: 0, updated_at: at }
   const tx = transactionOf(e)
-  for (const [account, sign] of Object.entries(MOVES[e.type]) as Array<[keyof Move, 1 | -1]>) w[account] += sign * e.data.amount
+  for (const [account, sign] of MOVES[e.type]) w[account] += sign * e.data.amount
   const doc: WalletTransactionDoc = {
     _id: event.id,
     user_uuid: user,
