@@ -3,6 +3,7 @@ import { createSocket } from 'node:dgram'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
+import { unlimitedRates } from '../support/plans.ts'
 import { fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
 
 // With the resolver dead (issue "Egress and operations"): the egress self-test says so on
@@ -54,7 +55,10 @@ const service = await startTestService(
     VERIFIER_EGRESS_TEST_INTERVAL_S: '0.5',
     VERIFIER_EGRESS_TEST_MX: 'mx.held-corp.com',
     // The engine's own result cache would answer a repeated address without DNS: none here.
-    VERIFIER_RESULT_CACHE_TTL_S: '0'
+    VERIFIER_RESULT_CACHE_TTL_S: '0',
+    // The test polls its jobs as fast as it can while they are held: a plan's rate limit
+    // would answer 429 to the polls, not the jobs' status.
+    ...unlimitedRates(dataDir)
   })
 )
 t.teardown(() => service.close())
