@@ -221,12 +221,13 @@ t.test('greylisting deferred to the caller answers at once', async t => {
   t.equal(r.reason, 'greylisted')
 })
 
-t.test('a tarpit costs bounded time: timeout', async t => {
+t.test('a tarpit ends in a timeout: the call returns although the server never answers', async t => {
   const { e } = engine()
-  const t0 = Date.now()
+  // The world's silent host never sends its banner: the answer can only come from our own timer
+  // (without it the call would not return and the test would fail at tap's timeout).
   const r = await e.verify('jane@silent.com', all)
   t.equal(r.reason, 'timeout')
-  t.ok(Date.now() - t0 < 5_000)
+  t.equal(r.verdict, 'unknown')
 })
 
 t.test('result cache: a repeat within the TTL is answered without the network', async t => {

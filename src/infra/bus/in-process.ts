@@ -18,6 +18,9 @@ interface Group {
 /** Delay (ms) before the n-th redelivery of a failed message: 50, 100, 200 … up to 5 s. */
 const backoff = (attempt: number): number => Math.min(5_000, 50 * 2 ** (attempt - 1))
 
+/** Published event ids remembered after delivery (a duplicate publish of one of them is dropped). */
+const RECENT = 10_000
+
 /**
  * In-process bus (embedded default). Consumers of one name form a group (instances of one
  * service): each message goes to one member, round robin. `publish` resolves when every
@@ -31,7 +34,9 @@ export class InProcessBus implements Bus {
   private readonly groups = new Map<string, Group>()
   private readonly inFlight = new Map<string, Promise<void>>()
   private readonly recent = new Set<string>()
-  private readonly recentOrder: string[] = []
+  /** The last RECENT ids remembered, oldest overwritten first (a ring: no array shifted per publish). */
+  private readonly recentRing: Array<string | undefined> = new Array(RECENT)
+  private recentAt = 0
   private readonly log: (msg: string, err?: unknown) => void
   private readonly redelivered: Record<string, number> = {}
 
@@ -75,9 +80,11 @@ export class InProcessBus implements Bus {
   }
 
   private remember(id: string): void {
+    const oldest = this.recentRing[this.recentAt]
+    if (oldest !== undefined) this.recent.delete(oldest)
+    this.recentRing[this.recentAt] = id
+    this.recentAt = (this.recentAt + 1) % RECENT
     this.recent.add(id)
-    this.recentOrder.push(id)
-    if (this.recentOrder.length > 10_000) this.recent.delete(this.recentOrder.shift()!)
   }
 
   private pump(g: Group, m: Member): void {
