@@ -80,6 +80,19 @@ interface Answers {
 }
 
 /**
+ * What a session runner works through: the queue it shares, where answers go, how many
+ * recipients one session asks at most, how many runners share the queue now (a window is
+ * at most a runner's share), and the lane's linger (wait for recipients added meanwhile).
+ */
+interface RunnerWork {
+  queue: Item[]
+  answers: Answers
+  perSession: number
+  sharers: () => number
+  more?: (ms: number) => Promise<boolean>
+}
+
+/**
  * Asks SMTP servers about recipients (never DATA), reusing sessions: one session asks
  * `RCPT TO` for many recipients of the same MX, in envelopes of up to `rcpt_per_envelope`
  * with `RSET` between them (RFC 5321 §4.1.1.5), opens another envelope when the server says
@@ -142,11 +155,8 @@ export class SmtpProber {
           this.runQueue(
             tried,
             provider,
-            g.map(address => ({ address, attempts: 0, due: options.due?.get(address) })),
-            answers,
-            options.deadline,
-            g.length,
-            () => 1
+            { queue: g.map(address => ({ address, attempts: 0, due: options.due?.get(address) })), answers, perSession: g.length, sharers: () => 1 },
+            options.deadline
           )
         )
       )
@@ -198,7 +208,12 @@ export class SmtpProber {
     }
     while (lane.runners < target && lane.queue.length > 0) {
       lane.runners++
-      void this.runQueue(hosts, provider, lane.queue, sink, lane.deadline, this.o.rcpt_per_session, () => lane.runners, lingerIn(lane))
+      void this.runQueue(
+        hosts,
+        provider,
+        { queue: lane.queue, answers: sink, perSession: this.o.rcpt_per_session, sharers: () => lane.runners, more: lingerIn(lane) },
+        lane.deadline
+      )
         .catch(() => undefined)
         .finally(() => {
           lane.runners--
@@ -209,17 +224,9 @@ export class SmtpProber {
     }
   }
 
-  /** One session runner: takes recipients from the shared queue until it is empty (`sharers`: how many runners share it now). */
-  private async runQueue(
-    hosts: readonly MailHost[],
-    provider: string | null,
-    queue: Item[],
-    answers: Answers,
-    deadline: number,
-    perSession: number,
-    sharers: () => number,
-    more?: (ms: number) => Promise<boolean>
-  ): Promise<void> {
+  /** One session runner: takes recipients from the shared queue until it is empty, across the hosts in order until `deadline` (push-backs). */
+  private async runQueue(hosts: readonly MailHost[], provider: string | null, work: RunnerWork, deadline: number): Promise<void> {
+    const { queue, answers } = work
     let hostIndex = 0
     let lastFailure: Failure | null = null
     let clearTextTried = false
@@ -234,7 +241,7 @@ export class SmtpProber {
       const release = await this.politeness.acquire(host.host, provider)
       let outcome: SessionOutcome
       try {
-        outcome = await this.session(host, provider, queue, answers, perSession, sharers, more)
+        outcome = await this.session(host, provider, work)
       } finally {
         release()
       }
@@ -276,15 +283,8 @@ export class SmtpProber {
    * (the probe carries no message). Either way the answers say why they were asked without
    * TLS (`clear_text`).
    */
-  private async session(
-    host: MailHost,
-    provider: string | null,
-    queue: Item[],
-    answers: Answers,
-    perSession: number,
-    sharers: () => number,
-    more?: (ms: number) => Promise<boolean>
-  ): Promise<SessionOutcome> {
+  private async session(host: MailHost, provider: string | null, work: RunnerWork): Promise<SessionOutcome> {
+    const { queue, answers, perSession, sharers, more } = work
     let answered = 0
     let resolved: string[]
     try {
