@@ -1,8 +1,7 @@
-import * as user from '../../domain/user/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { newOwnedToken } from '../owned-token.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { issueMailedSecret } from './mailed-secret.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { assertEmail } from './reset-password.ts'
 
@@ -22,22 +21,8 @@ export async function forgotPassword(ctx: CommandContext, email: string): Promis
   const { token, secret } = newOwnedToken(owner ?? '00000000-0000-0000-0000-000000000000')
   const tokenHash = sha256Hex(secret)
   if (!owner) return
-  const now = ctx.now()
-  const sealed = await ctx.sealer.seal(owner, token).catch(() => null)
-  if (sealed === null) return
-  await handle(
-    ctx,
-    `user-${owner}`,
-    user,
-    {
-      type: 'RequestPasswordReset',
-      data: {
-        token_hash: tokenHash,
-        token_sealed: sealed,
-        expires_at: new Date(now.getTime() + RESET_TOKEN_TTL_S * 1000).toISOString(),
-        now: now.toISOString()
-      }
-    },
-    { actor: owner }
-  )
+  await issueMailedSecret(ctx, owner, token, RESET_TOKEN_TTL_S, ({ sealed, expires_at, now }) => ({
+    type: 'RequestPasswordReset',
+    data: { token_hash: tokenHash, token_sealed: sealed, expires_at, now }
+  }))
 }

@@ -1,7 +1,6 @@
-import * as user from '../../domain/user/decider.ts'
 import { sixDigitCode } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { issueMailedSecret } from './mailed-secret.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './confirmation-code.ts'
 import { assertEmail } from './reset-password.ts'
@@ -17,22 +16,8 @@ export async function resendConfirmation(ctx: CommandContext, email: string): Pr
   const owner = await accountOfEmail(ctx, normalized)
   const code = sixDigitCode()
   if (!owner) return
-  const now = ctx.now()
-  const sealed = await ctx.sealer.seal(owner, code).catch(() => null)
-  if (sealed === null) return
-  await handle(
-    ctx,
-    `user-${owner}`,
-    user,
-    {
-      type: 'IssueConfirmationCode',
-      data: {
-        code_hash: confirmationCodeHash(ctx, owner, code),
-        code_sealed: sealed,
-        expires_at: new Date(now.getTime() + CONFIRMATION_CODE_TTL_S * 1000).toISOString(),
-        now: now.toISOString()
-      }
-    },
-    { actor: owner }
-  )
+  await issueMailedSecret(ctx, owner, code, CONFIRMATION_CODE_TTL_S, ({ sealed, expires_at, now }) => ({
+    type: 'IssueConfirmationCode',
+    data: { code_hash: confirmationCodeHash(ctx, owner, code), code_sealed: sealed, expires_at, now }
+  }))
 }
