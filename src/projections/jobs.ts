@@ -167,10 +167,13 @@ export const jobsProjection: Projection = documentsProjection({
     if (event.type === 'UserDeleted') return []
     const { before, after } = transition(doc as Doc | null, event)
     if (after === null || !recounted(before, after)) return []
-    const keys = (j: JobDoc): DocumentKey[] => [
-      [JOB_COUNTS, countDocs(j).day._id],
-      [JOB_TOTALS, countDocs(j).all._id]
-    ]
+    const keys = (j: JobDoc): DocumentKey[] => {
+      const { day, all } = countDocs(j)
+      return [
+        [JOB_COUNTS, day._id],
+        [JOB_TOTALS, all._id]
+      ]
+    }
     return [...(before ? keys(before) : []), ...keys(after)]
   },
   evolve: (docs, event) => {

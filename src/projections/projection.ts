@@ -38,9 +38,10 @@ export type Folded<T> = T & { _id: string; revision: number }
 /**
  * A projection of one document per key, as a pure fold (Emmett's model): the event's
  * `data[key]` names the document it touches, `evolve(doc | null, event)` returns the new
- * document (or null to delete it); the projection is named by its collection's `projection`. The runner does the get, the guard (an event at or below the
- * document's `revision` is not applied again) and the put. With `erase`, UserDeleted
- * deletes every document of the account (the collection declares `user_uuid`).
+ * document (or null to delete it); the projection is named by its collection's
+ * `projection`. The runner does the get, the guard (an event at or below the document's
+ * `revision` is not applied again) and the put. With `erase`, UserDeleted deletes every
+ * document of the account (the collection declares `user_uuid`).
  */
 export function foldProjection<T extends Doc>(p: {
   version: number
@@ -90,12 +91,13 @@ export type Write = { put: CollectionSpec; doc: Doc } | { delete: CollectionSpec
  * A projection as a pure fold over a small set of documents (Emmett's model, for read
  * models an event changes in several places: a balance and its ledger, a slot, its hour and
  * its day): `reads(event)` names the documents the event's fold needs (a few, by collection
- * and id; `readsAfter` names more from what those held), `evolve(docs, event)` returns the writes (pure: it sees only those documents,
- * null where one does not exist, and the event). The runner does the gets and the writes,
- * in the batch's one atomic commit. The projection is named by its collections' `projection`
- * (one name: a collection of another projection is a programming error, thrown at import). A fold whose documents count (balances, usage) keeps
- * on each the global `position` of the last event it applied and writes nothing for an
- * event at or below it, so that an event delivered twice counts once.
+ * and id; `readsAfter` names more from what those held), `evolve(docs, event)` returns the
+ * writes (pure: it sees only those documents, null where one does not exist, and the
+ * event). The runner does the gets and the writes, in the batch's one atomic commit. The
+ * projection is named by its collections' `projection` (one name: a collection of another
+ * projection is a programming error, thrown at import). A fold whose documents count
+ * (balances, usage) keeps on each the global `position` of the last event it applied and
+ * writes nothing for an event at or below it, so that an event delivered twice counts once.
  */
 export function documentsProjection(p: {
   version: number

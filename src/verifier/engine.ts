@@ -232,14 +232,16 @@ export class VerificationEngine {
     settle: (i: number, got: SmtpOutcome) => void
   ): Promise<void> {
     // Engine: one task per MX route. Naive: one task per address, started in input order.
-    const tasks = new Map<string, { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> }>()
+    const tasks = new Map<string, RouteTask>()
     for (const i of indices) {
       const w = works[i]
       const route = routes.get(w.domain)!.route as Extract<MailRoute, { hosts: MailHost[] }>
       const key = this.naive ? String(i) : route.hosts.map(h => h.host).join(',')
       const g = tasks.get(key) ?? { hosts: route.hosts, provider: providerOf(route.hosts[0].host), domains: new Map() }
       tasks.set(key, g)
-      g.domains.set(w.domain, [...(g.domains.get(w.domain) ?? []), i])
+      const ofDomain = g.domains.get(w.domain)
+      if (ofDomain) ofDomain.push(i)
+      else g.domains.set(w.domain, [i])
     }
     const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
     const deadline = Date.now() + greylist.deadline_ms
@@ -247,21 +249,22 @@ export class VerificationEngine {
 
     await Promise.all(
       [...tasks.values()].map(async g => {
-        const out = new Map<number, SmtpOutcome>()
-        await this.probeRoute(g, works, out, { waitGreylist, deadline, pushbackDeadline, greylist })
-        for (const [i, got] of out) settle(i, got)
+        for (const [i, got] of await this.probeRoute(g, works, { waitGreylist, deadline, pushbackDeadline, greylist })) settle(i, got)
       })
     )
   }
 
-  /** The rounds of one MX route (see `smtpPhase`): each address's answer into `out`. */
+  /**
+   * The rounds of one MX route (see `smtpPhase`). @returns each address's last answer, by
+   * its index in `works`.
+   */
   private async probeRoute(
-    g: { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> },
+    g: RouteTask,
     works: Work[],
-    out: Map<number, SmtpOutcome>,
     o: { waitGreylist: boolean; deadline: number; pushbackDeadline: number; greylist: { retry_ms: number; deadline_ms: number } }
-  ): Promise<void> {
+  ): Promise<Map<number, SmtpOutcome>> {
     const { waitGreylist, deadline, pushbackDeadline, greylist } = o
+    const out = new Map<number, SmtpOutcome>()
     let todo = g.domains
     const catchAll = new Map<string, boolean | null>()
     // When each recipient's first answer came: greylisting windows run from the first try.
@@ -312,9 +315,9 @@ export class VerificationEngine {
           if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
         }
       }
-      if (again.size === 0) return
+      if (again.size === 0) return out
       // A round that ended at or after the deadline was the last (asked at the deadline).
-      if (Date.now() >= deadline) return
+      if (Date.now() >= deadline) return out
       // Each is asked again once its own window has passed since its first answer (at the
       // deadline at the latest): the sessions open that long before
       // the first of them is due, and each recipient waits in them for its time.
@@ -420,6 +423,9 @@ export class VerificationEngine {
 
 /** The checks that ask the network (DNS, then the mail server). */
 const NETWORK_CHECKS: ReadonlySet<CheckName> = new Set(['dns', 'smtp', 'catch_all'])
+
+/** One MX route's work: its hosts, its provider (politeness) and its addresses by domain (indexes into the call's requests). */
+type RouteTask = { hosts: MailHost[]; provider: string | null; domains: Map<string, number[]> }
 
 /** What SMTP said of one address: its recipient's answer (or the session's failure), the domain's catch-all status, and the route's time (ms). */
 type SmtpOutcome = { answer: RecipientAnswer; catch_all: boolean | null; ms: number }
