@@ -49,6 +49,12 @@ export interface VerifyManyOptions {
    * so a caller can schedule the retry from it rather than from the end of the call.
    */
   on_greylisted?: (index: number, answered_at: number) => void
+  /**
+   * Called with each request's result as soon as it is decided (local checks and DNS at
+   * once, SMTP when its route is done), before the call returns: a caller answering each
+   * request on its own (the jobs' micro-batcher) need not wait for the slowest route.
+   */
+  on_result?: (index: number, result: VerificationResult) => void
 }
 
 export interface EngineStats extends ProbeStats {
@@ -181,10 +187,12 @@ export class VerificationEngine {
       smtpPending.push(i)
     }
 
-    // Results decided without SMTP are kept now, while the routes' sessions wait on the network.
+    // Results decided without SMTP are kept, and given, now, while the routes' sessions wait on the network.
     for (let i = 0; i < results.length; i++) {
       const r = results[i]
-      if (r !== null && !r.cached) this.remember(works[i], r)
+      if (r === null) continue
+      if (!r.cached) this.remember(works[i], r)
+      options.on_result?.(i, r)
     }
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline. Each
@@ -194,6 +202,7 @@ export class VerificationEngine {
       results[i] = r
       this.remember(works[i], r)
       if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.answered_at)
+      options.on_result?.(i, r)
     })
     return results as VerificationResult[]
   }

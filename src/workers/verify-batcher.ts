@@ -12,7 +12,9 @@ interface Waiting {
 /**
  * Gathers the single verifications that arrive within `max_wait_ms` (or up to
  * `max_items`) into one `verifyMany` call, so that jobs submitted together share DNS
- * lookups and SMTP sessions like a batch does.
+ * lookups and SMTP sessions like a batch does. Each verification is answered as soon as
+ * its own result is decided (the engine's `on_result`), not when the slowest route of
+ * its call is done: a job is never held by another job's slow server.
  */
 export class VerifyBatcher {
   private readonly engine: VerificationEngine
@@ -48,9 +50,10 @@ export class VerifyBatcher {
     this.engine
       .verifyMany(
         batch.map(w => ({ email: w.email, checks: w.checks })),
-        this.options
+        { ...this.options, on_result: (i, r) => batch[i].resolve(r) }
       )
       .then(
+        // Every result was given through on_result; a second resolve changes nothing.
         results => {
           batch.forEach((w, i) => {
             w.resolve(results[i])

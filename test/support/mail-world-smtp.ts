@@ -39,6 +39,12 @@ export interface HostSpec {
   greylist_ms?: number
   /** Delay before each RCPT reply (ms). */
   rcpt_delay_ms?: number
+  /**
+   * A gate the test holds: the RCPT reply for an address waits until the promise this gives
+   * settles (undefined: no wait), so a test orders what it observes by what it releases,
+   * never by a clock.
+   */
+  rcpt_hold?: (address: string) => Promise<void> | undefined
   /** 2xx replies to RCPT go out as `rcpt` words them; by default every accepted RCPT reads `250 Accepted` (as smtp-server said). */
   verbatim?: boolean
   /**
@@ -238,6 +244,7 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
     }
     const r = h.rcpt ? h.rcpt(who) : { code: 250, message: '2.1.5 OK' }
     if (h.rcpt_delay_ms) await sleep(h.rcpt_delay_ms)
+    await h.rcpt_hold?.(who)
     if (r.code < 200 || r.code >= 300) return await send(r.code, r.message)
     env.rcpts++
     await send(r.code, h.verbatim ? r.message : ec('2.1.5', 'Accepted'))
