@@ -10,11 +10,13 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 // Deleting an account must not freeze the API while another process reads keys.db (issue
 // "Money, tenancy, availability", item 5), and an erasure that cannot finish at once is
 // reported, then finished. The service runs as `npm start` runs it; a second process holds
-// a read transaction on keys.db for 25 s (the WAL cannot be emptied meanwhile) while the
-// account is deleted and /readyz is asked every 100 ms. The oracles: the account's
-// wrapped data key as keys.db held it before, searched byte by byte in keys.db and its WAL,
-// the answers' times as a concurrent client saw them, /metrics and the service's log.
-const HOLD_MS = 25_000
+// a read transaction on keys.db (the WAL cannot be emptied meanwhile) until the test tells
+// it to let go, while the account is deleted and /readyz is asked every 100 ms. The oracles
+// are orders, never clocks: what answered while the reader still held (it says when it lets
+// go), the account's wrapped data key as keys.db held it before, searched byte by byte in
+// keys.db and its WAL, /metrics and the service's log.
+/** /readyz answers, one after another, that the reader must outlast. */
+const READY_ANSWERS = 20
 const METRICS_TOKEN = 'erasure-readers-metrics-token'
 const dataDir = t.testdir()
 const svc = await startSvc(
@@ -60,10 +62,10 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
     db.exec('BEGIN')
     db.prepare('SELECT count(*) AS n FROM data_keys').get()
     console.log('holding')
-    setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released') }, ${HOLD_MS})
+    process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); console.log('released'); process.exit(0) })
   `
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] }
+    { stdio: ['pipe', 'pipe', 'inherit'] }
   )
   t.teardown(() => {
     holder.kill()
@@ -75,10 +77,9 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
   await waitUntil(() => said.includes('holding'), 10_000)
 
   let probing = true
-  const probe = { answers: 0, slowest_ms: 0, failures: 0 }
+  const probe = { answers: 0, failures: 0 }
   const probing$ = (async () => {
     while (probing) {
-      const t0 = performance.now()
       try {
         const r = await fetch(`${svc.url}/readyz`, { signal: AbortSignal.timeout(10_000) })
         await r.text()
@@ -87,16 +88,13 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
       } catch {
         probe.failures++
       }
-      probe.slowest_ms = Math.max(probe.slowest_ms, performance.now() - t0)
       await new Promise(resolve => setTimeout(resolve, 100))
     }
   })()
 
-  const t0 = performance.now()
   const deleted = await api('DELETE', `/api/users/${me}`, { token, body: { password } })
-  const deleteMs = performance.now() - t0
-  t.equal(deleted.status, 204, `the deletion answered in ${Math.round(deleteMs)} ms`)
-  t.ok(deleteMs < 5_000, 'without waiting for the reader')
+  t.equal(deleted.status, 204, 'the deletion answered')
+  t.notMatch(said, /released/, 'while the reader still held: it did not wait for the reader')
   t.equal((await api('GET', '/api/users/me', { token })).status, 401, 'the account is gone')
   t.ok(onDisk(), 'the reader holds the old page on disk meanwhile (what the scrub must clear)')
 
@@ -104,13 +102,16 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
   t.equal(await metric('erasure_scrubs_pending'), 1, '/metrics counts the unfinished scrub')
   t.match(svc.output(), /erasure: a reader holds keys\.db's write-ahead log/, 'the log says so')
 
+  // /readyz goes on answering, one answer after another, while the reader holds.
+  const before = probe.answers
+  await waitUntil(() => probe.answers >= before + READY_ANSWERS, 30_000)
+  t.notMatch(said, /released/, `/readyz answered ${probe.answers} times, ${READY_ANSWERS} after the stall was reported, and the reader still held`)
+  t.equal(probe.failures, 0, 'none failed')
+  holder.stdin!.end('let go\n')
   await exited(holder)
-  t.match(said, /released/, 'the reader let go after holding for 25 s')
+  t.match(said, /released/, 'then the reader let go')
   probing = false
   await probing$
-  t.ok(probe.answers >= 100, `/readyz answered ${probe.answers} times while the reader held`)
-  t.equal(probe.failures, 0)
-  t.ok(probe.slowest_ms < 1_000, `its slowest answer took ${Math.round(probe.slowest_ms)} ms`)
 
   await waitUntil(() => !onDisk(), 20_000)
   t.notOk(onDisk(), 'once the reader let go, the data key is gone from keys.db and its WAL')
