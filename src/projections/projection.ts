@@ -10,7 +10,8 @@ import { ERASED, type Sealer } from '../ports/sealer.ts'
  * with later events of the batch): a projection builds a new document rather than change one.
  */
 export interface ProjectionWriter {
-  get<T extends Doc>(spec: CollectionSpec, id: string): Promise<T | null>
+  /** A document the batch already holds (or knows absent) comes at once; one read from the store, as a promise. */
+  get<T extends Doc>(spec: CollectionSpec, id: string): T | null | Promise<T | null>
   put(spec: CollectionSpec, doc: Doc): void
   delete(spec: CollectionSpec, id: string): void
   /** Deletes every document whose `field` (declared in the spec) equals `value` (erasure). */
@@ -29,7 +30,13 @@ export interface Projection {
   version: number
   collections: readonly CollectionSpec[]
   event_types: readonly string[]
-  apply(event: RecordedEvent, writer: ProjectionWriter): Promise<void>
+  /** Done at once when the writer holds every document the event needs; a promise when one is read from the store. */
+  apply(event: RecordedEvent, writer: ProjectionWriter): void | Promise<void>
+}
+
+/** `fn(v)` at once when `v` is at hand, once it settles when it is a promise (a batch's cached reads need no turn of the event loop). */
+function andThen<T, R>(v: T | Promise<T>, fn: (v: T) => R | Promise<R>): R | Promise<R> {
+  return v instanceof Promise ? v.then(fn) : fn(v)
 }
 
 /** A document of a single-stream read model: it keeps the revision of the last event applied. */
@@ -56,20 +63,21 @@ export function foldProjection<T extends Doc>(p: {
     version: p.version,
     collections: [p.collection],
     event_types: p.erase ? [...p.event_types, 'UserDeleted'] : p.event_types,
-    async apply(event, writer) {
+    apply(event, writer) {
       if (p.erase && event.type === 'UserDeleted') {
         writer.deleteWhere(p.collection, 'user_uuid', event.data.user_uuid as string)
         return
       }
       const id = event.data[p.key] as string
-      const doc = await writer.get<Folded<T>>(p.collection, id)
-      if (doc !== null && doc.revision >= event.revision) return
-      const next = p.evolve(doc, event)
-      if (next === null) {
-        if (doc !== null) writer.delete(p.collection, id)
-        return
-      }
-      writer.put(p.collection, { ...next, _id: id, revision: event.revision })
+      return andThen(writer.get<Folded<T>>(p.collection, id), doc => {
+        if (doc !== null && doc.revision >= event.revision) return
+        const next = p.evolve(doc, event)
+        if (next === null) {
+          if (doc !== null) writer.delete(p.collection, id)
+          return
+        }
+        writer.put(p.collection, { ...next, _id: id, revision: event.revision })
+      })
     }
   }
 }
@@ -111,8 +119,11 @@ export function documentsProjection(p: {
   readsAfter?: (event: RecordedEvent, docs: ReadonlyArray<Doc | null>) => ReadonlyArray<DocumentKey>
   evolve: (docs: ReadonlyArray<Doc | null>, event: RecordedEvent) => readonly Write[]
 }): Projection {
-  const get = async (writer: ProjectionWriter, keys: ReadonlyArray<DocumentKey>): Promise<Array<Doc | null>> =>
-    await Promise.all(keys.map(async ([spec, id]) => await writer.get(spec, id)))
+  // No promise when the batch holds every document (most events of a batch): a rebuild makes millions of these reads.
+  const get = (writer: ProjectionWriter, keys: ReadonlyArray<DocumentKey>): Array<Doc | null> | Promise<Array<Doc | null>> => {
+    const got = keys.map(([spec, id]) => writer.get(spec, id))
+    return got.some(g => g instanceof Promise) ? Promise.all(got) : (got as Array<Doc | null>)
+  }
   const name = p.collections[0].projection
   const strays = p.collections.filter(c => c.projection !== name)
   if (strays.length > 0) throw new Error(`${strays.map(c => c.name).join(', ')}: collections of another projection than ${name}`)
@@ -121,14 +132,18 @@ export function documentsProjection(p: {
     version: p.version,
     collections: p.collections,
     event_types: p.event_types,
-    async apply(event, writer) {
-      const first = await get(writer, p.reads(event))
-      const docs = p.readsAfter ? [...first, ...(await get(writer, p.readsAfter(event, first)))] : first
-      for (const w of p.evolve(docs, event)) {
-        if ('put' in w) writer.put(w.put, w.doc)
-        else if ('delete' in w) writer.delete(w.delete, w.id)
-        else writer.deleteWhere(w.deleteWhere, w.field, w.value)
+    apply(event, writer) {
+      const write = (docs: ReadonlyArray<Doc | null>): void => {
+        for (const w of p.evolve(docs, event)) {
+          if ('put' in w) writer.put(w.put, w.doc)
+          else if ('delete' in w) writer.delete(w.delete, w.id)
+          else writer.deleteWhere(w.deleteWhere, w.field, w.value)
+        }
       }
+      const { readsAfter } = p
+      return andThen(get(writer, p.reads(event)), first =>
+        readsAfter ? andThen(get(writer, readsAfter(event, first)), after => write([...first, ...after])) : write(first)
+      )
     }
   }
 }

@@ -52,16 +52,19 @@ class BatchWriter implements ProjectionWriter {
   private key(spec: CollectionSpec, id: string): string {
     return `${spec.name}\u0000${id}`
   }
-  async get<T extends Doc>(spec: CollectionSpec, id: string): Promise<T | null> {
+  get<T extends Doc>(spec: CollectionSpec, id: string): T | null | Promise<T | null> {
     const k = this.key(spec, id)
-    if (!this.cache.has(k)) {
-      if (this.written !== undefined && !this.written.mayHold(k)) {
-        this.cache.set(k, null)
-        return null
-      }
-      const stored = await this.reads.collection(spec).get(id)
-      this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
+    if (this.cache.has(k)) return deepFreeze(this.cache.get(k) ?? null) as T | null
+    if (this.written !== undefined && !this.written.mayHold(k)) {
+      this.cache.set(k, null)
+      return null
     }
+    return this.load<T>(spec, id, k)
+  }
+  /** A document read from the store (a `deleteWhere` of this batch that matches it hides it), then cached. */
+  private async load<T extends Doc>(spec: CollectionSpec, id: string, k: string): Promise<T | null> {
+    const stored = await this.reads.collection(spec).get(id)
+    if (!this.cache.has(k)) this.cache.set(k, stored && this.erased.some(e => e.name === spec.name && stored[e.field] === e.value) ? null : stored)
     return deepFreeze(this.cache.get(k) ?? null) as T | null
   }
   private record(k: string, op: WriteOp): void {
@@ -123,10 +126,12 @@ export async function applyBatch(
   written?: KeyFilter
 ): Promise<AppliedBatch> {
   const writer = new BatchWriter(reads, carried, written)
+  const folds = projections.map(p => ({ p, from: checkpoints.get(p.name) ?? 0, types: new Set(p.event_types) }))
   for (const event of events) {
-    for (const p of projections) {
-      if ((checkpoints.get(p.name) ?? 0) >= event.position || !p.event_types.includes(event.type)) continue
-      await p.apply(event, writer)
+    for (const { p, from, types } of folds) {
+      if (from >= event.position || !types.has(event.type)) continue
+      const applying = p.apply(event, writer)
+      if (applying) await applying
     }
   }
   const moves = projections

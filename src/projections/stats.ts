@@ -73,7 +73,13 @@ const emptySlot = (user: string, slot: string): UsageSlotDoc => ({
   checks: {},
   tokens_spent: 0
 })
-const add = (m: Record<string, number>, key: string, n = 1): Record<string, number> => ({ ...m, [key]: (m[key] ?? 0) + n })
+/** `m` with each `[key, n]` of `counts` added: a new object (one copy, however many counts), `m` unchanged. */
+function addAll(m: Readonly<Record<string, number>>, counts: Iterable<readonly [string, number]>): Record<string, number> {
+  const out = { ...m }
+  for (const [key, n] of counts) out[key] = (out[key] ?? 0) + n
+  return out
+}
+const once = (key: string): readonly [string, number] => [key, 1]
 
 type UsageEvent = JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
 
@@ -113,26 +119,26 @@ function usageDelta(e: UsageEvent): UsageDelta {
     }
     case 'BatchResultsRecorded':
       // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
-      for (const r of e.data.results) {
-        d.completed = add(d.completed, r.verdict)
-        d.reasons = add(d.reasons, r.reason)
-      }
+      d.completed = addAll(
+        {},
+        e.data.results.map(r => once(r.verdict))
+      )
+      d.reasons = addAll(
+        {},
+        e.data.results.map(r => once(r.reason))
+      )
       break
     case 'JobCompleted':
       d.completed = { [e.data.verdict]: 1 }
       d.reasons = { [e.data.reason]: 1 }
-      for (const name of ranChecks(e)) d.checks = add(d.checks, name)
+      d.checks = addAll({}, ranChecks(e).map(once))
   }
   return d
 }
 
 /** A usage document with `d` added: a new document. */
 function addUsage(doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
-  const merge = (m: Record<string, number>, plus: Record<string, number>): Record<string, number> => {
-    let out = m
-    for (const [k, n] of Object.entries(plus)) out = add(out, k, n)
-    return out
-  }
+  const merge = (m: Record<string, number>, plus: Record<string, number>): Record<string, number> => addAll(m, Object.entries(plus))
   return {
     ...doc,
     submitted: doc.submitted + d.submitted,
@@ -161,12 +167,14 @@ const noVerifications = (): SummaryDoc => ({
 
 /** The all-time summary with live verifications added (their verdicts and reasons, the checks they ran, when): a new document. */
 function addToSummary(sum: SummaryDoc, results: ReadonlyArray<{ verdict: string; reason: string }>, checksRun: number, when: string): SummaryDoc {
-  let byVerdict = sum.by_verdict
-  let byReason = sum.by_reason
-  for (const r of results) {
-    byVerdict = add(byVerdict, r.verdict)
-    byReason = add(byReason, r.reason)
-  }
+  const byVerdict = addAll(
+    sum.by_verdict,
+    results.map(r => once(r.verdict))
+  )
+  const byReason = addAll(
+    sum.by_reason,
+    results.map(r => once(r.reason))
+  )
   return {
     ...sum,
     verifications: sum.verifications + results.length,
