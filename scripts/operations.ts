@@ -50,13 +50,34 @@ function importsOf(file: string): Import[] {
   return out
 }
 
-/** Deciders a command file runs: the domain modules it imports that export `decide` (a decider), followed through sibling command files. */
+const AGGREGATES = 'src/commands/aggregates.ts'
+const isDecider = (file: string): boolean => /^src\/domain\/.+\/decider\.ts$/.test(file)
+
+/** Each aggregate's decider file by the name src/commands/aggregates.ts exports it under (`export const wallets = aggregate('wallet', wallet)`). */
+function aggregateDeciders(): Map<string, string> {
+  const modules = new Map(importsOf(AGGREGATES).map(i => [i.name, i.file]))
+  const out = new Map<string, string>()
+  for (const m of readFileSync(join(root, AGGREGATES), 'utf8').matchAll(/export const (\w+) = aggregate\('[^']+', (\w+)/g)) {
+    const file = modules.get(m[2])
+    if (file !== undefined) out.set(m[1], file)
+  }
+  return out
+}
+const aggregates = aggregateDeciders()
+
+/**
+ * Deciders a command file runs: the aggregates it runs commands on (imported from
+ * aggregates.ts) and the domain decider modules it imports, followed through sibling command files.
+ */
 function decidersOf(commandFile: string, seen = new Set<string>()): string[] {
   if (seen.has(commandFile)) return []
   seen.add(commandFile)
   const found = new Set<string>()
   for (const i of importsOf(commandFile)) {
-    if (/^src\/domain\/.+\/decider\.ts$/.test(i.file)) found.add(i.file)
+    if (i.file === AGGREGATES) {
+      const decider = aggregates.get(i.name)
+      if (decider !== undefined && isDecider(decider)) found.add(decider)
+    } else if (isDecider(i.file)) found.add(i.file)
     else if (i.file.startsWith('src/commands/') && !/command-handler|context/.test(i.file)) for (const d of decidersOf(i.file, seen)) found.add(d)
   }
   return [...found].sort()

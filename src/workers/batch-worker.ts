@@ -6,7 +6,6 @@ import type { VerificationEngine } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { simulate } from '../verifier/sandbox.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { load } from '../commands/command-handler.ts'
 import { deferBatchItems } from '../commands/batch/defer-batch-items.ts'
 import { recordBatchResults } from '../commands/batch/record-batch-results.ts'
 import { settleBatchChunk } from '../commands/batch/settle-batch-chunk.ts'
@@ -15,6 +14,7 @@ import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import { closeIdleIntake } from '../commands/batch/close-idle-intake.ts'
 import { idleBatches } from '../projections/batches.ts'
 import type { Metrics } from '../ports/metrics.ts'
+import { batches } from '../commands/aggregates.ts'
 
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
 export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const
@@ -62,7 +62,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     causation: string,
     since: number
   ): Promise<void> => {
-    const loaded = await load(ctx, `batch-${batchUuid}`, batch)
+    const loaded = await batches.load(ctx, batchUuid)
     const s = loaded.state
     if (s.status === 'none') return
     const chunk = s.open.get(chunkUuid)

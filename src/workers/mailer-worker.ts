@@ -2,10 +2,9 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { Bus, Consumer } from '../ports/bus.ts'
 import type { Mailer } from '../ports/mail.ts'
 import type { ConfirmationCodeIssued, EmailChanged, EmailChangeRequested, PasswordChanged, PasswordResetRequested } from '../domain/user/events.ts'
-import * as user from '../domain/user/decider.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { load } from '../commands/command-handler.ts'
 import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
+import { users } from '../commands/aggregates.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */
 export const MAILER_EVENTS = [
@@ -38,7 +37,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
     }
     if (event.type === 'EmailChangeRequested') {
       const d = event.data as EmailChangeRequested['data']
-      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      const { state } = await users.load(ctx, d.user_uuid)
       if (state.status === 'none' || state.email_change?.hash !== d.token_hash) return
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.new_email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
@@ -48,7 +47,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
     }
     if (event.type === 'TwoFactorEnabled' || event.type === 'TwoFactorDisabled') {
       const owner = event.data.user_uuid as string
-      const { state } = await load(ctx, `user-${owner}`, user)
+      const { state } = await users.load(ctx, owner)
       if (state.status !== 'confirmed') return
       const to = await ctx.sealer.unseal(owner, state.email)
       if (to === null) return
@@ -58,7 +57,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
     }
     if (event.type === 'PasswordChanged') {
       const d = event.data as PasswordChanged['data']
-      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      const { state } = await users.load(ctx, d.user_uuid)
       if (state.status !== 'confirmed') return
       const to = await ctx.sealer.unseal(d.user_uuid, state.email)
       if (to === null) return
@@ -69,7 +68,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
     if (event.type === 'EmailChanged') {
       const d = event.data as EmailChanged['data']
       if (d.previous_email === undefined) return
-      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      const { state } = await users.load(ctx, d.user_uuid)
       if (state.status !== 'confirmed') return
       const [to, now] = await Promise.all([ctx.sealer.unseal(d.user_uuid, d.previous_email), ctx.sealer.unseal(d.user_uuid, d.email)])
       if (to === null || now === null) return
@@ -79,7 +78,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
     }
     if (event.type === 'PasswordResetRequested') {
       const d = event.data as PasswordResetRequested['data']
-      const { state } = await load(ctx, `user-${d.user_uuid}`, user)
+      const { state } = await users.load(ctx, d.user_uuid)
       if (state.status !== 'confirmed' || state.reset?.hash !== d.token_hash) return
       const [to, token] = await Promise.all([ctx.sealer.unseal(d.user_uuid, state.email), ctx.sealer.unseal(d.user_uuid, d.token)])
       if (to === null || token === null) return
@@ -89,7 +88,7 @@ export async function startMailerWorker(ctx: CommandContext, bus: Bus, mailer: M
       return
     }
     const data = event.data as ConfirmationCodeIssued['data']
-    const { state } = await load(ctx, `user-${data.user_uuid}`, user)
+    const { state } = await users.load(ctx, data.user_uuid)
     if (state.status !== 'unconfirmed' || state.code?.hash !== data.code_hash) return
     const [to, code] = await Promise.all([ctx.sealer.unseal(data.user_uuid, state.email), ctx.sealer.unseal(data.user_uuid, data.code)])
     if (to === null || code === null) return

@@ -6,7 +6,6 @@ import * as job from '../domain/job/decider.ts'
 import type { VerificationEngine } from '../verifier/engine.ts'
 import { simulate } from '../verifier/sandbox.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { load } from '../commands/command-handler.ts'
 import { completeJob } from '../commands/job/complete-job.ts'
 import { failJob } from '../commands/job/fail-job.ts'
 import { settleJob } from '../commands/job/settle-job.ts'
@@ -15,6 +14,7 @@ import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
 import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import type { Metrics } from '../ports/metrics.ts'
+import { jobs } from '../commands/aggregates.ts'
 
 /** Event types the verifier consumes (its NATS stream and durable consumer). */
 export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const
@@ -81,7 +81,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
    * bus or a timer), else null.
    */
   const run = async (jobUuid: string, causation: string): Promise<number | null> => {
-    const loaded = await load(ctx, `job-${jobUuid}`, job)
+    const loaded = await jobs.load(ctx, jobUuid)
     const state = loaded.state
     if (state.status === 'none') return null
     if (job.isTerminal(state)) {

@@ -2,19 +2,17 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
 import type { ReadStore } from '../ports/read-store.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { load } from '../commands/command-handler.ts'
 import { attemptDelivery } from '../commands/webhook-delivery/attempt-delivery.ts'
 import { deliveryUuid, requestDelivery } from '../commands/webhook-delivery/request-delivery.ts'
 import { recordDeliveryOutcome } from '../commands/webhook-delivery/record-delivery-outcome.ts'
 import type { DeliveryPolicy } from '../commands/webhook-delivery/delivery-policy.ts'
-import { webhooksStream } from '../commands/webhook/webhook-stream.ts'
-import * as webhook from '../domain/webhook/decider.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested, WebhookEventKind } from '../domain/webhook/events.ts'
 import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { Metrics } from '../ports/metrics.ts'
+import { webhooks } from '../commands/aggregates.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'BatchCompleted', 'WebhookDeliveryRequested'] as const
@@ -66,7 +64,7 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
    * derive from endpoint, kind and subject, so a redelivered event requests nothing twice.
    */
   const notify = async (user: string, kind: WebhookEventKind, subject: string, status: string, at: string): Promise<void> => {
-    const { state } = await load(ctx, webhooksStream(user), webhook)
+    const { state } = await webhooks.load(ctx, user)
     for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes(kind))) {
       await requestDelivery(ctx, {
         delivery_uuid: deliveryUuid(endpoint.webhook_uuid, kind, subject),

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../../domain/shared.ts'
-import * as agent from '../../domain/agent/decider.ts'
 import type { AgentCreated } from '../../domain/agent/events.ts'
 import { isScope, type Scope } from '../../domain/apikey/scopes.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { agents } from '../aggregates.ts'
 
 /** Prefix of agent tokens; distinct from API keys (`svc_`, `svc_test_`). */
 export const AGENT_TOKEN_PREFIX = 'sva_'
@@ -47,10 +46,9 @@ export async function createAgent(ctx: CommandContext, input: { user_uuid: strin
   const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
   const agentUuid = ctx.newId()
   const token = `${AGENT_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
-  const r = await handle(
+  const r = await agents.handle(
     ctx,
-    `agents-${input.user_uuid}`,
-    agent,
+    input.user_uuid,
     {
       type: 'CreateAgent',
       data: {

@@ -1,6 +1,5 @@
-import * as agent from '../../domain/agent/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { agents } from '../aggregates.ts'
 
 /**
  * DELETE /api/agents/{uuid}: revokes the agent (idempotent: a revoked agent, or one that
@@ -8,12 +7,6 @@ import { handle } from '../command-handler.ts'
  * @returns the global position of the revocation (or of the stream's head when nothing changed).
  */
 export async function revokeAgent(ctx: CommandContext, owner: string, agentUuid: string, reason = 'revoked'): Promise<number> {
-  const r = await handle(
-    ctx,
-    `agents-${owner}`,
-    agent,
-    { type: 'RevokeAgent', data: { agent_uuid: agentUuid, reason, now: ctx.now().toISOString() } },
-    { actor: owner }
-  )
+  const r = await agents.handle(ctx, owner, { type: 'RevokeAgent', data: { agent_uuid: agentUuid, reason, now: ctx.now().toISOString() } }, { actor: owner })
   return r.position
 }

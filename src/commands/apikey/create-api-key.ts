@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../../domain/shared.ts'
-import * as apikey from '../../domain/apikey/decider.ts'
+import type * as apikey from '../../domain/apikey/decider.ts'
 import type { ApiKeyCreated } from '../../domain/apikey/events.ts'
 import { DEFAULT_KEY_SCOPES, isScope, type Scope } from '../../domain/apikey/scopes.ts'
 import { CHECK_NAMES, isCheckName, type CheckName } from '../../domain/checks.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { apiKeys } from '../aggregates.ts'
 
 export interface CreatedKey {
   key_uuid: string
@@ -57,10 +57,9 @@ export async function createApiKey(
 
   const keyUuid = ctx.newId()
   const raw = newRawKey(input.environment)
-  const r = await handle(
+  const r = await apiKeys.handle(
     ctx,
-    `apikeys-${input.user_uuid}`,
-    apikey,
+    input.user_uuid,
     {
       type: 'CreateApiKey',
       data: {

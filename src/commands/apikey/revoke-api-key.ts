@@ -1,6 +1,5 @@
-import * as apikey from '../../domain/apikey/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { apiKeys } from '../aggregates.ts'
 
 /**
  * Revokes one key of the account (idempotent: a revoked key, or a key that is not the
@@ -16,10 +15,9 @@ export async function revokeApiKey(
   reason: string,
   actor: string
 ): Promise<number> {
-  const r = await handle(
+  const r = await apiKeys.handle(
     ctx,
-    `apikeys-${owner}`,
-    apikey,
+    owner,
     { type: 'RevokeApiKey', data: { key_uuid: keyUuid, reason, environment: by.environment, now: ctx.now().toISOString() } },
     { actor }
   )

@@ -1,9 +1,9 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as apikey from '../../domain/apikey/decider.ts'
+import type * as apikey from '../../domain/apikey/decider.ts'
 import { CHECK_NAMES, isCheckName } from '../../domain/checks.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { apiKeys } from '../aggregates.ts'
 
 /**
  * PATCH /api/keys/{uuid}: renames the key and/or sets its enabled checks (omitted fields
@@ -31,10 +31,9 @@ export async function updateApiKey(
     throw new DomainError('invalid', 'update_api_key.invalid_checks', `enabled_checks must be a non-empty list of: ${CHECK_NAMES.join(', ')}`)
   const checks = input.enabled_checks === undefined ? undefined : CHECK_NAMES.filter(c => input.enabled_checks!.includes(c))
   const plan = await planOf(ctx, ctx.config.plans, input.user_uuid)
-  const r = await handle(
+  const r = await apiKeys.handle(
     ctx,
-    `apikeys-${input.user_uuid}`,
-    apikey,
+    input.user_uuid,
     {
       type: 'UpdateApiKey',
       data: {

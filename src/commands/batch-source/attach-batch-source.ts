@@ -1,8 +1,6 @@
-import * as batch from '../../domain/batch/decider.ts'
-import * as source from '../../domain/batch-source/decider.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
+import { batchSources, batches } from '../aggregates.ts'
 
 /** What a kept file is, as the route read it (the bytes are in the blob store already). */
 export interface SourceFile {
@@ -28,15 +26,14 @@ export async function attachBatchSource(
   file: SourceFile,
   retentionDays: number
 ): Promise<{ attached_at: string; expires_at: string; position: number }> {
-  const b = (await load(ctx, `batch-${batchUuid}`, batch)).state
+  const b = (await batches.load(ctx, batchUuid)).state
   if (b.status === 'none' || b.user_uuid !== owner) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   const now = ctx.now()
   const expires = new Date(now.getTime() + retentionDays * 86_400_000).toISOString()
   const name = await ctx.sealer.seal(owner, file.file_name)
-  const r = await handle(
+  const r = await batchSources.handle(
     ctx,
-    `batch-source-${batchUuid}`,
-    source,
+    batchUuid,
     {
       type: 'AttachSource',
       data: {

@@ -1,6 +1,5 @@
-import * as source from '../../domain/batch-source/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { batchSources } from '../aggregates.ts'
 
 /**
  * Removes a batch's kept file (RemoveSource): at the end of its retention (`expired`, by
@@ -14,10 +13,9 @@ export async function removeBatchSource(
   reason: 'expired' | 'requested',
   actor = 'blobs'
 ): Promise<number> {
-  const r = await handle(
+  const r = await batchSources.handle(
     ctx,
-    `batch-source-${batchUuid}`,
-    source,
+    batchUuid,
     { type: 'RemoveSource', data: { blob_id: blobId, reason, now: ctx.now().toISOString() } },
     { actor, correlation_id: batchUuid }
   )

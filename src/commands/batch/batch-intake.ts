@@ -1,6 +1,5 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as batch from '../../domain/batch/decider.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
 import type { BatchItem } from '../../domain/batch/events.ts'
 import { CHECK_NAMES, isCheckName, resolveChecks, type CheckName } from '../../domain/checks.ts'
 import type { Plan } from '../../domain/plans.ts'
@@ -10,7 +9,8 @@ import { keyObjectOf } from '../../lib/crypto/hashing.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load, type Loaded } from '../command-handler.ts'
+import type { Loaded } from '../command-handler.ts'
+import { batches, wallets } from '../aggregates.ts'
 
 /** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
 export interface BatchSubmitter {
@@ -130,10 +130,9 @@ export async function acceptChunk(
     if (amount > 0) {
       reservation = ctx.newId()
       try {
-        await handle(
+        await wallets.handle(
           ctx,
-          `wallet-${by.user_uuid}`,
-          wallet,
+          by.user_uuid,
           { type: 'ReserveTokens', data: { user_uuid: by.user_uuid, job_uuid: chunkUuid, reservation_uuid: reservation, amount, batch_uuid: batchUuid, now } },
           { ...meta, causation_id: chunkUuid }
         )
@@ -161,10 +160,9 @@ export async function acceptChunk(
         final,
         now
       }
-      const r = await handle(
+      const r = await batches.handle(
         ctx,
-        `batch-${batchUuid}`,
-        batch,
+        batchUuid,
         creation ? { type: 'CreateBatch', data: { ...creation, first_chunk: chunk } } : { type: 'AddChunk', data: chunk },
         meta,
         { known: loaded }
@@ -172,10 +170,9 @@ export async function acceptChunk(
       return { batch_uuid: batchUuid, accepted: items.length, duplicates, invalid: items.length - valid, reserved: amount, position: r.position }
     } catch (err) {
       if (reservation !== null) {
-        await handle(
+        await wallets.handle(
           ctx,
-          `wallet-${by.user_uuid}`,
-          wallet,
+          by.user_uuid,
           {
             type: 'ReleaseTokens',
             data: { user_uuid: by.user_uuid, job_uuid: chunkUuid, reservation_uuid: reservation, reason: 'chunk_not_accepted', now: ctx.now().toISOString() }
@@ -184,7 +181,7 @@ export async function acceptChunk(
         )
       }
       if (!(err instanceof DomainError && err.code === 'add_chunk.changed') || attempt >= CHUNK_ATTEMPTS) throw err
-      loaded = await load(ctx, `batch-${batchUuid}`, batch)
+      loaded = await batches.load(ctx, batchUuid)
     }
   }
 }

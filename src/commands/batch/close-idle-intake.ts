@@ -1,6 +1,5 @@
-import * as batch from '../../domain/batch/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { batches } from '../aggregates.ts'
 
 /**
  * Closes intake of batches idle since `idle_before` (`BATCH_INTAKE_IDLE_S` without a chunk),
@@ -9,10 +8,9 @@ import { handle } from '../command-handler.ts'
  * @returns whether intake was closed.
  */
 export async function closeIdleIntake(ctx: CommandContext, batchUuid: string, idleBefore: string): Promise<boolean> {
-  const r = await handle(
+  const r = await batches.handle(
     ctx,
-    `batch-${batchUuid}`,
-    batch,
+    batchUuid,
     { type: 'CloseIntake', data: { reason: 'idle', idle_before: idleBefore, now: ctx.now().toISOString() } },
     { actor: 'batch-intake' }
   )

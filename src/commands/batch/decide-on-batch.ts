@@ -1,7 +1,8 @@
-import * as batch from '../../domain/batch/decider.ts'
+import type * as batch from '../../domain/batch/decider.ts'
 import type { BatchEvent } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, workerMeta, type HandleResult } from '../command-handler.ts'
+import { workerMeta, type HandleResult } from '../command-handler.ts'
+import { batches } from '../aggregates.ts'
 
 /**
  * Decides a batch worker's `command` on the batch's stream (`batch-<uuid>`), correlated by
@@ -14,5 +15,5 @@ export async function decideOnBatch(
   command: batch.BatchCommand,
   causation: string
 ): Promise<HandleResult<batch.BatchState, BatchEvent>> {
-  return await handle(ctx, `batch-${batchUuid}`, batch, command, workerMeta(batchUuid, causation))
+  return await batches.handle(ctx, batchUuid, command, workerMeta(batchUuid, causation))
 }

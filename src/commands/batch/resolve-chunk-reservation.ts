@@ -1,8 +1,7 @@
-import * as batch from '../../domain/batch/decider.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
 import type { TokensReserved } from '../../domain/wallet/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load, workerMeta } from '../command-handler.ts'
+import { workerMeta } from '../command-handler.ts'
+import { batches, wallets } from '../aggregates.ts'
 
 /**
  * The intake process manager's step for a chunk's reservation (TokensReserved with
@@ -16,21 +15,19 @@ export async function resolveChunkReservation(
   graceMs: number,
   causation: string
 ): Promise<{ outcome: 'accepted' | 'released' } | { outcome: 'wait'; ms: number }> {
-  const stream = `batch-${r.batch_uuid}`
-  const s = (await load(ctx, stream, batch)).state
+  const s = (await batches.load(ctx, r.batch_uuid)).state
   if (s.status !== 'none' && s.chunk_uuids.has(r.job_uuid)) return { outcome: 'accepted' }
   const wait = Date.parse(r.reserved_at) + graceMs - ctx.now().getTime()
   if (wait > 0) return { outcome: 'wait', ms: wait }
   const now = ctx.now().toISOString()
   const meta = workerMeta(r.batch_uuid, causation, 'intake')
   if (s.status !== 'none') {
-    const a = await handle(ctx, stream, batch, { type: 'AbandonChunk', data: { chunk_uuid: r.job_uuid, now } }, meta)
+    const a = await batches.handle(ctx, r.batch_uuid, { type: 'AbandonChunk', data: { chunk_uuid: r.job_uuid, now } }, meta)
     if (a.state.status !== 'none' && a.state.chunk_uuids.has(r.job_uuid)) return { outcome: 'accepted' }
   }
-  await handle(
+  await wallets.handle(
     ctx,
-    `wallet-${r.user_uuid}`,
-    wallet,
+    r.user_uuid,
     { type: 'ReleaseTokens', data: { user_uuid: r.user_uuid, job_uuid: r.job_uuid, reservation_uuid: r.reservation_uuid, reason: 'chunk_abandoned', now } },
     meta
   )

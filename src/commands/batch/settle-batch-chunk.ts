@@ -1,7 +1,7 @@
-import * as wallet from '../../domain/wallet/decider.ts'
 import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, workerMeta } from '../command-handler.ts'
+import { workerMeta } from '../command-handler.ts'
+import { wallets } from '../aggregates.ts'
 
 /**
  * Settles a processed chunk's reservation (`wallet-<user>`): captures the firm verdicts'
@@ -10,10 +10,9 @@ import { handle, workerMeta } from '../command-handler.ts'
  */
 export async function settleBatchChunk(ctx: CommandContext, chunk: BatchChunkProcessed['data'], causation: string): Promise<void> {
   if (chunk.reservation_uuid === null || chunk.amount === 0) return
-  await handle(
+  await wallets.handle(
     ctx,
-    `wallet-${chunk.user_uuid}`,
-    wallet,
+    chunk.user_uuid,
     {
       type: 'CaptureTokens',
       data: {

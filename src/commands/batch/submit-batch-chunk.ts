@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as batch from '../../domain/batch/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { load } from '../command-handler.ts'
 import { type BatchSubmitter, type ChunkOutcome, candidates, checksFor, acceptChunk } from './batch-intake.ts'
+import { batches } from '../aggregates.ts'
 
 /**
  * POST /api/batches/{uuid}/emails: a chunk, de-duplicated against the whole batch; the
@@ -22,7 +22,7 @@ export async function addChunk(
 ): Promise<ChunkOutcome> {
   if (input.emails.length > by.plan.max_chunk_size)
     throw new DomainError('invalid', 'add_chunk.too_many', `at most ${by.plan.max_chunk_size} addresses per request on this plan`)
-  const loaded = await load(ctx, `batch-${batchUuid}`, batch)
+  const loaded = await batches.load(ctx, batchUuid)
   const s = loaded.state
   if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   // Before any reservation: a test key's chunk must not spend live tokens even for a moment.

@@ -1,24 +1,22 @@
 import { z } from 'zod'
 import { DomainError } from '../../domain/shared.ts'
-import * as receipts from '../../domain/billing/decider.ts'
-import * as user from '../../domain/user/decider.ts'
 import { CYCLES, FREE, findPlan, type Cycle } from '../../domain/plans.ts'
 import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import type { StripeEvent } from '../../ports/billing.ts'
 import type { CommandContext } from '../context.ts'
 import { grantToWallet } from '../wallet/grant.ts'
-import { handle, load } from '../command-handler.ts'
 import { endPlan } from '../subscription/end-plan.ts'
 import { grantPeriodTokens } from '../subscription/grant-period-tokens.ts'
 import { linkCustomer } from '../subscription/link-customer.ts'
 import { loadSubscription } from '../subscription/operator-set-plan.ts'
 import { setPlan, type PlanChange } from '../subscription/set-plan.ts'
 import { CheckoutSession, Invoice, SubscriptionObject, UUID, planOfPrice, OPENS_PERIOD, periodLine, STATUS, iso } from './stripe-objects.ts'
+import { stripeEvents, users } from '../aggregates.ts'
 
 /** @returns the account uuid when it names an existing, not deleted account. */
 async function accountOf(ctx: CommandContext, candidate: string | null | undefined): Promise<string | null> {
   if (!candidate || !UUID.test(candidate)) return null
-  const state = (await load(ctx, `user-${candidate}`, user)).state
+  const state = (await users.load(ctx, candidate)).state
   return state.status === 'none' || state.status === 'deleted' ? null : candidate
 }
 
@@ -217,8 +215,7 @@ function isStripeEvent(e: unknown): e is StripeEvent {
  */
 export async function handleStripeEvent(ctx: CommandContext, e: unknown): Promise<{ duplicate: boolean; effects: string[]; position: number }> {
   if (!isStripeEvent(e)) throw new DomainError('invalid', 'billing_webhook.invalid_event', 'not a Stripe event')
-  const stream = `stripe_event-${e.id}`
-  if ((await load(ctx, stream, receipts)).state.handled) return { duplicate: true, effects: [], position: 0 }
+  if ((await stripeEvents.load(ctx, e.id)).state.handled) return { duplicate: true, effects: [], position: 0 }
   const handler = HANDLERS[e.type]
   let outcome: Outcome
   try {
@@ -228,10 +225,9 @@ export async function handleStripeEvent(ctx: CommandContext, e: unknown): Promis
       throw new DomainError('invalid', 'billing_webhook.invalid_event', `${e.type}: ${err.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
     throw err
   }
-  const r = await handle(
+  const r = await stripeEvents.handle(
     ctx,
-    stream,
-    receipts,
+    e.id,
     {
       type: 'RecordStripeEvent',
       data: { event_id: e.id, event_type: e.type, user_uuid: outcome.user_uuid, effects: outcome.effects, handled_at: ctx.now().toISOString() }

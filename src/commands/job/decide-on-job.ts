@@ -1,8 +1,9 @@
-import * as job from '../../domain/job/decider.ts'
+import type * as job from '../../domain/job/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, workerMeta, type HandleResult } from '../command-handler.ts'
+import { workerMeta, type HandleResult } from '../command-handler.ts'
 import type { JobEvent } from '../../domain/job/events.ts'
 import type { LoadedJob } from './seal-result.ts'
+import { jobs } from '../aggregates.ts'
 
 /**
  * Decides a worker's `command` on the job's stream (`job-<uuid>`) from the state the worker
@@ -17,5 +18,5 @@ export async function decideOnJob(
   command: job.JobCommand,
   causation: string
 ): Promise<HandleResult<job.JobState, JobEvent>> {
-  return await handle(ctx, `job-${jobUuid}`, job, command, workerMeta(jobUuid, causation), { known: loaded })
+  return await jobs.handle(ctx, jobUuid, command, workerMeta(jobUuid, causation), { known: loaded })
 }

@@ -1,9 +1,9 @@
-import * as wallet from '../../domain/wallet/decider.ts'
 import * as job from '../../domain/job/decider.ts'
 import type { JobQueued } from '../../domain/job/events.ts'
 import type { EventMetadata } from '../../ports/event-store.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, type HandleResult } from '../command-handler.ts'
+import type { HandleResult } from '../command-handler.ts'
+import { jobs, wallets } from '../aggregates.ts'
 
 /**
  * Creates a job's stream (JobQueued; a no-op when it exists) for the reservation that
@@ -21,13 +21,12 @@ export async function queueJob(
   expectNew = false
 ): Promise<HandleResult<job.JobState, ReturnType<typeof job.decide>[number]>> {
   const none = { state: job.initialState(), revision: -1, position: 0, since_snapshot: 0 }
-  const q = await handle(ctx, `job-${data.job_uuid}`, job, { type: 'QueueJob', data }, metadata, expectNew ? { known: none } : {})
+  const q = await jobs.handle(ctx, data.job_uuid, { type: 'QueueJob', data }, metadata, expectNew ? { known: none } : {})
   const funding = q.state.status === 'none' ? null : q.state.reservation_uuid
   if (data.reservation_uuid && funding !== data.reservation_uuid) {
-    await handle(
+    await wallets.handle(
       ctx,
-      `wallet-${data.user_uuid}`,
-      wallet,
+      data.user_uuid,
       {
         type: 'ReleaseTokens',
         data: {

@@ -1,8 +1,8 @@
-import * as wallet from '../../domain/wallet/decider.ts'
 import * as job from '../../domain/job/decider.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, workerMeta } from '../command-handler.ts'
+import { workerMeta } from '../command-handler.ts'
+import { wallets } from '../aggregates.ts'
 
 /**
  * Settles a terminal job's reservation (the one named in its JobQueued) on its wallet:
@@ -16,9 +16,9 @@ export async function settleJob(ctx: CommandContext, state: job.JobState, causat
   const ids = { user_uuid: state.user_uuid, job_uuid: state.job_uuid, reservation_uuid: state.reservation_uuid, now }
   const meta = workerMeta(state.job_uuid, causationId)
   if (state.status === 'completed') {
-    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'CaptureTokens', data: { ...ids, amount: state.charge } }, meta)
+    await wallets.handle(ctx, state.user_uuid, { type: 'CaptureTokens', data: { ...ids, amount: state.charge } }, meta)
   } else {
-    await handle(ctx, `wallet-${state.user_uuid}`, wallet, { type: 'ReleaseTokens', data: { ...ids, reason: 'job_failed' } }, meta)
+    await wallets.handle(ctx, state.user_uuid, { type: 'ReleaseTokens', data: { ...ids, reason: 'job_failed' } }, meta)
   }
   faultPoint(ctx.config.fault_point, 'settle.after_capture')
 }

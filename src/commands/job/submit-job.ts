@@ -1,6 +1,4 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as wallet from '../../domain/wallet/decider.ts'
-import * as job from '../../domain/job/decider.ts'
 import * as idempotencyKey from '../../domain/idempotency/decider.ts'
 import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from '../../domain/checks.ts'
 import type { EventMetadata } from '../../ports/event-store.ts'
@@ -10,6 +8,7 @@ import type { CommandContext } from '../context.ts'
 import { handle, load } from '../command-handler.ts'
 import { idempotencyKeyStream } from './idempotency.ts'
 import { queueJob } from './queue-job.ts'
+import { jobs, wallets } from '../aggregates.ts'
 
 /** Who submits: the account, the environment of the credential and its key, if any. */
 export interface Submitter {
@@ -137,10 +136,9 @@ async function accept(ctx: CommandContext, a: Acceptance, replayed: boolean): Pr
   const user = a.by.user_uuid
   let reservation: string | null = null
   if (a.cost > 0) {
-    const r = await handle(
+    const r = await wallets.handle(
       ctx,
-      `wallet-${user}`,
-      wallet,
+      user,
       {
         type: 'ReserveTokens',
         data: {
@@ -190,7 +188,7 @@ async function accept(ctx: CommandContext, a: Acceptance, replayed: boolean): Pr
 async function replay(ctx: CommandContext, a: Acceptance, keyStream: string): Promise<SubmittedJob | null> {
   const deadline = Date.now() + REPLAY_WAIT_MS
   for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
-    const j = await load(ctx, `job-${a.job_uuid}`, job)
+    const j = await jobs.load(ctx, a.job_uuid)
     if (j.state.status !== 'none') return { job_uuid: a.job_uuid, cost: j.state.cost, checks: j.state.checks, position: j.position, replayed: true }
     const key = await load(ctx, keyStream, idempotencyKey)
     if (!idempotencyKey.isHeld(key.state, a.now) || key.state.job_uuid !== a.job_uuid) return null

@@ -1,6 +1,5 @@
-import * as notification from '../../domain/notification/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { notifications } from '../aggregates.ts'
 
 /**
  * POST /api/notifications/seen: the account has seen its feed up to position `upTo`
@@ -8,10 +7,9 @@ import { handle } from '../command-handler.ts'
  * @returns the position now in effect and the global position of the append (or of the stream's head).
  */
 export async function markNotificationsSeen(ctx: CommandContext, owner: string, upTo: number): Promise<{ seen_up_to: number; position: number }> {
-  const r = await handle(
+  const r = await notifications.handle(
     ctx,
-    `notifications-${owner}`,
-    notification,
+    owner,
     { type: 'MarkSeen', data: { user_uuid: owner, up_to: upTo, now: ctx.now().toISOString() } },
     { actor: owner }
   )

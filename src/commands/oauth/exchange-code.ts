@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto'
 import { DomainError } from '../../domain/shared.ts'
-import * as oauth from '../../domain/oauth/decider.ts'
+import type * as oauth from '../../domain/oauth/decider.ts'
 import * as user from '../../domain/user/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load, type HandleResult } from '../command-handler.ts'
+import type { HandleResult } from '../command-handler.ts'
 import type { AuthorizationCodeEvent } from '../../domain/oauth/events.ts'
 import { revokeSession } from '../session/revoke-session.ts'
 import { startSession, type SignedIn } from '../session/start-session.ts'
 import { OAuthError } from './oauth-clients.ts'
+import { oauthCodes, users } from '../aggregates.ts'
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
@@ -27,16 +28,15 @@ export async function exchangeCode(
   if (!input.code || !input.client_id || !input.redirect_uri || !input.code_verifier)
     throw new OAuthError('invalid_request', 'code, client_id, redirect_uri and code_verifier are required')
   if (!VERIFIER.test(input.code_verifier)) throw new OAuthError('invalid_request', 'code_verifier: 43 to 128 unreserved characters (RFC 7636 §4.1)')
-  const stream = `oauth-code-${sha256Hex(input.code)}`
-  const { state } = await load(ctx, stream, oauth.code)
+  const codeHash = sha256Hex(input.code)
+  const { state } = await oauthCodes.load(ctx, codeHash)
   const challenge = createHash('sha256').update(input.code_verifier).digest('base64url')
   const sessionUuid = ctx.newId()
   let r: HandleResult<oauth.CodeState, AuthorizationCodeEvent>
   try {
-    r = await handle(
+    r = await oauthCodes.handle(
       ctx,
-      stream,
-      oauth.code,
+      codeHash,
       {
         type: 'RedeemCode',
         data: {
@@ -65,13 +65,13 @@ export async function exchangeCode(
     throw new OAuthError('invalid_grant', 'the authorization code was used already; what it issued is revoked')
   }
   const issued = r.state as Exclude<oauth.CodeState, { status: 'none' }>
-  const { state: account } = await load(ctx, `user-${issued.user_uuid}`, user)
+  const { state: account } = await users.load(ctx, issued.user_uuid)
   if (!user.isActive(account)) throw new OAuthError('invalid_grant', 'the account is not active')
   const signedIn = await startSession(ctx, issued.user_uuid, 'oauth', {
     oauth: { session_uuid: sessionUuid, grant: { client_id: issued.client_id, scopes: issued.scopes } }
   })
   // Two exchanges at once: the second's replay may have landed before this grant existed.
-  const after = (await load(ctx, stream, oauth.code)).state
+  const after = (await oauthCodes.load(ctx, codeHash)).state
   if (after.status !== 'none' && after.replayed) {
     await revokeSession(ctx, sessionUuid, 'revoked')
     throw new OAuthError('invalid_grant', 'the authorization code was used twice at once; what it issued is revoked')

@@ -2,7 +2,7 @@ import * as oauth from '../../domain/oauth/decider.ts'
 import { randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { AuthorizationRequest } from '../../lib/crypto/jwt.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { oauthCodes } from '../aggregates.ts'
 
 /**
  * The account approved `request` on the consent page: a single-use code (256 bits; only
@@ -12,10 +12,9 @@ import { handle } from '../command-handler.ts'
 export async function issueCode(ctx: CommandContext, userUuid: string, request: AuthorizationRequest): Promise<string> {
   const code = randomToken(32)
   const now = ctx.now()
-  await handle(
+  await oauthCodes.handle(
     ctx,
-    `oauth-code-${sha256Hex(code)}`,
-    oauth.code,
+    sha256Hex(code),
     {
       type: 'IssueCode',
       data: {

@@ -1,7 +1,6 @@
-import * as oauth from '../../domain/oauth/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
 import { OAuthError, LOOPBACK } from './oauth-clients.ts'
+import { oauthClients } from '../aggregates.ts'
 
 /**
  * Scopes an OAuth client may be granted: verification and reading (no key or webhook
@@ -75,6 +74,6 @@ export async function registerClient(
     scopes: [...new Set(asked)],
     registered_at: ctx.now().toISOString()
   }
-  const r = await handle(ctx, `oauth-client-${data.client_id}`, oauth.client, { type: 'RegisterClient', data }, { actor: null })
+  const r = await oauthClients.handle(ctx, data.client_id, { type: 'RegisterClient', data }, { actor: null })
   return { ...data, position: r.position }
 }

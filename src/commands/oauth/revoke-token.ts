@@ -1,11 +1,10 @@
-import * as session from '../../domain/session/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
 import { issuersOf, type CommandContext } from '../context.ts'
-import { load } from '../command-handler.ts'
 import { parseRefreshToken } from '../session/refresh-session.ts'
 import { revokeSession } from '../session/revoke-session.ts'
 import { OAuthError } from './oauth-clients.ts'
+import { sessions } from '../aggregates.ts'
 
 /**
  * POST /oauth/revoke (RFC 7009): a refresh or access token of a grant of `client_id` ends
@@ -18,7 +17,7 @@ export async function revokeToken(ctx: CommandContext, input: { token?: string; 
   const access = await verifyAccessToken(ctx.secrets, issuersOf(ctx), input.token)
   const sessionUuid = access ? access.session_uuid : parseRefreshToken(input.token)?.session_uuid
   if (!sessionUuid || (access && access.grant?.client_id !== input.client_id)) return 0
-  const { state } = await load(ctx, `session-${sessionUuid}`, session)
+  const { state } = await sessions.load(ctx, sessionUuid)
   if (state.status !== 'active' || state.grant?.client_id !== input.client_id) return 0
   // A refresh token revokes only when it is the grant's current or a recent one (its secret, not its id alone).
   if (!access && !refreshTokenOf(state, input.token)) return 0

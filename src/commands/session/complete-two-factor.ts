@@ -1,10 +1,9 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { load } from '../command-handler.ts'
 import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { verifyChallengeToken } from '../../lib/crypto/jwt.ts'
 import { checkSecondFactor } from '../user/second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * POST /api/auth/2fa/verify: completes a sign-in with the challenge token and a TOTP or
@@ -22,7 +21,7 @@ export async function completeTwoFactor(
   const challenge = await verifyChallengeToken(ctx.secrets, ctx.config.jwt_issuer, tempToken)
   const owner = challenge?.user_uuid
   if (!challenge || !owner) throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status !== 'confirmed' || state.banned || state.two_factor.status !== 'active')
     throw new DomainError('unauthorized', 'verify_2fa.invalid_token', 'the sign-in challenge is invalid or expired; sign in again')
   // Single use: the accepted code spends the challenge (a second completion with it is refused).

@@ -2,11 +2,11 @@ import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { accountOfEmail } from '../user/email-claims.ts'
 import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { issueChallengeToken } from '../../lib/crypto/jwt.ts'
 import { startPasswordCheck } from '../user/start-password-check.ts'
+import { users } from '../aggregates.ts'
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
 
@@ -29,7 +29,7 @@ export async function login(
   sessionTtlS?: number
 ): Promise<SignedIn | { two_factor_required: true; temp_token: string }> {
   const owner = await accountOfEmail(ctx, input.email)
-  const { state } = owner ? await load(ctx, `user-${owner}`, user) : { state: user.initialState() }
+  const { state } = owner ? await users.load(ctx, owner) : { state: user.initialState() }
   const now = ctx.now().toISOString()
   const known = state.status !== 'none' && state.status !== 'deleted'
   if (!known) {
@@ -45,7 +45,7 @@ export async function login(
   // Counted before it is judged: of concurrent guesses, at most the lock's threshold are checked.
   await startPasswordCheck(ctx, state.user_uuid, 'login')
   const ok = await verifyPassword(state.password_hash, input.password)
-  await handle(ctx, `user-${state.user_uuid}`, user, { type: 'RecordLogin', data: { succeeded: ok, now } }, { actor: state.user_uuid })
+  await users.handle(ctx, state.user_uuid, { type: 'RecordLogin', data: { succeeded: ok, now } }, { actor: state.user_uuid })
   if (!ok || state.banned) throw invalid()
   if (state.status === 'unconfirmed') throw new DomainError('forbidden', 'login.unconfirmed', 'confirm your email address first')
   if (state.two_factor.status === 'active') {

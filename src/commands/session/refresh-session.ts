@@ -1,12 +1,11 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as session from '../../domain/session/decider.ts'
 import * as user from '../../domain/user/decider.ts'
 import { issueAccessToken } from '../../lib/crypto/jwt.ts'
 import { randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { issuersOf, type CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from '../owned-token.ts'
+import { sessions, users } from '../aggregates.ts'
 
 /** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
 export function parseRefreshToken(value: string): { session_uuid: string; secret: string } | null {
@@ -26,17 +25,16 @@ export function parseRefreshToken(value: string): { session_uuid: string; secret
 export async function refreshSession(ctx: CommandContext, cookie: string, clientId?: string): Promise<SignedIn> {
   const parsed = parseRefreshToken(cookie)
   if (!parsed) throw new DomainError('unauthorized', 'refresh.invalid_token', 'malformed refresh token')
-  const stream = `session-${parsed.session_uuid}`
-  const { state: current } = await load(ctx, stream, session)
+  const { state: current } = await sessions.load(ctx, parsed.session_uuid)
   if (current.status === 'none')
     throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
   if (clientId !== undefined && current.grant?.client_id !== clientId)
     throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token was not issued to this client')
-  const { state: account } = await load(ctx, `user-${current.user_uuid}`, user)
+  const { state: account } = await users.load(ctx, current.user_uuid)
   const now = ctx.now()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)
-  const r = await handle(ctx, stream, session, {
+  const r = await sessions.handle(ctx, parsed.session_uuid, {
     type: 'RefreshSession',
     data: {
       session_uuid: parsed.session_uuid,

@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as session from '../../domain/session/decider.ts'
+import type * as session from '../../domain/session/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { sessions } from '../aggregates.ts'
 
 /**
  * Ends a session (logout, or its owner revoking it). Idempotent. With `owner`, the session
@@ -18,10 +18,9 @@ export async function revokeSession(
   presentedSecret?: string,
   actor?: string
 ): Promise<number> {
-  const r = await handle(
+  const r = await sessions.handle(
     ctx,
-    `session-${sessionUuid}`,
-    session,
+    sessionUuid,
     (state: session.SessionState) => {
       if (state.status === 'none') throw new DomainError('not_found', 'revoke_session.not_found', 'no such session')
       if (owner !== undefined && state.user_uuid !== owner)

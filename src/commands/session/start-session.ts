@@ -2,9 +2,8 @@ import Bowser from 'bowser'
 import ipaddr from 'ipaddr.js'
 import { issueAccessToken } from '../../lib/crypto/jwt.ts'
 import { hmacHex, randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
-import * as session from '../../domain/session/decider.ts'
 import { issuersOf, type CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { sessions } from '../aggregates.ts'
 
 export interface SignedIn {
   access_token: string
@@ -75,10 +74,9 @@ export async function startSession(
   const sessionUuid = oauth?.session_uuid ?? ctx.newId()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + (start.refresh_ttl_s ?? ctx.config.refresh_token_ttl_s) * 1000)
-  const r = await handle(
+  const r = await sessions.handle(
     ctx,
-    `session-${sessionUuid}`,
-    session,
+    sessionUuid,
     {
       type: 'StartSession',
       data: {

@@ -1,8 +1,7 @@
 import * as subscription from '../../domain/subscription/decider.ts'
 import type { SubscriptionSource } from '../../domain/subscription/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { subscriptionStream } from './subscription-stream.ts'
+import { subscriptions } from '../aggregates.ts'
 
 /**
  * Ends the paid plan (back to Free); a named Stripe subscription must be the current one.
@@ -16,7 +15,7 @@ export async function endPlan(
     type: 'EndPlan',
     data: { user_uuid: c.user_uuid, stripe_subscription: c.stripe_subscription, source: c.source, as_of: c.as_of, now: ctx.now().toISOString() }
   } as const
-  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, command, { actor: c.actor })
+  const r = await subscriptions.handle(ctx, c.user_uuid, command, { actor: c.actor })
   const changed = r.events.length > 0
   return { position: r.position, changed, ignored: changed ? null : subscription.ignoredBecause(command, r.state) }
 }

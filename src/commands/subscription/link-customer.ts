@@ -1,14 +1,11 @@
-import * as subscription from '../../domain/subscription/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { subscriptionStream } from './subscription-stream.ts'
+import { subscriptions } from '../aggregates.ts'
 
 /** Records the account's Stripe customer (idempotent). */
 export async function linkCustomer(ctx: CommandContext, owner: string, customer: string): Promise<number> {
-  const r = await handle(
+  const r = await subscriptions.handle(
     ctx,
-    subscriptionStream(owner),
-    subscription,
+    owner,
     { type: 'LinkCustomer', data: { user_uuid: owner, stripe_customer: customer, now: ctx.now().toISOString() } },
     { actor: 'billing' }
   )

@@ -3,16 +3,15 @@ import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { CYCLES, FREE, findPlan, tokensPerInvoice, type Cycle } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
-import { load } from '../command-handler.ts'
 import { requireAccount } from '../user/email-claims.ts'
-import { subscriptionStream } from './subscription-stream.ts'
 import { setPlan } from './set-plan.ts'
 import { endPlan } from './end-plan.ts'
 import { grantPeriodTokens } from './grant-period-tokens.ts'
+import { subscriptions } from '../aggregates.ts'
 
 /** The account's subscription from its stream (commands decide on it, not on the read model). */
 export async function loadSubscription(ctx: CommandContext, owner: string): Promise<Subscription> {
-  return (await load(ctx, subscriptionStream(owner), subscription)).state.subscription ?? subscription.freeSubscription(owner)
+  return (await subscriptions.load(ctx, owner)).state.subscription ?? subscription.freeSubscription(owner)
 }
 
 /**

@@ -3,8 +3,7 @@ import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { findPlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { subscriptionStream } from './subscription-stream.ts'
+import { subscriptions } from '../aggregates.ts'
 
 /** A SetPlan of the subscription decider, without its time (the context's clock gives it), with the actor to record. */
 export type PlanChange = Omit<Extract<subscription.SubscriptionCommand, { type: 'SetPlan' }>['data'], 'now'> & { actor: string }
@@ -25,7 +24,7 @@ export async function setPlan(
     throw new DomainError('invalid', 'subscription.unknown_plan', `no plan ${c.plan}; one of: ${ctx.config.plans.plans.map(p => p.code).join(', ')}`)
   const { actor, ...data } = c
   const command = { type: 'SetPlan', data: { ...data, now: ctx.now().toISOString() } } as const
-  const r = await handle(ctx, subscriptionStream(c.user_uuid), subscription, command, { actor })
+  const r = await subscriptions.handle(ctx, c.user_uuid, command, { actor })
   const changed = r.events.length > 0
   return {
     subscription: r.state.subscription ?? subscription.freeSubscription(c.user_uuid),

@@ -1,8 +1,7 @@
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
 import { requireAccount } from './email-claims.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * `svc accounts ban`: bans the account holding `email` and revokes every session it has,
@@ -17,7 +16,7 @@ export async function banUser(
   operator: string
 ): Promise<{ user_uuid: string; banned: boolean | 'already'; sessions_revoked: boolean }> {
   const owner = await requireAccount(ctx, email)
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'BanUser', data: { reason, now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
+  const r = await users.handle(ctx, owner, { type: 'BanUser', data: { reason, now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
   const revoked = await revokeAllSessions(ctx, owner, null)
   return { user_uuid: owner, banned: r.events.length > 0 ? true : 'already', sessions_revoked: revoked > 0 }
 }

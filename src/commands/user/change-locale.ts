@@ -1,8 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import { isLocale } from '../../domain/locales.ts'
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * PATCH /api/users/me/locale: the locale of the account's transactional mails. Idempotent.
@@ -11,6 +10,6 @@ import { handle } from '../command-handler.ts'
  */
 export async function changeLocale(ctx: CommandContext, owner: string, locale: string): Promise<number> {
   if (!isLocale(locale)) throw new DomainError('invalid', 'change_locale.invalid_locale', `unsupported locale "${locale}"`)
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'ChangeLocale', data: { locale, now: ctx.now().toISOString() } }, { actor: owner })
+  const r = await users.handle(ctx, owner, { type: 'ChangeLocale', data: { locale, now: ctx.now().toISOString() } }, { actor: owner })
   return r.position
 }

@@ -2,11 +2,11 @@ import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { hashPassword, verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { assertPasswordPolicy } from './password-policy.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { contextWords, factorOf } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,
@@ -21,7 +21,7 @@ export async function changePassword(
   currentSession: string | null,
   input: { current_password: string; new_password: string; code?: string }
 ): Promise<void> {
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_password.not_found', 'no such user')
   assertPasswordPolicy('change_password', input.new_password, await contextWords(ctx, state))
   await startPasswordCheck(ctx, owner, 'change_password')
@@ -30,10 +30,9 @@ export async function changePassword(
     hashPassword(input.new_password),
     factorOf(ctx, state, input.code)
   ])
-  const r = await handle(
+  const r = await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     {
       type: 'ChangePassword',
       data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, factor, now: ctx.now().toISOString() }

@@ -1,12 +1,11 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as user from '../../domain/user/decider.ts'
 import { freePlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
 import { grantToWallet } from '../wallet/grant.ts'
-import { handle } from '../command-handler.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { confirmationCodeHash } from './confirmation-code.ts'
 import { startSession, type ClientSeen, type SignedIn } from '../session/start-session.ts'
+import { users } from '../aggregates.ts'
 
 const invalidCode = (): DomainError =>
   new DomainError('unauthorized', 'confirm_account.invalid_code', 'the code is wrong, expired or used up; ask for a new one')
@@ -23,7 +22,7 @@ export async function confirmAccount(ctx: CommandContext, input: { email: string
   if (!owner || !/^\d{6}$/.test(input.code)) throw invalidCode()
   const candidate = confirmationCodeHash(ctx, owner, input.code)
   const now = ctx.now().toISOString()
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
+  const r = await users.handle(ctx, owner, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
   if (r.state.status !== 'confirmed' || !r.events.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   const granted = await grantPlanTokens(ctx, owner)
   const signedIn = await startSession(ctx, owner, 'confirmation', { client })

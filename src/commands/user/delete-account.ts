@@ -1,16 +1,12 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as user from '../../domain/user/decider.ts'
 import * as claim from '../../domain/claim/decider.ts'
-import * as apikey from '../../domain/apikey/decider.ts'
-import * as agent from '../../domain/agent/decider.ts'
-import * as webhook from '../../domain/webhook/decider.ts'
-import { webhooksStream } from '../webhook/webhook-stream.ts'
 import { verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
+import { handle } from '../command-handler.ts'
 import { emailClaimStream } from './email-claims.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { startPasswordCheck } from './start-password-check.ts'
+import { agents, apiKeys, users, webhooks } from '../aggregates.ts'
 
 /**
  * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every
@@ -21,7 +17,7 @@ import { startPasswordCheck } from './start-password-check.ts'
  *   not_found `delete_user.not_found`.
  */
 export async function deleteAccount(ctx: CommandContext, owner: string, password: string): Promise<number> {
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none') throw new DomainError('not_found', 'delete_user.not_found', 'no such user')
   if (state.status === 'deleted') {
     // Finishes an erasure that an earlier call could not complete (both steps are idempotent).
@@ -32,10 +28,9 @@ export async function deleteAccount(ctx: CommandContext, owner: string, password
   const passwordOk = await verifyPassword(state.password_hash, password)
   const email = await ctx.sealer.unseal(owner, state.email)
   const now = ctx.now().toISOString()
-  const r = await handle(
+  const r = await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     { type: 'DeleteUser', data: { password_ok: passwordOk, for_password_hash: state.password_hash, now } },
     { actor: owner }
   )
@@ -43,9 +38,9 @@ export async function deleteAccount(ctx: CommandContext, owner: string, password
     // From here the account is deleted: its credentials already stop working (the auth
     // check needs an active account); these events record it per credential.
     await revokeAllSessions(ctx, owner, null)
-    await handle(ctx, `apikeys-${owner}`, apikey, { type: 'RevokeAllApiKeys', data: { reason: 'account_deleted', now } }, { actor: owner })
-    await handle(ctx, `agents-${owner}`, agent, { type: 'RevokeAllAgents', data: { reason: 'account_deleted', now } }, { actor: owner })
-    await handle(ctx, webhooksStream(owner), webhook, { type: 'DeleteAllWebhooks', data: { now } }, { actor: owner })
+    await apiKeys.handle(ctx, owner, { type: 'RevokeAllApiKeys', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await agents.handle(ctx, owner, { type: 'RevokeAllAgents', data: { reason: 'account_deleted', now } }, { actor: owner })
+    await webhooks.handle(ctx, owner, { type: 'DeleteAllWebhooks', data: { now } }, { actor: owner })
   } finally {
     await releaseAndShred(ctx, owner, email, now)
   }

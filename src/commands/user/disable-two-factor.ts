@@ -2,9 +2,9 @@ import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { secondFactorFacts } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * POST /api/users/me/2fa/disable with the password and a code.
@@ -13,14 +13,13 @@ import { secondFactorFacts } from './second-factor.ts'
  * @returns the global position of the append.
  */
 export async function disableTwoFactor(ctx: CommandContext, owner: string, password: string, code: string): Promise<number> {
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'disable_2fa.not_found', 'no such user')
   await startPasswordCheck(ctx, owner, 'disable_2fa')
   const [passwordOk, facts] = await Promise.all([verifyPassword(state.password_hash, password), secondFactorFacts(ctx, state, code)])
-  const r = await handle(
+  const r = await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     { type: 'DisableTwoFactor', data: { password_ok: passwordOk, for_password_hash: state.password_hash, ...facts, now: ctx.now().toISOString() } },
     { actor: owner }
   )

@@ -1,9 +1,9 @@
 import { hmacHex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
 import * as claim from '../../domain/claim/decider.ts'
-import * as user from '../../domain/user/decider.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { load } from '../command-handler.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * Stream of the one-account-per-email claim: `user_email-<hmac(lower-cased address)>`.
@@ -21,7 +21,7 @@ export function emailClaimStream(ctx: CommandContext, email: string): string {
  */
 export async function requireAccount(ctx: CommandContext, email: string): Promise<string> {
   const owner = await accountOfEmail(ctx, email)
-  const state = owner === null ? null : (await load(ctx, `user-${owner}`, user)).state
+  const state = owner === null ? null : (await users.load(ctx, owner)).state
   if (owner === null || state === null || state.status === 'none' || state.status === 'deleted')
     throw new DomainError('not_found', 'account.not_found', `no account with the address ${email}`)
   return owner

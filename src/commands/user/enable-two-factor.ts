@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { generateSecret, generateURI } from 'otplib'
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
 import { account, backupHash } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
 const BACKUP_CODES = 10
@@ -26,10 +25,9 @@ export async function enableTwoFactor(ctx: CommandContext, owner: string): Promi
   const codes = Array.from({ length: BACKUP_CODES }, backupCode)
   const sealed = await ctx.sealer.seal(owner, secret)
   const label = (await ctx.sealer.unseal(owner, state.email)) ?? owner
-  await handle(
+  await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     {
       type: 'StartTwoFactorSetup',
       data: { secret_sealed: sealed, backup_code_hashes: codes.map(c => backupHash(ctx, owner, c)), now: ctx.now().toISOString() }

@@ -1,6 +1,6 @@
-import * as user from '../../domain/user/decider.ts'
+import type * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { users } from '../aggregates.ts'
 
 /** What the sealing gave a mailed secret: its sealed form, when it expires, and the instant it was issued (RFC 3339). */
 export interface IssuedSecret {
@@ -28,5 +28,5 @@ export async function issueMailedSecret(
   const sealed = await ctx.sealer.seal(owner, secret).catch(() => null)
   if (sealed === null) return
   const issued = { sealed, expires_at: new Date(now.getTime() + ttlS * 1000).toISOString(), now: now.toISOString() }
-  await handle(ctx, `user-${owner}`, user, command(issued), { actor: owner })
+  await users.handle(ctx, owner, command(issued), { actor: owner })
 }

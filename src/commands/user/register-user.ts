@@ -1,15 +1,15 @@
 import { DomainError } from '../../domain/shared.ts'
 import { isLocale } from '../../domain/locales.ts'
-import * as user from '../../domain/user/decider.ts'
 import * as claim from '../../domain/claim/decider.ts'
 import { hashPassword, sixDigitCode } from '../../lib/crypto/hashing.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
+import { handle } from '../command-handler.ts'
 import { emailClaimStream } from './email-claims.ts'
 import { CONFIRMATION_CODE_TTL_S, confirmationCodeHash } from './confirmation-code.ts'
 import { screenForSignUp } from './screen-sign-up.ts'
 import { assertPasswordPolicy, addressWords } from './password-policy.ts'
+import { users } from '../aggregates.ts'
 
 // ~49,000 most common passwords (zxcvbn's list, shipped as a library): refused at any
 
@@ -61,7 +61,7 @@ export async function completeRegistration(ctx: CommandContext, input: { email: 
   const claimed = await handle(ctx, claimStream, claim, { type: 'ClaimValue', data: { owner_uuid: candidate, now } })
   const owner = claimed.state.owner_uuid!
   // The address belongs to a confirmed (or deleted) account: say nothing, change nothing.
-  const existing = await load(ctx, `user-${owner}`, user)
+  const existing = await users.load(ctx, owner)
   if (existing.state.status === 'confirmed' || existing.state.status === 'deleted') return
 
   // A new claim, one left without its account by an interrupted registration, or an
@@ -71,27 +71,28 @@ export async function completeRegistration(ctx: CommandContext, input: { email: 
   const email = await ctx.sealer.seal(owner, parsed.normalized)
   const codeSealed = await ctx.sealer.seal(owner, code)
   const expiresAt = new Date(ctx.now().getTime() + CONFIRMATION_CODE_TTL_S * 1000).toISOString()
-  await handle(
-    ctx,
-    `user-${owner}`,
-    user,
-    {
-      type: 'RegisterUser',
-      data: {
-        user_uuid: owner,
-        email_sealed: email,
-        password_hash: passwordHash,
-        locale: input.locale,
-        code_hash: confirmationCodeHash(ctx, owner, code),
-        code_sealed: codeSealed,
-        code_expires_at: expiresAt,
-        now
-      }
-    },
-    { actor: owner }
-  ).catch(err => {
-    // A concurrent registration of the same address won the race: same silent outcome.
-    if (err instanceof DomainError && err.code === 'register_user.already_registered') return
-    throw err
-  })
+  await users
+    .handle(
+      ctx,
+      owner,
+      {
+        type: 'RegisterUser',
+        data: {
+          user_uuid: owner,
+          email_sealed: email,
+          password_hash: passwordHash,
+          locale: input.locale,
+          code_hash: confirmationCodeHash(ctx, owner, code),
+          code_sealed: codeSealed,
+          code_expires_at: expiresAt,
+          now
+        }
+      },
+      { actor: owner }
+    )
+    .catch(err => {
+      // A concurrent registration of the same address won the race: same silent outcome.
+      if (err instanceof DomainError && err.code === 'register_user.already_registered') return
+      throw err
+    })
 }

@@ -4,10 +4,10 @@ import { sha256Hex, verifyPassword } from '../../lib/crypto/hashing.ts'
 import { newOwnedToken } from '../owned-token.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { factorOf } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /** Lifetime of an email-change link, seconds. */
 const EMAIL_CHANGE_TTL_S = 24 * 3_600
@@ -28,7 +28,7 @@ export async function requestEmailChange(
 ): Promise<void> {
   const parsed = parseAddress(input.new_email)
   if (!parsed.ok) throw new DomainError('invalid', 'change_email.invalid_email', `invalid email: ${parsed.detail}`)
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'change_email.not_found', 'no such user')
   await startPasswordCheck(ctx, owner, 'change_email')
   const [passwordOk, factor] = await Promise.all([verifyPassword(state.password_hash, input.current_password), factorOf(ctx, state, input.code)])
@@ -37,10 +37,9 @@ export async function requestEmailChange(
   const { token: link, secret } = newOwnedToken(owner)
   const now = ctx.now()
   const [newEmail, token] = await Promise.all([ctx.sealer.seal(owner, parsed.normalized), ctx.sealer.seal(owner, link)])
-  const r = await handle(
+  const r = await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     {
       type: 'RequestEmailChange',
       data: {

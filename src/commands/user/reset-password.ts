@@ -1,13 +1,12 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as user from '../../domain/user/decider.ts'
 import { hashPassword, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { parseOwnedToken } from '../owned-token.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { assertPasswordPolicy } from './password-policy.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { contextWords } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 export function assertEmail(operation: string, email: string): string {
   const parsed = parseAddress(email)
@@ -26,14 +25,13 @@ export async function resetPassword(ctx: CommandContext, token: string, newPassw
   const parsed = parseOwnedToken(token)
   if (!parsed) throw new DomainError('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
   const { owner, secret } = parsed
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none') throw new DomainError('not_found', 'reset_password.no_account', 'no account matches this reset link')
   assertPasswordPolicy('reset_password', newPassword, await contextWords(ctx, state))
   const passwordHash = await hashPassword(newPassword)
-  await handle(
+  await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     { type: 'ResetPassword', data: { token_hash: sha256Hex(secret), password_hash: passwordHash, now: ctx.now().toISOString() } },
     { actor: owner }
   )

@@ -3,8 +3,8 @@ import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { hmacHex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
 import { addressWords } from './password-policy.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * Accepted clock drift for TOTP codes, seconds: none. A code lives only in its own 30 s
@@ -17,7 +17,7 @@ const TOTP_TOLERANCE_S = 0
 type Account = user.Account
 
 export async function account(ctx: CommandContext, owner: string): Promise<Account> {
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   if (state.status === 'none' || state.status === 'deleted') throw new DomainError('not_found', 'user.not_found', 'no such user')
   return state
 }
@@ -77,10 +77,9 @@ export async function checkSecondFactor(
 ): Promise<void> {
   const state = await account(ctx, owner)
   const facts = await secondFactorFacts(ctx, state, code)
-  const r = await handle(
+  const r = await users.handle(
     ctx,
-    `user-${owner}`,
-    user,
+    owner,
     { type: 'CheckSecondFactor', data: { ...facts, ...(challengeId !== undefined && { challenge_id: challengeId }), operation, now: ctx.now().toISOString() } },
     { actor: owner }
   )

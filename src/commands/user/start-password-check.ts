@@ -1,6 +1,5 @@
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * Counts a password check before the password is judged (OWASP ASVS 5.0 V6.3.1: brute
@@ -12,5 +11,5 @@ import { handle } from '../command-handler.ts'
  * @throws DomainError locked `<operation>.locked` while the account is locked.
  */
 export async function startPasswordCheck(ctx: CommandContext, owner: string, operation: string): Promise<void> {
-  await handle(ctx, `user-${owner}`, user, { type: 'StartPasswordCheck', data: { operation, now: ctx.now().toISOString() } }, { actor: owner })
+  await users.handle(ctx, owner, { type: 'StartPasswordCheck', data: { operation, now: ctx.now().toISOString() } }, { actor: owner })
 }

@@ -1,7 +1,6 @@
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
 import { requireAccount } from './email-claims.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * `svc accounts unban`: lifts a ban (sessions revoked by it stay revoked: sign in again). Idempotent.
@@ -9,6 +8,6 @@ import { requireAccount } from './email-claims.ts'
  */
 export async function unbanUser(ctx: CommandContext, email: string, operator: string): Promise<{ user_uuid: string; unbanned: boolean | 'already' }> {
   const owner = await requireAccount(ctx, email)
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'UnbanUser', data: { now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
+  const r = await users.handle(ctx, owner, { type: 'UnbanUser', data: { now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
   return { user_uuid: owner, unbanned: r.events.length > 0 ? true : 'already' }
 }

@@ -4,8 +4,9 @@ import * as claim from '../../domain/claim/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { parseOwnedToken } from '../owned-token.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
+import { handle } from '../command-handler.ts'
 import { emailClaimStream } from './email-claims.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * POST /api/auth/verify-email-change: claims the new address for the account (its claim
@@ -21,7 +22,7 @@ export async function verifyEmailChange(ctx: CommandContext, token: string): Pro
   const parsed = parseOwnedToken(token)
   if (!parsed) throw invalid()
   const { owner, secret } = parsed
-  const { state } = await load(ctx, `user-${owner}`, user)
+  const { state } = await users.load(ctx, owner)
   const now = ctx.now().toISOString()
   if (state.status === 'none' || state.status === 'deleted' || !state.email_change) throw invalid()
   const [newEmail, oldEmail] = await Promise.all([ctx.sealer.unseal(owner, state.email_change.new_email), ctx.sealer.unseal(owner, state.email)])
@@ -31,7 +32,7 @@ export async function verifyEmailChange(ctx: CommandContext, token: string): Pro
   const claimed = await handle(ctx, emailClaimStream(ctx, newEmail), claim, { type: 'ClaimValue', data: { owner_uuid: owner, now } }, { actor: owner })
   if (claimed.state.owner_uuid !== owner)
     throw new DomainError('conflict', 'verify_email_change.email_taken', 'this address was taken by another account meanwhile')
-  const changed = await handle(ctx, `user-${owner}`, user, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
+  const changed = await users.handle(ctx, owner, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
   await handle(ctx, emailClaimStream(ctx, oldEmail), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
   return changed.position
 }

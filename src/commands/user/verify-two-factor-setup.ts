@@ -1,7 +1,6 @@
-import * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
 import { account, secondFactorFacts } from './second-factor.ts'
+import { users } from '../aggregates.ts'
 
 /**
  * POST /api/users/me/2fa/verify-setup: the first TOTP code of the setup's secret makes 2FA
@@ -16,6 +15,6 @@ import { account, secondFactorFacts } from './second-factor.ts'
 export async function verifyTwoFactorSetup(ctx: CommandContext, owner: string, code: string): Promise<number> {
   const state = await account(ctx, owner)
   const facts = await secondFactorFacts(ctx, state, code)
-  const r = await handle(ctx, `user-${owner}`, user, { type: 'EnableTwoFactor', data: { ...facts, now: ctx.now().toISOString() } }, { actor: owner })
+  const r = await users.handle(ctx, owner, { type: 'EnableTwoFactor', data: { ...facts, now: ctx.now().toISOString() } }, { actor: owner })
   return r.position
 }

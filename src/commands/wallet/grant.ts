@@ -1,8 +1,8 @@
-import * as wallet from '../../domain/wallet/decider.ts'
+import type * as wallet from '../../domain/wallet/decider.ts'
 import type { HandleResult } from '../command-handler.ts'
-import { handle } from '../command-handler.ts'
 import type { CommandContext } from '../context.ts'
 import type { WalletEvent } from '../../domain/wallet/events.ts'
+import { wallets } from '../aggregates.ts'
 
 /** What a grant names: everything of GrantTokens but the time, which the context gives. */
 export type Grant = Omit<Extract<wallet.WalletCommand, { type: 'GrantTokens' }>['data'], 'now'>
@@ -16,5 +16,5 @@ export type Grant = Omit<Extract<wallet.WalletCommand, { type: 'GrantTokens' }>[
  * @throws DomainError invalid `wallet.invalid_amount` for a non-positive or fractional amount.
  */
 export async function grantToWallet(ctx: CommandContext, grant: Grant, actor: string): Promise<HandleResult<wallet.WalletState, WalletEvent>> {
-  return await handle(ctx, `wallet-${grant.user_uuid}`, wallet, { type: 'GrantTokens', data: { ...grant, now: ctx.now().toISOString() } }, { actor })
+  return await wallets.handle(ctx, grant.user_uuid, { type: 'GrantTokens', data: { ...grant, now: ctx.now().toISOString() } }, { actor })
 }

@@ -1,12 +1,9 @@
-import * as webhook from '../../domain/webhook/decider.ts'
-import * as delivery from '../../domain/webhook/delivery.ts'
 import type { WebhookDeliveryRequested } from '../../domain/webhook/events.ts'
 import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { SIGNATURE_HEADER, signatureHeader } from '../../lib/webhook-signature.ts'
 import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
-import { webhooksStream } from '../webhook/webhook-stream.ts'
 import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
+import { webhookDeliveries, webhooks } from '../aggregates.ts'
 
 /** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
 function deliveryBody(r: WebhookDeliveryRequested['data']): string {
@@ -37,20 +34,18 @@ export async function attemptDelivery(
   send: WebhookSender,
   policy: DeliveryPolicy
 ): Promise<AttemptResult> {
-  const stream = `webhook_delivery-${deliveryId}`
-  const { state } = await load(ctx, stream, delivery)
+  const { state } = await webhookDeliveries.load(ctx, deliveryId)
   if (state.status !== 'pending' || state.attempts + 1 !== attempt) return { kind: 'over' }
   const now = ctx.now()
   if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime())
     return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
   const r = state.request
-  const endpoint = (await load(ctx, webhooksStream(r.user_uuid), webhook)).state.endpoints.get(r.webhook_uuid)
+  const endpoint = (await webhooks.load(ctx, r.user_uuid)).state.endpoints.get(r.webhook_uuid)
   const secret = endpoint ? await ctx.sealer.unseal(r.user_uuid, endpoint.secret) : null
   if (!endpoint || secret === null || (endpoint.status === 'disabled' && !r.test)) {
-    await handle(
+    await webhookDeliveries.handle(
       ctx,
-      stream,
-      delivery,
+      deliveryId,
       { type: 'AbandonDelivery', data: { reason: endpoint?.status === 'disabled' ? 'endpoint_disabled' : 'endpoint_deleted', now: now.toISOString() } },
       { actor: 'webhooks' }
     )
@@ -60,7 +55,12 @@ export async function attemptDelivery(
   // Sealed since the URL is the account's data (one written before that is read as is).
   const url = endpoint.url.startsWith('sealed:') ? await ctx.sealer.unseal(r.user_uuid, endpoint.url) : endpoint.url
   if (url === null) {
-    await handle(ctx, stream, delivery, { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } }, { actor: 'webhooks' })
+    await webhookDeliveries.handle(
+      ctx,
+      deliveryId,
+      { type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now: now.toISOString() } },
+      { actor: 'webhooks' }
+    )
     return { kind: 'over' }
   }
   const outcome = await send(url, body, {
@@ -73,10 +73,9 @@ export async function attemptDelivery(
   const maxAttempts = r.test ? 1 : policy.max_attempts
   const retryIn = nextAttemptIn(policy, attempt, maxAttempts, outcome)
   const at = ctx.now()
-  const recorded = await handle(
+  const recorded = await webhookDeliveries.handle(
     ctx,
-    stream,
-    delivery,
+    deliveryId,
     {
       type: 'RecordAttempt',
       data: {
@@ -94,10 +93,9 @@ export async function attemptDelivery(
   if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
   // 410 Gone: the receiver says the endpoint is no more; disabled at once (issue "Bulk verification").
   if (outcome.status === 410 && !r.test) {
-    await handle(
+    await webhooks.handle(
       ctx,
-      webhooksStream(r.user_uuid),
-      webhook,
+      r.user_uuid,
       { type: 'DisableGone', data: { webhook_uuid: r.webhook_uuid, now: at.toISOString() } },
       { actor: 'webhooks', correlation_id: r.job_uuid }
     )

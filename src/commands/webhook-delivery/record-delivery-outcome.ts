@@ -1,9 +1,7 @@
-import * as webhook from '../../domain/webhook/decider.ts'
 import type { WebhookDeliveryAttempted } from '../../domain/webhook/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { webhooksStream } from '../webhook/webhook-stream.ts'
 import type { DeliveryPolicy } from './delivery-policy.ts'
+import { webhooks } from '../aggregates.ts'
 
 /**
  * Counts the outcome of a delivery's last attempt on its endpoint (interface section 6,
@@ -13,10 +11,9 @@ import type { DeliveryPolicy } from './delivery-policy.ts'
  */
 export async function recordDeliveryOutcome(ctx: CommandContext, last: WebhookDeliveryAttempted['data'], policy: DeliveryPolicy): Promise<void> {
   if (last.test || last.next_attempt_at !== null) return
-  await handle(
+  await webhooks.handle(
     ctx,
-    webhooksStream(last.user_uuid),
-    webhook,
+    last.user_uuid,
     {
       type: 'RecordDeliveryOutcome',
       data: {

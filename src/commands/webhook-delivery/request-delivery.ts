@@ -1,8 +1,7 @@
 import { v5 as uuidv5 } from 'uuid'
-import * as delivery from '../../domain/webhook/delivery.ts'
 import type { WebhookEventKind, WebhookDeliveryRequested } from '../../domain/webhook/events.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
+import { webhookDeliveries } from '../aggregates.ts'
 
 /** Namespace of delivery ids derived from (endpoint, event, job): one delivery per triple. */
 const DELIVERY_NAMESPACE = '5b0f3c1e-8d7a-4c52-9a43-1f6e2d9b7c10'
@@ -20,10 +19,9 @@ export async function requestDelivery(
   ctx: CommandContext,
   data: Omit<WebhookDeliveryRequested['data'], 'requested_at'>
 ): Promise<{ delivery_uuid: string; position: number }> {
-  const r = await handle(
+  const r = await webhookDeliveries.handle(
     ctx,
-    `webhook_delivery-${data.delivery_uuid}`,
-    delivery,
+    data.delivery_uuid,
     { type: 'RequestDelivery', data: { ...data, requested_at: ctx.now().toISOString() } },
     { actor: 'webhooks', correlation_id: data.job_uuid }
   )

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import * as webhook from '../../domain/webhook/decider.ts'
 import type { WebhookEndpointCreated } from '../../domain/webhook/events.ts'
 import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { webhooksStream, checkEvents, checkDescription } from './webhook-stream.ts'
+import { checkEvents, checkDescription } from './webhook-input.ts'
+import { webhooks } from '../aggregates.ts'
 
 /**
  * POST /api/webhooks: registers an endpoint on the account's `webhooks-<user>` stream with
@@ -27,10 +26,9 @@ export async function createWebhook(
   const description = checkDescription('create_webhook', input.description) ?? null
   const uuid = ctx.newId()
   const secret = `whsec_${randomBytes(32).toString('base64url')}`
-  const r = await handle(
+  const r = await webhooks.handle(
     ctx,
-    webhooksStream(input.user_uuid),
-    webhook,
+    input.user_uuid,
     {
       type: 'CreateWebhook',
       data: {

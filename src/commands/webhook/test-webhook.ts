@@ -1,12 +1,10 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as webhook from '../../domain/webhook/decider.ts'
 import type { WebhookSender } from '../../ports/webhook-sender.ts'
 import type { CommandContext } from '../context.ts'
-import { load } from '../command-handler.ts'
-import { webhooksStream } from './webhook-stream.ts'
 import type { DeliveryPolicy } from '../webhook-delivery/delivery-policy.ts'
 import { requestDelivery } from '../webhook-delivery/request-delivery.ts'
 import { attemptDelivery } from '../webhook-delivery/attempt-delivery.ts'
+import { webhooks } from '../aggregates.ts'
 
 /**
  * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new
@@ -21,7 +19,7 @@ export async function testWebhook(
   send: WebhookSender,
   policy: DeliveryPolicy
 ): Promise<{ delivery_uuid: string; delivered: boolean; response_status: number | null; error: string | null; duration_ms: number; position: number }> {
-  const { state } = await load(ctx, webhooksStream(owner), webhook)
+  const { state } = await webhooks.load(ctx, owner)
   if (!state.endpoints.has(uuid)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()
   await requestDelivery(ctx, {

@@ -1,8 +1,7 @@
-import * as webhook from '../../domain/webhook/decider.ts'
 import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { webhooksStream, checkEvents, checkDescription } from './webhook-stream.ts'
+import { checkEvents, checkDescription } from './webhook-input.ts'
+import { webhooks } from '../aggregates.ts'
 
 /**
  * PATCH /api/webhooks/{uuid}: changes any of `url`, `events`, `description`, `status`
@@ -20,10 +19,9 @@ export async function updateWebhook(
 ): Promise<number> {
   const url = input.url === undefined ? undefined : validateTargetUrl('update_webhook', input.url, ctx.config.webhooks.allow_private_targets)
   const description = input.description === undefined ? undefined : checkDescription('update_webhook', input.description)
-  const r = await handle(
+  const r = await webhooks.handle(
     ctx,
-    webhooksStream(owner),
-    webhook,
+    owner,
     {
       type: 'UpdateWebhook',
       data: {

@@ -10,10 +10,9 @@ import { planOf } from '../../projections/subscriptions.ts'
 import { getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { getSession } from '../../projections/sessions.ts'
 import { issuersOf, type CommandContext } from '../../commands/context.ts'
-import { load } from '../../commands/command-handler.ts'
-import * as userDecider from '../../domain/user/decider.ts'
 import { HttpProblem } from '../problem.ts'
 import { isBefore } from '../../domain/shared.ts'
+import { users } from '../../commands/aggregates.ts'
 
 /** The authenticated caller. */
 export interface Principal {
@@ -149,8 +148,7 @@ async function authenticate(ctx: CommandContext, request: FastifyRequest, mode: 
   if (isActive(account) && (account.sessions_valid_from === null || !isBefore(session!.started_at, account.sessions_valid_from))) return principal
   // The few operations whose rows list an answer for a deleted account (400 "already
   // deleted", 404) give it to a still-unexpired token of that account; it can change nothing.
-  if (options.deleted_account && (await load(ctx, `user-${claims.user_uuid}`, userDecider)).state.status === 'deleted')
-    return { ...principal, account_deleted: true }
+  if (options.deleted_account && (await users.load(ctx, claims.user_uuid)).state.status === 'deleted') return { ...principal, account_deleted: true }
   throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
 }
 

@@ -1,9 +1,6 @@
 import { DomainError } from '../../domain/shared.ts'
 import { WEBHOOK_EVENTS, type WebhookEventKind } from '../../domain/webhook/events.ts'
 
-/** The stream of an account's webhook endpoints. */
-export const webhooksStream = (owner: string): string => `webhooks-${owner}`
-
 export function checkEvents(operation: string, events: string[]): WebhookEventKind[] {
   if (events.length === 0) throw new DomainError('invalid', `${operation}.empty_events`, 'events must not be empty')
   const unknown = events.filter(e => !(WEBHOOK_EVENTS as readonly string[]).includes(e))
