@@ -42,8 +42,8 @@ function aggregate<S, E extends Event<string, unknown>, C>(category: string, dec
   const stream = (id: string): string => `${category}-${id}`
   return {
     stream,
-    handle: async (ctx, id, command, meta = {}, options = {}) => await handle(ctx, stream(id), decider, command, meta, options),
-    load: async (ctx, id) => await load(ctx, stream(id), decider)
+    handle: (ctx, id, command, meta = {}, options = {}) => handle(ctx, stream(id), decider, command, meta, options),
+    load: (ctx, id) => load(ctx, stream(id), decider)
   }
 }
 
