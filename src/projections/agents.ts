@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
-import { collection, foldProjection, nameOpened, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, nameOpened, newestOwned, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up; `name` sealed (opened by the queries). */
 export interface AgentDoc {
@@ -44,8 +44,7 @@ export const agentsProjection = foldProjection<AgentDoc>({
 
 /** An agent by uuid (primary key), its name opened, or null. */
 export async function getAgent(rc: ReadContext, uuid: string): Promise<AgentDoc | null> {
-  const doc = await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid)
-  return doc ? await nameOpened(rc, doc) : null
+  return await nameOpened(rc, await rc.reads.collection<Folded<AgentDoc>>(AGENTS).get(uuid))
 }
 
 /** The agent whose token's SHA-256 is `hash` (index `token_hash`), its name still sealed. */
@@ -55,7 +54,5 @@ export async function agentByHash(rc: Pick<ReadContext, 'reads'>, hash: string):
 
 /** A page of an account's agents, newest first, and how many it has (index user_uuid, created_at). */
 export async function agentsOf(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: AgentDoc[]; total: number }> {
-  const c = rc.reads.collection<Folded<AgentDoc>>(AGENTS)
-  const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
-  return { items: await Promise.all(items.map(async d => await nameOpened(rc, d))), total }
+  return await newestOwned<Folded<AgentDoc>>(rc, AGENTS, owner, page)
 }

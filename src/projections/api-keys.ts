@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
-import { collection, foldProjection, nameOpened, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, nameOpened, namesOpened, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up; `name` sealed (opened by the queries). */
 export interface ApiKeyDoc {
@@ -58,8 +58,7 @@ export const apiKeysProjection = foldProjection<ApiKeyDoc>({
 
 /** A key by uuid (primary key), its name opened, or null. */
 export async function getApiKey(rc: ReadContext, uuid: string): Promise<ApiKeyDoc | null> {
-  const doc = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid)
-  return doc ? await nameOpened(rc, doc) : null
+  return await nameOpened(rc, await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).get(uuid))
 }
 
 /** The key whose SHA-256 is `hash` (index `key_hash`), its name still sealed (authentication needs none). */
@@ -69,6 +68,5 @@ export async function apiKeyByHash(rc: Pick<ReadContext, 'reads'>, hash: string)
 
 /** An account's keys, newest first, names opened (bounded: keys ever created by the account, a few dozen). */
 export async function apiKeysOf(rc: ReadContext, owner: string): Promise<ApiKeyDoc[]> {
-  const docs = await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
-  return await Promise.all(docs.map(async d => await nameOpened(rc, d)))
+  return await namesOpened(rc, await rc.reads.collection<Folded<ApiKeyDoc>>(API_KEYS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] }))
 }

@@ -1,7 +1,18 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../ports/sealer.ts'
-import { collection, documentsProjection, erasing, owned, type DocumentKey, type Projection, type ReadContext, type Write, nameOpened } from './projection.ts'
+import {
+  collection,
+  documentsProjection,
+  erasing,
+  owned,
+  type DocumentKey,
+  type Projection,
+  type ReadContext,
+  type Write,
+  nameOpened,
+  newestOwned
+} from './projection.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
@@ -312,12 +323,7 @@ export async function getBatch(rc: ReadContext, owner: string, uuid: string): Pr
 
 /** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
 export async function listBatches(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: BatchDoc[]; total: number }> {
-  const c = rc.reads.collection<BatchDoc>(BATCHES)
-  const [items, total] = await Promise.all([
-    c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], limit: page.limit, offset: page.offset }),
-    c.count({ user_uuid: owner })
-  ])
-  return { items: await Promise.all(items.map(async d => await nameOpened(rc, d))), total }
+  return await newestOwned<BatchDoc>(rc, BATCHES, owner, { limit: page.limit, offset: page.offset })
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */

@@ -169,12 +169,37 @@ export async function openText(rc: Pick<ReadContext, 'sealer'>, owner: string, v
   return (await rc.sealer.unseal(owner, value)) ?? ERASED
 }
 
+/** A read model document that carries a customer's name for it (sealed with the owner's data key). */
+type Named = { user_uuid: string; name: string | null }
+
 /**
  * A document with its `name` (a customer's free text, sealed with the owner's data key)
- * opened: see `openText`; a null name stays null.
+ * opened: see `openText`; a null name, or no document, stays null.
  */
-export async function nameOpened<T extends { user_uuid: string; name: string | null }>(rc: Pick<ReadContext, 'sealer'>, doc: T): Promise<T> {
-  return doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
+export async function nameOpened<T extends Named>(rc: Pick<ReadContext, 'sealer'>, doc: T): Promise<T>
+export async function nameOpened<T extends Named>(rc: Pick<ReadContext, 'sealer'>, doc: T | null): Promise<T | null>
+export async function nameOpened<T extends Named>(rc: Pick<ReadContext, 'sealer'>, doc: T | null): Promise<T | null> {
+  return doc === null || doc.name === null ? doc : { ...doc, name: await openText(rc, doc.user_uuid, doc.name) }
+}
+
+/** Documents with their names opened (`nameOpened`), in order. */
+export async function namesOpened<T extends Named>(rc: Pick<ReadContext, 'sealer'>, docs: readonly T[]): Promise<T[]> {
+  return await Promise.all(docs.map(async d => await nameOpened(rc, d)))
+}
+
+/**
+ * A page of an account's documents in `spec`, newest first, names opened, and how many it
+ * has. Cost: a range of the index (user_uuid, created_at) the collection declares, and a count on it.
+ */
+export async function newestOwned<T extends Named & Doc>(
+  rc: ReadContext,
+  spec: CollectionSpec,
+  owner: string,
+  page: { limit: number; offset: number }
+): Promise<{ items: T[]; total: number }> {
+  const c = rc.reads.collection<T>(spec)
+  const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
+  return { items: await namesOpened(rc, items), total }
 }
 
 /** A collection spec with its name and projection checked at compile time. */
