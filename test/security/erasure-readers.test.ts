@@ -116,5 +116,8 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
   await waitUntil(() => !onDisk(), 20_000)
   t.notOk(onDisk(), 'once the reader let go, the data key is gone from keys.db and its WAL')
   await waitUntil(async () => (await metric('erasure_scrubs_pending')) === 0, 5_000)
+  t.pass('/metrics counts no unfinished scrub')
+  // The log line goes out with the same report; it reaches this process through the child's stdout, a moment later.
+  await waitUntil(() => /erasure: keys\.db write-ahead log emptied/.test(svc.output()), 5_000)
   t.match(svc.output(), /erasure: keys\.db write-ahead log emptied/, 'and the log says the scrub finished')
 })
