@@ -126,6 +126,8 @@ export async function applyBatch(
   written?: KeyFilter
 ): Promise<AppliedBatch> {
   const writer = new BatchWriter(reads, carried, written)
+  // The checkpoints as this batch starts: the events it applies and the moves it commits
+  // (compare-and-set from these) agree, even when the map is reloaded meanwhile (a lost lease).
   const folds = projections.map(p => ({ p, from: checkpoints.get(p.name) ?? 0, types: new Set(p.event_types) }))
   for (const event of events) {
     for (const { p, from, types } of folds) {
@@ -134,9 +136,7 @@ export async function applyBatch(
       if (applying) await applying
     }
   }
-  const moves = projections
-    .filter(p => (checkpoints.get(p.name) ?? 0) < through)
-    .map(p => ({ projection: p.name, from: checkpoints.get(p.name) ?? 0, to: through }))
+  const moves = folds.filter(f => f.from < through).map(f => ({ projection: f.p.name, from: f.from, to: through }))
   if (moves.length === 0 && writer.ops.length === 0) return writer
   await reads.write(writer.ops, moves)
   for (const m of moves) checkpoints.set(m.projection, m.to)
