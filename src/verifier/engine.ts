@@ -50,9 +50,10 @@ export interface VerifyManyOptions {
    */
   on_greylisted?: (index: number, answered_at: number) => void
   /**
-   * Called with each request's result as soon as it is decided (local checks and DNS at
-   * once, SMTP when its route is done), before the call returns: a caller answering each
-   * request on its own (the jobs' micro-batcher) need not wait for the slowest route.
+   * Called with each request's result as soon as it is decided (the local checks and the
+   * cache before any lookup, DNS when the lookups are done, SMTP when its route is done),
+   * once, and never after the call has returned or thrown: a caller answering each request
+   * on its own (the jobs' micro-batcher) need not wait for the slowest route.
    */
   on_result?: (index: number, result: VerificationResult) => void
 }
@@ -126,6 +127,11 @@ export class VerificationEngine {
     const results: Array<VerificationResult | null> = requests.map(() => null)
     const works: Work[] = []
     const pending: number[] = []
+    // `on_result` is told of each result once, as soon as it is decided, and never after this call has ended.
+    let over = false
+    const give = (i: number): void => {
+      if (!over) options.on_result?.(i, results[i]!)
+    }
 
     // 1. Local checks and the result cache.
     for (let i = 0; i < requests.length; i++) {
@@ -158,7 +164,24 @@ export class VerificationEngine {
       }
       pending.push(i)
     }
+    // Bad syntax, the cache's answers and the checks without DNS are given before any lookup.
+    for (let i = 0; i < results.length; i++) if (results[i] !== null) give(i)
 
+    try {
+      return await this.networkPhases(works, results, pending, options, give)
+    } finally {
+      over = true
+    }
+  }
+
+  /** Steps 2 and 3 of `verifyMany`: DNS for `pending`, then SMTP; `give` hands each result on as it is decided. */
+  private async networkPhases(
+    works: Work[],
+    results: Array<VerificationResult | null>,
+    pending: number[],
+    options: VerifyManyOptions,
+    give: (i: number) => void
+  ): Promise<VerificationResult[]> {
     // 2. DNS, once per domain.
     const routes = await this.routes([...new Set(pending.map(i => works[i].domain))])
     const smtpPending: number[] = []
@@ -186,13 +209,12 @@ export class VerificationEngine {
       }
       smtpPending.push(i)
     }
+    for (const i of pending) if (results[i] !== null) give(i)
 
-    // Results decided without SMTP are kept, and given, now, while the routes' sessions wait on the network.
+    // Results decided without SMTP are kept now, while the routes' sessions wait on the network.
     for (let i = 0; i < results.length; i++) {
       const r = results[i]
-      if (r === null) continue
-      if (!r.cached) this.remember(works[i], r)
-      options.on_result?.(i, r)
+      if (r !== null && !r.cached) this.remember(works[i], r)
     }
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline. Each
@@ -202,7 +224,7 @@ export class VerificationEngine {
       results[i] = r
       this.remember(works[i], r)
       if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.answered_at)
-      options.on_result?.(i, r)
+      give(i)
     })
     return results as VerificationResult[]
   }

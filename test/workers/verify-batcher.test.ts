@@ -16,8 +16,10 @@ const world = await startMailWorld({
   dns_ip: '127.0.109.1',
   domains: [
     { name: 'held-route.com', mx: [{ preference: 10, exchange: 'mx.held-route.com' }] },
-    { name: 'prompt-route.com', mx: [{ preference: 10, exchange: 'mx.prompt-route.com' }] }
+    { name: 'prompt-route.com', mx: [{ preference: 10, exchange: 'mx.prompt-route.com' }] },
+    { name: 'unanswered-dns.com', mx: [{ preference: 10, exchange: 'mx.prompt-route.com' }] }
   ],
+  dns: { faults: { 'unanswered-dns.com': { drop: 'always' } } },
   hosts: [
     { name: 'mx.held-route.com', ip: '127.0.109.2', rcpt_hold: a => (a === 'slow@held-route.com' ? held.promise : undefined) },
     {
@@ -60,4 +62,23 @@ t.test("one call, two routes: each answer comes when its own route is done, not 
   const s = await slow
   t.equal(s.verdict, 'valid', 'the held address, released, is answered too')
   t.same(order, ['invalid syntax', 'prompt', 'slow'])
+})
+
+t.test('what needs no lookup (bad syntax) is answered while a lookup of the same call goes unanswered', async t => {
+  const batcher = new VerifyBatcher(engine, { max_wait_ms: 50, max_items: 10 })
+  const order: string[] = []
+  const lookup = batcher.verify('someone@unanswered-dns.com', ['syntax', 'dns', 'smtp']).then(r => {
+    order.push('lookup')
+    return r
+  })
+  const invalid = batcher.verify('not an address', ['syntax', 'dns', 'smtp']).then(r => {
+    order.push('invalid syntax')
+    return r
+  })
+  await waitUntil(() => world.dns_queries.some(q => q.name === 'unanswered-dns.com'), 10_000)
+  await waitUntil(() => order.includes('invalid syntax'), 10_000)
+  t.equal((await invalid).reason, 'invalid_syntax')
+  // When the answers wait for the call's lookups, both come together, after the lookup gives up.
+  t.same(order, ['invalid syntax'], 'it came while the lookup was still unanswered')
+  t.equal((await lookup).verdict, 'unknown', 'the lookup, timed out, ends the other (positive control)')
 })
