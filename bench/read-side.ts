@@ -384,17 +384,16 @@ async function foldsAlone(): Promise<{ events: number; ms: number }> {
     if (page.length === 0) break
     events += page.length
     position = page[page.length - 1].position
-    carried = (
-      await applyBatch(
-        sink,
-        PROJECTIONS,
-        checkpoints,
-        page.filter(e => types.has(e.type)),
-        position,
-        carried,
-        written
-      )
-    ).cache
+    const writer = await applyBatch(
+      sink,
+      PROJECTIONS,
+      checkpoints,
+      page.filter(e => types.has(e.type)),
+      position,
+      carried,
+      written
+    )
+    carried = writer.erasing ? new Map() : writer.cache
     for (const k of carried.keys()) {
       if (carried.size <= 10_000) break
       carried.delete(k)
