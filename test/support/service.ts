@@ -48,8 +48,13 @@ export type Api = (
  */
 const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
 let coverageFile: string | null = null
-/** Records one exchange (method, path without the query, status) for the interface-coverage report. */
+/**
+ * Records one exchange (method, path without the query, status) for the interface-coverage
+ * report, from a test file the tap runner runs (it sets TAP_CHILD_ID): a benchmark or a
+ * script that borrows this client records nothing, so `npm run eval` reads the last test run.
+ */
 export function record(method: string, path: string, status: number): void {
+  if (process.env.TAP_CHILD_ID === undefined) return
   if (coverageFile === null) {
     mkdirSync(coverageDir(), { recursive: true })
     coverageFile = join(coverageDir(), `${process.pid}.jsonl`)
