@@ -113,7 +113,7 @@ export class SqliteEventStore implements EventStore {
     this.pollMs = options.poll_interval_ms ?? 100
     this.batchSize = options.batch_size ?? 500
     this.db = new DatabaseSync(file, { timeout: 10_000 })
-    // A 64 MiB page cache (SQLite's default is 2 MiB): the indexes of a store of millions of events stay warm.
+    // A 16 MiB page cache (SQLite's default is 2 MiB): the indexes of a store of millions of events stay warm.
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cache_size = -16384;')
     this.db.exec(SCHEMA)
     const interval = options.checkpoint_interval_ms ?? 500
