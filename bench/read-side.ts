@@ -33,10 +33,8 @@ import { CHECK_NAMES } from '../src/domain/checks.ts'
 import { simulate } from '../src/verifier/sandbox.ts'
 import type { EventStore, NewEvent } from '../src/ports/event-store.ts'
 import { PROJECTIONS } from '../src/projections/index.ts'
-import { rebuildProjections } from '../src/projections/rebuild.ts'
-import { applyBatch } from '../src/projections/runner.ts'
-import { KeyFilter } from '../src/projections/key-filter.ts'
-import type { Doc, ReadStore } from '../src/ports/read-store.ts'
+import { foldHistory, rebuildProjections } from '../src/projections/rebuild.ts'
+import type { ReadStore } from '../src/ports/read-store.ts'
 import { unlimitedRates } from '../test/support/plans.ts'
 import { client, signUp, startTestService, testConfig } from '../test/support/service.ts'
 
@@ -358,8 +356,8 @@ function writeFloor(from: string, to: string): { rows: number; insert_ms: number
 }
 
 // ── 2c. The rebuild's reads and folds alone ──────────────────────────────────────────
-// The same pages read and applied as rebuildProjections applies them (its page size, its
-// carried documents and its filter of keys written), into a store that keeps nothing: no
+// The rebuild's own page loop (foldHistory: its page size, its carried documents and its
+// filter of keys written), into a store that keeps nothing: no
 // document read back, no write, no index. Whatever overlaps the writes with the folds (a
 // writer thread, say), a rebuild in this design takes at least this long; `floor / this` is
 // the most of the floor it could reach.
@@ -367,38 +365,13 @@ function writeFloor(from: string, to: string): { rows: number; insert_ms: number
 const folds = await foldsAlone()
 log(`  the rebuild's reads and folds alone: ${folds.events} events in ${Math.round(folds.ms)} ms`)
 
-/** Reads every event and applies it to every projection, writing nothing (see 2c). */
+/** Reads every event and applies it to every projection as a rebuild does (`foldHistory`), writing nothing (see 2c). */
 async function foldsAlone(): Promise<{ events: number; ms: number }> {
   const core = await openCore(config)
   const nothing = { get: async () => null, findOne: async () => null }
   const sink = { durable: true, collection: () => nothing, write: async () => {} } as unknown as ReadStore
-  const checkpoints = new Map(PROJECTIONS.map(p => [p.name, 0]))
-  const types = new Set(PROJECTIONS.flatMap(p => p.event_types))
-  const written = new KeyFilter(2 * (await core.store.headPosition()))
-  let carried = new Map<string, Doc | null>()
-  let position = 0
-  let events = 0
   const t0 = performance.now()
-  for (;;) {
-    const page = await core.store.readAll({ from_position: position, max_count: 20_000, max_bytes: 16 * 1024 * 1024 })
-    if (page.length === 0) break
-    events += page.length
-    position = page[page.length - 1].position
-    const writer = await applyBatch(
-      sink,
-      PROJECTIONS,
-      checkpoints,
-      page.filter(e => types.has(e.type)),
-      position,
-      carried,
-      written
-    )
-    carried = writer.erasing ? new Map() : writer.cache
-    for (const k of carried.keys()) {
-      if (carried.size <= 10_000) break
-      carried.delete(k)
-    }
-  }
+  const events = await foldHistory(core.store, sink, PROJECTIONS)
   const ms = performance.now() - t0
   await core.close()
   return { events, ms }

@@ -32,14 +32,34 @@ export async function rebuildProjections(
   onProgress: (position: number, head: number) => void = () => {},
   options: { page?: number; carry?: number } = {}
 ): Promise<{ events: number; switched: Record<string, boolean> }> {
-  const pageSize = options.page ?? REBUILD_PAGE
-  const carry = options.carry ?? REBUILD_CARRY
   for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
   const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
   // One view over every new generation: each target pins its projection.
   const pinned: Record<string, ReadStore> = Object.fromEntries(targets.map(({ p, target }) => [p.name, target.store]))
   const views = Object.values(pinned)
   const store0 = views.length === 1 ? views[0] : new CompositeStore(pinned)
+  const events = await foldHistory(store, store0, projections, onProgress, options)
+  const switched: Record<string, boolean> = {}
+  for (const { p, target } of targets) switched[p.name] = await target.activate()
+  return { events, switched }
+}
+
+/**
+ * The page loop of a rebuild: every event from the first, REBUILD_PAGE at a time, applied to
+ * `projections` from checkpoint 0 and written into `target` (one commit a page), carrying the
+ * last documents written to the next page (see `rebuildProjections`: its costs and bounds).
+ * bench/read-side.ts runs it into a store that keeps nothing to time the folds alone.
+ * @returns the events read.
+ */
+export async function foldHistory(
+  store: EventStore,
+  target: ReadStore,
+  projections: readonly Projection[],
+  onProgress: (position: number, head: number) => void = () => {},
+  options: { page?: number; carry?: number } = {}
+): Promise<number> {
+  const pageSize = options.page ?? REBUILD_PAGE
+  const carry = options.carry ?? REBUILD_CARRY
   const checkpoints = new Map(projections.map(p => [p.name, 0]))
   const types = new Set(projections.flatMap(p => p.event_types))
   let position = 0
@@ -56,7 +76,7 @@ export async function rebuildProjections(
     events += page.length
     position = page[page.length - 1].position
     const writer = await applyBatch(
-      store0,
+      target,
       projections,
       checkpoints,
       page.filter(e => types.has(e.type)),
@@ -71,9 +91,7 @@ export async function rebuildProjections(
     }
     onProgress(position, head)
   }
-  const switched: Record<string, boolean> = {}
-  for (const { p, target } of targets) switched[p.name] = await target.activate()
-  return { events, switched }
+  return events
 }
 
 /** A store that sends each projection's collections and checkpoints to the view that pins it (several rebuilds at once). */
