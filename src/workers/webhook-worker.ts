@@ -2,7 +2,7 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
 import type { ReadStore } from '../ports/read-store.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { attemptDelivery } from '../commands/webhook-delivery/attempt-delivery.ts'
+import { attemptDelivery, type AttemptResult } from '../commands/webhook-delivery/attempt-delivery.ts'
 import { deliveryUuid, requestDelivery } from '../commands/webhook-delivery/request-delivery.ts'
 import { recordDeliveryOutcome } from '../commands/webhook-delivery/record-delivery-outcome.ts'
 import type { DeliveryPolicy } from '../commands/webhook-delivery/delivery-policy.ts'
@@ -53,9 +53,10 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
   const timers = new Map<string, NodeJS.Timeout>()
   let stopped = false
   /** Makes an attempt and counts its outcome. */
-  const attempt = async (deliveryId: string, n: number): Promise<void> => {
+  const attempt = async (deliveryId: string, n: number): Promise<AttemptResult> => {
     const r = await attemptDelivery(ctx, deliveryId, n, send, options.policy)
     if (r.kind === 'delivered' || r.kind === 'failed' || r.kind === 'retry') options.metrics?.webhookAttempts.inc({ outcome: r.kind })
+    return r
   }
 
   /**
@@ -119,28 +120,38 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
       }
       const wait = Date.parse(d.next_attempt_at) - Date.now()
       if (wait > 0) throw new RetryLater(wait)
-      await attempt(d.delivery_uuid, d.attempt + 1)
+      // Due by this clock, not yet by the command's (a redelivery a little early): held again, not dropped.
+      const r = await attempt(d.delivery_uuid, d.attempt + 1)
+      if (r.kind === 'not_due') throw new RetryLater(r.retry_in_ms)
     }
   )
 
   // In-process bus: a waiting retry is a timer of this process, so after a restart the
   // pending deliveries are found in the read model and their next attempt made when due
   // (what follows it goes through the bus again).
-  const resume = (d: WebhookDeliveryDoc): void => {
+  // A timer may fire a little before its time by the clock the command reads (it counts from
+  // the event loop's cached, truncated time: nodejs/node#26578): an attempt found not yet
+  // due is held again, never dropped.
+  const resume = (d: WebhookDeliveryDoc, wait: number): void => {
     if (stopped) return
-    const wait = d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now())
     timers.set(
       d.uuid,
       setTimeout(() => {
         timers.delete(d.uuid)
-        attempt(d.uuid, d.attempts + 1).catch(err => {
-          options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err)
-        })
+        attempt(d.uuid, d.attempts + 1).then(
+          r => {
+            if (r.kind === 'not_due') resume(d, r.retry_in_ms)
+          },
+          err => {
+            options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err)
+          }
+        )
       }, wait).unref()
     )
   }
   if (options.resume) {
-    for (const d of await pendingDeliveries({ reads: options.reads })) resume(d)
+    for (const d of await pendingDeliveries({ reads: options.reads }))
+      resume(d, d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now()))
   }
 
   return {

@@ -318,6 +318,32 @@ t.test('list, get, patch, delete: scopes, ownership, 400/401/403/404, idempotent
   await deleteAll(other)
 })
 
+t.test("a retry whose timer fires before it is due by the commands' clock is held again, not dropped", async t => {
+  // The service's clock runs 400 ms behind the timers' (nodejs/node#26578: a timer may fire
+  // a little early by the clock a command reads): every retry is redelivered before the
+  // command finds it due. The oracle: the receiver's own record of the attempts.
+  const dir = t.testdir()
+  const config = testConfig(dir, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '300', WEBHOOK_MAX_ATTEMPTS: '3' })
+  const service = await startTestService(config)
+  t.teardown(() => service.close())
+  service.core.ctx.now = () => new Date(Date.now() - 400)
+  const api = client(service.url)
+  const tok = await signUp(api, dir, 'early-timer@example.com')
+  const key = (await api('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test' } })).body.raw_key
+  respond.set('/early-timer', [500, 200])
+  await api('POST', '/api/webhooks', { token: tok, body: { url: hookUrl('/early-timer'), events: ['job.completed'] } })
+  const job = (await api('POST', '/api/verify', { token: key, body: { email: 'valid@example.org' } })).body.uuid
+  await waitUntil(() => to('/early-timer').length === 2, 10_000)
+  t.same(
+    to('/early-timer').map(r => [r.headers['x-service-attempt'], r.body.includes(job)]),
+    [
+      ['1', true],
+      ['2', true]
+    ],
+    'the second attempt was made'
+  )
+})
+
 t.test('in-process bus: a retry that was waiting when the service stopped is made after a restart', async t => {
   const dir = t.testdir()
   const config = testConfig(dir, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_RETRY_BASE_MS: '1500', WEBHOOK_MAX_ATTEMPTS: '3' })
