@@ -274,23 +274,76 @@ export interface Overview {
   series: Array<{ start: string; end: string; submitted: number; completed: number; failed: number; tokens_spent: number; verdicts: Record<string, number> }>
 }
 
+type Level = (typeof LEVELS)[number]
+/** A range of one usage collection to read: [start, end) in epoch ms, whole units of the level. */
+type Span = { level: Level; start: number; end: number }
+
+/** What a range query costs beside its documents, counted in documents read (a query's overhead is about 15 documents' worth). */
+const QUERY_COST_DOCS = 15
+
 /**
- * `owner`'s usage in `buckets` (oldest first, contiguous), added up per bucket and in all,
- * from the coarsest usage documents every bucket boundary falls on (index user_uuid,
- * slot): UTC days (buckets in UTC from a day up: at most one document per day of the
- * window), else UTC hours (a zone whose offset is whole hours: at most 24 a day), else
- * 15-minute slots (at most 96 a day).
+ * The usage documents that cover `buckets`, each wholly inside one bucket: within a bucket,
+ * UTC days where whole days fit, UTC hours where whole hours fit, 15-minute slots for the
+ * rest (every zone's offset is a multiple of 15 minutes, so every boundary is a slot's).
+ * Adjacent spans of one collection are merged (in UTC from a day up: one span of days).
+ */
+function coveringSpans(buckets: readonly Bucket[]): Span[] {
+  const out: Span[] = []
+  const last = new Map<Level, Span>()
+  const push = (level: Level, start: number, end: number): void => {
+    const prev = last.get(level)
+    if (prev !== undefined && prev.end === start) prev.end = end
+    else {
+      const span = { level, start, end }
+      out.push(span)
+      last.set(level, span)
+    }
+  }
+  const cover = (start: number, end: number, at: number): void => {
+    if (start >= end) return
+    const level = LEVELS[at]
+    const from = Math.ceil(start / level.unit) * level.unit
+    const to = Math.floor(end / level.unit) * level.unit
+    if (at === 0 || from >= to) {
+      if (at === 0) push(level, start, end)
+      else cover(start, end, at - 1)
+      return
+    }
+    cover(start, from, at - 1)
+    push(level, from, to)
+    cover(to, end, at - 1)
+  }
+  for (const b of buckets) cover(Date.parse(b.start), Date.parse(b.end), LEVELS.length - 1)
+  return out
+}
+
+/**
+ * `owner`'s usage in `buckets` (oldest first, contiguous), added up per bucket and in all.
+ * Read (index user_uuid, slot) by the cheaper of two plans, counting the documents each may
+ * read and QUERY_COST_DOCS a query: one range of the coarsest usage collection every bucket
+ * boundary falls on (UTC days for UTC buckets from a day up; UTC hours for a zone whose
+ * offset is whole hours; else 15-minute slots, 96 a day), or the spans that cover each
+ * bucket with its whole days, then hours, then slots (a year by month in a half-hour zone:
+ * about 60 small ranges, not 35,040 slots). Cost: at most the first plan's.
  */
 export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
   const onBoundaries = (unit: number): boolean => buckets.every(b => Date.parse(b.start) % unit === 0 && Date.parse(b.end) % unit === 0)
   const level = [...LEVELS].reverse().find(l => onBoundaries(l.unit)) ?? LEVELS[0]
-  const slots =
-    buckets.length === 0
-      ? []
-      : await rc.reads.collection<UsageSlotDoc>(level.spec).find({
-          where: { user_uuid: owner, slot: { gte: buckets[0].start, lte: new Date(Date.parse(buckets[buckets.length - 1].end) - 1).toISOString() } },
+  const cost = (spans: readonly Span[]): number => spans.reduce((c, r) => c + (r.end - r.start) / r.level.unit + QUERY_COST_DOCS, 0)
+  const whole: Span[] = buckets.length === 0 ? [] : [{ level, start: Date.parse(buckets[0].start), end: Date.parse(buckets[buckets.length - 1].end) }]
+  const covering = coveringSpans(buckets)
+  const plan = cost(covering) < cost(whole) ? covering : whole
+  const found = await Promise.all(
+    plan.map(
+      async r =>
+        await rc.reads.collection<UsageSlotDoc>(r.level.spec).find({
+          where: { user_uuid: owner, slot: { gte: new Date(r.start).toISOString(), lte: new Date(r.end - 1).toISOString() } },
           sort: [['slot', 1]]
         })
+    )
+  )
+  // Every document lies wholly inside one bucket: in order of their starts, they walk the buckets once.
+  const slots = found.length === 1 ? found[0] : found.flat().sort((a, b) => (a.slot < b.slot ? -1 : a.slot > b.slot ? 1 : 0))
   const zero = (): Record<string, number> => Object.fromEntries(VERDICTS.map(v => [v, 0]))
   const out: Overview = {
     verdicts: zero(),
