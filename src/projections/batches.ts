@@ -323,7 +323,7 @@ export async function getBatch(rc: ReadContext, owner: string, uuid: string): Pr
 
 /** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
 export async function listBatches(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: BatchDoc[]; total: number }> {
-  return await newestOwned<BatchDoc>(rc, BATCHES, owner, { limit: page.limit, offset: page.offset })
+  return await newestOwned<BatchDoc>(rc, BATCHES, owner, page)
 }
 
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */

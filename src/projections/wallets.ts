@@ -121,7 +121,6 @@ export function transactionOf(e: WalletChange): { type: TransactionType; amount:
   }
 }
 
-/** The ledger group an event belongs to: its job's, or its own (a grant). */
 /** The wallet's four totals an event moves its amount between, each with the sign of the move. */
 type Move = ReadonlyArray<readonly ['balance' | 'reserved' | 'spent' | 'granted', 1 | -1]>
 /**
@@ -148,6 +147,7 @@ const MOVES: Readonly<Record<WalletChange['type'], Move>> = {
   ]
 }
 
+/** The ledger group an event belongs to: its job's, or its own (a grant). */
 const groupOf = (user: string, e: WalletChange, event: RecordedEvent): string => `${user}|${transactionOf(e).job_uuid ?? event.id}`
 
 /** A stored wallet document: with the position of the last event applied, or the tombstone of an erased account. */

@@ -343,15 +343,18 @@ export class VerificationEngine {
         for (const i of idx) {
           const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
           out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
-          if (waitGreylist && answer.kind === 'rcpt' && answer.outcome === 'greylisted') again.set(domain, [...(again.get(domain) ?? []), i])
+          if (!waitGreylist || answer.kind !== 'rcpt' || answer.outcome !== 'greylisted') continue
+          const greylisted = again.get(domain)
+          if (greylisted) greylisted.push(i)
+          else again.set(domain, [i])
         }
       }
       if (again.size === 0) return out
       // A round that ended at or after the deadline was the last (asked at the deadline).
       if (Date.now() >= deadline) return out
       // Each is asked again once its own window has passed since its first answer (at the
-      // deadline at the latest): the sessions open that long before
-      // the first of them is due, and each recipient waits in them for its time.
+      // deadline at the latest): the sessions open that long before the first of them is
+      // due, and each recipient waits in them for its time.
       due = new Map()
       let earliest = deadline
       for (const i of [...again.values()].flat()) {

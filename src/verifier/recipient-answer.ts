@@ -10,8 +10,9 @@ type SessionFailureReason = 'no_connect' | 'timeout' | 'smtp_unavailable' | 'ip_
 export type RecipientAnswer =
   /**
    * `answered_at`: when the server's reply to RCPT TO came (epoch ms; the server had the
-   * command by then: a greylisting window counted from it has passed on the server too). `clear_text`: why the session ran without
-   * TLS although the server offered STARTTLS (its refusal, or a handshake that failed).
+   * command by then: a greylisting window counted from it has passed on the server too).
+   * `clear_text`: why the session ran without TLS although the server offered STARTTLS (its
+   * refusal, or a handshake that failed).
    */
   | { kind: 'rcpt'; host: MailHost; reply: SmtpReply; outcome: RcptOutcome; tls: boolean; answered_at: number; clear_text?: string }
   | { kind: 'session'; host: MailHost | null; reply: SmtpReply | null; reason: SessionFailureReason; detail: string }

@@ -98,9 +98,9 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // The account was erased meanwhile: nothing to verify, nothing charged.
     for (const item of opened)
       if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-    // Asked again once the greylisting window since the part's last greylisted answer has passed:
-    // as the engine alone would, never too early (which would cost
-    // a round), and not later for the rest of the part's call.
+    // Asked again once the greylisting window since the part's last greylisted answer has
+    // passed: as the engine alone would, never too early (which would cost a round), and not
+    // later for the rest of the part's call.
     const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
     const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline)
     for (const [k, item] of live.entries()) {
