@@ -103,7 +103,8 @@ export async function startRole(
       log.warn(fields, "erasure: a reader holds keys.db's write-ahead log; destroyed data keys may still be on disk there (retrying)")
     else log.error(fields, "erasure: emptying keys.db's write-ahead log failed (retrying)")
   })
-  const closers: Array<() => Promise<void>> = []
+  /** Shutdown steps in order, each named for the log line of one that does not end. */
+  const closers: Array<[name: string, close: () => Promise<void>]> = []
   /** Each part's reason not to be ready, or null. */
   const readiness: Array<() => NotReady | null> = []
   /** A subscription's readiness on /readyz (as `component`) and its lag behind the store in /metrics. */
@@ -121,13 +122,13 @@ export async function startRole(
     await runner.start()
     const r = runner
     watch('projections', r, () => r.position)
-    closers.push(() => r.stop())
+    closers.push(['projections', () => r.stop()])
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
   const bus = needsBus ? await openBus(config, log) : null
   if (bus) {
-    closers.unshift(() => bus.close())
+    closers.unshift(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())
   }
 
@@ -153,9 +154,12 @@ export async function startRole(
     }
     if (egress) {
       void egress.start()
-      closers.push(async () => {
-        egress.stop()
-      })
+      closers.push([
+        'egress',
+        async () => {
+          egress.stop()
+        }
+      ])
       metrics.watchEgress(() => egress.state)
       readiness.push(() => egressNotReady(egress.state))
     }
@@ -208,7 +212,7 @@ export async function startRole(
           log.info(line)
         })
     consumers.push(await startMailerWorker(ctx, bus, mailer))
-    closers.unshift(() => mailer.close())
+    closers.unshift(['mailer', () => mailer.close()])
   }
   // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
   const serving = role === 'serve' || role === 'api'
@@ -218,7 +222,7 @@ export async function startRole(
         ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url)
         : new FileBlobStore(join(config.data_dir, 'blobs'))
       : null
-  if (blobs) closers.push(() => blobs.close())
+  if (blobs) closers.push(['blobs', () => blobs.close()])
   if (bus && blobs && (role === 'serve' || role === 'worker:mailer')) {
     // The mailer's role keeps the erasure of what customers leave behind: their kept files too.
     consumers.push(
@@ -232,9 +236,12 @@ export async function startRole(
     )
   }
   // Consumers stop before the bus closes.
-  closers.unshift(async () => {
-    for (const c of consumers) await c.stop()
-  })
+  closers.unshift([
+    'consumers',
+    async () => {
+      for (const c of consumers) await c.stop()
+    }
+  ])
 
   let relay: Relay | null = null
   if (bus && (role === 'serve' || role === 'relay')) {
@@ -250,7 +257,7 @@ export async function startRole(
     await relay.start()
     const r = relay
     watch('relay', r, () => r.checkpoint)
-    closers.unshift(() => r.stop())
+    closers.unshift(['relay', () => r.stop()])
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
@@ -276,7 +283,7 @@ export async function startRole(
         })
       : new InProcessRateCounter()
     rateCounter = counter
-    closers.push(() => counter.close())
+    closers.push(['rate_counter', () => counter.close()])
   }
   const billing: Billing | null =
     serveApi && config.billing.stripe_secret_key
@@ -316,7 +323,7 @@ export async function startRole(
   // Without PUBLIC_URL, the base URL is where this process listens (PORT 0 picks the port now).
   if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
-  if (metricsServer) closers.unshift(() => metricsServer.close())
+  if (metricsServer) closers.unshift(['metrics_server', () => metricsServer.close()])
   log.info(
     { url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' },
     `${role} listening on ${address}`
@@ -336,12 +343,21 @@ export async function startRole(
       // Every step runs even when one before it failed: a failed step must not leave the
       // stores, timers and workers of the rest open (the process would never exit).
       const failures: unknown[] = []
-      for (const step of [() => app.close(), ...closers, () => core.close()]) {
+      const steps: Array<[string, () => Promise<void>]> = [['http', () => app.close()], ...closers, ['stores', () => core.close()]]
+      for (const [name, step] of steps) {
+        // A step that does not end keeps the process alive: it is named every 10 s until it does.
+        const started = Date.now()
+        const watchdog = setInterval(() => {
+          log.warn({ step: name, waited_ms: Date.now() - started }, `shutdown: ${name} still closing`)
+        }, SHUTDOWN_STEP_WARN_MS)
+        watchdog.unref()
         try {
           await step()
         } catch (err) {
-          log.error({ err }, 'shutdown step failed')
+          log.error({ err, step: name }, 'shutdown step failed')
           failures.push(err)
+        } finally {
+          clearInterval(watchdog)
         }
       }
       if (failures.length > 0)
@@ -354,6 +370,9 @@ export async function startRole(
 }
 
 /** The all-in-one service (`svc serve`, what `npm start` runs). */
+/** How often a shutdown step that has not ended is named in the log (ms). */
+const SHUTDOWN_STEP_WARN_MS = 10_000
+
 /** Connections the kernel may hold for the API before it accepts them (listen(2) backlog; capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096
 

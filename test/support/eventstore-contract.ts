@@ -312,6 +312,27 @@ export function eventStoreContract(t: Test, factory: EventStoreFactory): void {
     await sub.stop()
   })
 
+  t.test('a subscription stopped while its handler runs the last stored event ends', async t => {
+    const store = await factory.open()
+    t.teardown(() => store.close())
+    const s = `${p()}-stop`
+    const from = await store.headPosition()
+    await store.append(s, [ev('Last')], { expected_revision: 'no_stream' })
+    let stopping: Promise<void> | null = null
+    const handled: string[] = []
+    const sub = store.subscribeToAll({ from_position: from }, async e => {
+      if (e.stream !== s) return
+      // After subscribeToAll has returned; the subscription then has nothing more to read.
+      await Promise.resolve()
+      handled.push(e.type)
+      stopping = sub.stop()
+    })
+    await waitUntil(() => stopping !== null)
+    // A stop whose wake-up came while the handler ran must not leave the loop waiting for an append.
+    await stopping
+    t.same(handled, ['Last'], 'stop resolved after the one event')
+  })
+
   t.test('a throwing handler stops the subscription and reports the error', async t => {
     const store = await factory.open()
     t.teardown(() => store.close())

@@ -304,8 +304,9 @@ export class SqliteEventStore implements EventStore {
         }
         await new Promise<void>(resolve => {
           wake = resolve
-          // re-check: an append may have landed between the read and setting `wake`
-          if (Number((this.st.head.get() as { p: number }).p) > position) onAppend()
+          // Re-check: `stop` may have come while the handler ran (its wake-up found no waiter),
+          // or an append may have landed between the read and setting `wake`.
+          if (stopped || this.closed || Number((this.st.head.get() as { p: number }).p) > position) onAppend()
         })
       }
     }
