@@ -16,7 +16,7 @@ import t from 'tap'
 import { createHmac } from 'node:crypto'
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { parse } from 'csv-parse/sync'
 import { join } from 'node:path'
 import type { Page } from 'puppeteer-core'
@@ -25,7 +25,20 @@ import { client, mailedLink, signUp, startTestService, testConfig } from '../sup
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { totp } from '../support/totp.ts'
 import { startFakeStripe } from '../support/stripe-server.ts'
-import { assertClean, axeViolations, fill, launchChromium, openConsole, press, settle, textOf, toggle, waitForText, type Watched } from '../support/console.ts'
+import {
+  assertClean,
+  axeViolations,
+  downloadsTo,
+  fill,
+  launchChromium,
+  openConsole,
+  press,
+  settle,
+  textOf,
+  toggle,
+  waitForText,
+  type Watched
+} from '../support/console.ts'
 
 const world = await startMailWorld({
   dns_ip: '127.0.106.1',
@@ -189,8 +202,7 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   const page = w.page
   const downloads = join(dir, 'downloads')
   mkdirSync(downloads)
-  const cdp = await page.createCDPSession()
-  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads, browserContextId: page.browserContext().id })
+  const downloaded = await downloadsTo(page, downloads)
   await visit(w, 'Lists')
   const input = await page.$('input[type=file]')
   await input!.uploadFile(file)
@@ -218,17 +230,17 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   }
   t.equal(batch.results.by_verdict.valid, 3, 'jane, john and mary are valid in the mail world')
   await press(page, 'Download the results only (CSV)')
-  await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('-results.csv')))
-  const downloaded = readFileSync(join(downloads, readdirSync(downloads).find(f => f.endsWith('-results.csv'))!), 'utf8')
+  const resultsFile = await downloaded()
+  t.match(resultsFile, /-results\.csv$/)
   const fromApi = await (
     await fetch(`${service.url}/api/batches/${uuid}/results`, { headers: { authorization: `Bearer ${token}`, accept: 'text/csv' } })
   ).text()
-  t.equal(downloaded, fromApi, "the downloaded results are the API's")
+  t.equal(readFileSync(resultsFile, 'utf8'), fromApi, "the downloaded results are the API's")
 
   // The customer's own file, with its columns and the results: kept, and downloaded again from another browser.
   t.match(await page.$eval('[data-testid=kept]', e => e.textContent), /kept, sealed, until/)
   await press(page, 'Download your file with the results')
-  await waitUntil(() => readdirSync(downloads).some(f => f.endsWith('-verified.csv')))
+  t.equal(await downloaded(), join(downloads, 'customers-verified.csv'))
   const mine = readFileSync(join(downloads, 'customers-verified.csv'))
   const rows = parse(mine, { bom: true }) as string[][]
   t.same(rows[0].slice(0, 5), ['name', 'email', 'company', 'verdict', 'reason'], 'its own columns first, then the results')
@@ -255,14 +267,10 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   t.teardown(other.close)
   const downloads2 = join(dir, 'downloads-2')
   mkdirSync(downloads2)
-  await (await other.page.createCDPSession()).send('Browser.setDownloadBehavior', {
-    behavior: 'allow',
-    downloadPath: downloads2,
-    browserContextId: other.page.browserContext().id
-  })
+  const downloaded2 = await downloadsTo(other.page, downloads2)
   await other.page.goto(`${service.url}/lists/${uuid}`)
   await press(other.page, 'Download your file with the results')
-  await waitUntil(() => existsSync(join(downloads2, 'customers-verified.csv')))
+  t.equal(await downloaded2(), join(downloads2, 'customers-verified.csv'))
   t.same(readFileSync(join(downloads2, 'customers-verified.csv')), mine, 'from a new browser: the same file')
   assertClean(t, other, 'lists, another browser')
 })

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import type { Browser, ElementHandle, HTTPRequest, Page } from 'puppeteer-core'
 import type { Test } from 'tap'
 import { launchHeadlessChromium, openPage } from './chromium.ts'
+import { waitUntil } from './eventstore-contract.ts'
 import { CONSOLE_DIST } from '../../src/http/routes/console.ts'
 
 /** Headless Debian Chromium for the console's end-to-end tests (`.ci/run` installs it). */
@@ -232,4 +233,27 @@ export async function toggle(page: Page, name: string, within = 'body'): Promise
     within
   )
   await (label as ElementHandle<HTMLLabelElement>).click()
+}
+
+/**
+ * Saves `page`'s downloads in `dir` and returns a function that resolves with the path of
+ * the next download Chromium reports complete (CDP Browser.downloadProgress, state
+ * `completed`): a file that merely exists may still be being written.
+ */
+export async function downloadsTo(page: Page, dir: string): Promise<() => Promise<string>> {
+  const cdp = await page.createCDPSession()
+  const names = new Map<string, string>()
+  const done: string[] = []
+  cdp.on('Browser.downloadWillBegin', e => {
+    names.set(e.guid, e.suggestedFilename)
+  })
+  cdp.on('Browser.downloadProgress', e => {
+    if (e.state === 'completed') done.push(join(dir, names.get(e.guid) ?? e.guid))
+  })
+  await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, browserContextId: page.browserContext().id, eventsEnabled: true })
+  let taken = 0
+  return async () => {
+    await waitUntil(() => done.length > taken, 60_000)
+    return done[taken++]
+  }
 }
