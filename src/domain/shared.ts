@@ -5,6 +5,20 @@ export interface Event<T extends string, D> {
 }
 
 /**
+ * What `evolve` does with an event type it does not know: nothing (the state as it was).
+ * The `never` makes the compiler prove every type of the union is handled; at run time a
+ * stream written by a newer version may still hold one this version has not heard of.
+ */
+export function ignoreUnknownEvent<S>(_event: never, state: S): S {
+  return state
+}
+
+/** What `decide` does with a command type it does not know (the `never` makes the compiler prove none is left): no events. */
+export function noEventsForUnknown(_command: never): [] {
+  return []
+}
+
+/**
  * How a domain error reads to a caller; the HTTP layer maps it to a status
  * (invalid 400, unauthorized 401, payment_required 402, forbidden 403, not_found 404,
  * conflict 409, unprocessable 422, locked 429).

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { Scope } from '../apikey/scopes.ts'
 import type { AgentCreated, AgentEvent, AgentsSnapshotted } from './events.ts'
 
@@ -24,10 +24,8 @@ export function evolve(state: AgentsState, event: AgentEvent): AgentsState {
     }
     case 'AgentsSnapshotted':
       return { user_uuid: event.data.user_uuid, usable: new Set(event.data.usable) }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -77,9 +75,7 @@ export function decide(command: AgentCommand, state: AgentsState): AgentEvent[] 
         type: 'AgentRevoked' as const,
         data: { agent_uuid: a, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now }
       }))
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 import type { Scope } from './scopes.ts'
 import type { ApiKeyCreated, ApiKeyEvent, ApiKeysSnapshotted } from './events.ts'
@@ -45,10 +45,8 @@ export function evolve(state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
     }
     case 'ApiKeysSnapshotted':
       return { user_uuid: event.data.user_uuid, usable: new Map(event.data.usable.map(({ key_uuid: k, ...rest }) => [k, rest])) }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -181,9 +179,7 @@ export function decide(command: ApiKeyCommand, state: ApiKeysState): ApiKeyEvent
         type: 'ApiKeyRevoked' as const,
         data: { key_uuid: k, user_uuid: state.user_uuid!, reason: command.data.reason, revoked_at: command.data.now }
       }))
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

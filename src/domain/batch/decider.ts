@@ -1,4 +1,4 @@
-import { DomainError, isAtOrAfter } from '../shared.ts'
+import { DomainError, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import { type HashRun, runsHold, withRun } from './hash-runs.ts'
 import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
 
@@ -153,10 +153,8 @@ export function evolve(state: BatchState, event: BatchEvent): BatchState {
       return { ...state, status: 'completed', hashes: null }
     case 'BatchChunkAbandoned':
       return { ...state, abandoned: new Set(state.abandoned).add(event.data.chunk_uuid) }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -447,10 +445,8 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
         { type: 'BatchChunkAbandoned', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, chunk_uuid: d.chunk_uuid, abandoned_at: d.now } }
       ]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }
 

@@ -1,20 +1,18 @@
-import { DomainError, isBefore } from '../shared.ts'
+import { DomainError, isBefore, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { IdempotencyKeyClaimed, IdempotencyKeyEvent } from './events.ts'
 
 export type IdempotencyKeyState = { status: 'free' } | { status: 'claimed'; job_uuid: string; request_hash: string; expires_at: string }
 
 export const initialState = (): IdempotencyKeyState => ({ status: 'free' })
 
-export function evolve(_state: IdempotencyKeyState, event: IdempotencyKeyEvent): IdempotencyKeyState {
+export function evolve(state: IdempotencyKeyState, event: IdempotencyKeyEvent): IdempotencyKeyState {
   switch (event.type) {
     case 'IdempotencyKeyClaimed':
       return { status: 'claimed', job_uuid: event.data.job_uuid, request_hash: event.data.request_hash, expires_at: event.data.expires_at }
     case 'IdempotencyKeyReleased':
       return { status: 'free' }
-    default: {
-      const _exhaustive: never = event
-      return _state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -58,9 +56,7 @@ export function decide(command: IdempotencyKeyCommand, state: IdempotencyKeyStat
       if (state.status !== 'claimed' || state.job_uuid !== d.job_uuid) return []
       return [{ type: 'IdempotencyKeyReleased', data: { user_uuid: d.user_uuid, job_uuid: d.job_uuid, reason: d.reason, released_at: d.now } }]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

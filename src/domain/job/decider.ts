@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { JobCompleted, JobDeferred, JobEvent, JobQueued } from './events.ts'
 
 /** Lifecycle: queued → (deferred ↔ retried)* → completed | failed. */
@@ -50,10 +50,8 @@ export function evolve(state: JobState, event: JobEvent): JobState {
       return state.status === 'none' ? state : { ...state, status: 'completed', verdict: event.data.verdict, charge: Math.min(state.cost, event.data.charge) }
     case 'JobFailed':
       return state.status === 'none' ? state : { ...state, status: 'failed' }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -97,9 +95,7 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
       return [
         { type: 'JobFailed', data: { job_uuid: state.job_uuid, user_uuid: state.user_uuid, error: command.data.error, failed_at: command.data.failed_at } }
       ]
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError, isBefore, isAtOrAfter } from '../shared.ts'
+import { DomainError, isBefore, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { SessionEvent, SessionRevoked, SessionSnapshotted, SessionStarted } from './events.ts'
 
 export type SessionState =
@@ -53,10 +53,8 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
     case 'SessionRevoked':
       if (state.status === 'none') return state
       return { ...state, status: 'revoked' }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -128,9 +126,7 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
           data: { session_uuid: command.data.session_uuid, user_uuid: state.user_uuid, reason: command.data.reason, revoked_at: command.data.now }
         }
       ]
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, noEventsForUnknown } from '../shared.ts'
 import { FREE, type Cycle } from '../plans.ts'
 import type { Subscription, SubscriptionEvent, SubscriptionSource, SubscriptionStatus } from './events.ts'
 
@@ -191,9 +191,7 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
         }
       ]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

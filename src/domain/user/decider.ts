@@ -1,4 +1,4 @@
-import { DomainError, type ErrorKind, isBefore, isAtOrAfter } from '../shared.ts'
+import { DomainError, type ErrorKind, isBefore, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
 import type { Account, UserState } from './state.ts'
 import {
@@ -150,10 +150,8 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       return { ...state, two_factor: TWO_FACTOR_OFF }
     case 'UserDeleted':
       return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -466,10 +464,8 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (refusedSecondFactor(factor)) return [...passed(a, 'disable_2fa', d.now), ...factor]
       return [...passed(a, 'disable_2fa', d.now), ...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }
 

@@ -1,5 +1,5 @@
 import { Map as PersistentMap } from 'immutable'
-import { DomainError } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { AcceptedJob, WalletBooksClosed, WalletEvent } from './events.ts'
 
 /** One open reservation: tokens held for a job. */
@@ -70,10 +70,8 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
         reserved: PersistentMap(event.data.reservations.map(r => [r.job_uuid, { reservation_uuid: r.reservation_uuid, amount: r.amount }] as const)),
         recent_grants: event.data.recent_grants
       }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -207,9 +205,7 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
         }
       ]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

@@ -1,4 +1,4 @@
-import { DomainError } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { WebhookEndpointCreated, WebhookEvent, WebhookEventKind, WebhooksSnapshotted } from './events.ts'
 
 /** One endpoint that is not deleted, as decisions need it. */
@@ -71,10 +71,8 @@ export function evolve(state: WebhooksState, event: WebhookEvent): WebhooksState
         consecutive_failures: 0,
         counted: [...e.counted, event.data.delivery_uuid].slice(-COUNTED_MEMORY)
       }))
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -191,9 +189,7 @@ export function decide(command: WebhookCommand, state: WebhooksState): WebhookEv
         }
       ]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }

@@ -1,3 +1,4 @@
+import { ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookDeliveryRequested } from './events.ts'
 
 /** A webhook delivery (stream `webhook_delivery-<uuid>`): requested, then attempts until one succeeds or none are left. */
@@ -35,10 +36,8 @@ export function evolve(state: DeliveryState, event: WebhookDeliveryEvent): Deliv
     }
     case 'WebhookDeliveryAbandoned':
       return { ...state, status: 'abandoned', next_attempt_at: null }
-    default: {
-      const _exhaustive: never = event
-      return state
-    }
+    default:
+      return ignoreUnknownEvent(event, state)
   }
 }
 
@@ -79,9 +78,7 @@ export function decide(command: DeliveryCommand, state: DeliveryState): WebhookD
         }
       ]
     }
-    default: {
-      const _exhaustive: never = command
-      return []
-    }
+    default:
+      return noEventsForUnknown(command)
   }
 }
