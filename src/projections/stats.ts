@@ -73,8 +73,14 @@ const emptySlot = (user: string, slot: string): UsageSlotDoc => ({
   checks: {},
   tokens_spent: 0
 })
-/** `m` with each `[key, n]` of `counts` added: a new object (one copy, however many counts), `m` unchanged. */
-function addAll(m: Readonly<Record<string, number>>, counts: Iterable<readonly [string, number]>): Record<string, number> {
+/**
+ * `m` with each `[key, n]` of `counts` added: a new object (one copy, however many counts),
+ * `m` unchanged; `m` itself when there is nothing to add (documents are values: sharing an
+ * unchanged map between two versions of a document is safe, and most usage events add to
+ * one map of three or none).
+ */
+function addAll(m: Readonly<Record<string, number>>, counts: ReadonlyArray<readonly [string, number]>): Readonly<Record<string, number>> {
+  if (counts.length === 0) return m
   const out = { ...m }
   for (const [key, n] of counts) out[key] = (out[key] ?? 0) + n
   return out
@@ -83,19 +89,21 @@ const once = (key: string): readonly [string, number] => [key, 1]
 
 type UsageEvent = JobQueued | JobCompleted | JobFailed | TokensCaptured | BatchItemsAdded | BatchResultsRecorded
 
-/** What one usage event adds to its slot, hour and day. */
+type Counts = ReadonlyArray<readonly [string, number]>
+
+/** What one usage event adds to its slot, hour and day (the maps' additions as `[key, n]`, a key possibly more than once). */
 interface UsageDelta {
   submitted: number
   failed: number
   tokens_spent: number
-  completed: Record<string, number>
-  reasons: Record<string, number>
-  checks: Record<string, number>
+  completed: Counts
+  reasons: Counts
+  checks: Counts
 }
 
 /** The counts a usage event adds (computed once for the three documents it changes). */
 function usageDelta(e: UsageEvent): UsageDelta {
-  const d: UsageDelta = { submitted: 0, failed: 0, tokens_spent: 0, completed: {}, reasons: {}, checks: {} }
+  const d: UsageDelta = { submitted: 0, failed: 0, tokens_spent: 0, completed: [], reasons: [], checks: [] }
   switch (e.type) {
     case 'JobQueued':
       d.submitted = 1
@@ -111,42 +119,35 @@ function usageDelta(e: UsageEvent): UsageDelta {
       const invalid = e.data.items.filter(item => item.invalid === true).length
       d.submitted = e.data.items.length
       if (invalid > 0) {
-        d.completed = { invalid }
-        d.reasons = { invalid_syntax: invalid }
-        d.checks = { syntax: invalid }
+        d.completed = [['invalid', invalid]]
+        d.reasons = [['invalid_syntax', invalid]]
+        d.checks = [['syntax', invalid]]
       }
       break
     }
     case 'BatchResultsRecorded':
       // Results carry no per-check detail: batch items add to verdicts and reasons, not to `checks`.
-      d.completed = addAll(
-        {},
-        e.data.results.map(r => once(r.verdict))
-      )
-      d.reasons = addAll(
-        {},
-        e.data.results.map(r => once(r.reason))
-      )
+      d.completed = e.data.results.map(r => once(r.verdict))
+      d.reasons = e.data.results.map(r => once(r.reason))
       break
     case 'JobCompleted':
-      d.completed = { [e.data.verdict]: 1 }
-      d.reasons = { [e.data.reason]: 1 }
-      d.checks = addAll({}, ranChecks(e).map(once))
+      d.completed = [once(e.data.verdict)]
+      d.reasons = [once(e.data.reason)]
+      d.checks = ranChecks(e).map(once)
   }
   return d
 }
 
 /** A usage document with `d` added: a new document. */
 function addUsage(doc: UsageSlotDoc, d: UsageDelta): UsageSlotDoc {
-  const merge = (m: Record<string, number>, plus: Record<string, number>): Record<string, number> => addAll(m, Object.entries(plus))
   return {
     ...doc,
     submitted: doc.submitted + d.submitted,
     failed: doc.failed + d.failed,
     tokens_spent: doc.tokens_spent + d.tokens_spent,
-    completed: merge(doc.completed, d.completed),
-    reasons: merge(doc.reasons, d.reasons),
-    checks: merge(doc.checks, d.checks)
+    completed: addAll(doc.completed, d.completed),
+    reasons: addAll(doc.reasons, d.reasons),
+    checks: addAll(doc.checks, d.checks)
   }
 }
 
