@@ -54,7 +54,9 @@ class BatchWriter implements ProjectionWriter {
   }
   get<T extends Doc>(spec: CollectionSpec, id: string): T | null | Promise<T | null> {
     const k = this.key(spec, id)
-    if (this.cache.has(k)) return deepFreeze(this.cache.get(k) ?? null) as T | null
+    // One lookup: the cache holds documents and null (known absent), never undefined.
+    const cached = this.cache.get(k)
+    if (cached !== undefined) return deepFreeze(cached) as T | null
     if (this.written !== undefined && !this.written.mayHold(k)) {
       this.cache.set(k, null)
       return null
