@@ -1,7 +1,7 @@
 import t from 'tap'
 import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
-import { totp } from '../support/totp.ts'
+import { totpNow } from '../support/totp.ts'
 
 // Changes to how an account is reached (issue "Account security to ASVS level 2"; ASVS 5.0
 // V6.3.7): a password change or reset cancels a pending email change and is told to the
@@ -74,7 +74,7 @@ t.test('the confirmation code is not in the subject line', async t => {
 t.test('turning two-factor on is told to the account', async t => {
   const token = await signUp(api, dataDir, 'twofactor@example.com', password)
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
-  const code = totp(setup.secret)
+  const code = await totpNow(setup.secret)
   t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code, password } })).status, 204)
   t.ok(await mailWith('twofactor@example.com', /^Subject: Two-factor authentication was turned on/m), 'the account hears of it')
 })

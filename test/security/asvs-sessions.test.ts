@@ -5,7 +5,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
-import { totp } from '../support/totp.ts'
+import { totp, totpNow as codeNow } from '../support/totp.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
 const run = promisify(execFile)
@@ -24,10 +24,6 @@ async function login(email: string, cookie?: string): Promise<{ token: string; c
   return { token: r.body.access_token, cookie: cookieOf(r.headers) }
 }
 /** Waits, if need be, so that a code computed now is still in its 30 s step when the server checks it. */
-async function codeNow(secret: string): Promise<string> {
-  if (30_000 - (Date.now() % 30_000) < 1_500) await new Promise(resolve => setTimeout(resolve, 30_000 - (Date.now() % 30_000) + 50))
-  return totp(secret)
-}
 async function withTwoFactor(email: string): Promise<{ token: string; secret: string; backup: string[] }> {
   const token = await signUp(api, dataDir, email, password)
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, settled, signUp, startTestService, testConfig } from '../support/service.ts'
-import { totp } from '../support/totp.ts'
+import { totpNow } from '../support/totp.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
 // Crypto-shredding leaves nothing personal behind (issue "Account security to ASVS level
@@ -69,7 +69,7 @@ t.test('after deletion no file holds the address, the suggestion, the reply, the
   const mailsOf = (): string[] => readdirSync(outbox).filter(n => n.endsWith('.eml') && readFileSync(join(outbox, n), 'utf8').includes(address))
   t.ok(mailsOf().length > 0, "the outbox holds the account's confirmation mail (positive control)")
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body
-  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: totp(setup.secret), password } })).status, 204)
+  t.equal((await api('POST', '/api/users/me/2fa/verify-setup', { token, body: { code: await totpNow(setup.secret), password } })).status, 204)
 
   const sealedOnly = readFileSync(join(dataDir, 'events.db'))
   const wal = existsSync(join(dataDir, 'events.db-wal')) ? readFileSync(join(dataDir, 'events.db-wal')) : Buffer.alloc(0)

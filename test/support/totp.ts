@@ -26,3 +26,15 @@ export function totp(base32: string, at = Date.now(), options: { digits?: number
   const offset = mac[mac.length - 1] & 0xf
   return String((mac.readUInt32BE(offset) & 0x7fffffff) % 10 ** digits).padStart(digits, '0')
 }
+
+/**
+ * The current TOTP code by the real clock, for a request sent at once to a service that
+ * accepts a code only in its own 30 s step: when less than 3 s of the step are left, it
+ * waits for the next step to begin (at most 3 s), so that the request is not checked in
+ * the step after the code's (a slow machine takes more than a moment between the two).
+ */
+export async function totpNow(base32: string): Promise<string> {
+  const left = 30_000 - (Date.now() % 30_000)
+  if (left < 3_000) await new Promise(resolve => setTimeout(resolve, left + 50))
+  return totp(base32)
+}
