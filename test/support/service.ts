@@ -33,8 +33,21 @@ export const responseViolations: string[] = []
  * `now`: the clock its commands read (a test that would wait for time to pass moves it instead).
  */
 export async function startTestService(config: Config, options: { now?: () => Date } = {}): Promise<Service> {
-  return await startService(config, { logger: pino({ level: 'silent' }), instrument: checkResponses(responseViolations), now: options.now })
+  return await startService(config, { logger: shutdownWarnings, instrument: checkResponses(responseViolations), now: options.now })
 }
+
+/**
+ * The test services' logger: silent but for the warning naming a shutdown step that has not
+ * ended (every 10 s), on stderr, so that a test file that hangs at its service's close says where.
+ */
+const shutdownWarnings = pino(
+  { level: 'warn' },
+  {
+    write(line: string) {
+      if (line.includes('"step"') && line.includes('still closing')) process.stderr.write(`test service: ${line}`)
+    }
+  }
+)
 
 export type Api = (
   method: string,
