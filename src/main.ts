@@ -348,7 +348,8 @@ export async function startRole(
         // A step that does not end keeps the process alive: it is named every 10 s until it does.
         const started = Date.now()
         const watchdog = setInterval(() => {
-          log.warn({ step: name, waited_ms: Date.now() - started }, `shutdown: ${name} still closing`)
+          // With what keeps the process alive (handle and request kinds: sockets, timers, files).
+          log.warn({ step: name, waited_ms: Date.now() - started, resources: process.getActiveResourcesInfo() }, `shutdown: ${name} still closing`)
         }, SHUTDOWN_STEP_WARN_MS)
         watchdog.unref()
         try {
