@@ -1,4 +1,4 @@
-import { DomainError, type ErrorKind, isBefore, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
+import { DomainError, type ErrorKind, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
 import type { Account, UserState } from './state.ts'
 import {
@@ -12,8 +12,18 @@ import {
   withSecondFactor,
   type SecondFactor
 } from './two-factor.ts'
+import {
+  CODE_ALLOWANCE_WINDOW_MS,
+  confirm,
+  issueConfirmationCode,
+  register,
+  type ConfirmUser,
+  type IssueConfirmationCode,
+  type RegisterUser
+} from './registration.ts'
 
 export type { Account, TwoFactorState, UserState } from './state.ts'
+export { MAX_CONFIRMATION_ATTEMPTS, UNCONFIRMED_TTL_MS } from './registration.ts'
 export {
   SPENT_CHALLENGES,
   TWO_FACTOR_FAILURES_BEFORE_LOCK,
@@ -23,22 +33,13 @@ export {
   type SecondFactor
 } from './two-factor.ts'
 
-/** Wrong confirmation attempts allowed per code before it stops working. */
-export const MAX_CONFIRMATION_ATTEMPTS = 5
-/** Confirmation codes: at least this long between two (ms), at most this many per 24 h. */
-export const CODE_RESEND_COOLDOWN_MS = 60_000
-export const CODE_DAILY_ALLOWANCE = 5
 /** Password reset mails: at least this long between two (ms). */
 export const RESET_COOLDOWN_MS = 60_000
 /** Wrong passwords in a row that lock sign-in, and for how long (ms). */
 export const LOGIN_FAILURES_BEFORE_LOCK = 5
 export const LOGIN_LOCK_MS = 15 * 60_000
-/** An unconfirmed registration expires after this (ms): no code confirms it, none is resent; registering again starts it afresh. */
-export const UNCONFIRMED_TTL_MS = 7 * 86_400_000
 /** Events between two UserSnapshotted (the most a command reads back, plus one append). */
 export const SNAPSHOT_EVERY = 100
-
-const DAY_MS = 86_400_000
 
 export const initialState = (): UserState => ({ status: 'none' })
 
@@ -71,7 +72,7 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       return {
         ...state,
         code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 },
-        codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < DAY_MS), event.data.issued_at]
+        codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < CODE_ALLOWANCE_WINDOW_MS), event.data.issued_at]
       }
     }
     case 'ConfirmationFailed':
@@ -171,21 +172,9 @@ export interface PasswordCheck {
 }
 
 export type UserCommand =
-  | {
-      type: 'RegisterUser'
-      data: {
-        user_uuid: string
-        email_sealed: string
-        password_hash: string
-        locale: string
-        code_hash: string
-        code_sealed: string
-        code_expires_at: string
-        now: string
-      }
-    }
-  | { type: 'IssueConfirmationCode'; data: { code_hash: string; code_sealed: string; expires_at: string; now: string } }
-  | { type: 'ConfirmUser'; data: { code_hash: string; now: string } }
+  | { type: 'RegisterUser'; data: RegisterUser }
+  | { type: 'IssueConfirmationCode'; data: IssueConfirmationCode }
+  | { type: 'ConfirmUser'; data: ConfirmUser }
   | { type: 'RequestPasswordReset'; data: { token_hash: string; token_sealed: string; expires_at: string; now: string } }
   | { type: 'ResetPassword'; data: { token_hash: string; password_hash: string; now: string } }
   | { type: 'ChangePassword'; data: PasswordCheck & { password_hash: string; factor?: SecondFactor | null; now: string } }
@@ -227,26 +216,18 @@ const passwordMatches = (state: Account, p: PasswordCheck): boolean => p.passwor
 const passed = (state: Account, operation: string, now: string): UserEvent[] =>
   state.login_failures.length > 0 ? [{ type: 'PasswordCheckSucceeded', data: { user_uuid: state.user_uuid, operation, succeeded_at: now } }] : []
 
-const expired = (state: Account, now: string): boolean =>
-  state.registered_at !== undefined && Date.parse(now) - Date.parse(state.registered_at) >= UNCONFIRMED_TTL_MS
-
 /**
  * The user decider (interface "Authentication and sign-in", "Account"; section 3 states).
  * Facts that need secrets or slow hashing arrive as data: a password checked against a
  * hash (`password_ok` for `for_password_hash`: stale when the password changed since), a
  * TOTP step checked against a sealed secret, HMACs of codes and tokens.
- * - RegisterUser on a new stream → UserRegistered and the first ConfirmationCodeIssued;
- *   on an unconfirmed one → RegistrationRenewed (the new password; earlier codes void) and a
- *   new code within the daily allowance. A registration unconfirmed for UNCONFIRMED_TTL_MS
- *   expires: no code confirms it and none is resent.
+ * - RegisterUser, IssueConfirmationCode, ConfirmUser: registration and its confirmation
+ *   code (registration.ts). A registration unconfirmed for UNCONFIRMED_TTL_MS expires: no
+ *   code confirms it and none is resent.
  * - StartPasswordCheck → PasswordCheckStarted, counted as a failure until the operation
  *   it guards succeeds (LoginSucceeded / PasswordCheckSucceeded clear the count); refused
  *   with `<operation>.locked` while LOGIN_FAILURES_BEFORE_LOCK recent ones stand: sign-in
  *   and every current-password check share the lock, judged before the password is.
- *   IssueConfirmationCode (unconfirmed,
- *   past the cooldown, under the daily allowance) → ConfirmationCodeIssued.
- * - ConfirmUser: the current code, unexpired, with tries left → UserConfirmed; else
- *   ConfirmationFailed (counted; the handler answers `confirm_account.invalid_code`).
  * - RequestPasswordReset (confirmed, not banned, past the cooldown) → PasswordResetRequested;
  *   ResetPassword with the current token → PasswordChanged `reset`.
  * - ChangePassword, DeleteUser, RequestEmailChange need the current password; with
@@ -263,65 +244,12 @@ const expired = (state: Account, now: string): boolean =>
  */
 export function decide(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
-    case 'RegisterUser': {
-      const d = command.data
-      if (state.status === 'unconfirmed') {
-        // Registered again before confirmation: this password replaces the earlier one, whose
-        // codes are void; a new code is mailed unless the daily allowance is spent.
-        const now = Date.parse(d.now)
-        const renewed: UserEvent = {
-          type: 'RegistrationRenewed',
-          data: { user_uuid: state.user_uuid, password_hash: d.password_hash, locale: d.locale, registered_at: d.now }
-        }
-        if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return [renewed]
-        return [
-          renewed,
-          {
-            type: 'ConfirmationCodeIssued',
-            data: { user_uuid: state.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now }
-          }
-        ]
-      }
-      if (state.status !== 'none') fail('conflict', 'register_user.already_registered', 'account already registered')
-      return [
-        {
-          type: 'UserRegistered',
-          data: { user_uuid: d.user_uuid, email: d.email_sealed, password_hash: d.password_hash, locale: d.locale, registered_at: d.now }
-        },
-        {
-          type: 'ConfirmationCodeIssued',
-          data: { user_uuid: d.user_uuid, code_hash: d.code_hash, code: d.code_sealed, expires_at: d.code_expires_at, issued_at: d.now }
-        }
-      ]
-    }
-    case 'IssueConfirmationCode': {
-      if (state.status !== 'unconfirmed' || expired(state, command.data.now)) return []
-      const now = Date.parse(command.data.now)
-      const last = state.codes_issued[state.codes_issued.length - 1]
-      if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
-      if (state.codes_issued.filter(t => now - Date.parse(t) < DAY_MS).length >= CODE_DAILY_ALLOWANCE) return []
-      return [
-        {
-          type: 'ConfirmationCodeIssued',
-          data: {
-            user_uuid: state.user_uuid,
-            code_hash: command.data.code_hash,
-            code: command.data.code_sealed,
-            expires_at: command.data.expires_at,
-            issued_at: command.data.now
-          }
-        }
-      ]
-    }
-    case 'ConfirmUser': {
-      const d = command.data
-      if (state.status !== 'unconfirmed' || !state.code) return []
-      if (expired(state, d.now)) return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }]
-      if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && isBefore(d.now, state.code.expires_at) && sameHash(state.code.hash, d.code_hash)) {
-        return [{ type: 'UserConfirmed', data: { user_uuid: state.user_uuid, confirmed_at: d.now } }]
-      }
-      return state.code.failed < MAX_CONFIRMATION_ATTEMPTS ? [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }] : []
-    }
+    case 'RegisterUser':
+      return register(state, command.data)
+    case 'IssueConfirmationCode':
+      return issueConfirmationCode(state, command.data)
+    case 'ConfirmUser':
+      return confirm(state, command.data)
     case 'RequestPasswordReset': {
       // A banned account gets no link (the caller still sees the same 204): a reset would be mailed for an account that cannot sign in.
       if (!isActive(state)) return []
