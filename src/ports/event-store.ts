@@ -72,7 +72,10 @@ export class WrongExpectedRevisionError extends Error {
 }
 
 export interface Subscription {
-  /** Stops delivery; resolves once the handler is no longer running. */
+  /**
+   * Stops delivery; resolves once the handler is no longer running (so a handler must not
+   * await the stop of its own subscription: it would wait for itself).
+   */
   stop(): Promise<void>
 }
 

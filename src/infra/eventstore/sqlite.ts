@@ -291,11 +291,13 @@ export class SqliteEventStore implements EventStore {
       while (!stopped && !this.closed) {
         const batch = this.page(position, this.batchSize, PAGE_BYTES)
         for (const event of batch) {
-          if (stopped) return
+          if (stopped || this.closed) return
           if (types === null || types.has(event.type)) await handler(event)
           position = event.position
           options.on_checkpoint?.(position)
         }
+        // Stopped or closed while the handler ran: nothing more is read or reported.
+        if (stopped || this.closed) return
         // A full page, by count or by bytes: more may follow at once.
         if (batch.length === this.batchSize || (batch.length > 0 && Number((this.st.head.get() as { p: number }).p) > position)) continue
         if (!caughtUpReported) {
