@@ -370,13 +370,13 @@ export async function startRole(
   }
 }
 
-/** The all-in-one service (`svc serve`, what `npm start` runs). */
 /** How often a shutdown step that has not ended is named in the log (ms). */
 const SHUTDOWN_STEP_WARN_MS = 10_000
 
 /** Connections the kernel may hold for the API before it accepts them (listen(2) backlog; capped by net.core.somaxconn). */
 const LISTEN_BACKLOG = 4096
 
+/** The all-in-one service (`svc serve`, what `npm start` runs). */
 export async function startService(
   config: Config,
   options: { logger?: Logger; instrument?: AppOptions['instrument']; now?: () => Date } = {}

@@ -23,7 +23,6 @@ async function login(email: string, cookie?: string): Promise<{ token: string; c
   if (r.status !== 200) throw new Error(`login: ${r.status} ${JSON.stringify(r.body)}`)
   return { token: r.body.access_token, cookie: cookieOf(r.headers) }
 }
-/** Waits, if need be, so that a code computed now is still in its 30 s step when the server checks it. */
 async function withTwoFactor(email: string): Promise<{ token: string; secret: string; backup: string[] }> {
   const token = await signUp(api, dataDir, email, password)
   const setup = (await api('POST', '/api/users/me/2fa/enable', { token })).body

@@ -244,16 +244,19 @@ export async function downloadsTo(page: Page, dir: string): Promise<() => Promis
   const cdp = await page.createCDPSession()
   const names = new Map<string, string>()
   const done: string[] = []
+  let canceled: string | null = null
   cdp.on('Browser.downloadWillBegin', e => {
     names.set(e.guid, e.suggestedFilename)
   })
   cdp.on('Browser.downloadProgress', e => {
     if (e.state === 'completed') done.push(join(dir, names.get(e.guid) ?? e.guid))
+    if (e.state === 'canceled') canceled = names.get(e.guid) ?? e.guid
   })
   await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: dir, browserContextId: page.browserContext().id, eventsEnabled: true })
   let taken = 0
   return async () => {
-    await waitUntil(() => done.length > taken, 60_000)
+    await waitUntil(() => done.length > taken || canceled !== null, 60_000)
+    if (done.length <= taken) throw new Error(`the download of ${canceled} was canceled`)
     return done[taken++]
   }
 }
