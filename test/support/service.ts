@@ -33,7 +33,18 @@ export const responseViolations: string[] = []
  * `now`: the clock its commands read (a test that would wait for time to pass moves it instead).
  */
 export async function startTestService(config: Config, options: { now?: () => Date } = {}): Promise<Service> {
-  return await startService(config, { logger: shutdownWarnings, instrument: checkResponses(responseViolations), now: options.now })
+  const service = await startService(config, { logger: shutdownWarnings, instrument: checkResponses(responseViolations), now: options.now })
+  const close = service.close
+  service.close = async () => {
+    await close()
+    // A test process lives on only while something holds it: if it is still here 20 s after
+    // its service closed, what holds it is said on stderr (tap prints it for a file that
+    // then fails on its timeout). The timer itself holds nothing.
+    setTimeout(() => {
+      process.stderr.write(`test service: 20 s after a service closed, this process holds ${JSON.stringify(process.getActiveResourcesInfo())}\n`)
+    }, 20_000).unref()
+  }
+  return service
 }
 
 /**
