@@ -27,6 +27,9 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
 /** Schema violations of every answer of the test services of this process (see `checkResponses`). */
 export const responseViolations: string[] = []
 
+/** Test services of this process started and not closed yet. */
+let openServices = 0
+
 /**
  * The all-in-one service on `config`, built for tests: every answer is checked against
  * the schema its route declares (a violation answers 500 `response.schema_violation`).
@@ -34,15 +37,21 @@ export const responseViolations: string[] = []
  */
 export async function startTestService(config: Config, options: { now?: () => Date } = {}): Promise<Service> {
   const service = await startService(config, { logger: shutdownWarnings, instrument: checkResponses(responseViolations), now: options.now })
+  openServices++
   const close = service.close
+  let closed = false
   service.close = async () => {
     await close()
-    // A test process lives on only while something holds it: if it is still here 20 s after
-    // its service closed, what holds it is said on stderr (tap prints it for a file that
-    // then fails on its timeout). The timer itself holds nothing.
-    setTimeout(() => {
-      process.stderr.write(`test service: 20 s after a service closed, this process holds ${JSON.stringify(process.getActiveResourcesInfo())}\n`)
-    }, 20_000).unref()
+    if (closed) return
+    closed = true
+    // A test file ends with its last service's close: if its process is still here 20 s
+    // later, what holds it is said on stderr (tap prints it for a file that then fails on
+    // its timeout). The timer itself holds nothing.
+    if (--openServices === 0)
+      setTimeout(() => {
+        if (openServices === 0)
+          process.stderr.write(`test service: 20 s after the last service closed, this process holds ${JSON.stringify(process.getActiveResourcesInfo())}\n`)
+      }, 20_000).unref()
   }
   return service
 }
