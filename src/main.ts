@@ -94,6 +94,16 @@ export async function startRole(
   const core = await openCore(config, { now: options.now })
   const metrics = new ServiceMetrics(role)
   const { ctx, store } = core
+  /** What the workers say went wrong: an error line with its cause. */
+  const logError = (msg: string, err?: unknown): void => {
+    log.error({ err }, msg)
+  }
+  /** The greylisting retry policy the verifier's jobs and the batches' parts share. */
+  const greylist = { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms }
+  /** The webhook sender (the worker's deliveries and the API's test deliveries). */
+  const sendWebhook = webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets })
+  /** Whether this role answers the public API (and holds customers' kept files). */
+  const serveApi = role === 'serve' || role === 'api'
   // An erasure whose old key bytes a reader keeps in keys.db's WAL is said, never hidden.
   metrics.watchErasures(() => core.keys.erasureStatus())
   core.keys.onErasure(e => {
@@ -166,7 +176,7 @@ export async function startRole(
     consumers.push(
       await startVerifierWorker(ctx, bus, engine, {
         concurrency: config.verifier.concurrency,
-        greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+        greylist,
         reads: runner ? ctx.reads : undefined,
         metrics,
         ...(hold && { egress: hold })
@@ -177,14 +187,12 @@ export async function startRole(
       await startBatchWorker(ctx, bus, engine, {
         // Parts share the sessions of their MX (the prober's lanes): many in flight cost little more than one.
         concurrency: 16,
-        greylist: { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms },
+        greylist,
         intake_idle_s: config.batch_intake_idle_s,
         sweep: true,
         metrics,
         ...(hold && { egress: hold }),
-        log: (msg, err) => {
-          log.error({ err }, msg)
-        }
+        log: logError
       })
     )
     // The intake process manager goes with the verifier: both keep jobs moving.
@@ -193,14 +201,12 @@ export async function startRole(
   if (bus && (role === 'serve' || role === 'worker:webhooks')) {
     const w = config.webhooks
     consumers.push(
-      await startWebhookWorker(ctx, bus, webhookSender({ timeout_ms: w.timeout_ms, allow_private: w.allow_private_targets }), {
+      await startWebhookWorker(ctx, bus, sendWebhook, {
         policy: w,
         concurrency: w.concurrency,
         reads: ctx.reads,
         resume: !config.nats_url,
-        log: (msg, err) => {
-          log.error({ err }, msg)
-        },
+        log: logError,
         metrics
       })
     )
@@ -215,9 +221,8 @@ export async function startRole(
     closers.unshift(['mailer', () => mailer.close()])
   }
   // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
-  const serving = role === 'serve' || role === 'api'
   const blobs: BlobStore | null =
-    serving || role === 'worker:mailer'
+    serveApi || role === 'worker:mailer'
       ? config.mongodb_url
         ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url)
         : new FileBlobStore(join(config.data_dir, 'blobs'))
@@ -229,9 +234,7 @@ export async function startRole(
       await startBlobWorker(ctx, bus, blobs, {
         sweep_ms: config.list_files.sweep_s * 1000,
         sweep: runner !== null || role === 'worker:mailer',
-        log: (msg, err) => {
-          log.error({ err }, msg)
-        }
+        log: logError
       })
     )
   }
@@ -272,7 +275,6 @@ export async function startRole(
     if (reasons.length === 0) return { status: 'ready', reasons }
     return { status: reasons.some(r => r.problem === 'starting' || r.problem === 'catching_up') ? 'starting' : 'degraded', reasons }
   }
-  const serveApi = role === 'serve' || role === 'api'
   const caughtUp = (p: number): Promise<boolean> => (runner ? runner.waitFor(p) : Promise.resolve(false))
   let rateCounter: RateCounter | null = null
   if (serveApi) {
@@ -306,7 +308,7 @@ export async function startRole(
           billing,
           waits,
           blobs: blobs!,
-          send_webhook: webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets })
+          send_webhook: sendWebhook
         },
         { logger: false, logger_instance: log, instrument: options.instrument }
       )
