@@ -257,6 +257,11 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     this.assertOpen()
+    return this.head()
+  }
+
+  /** Position of the last event stored (0 when none): one read of the primary key's end. */
+  private head(): number {
     return Number((this.st.head.get() as { p: number }).p)
   }
 
@@ -299,7 +304,7 @@ export class SqliteEventStore implements EventStore {
         // Stopped or closed while the handler ran: nothing more is read or reported.
         if (stopped || this.closed) return
         // A full page, by count or by bytes: more may follow at once.
-        if (batch.length === this.batchSize || (batch.length > 0 && Number((this.st.head.get() as { p: number }).p) > position)) continue
+        if (batch.length === this.batchSize || (batch.length > 0 && this.head() > position)) continue
         if (!caughtUpReported) {
           caughtUpReported = true
           options.on_caught_up?.(position)
@@ -308,7 +313,7 @@ export class SqliteEventStore implements EventStore {
           wake = resolve
           // Re-check: `stop` may have come while the handler ran (its wake-up found no waiter),
           // or an append may have landed between the read and setting `wake`.
-          if (stopped || this.closed || Number((this.st.head.get() as { p: number }).p) > position) onAppend()
+          if (stopped || this.closed || this.head() > position) onAppend()
         })
       }
     }
