@@ -1,11 +1,11 @@
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite'
+import { DatabaseSync, type StatementSync } from 'node:sqlite'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { immediateTransaction } from '../sqlite-transaction.ts'
+import { column, ident, indexedBy, whereSql } from './sqlite-sql.ts'
 import {
   CheckpointConflictError,
   type Collection,
   type CollectionSpec,
-  type Condition,
   type Doc,
   type Query,
   type ReadStore,
@@ -20,72 +20,8 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (name TEXT PRIMARY KEY, positi
 CREATE TABLE IF NOT EXISTS consumer_checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS projector_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, expires_at INTEGER NOT NULL);
 `
-const IDENT = /^[a-z][a-z0-9_]*$/
-
-const ident = (s: string): string => {
-  if (!IDENT.test(s)) throw new Error(`not a safe identifier: ${s}`)
-  return s
-}
 const tableOf = (spec: CollectionSpec, gen: number): string => `${ident(spec.name)}__g${gen}`
 const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
-
-/** A document field as stored in its column. */
-function column(value: unknown): SQLInputValue {
-  if (value === undefined || value === null) return null
-  if (typeof value === 'boolean') return value ? 1 : 0
-  if (typeof value === 'number' || typeof value === 'string') return value
-  return JSON.stringify(value)
-}
-
-/** The SQL of a `where` (AND of each field's condition) and its parameters; fields are checked against the spec. */
-function whereSql(spec: CollectionSpec, where: Where | undefined): { sql: string; params: SQLInputValue[] } {
-  const parts: string[] = []
-  const params: SQLInputValue[] = []
-  for (const [field, cond] of Object.entries(where ?? {})) {
-    if (cond === undefined) continue
-    const f = field === '_id' ? '_id' : field in spec.fields ? ident(field) : null
-    if (f === null) throw new Error(`${spec.name}: ${field} is not a queryable field`)
-    const c = cond as Condition
-    if (c === null) {
-      parts.push(`${f} IS NULL`)
-      continue
-    }
-    if (typeof c !== 'object') {
-      parts.push(`${f} = ?`)
-      params.push(column(c))
-      continue
-    }
-    if ('in' in c) {
-      const values = c.in.filter(v => v !== null)
-      const ors = [...(values.length > 0 ? [`${f} IN (${values.map(() => '?').join(', ')})`] : []), ...(c.in.includes(null) ? [`${f} IS NULL`] : [])]
-      parts.push(ors.length > 0 ? `(${ors.join(' OR ')})` : '0')
-      params.push(...values.map(column))
-      continue
-    }
-    if ('prefix' in c) {
-      parts.push(`${f} >= ? AND ${f} < ?`)
-      params.push(c.prefix, `${c.prefix}\uffff`)
-      continue
-    }
-    if (c.gte !== undefined) {
-      parts.push(`${f} >= ?`)
-      params.push(c.gte)
-    }
-    if (c.lte !== undefined) {
-      parts.push(`${f} <= ?`)
-      params.push(c.lte)
-    }
-  }
-  return { sql: parts.length > 0 ? ` WHERE ${parts.join(' AND ')}` : '', params }
-}
-
-/** ` INDEXED BY <index>` for a declared index named by its fields (empty without one). */
-function indexedBy(spec: CollectionSpec, table: string, fields: readonly string[] | undefined): string {
-  if (fields === undefined) return ''
-  const i = spec.indexes.findIndex(ix => ix.length === fields.length && ix.every((f, k) => f === fields[k]))
-  if (i < 0) throw new Error(`${spec.name}: no index on ${fields.join(', ')}`)
-  return ` INDEXED BY ${table}_i${i}`
-}
 
 class SqliteCollection<T extends Doc> implements Collection<T> {
   private readonly store: SqliteReadStore
