@@ -21,11 +21,9 @@ import type { CommandContext } from './context.ts'
  * An aggregate's command handler, bound to its decider and to how its streams are named
  * (Emmett's `CommandHandler` per aggregate): `wallets.handle(ctx, user, command)` runs a
  * command on the stream `wallet-<user>` (command-handler.ts `handle`: its cost, retries and
- * errors), `wallets.load(ctx, user)` folds that stream, `wallets.stream(user)` names it.
+ * errors), `wallets.load(ctx, user)` folds that stream.
  */
 export interface Aggregate<S, E extends Event<string, unknown>, C> {
-  /** The stream of the aggregate `id` (`<category>-<id>`). */
-  stream(id: string): string
   /** `handle` on the stream of `id`. @throws as `handle`: DomainError from the decider, WrongExpectedRevisionError past the deadline. */
   handle(
     ctx: CommandContext,
@@ -41,7 +39,6 @@ export interface Aggregate<S, E extends Event<string, unknown>, C> {
 function aggregate<S, E extends Event<string, unknown>, C>(category: string, decider: Decider<S, E, C>): Aggregate<S, E, C> {
   const stream = (id: string): string => `${category}-${id}`
   return {
-    stream,
     handle: (ctx, id, command, meta = {}, options = {}) => handle(ctx, stream(id), decider, command, meta, options),
     load: (ctx, id) => load(ctx, stream(id), decider)
   }
