@@ -166,21 +166,14 @@ const noVerifications = (): SummaryDoc => ({
   updated_at: null
 })
 
-/** The all-time summary with live verifications added (their verdicts and reasons, the checks they ran, when): a new document. */
-function addToSummary(sum: SummaryDoc, results: ReadonlyArray<{ verdict: string; reason: string }>, checksRun: number, when: string): SummaryDoc {
-  const byVerdict = addAll(
-    sum.by_verdict,
-    results.map(r => once(r.verdict))
-  )
-  const byReason = addAll(
-    sum.by_reason,
-    results.map(r => once(r.reason))
-  )
+/** The all-time summary with `verifications` live results added (their verdicts and reasons as the usage delta `d` counts them, the checks they ran, when): a new document. */
+function addToSummary(sum: SummaryDoc, d: UsageDelta, verifications: number, checksRun: number, when: string): SummaryDoc {
   return {
     ...sum,
-    verifications: sum.verifications + results.length,
-    by_verdict: byVerdict,
-    by_reason: byReason,
+    verifications: sum.verifications + verifications,
+    // The usage delta's verdicts and reasons are these results' (usageDelta counts the same ones).
+    by_verdict: addAll(sum.by_verdict, d.completed),
+    by_reason: addAll(sum.by_reason, d.reasons),
     checks_run: sum.checks_run + checksRun,
     since: sum.since === null || when < sum.since ? when : sum.since,
     updated_at: sum.updated_at === null || when > sum.updated_at ? when : sum.updated_at
@@ -238,7 +231,7 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
   const live = liveResults(e)
   const sum = (docs[4] as SummaryDoc | null | undefined) ?? noVerifications()
   if (live !== null && !alreadyApplied(sum, event))
-    writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, live.results, live.checks, live.when), position: event.position } })
+    writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, delta, live.results.length, live.checks, live.when), position: event.position } })
   return writes
 }
 
