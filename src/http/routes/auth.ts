@@ -20,13 +20,9 @@ import { FailureThrottle, signInThrottleOf } from '../plugins/throttle.ts'
 import { AfterAnswer } from '../after-answer.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
+import { secureCookie } from '../cookies.ts'
 
 const Email = z.string().trim().min(1).max(320)
-
-/** Whether a cookie set on this request must be `Secure`: always, except on plain HTTP to a local host (development, tests). */
-export function secureCookie(request: FastifyRequest): boolean {
-  return !(request.protocol === 'http' && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?$/.test(request.host))
-}
 
 /** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
 function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {

@@ -18,7 +18,7 @@ import { getSession } from '../../projections/sessions.ts'
 import { getUserDoc } from '../../projections/users.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { secureCookie } from './auth.ts'
+import { secureCookie } from '../cookies.ts'
 
 type Locale = 'en' | 'fr'
 
