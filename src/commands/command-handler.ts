@@ -1,46 +1,14 @@
 import pRetry from 'p-retry'
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent, type RecordedEvent } from '../ports/event-store.ts'
+import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../ports/event-store.ts'
 import type { Event } from '../domain/shared.ts'
 import type { CommandContext } from './context.ts'
-import { LRUCache } from 'lru-cache'
+import { current, remember, type Folding, type Loaded } from './stream-loader.ts'
 
-/**
- * In-stream snapshots: events that carry an aggregate's whole state forward (the wallet's
- * books closed, a user's state summarised). Loading a stream reads backwards only as far
- * as the latest of them, so a command's cost is bounded by `every` plus one append's
- * events, never by the stream's history; the full history stays in the stream, replayable.
- */
-interface Snapshotting<S, E extends Event<string, unknown>> {
-  /** Event types from which `evolve` rebuilds the whole state, whatever came before. */
-  types: readonly string[]
-  /**
-   * With `take`: after this many events without one, `handle` appends `take(state, now)`
-   * in the same append as the command's events.
-   */
-  every?: number
-  take?: (state: S, now: string) => E
-  /**
-   * Approximate bytes the state holds (default 1 KiB): the per-process cache of states is
-   * bounded by their sum (CACHE_BYTES) as well as by their number, so a few large states
-   * (a million-address batch's de-duplication index) cannot fill the heap.
-   */
-  weight?: (state: S) => number
-}
+export type { Loaded } from './stream-loader.ts'
 
-export interface Decider<S, E extends Event<string, unknown>, C> {
-  initialState: () => S
-  evolve: (state: S, event: E) => S
+/** A decider (ARCHITECTURE.md "Write side"): the fold of its stream, and `decide`. */
+export interface Decider<S, E extends Event<string, unknown>, C> extends Folding<S, E> {
   decide: (command: C, state: S) => E[]
-  snapshot?: Snapshotting<S, E>
-}
-
-/** A stream folded into state, as of `revision` (-1: no stream) and global `position`. */
-export interface Loaded<S> {
-  state: S
-  revision: number
-  position: number
-  /** Events after the latest snapshot event (all of them when there is none). */
-  since_snapshot: number
 }
 
 export interface HandleResult<S, E> {
@@ -76,117 +44,15 @@ interface Pending {
   reject: (err: unknown) => void
 }
 
-/** Events read per page when loading backwards to a snapshot. */
-const PAGE = 256
-/** Long-lived streams whose state is kept between commands in each process. */
-const MAX_CACHED_STREAMS = 4_096
-/** Bytes of cached states at most (their `weight`), least recently used dropped first. */
-const CACHE_BYTES = 96 * 1024 * 1024
-/** Events per page when a stream without snapshot events is folded forwards (large events, such as batch parts, stay few in memory). */
-const FOLD_PAGE = 16
-
-/** A cached state with the decider that folds it and its weight function. */
-type Cached = Loaded<unknown> & { evolve: AnyDecider['evolve']; weight?: (state: unknown) => number }
-
-interface StoreState {
-  queues: Map<string, Pending[]>
-  cache: LRUCache<string, Cached>
-}
-const perStore = new WeakMap<EventStore, StoreState>()
-function of(store: EventStore): StoreState {
-  let s = perStore.get(store)
-  if (!s) {
-    s = {
-      queues: new Map(),
-      cache: new LRUCache({
-        max: MAX_CACHED_STREAMS,
-        maxSize: CACHE_BYTES,
-        sizeCalculation: v => Math.max(1, Math.min(CACHE_BYTES, Math.round(v.weight?.(v.state) ?? 1024)))
-      })
-    }
-    perStore.set(store, s)
+/** Each store's queues of commands waiting for their stream (per store: tests open several in one process). */
+const queuesByStore = new WeakMap<EventStore, Map<string, Pending[]>>()
+function queuesOf(store: EventStore): Map<string, Pending[]> {
+  let queues = queuesByStore.get(store)
+  if (!queues) {
+    queues = new Map()
+    queuesByStore.set(store, queues)
   }
-  return s
-}
-
-const fold = <S>(decider: AnyDecider, from: Loaded<S>, events: readonly RecordedEvent[]): Loaded<S> => {
-  let { state, since_snapshot: since } = from
-  const types = decider.snapshot?.types
-  for (const e of events) {
-    state = decider.evolve(state, { type: e.type, data: e.data }) as S
-    since = types?.includes(e.type) ? 0 : since + 1
-  }
-  const last = events[events.length - 1]
-  return last ? { state, revision: last.revision, position: last.position, since_snapshot: since } : from
-}
-
-/**
- * Reads a stream into state at a cost bounded by its snapshot interval: backwards, page by
- * page, down to its latest snapshot event, then folds forwards. Streams without snapshots
- * (jobs, deliveries: short by construction) are read whole; long-lived streams without
- * snapshot events (batches: bounded by the plan's `max_batch_size`) are folded forwards
- * page by page, FOLD_PAGE events in memory at a time.
- */
-async function readFresh<S>(store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
-  const empty: Loaded<S> = { state: decider.initialState() as S, revision: -1, position: 0, since_snapshot: 0 }
-  const types = decider.snapshot?.types
-  if (!types) return fold(decider, empty, await store.readStream(stream))
-  if (types.length === 0) {
-    let loaded = empty
-    for (;;) {
-      const page = await store.readStream(stream, { from_revision: loaded.revision + 1, max_count: FOLD_PAGE })
-      loaded = fold(decider, loaded, page)
-      if (page.length < FOLD_PAGE) return loaded
-    }
-  }
-  const page = Math.min(PAGE, decider.snapshot?.every ?? 1)
-  const tail: RecordedEvent[] = []
-  let from: number | undefined
-  for (;;) {
-    const batch = await store.readStream(stream, { direction: 'backwards', max_count: page, ...(from !== undefined && { from_revision: from }) })
-    let found = false
-    for (const e of batch) {
-      tail.push(e)
-      if (types.includes(e.type)) {
-        found = true
-        break
-      }
-    }
-    if (found || batch.length < page) break
-    from = batch[batch.length - 1].revision - 1
-    if (from < 0) break
-  }
-  return fold(decider, empty, tail.reverse())
-}
-
-/**
- * The state of a stream now: long-lived streams (deciders with a snapshot interval) from
- * this process's cache plus the events appended since (by any process), others read
- * afresh. Bounded either way: a cache further behind than two snapshot intervals is
- * dropped for a fresh read.
- */
-async function current<S>(store: EventStore, stream: string, decider: AnyDecider): Promise<Loaded<S>> {
-  const every = decider.snapshot?.every
-  if (every === undefined) return await readFresh<S>(store, stream, decider)
-  const { cache } = of(store)
-  const hit = cache.get(stream)
-  let loaded: Loaded<S> | null = null
-  if (hit && hit.evolve === decider.evolve) {
-    const limit = 2 * every
-    const newer = await store.readStream(stream, { from_revision: hit.revision + 1, max_count: limit })
-    if (newer.length < limit) loaded = fold(decider, hit as Loaded<S>, newer)
-  }
-  loaded ??= await readFresh<S>(store, stream, decider)
-  remember(store, stream, decider, loaded)
-  return loaded
-}
-
-function remember(store: EventStore, stream: string, decider: AnyDecider, loaded: Loaded<unknown>): void {
-  if (decider.snapshot?.every === undefined) return
-  const { cache } = of(store)
-  const old = cache.get(stream)
-  if (old && old.revision > loaded.revision && old.evolve === decider.evolve) return
-  cache.set(stream, { ...loaded, evolve: decider.evolve, weight: decider.snapshot.weight })
+  return queues
 }
 
 /**
@@ -224,7 +90,7 @@ export async function handle<S, E extends Event<string, unknown>, C>(
   meta: Partial<EventMetadata> = {},
   options: { known?: Loaded<S> } = {}
 ): Promise<HandleResult<S, E>> {
-  const { queues } = of(ctx.store)
+  const queues = queuesOf(ctx.store)
   return await new Promise((resolve, reject) => {
     const queue = queues.get(stream)
     const item: Pending = {
@@ -245,7 +111,7 @@ export async function handle<S, E extends Event<string, unknown>, C>(
 }
 
 async function drain(ctx: CommandContext, stream: string): Promise<void> {
-  const { queues } = of(ctx.store)
+  const queues = queuesOf(ctx.store)
   const queue = queues.get(stream)!
   while (queue.length > 0) {
     const first = queue[0]
