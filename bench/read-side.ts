@@ -278,10 +278,12 @@ let rebuild: { events: number; ms: number }
   log('read side: rebuilding every projection…')
   t0 = performance.now()
   let last = 0
-  const r = await rebuildProjections(core.store, core.ctx.reads, PROJECTIONS, (position, head) => {
-    if (position - last >= 500_000) {
-      last = position
-      log(`  ${position}/${head} (${Math.round((position / (performance.now() - t0)) * 1000)} events/s)`)
+  const r = await rebuildProjections(core.store, core.ctx.reads, PROJECTIONS, {
+    onProgress: (position, head) => {
+      if (position - last >= 500_000) {
+        last = position
+        log(`  ${position}/${head} (${Math.round((position / (performance.now() - t0)) * 1000)} events/s)`)
+      }
     }
   })
   rebuild = { events: r.events, ms: performance.now() - t0 }

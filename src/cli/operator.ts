@@ -75,7 +75,7 @@ export function registerOperatorCommands(program: Command): void {
         const bar = progressBar(`rebuild ${name}`)
         const t0 = Date.now()
         try {
-          const r = await rebuildProjections(core.store, core.ctx.reads, chosen, bar.update)
+          const r = await rebuildProjections(core.store, core.ctx.reads, chosen, { onProgress: bar.update })
           const seconds = (Date.now() - t0) / 1000
           return {
             projections: chosen.map(p => p.name),

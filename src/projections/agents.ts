@@ -1,28 +1,16 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
-import { collection, foldProjection, nameOpened, newestOwned, type Folded, type ReadContext } from './projection.ts'
+import { credentialCollection, revoked, type CredentialDoc } from './credentials.ts'
+import { foldProjection, nameOpened, newestOwned, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up; `name` sealed (opened by the queries). */
-export interface AgentDoc {
-  [k: string]: unknown
-  _id: string
-  uuid: string
-  user_uuid: string
-  name: string
-  scopes: string[]
+export interface AgentDoc extends CredentialDoc {
   token_hash: string
   token_prefix: string
-  created_at: string
-  revoked_at: string | null
 }
 
 /** By hash (every request with an agent token) and an account's agents newest first, paged. */
-export const AGENTS = collection({
-  name: 'agents',
-  projection: 'agents',
-  fields: { user_uuid: 'text', token_hash: 'text', created_at: 'text' },
-  indexes: [['token_hash'], ['user_uuid', 'created_at']]
-})
+export const AGENTS = credentialCollection('agents', 'token_hash')
 
 function evolve(doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | null {
   const e = event as unknown as AgentCreated | AgentRevoked
@@ -30,7 +18,7 @@ function evolve(doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | 
     const { agent_uuid: uuid, ...rest } = e.data
     return { _id: uuid, uuid, ...rest, revoked_at: null }
   }
-  return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
+  return revoked(doc, e.data.revoked_at)
 }
 
 export const agentsProjection = foldProjection<AgentDoc>({

@@ -1,32 +1,20 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
-import { collection, foldProjection, nameOpened, namesOpened, type Folded, type ReadContext } from './projection.ts'
+import { credentialCollection, revoked, type CredentialDoc } from './credentials.ts'
+import { foldProjection, nameOpened, namesOpened, type Folded, type ReadContext } from './projection.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up; `name` sealed (opened by the queries). */
-export interface ApiKeyDoc {
-  [k: string]: unknown
-  _id: string
-  uuid: string
-  user_uuid: string
-  name: string
+export interface ApiKeyDoc extends CredentialDoc {
   environment: 'live' | 'test'
   key_hash: string
   key_prefix: string
-  scopes: string[]
   enabled_checks: string[]
   rate_limit_per_minute: number
-  created_at: string
   updated_at: string
-  revoked_at: string | null
 }
 
 /** By hash (every request with a key: one index lookup) and an account's keys newest first. */
-export const API_KEYS = collection({
-  name: 'api_keys',
-  projection: 'api_keys',
-  fields: { user_uuid: 'text', key_hash: 'text', created_at: 'text' },
-  indexes: [['key_hash'], ['user_uuid', 'created_at']]
-})
+export const API_KEYS = credentialCollection('api_keys', 'key_hash')
 
 function evolve(doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
   const e = event as unknown as ApiKeyCreated | ApiKeyRevoked | ApiKeyUpdated
@@ -43,7 +31,7 @@ function evolve(doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc 
       updated_at: e.data.updated_at
     }
   }
-  return doc && doc.revoked_at === null ? { ...doc, revoked_at: e.data.revoked_at } : doc
+  return revoked(doc, e.data.revoked_at)
 }
 
 export const apiKeysProjection = foldProjection<ApiKeyDoc>({

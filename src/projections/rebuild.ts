@@ -12,6 +12,17 @@ const REBUILD_BYTES = 16 * 1024 * 1024
 const REBUILD_CARRY = 10_000
 
 /**
+ * How a rebuild runs: `onProgress(position, head)` after each page (the position reached and
+ * the store's head), `page` events a page (REBUILD_PAGE) and `carry` documents carried to
+ * the next page (REBUILD_CARRY); tests set both small for many pages over a short history.
+ */
+export interface RebuildOptions {
+  onProgress?: (position: number, head: number) => void
+  page?: number
+  carry?: number
+}
+
+/**
  * Rebuilds projections beside their live generations (`svc projections rebuild`): every
  * event from the first into a new generation, page by page, then makes it the live one
  * once caught up with the store (the live projector goes on from the new generation's
@@ -21,16 +32,14 @@ const REBUILD_CARRY = 10_000
  * earlier page and not carried (a KeyFilter of the keys written tells the new ones apart);
  * memory: one page, its documents, the REBUILD_CARRY documents cached last (the next page
  * reads them without the store) and the KeyFilter (at most 16 MiB). Measured in
- * `bench/read-side.ts`. `onProgress` gets the position reached and the head; `options`
- * change the page size and the documents carried (tests: many pages over a short history).
+ * `bench/read-side.ts`. `options`: progress, page size and documents carried (RebuildOptions).
  * @returns events read and whether each projection switched.
  */
 export async function rebuildProjections(
   store: EventStore,
   reads: ReadStore,
   projections: readonly Projection[],
-  onProgress: (position: number, head: number) => void = () => {},
-  options: { page?: number; carry?: number } = {}
+  options: RebuildOptions = {}
 ): Promise<{ events: number; switched: Record<string, boolean> }> {
   for (const p of projections) await reads.prepare(p.name, signatureOf(p), p.collections)
   const targets = await Promise.all(projections.map(async p => ({ p, target: await reads.startRebuild(p.name, p.collections) })))
@@ -38,7 +47,7 @@ export async function rebuildProjections(
   const pinned: Record<string, ReadStore> = Object.fromEntries(targets.map(({ p, target }) => [p.name, target.store]))
   const views = Object.values(pinned)
   const store0 = views.length === 1 ? views[0] : new CompositeStore(pinned)
-  const events = await foldHistory(store, store0, projections, onProgress, options)
+  const events = await foldHistory(store, store0, projections, options)
   const switched: Record<string, boolean> = {}
   for (const { p, target } of targets) switched[p.name] = await target.activate()
   return { events, switched }
@@ -51,15 +60,10 @@ export async function rebuildProjections(
  * bench/read-side.ts runs it into a store that keeps nothing to time the folds alone.
  * @returns the events read.
  */
-export async function foldHistory(
-  store: EventStore,
-  target: ReadStore,
-  projections: readonly Projection[],
-  onProgress: (position: number, head: number) => void = () => {},
-  options: { page?: number; carry?: number } = {}
-): Promise<number> {
+export async function foldHistory(store: EventStore, target: ReadStore, projections: readonly Projection[], options: RebuildOptions = {}): Promise<number> {
   const pageSize = options.page ?? REBUILD_PAGE
   const carry = options.carry ?? REBUILD_CARRY
+  const onProgress = options.onProgress ?? (() => {})
   const checkpoints = new Map(projections.map(p => [p.name, 0]))
   const types = new Set(projections.flatMap(p => p.event_types))
   let position = 0
