@@ -152,7 +152,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       }
       if (event.type === 'BatchItemsDeferred') {
         const d = event.data as BatchItemsDeferred['data']
-        const wait = Date.parse(d.retry_at) - Date.now()
+        const wait = Date.parse(d.retry_at) - ctx.now().getTime()
         if (wait > 0) throw new RetryLater(wait)
         await verify(
           d.batch_uuid,

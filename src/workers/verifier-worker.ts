@@ -64,13 +64,13 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
         timers.delete(jobUuid)
         run(jobUuid, causation)
           .then(again => {
-            if (again !== null) schedule(jobUuid, new Date(Date.now() + again).toISOString(), causation)
+            if (again !== null) schedule(jobUuid, new Date(ctx.now().getTime() + again).toISOString(), causation)
           })
           .catch(err => {
             console.error(`verifier: retry of job ${jobUuid} failed`, err)
           })
       },
-      Math.max(0, Date.parse(at) - Date.now())
+      Math.max(0, Date.parse(at) - ctx.now().getTime())
     )
     timers.set(jobUuid, timer)
   }
@@ -88,7 +88,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
       await settleJob(ctx, state, causation)
       return null
     }
-    if (state.status === 'deferred' && state.retry_at && Date.parse(state.retry_at) > Date.now()) {
+    if (state.status === 'deferred' && state.retry_at && Date.parse(state.retry_at) > ctx.now().getTime()) {
       schedule(jobUuid, state.retry_at, causation)
       return null
     }
@@ -135,7 +135,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
         // with that delay, durable; in-process: a timer, and deferred jobs are found in the
         // read store after a restart).
         const d = event.data as JobDeferred['data']
-        const wait = Date.parse(d.retry_at) - Date.now()
+        const wait = Date.parse(d.retry_at) - ctx.now().getTime()
         if (wait > 0) throw new RetryLater(wait)
         const again = await run(d.job_uuid, event.id)
         if (again !== null) throw new RetryLater(again)
