@@ -428,7 +428,7 @@ export class VerificationEngine {
   }
 
   private cacheKey(w: Work): string {
-    return `${w.normalized!.toLowerCase()}|${[...w.checks].sort().join(',')}`
+    return `${w.normalized!.toLowerCase()}|${checksKey(w.checks)}`
   }
 
   /**
@@ -453,6 +453,19 @@ export class VerificationEngine {
     if (!this.cacheable(w) || ttl <= 0 || r.retryable || w.normalized === null) return
     this.resultCache.set(this.cacheKey(w), { result: copyResult(r), expires: Date.now() + ttl })
   }
+}
+
+/** The checks' part of a result's cache key, by checks array (a list's requests share one). */
+const checksKeys = new WeakMap<readonly CheckName[], string>()
+
+/** `checks` sorted and joined (the same set in any order is one key), computed once per array. */
+function checksKey(checks: readonly CheckName[]): string {
+  let key = checksKeys.get(checks)
+  if (key === undefined) {
+    key = [...checks].sort().join(',')
+    checksKeys.set(checks, key)
+  }
+  return key
 }
 
 /** The checks that ask the network (DNS, then the mail server). */

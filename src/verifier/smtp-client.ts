@@ -22,6 +22,9 @@ export class SmtpSessionError extends Error {
   }
 }
 
+/** What a session closed by this side with no reply awaited is over with (its stack is where it was made). */
+const CLOSED_BY_CLIENT = new SmtpSessionError('closed', 'closed by client')
+
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
 const MAX_REPLY_BYTES = 64 * 1024
 
@@ -78,8 +81,9 @@ export class SmtpSession {
     socket.on('error', err => {
       this.fail(new SmtpSessionError('closed', err.message))
     })
+    // A session already over (QUIT, or closed by this side) makes no second error: its stack costs.
     socket.on('close', () => {
-      this.fail(new SmtpSessionError('closed', 'connection closed by server'))
+      if (!this.ended) this.fail(new SmtpSessionError('closed', 'connection closed by server'))
     })
   }
 
@@ -255,7 +259,9 @@ export class SmtpSession {
   }
 
   close(): void {
-    this.fail(new SmtpSessionError('closed', 'closed by client'))
+    // With no reply awaited (a session ended by QUIT: every one), the shared error marks it
+    // over; a fresh one (its own stack) only for a read it rejects.
+    if (!this.ended) this.fail(this.waiting ? new SmtpSessionError('closed', 'closed by client') : CLOSED_BY_CLIENT)
     this.socket.destroy()
   }
 }
