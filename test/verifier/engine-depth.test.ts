@@ -23,7 +23,8 @@ const world = await startMailWorld({
     { name: 'pipe.com', mx: [{ preference: 10, exchange: 'mx.pipe.com' }] },
     { name: 'nopipe.com', mx: [{ preference: 10, exchange: 'mx.nopipe.com' }] },
     { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] },
-    { name: 'greypaced.com', mx: [{ preference: 10, exchange: 'mx.greypaced.com' }] }
+    { name: 'greypaced.com', mx: [{ preference: 10, exchange: 'mx.greypaced.com' }] },
+    { name: 'onebyone.com', mx: [{ preference: 10, exchange: 'mx.onebyone.com' }] }
   ],
   hosts: [
     { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
@@ -42,7 +43,9 @@ const world = await startMailWorld({
     { name: 'mx.dropmid.com', ip: '127.0.21.12', rcpt: exists, drop: { at: 'RCPT', after_reply: true, sessions: 1 } },
     // Greylists each address for 300 ms from its first RCPT, answering every RCPT 25 ms after it
     // came, one session at a time: the first round's asks are spread over about 300 ms.
-    { name: 'mx.greypaced.com', ip: '127.0.21.13', rcpt: exists, greylist_ms: 300, rcpt_delay_ms: 25, max_sessions: 1 }
+    { name: 'mx.greypaced.com', ip: '127.0.21.13', rcpt: exists, greylist_ms: 300, rcpt_delay_ms: 25, max_sessions: 1 },
+    // One session at a time, like mx.strict.com, for one test alone (no session of another test lingers there).
+    { name: 'mx.onebyone.com', ip: '127.0.21.14', rcpt: exists, max_sessions: 1 }
   ]
 })
 t.teardown(() => world.close())
@@ -170,6 +173,42 @@ t.test("421 beyond the receiver's session limit: back off, adapt, and still answ
   )
   const refused = since(m, '127.0.21.4').conns.filter(c => !c.commands.some(x => /^MAIL FROM/i.test(x)))
   t.ok(refused.length >= 1, `the server turned away ${refused.length} sessions (421 at the banner), and every address was answered all the same`)
+})
+
+t.test("a slot freed at the receiver's session limit is taken again without a 421: the receiver still counts the closed session for a moment", async t => {
+  // One session at a time on both sides, three recipients a session: 12 addresses take four
+  // sessions one after the other, each opened as the one before it closes. The grace is longer
+  // than the default's 20 ms: world and engine share this process, which a busy machine can
+  // hold off the CPU for longer than that. (With the slot given back at once, as before the
+  // grace, every run here met 421s.)
+  const { e } = engine({
+    politeness: {
+      ...DEFAULT_POLITENESS,
+      max_sessions_per_host: 1,
+      burst_per_host: 1,
+      sessions_per_second_per_host: 100,
+      backoff: { initial_ms: 50, max_ms: 400 }
+    },
+    probe: {
+      port: 25,
+      helo_name: 'verifier.test.example',
+      mail_from: 'probe@verifier.test.example',
+      timeout_ms: 500,
+      allow_private_targets: true,
+      rcpt_per_session: 3,
+      slot_reuse_grace_ms: 100
+    }
+  })
+  const m = mark()
+  const results = await e.verifyMany(list('onebyone.com', 12))
+  t.same(
+    results.map(r => r.reason),
+    Array.from({ length: 12 }, () => 'accepted_email')
+  )
+  const conns = since(m, '127.0.21.14').conns
+  t.ok(conns.length >= 4, `the server saw ${conns.length} sessions (positive control: the slot was taken again)`)
+  const refused = conns.filter(c => !c.commands.some(x => /^MAIL FROM/i.test(x)))
+  t.equal(refused.length, 0, 'none of them turned away at the banner (the world counts a session until its close)')
 })
 
 t.test('STARTTLS when offered', async t => {
