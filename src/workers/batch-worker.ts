@@ -152,7 +152,8 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       }
       if (event.type === 'BatchItemsDeferred') {
         const d = event.data as BatchItemsDeferred['data']
-        const wait = Date.parse(d.retry_at) - ctx.now().getTime()
+        // Counted by the process's clock: the part's retry_at counts from the engine's own answer times (answered_at).
+        const wait = Date.parse(d.retry_at) - Date.now()
         if (wait > 0) throw new RetryLater(wait)
         await verify(
           d.batch_uuid,

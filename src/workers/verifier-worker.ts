@@ -147,7 +147,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
   )
 
   if (options.reads) {
-    for (const j of await deferredJobs({ reads: options.reads })) schedule(j.uuid, j.retry_at ?? new Date().toISOString(), `recovered:${j.uuid}`)
+    for (const j of await deferredJobs({ reads: options.reads })) schedule(j.uuid, j.retry_at ?? ctx.now().toISOString(), `recovered:${j.uuid}`)
   }
 
   return {

@@ -118,7 +118,7 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
         await recordDeliveryOutcome(ctx, d, options.policy)
         return
       }
-      const wait = Date.parse(d.next_attempt_at) - ctx.now().getTime()
+      const wait = Date.parse(d.next_attempt_at) - Date.now()
       if (wait > 0) throw new RetryLater(wait)
       // Due by this clock, not yet by the command's (a redelivery a little early): held again, not dropped.
       const r = await attempt(d.delivery_uuid, d.attempt + 1)
@@ -151,7 +151,7 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
   }
   if (options.resume) {
     for (const d of await pendingDeliveries({ reads: options.reads }))
-      resume(d, d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - ctx.now().getTime()))
+      resume(d, d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now()))
   }
 
   return {
