@@ -166,14 +166,24 @@ export class Politeness {
     return Math.min(this.hostGate(host).concurrency, this.providerGate(provider)?.concurrency ?? Infinity, this.o.max_sessions)
   }
 
-  /** Waits until a session to `host` may open; returns its release function. */
-  async acquire(host: string, provider: string | null): Promise<() => void> {
-    const releases = [await this.hostGate(host).acquire()]
+  /**
+   * Waits until a session to `host` may open; returns its release function. `release(grace_ms)`
+   * gives the global slot back at once and the host's and the provider's `grace_ms` later:
+   * the receiver still counts a closed session for a moment (smtp-probe `slot_reuse_grace_ms`),
+   * our own cap over all receivers does not.
+   */
+  async acquire(host: string, provider: string | null): Promise<(grace_ms?: number) => void> {
+    const receiver = [await this.hostGate(host).acquire()]
     const pg = this.providerGate(provider)
-    if (pg) releases.push(await pg.acquire())
-    releases.push(await this.global.acquire())
-    return () => {
-      for (const r of releases.reverse()) r()
+    if (pg) receiver.push(await pg.acquire())
+    const global = await this.global.acquire()
+    return (grace_ms = 0) => {
+      global()
+      const release = (): void => {
+        for (const r of receiver.reverse()) r()
+      }
+      if (grace_ms > 0) setTimeout(release, grace_ms)
+      else release()
     }
   }
 

@@ -44,7 +44,7 @@ export interface ProbeOptions {
    */
   linger_ms?: number
   /**
-   * How long (ms) after a session ends its politeness slot is given back. The receiver
+   * How long (ms) after a session ends its slots of the host and provider are given back (the global one at once). The receiver
    * counts a session until it has handled the close (Postfix's anvil, a server's accept
    * loop): a new session on the slot at once can meet 421 "too many connections", which
    * costs a pause and half the host's concurrency. Default 20.
@@ -252,7 +252,7 @@ export class SmtpProber {
         outcome = await this.session(host, provider, work)
       } finally {
         // The receiver still counts the session for a moment (`slot_reuse_grace_ms`).
-        setTimeout(release, this.o.slot_reuse_grace_ms)
+        release(this.o.slot_reuse_grace_ms)
       }
       if (outcome.failure === null) {
         this.politeness.succeeded(host.host, provider)
