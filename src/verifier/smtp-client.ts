@@ -22,8 +22,8 @@ export class SmtpSessionError extends Error {
   }
 }
 
-/** What a session closed by this side with no reply awaited is over with (its stack is where it was made). */
-const CLOSED_BY_CLIENT = new SmtpSessionError('closed', 'closed by client')
+/** What a session closed by this side with no reply awaited is over with (frozen: shared by every such session; its stack is where it was made). */
+const CLOSED_BY_CLIENT = Object.freeze(new SmtpSessionError('closed', 'closed by client'))
 
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
 const MAX_REPLY_BYTES = 64 * 1024
@@ -259,8 +259,8 @@ export class SmtpSession {
   }
 
   close(): void {
-    // With no reply awaited (a session ended by QUIT: every one), the shared error marks it
-    // over; a fresh one (its own stack) only for a read it rejects.
+    // With no reply awaited (a session ended by QUIT, its 221 read), the shared error marks
+    // it over; a fresh one (its own stack) only for a read it rejects.
     if (!this.ended) this.fail(this.waiting ? new SmtpSessionError('closed', 'closed by client') : CLOSED_BY_CLIENT)
     this.socket.destroy()
   }
