@@ -2,8 +2,8 @@ import type { CollectionSpec } from '../ports/read-store.ts'
 import { collection } from './projection.ts'
 
 // What the documents of an account's credentials (API keys, agents) share: a sealed name,
-// scopes, the SHA-256 of the secret by which every request finds them, a revocation that
-// happens once. The events and the secrets' formats are each aggregate's own.
+// scopes, a revocation that happens once, and a collection found by the SHA-256 of the
+// secret (each names its own field). The events and the secrets' formats are each aggregate's own.
 
 /** A credential document: `name` sealed (opened by the queries); `revoked_at` null while it works. */
 export interface CredentialDoc {
@@ -21,7 +21,7 @@ export interface CredentialDoc {
  * The collection `name` of projection `name`: by `hash` (the SHA-256 of the secret, one
  * index lookup on every request that presents it) and an account's credentials newest first.
  */
-export function credentialCollection(name: string, hash: string): CollectionSpec {
+export function credentialCollection(name: 'api_keys' | 'agents', hash: 'key_hash' | 'token_hash'): CollectionSpec {
   return collection({
     name,
     projection: name,
