@@ -184,8 +184,12 @@ t.test("jobs: filters and sorts are the API's; a job's detail", async t => {
     'sorting asks the API'
   )
   // A prefix long enough to be one job's (UUIDv7: the first 12 hex digits are the creation time).
+  // Typed a key at a time, each a request: a shorter prefix may show one job already, so the
+  // page's request for the whole prefix is waited for before its answer is read.
   const prefix = String(invalid[0].uuid).slice(0, 28)
+  const searched = page.waitForResponse(r => r.url().includes(`search=${prefix}`))
   await fill(page, 'Search', prefix)
+  await searched
   await waitForText(page, /^1 job$/m)
   t.ok(
     w.requests.some(r => r.url.includes(`search=${prefix}`)),
