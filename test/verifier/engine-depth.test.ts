@@ -24,7 +24,8 @@ const world = await startMailWorld({
     { name: 'nopipe.com', mx: [{ preference: 10, exchange: 'mx.nopipe.com' }] },
     { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] },
     { name: 'greypaced.com', mx: [{ preference: 10, exchange: 'mx.greypaced.com' }] },
-    { name: 'onebyone.com', mx: [{ preference: 10, exchange: 'mx.onebyone.com' }] }
+    { name: 'onebyone.com', mx: [{ preference: 10, exchange: 'mx.onebyone.com' }] },
+    { name: 'nosender.com', mx: [{ preference: 10, exchange: 'mx.nosender.com' }] }
   ],
   hosts: [
     { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
@@ -45,7 +46,14 @@ const world = await startMailWorld({
     // came, one session at a time: the first round's asks are spread over about 300 ms.
     { name: 'mx.greypaced.com', ip: '127.0.21.13', rcpt: exists, greylist_ms: 300, rcpt_delay_ms: 25, max_sessions: 1 },
     // One session at a time, like mx.strict.com, for one test alone (no session of another test lingers there).
-    { name: 'mx.onebyone.com', ip: '127.0.21.14', rcpt: exists, max_sessions: 1 }
+    { name: 'mx.onebyone.com', ip: '127.0.21.14', rcpt: exists, max_sessions: 1 },
+    // Refuses the sender and, like Postfix, keeps the connection open for the client's next command.
+    {
+      name: 'mx.nosender.com',
+      ip: '127.0.21.15',
+      rcpt: exists,
+      mail: { code: 550, message: '5.7.1 <probe@verifier.test.example>: Sender address rejected: Access denied' }
+    }
   ]
 })
 t.teardown(() => world.close())
@@ -209,6 +217,22 @@ t.test("a slot freed at the receiver's session limit is taken again without a 42
   t.ok(conns.length >= 4, `the server saw ${conns.length} sessions (positive control: the slot was taken again)`)
   const refused = conns.filter(c => !c.commands.some(x => /^MAIL FROM/i.test(x)))
   t.equal(refused.length, 0, 'none of them turned away at the banner (the world counts a session until its close)')
+})
+
+t.test('a session refused on the way (the sender here) is ended by this side: QUIT, then the close', async t => {
+  const { e } = engine()
+  const m = mark()
+  const r = await e.verify('jane@nosender.com', all)
+  t.not(r.reason, 'accepted_email', `not answered: ${r.reason}`)
+  const conns = since(m, '127.0.21.15').conns
+  t.ok(conns.length >= 1 && conns.every(c => c.commands.some(x => /^MAIL FROM/i.test(x))), 'the server refused MAIL FROM (its transcript)')
+  for (const c of conns) {
+    t.ok(
+      c.commands.some(x => /^QUIT/i.test(x)),
+      `the client said QUIT after the refusal: ${c.commands.join(' | ')}`
+    )
+    t.equal(c.closed_by, 'client', 'and ended the connection, which the server would have kept open')
+  }
 })
 
 t.test('STARTTLS when offered', async t => {
