@@ -253,7 +253,9 @@ export class SmtpSession {
   async quit(): Promise<void> {
     if (!this.ended) {
       this.socket.write('QUIT\r\n')
-      await Promise.race([this.read().catch(() => undefined), new Promise(resolve => setTimeout(resolve, 200))])
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([this.read().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, 200)))])
+      clearTimeout(timer)
     }
     this.close()
   }
