@@ -187,9 +187,7 @@ t.test("jobs: filters and sorts are the API's; a job's detail", async t => {
   // Typed a key at a time, each a request: a shorter prefix may show one job already, so the
   // page's request for the whole prefix is waited for before its answer is read.
   const prefix = String(invalid[0].uuid).slice(0, 28)
-  const searched = page.waitForResponse(r => r.url().includes(`search=${prefix}`))
-  await fill(page, 'Search', prefix)
-  await searched
+  await Promise.all([page.waitForResponse(r => r.url().includes(`search=${prefix}`)), fill(page, 'Search', prefix)])
   await waitForText(page, /^1 job$/m)
   t.ok(
     w.requests.some(r => r.url.includes(`search=${prefix}`)),
