@@ -32,6 +32,19 @@ for (const seed of [1, 2]) {
     const service = await startTestService(testConfig(dataDir))
     t.teardown(() => service.close())
     const api = client(service.url)
+    // Where the test is, said on stderr if it is still running after 60 s (it takes under 10):
+    // it hung twice on a slow machine beside other files, with only the service's HTTP server open.
+    const t0 = Date.now()
+    let reached = 'started'
+    const phase = (name: string): void => {
+      reached = `${name} after ${Date.now() - t0} ms`
+    }
+    const watchdog = setTimeout(() => {
+      process.stderr.write(
+        `read-side-property seed ${seed}: still running after 60 s; last reached: ${reached}; holds ${JSON.stringify(process.getActiveResourcesInfo())}\n`
+      )
+    }, 60_000).unref()
+    t.teardown(() => clearTimeout(watchdog))
 
     interface Account {
       email: string
@@ -108,12 +121,15 @@ for (const seed of [1, 2]) {
     )
     t.ok((statuses['verify 202'] ?? 0) > 10, 'jobs were accepted')
 
+    phase('history made')
     // Every accepted job settles (the engine runs these checks without the network).
     for (const a of accounts.filter(x => !x.deleted)) {
       await waitUntil(async () => (await api('GET', '/api/jobs?status=queued,deferred&limit=1', { token: a.token })).body.total === 0, 30_000)
     }
+    phase('jobs settled')
     const head = await service.core.store.headPosition()
     t.ok(await service.runner!.waitFor(head, 30_000), 'the live read models caught up')
+    phase('live read models caught up')
     const liveModels = await dumpReadModels(service.core.ctx.reads)
 
     const events = await allEvents(service.core.store)
@@ -133,6 +149,7 @@ for (const seed of [1, 2]) {
       await doubled.close()
     })
     await replayEachTwiceInto(doubled, events, () => 1 + Math.floor(rnd() * 50))
+    phase('replays done')
     const afterDoubled = await dumpReadModels(doubled)
     // Every read model leaves its documents as one delivery did (folds guarded by revision
     // or, where documents count, by the position of the last event they hold).
@@ -144,11 +161,13 @@ for (const seed of [1, 2]) {
     // A rebuild beside the live models, in pages of a few events carrying a few documents
     // from page to page (an erasure among them), switches to models equal to the replays.
     const rebuilt = await rebuildProjections(service.core.store, service.core.ctx.reads, PROJECTIONS, { page: 1 + Math.floor(rnd() * 9), carry: 3 })
+    phase('rebuilt')
     t.ok(Object.values(rebuilt.switched).every(Boolean), 'every projection rebuilt and switched')
     t.ok(events.some(e => e.type === 'UserDeleted') || seed !== 1, 'an erasure in the history (seed 1)')
     t.same(await dumpReadModels(service.core.ctx.reads), first, 'rebuilt in small pages: identical to the replays')
 
     const audit = await auditLedger(service.core.store, service.core.ctx)
+    phase('ledger audited')
     t.same(audit.differences, [], 'the ledger audit finds no difference')
     t.equal(audit.accounts, accounts.filter(a => !a.deleted).length, 'every live account audited (an erased one shows nothing)')
     for (const a of accounts) {
@@ -179,5 +198,6 @@ for (const seed of [1, 2]) {
         `${a.email}: its own audit, in small pages, replays each of its ${stream.length} transactions once`
       )
     }
+    phase('every account read back')
   })
 }
