@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
+import type { CheckName } from './domain/checks.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
 import type { Bus } from './ports/bus.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
@@ -266,7 +267,9 @@ export async function startRole(
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
   if ((role === 'serve' || role === 'api') && config.signup_screening === 'full') {
     const screener = buildEngine(config)
-    ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
+    // One array for every screening (the engine sorts a checks array once for its cache keys).
+    const checks: readonly CheckName[] = Object.freeze(['syntax', 'typo', 'disposable', 'dns', 'smtp'])
+    ctx.screen = email => screener.verify(email, checks)
     metrics.watchSmtp(() => screener.stats)
   }
   // Not ready: `starting` while a part has yet to catch up once, `degraded` when a part that worked fails.
