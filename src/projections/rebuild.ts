@@ -1,7 +1,7 @@
 import type { EventStore } from '../ports/event-store.ts'
 import type { CollectionSpec, Doc, ReadStore, WriteOp } from '../ports/read-store.ts'
 import type { Projection } from './projection.ts'
-import { applyBatch, signatureOf } from './runner.ts'
+import { applyBatch, signatureOf } from './apply-batch.ts'
 import { KeyFilter } from './key-filter.ts'
 
 /** Events read and applied per batch of a rebuild (one commit each), and their data's characters at most. */
