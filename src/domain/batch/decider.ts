@@ -1,76 +1,13 @@
 import { DomainError, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
-import { type HashRun, runsHold, withRun } from './hash-runs.ts'
-import { BATCH_PART_ITEMS, type BatchCreated, type BatchEvent, type BatchItem, type BatchItemResult, type BatchItemsAdded } from './events.ts'
+import { withRun } from './hash-runs.ts'
+import type { BatchCreated, BatchEvent, BatchItemResult } from './events.ts'
+import { type BatchState, type Live, awaitsResult, mark } from './state.ts'
+import { addChunk, type ChunkData } from './add-chunk.ts'
 
-/** A chunk whose items do not all have their result yet. `done` has one bit per item (index `first + k` → bit k). */
-export interface OpenChunk {
-  reservation_uuid: string | null
-  amount: number
-  first: number
-  size: number
-  pending: number
-  charge: number
-  done: Uint8Array
-}
-
-/** Lifecycle: receiving (intake open) → processing (intake closed, items pending) → completed. */
-export type BatchStatus = 'receiving' | 'processing' | 'completed'
-
-export type BatchState =
-  | { status: 'none' }
-  | (Omit<BatchCreated['data'], 'created_at'> & {
-      status: BatchStatus
-      last_chunk_at: string
-      /** Items (unique addresses, invalid ones included). */
-      total: number
-      /** Unique valid addresses: what `max_batch_size` counts. */
-      valid: number
-      /** Items with their result. */
-      processed: number
-      /**
-       * Blind indexes of every item while intake is open (de-duplication), as sorted runs of
-       * 64-bit values (8 bytes an item): a part adds a run, and runs merge as a binary counter's
-       * bits carry (at most log2(parts) + 1 runs; each item copied log2(parts) times in all).
-       * States share runs and never change them; null once intake closed.
-       */
-      hashes: ReadonlyArray<HashRun> | null
-      /** Chunks accepted, and those abandoned before they were. */
-      chunk_uuids: ReadonlySet<string>
-      abandoned: ReadonlySet<string>
-      /** Chunks with items still pending, by uuid. */
-      open: ReadonlyMap<string, OpenChunk>
-    })
-
-export type Live = Exclude<BatchState, { status: 'none' }>
-
-export const initialState = (): BatchState => ({ status: 'none' })
-
-/** Whether the batch holds an item with this blind index. Cost: a binary search in each run. */
-export function holds(state: Live, hash: string): boolean {
-  if (state.hashes === null) return false
-  return runsHold(state.hashes, hash)
-}
-
-const bit = (done: Uint8Array, k: number): boolean => (done[k >> 3] & (1 << (k & 7))) !== 0
-
-/** Whether item `index` of the batch belongs to `chunk` and has no result yet (the test of RecordBatchResults and DeferBatchItems; the batch worker asks it before it verifies). */
-export function awaitsResult(chunk: OpenChunk, index: number): boolean {
-  const k = index - chunk.first
-  return k >= 0 && k < chunk.size && !bit(chunk.done, k)
-}
-
-/** The chunk after `indexes` got their results (a copy: states are never changed in place), and how many were new. */
-function mark(chunk: OpenChunk, indexes: readonly number[], charge: number): OpenChunk {
-  const done = new Uint8Array(chunk.done)
-  let fresh = 0
-  for (const i of indexes) {
-    const k = i - chunk.first
-    if (k < 0 || k >= chunk.size || bit(done, k)) continue
-    done[k >> 3] |= 1 << (k & 7)
-    fresh++
-  }
-  return { ...chunk, done, pending: chunk.pending - fresh, charge: chunk.charge + charge }
-}
+// The batch decider's state and AddChunk (with its rules) live beside it; their names are
+// said here too, where the handlers and the worker find the batch's (`import * as batch`).
+export { type BatchState, type Live, initialState, holds, awaitsResult } from './state.ts'
+export { requireReceiving, requireWithinSize, requireSameEnvironment, validCount } from './add-chunk.ts'
 
 export function evolve(state: BatchState, event: BatchEvent): BatchState {
   if (event.type === 'BatchCreated') {
@@ -158,20 +95,6 @@ export function evolve(state: BatchState, event: BatchEvent): BatchState {
   }
 }
 
-/** A chunk to append: new items, de-duplicated among themselves (the handler's work); the decider refuses any the batch holds already. */
-export interface ChunkData {
-  chunk_uuid: string
-  /** The environment of the credential that sends the chunk: a batch takes chunks of its own only. */
-  environment: 'live' | 'test'
-  items: BatchItem[]
-  duplicates: number
-  reservation_uuid: string | null
-  amount: number
-  max_batch_size: number
-  final: boolean
-  now: string
-}
-
 export type BatchCommand =
   | {
       type: 'CreateBatch'
@@ -196,48 +119,6 @@ export type BatchCommand =
       data: { chunk_uuid: string; items: Array<{ i: number; email: string }>; attempt: number; retry_at: string; deadline_at: string; now: string }
     }
   | { type: 'AbandonChunk'; data: { chunk_uuid: string; now: string } }
-
-/**
- * AddChunk's rule on the batch's lifecycle: only a batch still receiving takes a chunk. The
- * handler applies it before it reserves tokens, and the decision again.
- * @throws DomainError conflict `add_chunk.intake_closed`.
- */
-export function requireReceiving(state: Live): void {
-  if (state.status !== 'receiving' || state.hashes === null)
-    throw new DomainError('conflict', 'add_chunk.intake_closed', state.status === 'completed' ? 'the batch is completed' : "the batch's intake is closed")
-}
-
-/**
- * AddChunk's rule on size: the unique valid addresses may not pass the plan's
- * `max_batch_size`. The handler applies it before it reserves tokens, and the decision again.
- * @throws DomainError forbidden `add_chunk.max_batch_size`.
- */
-export function requireWithinSize(state: Live, valid: number, maxBatchSize: number): void {
-  if (state.valid + valid > maxBatchSize)
-    throw new DomainError(
-      'forbidden',
-      'add_chunk.max_batch_size',
-      `the batch would hold ${state.valid + valid} unique valid addresses; the plan allows ${maxBatchSize}`
-    )
-}
-
-/**
- * A chunk may join a batch only from a credential of the batch's environment (issue
- * "Money, tenancy, availability", item 3: a test key never reaches live money, a live key
- * never adds to a sandbox batch).
- * @throws DomainError forbidden `add_chunk.environment_mismatch`.
- */
-export function requireSameEnvironment(state: Live, environment: 'live' | 'test'): void {
-  if (state.environment !== environment)
-    throw new DomainError(
-      'forbidden',
-      'add_chunk.environment_mismatch',
-      `this is a ${state.environment} batch: add to it with a ${state.environment} credential`
-    )
-}
-
-/** The valid items of a chunk (the ones that cost). */
-export const validCount = (items: readonly BatchItem[]): number => items.filter(i => i.invalid !== true).length
 
 /** Events that finish what `state` (after this command's other events) makes finished: settled chunks, then the batch. */
 function completions(state: Live, chunks: readonly string[], now: string): BatchEvent[] {
@@ -319,62 +200,8 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
   }
   if (state.status === 'none') throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   switch (command.type) {
-    case 'AddChunk': {
-      const d = command.data
-      requireSameEnvironment(state, d.environment)
-      requireReceiving(state)
-      if (state.abandoned.has(d.chunk_uuid) || state.chunk_uuids.has(d.chunk_uuid))
-        throw new DomainError('conflict', 'add_chunk.changed', 'this chunk was abandoned; send it again')
-      if (d.items.some(item => holds(state, item.hash))) throw new DomainError('conflict', 'add_chunk.changed', 'the batch changed meanwhile; decide again')
-      const valid = validCount(d.items)
-      requireWithinSize(state, valid, d.max_batch_size)
-      if (d.amount !== valid * state.cost_per_item) throw new DomainError('conflict', 'add_chunk.changed', 'the reservation does not match the chunk')
-      const events: BatchEvent[] = []
-      const parts = Math.max(1, Math.ceil(d.items.length / BATCH_PART_ITEMS))
-      for (let part = 0; part < parts; part++) {
-        const items = d.items.slice(part * BATCH_PART_ITEMS, (part + 1) * BATCH_PART_ITEMS)
-        const e: BatchItemsAdded = {
-          type: 'BatchItemsAdded',
-          data: {
-            batch_uuid: state.batch_uuid,
-            user_uuid: state.user_uuid,
-            chunk_uuid: d.chunk_uuid,
-            part,
-            first: state.total + part * BATCH_PART_ITEMS,
-            items,
-            reservation_uuid: part === 0 ? d.reservation_uuid : null,
-            amount: part === 0 ? d.amount : 0,
-            chunk_items: part === 0 ? d.items.length : 0,
-            duplicates: part === 0 ? d.duplicates : 0,
-            added_at: d.now
-          }
-        }
-        events.push(e)
-      }
-      // Worked out without folding the parts again (each fold of a part touches the hash set).
-      if (valid === 0)
-        events.push({
-          type: 'BatchChunkProcessed',
-          data: {
-            batch_uuid: state.batch_uuid,
-            user_uuid: state.user_uuid,
-            chunk_uuid: d.chunk_uuid,
-            reservation_uuid: d.reservation_uuid,
-            amount: d.amount,
-            charge: 0,
-            processed_at: d.now
-          }
-        })
-      if (d.final) {
-        events.push({ type: 'BatchIntakeClosed', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: 'final', closed_at: d.now } })
-        if (state.processed + (d.items.length - valid) === state.total + d.items.length)
-          events.push({
-            type: 'BatchCompleted',
-            data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, total: state.total + d.items.length, completed_at: d.now }
-          })
-      }
-      return events
-    }
+    case 'AddChunk':
+      return addChunk(state, command.data)
     case 'CloseIntake': {
       const d = command.data
       if (state.status !== 'receiving') return []
