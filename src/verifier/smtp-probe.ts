@@ -360,11 +360,7 @@ export class SmtpProber {
         else answers.set(item.address, failure)
       }
     }
-    // A refusal ends the session from this side too: QUIT (RFC 5321 §4.1.1.10; a server that
-    // refused the greeting with 554 waits for it, §3.1), then the close. Left open, the
-    // connection held the receiver's session count until its idle timeout (minutes).
-    const open = session
-    const refused = async (reply: SmtpReply, step: string): Promise<SessionOutcome> => {
+    const refused = (reply: SmtpReply, step: string): SessionOutcome => {
       const f: Failure = {
         kind: 'session',
         host,
@@ -373,14 +369,13 @@ export class SmtpProber {
         detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300)
       }
       requeue(f)
-      await open.quit()
       return { failure: f, pushedBack: isPushBack(f), answered }
     }
     try {
       const banner = await session.read()
-      if (banner.code !== 220) return await refused(banner, 'banner')
+      if (banner.code !== 220) return refused(banner, 'banner')
       let hello = await session.hello(route.helo_name)
-      if (hello.code !== 250) return await refused(hello, 'HELO')
+      if (hello.code !== 250) return refused(hello, 'HELO')
       let clearText: string | undefined
       if (this.o.starttls && session.extensions.has('STARTTLS')) {
         const failedBefore = this.tlsFailed.get(host.host)
@@ -397,7 +392,7 @@ export class SmtpProber {
           }
           if (secured) {
             hello = await session.hello(route.helo_name)
-            if (hello.code !== 250) return await refused(hello, 'EHLO after STARTTLS')
+            if (hello.code !== 250) return refused(hello, 'EHLO after STARTTLS')
           } else {
             const r = session.tlsRefusal
             clearText = `STARTTLS refused: ${r ? `${r.code}${r.enhanced ? ` ${r.enhanced}` : ''} ${r.message}` : ''}`.slice(0, 120)
@@ -409,7 +404,7 @@ export class SmtpProber {
       for (;;) {
         while (queue.length > 0 && asked < perSession) {
           const mail = await session.command(`MAIL FROM:<${route.mail_from}>`)
-          if (mail.code !== 250) return await refused(mail, 'MAIL FROM')
+          if (mail.code !== 250) return refused(mail, 'MAIL FROM')
           this.stats.envelopes++
           let inEnvelope = 0
           let full = false
@@ -437,7 +432,7 @@ export class SmtpProber {
                 full = true
                 continue
               }
-              if (reply.code === 421) return await refused(reply, 'RCPT TO')
+              if (reply.code === 421) return refused(reply, 'RCPT TO')
               inFlight.shift()
               answers.set(item.address, {
                 kind: 'rcpt',
@@ -457,22 +452,27 @@ export class SmtpProber {
           }
           if (queue.length > 0 && asked < perSession) {
             const rset = await session.command('RSET')
-            if (rset.code !== 250) return await refused(rset, 'RSET')
+            if (rset.code !== 250) return refused(rset, 'RSET')
           }
         }
         // The queue ran dry: linger for recipients other callers add to this route (the
         // transaction ended without DATA, so RSET before the next MAIL FROM).
         if (asked >= perSession || more === undefined || this.o.linger_ms <= 0 || !(await more(this.o.linger_ms))) break
         const rset = await session.command('RSET')
-        if (rset.code !== 250) return await refused(rset, 'RSET')
+        if (rset.code !== 250) return refused(rset, 'RSET')
       }
-      await session.quit()
       return { failure: null, pushedBack: false, answered }
     } catch (err) {
       session.close()
       const f = failureOf(host, err)
       requeue(f)
       return { failure: f, pushedBack: false, answered }
+    } finally {
+      // However the session ends, this side ends it: QUIT (RFC 5321 §4.1.1.10; a server that
+      // refused the greeting with 554 waits for it, §3.1), then the close; a session already
+      // over (a lost connection, a failed handshake, an error above) is only closed. Left
+      // open after a refusal, it held the receiver's session count until its idle timeout.
+      await session.quit()
     }
   }
 }
