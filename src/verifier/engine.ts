@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import { greylistRetryAt } from '../domain/job/greylisting.ts'
-import type { CheckName } from '../domain/checks.ts'
+import { CHECK_NAMES, type CheckName } from '../domain/checks.ts'
 import { localChecks } from './local-checks.ts'
 import { describeRoute, type MailHost, type MailResolver, type MailRoute } from './dns.ts'
 import { SmtpProber, type ProbeOptions, type ProbeStats } from './smtp-probe.ts'
@@ -455,16 +455,13 @@ export class VerificationEngine {
   }
 }
 
-/** The checks' part of a result's cache key, by checks array (a list's requests share one). */
-const checksKeys = new WeakMap<readonly CheckName[], string>()
+/** One bit a check (its place in CHECK_NAMES): a set of checks in any order is one number. */
+const CHECK_BITS: ReadonlyMap<CheckName, number> = new Map(CHECK_NAMES.map((c, i) => [c, 1 << i]))
 
-/** `checks` sorted and joined (the same set in any order is one key), computed once per array. */
-function checksKey(checks: readonly CheckName[]): string {
-  let key = checksKeys.get(checks)
-  if (key === undefined) {
-    key = [...checks].sort().join(',')
-    checksKeys.set(checks, key)
-  }
+/** The checks' part of a result's cache key: their bits (the same set in any order is one key). */
+function checksKey(checks: readonly CheckName[]): number {
+  let key = 0
+  for (const c of checks) key |= CHECK_BITS.get(c) ?? 0
   return key
 }
 
