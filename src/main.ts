@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
-import type { CheckName } from './domain/checks.ts'
 import { InProcessBus } from './infra/bus/in-process.ts'
 import type { Bus } from './ports/bus.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
@@ -57,11 +56,8 @@ export interface Service {
   close(): Promise<void>
 }
 
-/** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise. */
-async function openBus(config: Config, log: Logger): Promise<Bus> {
-  const onError = (msg: string, err?: unknown): void => {
-    log.error({ err }, msg)
-  }
+/** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise; `onError` logs what its consumers and publishers say went wrong. */
+async function openBus(config: Config, onError: (msg: string, err?: unknown) => void): Promise<Bus> {
   // NATS's client loads only where it is configured (about 60 modules every other process would load for nothing).
   if (config.nats_url)
     return await (await import('./infra/bus/nats.ts')).NatsBus.connect(config.nats_url, {
@@ -83,8 +79,9 @@ async function openBus(config: Config, log: Logger): Promise<Bus> {
  *   worker reads endpoints from the event store).
  * `options.now` replaces the commands' clock (tests move time instead of waiting for it).
  * Every role answers `/healthz` and `/readyz` (ready = connected and caught up) on
- * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully: HTTP first, then
- * the relay, then consumers (which finish their in-flight work), then the stores.
+ * `HOST:PORT` and logs JSON lines (pino). `close` stops it gracefully, step by step in the
+ * order docs/operations.md gives (HTTP first, the stores last; consumers finish their
+ * in-flight work), each step named in a warning while it takes longer than 10 s.
  */
 export async function startRole(
   role: Role,
@@ -137,7 +134,7 @@ export async function startRole(
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
-  const bus = needsBus ? await openBus(config, log) : null
+  const bus = needsBus ? await openBus(config, logError) : null
   if (bus) {
     closers.unshift(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())
@@ -265,11 +262,9 @@ export async function startRole(
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
-  if ((role === 'serve' || role === 'api') && config.signup_screening === 'full') {
+  if (serveApi && config.signup_screening === 'full') {
     const screener = buildEngine(config)
-    // One array for every screening (the engine sorts a checks array once for its cache keys).
-    const checks: readonly CheckName[] = Object.freeze(['syntax', 'typo', 'disposable', 'dns', 'smtp'])
-    ctx.screen = email => screener.verify(email, checks)
+    ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
     metrics.watchSmtp(() => screener.stats)
   }
   // Not ready: `starting` while a part has yet to catch up once, `degraded` when a part that worked fails.
