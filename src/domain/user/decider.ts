@@ -12,15 +12,7 @@ import {
   withSecondFactor,
   type SecondFactor
 } from './two-factor.ts'
-import {
-  CODE_ALLOWANCE_WINDOW_MS,
-  confirm,
-  issueConfirmationCode,
-  register,
-  type ConfirmUser,
-  type IssueConfirmationCode,
-  type RegisterUser
-} from './registration.ts'
+import { codesInWindow, confirm, issueConfirmationCode, register, type ConfirmUser, type IssueConfirmationCode, type RegisterUser } from './registration.ts'
 
 export type { Account, TwoFactorState, UserState } from './state.ts'
 export { MAX_CONFIRMATION_ATTEMPTS, UNCONFIRMED_TTL_MS } from './registration.ts'
@@ -72,7 +64,7 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       return {
         ...state,
         code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 },
-        codes_issued: [...state.codes_issued.filter(t => at - Date.parse(t) < CODE_ALLOWANCE_WINDOW_MS), event.data.issued_at]
+        codes_issued: [...codesInWindow(state.codes_issued, at), event.data.issued_at]
       }
     }
     case 'ConfirmationFailed':

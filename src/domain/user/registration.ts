@@ -12,7 +12,12 @@ export const MAX_CONFIRMATION_ATTEMPTS = 5
 const CODE_RESEND_COOLDOWN_MS = 60_000
 const CODE_DAILY_ALLOWANCE = 5
 /** The window the daily allowance counts codes in (ms); the state keeps the codes issued within it. */
-export const CODE_ALLOWANCE_WINDOW_MS = 86_400_000
+const CODE_ALLOWANCE_WINDOW_MS = 86_400_000
+
+/** The codes of `issued` (ISO times) within the allowance window before `now` (epoch ms): what the daily allowance counts and the state keeps. */
+export function codesInWindow(issued: readonly string[], now: number): string[] {
+  return issued.filter(t => now - Date.parse(t) < CODE_ALLOWANCE_WINDOW_MS)
+}
 /** An unconfirmed registration expires after this (ms): no code confirms it, none is resent; registering again starts it afresh. */
 export const UNCONFIRMED_TTL_MS = 7 * 86_400_000
 
@@ -56,7 +61,7 @@ export function register(state: UserState, d: RegisterUser): UserEvent[] {
       type: 'RegistrationRenewed',
       data: { user_uuid: state.user_uuid, password_hash: d.password_hash, locale: d.locale, registered_at: d.now }
     }
-    if (state.codes_issued.filter(t => now - Date.parse(t) < CODE_ALLOWANCE_WINDOW_MS).length >= CODE_DAILY_ALLOWANCE) return [renewed]
+    if (codesInWindow(state.codes_issued, now).length >= CODE_DAILY_ALLOWANCE) return [renewed]
     return [
       renewed,
       {
@@ -84,7 +89,7 @@ export function issueConfirmationCode(state: UserState, d: IssueConfirmationCode
   const now = Date.parse(d.now)
   const last = state.codes_issued[state.codes_issued.length - 1]
   if (last !== undefined && now - Date.parse(last) < CODE_RESEND_COOLDOWN_MS) return []
-  if (state.codes_issued.filter(t => now - Date.parse(t) < CODE_ALLOWANCE_WINDOW_MS).length >= CODE_DAILY_ALLOWANCE) return []
+  if (codesInWindow(state.codes_issued, now).length >= CODE_DAILY_ALLOWANCE) return []
   return [
     {
       type: 'ConfirmationCodeIssued',
