@@ -166,12 +166,15 @@ const noVerifications = (): SummaryDoc => ({
   updated_at: null
 })
 
-/** The all-time summary with `verifications` live results added (their verdicts and reasons as the usage delta `d` counts them, the checks they ran, when): a new document. */
-function addToSummary(sum: SummaryDoc, d: UsageDelta, verifications: number, checksRun: number, when: string): SummaryDoc {
+/** The all-time summary with the live results of usage delta `d` added (its verdicts, reasons and checks run are theirs), at `when`: a new document. */
+function addToSummary(sum: SummaryDoc, d: UsageDelta, when: string): SummaryDoc {
+  let verifications = 0
+  for (const [, n] of d.completed) verifications += n
+  let checksRun = 0
+  for (const [, n] of d.checks) checksRun += n
   return {
     ...sum,
     verifications: sum.verifications + verifications,
-    // The usage delta's verdicts and reasons are these results' (usageDelta counts the same ones).
     by_verdict: addAll(sum.by_verdict, d.completed),
     by_reason: addAll(sum.by_reason, d.reasons),
     checks_run: sum.checks_run + checksRun,
@@ -193,12 +196,9 @@ const OCCURRED_AT: { readonly [T in UsageEvent['type']]: keyof Extract<UsageEven
 /** When a usage event happened. */
 const occurredAt = (e: UsageEvent): string => (e.data as Record<string, unknown>)[OCCURRED_AT[e.type]] as string
 
-/** The live verifications an event adds to the all-time summary, and the checks they ran (none for sandbox results). */
-function liveResults(e: UsageEvent): { results: ReadonlyArray<{ verdict: string; reason: string }>; checks: number; when: string } | null {
-  if (e.type === 'BatchResultsRecorded' && !e.data.sandbox) return { results: e.data.results, checks: 0, when: e.data.recorded_at }
-  if (e.type === 'JobCompleted' && e.data.result.sandbox !== true) return { results: [e.data], checks: ranChecks(e).length, when: e.data.completed_at }
-  return null
-}
+/** Whether an event adds live verifications to the all-time summary: results of a job or a batch, not sandbox ones. */
+const isLive = (e: UsageEvent): boolean =>
+  (e.type === 'BatchResultsRecorded' && !e.data.sandbox) || (e.type === 'JobCompleted' && e.data.result.sandbox !== true)
 
 const tombstoneOf = (user: string): string => `${user}|erased`
 
@@ -228,10 +228,8 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
     if (alreadyApplied(doc, event)) return
     writes.push({ put: level.spec, doc: { ...addUsage(doc ?? emptySlot(user, level.start(at)), delta), position: event.position } })
   })
-  const live = liveResults(e)
   const sum = (docs[4] as SummaryDoc | null | undefined) ?? noVerifications()
-  if (live !== null && !alreadyApplied(sum, event))
-    writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, delta, live.results.length, live.checks, live.when), position: event.position } })
+  if (isLive(e) && !alreadyApplied(sum, event)) writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, delta, at), position: event.position } })
   return writes
 }
 
@@ -254,7 +252,7 @@ export const statsProjection: Projection = documentsProjection({
     const at = occurredAt(e)
     const levels = LEVELS.map(l => [l.spec, `${user}|${l.start(at)}`] as const)
     // The summary only for live results (most events do not change it).
-    return [[USAGE_SLOTS, tombstoneOf(user)], ...levels, ...(liveResults(e) === null ? [] : [[SUMMARY, 'all'] as const])]
+    return [[USAGE_SLOTS, tombstoneOf(user)], ...levels, ...(isLive(e) ? [[SUMMARY, 'all'] as const] : [])]
   },
   evolve: evolveStats
 })
