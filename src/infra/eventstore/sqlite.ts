@@ -1,4 +1,4 @@
-import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { DatabaseSync } from 'node:sqlite'
 import { EventEmitter } from 'node:events'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { immediateTransaction } from '../sqlite-transaction.ts'
@@ -14,46 +14,7 @@ import {
   type SubscribeOptions,
   type Subscription
 } from '../../ports/event-store.ts'
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position  INTEGER PRIMARY KEY AUTOINCREMENT,
-  id        TEXT NOT NULL UNIQUE,
-  stream    TEXT NOT NULL,
-  revision  INTEGER NOT NULL,
-  type      TEXT NOT NULL,
-  data      TEXT NOT NULL,
-  metadata  TEXT NOT NULL,
-  UNIQUE (stream, revision)
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-  name      TEXT PRIMARY KEY,
-  position  INTEGER NOT NULL
-);
-`
-
-interface Row {
-  position: number
-  id: string
-  stream: string
-  revision: number
-  type: string
-  data: string
-  metadata: string
-}
-
-function toRecorded(row: Row): RecordedEvent {
-  return {
-    id: row.id,
-    stream: row.stream,
-    revision: Number(row.revision),
-    position: Number(row.position),
-    type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
-    size: row.data.length
-  }
-}
+import { SCHEMA, prepareStatements, toRecorded, type Row, type Statements } from './sqlite-sql.ts'
 
 /** An append waiting for its group's commit. */
 interface PendingAppend {
@@ -92,18 +53,7 @@ export class SqliteEventStore implements EventStore {
   private readonly pollMs: number
   private readonly batchSize: number
   private closed = false
-  private readonly st: {
-    head: StatementSync
-    streamRev: StatementSync
-    insert: StatementSync
-    readStream: StatementSync
-    readForwards: StatementSync
-    readBackwards: StatementSync
-    readAll: StatementSync
-    dataVersion: StatementSync
-    getCp: StatementSync
-    setCp: StatementSync
-  }
+  private readonly st: Statements
   private poller: NodeJS.Timeout | null = null
   private lastDataVersion = -1
   private readonly checkpointer: WalCheckpointer | null = null
@@ -122,20 +72,7 @@ export class SqliteEventStore implements EventStore {
       this.checkpointer = new WalCheckpointer(file, interval)
     }
     this.emitter.setMaxListeners(0)
-    this.st = {
-      head: this.db.prepare('SELECT COALESCE(MAX(position), 0) AS p FROM events'),
-      streamRev: this.db.prepare('SELECT COALESCE(MAX(revision), -1) AS r FROM events WHERE stream = ?'),
-      insert: this.db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)'),
-      readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
-      // Both served by the UNIQUE (stream, revision) index: cost is the slice, not the stream.
-      readForwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?'),
-      readBackwards: this.db.prepare('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
-      // A page of at most LIMIT events, stepped one row at a time (`page` stops at a byte budget).
-      readAll: this.db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?'),
-      dataVersion: this.db.prepare('PRAGMA data_version'),
-      getCp: this.db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
-      setCp: this.db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position')
-    }
+    this.st = prepareStatements(this.db)
   }
 
   /**
