@@ -1,20 +1,12 @@
-import { DomainError, type ErrorKind, isAtOrAfter, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
+import { DomainError, type ErrorKind, isAtOrAfter, noEventsForUnknown } from '../shared.ts'
 import type { UserEvent, UserSnapshotted } from './events.ts'
 import type { Account, UserState } from './state.ts'
-import {
-  TWO_FACTOR_FAILURES_BEFORE_LOCK,
-  TWO_FACTOR_OFF,
-  refusedSecondFactor,
-  sameHash,
-  secondFactor,
-  spend,
-  twoFactorLocked,
-  withSecondFactor,
-  type SecondFactor
-} from './two-factor.ts'
-import { codesInWindow, confirm, issueConfirmationCode, register, type ConfirmUser, type IssueConfirmationCode, type RegisterUser } from './registration.ts'
+import { LOGIN_FAILURES_BEFORE_LOCK, LOGIN_LOCK_MS } from './evolve.ts'
+import { refusedSecondFactor, sameHash, secondFactor, twoFactorLocked, withSecondFactor, type SecondFactor } from './two-factor.ts'
+import { confirm, issueConfirmationCode, register, type ConfirmUser, type IssueConfirmationCode, type RegisterUser } from './registration.ts'
 
 export type { Account, TwoFactorState, UserState } from './state.ts'
+export { evolve, LOGIN_FAILURES_BEFORE_LOCK, LOGIN_LOCK_MS } from './evolve.ts'
 export { MAX_CONFIRMATION_ATTEMPTS, UNCONFIRMED_TTL_MS } from './registration.ts'
 export {
   SPENT_CHALLENGES,
@@ -27,126 +19,10 @@ export {
 
 /** Password reset mails: at least this long between two (ms). */
 export const RESET_COOLDOWN_MS = 60_000
-/** Wrong passwords in a row that lock sign-in, and for how long (ms). */
-export const LOGIN_FAILURES_BEFORE_LOCK = 5
-export const LOGIN_LOCK_MS = 15 * 60_000
 /** Events between two UserSnapshotted (the most a command reads back, plus one append). */
 export const SNAPSHOT_EVERY = 100
 
 export const initialState = (): UserState => ({ status: 'none' })
-
-export function evolve(state: UserState, event: UserEvent): UserState {
-  switch (event.type) {
-    case 'UserRegistered':
-      return {
-        status: 'unconfirmed',
-        banned: false,
-        sessions_valid_from: null,
-        login_failures: [],
-        user_uuid: event.data.user_uuid,
-        email: event.data.email,
-        password_hash: event.data.password_hash,
-        locale: event.data.locale,
-        registered_at: event.data.registered_at,
-        code: null,
-        codes_issued: [],
-        reset: null,
-        two_factor: TWO_FACTOR_OFF,
-        email_change: null
-      }
-    case 'UserSnapshotted':
-      return { ...(event.data.state as unknown as Account) }
-  }
-  if (state.status === 'none') return state
-  switch (event.type) {
-    case 'ConfirmationCodeIssued': {
-      const at = Date.parse(event.data.issued_at)
-      return {
-        ...state,
-        code: { hash: event.data.code_hash, expires_at: event.data.expires_at, failed: 0 },
-        codes_issued: [...codesInWindow(state.codes_issued, at), event.data.issued_at]
-      }
-    }
-    case 'ConfirmationFailed':
-      return state.code ? { ...state, code: { ...state.code, failed: state.code.failed + 1 } } : state
-    case 'UserConfirmed':
-      return { ...state, status: 'confirmed', code: null, codes_issued: [] }
-    case 'PasswordResetRequested':
-      return { ...state, reset: { hash: event.data.token_hash, expires_at: event.data.expires_at, requested_at: event.data.requested_at } }
-    // A new password voids a pending reset and a pending email change (one started by whoever held the old password).
-    // A reset proves control of the mailbox: it lifts the sign-in lock too (ASVS 5.0 V6.1.1, malicious lockout).
-    case 'PasswordChanged':
-      return {
-        ...state,
-        password_hash: event.data.password_hash,
-        reset: null,
-        email_change: null,
-        ...(event.data.reason === 'reset' && { login_failures: [] })
-      }
-    case 'LocaleChanged':
-      return { ...state, locale: event.data.locale }
-    case 'PasswordCheckStarted':
-      return { ...state, login_failures: [...state.login_failures, event.data.started_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
-    case 'PasswordCheckSucceeded':
-      return { ...state, login_failures: [] }
-    case 'RegistrationRenewed':
-      return {
-        ...state,
-        password_hash: event.data.password_hash,
-        locale: event.data.locale,
-        registered_at: event.data.registered_at,
-        code: null,
-        login_failures: []
-      }
-    case 'LoginFailed':
-      return { ...state, login_failures: [...state.login_failures, event.data.failed_at].slice(-LOGIN_FAILURES_BEFORE_LOCK) }
-    case 'LoginSucceeded':
-      return { ...state, login_failures: [] }
-    case 'UserBanned':
-      return { ...state, banned: true, sessions_valid_from: event.data.banned_at }
-    case 'UserUnbanned':
-      return { ...state, banned: false }
-    case 'EmailChangeRequested':
-      return { ...state, email_change: { new_email: event.data.new_email, hash: event.data.token_hash, expires_at: event.data.expires_at } }
-    case 'EmailChanged':
-      return { ...state, email: event.data.email, email_change: null }
-    case 'TwoFactorSetupStarted':
-      return { ...state, two_factor: { ...TWO_FACTOR_OFF, status: 'setup', secret: event.data.secret, backup_code_hashes: event.data.backup_code_hashes } }
-    case 'TwoFactorEnabled':
-      return { ...state, two_factor: { ...state.two_factor, status: 'active', last_step: event.data.time_step, failures: [] } }
-    case 'TwoFactorCodeAccepted':
-      return {
-        ...state,
-        two_factor: {
-          ...state.two_factor,
-          last_step: Math.max(state.two_factor.last_step, event.data.time_step),
-          failures: [],
-          used_challenges: spend(state.two_factor, event.data.challenge_id)
-        }
-      }
-    case 'BackupCodeUsed':
-      return {
-        ...state,
-        two_factor: {
-          ...state.two_factor,
-          backup_code_hashes: state.two_factor.backup_code_hashes.filter(h => h !== event.data.code_hash),
-          failures: [],
-          used_challenges: spend(state.two_factor, event.data.challenge_id)
-        }
-      }
-    case 'TwoFactorFailed':
-      return {
-        ...state,
-        two_factor: { ...state.two_factor, failures: [...state.two_factor.failures, event.data.failed_at].slice(-TWO_FACTOR_FAILURES_BEFORE_LOCK) }
-      }
-    case 'TwoFactorDisabled':
-      return { ...state, two_factor: TWO_FACTOR_OFF }
-    case 'UserDeleted':
-      return { ...state, status: 'deleted', code: null, reset: null, email_change: null }
-    default:
-      return ignoreUnknownEvent(event, state)
-  }
-}
 
 /** The snapshot event that carries `state` forward. */
 export function takeSnapshot(state: UserState, now: string): UserSnapshotted {
