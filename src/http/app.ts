@@ -11,6 +11,7 @@ import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
 import { metricsPlugin } from './plugins/metrics.ts'
 import { authRoutes } from './routes/auth.ts'
+import { signInRoutes } from './routes/sign-in.ts'
 import { configRoutes } from './routes/config.ts'
 import { billingPaymentRoutes, billingRoutes } from './routes/billing.ts'
 import { walletRoutes } from './routes/wallet.ts'
@@ -184,6 +185,7 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   healthRoutes(app, rt.ready)
   configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null, rt.ctx.config.smtp_url === null ? 'outbox' : 'smtp')
   authRoutes(app, rt)
+  signInRoutes(app, rt)
   walletRoutes(app, rt)
   billingRoutes(app, rt)
   billingPaymentRoutes(app, rt)

@@ -1,72 +1,28 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { checkRegistration, completeRegistration } from '../../commands/user/register-user.ts'
 import { screenForSignUp } from '../../commands/user/screen-sign-up.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
-import { confirmAccount } from '../../commands/user/confirm-account.ts'
-import { completeTwoFactor } from '../../commands/session/complete-two-factor.ts'
-import { login } from '../../commands/session/login.ts'
 import { verifyEmailChange } from '../../commands/user/verify-email-change.ts'
-import type { ClientSeen, SignedIn } from '../../commands/session/start-session.ts'
-import { parseRefreshToken, refreshSession } from '../../commands/session/refresh-session.ts'
-import { revokeSession } from '../../commands/session/revoke-session.ts'
 import { forgotPassword } from '../../commands/user/forgot-password.ts'
 import { resendConfirmation } from '../../commands/user/resend-confirmation.ts'
 import { resetPassword } from '../../commands/user/reset-password.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, NoContent, json, problems } from '../schemas.ts'
-import { FailureThrottle, signInThrottleOf } from '../plugins/throttle.ts'
+import { BODY_PROBLEMS, NoContent, problems } from '../schemas.ts'
+import { FailureThrottle } from '../plugins/throttle.ts'
 import { AfterAnswer } from '../after-answer.ts'
-import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { secureCookie } from '../cookies.ts'
 
-const Email = z.string().trim().min(1).max(320)
-
-/** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
-function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
-  reply.setCookie('svc_refresh', s.refresh_token, {
-    httpOnly: true,
-    sameSite: 'strict',
-    secure: secureCookie(request),
-    path: '/api/auth',
-    expires: s.refresh_expires_at
-  })
-}
-
-/** Where a sign-in comes from (user agent and address), for the session's client. */
-const clientSeen = (request: FastifyRequest): ClientSeen => ({ user_agent: request.headers['user-agent'] ?? null, ip: request.ip })
-
-/** A signed-in answer: an access token (the refresh token goes in the `svc_refresh` cookie). */
-const Authenticated = z
-  .object({
-    access_token: z.string().meta({ description: 'EdDSA JWT; send as `Authorization: Bearer …`' }),
-    token_type: z.literal('Bearer'),
-    expires_in: z.number().meta({ description: 'seconds' })
-  })
-  .meta({ id: 'Authenticated' })
-
-function signedInBody(s: SignedIn): { access_token: string; token_type: 'Bearer'; expires_in: number } {
-  return { access_token: s.access_token, token_type: s.token_type, expires_in: s.expires_in }
-}
+/** An address as the account and sign-in routes take it: trimmed, at most 320 characters (RFC 5321 §4.5.3.1: 64 + @ + 255); the commands parse it. */
+export const Email = z.string().trim().min(1).max(320)
 
 /**
- * A sign-in replaces the session the browser holds: the one its `svc_refresh` cookie names
- * ends (ASVS 5.0 V7.2.4), when the cookie carries that session's current refresh token
- * (its id alone ends nothing). Nothing happens without a cookie or for an unknown one.
- * @returns the global position of the revocation (0 when there was none).
+ * Accounts before a session (interface section 4): the sign-up preview and registration,
+ * the confirmation code mailed again, the forgotten password and its reset, and the switch
+ * to a new address. Public routes. The sign-in session's routes, confirmation among them,
+ * are in sign-in.ts.
  */
-async function endReplacedSession(rt: HttpRuntime, request: FastifyRequest): Promise<number> {
-  const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
-  if (!parsed) return 0
-  return await revokeSession(rt.ctx, parsed.session_uuid, 'logout', undefined, parsed.secret).catch(err => {
-    if (err instanceof DomainError) return 0
-    throw err
-  })
-}
-
-/** Authentication and sign-in (interface section 4). Public routes; refresh and logout read the `svc_refresh` cookie. */
 export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Authentication']
@@ -160,25 +116,6 @@ export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
 
   app.route({
     method: 'POST',
-    url: '/api/auth/confirm',
-    config: { auth: 'none', invalid: 'confirm_account.invalid_request' },
-    schema: {
-      operationId: 'confirm',
-      summary: 'Confirm the address with its six-digit code; signs in',
-      tags,
-      body: z.object({ email: Email, code: z.string().trim().max(32) }),
-      response: { 200: json(Authenticated, 'Signed in; the `svc_refresh` cookie is set'), ...problems(...BODY_PROBLEMS, 401) }
-    },
-    handler: async (request, reply) => {
-      const s = await confirmAccount(rt.ctx, request.body, clientSeen(request))
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
-    }
-  })
-
-  app.route({
-    method: 'POST',
     url: '/api/auth/resend-confirmation',
     config: { auth: 'none', invalid: 'resend_confirmation.invalid_email' },
     schema: {
@@ -250,113 +187,6 @@ export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       await rt.caughtUp(await verifyEmailChange(rt.ctx, request.body.token))
       return reply.code(204).send()
-    }
-  })
-
-  app.route({
-    method: 'POST',
-    url: '/api/auth/refresh',
-    config: { auth: 'none' },
-    schema: {
-      operationId: 'refresh',
-      summary: 'A new access token from the `svc_refresh` cookie (rotated); `null` without a cookie',
-      tags,
-      response: { 200: json(Authenticated.nullable(), 'Signed in with fresh cookies, or `null` when no cookie was sent'), ...problems(401) }
-    },
-    handler: async (request, reply) => {
-      const cookie = request.cookies.svc_refresh
-      if (!cookie) return reply.code(200).send(null)
-      try {
-        const s = await refreshSession(rt.ctx, cookie)
-        await rt.caughtUp(s.position)
-        setRefreshCookie(request, reply, s)
-        return reply.code(200).send(signedInBody(s))
-      } catch (err) {
-        reply.clearCookie('svc_refresh', { path: '/api/auth' })
-        throw err
-      }
-    }
-  })
-
-  app.route({
-    method: 'POST',
-    url: '/api/auth/logout',
-    config: { auth: 'none' },
-    schema: {
-      operationId: 'logout',
-      summary: "Revoke the `svc_refresh` cookie's session and clear the cookies (idempotent)",
-      tags,
-      response: { 204: NoContent, ...problems() }
-    },
-    handler: async (request, reply) => {
-      const parsed = request.cookies.svc_refresh ? parseRefreshToken(request.cookies.svc_refresh) : null
-      if (parsed) {
-        // Idempotent: an unknown or already revoked session is simply logged out.
-        // Only the holder of the session's current refresh token signs it out (its id alone does not).
-        const position = await revokeSession(rt.ctx, parsed.session_uuid, 'logout', undefined, parsed.secret).catch(err => {
-          if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
-          throw err
-        })
-        await rt.caughtUp(position)
-      }
-      reply.clearCookie('svc_refresh', { path: '/api/auth' })
-      return reply.code(204).send()
-    }
-  })
-
-  // Per client: 20 failed sign-ins in 15 minutes, then 429 until the window moves on.
-  const loginThrottle = signInThrottleOf(rt)
-  app.route({
-    method: 'POST',
-    url: '/api/auth/login',
-    config: { auth: 'none', invalid: 'login.invalid_request' },
-    schema: {
-      operationId: 'login',
-      summary: 'Sign in with email and password; with two-factor on, a challenge for /api/auth/2fa/verify',
-      tags,
-      body: z.object({ email: Email, password: z.string().max(4096) }),
-      response: {
-        200: json(
-          z.union([
-            Authenticated,
-            z.object({ two_factor_required: z.literal(true), temp_token: z.string().meta({ description: 'for /api/auth/2fa/verify, 5 minutes' }) })
-          ]),
-          'Signed in, or a two-factor challenge'
-        ),
-        ...problems(...BODY_PROBLEMS, 401, 403, 429)
-      }
-    },
-    handler: async (request, reply) => {
-      // Counted before it is judged (a burst of guesses from one client is bounded too).
-      loginThrottle.attempt(request.ip)
-      const s = await login(rt.ctx, request.body, clientSeen(request)).catch(err => {
-        if (!(err instanceof DomainError && err.kind === 'unauthorized')) loginThrottle.succeeded(request.ip)
-        throw err
-      })
-      loginThrottle.succeeded(request.ip)
-      if ('two_factor_required' in s) return reply.code(200).send(s)
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
-    }
-  })
-
-  app.route({
-    method: 'POST',
-    url: '/api/auth/2fa/verify',
-    config: { auth: 'none', invalid: 'verify_2fa.invalid_request' },
-    schema: {
-      operationId: 'verifyTwoFactor',
-      summary: 'Complete a sign-in with the challenge token and a TOTP or backup code',
-      tags,
-      body: z.object({ temp_token: z.string().max(2048), code: z.string().max(64) }),
-      response: { 200: json(Authenticated, 'Signed in'), ...problems(...BODY_PROBLEMS, 401, 429) }
-    },
-    handler: async (request, reply) => {
-      const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code, clientSeen(request))
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
     }
   })
 }
