@@ -88,8 +88,11 @@ const toFastify = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1')
 interface RouteBlock {
   file: string
   methods: string[]
-  url: string
+  /** The path (Fastify's form), or null where it is a variable (a route declared in a loop). */
+  url: string | null
   text: string
+  /** Where the declaration starts in its file. */
+  at: number
 }
 
 /** Every `app.route({ method, url, … })` of src/http/routes and src/http/app.ts (health), with its text. */
@@ -104,41 +107,44 @@ function routeBlocks(): RouteBlock[] {
   ]
   for (const file of files) {
     const text = readFileSync(join(root, file), 'utf8')
-    const parts = text.split(/(?=(?:app|\))\.route\(\{)/).slice(1)
-    for (const part of parts) {
-      const url = /url:\s*'([^']+)'/.exec(part)?.[1]
+    // A declaration runs from its `.route({` line to the `})` at that line's indentation.
+    for (const m of text.matchAll(/^([ \t]*)\S.*\.route\(\{$/gm)) {
+      const close = text.indexOf(`\n${m[1]}})`, m.index)
+      const part = text.slice(m.index, close < 0 ? undefined : close)
       const method = /method:\s*(\[[^\]]*\]|'[A-Z]+')/.exec(part)?.[1]
-      if (!url || !method) continue
-      out.push({ file, url, methods: [...method.matchAll(/'([A-Z]+)'/g)].map(m => m[1]), text: part })
+      if (!method) continue
+      const url = /url:\s*'([^']+)'/.exec(part)?.[1] ?? null
+      out.push({ file, url, methods: [...method.matchAll(/'([A-Z]+)'/g)].map(m => m[1]), text: part, at: m.index })
     }
   }
   return out
 }
 
-/** A route declared in a loop over a table of paths (`url` a variable): the file naming the path, its first block after the table. */
+/** A route declared in a loop over a table of paths (`url` a variable): the first such declaration after the file names the path. */
 function declaredInLoop(blocks: readonly RouteBlock[], url: string): RouteBlock | undefined {
   for (const b of blocks) {
-    const text = readFileSync(join(root, b.file), 'utf8')
-    const at = text.indexOf(`'${url}'`)
-    if (at < 0) continue
-    const after = text.slice(at)
-    const start = after.search(/(?:app|\))\.route\(\{/)
-    if (start < 0 || /url:\s*'/.test(after.slice(start, start + 200))) continue
-    const rest = after.slice(start + 1)
-    const next = rest.search(/(?:app|\))\.route\(\{/)
-    return { ...b, url, text: next < 0 ? rest : rest.slice(0, next) }
+    if (b.url !== null) continue
+    const named = readFileSync(join(root, b.file), 'utf8').indexOf(`'${url}'`)
+    if (named >= 0 && named < b.at && !blocks.some(o => o.file === b.file && o.url === null && o.at < b.at && o.at > named)) return { ...b, url }
   }
   return undefined
 }
 
-/** Local functions of a route file that a block calls, for one level of indirection. */
+/**
+ * Local functions of a route file that a block calls, for one level of indirection. A
+ * helper's body ends at the first closing brace at its own indentation (a helper nested in
+ * the routes' function ends there, not at the end of that function).
+ */
 function helperBodies(file: string, block: string): string {
   const text = readFileSync(join(root, file), 'utf8')
   let extra = ''
-  for (const m of text.matchAll(/(?:const|function)\s+(\w+)\s*(?:=\s*(?:async\s*)?\(|\()/g)) {
-    if (!new RegExp(`\\b${m[1]}\\(`).test(block)) continue
+  for (const m of text.matchAll(/^([ \t]*)(?:(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(|const\s+(\w+)\s*=\s*(?:async\s*)?\()/gm)) {
+    const name = m[2] ?? m[3]
+    if (!new RegExp(`\\b${name}\\(`).test(block)) continue
     const start = m.index
-    const end = text.indexOf('\n}\n', start)
+    const line = text.indexOf('\n', start)
+    // A one-line arrow function ends with its line; a body ends at the brace at its indentation.
+    const end = /[{([]\s*$/.test(text.slice(start, line)) ? text.indexOf(`\n${m[1]}}`, start) : line
     extra += text.slice(start, end < 0 ? undefined : end)
   }
   return extra

@@ -29,6 +29,29 @@ t.test('every operation of the interface has its route, commands and deciders, a
       for (const c of r.commands) t.match(c, /^src\/commands\/[a-z-]+\/[a-z-]+\.ts$/, `${name}: ${c} is src/commands/<aggregate>/<operation>.ts`)
     }
   }
+  // Precision, against the interface rather than the script: a read writes nothing, and a
+  // write names the operation's own command, not its neighbours' in the same route file.
+  const byName = new Map(rows.map(r => [`${r.method} ${r.path}`, r]))
+  for (const r of rows) {
+    // The one command file a read calls checks a redirect URI against the registered client (RFC 8252 §7.3); it appends nothing.
+    if (r.method === 'GET')
+      t.same(
+        r.commands.filter(c => c !== 'src/commands/oauth/check-authorization.ts'),
+        [],
+        `GET ${r.path} calls no command`
+      )
+  }
+  const exact: Record<string, string[]> = {
+    'DELETE /api/keys/{uuid}': ['src/commands/apikey/revoke-api-key.ts'],
+    'PATCH /api/keys/{uuid}': ['src/commands/apikey/update-api-key.ts'],
+    'PATCH /api/users/{uuid}/password': ['src/commands/user/change-password.ts'],
+    'DELETE /api/users/{uuid}': ['src/commands/user/delete-account.ts'],
+    'PATCH /api/webhooks/{uuid}': ['src/commands/webhook/update-webhook.ts'],
+    'POST /api/batches': ['src/commands/batch/create-batch.ts'],
+    // A helper of the route file: a sign-in ends the session its cookie named (sign-in.ts endReplacedSession).
+    'POST /api/auth/login': ['src/commands/session/login.ts', 'src/commands/session/refresh-session.ts', 'src/commands/session/revoke-session.ts']
+  }
+  for (const [name, commands] of Object.entries(exact)) t.same(byName.get(name)?.commands, commands, `${name}: exactly its commands`)
   t.equal(
     readFileSync(join(root, 'docs', 'operation-map.md'), 'utf8'),
     operationsMarkdown(rows),
