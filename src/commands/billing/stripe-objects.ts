@@ -10,10 +10,11 @@ const Id = z.string().min(1).max(255)
 
 const Metadata = z.record(z.string(), z.string()).nullish()
 
-export const CheckoutSession = z.object({
-  id: Id,
+/** What each object read here carries: its id and the customer it belongs to (absent on a guest Checkout Session). */
+const CustomerObject = z.object({ id: Id, customer: Id.nullish() })
+
+export const CheckoutSession = CustomerObject.extend({
   mode: z.string(),
-  customer: Id.nullish(),
   client_reference_id: z.string().nullish(),
   metadata: Metadata,
   payment_status: z.string().nullish(),
@@ -41,9 +42,7 @@ const InvoiceLine = z.object({
 
 type InvoiceLine = z.infer<typeof InvoiceLine>
 
-export const Invoice = z.object({
-  id: Id,
-  customer: Id.nullish(),
+export const Invoice = CustomerObject.extend({
   billing_reason: z.string().nullish(),
   parent: z.object({ subscription_details: z.object({ subscription: Id.nullish(), metadata: Metadata }).nullish() }).nullish(),
   /** Before API 2025-03-31 the subscription's metadata was here. */
@@ -51,9 +50,7 @@ export const Invoice = z.object({
   lines: z.object({ data: z.array(InvoiceLine) })
 })
 
-export const SubscriptionObject = z.object({
-  id: Id,
-  customer: Id.nullish(),
+export const SubscriptionObject = CustomerObject.extend({
   status: z.string(),
   cancel_at_period_end: z.boolean().nullish(),
   metadata: Metadata,

@@ -50,15 +50,10 @@ export function evolve(state: ApiKeysState, event: ApiKeyEvent): ApiKeysState {
   }
 }
 
+/** The snapshot that carries `state` forward: the usable keys, their arrays copied. */
 export function takeSnapshot(state: ApiKeysState, now: string): ApiKeysSnapshotted {
-  return {
-    type: 'ApiKeysSnapshotted',
-    data: {
-      user_uuid: state.user_uuid ?? '',
-      usable: [...state.usable].map(([k, v]) => ({ key_uuid: k, environment: v.environment, scopes: [...v.scopes], enabled_checks: [...v.enabled_checks] })),
-      snapshotted_at: now
-    }
-  }
+  const usable = [...state.usable].map(([k, v]) => ({ key_uuid: k, environment: v.environment, scopes: [...v.scopes], enabled_checks: [...v.enabled_checks] }))
+  return { type: 'ApiKeysSnapshotted', data: { user_uuid: state.user_uuid ?? '', usable, snapshotted_at: now } }
 }
 
 export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const

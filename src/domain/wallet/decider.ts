@@ -77,16 +77,9 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
 
 /** The closing event that carries `state` forward. */
 export function closeBooks(state: WalletState, now: string): WalletBooksClosed {
-  return {
-    type: 'WalletBooksClosed',
-    data: {
-      user_uuid: state.user_uuid ?? '',
-      balance: state.balance,
-      reservations: [...state.reserved].map(([job, r]) => ({ job_uuid: job, reservation_uuid: r.reservation_uuid, amount: r.amount })),
-      recent_grants: [...state.recent_grants],
-      closed_at: now
-    }
-  }
+  const reservations = [...state.reserved].map(([job, r]) => ({ job_uuid: job, reservation_uuid: r.reservation_uuid, amount: r.amount }))
+  const { balance, recent_grants } = state
+  return { type: 'WalletBooksClosed', data: { user_uuid: state.user_uuid ?? '', balance, reservations, recent_grants: [...recent_grants], closed_at: now } }
 }
 
 /** The books are closed every CLOSE_BOOKS_EVERY events (in-stream snapshot, read back to by `handle`). */

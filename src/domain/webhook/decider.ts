@@ -76,15 +76,10 @@ export function evolve(state: WebhooksState, event: WebhookEvent): WebhooksState
   }
 }
 
+/** The snapshot that carries `state` forward: every endpoint, its arrays copied. */
 export function takeSnapshot(state: WebhooksState, now: string): WebhooksSnapshotted {
-  return {
-    type: 'WebhooksSnapshotted',
-    data: {
-      user_uuid: state.user_uuid ?? '',
-      endpoints: [...state.endpoints.values()].map(e => ({ ...e, events: [...e.events], counted: [...e.counted] })),
-      snapshotted_at: now
-    }
-  }
+  const endpoints = [...state.endpoints.values()].map(e => ({ ...e, events: [...e.events], counted: [...e.counted] }))
+  return { type: 'WebhooksSnapshotted', data: { user_uuid: state.user_uuid ?? '', endpoints, snapshotted_at: now } }
 }
 
 export const snapshot = { types: ['WebhooksSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
