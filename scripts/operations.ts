@@ -50,35 +50,56 @@ function importsOf(file: string): Import[] {
   return out
 }
 
-const AGGREGATES = 'src/commands/aggregates.ts'
 const isDecider = (file: string): boolean => /^src\/domain\/.+\/decider\.ts$/.test(file)
+const isAggregate = (file: string): boolean => /^src\/commands\/[^/]+\/aggregate\.ts$/.test(file)
 
-/** Each aggregate's decider file by the name src/commands/aggregates.ts exports it under (`export const wallets = aggregate('wallet', wallet)`). */
-function aggregateDeciders(): Map<string, string> {
-  const modules = new Map(importsOf(AGGREGATES).map(i => [i.name, i.file]))
-  const out = new Map<string, string>()
-  for (const m of readFileSync(join(root, AGGREGATES), 'utf8').matchAll(/export const (\w+) = aggregate\('[^']+', (\w+)/g)) {
-    const file = modules.get(m[2])
-    if (file !== undefined) out.set(m[1], file)
-  }
-  return out
+/** An aggregate as its folder binds it: `export const wallets = aggregate('wallet', wallet)`. */
+export interface AggregateRow {
+  /** The name it is bound under (`wallets`). */
+  name: string
+  /** Its streams are `<category>-<id>`. */
+  category: string
+  /** What the id is, from the binding's docstring (`user uuid`), or null. */
+  id: string | null
+  /** The file that binds it, `src/commands/<aggregate>/aggregate.ts`. */
+  file: string
+  /** Its decider's file. */
+  decider: string
 }
-const aggregates = aggregateDeciders()
+
+/** Every aggregate bound in a `src/commands/<aggregate>/aggregate.ts`, by category. */
+export function aggregateRows(): AggregateRow[] {
+  const out: AggregateRow[] = []
+  const dir = join(root, 'src', 'commands')
+  for (const folder of readdirSync(dir).sort()) {
+    const file = `src/commands/${folder}/aggregate.ts`
+    if (!existsSync(join(root, file))) continue
+    const modules = new Map(importsOf(file).map(i => [i.name, i.file]))
+    const text = readFileSync(join(root, file), 'utf8')
+    for (const m of text.matchAll(/(?:\/\*\*(.*)\*\/\n)?export const (\w+) = aggregate\('([^']+)', (\w+)/g)) {
+      const decider = modules.get(m[4])
+      const id = new RegExp(`\`${m[3]}-<([^>]+)>`).exec(m[1] ?? '')?.[1] ?? null
+      if (decider !== undefined) out.push({ name: m[2], category: m[3], id, file, decider })
+    }
+  }
+  return out.sort((a, b) => a.category.localeCompare(b.category))
+}
+const aggregates = new Map(aggregateRows().map(a => [a.name, a.decider]))
 
 /**
- * Deciders a command file runs: the aggregates it runs commands on (imported from
- * aggregates.ts) and the domain decider modules it imports, followed through sibling command files.
+ * Deciders a command file runs: the aggregates it runs commands on (imported from their
+ * `aggregate.ts`) and the domain decider modules it imports, followed through sibling command files.
  */
 function decidersOf(commandFile: string, seen = new Set<string>()): string[] {
   if (seen.has(commandFile)) return []
   seen.add(commandFile)
   const found = new Set<string>()
   for (const i of importsOf(commandFile)) {
-    if (i.file === AGGREGATES) {
+    if (isAggregate(i.file)) {
       const decider = aggregates.get(i.name)
       if (decider !== undefined && isDecider(decider)) found.add(decider)
     } else if (isDecider(i.file)) found.add(i.file)
-    else if (i.file.startsWith('src/commands/') && !/command-handler|context/.test(i.file)) for (const d of decidersOf(i.file, seen)) found.add(d)
+    else if (i.file.startsWith('src/commands/') && !/command-handler|context|aggregate\.ts/.test(i.file)) for (const d of decidersOf(i.file, seen)) found.add(d)
   }
   return [...found].sort()
 }
@@ -175,8 +196,8 @@ export function operationsTable(document: { paths: Record<string, Record<string,
   return rows.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
 }
 
-/** docs/operation-map.md for `rows`. */
-export function operationsMarkdown(rows: readonly OperationRow[]): string {
+/** docs/operation-map.md for `rows` and the aggregates bound today. */
+export function operationsMarkdown(rows: readonly OperationRow[], aggregates: readonly AggregateRow[] = aggregateRows()): string {
   const link = (f: string): string => `[\`${f.replace(/^src\//, '')}\`](${relative('docs', f)})`
   const lines = [
     '# Where each operation is carried out',
@@ -194,6 +215,18 @@ export function operationsMarkdown(rows: readonly OperationRow[]): string {
       `| \`${r.method} ${r.path}\` | ${link(r.route)} | ${r.commands.map(link).join('<br>') || '—'} | ${r.deciders.map(link).join('<br>') || '—'} | ${r.projections.map(link).join('<br>') || '—'} |`
     )
   }
+  lines.push(
+    '',
+    '## Aggregates and their streams',
+    '',
+    "Each aggregate is bound once, in its folder's `aggregate.ts` (`src/commands/<aggregate>/aggregate.ts`):",
+    'its handler runs commands on the streams `<category>-<id>`. Streams keyed by a value that must stay',
+    'unique across accounts (idempotency keys, e-mail claims) are named beside their commands.',
+    '',
+    '| Stream | Handler | Bound in | Decider |',
+    '|---|---|---|---|'
+  )
+  for (const a of aggregates) lines.push(`| \`${a.category}-<${a.id ?? 'id'}>\` | \`${a.name}\` | ${link(a.file)} | ${link(a.decider)} |`)
   return `${lines.join('\n')}\n`
 }
 

@@ -14,7 +14,7 @@ import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import { closeIdleIntake } from '../commands/batch/close-idle-intake.ts'
 import { idleBatches } from '../projections/batches.ts'
 import type { Metrics } from '../ports/metrics.ts'
-import { batches } from '../commands/aggregates.ts'
+import { batches } from '../commands/batch/aggregate.ts'
 
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
 export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const

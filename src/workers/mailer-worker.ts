@@ -4,7 +4,7 @@ import type { Mailer } from '../ports/mail.ts'
 import type { ConfirmationCodeIssued, EmailChanged, EmailChangeRequested, PasswordChanged, PasswordResetRequested } from '../domain/user/events.ts'
 import type { CommandContext } from '../commands/context.ts'
 import { confirmationMail, emailChangedMail, emailChangeMail, passwordChangedMail, resetMail, twoFactorMail } from './mail-templates.ts'
-import { users } from '../commands/aggregates.ts'
+import { users } from '../commands/user/aggregate.ts'
 
 /** Event types the mailer consumes (its NATS stream and durable consumer). */
 export const MAILER_EVENTS = [

@@ -14,7 +14,7 @@ import { deferredJobs } from '../projections/jobs.ts'
 import { VerifyBatcher } from './verify-batcher.ts'
 import { greylistRetryAt } from '../domain/job/greylisting.ts'
 import type { Metrics } from '../ports/metrics.ts'
-import { jobs } from '../commands/aggregates.ts'
+import { jobs } from '../commands/job/aggregate.ts'
 
 /** Event types the verifier consumes (its NATS stream and durable consumer). */
 export const VERIFIER_EVENTS = ['JobQueued', 'JobDeferred'] as const

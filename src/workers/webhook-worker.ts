@@ -12,7 +12,7 @@ import type { WebhookDeliveryAttempted, WebhookDeliveryRequested, WebhookEventKi
 import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { Metrics } from '../ports/metrics.ts'
-import { webhooks } from '../commands/aggregates.ts'
+import { webhooks } from '../commands/webhook/aggregate.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'BatchCompleted', 'WebhookDeliveryRequested'] as const

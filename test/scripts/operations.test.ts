@@ -4,7 +4,7 @@ import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openapiDocument } from '../../scripts/openapi.ts'
-import { operationsMarkdown, operationsTable } from '../../scripts/operations.ts'
+import { aggregateRows, operationsMarkdown, operationsTable } from '../../scripts/operations.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 /** Operations answered without a write, though not by GET: a price estimate, a sign-up screening, the MCP transport's reads. */
@@ -56,5 +56,22 @@ t.test('every operation of the interface has its route, commands and deciders, a
     readFileSync(join(root, 'docs', 'operation-map.md'), 'utf8'),
     operationsMarkdown(rows),
     'docs/operation-map.md is up to date (node scripts/operations.ts)'
+  )
+})
+
+t.test('every aggregate is bound once, in its folder, with its streams named', async t => {
+  const aggregates = aggregateRows()
+  // The interface's write side: accounts, wallets, sessions, jobs, batches and their files, keys, agents, webhooks and their deliveries, notifications, plans, OAuth clients and codes, Stripe events.
+  t.equal(aggregates.length, 15, 'fifteen aggregates')
+  t.equal(new Set(aggregates.map(a => a.category)).size, aggregates.length, 'no two share a stream category')
+  for (const a of aggregates) {
+    t.match(a.file, /^src\/commands\/[a-z-]+\/aggregate\.ts$/, `${a.name} is bound in its folder`)
+    t.ok(a.id, `${a.name}: its docstring names the id of \`${a.category}-<id>\``)
+    t.ok(existsSync(join(root, a.decider)), `${a.name}: ${a.decider} exists`)
+  }
+  t.same(
+    aggregates.find(a => a.name === 'wallets'),
+    { name: 'wallets', category: 'wallet', id: 'user uuid', file: 'src/commands/wallet/aggregate.ts', decider: 'src/domain/wallet/decider.ts' },
+    'the wallet: wallet-<user uuid>, as the ledger audit reads it'
   )
 })

@@ -5,7 +5,7 @@ import { isScope, type Scope } from '../../domain/apikey/scopes.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { agents } from '../aggregates.ts'
+import { agents } from './aggregate.ts'
 
 /** Prefix of agent tokens; distinct from API keys (`svc_`, `svc_test_`). */
 export const AGENT_TOKEN_PREFIX = 'sva_'

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { agents } from '../aggregates.ts'
+import { agents } from './aggregate.ts'
 
 /**
  * DELETE /api/agents/{uuid}: revokes the agent (idempotent: a revoked agent, or one that

@@ -7,7 +7,7 @@ import { CHECK_NAMES, isCheckName, type CheckName } from '../../domain/checks.ts
 import { planOf } from '../../projections/subscriptions.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { apiKeys } from '../aggregates.ts'
+import { apiKeys } from './aggregate.ts'
 
 export interface CreatedKey {
   key_uuid: string

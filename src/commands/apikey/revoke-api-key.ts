@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { apiKeys } from '../aggregates.ts'
+import { apiKeys } from './aggregate.ts'
 
 /**
  * Revokes one key of the account (idempotent: a revoked key, or a key that is not the

@@ -3,7 +3,7 @@ import type * as apikey from '../../domain/apikey/decider.ts'
 import { CHECK_NAMES, isCheckName } from '../../domain/checks.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { CommandContext } from '../context.ts'
-import { apiKeys } from '../aggregates.ts'
+import { apiKeys } from './aggregate.ts'
 
 /**
  * PATCH /api/keys/{uuid}: renames the key and/or sets its enabled checks (omitted fields

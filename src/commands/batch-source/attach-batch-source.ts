@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
-import { batchSources, batches } from '../aggregates.ts'
+import { batchSources } from './aggregate.ts'
+import { batches } from '../batch/aggregate.ts'
 
 /** What a kept file is, as the route read it (the bytes are in the blob store already). */
 export interface SourceFile {

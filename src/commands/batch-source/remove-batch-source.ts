@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { batchSources } from '../aggregates.ts'
+import { batchSources } from './aggregate.ts'
 
 /**
  * Removes a batch's kept file (RemoveSource): at the end of its retention (`expired`, by

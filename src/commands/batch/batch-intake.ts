@@ -10,7 +10,8 @@ import { faultPoint } from '../../lib/faults.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
 import type { Loaded } from '../command-handler.ts'
-import { batches, wallets } from '../aggregates.ts'
+import { batches } from './aggregate.ts'
+import { wallets } from '../wallet/aggregate.ts'
 
 /** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
 export interface BatchSubmitter {

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { batches } from '../aggregates.ts'
+import { batches } from './aggregate.ts'
 
 /**
  * Closes intake of batches idle since `idle_before` (`BATCH_INTAKE_IDLE_S` without a chunk),

@@ -2,7 +2,7 @@ import type * as batch from '../../domain/batch/decider.ts'
 import type { BatchEvent } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
 import { workerMeta, type HandleResult } from '../command-handler.ts'
-import { batches } from '../aggregates.ts'
+import { batches } from './aggregate.ts'
 
 /**
  * Decides a batch worker's `command` on the batch's stream (`batch-<uuid>`), correlated by

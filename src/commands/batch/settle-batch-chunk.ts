@@ -1,7 +1,7 @@
 import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
 import { workerMeta } from '../command-handler.ts'
-import { wallets } from '../aggregates.ts'
+import { wallets } from '../wallet/aggregate.ts'
 
 /**
  * Settles a processed chunk's reservation (`wallet-<user>`): captures the firm verdicts'

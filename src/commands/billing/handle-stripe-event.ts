@@ -11,7 +11,8 @@ import { linkCustomer } from '../subscription/link-customer.ts'
 import { loadSubscription } from '../subscription/operator-set-plan.ts'
 import { setPlan, type PlanChange } from '../subscription/set-plan.ts'
 import { CheckoutSession, Invoice, SubscriptionObject, UUID, planOfPrice, OPENS_PERIOD, periodLine, STATUS, iso } from './stripe-objects.ts'
-import { stripeEvents, users } from '../aggregates.ts'
+import { stripeEvents } from './aggregate.ts'
+import { users } from '../user/aggregate.ts'
 
 /** @returns the account uuid when it names an existing, not deleted account. */
 async function accountOf(ctx: CommandContext, candidate: string | null | undefined): Promise<string | null> {

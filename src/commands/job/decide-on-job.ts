@@ -3,7 +3,7 @@ import type { CommandContext } from '../context.ts'
 import { workerMeta, type HandleResult } from '../command-handler.ts'
 import type { JobEvent } from '../../domain/job/events.ts'
 import type { LoadedJob } from './seal-result.ts'
-import { jobs } from '../aggregates.ts'
+import { jobs } from './aggregate.ts'
 
 /**
  * Decides a worker's `command` on the job's stream (`job-<uuid>`) from the state the worker

@@ -3,7 +3,8 @@ import type { JobQueued } from '../../domain/job/events.ts'
 import type { EventMetadata } from '../../ports/event-store.ts'
 import type { CommandContext } from '../context.ts'
 import type { HandleResult } from '../command-handler.ts'
-import { jobs, wallets } from '../aggregates.ts'
+import { jobs } from './aggregate.ts'
+import { wallets } from '../wallet/aggregate.ts'
 
 /**
  * Creates a job's stream (JobQueued; a no-op when it exists) for the reservation that

@@ -8,7 +8,8 @@ import type { CommandContext } from '../context.ts'
 import { handle, load } from '../command-handler.ts'
 import { idempotencyKeyStream } from './idempotency.ts'
 import { queueJob } from './queue-job.ts'
-import { jobs, wallets } from '../aggregates.ts'
+import { jobs } from './aggregate.ts'
+import { wallets } from '../wallet/aggregate.ts'
 
 /** Who submits: the account, the environment of the credential and its key, if any. */
 export interface Submitter {

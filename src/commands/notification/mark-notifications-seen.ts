@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { notifications } from '../aggregates.ts'
+import { notifications } from './aggregate.ts'
 
 /**
  * POST /api/notifications/seen: the account has seen its feed up to position `upTo`

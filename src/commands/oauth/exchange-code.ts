@@ -9,7 +9,8 @@ import type { AuthorizationCodeEvent } from '../../domain/oauth/events.ts'
 import { revokeSession } from '../session/revoke-session.ts'
 import { startSession, type SignedIn } from '../session/start-session.ts'
 import { OAuthError } from './oauth-clients.ts'
-import { oauthCodes, users } from '../aggregates.ts'
+import { oauthCodes } from './aggregate.ts'
+import { users } from '../user/aggregate.ts'
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/

@@ -2,7 +2,7 @@ import * as oauth from '../../domain/oauth/decider.ts'
 import { randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { AuthorizationRequest } from '../../lib/crypto/jwt.ts'
 import type { CommandContext } from '../context.ts'
-import { oauthCodes } from '../aggregates.ts'
+import { oauthCodes } from './aggregate.ts'
 
 /**
  * The account approved `request` on the consent page: a single-use code (256 bits; only

@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.ts'
 import { OAuthError, LOOPBACK } from './oauth-clients.ts'
-import { oauthClients } from '../aggregates.ts'
+import { oauthClients } from './aggregate.ts'
 
 /**
  * Scopes an OAuth client may be granted: verification and reading (no key or webhook

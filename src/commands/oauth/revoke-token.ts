@@ -4,7 +4,7 @@ import { issuersOf, type CommandContext } from '../context.ts'
 import { parseRefreshToken } from '../session/refresh-session.ts'
 import { revokeSession } from '../session/revoke-session.ts'
 import { OAuthError } from './oauth-clients.ts'
-import { sessions } from '../aggregates.ts'
+import { sessions } from '../session/aggregate.ts'
 
 /**
  * POST /oauth/revoke (RFC 7009): a refresh or access token of a grant of `client_id` ends

@@ -3,7 +3,7 @@ import type { CommandContext } from '../context.ts'
 import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { verifyChallengeToken } from '../../lib/crypto/jwt.ts'
 import { checkSecondFactor } from '../user/second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from '../user/aggregate.ts'
 
 /**
  * POST /api/auth/2fa/verify: completes a sign-in with the challenge token and a TOTP or

@@ -6,7 +6,7 @@ import { accountOfEmail } from '../user/email-claims.ts'
 import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
 import { issueChallengeToken } from '../../lib/crypto/jwt.ts'
 import { startPasswordCheck } from '../user/start-password-check.ts'
-import { users } from '../aggregates.ts'
+import { users } from '../user/aggregate.ts'
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
 

@@ -5,7 +5,8 @@ import { randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { issuersOf, type CommandContext } from '../context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from '../owned-token.ts'
-import { sessions, users } from '../aggregates.ts'
+import { sessions } from './aggregate.ts'
+import { users } from '../user/aggregate.ts'
 
 /** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
 export function parseRefreshToken(value: string): { session_uuid: string; secret: string } | null {

@@ -2,7 +2,7 @@ import { DomainError } from '../../domain/shared.ts'
 import type * as session from '../../domain/session/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { sessions } from '../aggregates.ts'
+import { sessions } from './aggregate.ts'
 
 /**
  * Ends a session (logout, or its owner revoking it). Idempotent. With `owner`, the session

@@ -3,7 +3,7 @@ import ipaddr from 'ipaddr.js'
 import { issueAccessToken } from '../../lib/crypto/jwt.ts'
 import { hmacHex, randomToken, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { issuersOf, type CommandContext } from '../context.ts'
-import { sessions } from '../aggregates.ts'
+import { sessions } from './aggregate.ts'
 
 export interface SignedIn {
   access_token: string

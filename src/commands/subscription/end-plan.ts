@@ -1,7 +1,7 @@
 import * as subscription from '../../domain/subscription/decider.ts'
 import type { SubscriptionSource } from '../../domain/subscription/events.ts'
 import type { CommandContext } from '../context.ts'
-import { subscriptions } from '../aggregates.ts'
+import { subscriptions } from './aggregate.ts'
 
 /**
  * Ends the paid plan (back to Free); a named Stripe subscription must be the current one.

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { subscriptions } from '../aggregates.ts'
+import { subscriptions } from './aggregate.ts'
 
 /** Records the account's Stripe customer (idempotent). */
 export async function linkCustomer(ctx: CommandContext, owner: string, customer: string): Promise<number> {

@@ -7,7 +7,7 @@ import { requireAccount } from '../user/email-claims.ts'
 import { setPlan } from './set-plan.ts'
 import { endPlan } from './end-plan.ts'
 import { grantPeriodTokens } from './grant-period-tokens.ts'
-import { subscriptions } from '../aggregates.ts'
+import { subscriptions } from './aggregate.ts'
 
 /** The account's subscription from its stream (commands decide on it, not on the read model). */
 export async function loadSubscription(ctx: CommandContext, owner: string): Promise<Subscription> {

@@ -3,7 +3,7 @@ import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { findPlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
-import { subscriptions } from '../aggregates.ts'
+import { subscriptions } from './aggregate.ts'
 
 /** A SetPlan of the subscription decider, without its time (the context's clock gives it), with the actor to record. */
 export type PlanChange = Omit<Extract<subscription.SubscriptionCommand, { type: 'SetPlan' }>['data'], 'now'> & { actor: string }

@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import { isLocale } from '../../domain/locales.ts'
 import type { CommandContext } from '../context.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * PATCH /api/users/me/locale: the locale of the account's transactional mails. Idempotent.

@@ -6,7 +6,7 @@ import { assertPasswordPolicy } from './password-policy.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { contextWords, factorOf } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,

@@ -5,7 +5,7 @@ import { grantToWallet } from '../wallet/grant.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { confirmationCodeHash } from './confirmation-code.ts'
 import { startSession, type ClientSeen, type SignedIn } from '../session/start-session.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 const invalidCode = (): DomainError =>
   new DomainError('unauthorized', 'confirm_account.invalid_code', 'the code is wrong, expired or used up; ask for a new one')

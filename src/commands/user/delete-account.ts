@@ -6,7 +6,10 @@ import { handle } from '../command-handler.ts'
 import { emailClaimStream } from './email-claims.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { startPasswordCheck } from './start-password-check.ts'
-import { agents, apiKeys, users, webhooks } from '../aggregates.ts'
+import { agents } from '../agent/aggregate.ts'
+import { apiKeys } from '../apikey/aggregate.ts'
+import { users } from './aggregate.ts'
+import { webhooks } from '../webhook/aggregate.ts'
 
 /**
  * DELETE /api/users/{uuid} with the password: appends UserDeleted, signs out every

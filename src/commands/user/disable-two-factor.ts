@@ -4,7 +4,7 @@ import { verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { secondFactorFacts } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * POST /api/users/me/2fa/disable with the password and a code.

@@ -3,7 +3,7 @@ import type { CommandContext } from '../context.ts'
 import * as claim from '../../domain/claim/decider.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { load } from '../command-handler.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * Stream of the one-account-per-email claim: `user_email-<hmac(lower-cased address)>`.

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { generateSecret, generateURI } from 'otplib'
 import type { CommandContext } from '../context.ts'
 import { account, backupHash } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
 const BACKUP_CODES = 10

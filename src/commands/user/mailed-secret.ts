@@ -1,6 +1,6 @@
 import type * as user from '../../domain/user/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /** What the sealing gave a mailed secret: its sealed form, when it expires, and the instant it was issued (RFC 3339). */
 export interface IssuedSecret {

@@ -9,7 +9,7 @@ import { emailClaimStream } from './email-claims.ts'
 import { CONFIRMATION_CODE_TTL_S, confirmationCodeHash } from './confirmation-code.ts'
 import { screenForSignUp } from './screen-sign-up.ts'
 import { assertPasswordPolicy, addressWords } from './password-policy.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 // ~49,000 most common passwords (zxcvbn's list, shipped as a library): refused at any
 

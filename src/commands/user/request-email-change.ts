@@ -7,7 +7,7 @@ import type { CommandContext } from '../context.ts'
 import { accountOfEmail } from './email-claims.ts'
 import { startPasswordCheck } from './start-password-check.ts'
 import { factorOf } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /** Lifetime of an email-change link, seconds. */
 const EMAIL_CHANGE_TTL_S = 24 * 3_600

@@ -6,7 +6,7 @@ import type { CommandContext } from '../context.ts'
 import { assertPasswordPolicy } from './password-policy.ts'
 import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
 import { contextWords } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 export function assertEmail(operation: string, email: string): string {
   const parsed = parseAddress(email)

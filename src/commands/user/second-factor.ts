@@ -4,7 +4,7 @@ import * as user from '../../domain/user/decider.ts'
 import { hmacHex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
 import { addressWords } from './password-policy.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * Accepted clock drift for TOTP codes, seconds: none. A code lives only in its own 30 s

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * Counts a password check before the password is judged (OWASP ASVS 5.0 V6.3.1: brute

@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.ts'
 import { requireAccount } from './email-claims.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * `svc accounts unban`: lifts a ban (sessions revoked by it stay revoked: sign in again). Idempotent.

@@ -6,7 +6,7 @@ import { parseOwnedToken } from '../owned-token.ts'
 import type { CommandContext } from '../context.ts'
 import { handle } from '../command-handler.ts'
 import { emailClaimStream } from './email-claims.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * POST /api/auth/verify-email-change: claims the new address for the account (its claim

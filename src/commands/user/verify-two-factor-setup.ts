@@ -1,6 +1,6 @@
 import type { CommandContext } from '../context.ts'
 import { account, secondFactorFacts } from './second-factor.ts'
-import { users } from '../aggregates.ts'
+import { users } from './aggregate.ts'
 
 /**
  * POST /api/users/me/2fa/verify-setup: the first TOTP code of the setup's secret makes 2FA

@@ -2,7 +2,7 @@ import type * as wallet from '../../domain/wallet/decider.ts'
 import type { HandleResult } from '../command-handler.ts'
 import type { CommandContext } from '../context.ts'
 import type { WalletEvent } from '../../domain/wallet/events.ts'
-import { wallets } from '../aggregates.ts'
+import { wallets } from './aggregate.ts'
 
 /** What a grant names: everything of GrantTokens but the time, which the context gives. */
 export type Grant = Omit<Extract<wallet.WalletCommand, { type: 'GrantTokens' }>['data'], 'now'>

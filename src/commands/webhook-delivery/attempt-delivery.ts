@@ -3,7 +3,8 @@ import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { SIGNATURE_HEADER, signatureHeader } from '../../lib/webhook-signature.ts'
 import type { CommandContext } from '../context.ts'
 import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
-import { webhookDeliveries, webhooks } from '../aggregates.ts'
+import { webhookDeliveries } from './aggregate.ts'
+import { webhooks } from '../webhook/aggregate.ts'
 
 /** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
 function deliveryBody(r: WebhookDeliveryRequested['data']): string {

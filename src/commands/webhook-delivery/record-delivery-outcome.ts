@@ -1,7 +1,7 @@
 import type { WebhookDeliveryAttempted } from '../../domain/webhook/events.ts'
 import type { CommandContext } from '../context.ts'
 import type { DeliveryPolicy } from './delivery-policy.ts'
-import { webhooks } from '../aggregates.ts'
+import { webhooks } from '../webhook/aggregate.ts'
 
 /**
  * Counts the outcome of a delivery's last attempt on its endpoint (interface section 6,

@@ -1,7 +1,7 @@
 import { v5 as uuidv5 } from 'uuid'
 import type { WebhookEventKind, WebhookDeliveryRequested } from '../../domain/webhook/events.ts'
 import type { CommandContext } from '../context.ts'
-import { webhookDeliveries } from '../aggregates.ts'
+import { webhookDeliveries } from './aggregate.ts'
 
 /** Namespace of delivery ids derived from (endpoint, event, job): one delivery per triple. */
 const DELIVERY_NAMESPACE = '5b0f3c1e-8d7a-4c52-9a43-1f6e2d9b7c10'

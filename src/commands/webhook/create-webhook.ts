@@ -4,7 +4,7 @@ import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { CommandContext } from '../context.ts'
 import { checkEvents, checkDescription } from './webhook-input.ts'
-import { webhooks } from '../aggregates.ts'
+import { webhooks } from './aggregate.ts'
 
 /**
  * POST /api/webhooks: registers an endpoint on the account's `webhooks-<user>` stream with

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { webhooks } from '../aggregates.ts'
+import { webhooks } from './aggregate.ts'
 
 /** DELETE /api/webhooks/{uuid}: idempotent; another account's or an unknown endpoint is left alone. */
 export async function deleteWebhook(ctx: CommandContext, owner: string, uuid: string, actor: string): Promise<number> {

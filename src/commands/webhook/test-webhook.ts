@@ -4,7 +4,7 @@ import type { CommandContext } from '../context.ts'
 import type { DeliveryPolicy } from '../webhook-delivery/delivery-policy.ts'
 import { requestDelivery } from '../webhook-delivery/request-delivery.ts'
 import { attemptDelivery } from '../webhook-delivery/attempt-delivery.ts'
-import { webhooks } from '../aggregates.ts'
+import { webhooks } from './aggregate.ts'
 
 /**
  * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new

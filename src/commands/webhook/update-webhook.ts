@@ -1,7 +1,7 @@
 import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import type { CommandContext } from '../context.ts'
 import { checkEvents, checkDescription } from './webhook-input.ts'
-import { webhooks } from '../aggregates.ts'
+import { webhooks } from './aggregate.ts'
 
 /**
  * PATCH /api/webhooks/{uuid}: changes any of `url`, `events`, `description`, `status`

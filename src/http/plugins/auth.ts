@@ -12,7 +12,7 @@ import { getSession } from '../../projections/sessions.ts'
 import { issuersOf, type CommandContext } from '../../commands/context.ts'
 import { HttpProblem } from '../problem.ts'
 import { isBefore } from '../../domain/shared.ts'
-import { users } from '../../commands/aggregates.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /** The authenticated caller. */
 export interface Principal {
