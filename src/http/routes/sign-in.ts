@@ -57,6 +57,17 @@ async function endReplacedSession(rt: HttpRuntime, request: FastifyRequest): Pro
 }
 
 /**
+ * A sign-in's answer (confirmation, password, second factor): the session the browser held
+ * ends (endReplacedSession), the reads wait for both, the refresh token goes in the
+ * `svc_refresh` cookie and the access token in the body (200).
+ */
+async function answerSignIn(rt: HttpRuntime, request: FastifyRequest, reply: FastifyReply, s: SignedIn): Promise<FastifyReply> {
+  await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
+  setRefreshCookie(request, reply, s)
+  return reply.code(200).send(signedInBody(s))
+}
+
+/**
  * The sign-in session's routes (interface section 4): every way in (confirmation of a new
  * account, password, the second factor), the refresh that rotates the session's token, and
  * logout. Each sign-in ends the session the browser's `svc_refresh` cookie held. Public routes;
@@ -79,9 +90,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const s = await confirmAccount(rt.ctx, request.body, clientSeen(request))
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
+      return await answerSignIn(rt, request, reply, s)
     }
   })
 
@@ -167,9 +176,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       })
       loginThrottle.succeeded(request.ip)
       if ('two_factor_required' in s) return reply.code(200).send(s)
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
+      return await answerSignIn(rt, request, reply, s)
     }
   })
 
@@ -186,9 +193,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const s = await completeTwoFactor(rt.ctx, request.body.temp_token, request.body.code, clientSeen(request))
-      await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
-      setRefreshCookie(request, reply, s)
-      return reply.code(200).send(signedInBody(s))
+      return await answerSignIn(rt, request, reply, s)
     }
   })
 }
