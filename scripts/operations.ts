@@ -151,22 +151,38 @@ function declaredInLoop(blocks: readonly RouteBlock[], url: string): RouteBlock 
   return undefined
 }
 
+const OPENS = /(?:[{([]|=>)\s*$/
+
 /**
- * Local functions of a route file that a block calls, for one level of indirection. A
- * helper's body ends at the first closing brace at its own indentation (a helper nested in
- * the routes' function ends there, not at the end of that function).
+ * The text of a helper that starts at `start` with indentation `indent`: its first line,
+ * and, while a line leaves something open (a brace, a bracket, a parenthesis, an arrow), the
+ * lines indented deeper and the closing line at its own indentation (a multi-line signature
+ * reopens there: `): T => {`). A one-line arrow function is its line.
  */
+function helperText(text: string, start: number, indent: string): string {
+  let end = text.indexOf('\n', start)
+  if (end < 0) return text.slice(start)
+  let open = OPENS.test(text.slice(start, end))
+  while (open && end < text.length) {
+    const next = text.indexOf('\n', end + 1)
+    const line = text.slice(end + 1, next < 0 ? undefined : next)
+    const lead = /^[ \t]*/.exec(line)?.[0] ?? ''
+    if (line.trim() !== '' && lead.length <= indent.length) {
+      if (!/^[\])}]/.test(line.trim())) break
+      open = OPENS.test(line)
+    }
+    end = next < 0 ? text.length : next
+  }
+  return text.slice(start, end)
+}
+
+/** Local functions of a route file that a block calls, for one level of indirection (helperText: where each ends). */
 function helperBodies(file: string, block: string): string {
   const text = readFileSync(join(root, file), 'utf8')
   let extra = ''
-  for (const m of text.matchAll(/^([ \t]*)(?:(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(|const\s+(\w+)\s*=\s*(?:async\s*)?\()/gm)) {
+  for (const m of text.matchAll(/^([ \t]*)(?:export\s+)?(?:(?:async\s+)?function\s+(\w+)\s*\(|const\s+(\w+)\s*=\s*(?:async\s*)?\()/gm)) {
     const name = m[2] ?? m[3]
-    if (!new RegExp(`\\b${name}\\(`).test(block)) continue
-    const start = m.index
-    const line = text.indexOf('\n', start)
-    // A one-line arrow function ends with its line; a body ends at the brace at its indentation.
-    const end = /[{([]\s*$/.test(text.slice(start, line)) ? text.indexOf(`\n${m[1]}}`, start) : line
-    extra += text.slice(start, end < 0 ? undefined : end)
+    if (new RegExp(`\\b${name}\\(`).test(block)) extra += `${helperText(text, m.index, m[1])}\n`
   }
   return extra
 }
@@ -186,7 +202,7 @@ export function operationsTable(document: { paths: Record<string, Record<string,
       const imports = importsOf(block.file)
       const called = imports.filter(i => new RegExp(`\\b${i.name}(\\s*\\(|\\.)`).test(text))
       const commands = [
-        ...new Set(called.filter(i => i.file.startsWith('src/commands/') && !/command-handler|context\.ts/.test(i.file)).map(i => i.file))
+        ...new Set(called.filter(i => i.file.startsWith('src/commands/') && !/command-handler|context|aggregate\.ts/.test(i.file)).map(i => i.file))
       ].sort()
       const projections = [...new Set(called.filter(i => i.file.startsWith('src/projections/')).map(i => i.file))].sort()
       const deciders = [...new Set(commands.flatMap(c => decidersOf(c)))].sort()

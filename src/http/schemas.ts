@@ -103,6 +103,9 @@ export function problems(...statuses: number[]): Record<number, ProblemResponse>
   return out
 }
 
+/** An address as the account and sign-in routes take it: trimmed, at most 320 characters (RFC 5321 §4.5.3.1: 64 + @ + 255); the commands parse it. */
+export const Email = z.string().trim().min(1).max(320)
+
 /** Answers that any operation with a JSON body may also give. */
 export const BODY_PROBLEMS = [400, 413, 415] as const
 

@@ -9,13 +9,10 @@ import { forgotPassword } from '../../commands/user/forgot-password.ts'
 import { resendConfirmation } from '../../commands/user/resend-confirmation.ts'
 import { resetPassword } from '../../commands/user/reset-password.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, NoContent, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, Email, NoContent, problems } from '../schemas.ts'
 import { FailureThrottle } from '../plugins/throttle.ts'
 import { AfterAnswer } from '../after-answer.ts'
 import type { HttpRuntime } from '../runtime.ts'
-
-/** An address as the account and sign-in routes take it: trimmed, at most 320 characters (RFC 5321 §4.5.3.1: 64 + @ + 255); the commands parse it. */
-export const Email = z.string().trim().min(1).max(320)
 
 /**
  * Accounts before a session (interface section 4): the sign-up preview and registration,

@@ -7,12 +7,11 @@ import { login } from '../../commands/session/login.ts'
 import type { ClientSeen, SignedIn } from '../../commands/session/start-session.ts'
 import { parseRefreshToken, refreshSession } from '../../commands/session/refresh-session.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
-import { BODY_PROBLEMS, NoContent, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, Email, NoContent, json, problems } from '../schemas.ts'
 import { signInThrottleOf } from '../plugins/throttle.ts'
 import { DomainError } from '../../domain/shared.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { secureCookie } from '../cookies.ts'
-import { Email } from './auth.ts'
 
 /** The `svc_refresh` cookie: HttpOnly, SameSite=Strict, Secure except on plain local HTTP. */
 function setRefreshCookie(request: FastifyRequest, reply: FastifyReply, s: SignedIn): void {
@@ -37,6 +36,7 @@ const Authenticated = z
   })
   .meta({ id: 'Authenticated' })
 
+/** The body of a signed-in answer: the access token and its lifetime (the refresh token goes in the cookie, never in a body). */
 function signedInBody(s: SignedIn): { access_token: string; token_type: 'Bearer'; expires_in: number } {
   return { access_token: s.access_token, token_type: s.token_type, expires_in: s.expires_in }
 }
