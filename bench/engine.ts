@@ -7,7 +7,7 @@
 // (bench/bulk-api.ts), as a ratio to the engine alone (goal: the API adds less than 30%).
 // `npm run bench -- --json` prints the same as one JSON object; `--no-api` skips the API run.
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -111,6 +111,8 @@ async function startWorld(): Promise<{ child: ChildProcess; dns: string }> {
       if (m) resolve(m[1])
     })
   })
+  // The world read its spec when it started: the file is not needed past its "ready".
+  rmSync(dir, { recursive: true, force: true })
   return { child, dns }
 }
 
