@@ -357,8 +357,15 @@ export class VerificationEngine {
       // due, and each recipient waits in them for its time.
       due = new Map()
       let earliest = deadline
-      for (const i of [...again.values()].flat()) {
-        const address = works[i].normalized!
+      // The catch-all probe of a domain that greylisted it is asked again too (it comes back
+      // while the domain's status is unknown), and waits for its own window like the others:
+      // asked before it, it would be greylisted again and the domain's status never known.
+      const greylistedProbes = [...again.keys()].flatMap(domain => {
+        const probe = probes.get(domain)
+        const a = probe === undefined ? undefined : answers.get(probe)
+        return probe !== undefined && a?.kind === 'rcpt' && a.outcome === 'greylisted' ? [probe] : []
+      })
+      for (const address of [...[...again.values()].flat().map(i => works[i].normalized!), ...greylistedProbes]) {
         // Before the deadline (checked above): a time, never null.
         const at = greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
         due.set(address, at)

@@ -21,6 +21,8 @@ export interface HostSpec {
   ip: string
   /** Delay before the banner (ms); past the client's timeout this is a tarpit. */
   banner_delay_ms?: number
+  /** With `banner_delay_ms`: only the first N sessions wait for their banner (default all). */
+  banner_delay_sessions?: number
   /** The greeting: a refusal instead of 220 (e.g. 421 busy, 554 blocked; the host hangs up after it), or a 220 as given. */
   banner_reply?: Reply
   /** Reply to RCPT TO for an address (lower-cased); default 250. */
@@ -333,7 +335,7 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
   void (async () => {
     if (drops('connect')) return hangUp()
     if (h.silent) return
-    if (h.banner_delay_ms) await sleep(h.banner_delay_ms)
+    if (h.banner_delay_ms && (h.banner_delay_sessions === undefined || sessionNo <= h.banner_delay_sessions)) await sleep(h.banner_delay_ms)
     if (ended || socket.destroyed) return
     const refusal =
       h.banner_reply && h.banner_reply.code !== 220

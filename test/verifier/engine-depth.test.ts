@@ -26,7 +26,9 @@ const world = await startMailWorld({
     { name: 'dropmid.com', mx: [{ preference: 10, exchange: 'mx.dropmid.com' }] },
     { name: 'greypaced.com', mx: [{ preference: 10, exchange: 'mx.greypaced.com' }] },
     { name: 'onebyone.com', mx: [{ preference: 10, exchange: 'mx.onebyone.com' }] },
-    { name: 'nosender.com', mx: [{ preference: 10, exchange: 'mx.nosender.com' }] }
+    { name: 'nosender.com', mx: [{ preference: 10, exchange: 'mx.nosender.com' }] },
+    { name: 'greyknown.com', mx: [{ preference: 10, exchange: 'mx.greyknown.com' }] },
+    { name: 'greyall.com', mx: [{ preference: 10, exchange: 'mx.greyall.com' }] }
   ],
   hosts: [
     { name: 'mx.reuse.com', ip: '127.0.21.2', rcpt: exists },
@@ -54,6 +56,19 @@ const world = await startMailWorld({
       ip: '127.0.21.15',
       rcpt: exists,
       mail: { code: 550, message: '5.7.1 <probe@verifier.test.example>: Sender address rejected: Access denied' }
+    },
+    // Greylisting for the engine's retry delay (300 ms), each for one test alone: one that rejects
+    // unknown mailboxes, one that accepts any address (catch-all). The first round's sessions
+    // wait 150 ms for their banner and the next round's do not, so the next round's sessions
+    // are ready 150 ms before the first round's answers are 300 ms old.
+    { name: 'mx.greyknown.com', ip: '127.0.21.16', rcpt: exists, greylist_ms: 300, banner_delay_ms: 150, banner_delay_sessions: 2 },
+    {
+      name: 'mx.greyall.com',
+      ip: '127.0.21.17',
+      rcpt: () => ({ code: 250, message: '2.1.5 OK' }),
+      greylist_ms: 300,
+      banner_delay_ms: 150,
+      banner_delay_sessions: 2
     }
   ]
 })
@@ -271,6 +286,33 @@ t.test('greylisting in bulk: each address asked again once its own window has pa
     const asked = lines.filter(l => l.includes(`RCPT TO:<u${i}@greypaced.com>`)).length
     t.equal(asked, 2, `u${i}@greypaced.com asked twice (greylisted, then after its window): the world's transcript`)
   }
+})
+
+// The catch-all probe is a made-up local part (`zq` and 18 hex digits): the transcript's RCPTs to such an address.
+const probesIn = (lines: readonly string[], domain: string): number => lines.filter(l => new RegExp(`RCPT TO:<zq[0-9a-f]{18}@${domain}>`).test(l)).length
+
+t.test('greylisting in bulk: the catch-all probe waits for its window too, so the domain is known to reject unknown addresses', async t => {
+  const { e } = engine()
+  const m = mark()
+  const results = await e.verifyMany([...list('greyknown.com', 3), { email: 'nobody@greyknown.com', checks: all }], { greylist: 'wait' })
+  t.same(
+    results.map(r => r.reason),
+    ['accepted_email', 'accepted_email', 'accepted_email', 'mailbox_not_found']
+  )
+  for (const r of results) t.equal(r.checks.find(c => c.name === 'catch_all')?.outcome, 'pass', `${r.email}: the catch-all check passed (not "status unknown")`)
+  t.equal(probesIn(since(m, '127.0.21.16').lines, 'greyknown.com'), 2, 'the probe was asked twice: greylisted, then after its window')
+})
+
+t.test('greylisting in bulk on a catch-all domain: accepted addresses are accept_all, not valid', async t => {
+  const { e } = engine()
+  const m = mark()
+  const results = await e.verifyMany(list('greyall.com', 3), { greylist: 'wait' })
+  for (const r of results) {
+    t.equal(r.reason, 'accept_all', `${r.email}: the domain accepts any address`)
+    t.ok(r.flags.includes('accept_all'), `${r.email}: flagged accept_all`)
+    t.equal(r.checks.find(c => c.name === 'catch_all')?.outcome, 'warn', `${r.email}: the catch-all check warns`)
+  }
+  t.equal(probesIn(since(m, '127.0.21.17').lines, 'greyall.com'), 2, 'the probe was asked twice: greylisted, then after its window (accepted)')
 })
 
 t.test('greylisting past the deadline ends unknown/greylisted', async t => {
