@@ -18,14 +18,23 @@ export class Gate {
   private backoffMs = 0
   private waiters: Array<() => void> = []
   private readonly backoff: { initial_ms: number; max_ms: number }
+  private readonly reuseGraceMs: number
 
-  constructor(options: { max_concurrent: number; rate_per_s: number; burst: number; backoff?: { initial_ms: number; max_ms: number } }) {
+  /** `reuse_grace_ms`: how long after its release a slot may be taken again (0: at once). */
+  constructor(options: {
+    max_concurrent: number
+    rate_per_s: number
+    burst: number
+    backoff?: { initial_ms: number; max_ms: number }
+    reuse_grace_ms?: number
+  }) {
     this.max = Math.max(1, options.max_concurrent)
     this.limit = this.max
     this.rate = options.rate_per_s
     this.burst = Math.max(1, options.burst)
     this.tokens = this.burst
     this.backoff = options.backoff ?? { initial_ms: 1_000, max_ms: 60_000 }
+    this.reuseGraceMs = options.reuse_grace_ms ?? 0
   }
 
   private refill(): void {
@@ -35,7 +44,7 @@ export class Gate {
     this.last = now
   }
 
-  /** Waits for a slot and a token; resolves with the function that gives the slot back. */
+  /** Waits for a slot and a token; resolves with the function that gives the slot back (`reuse_grace_ms` later). */
   async acquire(): Promise<() => void> {
     for (;;) {
       this.refill()
@@ -44,11 +53,15 @@ export class Gate {
         this.active++
         this.tokens -= 1
         let released = false
+        const free = (): void => {
+          this.active--
+          this.waiters.shift()?.()
+        }
         return () => {
           if (released) return
           released = true
-          this.active--
-          this.waiters.shift()?.()
+          if (this.reuseGraceMs > 0) setTimeout(free, this.reuseGraceMs)
+          else free()
         }
       }
       if (now < this.pausedUntil) await sleep(this.pausedUntil - now)
@@ -90,6 +103,14 @@ export interface PolitenessOptions {
   /** Concurrent sessions over all receivers. */
   max_sessions: number
   backoff: { initial_ms: number; max_ms: number }
+  /**
+   * How long (ms) after a session ends its host's and provider's slots may be taken again
+   * (the global one at once). The receiver counts a session until it has handled the close
+   * (Postfix's anvil, a server's accept loop): a new session on the slot at once can meet
+   * 421 "too many connections", which costs a pause and half the host's concurrency.
+   * Default 20.
+   */
+  slot_reuse_grace_ms?: number
 }
 
 export const DEFAULT_POLITENESS: PolitenessOptions = {
@@ -105,7 +126,8 @@ export const DEFAULT_POLITENESS: PolitenessOptions = {
     proofpoint: { max_sessions: 4, sessions_per_second: 2 }
   },
   max_sessions: 256,
-  backoff: { initial_ms: 1_000, max_ms: 60_000 }
+  backoff: { initial_ms: 1_000, max_ms: 60_000 },
+  slot_reuse_grace_ms: 20
 }
 
 /** No per-receiver limits at all: the naive way (one global cap only). */
@@ -116,7 +138,8 @@ export function unlimited(maxSessions: number): PolitenessOptions {
     burst_per_host: Number.MAX_SAFE_INTEGER,
     providers: {},
     max_sessions: maxSessions,
-    backoff: { initial_ms: 1_000, max_ms: 60_000 }
+    backoff: { initial_ms: 1_000, max_ms: 60_000 },
+    slot_reuse_grace_ms: 0
   }
 }
 
@@ -143,7 +166,8 @@ export class Politeness {
         max_concurrent: this.o.max_sessions_per_host,
         rate_per_s: this.o.sessions_per_second_per_host,
         burst: this.o.burst_per_host,
-        backoff: this.o.backoff
+        backoff: this.o.backoff,
+        reuse_grace_ms: this.o.slot_reuse_grace_ms ?? 20
       })
       this.hosts.set(host, g)
     }
@@ -155,7 +179,13 @@ export class Politeness {
     let g = this.providers.get(provider)
     if (!g) {
       const p = this.o.providers[provider]
-      g = new Gate({ max_concurrent: p.max_sessions, rate_per_s: p.sessions_per_second, burst: p.max_sessions, backoff: this.o.backoff })
+      g = new Gate({
+        max_concurrent: p.max_sessions,
+        rate_per_s: p.sessions_per_second,
+        burst: p.max_sessions,
+        backoff: this.o.backoff,
+        reuse_grace_ms: this.o.slot_reuse_grace_ms ?? 20
+      })
       this.providers.set(provider, g)
     }
     return g
@@ -167,23 +197,19 @@ export class Politeness {
   }
 
   /**
-   * Waits until a session to `host` may open; returns its release function. `release(grace_ms)`
-   * gives the global slot back at once and the host's and the provider's `grace_ms` later:
-   * the receiver still counts a closed session for a moment (smtp-probe `slot_reuse_grace_ms`),
-   * our own cap over all receivers does not.
+   * Waits until a session to `host` may open; returns its release function, which gives the
+   * global slot back at once and the host's and the provider's `slot_reuse_grace_ms` later
+   * (their gates' grace): the receiver still counts a closed session for a moment, our own
+   * cap over all receivers does not.
    */
-  async acquire(host: string, provider: string | null): Promise<(grace_ms?: number) => void> {
+  async acquire(host: string, provider: string | null): Promise<() => void> {
     const receiver = [await this.hostGate(host).acquire()]
     const pg = this.providerGate(provider)
     if (pg) receiver.push(await pg.acquire())
     const global = await this.global.acquire()
-    return (grace_ms = 0) => {
+    return () => {
       global()
-      const release = (): void => {
-        for (const r of receiver.reverse()) r()
-      }
-      if (grace_ms > 0) setTimeout(release, grace_ms)
-      else release()
+      for (const r of receiver.reverse()) r()
     }
   }
 

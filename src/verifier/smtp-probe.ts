@@ -44,13 +44,6 @@ export interface ProbeOptions {
    */
   linger_ms?: number
   /**
-   * How long (ms) after a session ends its slots of the host and provider are given back (the global one at once). The receiver
-   * counts a session until it has handled the close (Postfix's anvil, a server's accept
-   * loop): a new session on the slot at once can meet 421 "too many connections", which
-   * costs a pause and half the host's concurrency. Default 20.
-   */
-  slot_reuse_grace_ms?: number
-  /**
    * RCPT TO commands sent together when the server announces PIPELINING (RFC 2920 §3.1:
    * RCPT TO may be pipelined; replies come in order): one round trip for a window instead
    * of one each. 1 sends them one at a time (as without PIPELINING).
@@ -130,7 +123,6 @@ export class SmtpProber {
       retry_pushback: true,
       allow_private_targets: false,
       linger_ms: 250,
-      slot_reuse_grace_ms: 20,
       pipeline_rcpt: 10,
       ...options
     } as Required<ProbeOptions>
@@ -251,8 +243,8 @@ export class SmtpProber {
       try {
         outcome = await this.session(host, provider, work)
       } finally {
-        // The receiver still counts the session for a moment (`slot_reuse_grace_ms`).
-        release(this.o.slot_reuse_grace_ms)
+        // The host's and provider's slots come back a moment later (politeness `slot_reuse_grace_ms`).
+        release()
       }
       if (outcome.failure === null) {
         this.politeness.succeeded(host.host, provider)

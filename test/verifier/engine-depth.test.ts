@@ -211,7 +211,8 @@ t.test("a slot freed at the receiver's session limit is taken again without a 42
       max_sessions_per_host: 1,
       burst_per_host: 1,
       sessions_per_second_per_host: 100,
-      backoff: { initial_ms: 50, max_ms: 400 }
+      backoff: { initial_ms: 50, max_ms: 400 },
+      slot_reuse_grace_ms: 100
     },
     probe: {
       port: 25,
@@ -219,8 +220,7 @@ t.test("a slot freed at the receiver's session limit is taken again without a 42
       mail_from: 'probe@verifier.test.example',
       timeout_ms: 500,
       allow_private_targets: true,
-      rcpt_per_session: 3,
-      slot_reuse_grace_ms: 100
+      rcpt_per_session: 3
     }
   })
   const m = mark()
