@@ -304,13 +304,21 @@ export class VerificationEngine {
     // long the first round took from its start to its first RCPT (opening the session).
     let due: Map<string, number> | undefined
     let lead = 0
+    // Each domain's catch-all probe, one address for the whole call (its name changes with
+    // the date: a round after midnight asks the address the window runs for).
+    const probeAddresses = new Map<string, string>()
+    const probeOf = (domain: string): string => {
+      let p = probeAddresses.get(domain)
+      if (p === undefined) probeAddresses.set(domain, (p = catchAllAddress(domain)))
+      return p
+    }
     for (let attempt = 0; ; attempt++) {
       const groups: string[][] = []
       const probes = new Map<string, string>()
       for (const [domain, idx] of todo) {
         const wantsCatchAll = idx.some(i => works[i].checks.includes('catch_all'))
         const known = catchAll.get(domain) ?? this.knownCatchAll(domain)
-        const probe = wantsCatchAll && known === null ? catchAllAddress(domain) : null
+        const probe = wantsCatchAll && known === null ? probeOf(domain) : null
         if (probe) probes.set(domain, probe)
         groups.push([...(probe ? [probe] : []), ...idx.map(i => works[i].normalized!)])
       }
@@ -325,10 +333,13 @@ export class VerificationEngine {
         lead = Number.isFinite(first) ? Math.min(10_000, Math.max(0, first - started)) : 0
       }
       const again = new Map<string, number[]>()
+      // Probes greylisted this round: asked again with their domain's addresses (below).
+      const greylistedProbes = new Map<string, string>()
       for (const [domain, idx] of todo) {
         const probe = probes.get(domain)
         if (probe) {
           const a = answers.get(probe)
+          if (a?.kind === 'rcpt' && a.outcome === 'greylisted') greylistedProbes.set(domain, probe)
           const status =
             a?.kind === 'rcpt'
               ? a.outcome === 'accepted'
@@ -360,12 +371,8 @@ export class VerificationEngine {
       // The catch-all probe of a domain that greylisted it is asked again too (it comes back
       // while the domain's status is unknown), and waits for its own window like the others:
       // asked before it, it would be greylisted again and the domain's status never known.
-      const greylistedProbes = [...again.keys()].flatMap(domain => {
-        const probe = probes.get(domain)
-        const a = probe === undefined ? undefined : answers.get(probe)
-        return probe !== undefined && a?.kind === 'rcpt' && a.outcome === 'greylisted' ? [probe] : []
-      })
-      for (const address of [...[...again.values()].flat().map(i => works[i].normalized!), ...greylistedProbes]) {
+      const probesAgain = [...again.keys()].flatMap(domain => greylistedProbes.get(domain) ?? [])
+      for (const address of [...[...again.values()].flat().map(i => works[i].normalized!), ...probesAgain]) {
         // Before the deadline (checked above): a time, never null.
         const at = greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
         due.set(address, at)
@@ -463,12 +470,12 @@ export class VerificationEngine {
 }
 
 /** One bit a check (its place in CHECK_NAMES): a set of checks in any order is one number. */
-const CHECK_BITS: ReadonlyMap<CheckName, number> = new Map(CHECK_NAMES.map((c, i) => [c, 1 << i]))
+const CHECK_BITS = Object.fromEntries(CHECK_NAMES.map((c, i) => [c, 1 << i])) as Readonly<Record<CheckName, number>>
 
 /** The checks' part of a result's cache key: their bits (the same set in any order is one key). */
 function checksKey(checks: readonly CheckName[]): number {
   let key = 0
-  for (const c of checks) key |= CHECK_BITS.get(c) ?? 0
+  for (const c of checks) key |= CHECK_BITS[c]
   return key
 }
 
