@@ -22,7 +22,7 @@ export class SmtpSessionError extends Error {
   }
 }
 
-/** What a session closed by this side with no reply awaited is over with (frozen: shared by every such session; its stack is where it was made). */
+/** What a session closed by this side is over with (frozen: shared by every such session, none made per close; its stack is where it was made). */
 const CLOSED_BY_CLIENT = Object.freeze(new SmtpSessionError('closed', 'closed by client'))
 
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
@@ -260,10 +260,9 @@ export class SmtpSession {
     this.close()
   }
 
+  /** Ends the session at once (no QUIT): it is over with CLOSED_BY_CLIENT, a read awaited rejects with it. */
   close(): void {
-    // With no reply awaited (a session ended by QUIT, its 221 read), the shared error marks
-    // it over; a fresh one (its own stack) only for a read it rejects.
-    if (!this.ended) this.fail(this.waiting ? new SmtpSessionError('closed', 'closed by client') : CLOSED_BY_CLIENT)
+    this.fail(CLOSED_BY_CLIENT)
     this.socket.destroy()
   }
 }
