@@ -104,16 +104,19 @@ async function startWorld(): Promise<{ child: ChildProcess; dns: string }> {
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     execArgv: process.env.WORLD_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/wprof'] : []
   })
-  const dns = await new Promise<string>((resolve, reject) => {
-    child.once('exit', code => reject(new Error(`world exited with ${code}`)))
-    child.stdout!.on('data', (b: Buffer) => {
-      const m = /ready (\S+)/.exec(b.toString())
-      if (m) resolve(m[1])
+  try {
+    const dns = await new Promise<string>((resolve, reject) => {
+      child.once('exit', code => reject(new Error(`world exited with ${code}`)))
+      child.stdout!.on('data', (b: Buffer) => {
+        const m = /ready (\S+)/.exec(b.toString())
+        if (m) resolve(m[1])
+      })
     })
-  })
-  // The world read its spec when it started: the file is not needed past its "ready".
-  rmSync(dir, { recursive: true, force: true })
-  return { child, dns }
+    return { child, dns }
+  } finally {
+    // The world read its spec when it started (or failed to): the file is not needed past that.
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 async function worldCounters(child: ChildProcess): Promise<{ sessions: number; refused_421: number; rcpts: number }> {

@@ -361,14 +361,13 @@ for (let i = 0; i < 9; i++) {
   rounds.few.push(foldCost(100))
   rounds.many.push(foldCost(20_000))
 }
-const medianOf = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 const inFlight = {
-  few: { open: 100, us_per_event: r2(medianOf(rounds.few)) },
-  many: { open: 20_000, us_per_event: r2(medianOf(rounds.many)) },
+  few: { open: 100, us_per_event: r2(pct(rounds.few, 50)) },
+  many: { open: 20_000, us_per_event: r2(pct(rounds.many, 50)) },
   rounds: 9,
   ratio: 0
 }
-inFlight.ratio = r2(medianOf(rounds.many) / medianOf(rounds.few))
+inFlight.ratio = r2(pct(rounds.many, 50) / pct(rounds.few, 50))
 
 const summary = { latency, contention, in_flight: inFlight }
 if (args.json) console.log(JSON.stringify(summary))
