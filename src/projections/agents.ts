@@ -10,7 +10,7 @@ export interface AgentDoc extends CredentialDoc {
 }
 
 /** By hash (every request with an agent token) and an account's agents newest first, paged. */
-export const AGENTS = credentialCollection('agents', 'token_hash')
+export const AGENTS = credentialCollection('agents')
 
 function evolve(doc: Folded<AgentDoc> | null, event: RecordedEvent): AgentDoc | null {
   const e = event as unknown as AgentCreated | AgentRevoked

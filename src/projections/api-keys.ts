@@ -14,7 +14,7 @@ export interface ApiKeyDoc extends CredentialDoc {
 }
 
 /** By hash (every request with a key: one index lookup) and an account's keys newest first. */
-export const API_KEYS = credentialCollection('api_keys', 'key_hash')
+export const API_KEYS = credentialCollection('api_keys')
 
 function evolve(doc: Folded<ApiKeyDoc> | null, event: RecordedEvent): ApiKeyDoc | null {
   const e = event as unknown as ApiKeyCreated | ApiKeyRevoked | ApiKeyUpdated

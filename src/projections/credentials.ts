@@ -17,11 +17,15 @@ export interface CredentialDoc {
   revoked_at: string | null
 }
 
+/** Each credential collection's field for the SHA-256 of its secret. */
+const HASH_FIELDS = { api_keys: 'key_hash', agents: 'token_hash' } as const
+
 /**
- * The collection `name` of projection `name`: by `hash` (the SHA-256 of the secret, one
+ * The collection `name` of projection `name`: by its hash field (the SHA-256 of the secret, one
  * index lookup on every request that presents it) and an account's credentials newest first.
  */
-export function credentialCollection(name: 'api_keys' | 'agents', hash: 'key_hash' | 'token_hash'): CollectionSpec {
+export function credentialCollection(name: keyof typeof HASH_FIELDS): CollectionSpec {
+  const hash = HASH_FIELDS[name]
   return collection({
     name,
     projection: name,
