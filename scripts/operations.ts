@@ -23,6 +23,14 @@ export interface OperationRow {
   projections: string[]
 }
 
+/** A repository file's text, read once per run (the routes' files are read for every operation). */
+const sources = new Map<string, string>()
+function source(file: string): string {
+  let text = sources.get(file)
+  if (text === undefined) sources.set(file, (text = readFileSync(join(root, file), 'utf8')))
+  return text
+}
+
 interface Import {
   name: string
   file: string
@@ -33,7 +41,7 @@ const starRe = /import\s+\*\s+as\s+(\w+)\s+from\s*'(\.{1,2}\/[^']+)'/g
 
 /** The names a file imports from relative modules, with the module's repository-relative path. */
 function importsOf(file: string): Import[] {
-  const text = readFileSync(join(root, file), 'utf8')
+  const text = source(file)
   const out: Import[] = []
   for (const m of text.matchAll(importRe)) {
     const target = normalize(join(dirname(file), m[2]))
@@ -75,7 +83,7 @@ export function aggregateRows(): AggregateRow[] {
     const file = `src/commands/${folder}/aggregate.ts`
     if (!existsSync(join(root, file))) continue
     const modules = new Map(importsOf(file).map(i => [i.name, i.file]))
-    const text = readFileSync(join(root, file), 'utf8')
+    const text = source(file)
     for (const m of text.matchAll(/(?:\/\*\*(.*)\*\/\n)?export const (\w+) = aggregate\('([^']+)', (\w+)/g)) {
       const decider = modules.get(m[4])
       const id = new RegExp(`\`${m[3]}-<([^>]+)>`).exec(m[1] ?? '')?.[1] ?? null
@@ -84,7 +92,8 @@ export function aggregateRows(): AggregateRow[] {
   }
   return out.sort((a, b) => a.category.localeCompare(b.category))
 }
-const aggregates = new Map(aggregateRows().map(a => [a.name, a.decider]))
+const bound = aggregateRows()
+const aggregates = new Map(bound.map(a => [a.name, a.decider]))
 
 /**
  * Deciders a command file runs: the aggregates it runs commands on (imported from their
@@ -127,7 +136,7 @@ function routeBlocks(): RouteBlock[] {
     'src/http/app.ts'
   ]
   for (const file of files) {
-    const text = readFileSync(join(root, file), 'utf8')
+    const text = source(file)
     // A declaration runs from its `.route({` line to the `})` at that line's indentation.
     for (const m of text.matchAll(/^([ \t]*)\S.*\.route\(\{$/gm)) {
       const close = text.indexOf(`\n${m[1]}})`, m.index)
@@ -145,7 +154,7 @@ function routeBlocks(): RouteBlock[] {
 function declaredInLoop(blocks: readonly RouteBlock[], url: string): RouteBlock | undefined {
   for (const b of blocks) {
     if (b.url !== null) continue
-    const named = readFileSync(join(root, b.file), 'utf8').indexOf(`'${url}'`)
+    const named = source(b.file).indexOf(`'${url}'`)
     if (named >= 0 && named < b.at && !blocks.some(o => o.file === b.file && o.url === null && o.at < b.at && o.at > named)) return { ...b, url }
   }
   return undefined
@@ -178,7 +187,7 @@ function helperText(text: string, start: number, indent: string): string {
 
 /** Local functions of a route file that a block calls, for one level of indirection (helperText: where each ends). */
 function helperBodies(file: string, block: string): string {
-  const text = readFileSync(join(root, file), 'utf8')
+  const text = source(file)
   let extra = ''
   for (const m of text.matchAll(/^([ \t]*)(?:export\s+)?(?:(?:async\s+)?function\s+(\w+)\s*\(|const\s+(\w+)\s*=\s*(?:async\s*)?\()/gm)) {
     const name = m[2] ?? m[3]
@@ -213,7 +222,7 @@ export function operationsTable(document: { paths: Record<string, Record<string,
 }
 
 /** docs/operation-map.md for `rows` and the aggregates bound today. */
-export function operationsMarkdown(rows: readonly OperationRow[], aggregates: readonly AggregateRow[] = aggregateRows()): string {
+export function operationsMarkdown(rows: readonly OperationRow[], aggregates: readonly AggregateRow[] = bound): string {
   const link = (f: string): string => `[\`${f.replace(/^src\//, '')}\`](${relative('docs', f)})`
   const lines = [
     '# Where each operation is carried out',
