@@ -1,30 +1,25 @@
 import { createReadStream, createWriteStream, openSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs'
-import { Transform, type Readable, type TransformCallback, type Writable } from 'node:stream'
+import type { Readable, Writable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { once } from 'node:events'
-import { createInterface } from 'node:readline'
 import { extname } from 'node:path'
 import { domainToASCII } from 'node:url'
 import { parse } from 'csv-parse'
 import { stringify } from 'csv-stringify'
 import Papa from 'papaparse'
+import { LOCAL_FILE_LIMITS, ListFileError, type Cell, type FileLimits, type Row } from './file-limits.ts'
+import { openWorkbook } from './xlsx.ts'
+
+export type { Cell, Row } from './file-limits.ts'
 
 /**
  * A customer's list file, read and written as a stream (issue "Lists at leader parity",
  * items 1 and 2): CSV and TSV (delimiter, quoting, byte-order mark and line ending
  * detected; csv-parse reads, csv-stringify writes), plain text (one address a line) and
- * XLSX (exceljs's streaming reader and writer, first worksheet). Memory holds one row (and,
- * for XLSX, the workbook's shared strings), never the file.
+ * XLSX (our bounded reader of the first worksheet, `xlsx.ts`; exceljs's streaming writer).
+ * Memory holds one row (and, for XLSX, the file and its shared strings), never a CSV file;
+ * every dimension of a file is bounded (`file-limits.ts`).
  */
-
-/** A cell as read: text from CSV and text files; XLSX keeps numbers, booleans and dates as they are typed. */
-export type Cell = string | number | boolean | Date | null
-
-/** One row of the input: its cells, or the raw text of a record that could not be parsed. */
-export interface Row {
-  cells: Cell[]
-  unparsable?: boolean
-}
 
 export type ListFormat = 'csv' | 'txt' | 'xlsx'
 
@@ -94,66 +89,40 @@ export function layoutFromHead(head: Buffer, whole: boolean, name: string): Layo
   return { format: 'csv', delimiter, bom, newline }
 }
 
-/** exceljs, loaded when a workbook is read or written (it weighs some 35 MB of memory: a CSV run does without). */
+/** exceljs, loaded when a workbook is written (it weighs some 35 MB of memory: a CSV run does without). */
 type ExcelJSModule = typeof import('exceljs')
-type CellValue = import('exceljs').CellValue
 const excel = async (): Promise<ExcelJSModule> => (await import('exceljs')).default as unknown as ExcelJSModule
 
-/** Cell values of an exceljs row (1-based, sparse), as the file holds them: a formula's result, a hyperlink's text, rich text joined. */
-function xlsxCells(values: CellValue[] | Record<string, CellValue>): Cell[] {
-  const list = Array.isArray(values) ? values.slice(1) : Object.values(values)
-  return Array.from(list, v => {
-    if (v === null || v === undefined) return null
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v instanceof Date) return v
-    if (typeof v === 'object') {
-      if ('richText' in v) return v.richText.map(r => r.text).join('')
-      if ('hyperlink' in v && 'text' in v)
-        return typeof v.text === 'string' ? v.text : (v.text as { richText: Array<{ text: string }> }).richText.map(r => r.text).join('')
-      if ('result' in v) {
-        const r = v.result
-        return r === undefined || r === null ? null : r instanceof Date || typeof r !== 'object' ? r : String((r as { error?: string }).error ?? '')
-      }
-      if ('error' in v) return String(v.error)
-    }
-    return String(v)
-  })
-}
-
 /**
- * The rows of `path`, in order, streamed. CSV: a record broken beyond repair (a quote never
- * closed) comes back as unparsable rows of its raw lines, and reading goes on; empty lines
- * are rows of one empty cell. Text: every line is a row of one cell. XLSX: the first
- * worksheet's rows, empty rows included.
+ * The rows of a list, in order, streamed, within `limits` (rows, columns, the length of a
+ * record). CSV: a record broken beyond repair (a quote never closed) comes back as
+ * unparsable rows of its raw lines, and reading goes on; empty lines are rows of one empty
+ * cell. Text: every line is a row of one cell. XLSX: the first worksheet's rows, empty rows
+ * included (see `openWorkbook`); from a stream, the file is held whole, up to
+ * `limits.xlsx_bytes` (its parts are found from the end).
+ * @throws ListFileError for a file beyond a bound or unreadable (see `FileFault`).
  */
-export async function* readRows(from: string | (() => Readable), layout: Layout): AsyncGenerator<Row> {
-  const open = (options?: { start?: number; encoding?: BufferEncoding }): Readable => (typeof from === 'string' ? createReadStream(from, options) : from())
+export async function* readRows(from: string | (() => Readable), layout: Layout, limits: FileLimits = LOCAL_FILE_LIMITS): AsyncGenerator<Row> {
+  const open = (): Readable => (typeof from === 'string' ? createReadStream(from) : from())
+  let rows = 0
+  const counted = (row: Row): Row => {
+    if (++rows > limits.rows) throw new ListFileError('too_many_rows', `the file holds more than ${limits.rows} rows (empty ones included)`)
+    if (row.cells.length > limits.columns)
+      throw new ListFileError('too_many_columns', `row ${rows} has ${row.cells.length} cells; a file may have ${limits.columns} columns`)
+    return row
+  }
   if (layout.format === 'xlsx') {
-    const ExcelJS = await excel()
-    const reader = new ExcelJS.stream.xlsx.WorkbookReader(typeof from === 'string' ? from : from(), {
-      worksheets: 'emit',
-      sharedStrings: 'cache',
-      hyperlinks: 'ignore',
-      styles: 'cache',
-      entries: 'ignore'
-    })
-    for await (const sheet of reader) {
-      let next = 1
-      for await (const row of sheet) {
-        // The reader skips empty rows; they are rows of the file all the same.
-        for (; next < row.number; next++) yield { cells: [] }
-        next = row.number + 1
-        yield { cells: xlsxCells(row.values) }
-      }
-      return
+    const book = await openWorkbook(typeof from === 'string' ? from : await whole(open(), limits.xlsx_bytes), limits)
+    try {
+      // The workbook reader counts its rows and columns itself (skipped rows included).
+      yield* book.rows()
+    } finally {
+      book.close()
     }
     return
   }
   if (layout.format === 'txt') {
-    const lines = createInterface({
-      input: typeof from === 'string' ? open({ encoding: 'utf8', start: layout.bom ? 3 : 0 }) : from().pipe(new TextDecoderStreamless(layout.bom)),
-      crlfDelay: Infinity
-    })
-    for await (const line of lines) yield { cells: [line] }
+    for await (const line of lines(open(), layout.bom, limits.record_chars)) yield counted({ cells: [line] })
     return
   }
   const parser = parse({
@@ -164,43 +133,76 @@ export async function* readRows(from: string | (() => Readable), layout: Layout)
     skip_empty_lines: false,
     skip_records_with_error: true,
     record_delimiter: ['\r\n', '\n', '\r'],
+    max_record_size: limits.record_chars,
     raw: true,
-    // A record that cannot be parsed stays in the list, as its raw lines, marked.
+    // A record that cannot be parsed stays in the list, as its raw lines, marked (one too long ends the reading).
     on_skip: (err, raw) => {
+      if ((err as { code?: string } | undefined)?.code === 'CSV_MAX_RECORD_SIZE') {
+        parser.destroy(new ListFileError('cell_too_large', `a record of the file is longer than ${limits.record_chars} characters`))
+        return undefined
+      }
       const text = raw ?? (err as { raw?: string } | undefined)?.raw ?? ''
       for (const line of text.split(/\r?\n/).filter((l, k, all) => l !== '' || k < all.length - 1)) parser.push({ unparsable: line })
       return undefined
     }
   })
-  open()
-    .on('error', err => parser.destroy(err))
-    .pipe(parser)
-  for await (const record of parser as AsyncIterable<{ record: string[] } | { unparsable: string }>) {
-    if ('unparsable' in record) yield { cells: [record.unparsable], unparsable: true }
-    else yield { cells: record.record }
+  const input = open()
+  input.on('error', err => parser.destroy(err))
+  input.pipe(parser)
+  try {
+    for await (const record of parser as AsyncIterable<{ record: string[] } | { unparsable: string }>) {
+      if ('unparsable' in record) yield counted({ cells: [record.unparsable], unparsable: true })
+      else yield counted({ cells: record.record })
+    }
+  } finally {
+    input.destroy()
   }
 }
 
-/** Text from bytes, a leading byte-order mark dropped (readline over a stream that is not a file). */
-class TextDecoderStreamless extends Transform {
-  private first = true
-  private readonly decoder = new StringDecoder('utf8')
-  private readonly bom: boolean
-  constructor(bom: boolean) {
-    super({ decodeStrings: true, encoding: 'utf8' })
-    this.bom = bom
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    let text = this.decoder.write(chunk)
-    if (this.first && text.length > 0) {
-      if (this.bom && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-      this.first = false
+/** A stream's bytes in one buffer, refused past `max` bytes. @throws ListFileError `xlsx_too_large`. */
+async function whole(stream: Readable, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let n = 0
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      n += chunk.length
+      if (n > max) throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${max} bytes: save a larger one as CSV`)
+      chunks.push(chunk)
     }
-    done(null, text)
+  } finally {
+    stream.destroy()
   }
+  return Buffer.concat(chunks, n)
+}
 
-  override _flush(done: TransformCallback): void {
-    done(null, this.decoder.end())
+/**
+ * The lines of a text stream (LF or CRLF; a leading byte-order mark dropped when `bom`),
+ * each at most `max` characters.
+ * @throws ListFileError `cell_too_large` for a longer line.
+ */
+async function* lines(stream: Readable, bom: boolean, max: number): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8')
+  let rest = ''
+  let first = true
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let text = rest + decoder.write(chunk)
+      if (first && text.length > 0) {
+        if (bom && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+        first = false
+      }
+      let from = 0
+      for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', from)) {
+        yield text.slice(from, at > from && text.charCodeAt(at - 1) === 13 ? at - 1 : at)
+        from = at + 1
+      }
+      rest = text.slice(from)
+      if (rest.length > max) throw new ListFileError('cell_too_large', `a line of the file is longer than ${max} characters`)
+    }
+    rest += decoder.end()
+    if (rest.length > 0) yield rest.endsWith('\r') ? rest.slice(0, -1) : rest
+  } finally {
+    stream.destroy()
   }
 }
 
