@@ -188,6 +188,11 @@ export const ConfigSchema = z.object({
     .default(86_400),
   LIST_FILE_RETENTION_DAYS: z.coerce.number().positive().max(3_650).default(30),
   LIST_FILE_SWEEP_S: z.coerce.number().positive().max(86_400).default(3_600),
+  LIST_FILE_THREADS: intFromEnv(2, 1, 64),
+  LIST_FILE_QUEUE: intFromEnv(16, 0, 10_000),
+  LIST_FILE_PER_ACCOUNT: intFromEnv(2, 1, 100),
+  LIST_FILE_HEAP_MB: intFromEnv(256, 32, 16_384),
+  LIST_FILE_IDLE_S: z.coerce.number().positive().max(3_600).default(30),
   BATCH_CHUNK_GRACE_S: z.coerce.number().positive().max(86_400).default(120)
 })
 
@@ -261,8 +266,12 @@ export interface Config {
   registrations_per_hour: { client: number; domain: number; all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
   batch_intake_idle_s: number
-  /** Days a list's file is kept beside its batch (`LIST_FILE_RETENTION_DAYS`, default 30), and how often expired ones are removed (s; `LIST_FILE_SWEEP_S`, default 1 h). */
-  list_files: { retention_days: number; sweep_s: number }
+  /**
+   * Days a list's file is kept beside its batch (`LIST_FILE_RETENTION_DAYS`, default 30), and how often expired ones are removed (s; `LIST_FILE_SWEEP_S`, default 1 h);
+   * the threads that read and merge them (`LIST_FILE_THREADS`, 2), the tasks that may wait for one (`LIST_FILE_QUEUE`, 16), an account's at once
+   * (`LIST_FILE_PER_ACCOUNT`, 2), each thread's heap (MiB; `LIST_FILE_HEAP_MB`, 256), and how long an idle thread stays (s; `LIST_FILE_IDLE_S`, 30).
+   */
+  list_files: { retention_days: number; sweep_s: number; threads: number; queue: number; per_account: number; heap_mb: number; idle_s: number }
   /** A chunk's reservation whose chunk did not appear this long after it was made is released (s; `BATCH_CHUNK_GRACE_S`, default 120). */
   batch_chunk_grace_s: number
   /** Test-only fault injection: the step (`submit.after_reserve`, …) at which the process kills itself. */
@@ -355,7 +364,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
     batch_chunk_grace_s: c.BATCH_CHUNK_GRACE_S,
-    list_files: { retention_days: c.LIST_FILE_RETENTION_DAYS, sweep_s: c.LIST_FILE_SWEEP_S },
+    list_files: {
+      retention_days: c.LIST_FILE_RETENTION_DAYS,
+      sweep_s: c.LIST_FILE_SWEEP_S,
+      threads: c.LIST_FILE_THREADS,
+      queue: c.LIST_FILE_QUEUE,
+      per_account: c.LIST_FILE_PER_ACCOUNT,
+      heap_mb: c.LIST_FILE_HEAP_MB,
+      idle_s: c.LIST_FILE_IDLE_S
+    },
     metrics: { token: c.METRICS_TOKEN ?? null, port: c.METRICS_PORT ?? null },
     webhooks: {
       allow_private_targets: c.WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true',

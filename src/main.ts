@@ -19,6 +19,7 @@ import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
 import { startBlobWorker, BLOB_EVENTS } from './workers/blob-worker.ts'
 import type { BlobStore } from './ports/blob-store.ts'
 import { FileBlobStore } from './infra/blobs/files.ts'
+import { ListFileWork } from './lists/file-work.ts'
 import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from './workers/webhook-worker.ts'
 import { webhookSender } from './infra/webhooks/sender.ts'
 import type { NotReady, Readiness } from './http/runtime.ts'
@@ -295,6 +296,8 @@ export async function startRole(
       : null
   const waits = runner ? new CompletionWaits(runner) : null
   if (waits) metrics.watchWaits(() => waits.pending)
+  const listFiles = serveApi ? new ListFileWork(config.list_files) : null
+  if (listFiles) closers.push(['list_files', () => listFiles.close()])
   const app = serveApi
     ? await buildApp(
         {
@@ -306,6 +309,7 @@ export async function startRole(
           billing,
           waits,
           blobs: blobs!,
+          list_files: listFiles!,
           send_webhook: sendWebhook
         },
         { logger: false, logger_instance: log, instrument: options.instrument }

@@ -103,6 +103,17 @@ export function parsePlanCatalogue(raw: unknown, source: string): PlanCatalogue 
   }
 }
 
+const MiB = 1024 * 1024
+
+/** Bytes a kept file may hold per address the plan allows in a batch (a row of a wide CRM export), and at least. */
+const KEPT_BYTES_PER_ROW = 2_048
+const KEPT_FILE_MIN_BYTES = 4 * MiB
+
+/** Bytes one kept list file may hold on `plan`: 2 KiB per address of its batch size, at least 4 MiB. */
+export function keptFileMaxBytes(plan: Pick<Plan, 'max_batch_size'>): number {
+  return Math.max(KEPT_FILE_MIN_BYTES, plan.max_batch_size * KEPT_BYTES_PER_ROW)
+}
+
 /** The plan `code` of the catalogue, or null. */
 export function findPlan(catalogue: PlanCatalogue, code: string): Plan | null {
   return catalogue.plans.find(p => p.code === code) ?? null

@@ -5,6 +5,7 @@ import type { RateCounter } from '../ports/rate-limit.ts'
 import type { Billing } from '../ports/billing.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { CompletionWaits } from './waits.ts'
+import type { ListFileWork } from '../lists/file-work.ts'
 
 /** Why a part of the process is not ready: which part, a problem code, and what was seen (no secret in it). */
 export interface NotReady {
@@ -38,6 +39,8 @@ export interface HttpRuntime {
   waits: CompletionWaits | null
   /** Where customers' kept files are (a list's original file, sealed). */
   blobs: BlobStore
+  /** The threads that read and merge kept files, off the event loop. */
+  list_files: ListFileWork
   /** Sends a webhook test delivery (`POST /api/webhooks/{uuid}/test`): the adapter of the webhook worker. */
   send_webhook: WebhookSender
 }

@@ -1,18 +1,17 @@
 import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { DatabaseSync } from 'node:sqlite'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
+import type { IncomingMessage } from 'node:http'
 import { attachBatchSource } from '../../commands/batch-source/attach-batch-source.ts'
 import { removeBatchSource } from '../../commands/batch-source/remove-batch-source.ts'
-import { batchSource, getBatch, type BatchDoc } from '../../projections/batches.ts'
+import { batchSource, getBatch } from '../../projections/batches.ts'
 import { batchItems } from '../../projections/batch-items.ts'
-import { addressKey, layoutFromHead, readRows, shapeOf, streamWriter, type Layout, type Row } from '../../lists/files.ts'
-import { mergeRows, type StoredResult } from '../../lists/merge.ts'
+import { keptFileMaxBytes } from '../../domain/plans.ts'
+import { layoutFromHead, type Layout } from '../../lists/files.ts'
+import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
+import { FileWorkBusy } from '../../lists/file-work.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
@@ -21,9 +20,6 @@ import type { HttpRuntime } from '../runtime.ts'
 /** The media types a list file may come as, and what each is. */
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 const UPLOAD_TYPES = ['text/csv', 'text/plain', 'text/tab-separated-values', XLSX, 'application/octet-stream']
-/** Bytes a kept file may hold per address the plan allows in a batch (a row of a wide CRM export), and at least. */
-const BYTES_PER_ROW = 2_048
-const MIN_FILE_BYTES = 4 * 1024 * 1024
 
 const SourceView = z
   .object({
@@ -44,24 +40,36 @@ const DownloadQuery = z.object({
   original: z.enum(['true', 'false']).optional().meta({ description: '`true`: the file as uploaded, without results' })
 })
 
-/** Counts what passes and fails past `limit` bytes; keeps the first 64 KiB (the layout is read from them). */
+/** Counts what passes and fails with `over()` past `limit` bytes; keeps the first 64 KiB (the layout is read from them). */
 class Metered extends Transform {
   bytes = 0
   head: Buffer = Buffer.alloc(0)
   private readonly limit: number
-  constructor(limit: number) {
+  private readonly over: () => HttpProblem
+  constructor(limit: number, over: () => HttpProblem) {
     super()
     this.limit = limit
+    this.over = over
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length
     if (this.head.length < 65_536) this.head = Buffer.concat([this.head, chunk.subarray(0, 65_536 - this.head.length)])
     if (this.bytes > this.limit) {
-      done(new HttpProblem(413, 'batch_source.too_large', `a list file may hold ${this.limit} bytes on this plan`))
+      done(this.over())
       return
     }
     done(null, chunk)
   }
+}
+
+/** A refusal of the file work as the problem it is answered with. */
+function fileProblem(err: unknown): unknown {
+  if (err instanceof ListFileError) return new HttpProblem(FAULT_STATUS[err.reason], `batch_source.${err.reason}`, err.message)
+  if (err instanceof FileWorkBusy)
+    return err.scope === 'account'
+      ? new HttpProblem(429, 'batch_source.too_many_requests', `${err.message}: try again when one has ended`, undefined, 5)
+      : new HttpProblem(503, 'batch_source.busy', `${err.message}: try again in a moment`, undefined, 5)
+  return err
 }
 
 const mediaOf = (format: 'csv' | 'txt' | 'xlsx', layout?: Layout): string =>
@@ -117,7 +125,8 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         const doc = await getBatch(rt.ctx, p.user_uuid, request.params.uuid)
         if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
         const name = request.query.name ?? doc.name ?? 'list.csv'
-        const meter = new Metered(Math.max(MIN_FILE_BYTES, p.plan.max_batch_size * BYTES_PER_ROW))
+        const perFile = keptFileMaxBytes(p.plan)
+        const meter = new Metered(perFile, () => new HttpProblem(413, 'batch_source.too_large', `a list file may hold ${perFile} bytes on this plan`))
         const blobId = rt.ctx.newId()
         const body = request.body as Readable
         const sealed = new PassThrough()
@@ -147,6 +156,20 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         } catch (err) {
           await rt.blobs.delete(p.user_uuid, blobId)
           throw new HttpProblem(415, 'batch_source.unsupported_file', `${(err as Error).message}: send a CSV, TSV, text or XLSX file`)
+        }
+        // Read through once, off the event loop, within the file's bounds: a file that cannot be merged later is refused now.
+        const limits = keptFileLimits(meter.bytes, perFile, p.plan.max_batch_size)
+        try {
+          if (layout.format === 'xlsx' && meter.bytes > limits.xlsx_bytes)
+            throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${limits.xlsx_bytes} bytes; this one holds ${meter.bytes}: save it as CSV`)
+          await rt.list_files.inspect(
+            p.user_uuid,
+            { open: async () => await openKept(rt, p.user_uuid, blobId), layout, column: request.query.column ?? null, limits },
+            clientGone(request.raw)
+          )
+        } catch (err) {
+          await rt.blobs.delete(p.user_uuid, blobId)
+          throw fileProblem(err)
         }
         let kept: { attached_at: string; expires_at: string; position: number }
         try {
@@ -197,16 +220,13 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       response: { 200: { description: 'The file, streamed', content: fileTypes }, ...problems(400, 401, 403, 404, 410, 429) }
     },
     handler: async (request, reply) => {
-      const owner = principalOf(request).user_uuid
+      const principal = principalOf(request)
+      const owner = principal.user_uuid
       const doc = await getBatch(rt.ctx, owner, request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       const source = await batchSource(rt.ctx, doc)
       if (!source) throw new HttpProblem(404, 'batch_source.not_found', 'this batch keeps no file (none was uploaded, or its retention ended)')
-      const open = async (): Promise<Readable> => {
-        const [sealed, unseal] = await Promise.all([rt.blobs.open(owner, source.blob_id), rt.ctx.sealer.unsealStream(owner)])
-        if (!sealed || !unseal) throw new HttpProblem(410, 'batch_source.gone', 'the file is no longer kept')
-        return sealed.pipe(unseal)
-      }
+      const open = async (): Promise<Readable> => await openKept(rt, owner, source.blob_id)
       if (request.query.original === 'true') {
         return reply
           .code(200)
@@ -228,17 +248,58 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       }
       const { head, whole } = await headOf()
       const layout = layoutFromHead(head, whole, source.name)
+      // The bounds the file was taken under, or the plan's now if they are wider (a downgrade does not lock a kept file away).
+      const limits: FileLimits = keptFileLimits(
+        source.bytes,
+        Math.max(keptFileMaxBytes(principal.plan), source.bytes),
+        Math.max(principal.plan.max_batch_size, doc.total)
+      )
       const out = new PassThrough()
+      const gone = clientGone(request.raw)
+      let merge: ReturnType<typeof rt.list_files.merge>
+      try {
+        merge = rt.list_files.merge(
+          owner,
+          {
+            open,
+            items: async (from, count) =>
+              (await batchItems(rt.ctx, owner, doc.uuid, from, count)).map(it => ({
+                i: it.i,
+                email: it.email,
+                verdict: it.status === 'done' ? it.verdict : null,
+                reason: it.reason,
+                score: it.score,
+                flags: it.flags,
+                did_you_mean: it.did_you_mean,
+                mx_host: it.mx_host,
+                smtp_provider: it.smtp_provider,
+                checked_at: it.checked_at
+              })),
+            total: doc.total,
+            layout,
+            out: layout.format === 'txt' ? { ...layout, format: 'csv' } : layout,
+            column: source.column,
+            limits,
+            into: out
+          },
+          gone
+        )
+        // Read through and found sound before the first byte: a refusal is still a problem answer.
+        await merge.ready
+      } catch (err) {
+        throw fileProblem(err)
+      }
+      merge.done.then(
+        () => out.end(),
+        err => out.destroy(err as Error)
+      )
       const base = source.name.replace(/\.[A-Za-z0-9]+$/, '')
       const extension = layout.format === 'xlsx' ? 'xlsx' : layout.delimiter === '\t' ? 'tsv' : 'csv'
-      reply
+      return await reply
         .code(200)
         .header('content-type', mediaOf(layout.format === 'txt' ? 'csv' : layout.format, layout))
         .header('content-disposition', disposition(`${base}-verified.${extension}`))
-      void mergeKept(rt, owner, doc, source.column, layout, open, out).catch(err => {
-        out.destroy(err as Error)
-      })
-      return await reply.send(out as unknown as string)
+        .send(out as unknown as string)
     }
   })
 
@@ -264,76 +325,23 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
 }
 
 /**
- * The kept file with its results, written into `out`: the batch's items indexed by their
- * address's de-duplication key in a temporary SQLite file (bounded memory whatever the
- * batch's size), the file read once for its shape (header, widest row) and once more to
- * merge. Cost: the batch's items read once (1,000 a page), the file decrypted twice.
+ * A kept file's bytes, opened with the owner's data key.
+ * @throws HttpProblem 410 `batch_source.gone` when the file or the key is gone.
  */
-async function mergeKept(
-  rt: HttpRuntime,
-  owner: string,
-  doc: BatchDoc,
-  column: string | null,
-  layout: Layout,
-  open: () => Promise<Readable>,
-  out: PassThrough
-): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-merge-'))
-  const db = new DatabaseSync(join(dir, 'index.db'))
-  try {
-    db.exec(
-      'PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; CREATE TABLE items (k TEXT PRIMARY KEY, i INTEGER NOT NULL, verdict TEXT, reason TEXT, score INTEGER, flags TEXT, did_you_mean TEXT, mx_host TEXT, smtp_provider TEXT, checked_at TEXT)'
-    )
-    const insert = db.prepare('INSERT OR IGNORE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
-    for (let from = 0; from < doc.total; from += 1_000) {
-      const page = await batchItems(rt.ctx, owner, doc.uuid, from, 1_000)
-      db.exec('BEGIN')
-      for (const it of page)
-        insert.run(
-          addressKey(it.email),
-          it.i,
-          it.status === 'done' ? it.verdict : null,
-          it.reason,
-          it.score,
-          it.flags.join(' '),
-          it.did_you_mean,
-          it.mx_host,
-          it.smtp_provider,
-          it.checked_at
-        )
-      db.exec('COMMIT')
-    }
-    const byKey = db.prepare('SELECT i FROM items WHERE k = ?')
-    const byIndex = db.prepare('SELECT verdict, reason, score, flags, did_you_mean, mx_host, smtp_provider, checked_at FROM items WHERE i = ?')
-    // The shape: the first rows say header and column, every row its width.
-    const sample: Row[] = []
-    let width = 0
-    const first = await open()
-    for await (const row of readRows(() => first, layout)) {
-      if (sample.length < 1_000) sample.push(row)
-      width = Math.max(width, row.cells.length)
-    }
-    const shape = shapeOf(sample, column ?? undefined)
-    const writer = await streamWriter(out, layout.format === 'txt' ? { ...layout, format: 'csv' } : layout)
-    const second = await open()
-    await mergeRows(
-      readRows(() => second, layout),
-      { ...shape, width: Math.max(width, shape.header?.length ?? 0) },
-      {
-        idOf: key => {
-          const r = byKey.get(key) as { i: number } | undefined
-          return r === undefined ? null : Number(r.i)
-        },
-        result: i => {
-          const r = byIndex.get(i) as (StoredResult & { verdict: string | null }) | undefined
-          return r === undefined || r.verdict === null ? null : { ...r, verdict: r.verdict, score: r.score === null ? null : Number(r.score) }
-        }
-      },
-      { all: writer }
-    )
-    await writer.close()
-  } finally {
-    db.close()
-    rmSync(dir, { recursive: true, force: true })
+async function openKept(rt: HttpRuntime, owner: string, blobId: string): Promise<Readable> {
+  const [sealed, unseal] = await Promise.all([rt.blobs.open(owner, blobId), rt.ctx.sealer.unsealStream(owner)])
+  if (!sealed || !unseal) {
+    sealed?.destroy()
+    throw new HttpProblem(410, 'batch_source.gone', 'the file is no longer kept')
   }
+  // Whichever ends first ends both: a reader that stops early closes the blob's descriptor too.
+  pipeline(sealed, unseal).catch(() => {})
+  return unseal
+}
+
+/** A signal that fires when the client of `request` goes away before its answer was sent (the file work it started stops). */
+function clientGone(request: IncomingMessage): AbortSignal {
+  const controller = new AbortController()
+  request.socket.once('close', () => controller.abort())
+  return controller.signal
 }
