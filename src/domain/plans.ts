@@ -28,6 +28,8 @@ export interface Plan {
   max_chunk_size: number
   /** Requests per minute of each API key and agent token (seeded into keys, realigned when the plan changes). */
   rate_limit_per_minute: number
+  /** MiB of list files an account may keep at once, test batches' included (`kept_files_mib`; default: 16 files of the plan's largest). */
+  kept_files_mib: number
   allowed_checks: readonly CheckName[]
   /** Scopes an agent may be granted (interface section 5: refused at agent creation with 403). */
   allowed_scopes: readonly Scope[]
@@ -65,6 +67,7 @@ const PlanSchema = z
     max_batch_size: count.min(1),
     max_chunk_size: count.min(1),
     rate_limit_per_minute: count.min(1),
+    kept_files_mib: count.optional(),
     allowed_checks: z.array(z.enum(CHECK_NAMES)).min(1),
     allowed_scopes: z.array(z.enum(SCOPES))
   })
@@ -96,6 +99,7 @@ export function parsePlanCatalogue(raw: unknown, source: string): PlanCatalogue 
     currency: c.currency,
     plans: c.plans.map(p => ({
       ...p,
+      kept_files_mib: p.kept_files_mib ?? Math.ceil((16 * keptFileMaxBytes(p)) / MiB),
       allowed_checks: CHECK_NAMES.filter(n => p.allowed_checks.includes(n)),
       allowed_scopes: SCOPES.filter(s => p.allowed_scopes.includes(s))
     })),
@@ -112,6 +116,11 @@ const KEPT_FILE_MIN_BYTES = 4 * MiB
 /** Bytes one kept list file may hold on `plan`: 2 KiB per address of its batch size, at least 4 MiB. */
 export function keptFileMaxBytes(plan: Pick<Plan, 'max_batch_size'>): number {
   return Math.max(KEPT_FILE_MIN_BYTES, plan.max_batch_size * KEPT_BYTES_PER_ROW)
+}
+
+/** Bytes of list files an account on `plan` may keep at once (its `kept_files_mib`). */
+export function keptFilesQuotaBytes(plan: Pick<Plan, 'kept_files_mib'>): number {
+  return plan.kept_files_mib * MiB
 }
 
 /** The plan `code` of the catalogue, or null. */

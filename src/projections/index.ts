@@ -11,6 +11,7 @@ import { notificationsProjection } from './notifications.ts'
 import { subscriptionsProjection } from './subscriptions.ts'
 import { batchesProjection } from './batches.ts'
 import { oauthClientsProjection } from './oauth-clients.ts'
+import { keptFilesProjection } from './kept-files.ts'
 
 /**
  * Every projection, in the order the runner applies an event to them. Each owns its
@@ -30,7 +31,8 @@ export const PROJECTIONS: readonly Projection[] = [
   notificationsProjection,
   subscriptionsProjection,
   batchesProjection,
-  oauthClientsProjection
+  oauthClientsProjection,
+  keptFilesProjection
 ]
 
 /** The projection named `name`. @throws Error naming the known ones. */

@@ -10,7 +10,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { workbookParts, zip } from '../support/zip.ts'
 import { unlimitedRates } from '../support/plans.ts'
 
-// Kept list files an attacker shapes (issue "Hostile files and floods", items 1–3): a
+// Kept list files an attacker shapes (issue "Hostile files and floods", items 1–3 and 7): a
 // Free account's test key keeps files that inflate a thousandfold, nest a million deep,
 // skip to row 200,000, open with 20,000 columns, or are no workbook at all; each is a 4xx
 // problem with a code per reason, while a separate process asks /healthz every 25 ms. The
@@ -184,6 +184,30 @@ t.test('an Excel-ordered workbook is merged without a temporary file, and its de
     t.same(tempFiles(), [], 'nothing was written to the temporary directory')
     await waitUntil(() => descriptors() <= restingDescriptors, 10_000)
     t.ok(descriptors() <= restingDescriptors, `descriptors back to ${restingDescriptors}`)
+  })
+})
+
+t.test('kept files count against the plan quota, test batches included', async t => {
+  await probed(t, async () => {
+    const quota = free.kept_files_bytes as number
+    const perFile = free.kept_file_bytes as number
+    t.ok(quota > perFile, `the Free plan keeps ${quota} bytes, ${perFile} a file`)
+    // Rows wide enough that a file of the plan's size holds fewer rows than the plan allows.
+    const row = `valid@quota.example.com,${'x'.repeat(400)}\n`
+    const big = Buffer.from(`email,notes\n${row.repeat(Math.floor((perFile - 100) / row.length))}`)
+    t.ok(big.length <= perFile)
+    let kept = 0
+    let last: { status: number; body: any } = { status: 0, body: null }
+    for (let i = 0; i < Math.ceil(quota / big.length) + 1; i++) {
+      const uuid = await batchOf(['valid@quota.example.com'])
+      last = await upload(uuid, big, 'text/csv')
+      if (last.status !== 201) break
+      kept++
+    }
+    t.ok(kept >= 1, `${kept} files of ${big.length} bytes were kept before the quota (positive control): then ${JSON.stringify(last.body)}`)
+    t.equal(last.status, 403)
+    t.equal(last.body.code, 'batch_source.storage_quota_exceeded')
+    t.ok(kept * big.length <= quota, 'never more than the quota kept')
   })
 })
 

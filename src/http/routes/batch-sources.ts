@@ -8,7 +8,8 @@ import { attachBatchSource } from '../../commands/batch-source/attach-batch-sour
 import { removeBatchSource } from '../../commands/batch-source/remove-batch-source.ts'
 import { batchSource, getBatch } from '../../projections/batches.ts'
 import { batchItems } from '../../projections/batch-items.ts'
-import { keptFileMaxBytes } from '../../domain/plans.ts'
+import { keptFileUsage } from '../../projections/kept-files.ts'
+import { keptFileMaxBytes, keptFilesQuotaBytes } from '../../domain/plans.ts'
 import { layoutFromHead, type Layout } from '../../lists/files.ts'
 import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
 import { FileWorkBusy } from '../../lists/file-work.ts'
@@ -20,6 +21,8 @@ import type { HttpRuntime } from '../runtime.ts'
 /** The media types a list file may come as, and what each is. */
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 const UPLOAD_TYPES = ['text/csv', 'text/plain', 'text/tab-separated-values', XLSX, 'application/octet-stream']
+/** Files an account may keep at once, whatever their size (each batch keeps one). */
+const MAX_KEPT_FILES = 1_000
 
 const SourceView = z
   .object({
@@ -125,8 +128,22 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         const doc = await getBatch(rt.ctx, p.user_uuid, request.params.uuid)
         if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
         const name = request.query.name ?? doc.name ?? 'list.csv'
+        // The plan's bound of one file, and what the account may still keep (this batch's own file is replaced, so it is free).
         const perFile = keptFileMaxBytes(p.plan)
-        const meter = new Metered(perFile, () => new HttpProblem(413, 'batch_source.too_large', `a list file may hold ${perFile} bytes on this plan`))
+        const quota = keptFilesQuotaBytes(p.plan)
+        const usage = await keptFileUsage(rt.ctx, p.user_uuid)
+        const room = quota - usage.bytes + (doc.source?.bytes ?? 0)
+        const overQuota = (): HttpProblem =>
+          new HttpProblem(
+            403,
+            'batch_source.storage_quota_exceeded',
+            `the account keeps ${usage.bytes} bytes of list files; the plan allows ${quota}: remove kept files (DELETE /api/batches/{uuid}/source) or wait for their retention to end`
+          )
+        if (usage.files - (doc.source ? 1 : 0) >= MAX_KEPT_FILES)
+          throw new HttpProblem(403, 'batch_source.storage_quota_exceeded', `an account keeps at most ${MAX_KEPT_FILES} list files at once: remove some first`)
+        const meter = new Metered(Math.max(0, Math.min(perFile, room)), () =>
+          room < perFile ? overQuota() : new HttpProblem(413, 'batch_source.too_large', `a list file may hold ${perFile} bytes on this plan`)
+        )
         const blobId = rt.ctx.newId()
         const body = request.body as Readable
         const sealed = new PassThrough()
