@@ -9,8 +9,12 @@ import { EgressMonitor, type EgressState } from './verifier/egress-monitor.ts'
 import { VerificationEngine } from './verifier/engine.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
 
-/** The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables). */
-export function buildEngine(config: Config): VerificationEngine {
+/**
+ * The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables).
+ * `onProxyError`: told a route's name and the proxy's failure in full, for the operator's
+ * log (the job says `proxy_error` only).
+ */
+export function buildEngine(config: Config, onProxyError?: (route: string, detail: string) => void): VerificationEngine {
   const v = config.verifier
   return new VerificationEngine({
     resolver: new CachingMailResolver(new DnsClient({ servers: v.dns_servers, timeout_ms: v.dns_timeout_ms })),
@@ -22,7 +26,8 @@ export function buildEngine(config: Config): VerificationEngine {
       pipeline_rcpt: v.pipeline_rcpt,
       starttls: v.starttls,
       allow_private_targets: v.allow_private_targets,
-      routes: egressRoutes(config)
+      routes: egressRoutes(config),
+      ...(onProxyError && { on_proxy_error: onProxyError })
     },
     politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
     result_cache_ttl_ms: v.result_cache_ttl_ms,

@@ -97,6 +97,10 @@ export async function startRole(
   const logError = (msg: string, err?: unknown): void => {
     log.error({ err }, msg)
   }
+  /** A route's proxy failed a connection: the operator's log has the proxy and its reply (the customer's job says `proxy_error`). */
+  const proxyFailed = (route: string, detail: string): void => {
+    log.warn({ egress: { route, detail } }, 'egress: a proxy failed a connection')
+  }
   /** The greylisting retry policy the verifier's jobs and the batches' parts share. */
   const greylist = { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms }
   /** The webhook sender (the worker's deliveries and the API's test deliveries). */
@@ -148,7 +152,7 @@ export async function startRole(
     return down ? { component: 'consumers', problem: 'resubscribing', detail: down.problem ?? null } : null
   })
   if (bus && (role === 'serve' || role === 'worker:verifier')) {
-    const engine = buildEngine(config)
+    const engine = buildEngine(config, proxyFailed)
     metrics.watchSmtp(() => engine.stats)
     // The egress self-test: its state on /readyz, /metrics and in a log line at each change; new live jobs are held while it fails.
     const egress = buildEgressMonitor(config, (state, previous) => {
@@ -264,7 +268,7 @@ export async function startRole(
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
   if (serveApi && config.signup_screening === 'full') {
-    const screener = buildEngine(config)
+    const screener = buildEngine(config, proxyFailed)
     ctx.screen = email => screener.verify(email, ['syntax', 'typo', 'disposable', 'dns', 'smtp'])
     metrics.watchSmtp(() => screener.stats)
   }

@@ -9,7 +9,7 @@ import { registerErrorHandling } from './plugins/errors.ts'
 import { authPlugin } from './plugins/auth.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
-import { metricsPlugin } from './plugins/metrics.ts'
+import { bearsMetricsToken, metricsPlugin } from './plugins/metrics.ts'
 import { authRoutes } from './routes/auth.ts'
 import { signInRoutes } from './routes/sign-in.ts'
 import { configRoutes } from './routes/config.ts'
@@ -45,8 +45,15 @@ export interface AppOptions {
 /** The endpoints a browser-based OAuth/MCP client calls cross-origin (besides `/.well-known/…`). */
 const CORS_PATHS = new Set(['/oauth/register', '/oauth/token', '/oauth/revoke', '/mcp'])
 
-/** Routes every role answers: liveness and readiness. */
-function healthRoutes(fastify: FastifyInstance, ready: () => Readiness): void {
+/**
+ * Routes every role answers: liveness and readiness. `/readyz` is public (load balancers
+ * and the console ask it without a credential) and says which part is not ready and why
+ * (`component`, `problem`); what was seen (`detail`: a proxy's address, the self-test MX, a
+ * resolver's or a store's error) is operators' infrastructure, given only to a bearer of
+ * `METRICS_TOKEN` (null for anyone else, and when no token is set: the log and
+ * `svc doctor` have it).
+ */
+function healthRoutes(fastify: FastifyInstance, ready: () => Readiness, metricsToken: string | null): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const Status = z.object({ status: z.string() })
   const NotReadyBody = z.object({
@@ -55,7 +62,7 @@ function healthRoutes(fastify: FastifyInstance, ready: () => Readiness): void {
       z.object({
         component: z.string().meta({ description: '`projections`, `relay`, `egress`, …' }),
         problem: z.string().meta({ description: '`starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`' }),
-        detail: z.string().nullable()
+        detail: z.string().nullable().meta({ description: 'what was seen: only with `Authorization: Bearer <METRICS_TOKEN>`, else null' })
       })
     )
   })
@@ -76,10 +83,11 @@ function healthRoutes(fastify: FastifyInstance, ready: () => Readiness): void {
       tags: ['Service'],
       response: { 200: z.object({ status: z.literal('ready') }), 503: NotReadyBody, ...problems() }
     },
-    handler: async (_request, reply) => {
+    handler: async (request, reply) => {
       const r = ready()
       if (r.status === 'ready') return { status: 'ready' as const }
-      return reply.code(503).send({ status: r.status, reasons: r.reasons })
+      const operator = bearsMetricsToken(request, metricsToken)
+      return reply.code(503).send({ status: r.status, reasons: r.reasons.map(n => ({ ...n, detail: operator ? n.detail : null })) })
     }
   })
 }
@@ -182,7 +190,7 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   authPlugin(app, rt.ctx)
   await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s, rt.ctx.config.public_rate_limit_per_minute)
   await openapiPlugin(app, () => rt.ctx.base_url())
-  healthRoutes(app, rt.ready)
+  healthRoutes(app, rt.ready, rt.ctx.config.metrics.token)
   configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null, rt.ctx.config.smtp_url === null ? 'outbox' : 'smtp')
   authRoutes(app, rt)
   signInRoutes(app, rt)
@@ -209,6 +217,6 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
 /** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */
 export async function buildHealthApp(ready: () => Readiness, metrics: Metrics, metricsToken: string | null): Promise<FastifyInstance> {
   const app = base({ logger: false }, metrics, metricsToken)
-  healthRoutes(app, ready)
+  healthRoutes(app, ready, metricsToken)
   return app
 }

@@ -7,7 +7,11 @@ import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { CompletionWaits } from './waits.ts'
 import type { ListFileWork } from '../lists/file-work.ts'
 
-/** Why a part of the process is not ready: which part, a problem code, and what was seen (no secret in it). */
+/**
+ * Why a part of the process is not ready: which part, a problem code, and what was seen
+ * (no secret in it, but operators' infrastructure: `/readyz` gives `detail` only to a
+ * bearer of the metrics token).
+ */
 export interface NotReady {
   /** `projections`, `relay`, `egress`, … */
   component: string

@@ -20,10 +20,22 @@ export type RecipientAnswer =
 /** A session-level answer: no RCPT reply for the recipient. */
 export type Failure = Extract<RecipientAnswer, { kind: 'session' }>
 
-/** A session failure from what a session threw (SmtpSessionError kinds; anything else unexpected). */
+/**
+ * What a customer reads of a proxy failure: the reason in words, never the proxy's address
+ * nor its reply (operators' infrastructure; the operator has them in the log, `/readyz`
+ * with the metrics token, `/metrics` and `svc doctor`).
+ */
+const PROXY_FAILED = 'our way out to the mail server failed before it was reached; nothing was learned about the address'
+
+/**
+ * A session failure from what a session threw (SmtpSessionError kinds; anything else
+ * unexpected). Its `detail` is shown to the customer in the job's `smtp` check: a proxy's
+ * failure is `PROXY_FAILED`, whatever the proxy said.
+ */
 export function failureOf(host: MailHost | null, err: unknown): Failure {
   if (err instanceof SmtpSessionError) {
-    const reason = err.kind === 'proxy' ? 'proxy_error' : err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
+    if (err.kind === 'proxy') return { kind: 'session', host, reply: null, reason: 'proxy_error', detail: PROXY_FAILED }
+    const reason = err.kind === 'no_connect' ? 'no_connect' : err.kind === 'timeout' ? 'timeout' : 'smtp_unavailable'
     return { kind: 'session', host, reply: null, reason, detail: err.message }
   }
   return { kind: 'session', host, reply: null, reason: 'unexpected_error', detail: String(err) }

@@ -49,6 +49,12 @@ export interface ProbeOptions {
    * of one each. 1 sends them one at a time (as without PIPELINING).
    */
   pipeline_rcpt?: number
+  /**
+   * Told when a route's SOCKS5 proxy fails a connection (`route`: its name; `detail`: the
+   * proxy's address and what it said). For the operator's log only: the recipient's answer
+   * says `proxy_error` without naming the proxy (customers never see operators' infrastructure).
+   */
+  on_proxy_error?: (route: string, detail: string) => void
 }
 
 /** Counters of a prober, for tests, the benchmark and `/metrics`; `by_provider` counts sessions and RCPTs per mail provider (`other` for the rest). */
@@ -124,6 +130,7 @@ export class SmtpProber {
       allow_private_targets: false,
       linger_ms: 250,
       pipeline_rcpt: 10,
+      on_proxy_error: () => undefined,
       ...options
     } as Required<ProbeOptions>
     this.routes =
@@ -335,7 +342,10 @@ export class SmtpProber {
     }
     if (session === null) {
       const failure = failureOf(host, connectError)
-      if (failure.reason === 'proxy_error') byRoute.proxy_errors++
+      if (failure.reason === 'proxy_error') {
+        byRoute.proxy_errors++
+        this.o.on_proxy_error(route.name, (connectError as Error).message)
+      }
       return { failure, pushedBack: false, answered }
     }
     byRoute.sessions++

@@ -182,10 +182,10 @@ t.test('every live check goes through the proxy and agrees with the world; a ref
   t.equal(count('smtp_route_sessions_total', 'alt'), alt.length, "the alt route's sessions, as the world counts them")
 })
 
-t.test('the egress self-test goes through each route: /readyz names the failing proxy', async t => {
+t.test('the egress self-test goes through each route: /readyz names the failing proxy to the operator', async t => {
   let body: any = null
   await waitUntil(async () => {
-    const r = await api('GET', '/readyz')
+    const r = await api('GET', '/readyz', { token: METRICS_TOKEN })
     body = r.body
     return r.status === 503 && body.reasons?.some((x: { component: string }) => x.component === 'egress')
   }, 20_000)

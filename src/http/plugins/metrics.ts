@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import Fastify from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import type { Metrics } from '../../ports/metrics.ts'
@@ -8,6 +8,16 @@ const sameSecret = (a: string, b: string): boolean => {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
   return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/**
+ * Whether `request` bears the operator's token (`Authorization: Bearer <METRICS_TOKEN>`,
+ * compared in constant time); always false without a token configured.
+ */
+export function bearsMetricsToken(request: FastifyRequest, token: string | null): boolean {
+  if (token === null) return false
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
+  return m !== null && sameSecret(m[1], token)
 }
 
 /**
@@ -21,8 +31,7 @@ export function metricsPlugin(app: FastifyInstance, metrics: Metrics, token: str
   })
   if (token === null) return
   app.get('/metrics', { config: { auth: 'none' }, schema: { hide: true } }, async (request, reply) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')
-    if (!m || !sameSecret(m[1], token))
+    if (!bearsMetricsToken(request, token))
       return sendProblem(reply, problem(401, 'metrics.unauthorized', 'GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`'))
     return reply.type(metrics.contentType).send(await metrics.text())
   })

@@ -52,11 +52,13 @@ export function Choice<T extends string>({
   )
 }
 
-type NotReady = { component: string; problem: string; detail: string | null }
+/** A reason `/readyz` gives (its `detail`, operators' infrastructure, is null without the metrics token: never shown here). */
+type NotReady = { component: string; problem: string }
 
 /**
  * The service's own health, for whoever runs it (`GET /readyz`): nothing while it is ready;
- * while it is not, what is wrong in words (egress to port 25 failing holds live checks).
+ * while it is not, what is wrong in words (egress to port 25 failing holds live checks),
+ * never where (proxies, resolvers and hosts are the operator's to see).
  */
 function ServiceStatus(): ReactNode {
   const { t } = useI18n()
@@ -77,10 +79,7 @@ function ServiceStatus(): ReactNode {
       <strong>{t(held ? 'health.held' : 'health.degraded')}</strong>
       <ul>
         {reasons.map(r => (
-          <li key={`${r.component}-${r.problem}`}>
-            {t(`health.${r.problem}` as 'health.dns_failing')}
-            {r.detail ? <span className="muted"> ({r.detail})</span> : null}
-          </li>
+          <li key={`${r.component}-${r.problem}`}>{t(`health.${r.problem}` as 'health.dns_failing')}</li>
         ))}
       </ul>
     </div>
