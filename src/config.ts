@@ -85,6 +85,7 @@ export const ConfigSchema = z.object({
   JWT_ISSUER: z.string().min(1).default('email-verification-service'),
   ACCESS_TOKEN_TTL_S: intFromEnv(900, 60, 86_400),
   REFRESH_TOKEN_TTL_S: intFromEnv(30 * 86_400, 300, 365 * 86_400),
+  REFRESH_TOKEN_REUSE_GRACE_S: intFromEnv(10, 0, 60),
   VERIFIER_DNS_SERVERS: z
     .string()
     .optional()
@@ -214,6 +215,11 @@ export interface Config {
   jwt_issuer: string
   access_token_ttl_s: number
   refresh_token_ttl_s: number
+  /**
+   * How long (s) after a rotation the token it replaced may be presented again for a fresh
+   * token of its own instead of revoking the session (two tabs refreshing at once); 0: never.
+   */
+  refresh_token_reuse_grace_s: number
   verifier: {
     dns_servers: string[]
     smtp_port: number
@@ -320,6 +326,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jwt_issuer: c.JWT_ISSUER,
     access_token_ttl_s: c.ACCESS_TOKEN_TTL_S,
     refresh_token_ttl_s: c.REFRESH_TOKEN_TTL_S,
+    refresh_token_reuse_grace_s: c.REFRESH_TOKEN_REUSE_GRACE_S,
     verifier: {
       dns_servers: c.VERIFIER_DNS_SERVERS,
       smtp_port: c.VERIFIER_SMTP_PORT,

@@ -13,7 +13,10 @@ import { authorizeByForms, authorizeUrl, consentPage, pkce, raw as rawRequest, t
 const dataDir = t.testdir()
 // Free allows OAuth clients every scope but usage:read here (Pro does): a token response names what the plan allows.
 const FREE_SCOPES = ['email:verify:single', 'email:verify:bulk', 'results:read', 'billing:read', 'api_keys:read', 'webhooks:read']
-const service = await startTestService(testConfig(dataDir, { PLANS_FILE: plansFile(dataDir, { free: { allowed_scopes: FREE_SCOPES } }) }))
+// No reuse grace: a spent refresh token presented at once is a reuse here (the grace has its own tests in sessions.test.ts).
+const service = await startTestService(
+  testConfig(dataDir, { PLANS_FILE: plansFile(dataDir, { free: { allowed_scopes: FREE_SCOPES } }), REFRESH_TOKEN_REUSE_GRACE_S: '0' })
+)
 t.teardown(() => service.close())
 const api = client(service.url)
 const password = 'correct horse battery staple'

@@ -1,10 +1,15 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
 
 // Sessions and tokens (interface "Authentication and sign-in", "Account"): refresh
-// rotation with reuse detection, logout, the session list and revocation.
+// rotation with reuse detection and its grace, logout, the session list and revocation.
+// The commands' clock is the test's: it moves past the reuse grace instead of waiting.
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
+/** REFRESH_TOKEN_REUSE_GRACE_S's default (s). */
+const GRACE_S = 10
+let ahead = 0
+const service = await startTestService(testConfig(dataDir), { now: () => new Date(Date.now() + ahead) })
 t.teardown(() => service.close())
 const api = client(service.url)
 const password = 'correct horse battery staple'
@@ -32,7 +37,7 @@ t.test('the refresh cookie is HttpOnly, SameSite, scoped to /api/auth; not Secur
   t.notMatch(set, /Secure/)
 })
 
-t.test('refresh rotates the token; a spent token presented again revokes the whole session', async t => {
+t.test('refresh rotates the token; a spent token presented again after the grace revokes the whole session', async t => {
   const s = await login()
   const r1 = await api('POST', '/api/auth/refresh', { headers: withCookie(s.cookie) })
   t.equal(r1.status, 200)
@@ -40,12 +45,61 @@ t.test('refresh rotates the token; a spent token presented again revokes the who
   const rotated = cookieOf(r1.headers)!
   t.not(rotated, s.cookie, 'a new refresh token')
   t.equal((await api('GET', '/api/users/me', { token: r1.body.access_token })).status, 200)
+  ahead += (GRACE_S + 1) * 1000
   const reuse = await api('POST', '/api/auth/refresh', { headers: withCookie(s.cookie) })
-  t.equal(reuse.status, 401)
+  t.equal(reuse.status, 401, `${GRACE_S + 1} s later, the spent token is a reuse`)
   t.equal(reuse.body.code, 'refresh.invalid_token')
+  t.match(reuse.headers.get('set-cookie'), /svc_refresh=;/, 'the cookie is cleared')
   const after = await api('POST', '/api/auth/refresh', { headers: withCookie(rotated) })
   t.equal(after.status, 401, 'the rotated token died with the session')
   t.equal((await api('GET', '/api/users/me', { token: r1.body.access_token })).status, 401, 'and so did its access')
+})
+
+t.test('two tabs refresh with one cookie at once: both signed in, the session stays; the first child used retires the other', async t => {
+  const uuidOf = (cookie: string): string => cookie.split('.')[0]
+  const listed = async (access: string, cookie: string): Promise<boolean> =>
+    ((await api('GET', '/api/users/me/sessions', { token: access })).body as Array<{ uuid: string }>).some(x => x.uuid === uuidOf(cookie))
+  for (const keep of [0, 1]) {
+    const s = await login()
+    // Sent together, as two tabs opening do: neither waits for the other's answer.
+    const tabs = await Promise.all([0, 1].map(async () => await api('POST', '/api/auth/refresh', { headers: withCookie(s.cookie) })))
+    t.same(
+      tabs.map(r => r.status),
+      [200, 200],
+      'both tabs get 200'
+    )
+    const cookies = tabs.map(r => cookieOf(r.headers)!)
+    t.ok(cookies.every(c => c !== '' && c !== s.cookie) && cookies[0] !== cookies[1], 'each a refresh token of its own, both new')
+    for (const r of tabs) t.equal((await api('GET', '/api/users/me', { token: r.body.access_token })).status, 200, "each tab's access token works")
+    t.ok(await listed(tabs[0].body.access_token, s.cookie), 'the session is still there')
+    // Whichever child the browser keeps refreshes (the other tab's answer may have come last).
+    const next = await api('POST', '/api/auth/refresh', { headers: withCookie(cookies[keep]) })
+    t.equal(next.status, 200, `tab ${keep + 1}'s token refreshes the session`)
+    const other = await api('POST', '/api/auth/refresh', { headers: withCookie(cookies[1 - keep]) })
+    t.equal(other.status, 401, "the other tab's token was retired by that rotation: presented again, a reuse…")
+    t.equal((await api('POST', '/api/auth/refresh', { headers: withCookie(cookieOf(next.headers)!) })).status, 401, '…which ends the session')
+  }
+})
+
+t.test('as `npm start` runs it (its heap flags, its own process): five rounds of two tabs opening at once, all signed in', async t => {
+  const dir = t.testdir()
+  const svc = await startSvc(t, ['serve'], svcEnv(dir, { LOG_LEVEL: 'info' }), npmStartNodeFlags())
+  const remote = client(svc.url)
+  await signUp(remote, dir, 'tabs@example.com', password)
+  const signedIn = await remote('POST', '/api/auth/login', { body: { email: 'tabs@example.com', password } })
+  let cookie = cookieOf(signedIn.headers)!
+  for (let round = 1; round <= 5; round++) {
+    const tabs = await Promise.all([0, 1].map(async () => await remote('POST', '/api/auth/refresh', { headers: withCookie(cookie) })))
+    t.same(
+      tabs.map(r => r.status),
+      [200, 200],
+      `round ${round}: both tabs signed in`
+    )
+    cookie = cookieOf(tabs[round % 2].headers)!
+  }
+  const me = await remote('POST', '/api/auth/refresh', { headers: withCookie(cookie) })
+  t.equal(me.status, 200, 'the session lives on')
+  t.equal((await remote('GET', '/api/users/me', { token: me.body.access_token })).status, 200)
 })
 
 t.test('malformed and unknown refresh tokens are 401', async t => {

@@ -5,6 +5,7 @@ import { parseRefreshToken } from '../session/refresh-session.ts'
 import { revokeSession } from '../session/revoke-session.ts'
 import { OAuthError } from './oauth-clients.ts'
 import { sessions } from '../session/aggregate.ts'
+import { knowsRefreshToken } from '../../domain/session/decider.ts'
 
 /**
  * POST /oauth/revoke (RFC 7009): a refresh or access token of a grant of `client_id` ends
@@ -24,9 +25,7 @@ export async function revokeToken(ctx: CommandContext, input: { token?: string; 
   return await revokeSession(ctx, sessionUuid, 'revoked', undefined, undefined, `oauth-client:${input.client_id}`)
 }
 
-function refreshTokenOf(state: { refresh_hash: string; spent: string[] }, token: string): boolean {
+function refreshTokenOf(state: Parameters<typeof knowsRefreshToken>[0], token: string): boolean {
   const secret = parseRefreshToken(token)?.secret
-  if (!secret) return false
-  const h = sha256Hex(secret)
-  return h === state.refresh_hash || state.spent.includes(h)
+  return secret !== undefined && knowsRefreshToken(state, sha256Hex(secret))
 }

@@ -16,8 +16,12 @@ export function parseRefreshToken(value: string): { session_uuid: string; secret
 
 /**
  * POST /api/auth/refresh: rotates the refresh token and issues a new access token. A spent
- * token presented again revokes the whole session (reuse detection); so does a refresh for
- * an account that may no longer sign in (banned, deleted) or a session its ban voided.
+ * token presented again revokes the whole session (reuse detection), except the token the
+ * last rotation replaced within `REFRESH_TOKEN_REUSE_GRACE_S` (two tabs refreshing with the
+ * same cookie at once): that one gets a new token of its own and the session stays (see
+ * the session decider); a refresh for an account that may no longer sign in (banned,
+ * deleted) or a session its ban voided revokes it too. Concurrent refreshes meet at the
+ * stream's expected revision: the later one is decided again on the state the first left.
  * With `client_id` (the OAuth token endpoint, RFC 6749 §6), the token must be a grant of
  * that client: a sign-in session's refresh token or another client's is refused.
  * @throws DomainError unauthorized `refresh.invalid_token` (malformed, unknown, expired,
@@ -43,6 +47,7 @@ export async function refreshSession(ctx: CommandContext, cookie: string, client
       new_hash: sha256Hex(secret),
       expires_at: expires.toISOString(),
       now: now.toISOString(),
+      grace_ms: ctx.config.refresh_token_reuse_grace_s * 1000,
       account: { active: user.isActive(account), sessions_valid_from: account.status === 'none' ? null : (account.sessions_valid_from ?? null) }
     }
   })

@@ -25,7 +25,13 @@ export type SessionStarted = Event<
   }
 >
 
-/** The refresh token was rotated: the old one is spent, `refresh_hash` is the new one. */
+/**
+ * The refresh token was rotated: `rotated_hash` (the token presented) is replaced by
+ * `refresh_hash`, the new one. `grace`: the token presented was the one the last rotation
+ * replaced, presented again within the reuse grace (a second tab refreshing at the same
+ * time): the new token joins the current ones instead of replacing them. Events before
+ * these fields rotated the current token (`rotated_hash` absent, `grace` false).
+ */
 export type SessionRefreshed = Event<
   'SessionRefreshed',
   {
@@ -34,6 +40,8 @@ export type SessionRefreshed = Event<
     refresh_hash: string
     expires_at: string
     refreshed_at: string
+    rotated_hash?: string
+    grace?: boolean
   }
 >
 
