@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import ipaddr from 'ipaddr.js'
 import { parsePlanCatalogue, type PlanCatalogue } from './domain/plans.ts'
 import { parseSocksUrl, type EgressRoute, type SocksProxy } from './verifier/egress.ts'
 
@@ -45,6 +46,48 @@ const RouteSchema = z
   .strict()
   .refine(r => r.providers.length > 0 || r.mx.length > 0, 'a route names the providers or MX patterns it carries')
 
+/**
+ * `TRUST_PROXY`: the proxies whose `X-Forwarded-For` (and `-Proto`, `-Host`) is believed, as
+ * fastify's `trustProxy` reads a list: comma-separated addresses, CIDR ranges and the names
+ * `loopback`, `linklocal`, `uniquelocal` (proxy-addr's). The client is the first address,
+ * from the right, that is not one of them. Unset, empty or `false`: nobody (the peer's own
+ * address is the client). `true` is refused (any client could name its own address), and so
+ * is a hop count (fastify no longer honours one: it cannot tell a proxy from a client).
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((v, ctx): false | string[] => {
+    const value = (v ?? '').trim()
+    if (value === '' || value === 'false') return false
+    if (/^\d+$/.test(value)) {
+      ctx.addIssue({ code: 'custom', message: "a hop count cannot tell a proxy from a client: name the proxies' addresses or CIDR ranges" })
+      return z.NEVER
+    }
+    if (value === 'true') {
+      ctx.addIssue({ code: 'custom', message: "true would believe any client's X-Forwarded-For: name the proxies (addresses, CIDRs) or a hop count" })
+      return z.NEVER
+    }
+    const entries = value.split(',').map(e => e.trim())
+    const wrong = entries.filter(e => !['loopback', 'linklocal', 'uniquelocal'].includes(e) && !isAddressOrRange(e))
+    if (wrong.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `not an address, a CIDR range, loopback, linklocal or uniquelocal: ${wrong.join(', ').slice(0, 200)}` })
+      return z.NEVER
+    }
+    return entries
+  })
+
+/** An IPv4 or IPv6 address, or a CIDR range of either (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrRange(value: string): boolean {
+  if (ipaddr.isValid(value)) return true
+  try {
+    ipaddr.parseCIDR(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
 const intFromEnv = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def)
 
 const dnsServer = z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')
@@ -58,6 +101,7 @@ export const ConfigSchema = z.object({
   PORT: intFromEnv(8080, 0, 65535),
   DATA_DIR: z.string().min(1).default('./data'),
   PUBLIC_URL: z.string().url().optional(),
+  TRUST_PROXY: trustProxy,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SMTP_URL: z.string().url().optional(),
   SIGNUP_SCREENING: z.enum(['full', 'lists']).default('full'),
@@ -202,6 +246,8 @@ export interface Config {
   port: number
   data_dir: string
   public_url: string | null
+  /** Whose `X-Forwarded-For` is believed (fastify's `trustProxy`): nobody (false), or the proxies' addresses and ranges. */
+  trust_proxy: false | string[]
   log_level: string
   smtp_url: string | null
   /** `full`: sign-ups are checked by the engine (DNS, SMTP); `lists`: syntax and disposable lists only. */
@@ -315,6 +361,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: c.PORT,
     data_dir: resolve(c.DATA_DIR),
     public_url: c.PUBLIC_URL ?? null,
+    trust_proxy: c.TRUST_PROXY,
     log_level: c.LOG_LEVEL,
     smtp_url: c.SMTP_URL ?? null,
     signup_screening: c.SIGNUP_SCREENING,

@@ -115,8 +115,12 @@ export const REDACT = [
 /** An incoming X-Request-Id kept as the request's id: 1–128 characters of letters, digits and `._:-` (anything else could forge log lines or fill them). */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** The base of every role's app: zod validation and serialization, problem+json errors. */
-function base(options: AppOptions, metrics: Metrics, metricsToken: string | null): FastifyInstance {
+/**
+ * The base of every role's app: zod validation and serialization, problem+json errors.
+ * `trustProxy` (`TRUST_PROXY`): whose `X-Forwarded-For` makes `request.ip`, the key of every
+ * per-client limit; false (the default) believes nobody's.
+ */
+function base(options: AppOptions, metrics: Metrics, metricsToken: string | null, trustProxy: false | string[] = false): FastifyInstance {
   const app = Fastify({
     ...(options.logger_instance
       ? { loggerInstance: options.logger_instance, logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }) }
@@ -125,7 +129,7 @@ function base(options: AppOptions, metrics: Metrics, metricsToken: string | null
           logController: new LogController({ requestIdLogLabel: 'request_id' })
         }),
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    trustProxy,
     return503OnClosing: true,
     // Every log line of a request carries its id: the caller's X-Request-Id when it is a
     // plain token (a proxy's or the client's, so both ends' logs join), else a new one.
@@ -158,7 +162,7 @@ function base(options: AppOptions, metrics: Metrics, metricsToken: string | null
  * `METRICS_TOKEN`.
  */
 export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<FastifyInstance> {
-  const app = base(options, rt.metrics, rt.ctx.config.metrics.token)
+  const app = base(options, rt.metrics, rt.ctx.config.metrics.token, rt.ctx.config.trust_proxy)
   await app.register(cookie)
   // Security headers (OWASP ASVS 5.0 V3.4): a JSON API renders nothing, so its documents may load nothing and be framed nowhere; /docs sets its own policy.
   await app.register(helmet, { global: true, contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } })
