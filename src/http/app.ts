@@ -165,7 +165,12 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   const app = base(options, rt.metrics, rt.ctx.config.metrics.token, rt.ctx.config.trust_proxy)
   await app.register(cookie)
   // Security headers (OWASP ASVS 5.0 V3.4): a JSON API renders nothing, so its documents may load nothing and be framed nowhere; /docs sets its own policy.
-  await app.register(helmet, { global: true, contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } })
+  // X-Frame-Options DENY says what every page's `frame-ancestors 'none'` says, to browsers that read only the older header (helmet's default is SAMEORIGIN).
+  await app.register(helmet, {
+    global: true,
+    contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    frameguard: { action: 'deny' }
+  })
   // Answers carry personal data and credentials: no shared or browser cache keeps them (ASVS 5.0 V14.3.2).
   app.addHook('onSend', async (request, reply) => {
     if (request.url.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
