@@ -6,9 +6,11 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /**
  * Debian's Chromium, headless, for every test that renders a page (`.ci/run` installs it;
  * CHROMIUM_PATH names another): no sandbox (root in CI), nothing that would reach the
- * network on its own (updates, sync, QUIC). @throws when Chromium is not installed.
+ * network on its own (updates, sync, QUIC). `args`: more switches (as
+ * `--host-resolver-rules=MAP name 127.0.0.1`, to reach the service by a name that is not loopback).
+ * @throws when Chromium is not installed.
  */
-export async function launchHeadlessChromium(): Promise<Browser> {
+export async function launchHeadlessChromium(args: string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (.ci/run does) or set CHROMIUM_PATH`)
   return await puppeteer.launch({
     executablePath: CHROMIUM,
@@ -24,7 +26,8 @@ export async function launchHeadlessChromium(): Promise<Browser> {
       '--disable-dev-shm-usage',
       '--disable-default-apps',
       '--disable-extensions',
-      '--mute-audio'
+      '--mute-audio',
+      ...args
     ]
   })
 }

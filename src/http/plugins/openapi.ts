@@ -232,6 +232,31 @@ export async function openapiPlugin(app: FastifyInstance, baseUrl: () => string)
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     uiConfig: { validatorUrl: null, deepLinking: true, docExpansion: 'list' },
-    staticCSP: true
+    staticCSP: true,
+    transformStaticCSP: docsPolicy
   })
+}
+
+/** Sources a /docs policy keeps: this origin, the page's own hashes and nonces, inline `data:` images and fonts, and keywords. */
+const OWN_SOURCE = /^('self'|'none'|'sha(256|384|512)-[A-Za-z0-9+/=]+'|'nonce-[A-Za-z0-9+/=]+'|data:)$/
+
+/**
+ * The policy of `/docs` and its assets: swagger-ui's own (`staticCSP`, which keeps the
+ * hashes of its inline script and style) with every other origin taken out — its
+ * `validator.swagger.io` images and `https:` fonts and styles — so the page loads nothing
+ * from anywhere but this service; framed nowhere (`frame-ancestors 'none'`, as the API and
+ * the console); without `upgrade-insecure-requests`, which turns this service's own assets
+ * into https requests on a plain-HTTP host that is not loopback (TLS is the proxy's, in
+ * front). A directive left with no source is `'none'`.
+ */
+function docsPolicy(header: string | number | string[]): string {
+  const directives = String(header)
+    .split(';')
+    .map(d => d.trim().split(/\s+/))
+    .filter(([name]) => name !== '' && name !== 'upgrade-insecure-requests' && name !== 'frame-ancestors')
+    .map(([name, ...sources]) => {
+      const own = sources.filter(v => OWN_SOURCE.test(v))
+      return `${name} ${own.length > 0 ? own.join(' ') : "'none'"}`
+    })
+  return [...directives, "frame-ancestors 'none'", "form-action 'self'"].join('; ')
 }
