@@ -2,7 +2,7 @@
 // the event store, the read store, the data keys and the secrets, with the command context
 // over them. Kept apart from main.ts so that an operator command (`svc accounts show`,
 // `svc ledger audit`…) loads the stores alone, not the HTTP app, the workers and the engine.
-import { mkdirSync } from 'node:fs'
+import { makePrivateDir } from './infra/private-files.ts'
 import { join } from 'node:path'
 import type { Config } from './config.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
@@ -33,7 +33,8 @@ export interface Core {
  * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
  */
 export async function openCore(config: Config, options: { now?: () => Date } = {}): Promise<Core> {
-  mkdirSync(config.data_dir, { recursive: true })
+  // DATA_DIR holds customers' data and the secrets: made 0700, every file in it 0600.
+  makePrivateDir(config.data_dir)
   const secrets = await loadSecrets(config.data_dir)
   // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
   const store = config.eventstore_url

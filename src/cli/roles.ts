@@ -2,8 +2,13 @@ import type { Command } from 'commander'
 import type { Role } from '../main.ts'
 import { loadConfig, usage } from './common.ts'
 
-/** Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes). */
+/**
+ * Runs a role until SIGTERM/SIGINT, then stops it gracefully (in-flight work finishes).
+ * Whatever the process creates is its user's alone (umask 077): the stores make their files
+ * 0600 themselves, and this holds for anything a library creates beside them.
+ */
 async function runRole(role: Role): Promise<void> {
+  process.umask(0o077)
   const { startRole } = await import('../main.ts')
   const service = await startRole(role, await loadConfig())
   let stopping = false

@@ -1,14 +1,16 @@
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { createReadStream, createWriteStream, existsSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { randomBytes } from 'node:crypto'
 import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../private-files.ts'
 
 /**
  * Blobs as files in `<dir>/<owner>/<id>` (the embedded default: `DATA_DIR/blobs`). A blob is
  * written to a temporary name beside it and renamed into place: a reader sees the old or
  * the new one whole, never half. An owner's blobs are one directory, removed at once.
+ * Directories are made 0700 and files 0600 (customers' files: the service's user alone).
  */
 export class FileBlobStore implements BlobStore {
   private readonly dir: string
@@ -19,7 +21,7 @@ export class FileBlobStore implements BlobStore {
   async put(owner: string, id: string, content: Readable): Promise<{ bytes: number }> {
     checkBlobName(owner, id)
     const folder = join(this.dir, owner)
-    mkdirSync(folder, { recursive: true })
+    makePrivateDir(folder)
     const temporary = join(folder, `.${id}.${randomBytes(6).toString('hex')}.partial`)
     let bytes = 0
     const count = new Transform({
@@ -29,7 +31,7 @@ export class FileBlobStore implements BlobStore {
       }
     })
     try {
-      await pipeline(content, count, createWriteStream(temporary, { flags: 'wx' }))
+      await pipeline(content, count, createWriteStream(temporary, { flags: 'wx', mode: PRIVATE_FILE_MODE }))
       renameSync(temporary, join(folder, id))
     } catch (err) {
       rmSync(temporary, { force: true })

@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite'
+import { preparePrivateDatabase } from '../private-files.ts'
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { DataKeyDestroyedError, type DataKeyStore } from '../../ports/data-keys.ts'
@@ -68,6 +69,7 @@ export class SqliteDataKeyStore implements DataKeyStore {
   constructor(file: string, masterKey: Buffer) {
     this.kek = masterKey
     this.file = file
+    preparePrivateDatabase(file)
     this.db = new DatabaseSync(file, { timeout: 10_000 })
     this.db.exec(`PRAGMA journal_mode = WAL; PRAGMA secure_delete = ON;
       CREATE TABLE IF NOT EXISTS data_keys (owner TEXT PRIMARY KEY, wrapped BLOB, destroyed_at TEXT)`)

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { makePrivateDir } from '../private-files.ts'
 import { join } from 'node:path'
 import { createHmac, randomBytes } from 'node:crypto'
 import type { Secrets } from '../../lib/crypto/secrets.ts'
@@ -12,11 +13,11 @@ function loadOrCreate(file: string, create: () => string): string {
 }
 
 /**
- * Loads the secrets from `dataDir`, creating missing ones.
+ * Loads the secrets from `dataDir`, creating missing ones (0600, in a directory made 0700).
  * Files: `secrets.json` (symmetric keys, base64) and `jwt-ed25519.pem` / `.pub.pem`.
  */
 export async function loadSecrets(dataDir: string): Promise<Secrets> {
-  mkdirSync(dataDir, { recursive: true })
+  makePrivateDir(dataDir)
   const sym = JSON.parse(
     loadOrCreate(join(dataDir, 'secrets.json'), () =>
       JSON.stringify(
@@ -42,7 +43,7 @@ export async function loadSecrets(dataDir: string): Promise<Secrets> {
     pkcs8 = await exportPKCS8(pair.privateKey)
     spki = await exportSPKI(pair.publicKey)
     writeFileSync(privFile, pkcs8, { mode: 0o600 })
-    writeFileSync(pubFile, spki, { mode: 0o644 })
+    writeFileSync(pubFile, spki, { mode: 0o600 })
   }
   return {
     master_key: Buffer.from(sym.master_key, 'base64'),

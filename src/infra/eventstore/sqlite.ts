@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite'
+import { preparePrivateDatabase } from '../private-files.ts'
 import { EventEmitter } from 'node:events'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { immediateTransaction } from '../sqlite-transaction.ts'
@@ -62,6 +63,7 @@ export class SqliteEventStore implements EventStore {
     this.file = file
     this.pollMs = options.poll_interval_ms ?? 100
     this.batchSize = options.batch_size ?? 500
+    preparePrivateDatabase(file)
     this.db = new DatabaseSync(file, { timeout: 10_000 })
     // A 16 MiB page cache (SQLite's default is 2 MiB): the indexes of a store of millions of events stay warm.
     this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cache_size = -16384;')

@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync, renameSync } from 'node:fs'
+import { writeFileSync, renameSync } from 'node:fs'
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer, { type Transporter } from 'nodemailer'
 import type { Mailer, OutgoingMail } from '../../ports/mail.ts'
+import { makePrivateDir } from '../private-files.ts'
 
 function messageId(mail: OutgoingMail, from: string): string {
   const domain = /@([^>\s]+)/.exec(from)?.[1] ?? 'localhost'
@@ -48,7 +49,8 @@ export class OutboxMailer implements Mailer {
     this.dir = dir
     this.from = from
     this.log = log
-    mkdirSync(dir, { recursive: true })
+    // Mails hold codes and links: the outbox is the service's user's alone (files 0600).
+    makePrivateDir(dir)
   }
 
   async send(mail: OutgoingMail): Promise<void> {

@@ -1,4 +1,5 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite'
+import { preparePrivateDatabase } from '../private-files.ts'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { immediateTransaction } from '../sqlite-transaction.ts'
 import { column, ident, indexedBy, whereSql } from './sqlite-sql.ts'
@@ -104,6 +105,7 @@ export class SqliteReadStore implements ReadStore {
   constructor(file: string, options: SqliteReadStoreOptions = {}) {
     this.file = file
     this.owns = options.db === undefined
+    if (this.owns) preparePrivateDatabase(file)
     this.db = options.db ?? new DatabaseSync(file, { timeout: 10_000 })
     this.pinned = options.pinned ?? new Map()
     if (this.owns) {
