@@ -160,10 +160,15 @@ function line(o: {
   }
 }
 
-/** An Invoice (https://docs.stripe.com/api/invoices/object) of subscription `sub`, as of API 2025-03-31. */
+/**
+ * An Invoice (https://docs.stripe.com/api/invoices/object) of subscription `sub`, as of API
+ * 2025-03-31. `extra`: more fields as Stripe sets them (the customer's credit balance before
+ * and after, `starting_balance` and `ending_balance`; `total`; `total_discount_amounts`).
+ */
 function invoice(
   a: Account,
-  o: { id: string; sub: string; billing_reason: string; amount_paid: number; lines: Array<Record<string, unknown>>; period_end: number }
+  o: { id: string; sub: string; billing_reason: string; amount_paid: number; lines: Array<Record<string, unknown>>; period_end: number },
+  extra: Record<string, unknown> = {}
 ): Record<string, unknown> {
   return {
     id: o.id,
@@ -173,10 +178,12 @@ function invoice(
     billing_reason: o.billing_reason,
     amount_due: o.amount_paid,
     amount_paid: o.amount_paid,
+    amount_remaining: 0,
     period_start: o.period_end - MONTH,
     period_end: o.period_end,
     parent: { type: 'subscription_details', quote_details: null, subscription_details: { subscription: o.sub, metadata: { user_uuid: a.me } } },
-    lines: { object: 'list', has_more: false, data: o.lines }
+    lines: { object: 'list', has_more: false, data: o.lines },
+    ...extra
   }
 }
 
@@ -291,6 +298,111 @@ t.test('invoice.paid: proration invoices of a downgrade and an upgrade grant not
     )
   )
   t.equal(await balance(a), start + TOKENS.business + TOKENS.starter, 'once per invoice')
+})
+
+t.test("invoice.paid: a renewal paid from the customer's credit balance, wholly or partly, grants its period's plan (the line, not the cash)", async t => {
+  // Stripe applies the customer's credit balance (a negative `balance`: unused time credited
+  // by a downgrade, a credit the operator gave) to the next invoice: `starting_balance` is
+  // the balance before, `amount_due` (and so `amount_paid`) what is left to collect, 0 when
+  // the credit covers it all; the period's line keeps the plan's price
+  // (https://docs.stripe.com/billing/customer/balance). The grant follows the line.
+  const a = await account()
+  const start = await balance(a)
+  const T = nowS() - 4 * MONTH
+  const periodOf = (id: string, price: string, amount: number, at: number): Record<string, unknown> =>
+    line({ price, amount, start: at, end: at + MONTH, proration: false, sub: `sub_${id}` })
+  const wholly = event(
+    'invoice.paid',
+    invoice(
+      a,
+      {
+        id: 'in_c_wholly',
+        sub: 'sub_c',
+        billing_reason: 'subscription_cycle',
+        amount_paid: 0,
+        period_end: T,
+        lines: [periodOf('c', 'price_pro_monthly', PRICE.pro, T)]
+      },
+      { total: PRICE.pro, starting_balance: -30_000, ending_balance: -30_000 + PRICE.pro }
+    ),
+    T + 1
+  )
+  await deliver(wholly)
+  t.equal(await balance(a), start + TOKENS.pro, 'paid wholly from the credit balance (amount_paid 0): a Pro month')
+  t.same(await effects(wholly), ['granted pro (monthly) tokens for invoice in_c_wholly'])
+
+  const partly = event(
+    'invoice.paid',
+    invoice(
+      a,
+      {
+        id: 'in_c_partly',
+        sub: 'sub_c',
+        billing_reason: 'subscription_cycle',
+        amount_paid: PRICE.pro - 2_100,
+        period_end: T + MONTH,
+        lines: [periodOf('c', 'price_pro_monthly', PRICE.pro, T + MONTH)]
+      },
+      { total: PRICE.pro, starting_balance: -2_100, ending_balance: 0 }
+    ),
+    T + MONTH + 1
+  )
+  await deliver(partly)
+  t.equal(await balance(a), start + 2 * TOKENS.pro, `partly (${PRICE.pro - 2_100} of ${PRICE.pro} collected): a whole Pro month, not a share`)
+
+  // Pending proration credits (unused Business time after a downgrade) larger than the new period: the invoice's total is negative,
+  // nothing is collected and the rest goes back to the balance; the new period is still the plan's.
+  const negative = event(
+    'invoice.paid',
+    invoice(
+      a,
+      {
+        id: 'in_c_negative',
+        sub: 'sub_c',
+        billing_reason: 'subscription_cycle',
+        amount_paid: 0,
+        period_end: T + 2 * MONTH,
+        lines: [
+          line({
+            price: 'price_business_monthly',
+            amount: -16_600,
+            start: T + 40 * DAY,
+            end: T + 2 * MONTH,
+            proration: true,
+            sub: 'sub_c',
+            from: 'invoice_item'
+          }),
+          periodOf('c', 'price_starter_monthly', PRICE.starter, T + 2 * MONTH)
+        ]
+      },
+      { total: PRICE.starter - 16_600, starting_balance: 0, ending_balance: PRICE.starter - 16_600 }
+    ),
+    T + 2 * MONTH + 1
+  )
+  await deliver(negative)
+  t.equal(await balance(a), start + 2 * TOKENS.pro + TOKENS.starter, 'a renewal whose credits exceed its charge: a Starter month')
+
+  // A coupon that takes the whole price (the operator's choice): the period is still the plan's.
+  const discounted = event(
+    'invoice.paid',
+    invoice(
+      a,
+      {
+        id: 'in_c_coupon',
+        sub: 'sub_c',
+        billing_reason: 'subscription_cycle',
+        amount_paid: 0,
+        period_end: T + 3 * MONTH,
+        lines: [periodOf('c', 'price_starter_monthly', PRICE.starter, T + 3 * MONTH)]
+      },
+      { total: 0, total_discount_amounts: [{ amount: PRICE.starter, discount: 'di_full' }], starting_balance: 0, ending_balance: 0 }
+    ),
+    T + 3 * MONTH + 1
+  )
+  await deliver(discounted)
+  t.equal(await balance(a), start + 2 * TOKENS.pro + 2 * TOKENS.starter, 'a renewal discounted to $0 by a coupon: a Starter month')
+  await deliver({ ...wholly, id: `evt_${randomBytes(12).toString('hex')}` })
+  t.equal(await balance(a), start + 2 * TOKENS.pro + 2 * TOKENS.starter, 'still once per invoice')
 })
 
 t.test('invoice.paid: invoices that open no period, a $0 trial line, and lines of API versions before 2025-03-31', async t => {

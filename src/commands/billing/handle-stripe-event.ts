@@ -96,8 +96,10 @@ async function onCheckoutCompleted(ctx: CommandContext, e: StripeEvent): Promise
 /**
  * `invoice.paid`: a period's plan tokens, once per invoice (grant `invoice-<id>`), only for
  * an invoice that opens a period (`OPENS_PERIOD`), for the plan of the line that covers the
- * new period (`periodLine`), when that line is not a $0 trial period. Everything else is
- * recorded with the reason it granted nothing.
+ * new period (`periodLine`), when that line is not a $0 trial period. The grant follows that
+ * line, never the cash collected (`amount_paid`): a renewal paid wholly or partly from the
+ * customer's credit balance, or discounted, grants the plan's whole tokens
+ * (docs/plans-and-billing.md). Everything else is recorded with the reason it granted nothing.
  */
 async function onInvoicePaid(ctx: CommandContext, e: StripeEvent): Promise<Outcome> {
   const inv = Invoice.parse(e.data.object)
