@@ -3,6 +3,7 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { CollectionSpec, Doc, ReadStore, WriteOp } from '../ports/read-store.ts'
 import type { Projection, ProjectionWriter } from './projection.ts'
 import type { KeyFilter } from './key-filter.ts'
+import { turnIfDue } from '../lib/turns.ts'
 
 // One batch of events applied to projections and committed with their checkpoints: what the
 // live projector (runner.ts) and a rebuild (rebuild.ts) both do, page by page.
@@ -139,6 +140,9 @@ export async function applyBatch(
       const applying = p.apply(event, writer)
       if (applying) await applying
     }
+    // A part of a chunk folds 2,000 items: the loop's other work goes on between events (no microtask when no turn is due: a rebuild folds millions).
+    const due = turnIfDue()
+    if (due) await due
   }
   const moves = folds.filter(f => f.from < through).map(f => ({ projection: f.p.name, from: f.from, to: through }))
   if (moves.length === 0 && writer.ops.length === 0) return writer

@@ -15,6 +15,17 @@ import { closeIdleIntake } from '../commands/batch/close-idle-intake.ts'
 import { idleBatches } from '../projections/batches.ts'
 import type { Metrics } from '../ports/metrics.ts'
 import { batches } from '../commands/batch/aggregate.ts'
+import { turnIfDue } from '../lib/turns.ts'
+
+/** The sandbox's results of a test batch's part, in order (the event loop gets its turns: a part is up to 2,000). */
+async function simulateAll(items: ReadonlyArray<{ address: string | null }>, checks: Parameters<typeof simulate>[1], now: Date): Promise<VerificationResult[]> {
+  const out: VerificationResult[] = []
+  for (const item of items) {
+    out.push(simulate(item.address!, checks, now))
+    await turnIfDue()
+  }
+  return out
+}
 
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
 export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const
@@ -75,7 +86,11 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       const left = since + egress.hold_ms - ctx.now().getTime()
       if (left > 0) throw new RetryLater(Math.min(egress.recheck_ms, left))
     }
-    const opened = await Promise.all(todo.map(async item => ({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })))
+    const opened: Array<{ i: number; email: string; address: string | null }> = []
+    for (const item of todo) {
+      opened.push({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })
+      await turnIfDue()
+    }
     const results: BatchItemResult[] = []
     const deferred: Array<{ i: number; email: string }> = []
     // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
@@ -85,7 +100,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     let lastGreylisted = 0
     const verified =
       s.environment === 'test'
-        ? live.map(item => simulate(item.address!, s.checks, ctx.now()))
+        ? await simulateAll(live, s.checks, ctx.now())
         : await engine.verifyMany(
             live.map(item => ({ email: item.address!, checks: s.checks })),
             {
@@ -122,6 +137,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
         checked_at: r.checked_at
       })
       options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason, environment: s.environment })
+      await turnIfDue()
     }
     if (results.length > 0) {
       results.sort((a, b) => a.i - b.i)

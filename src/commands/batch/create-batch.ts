@@ -23,7 +23,7 @@ export async function createBatch(
   if (input.emails.length === 0) throw new DomainError('invalid', 'create_batch.empty', 'the list holds no address')
   if (input.emails.length > by.plan.max_chunk_size)
     throw new DomainError('invalid', 'create_batch.too_many', `at most ${by.plan.max_chunk_size} addresses per request on this plan`)
-  const listed = candidates(input.emails)
+  const listed = await candidates(input.emails)
   if (listed.every(c => c.invalid)) throw new DomainError('invalid', 'create_batch.all_rejected', 'no address of the list is a valid address')
   const uniqueValid = new Set(listed.filter(c => !c.invalid).map(c => c.key)).size
   if (uniqueValid > by.plan.max_batch_size)

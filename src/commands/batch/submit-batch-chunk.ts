@@ -32,5 +32,5 @@ export async function addChunk(
     throw new DomainError('invalid', 'add_chunk.empty', 'the chunk holds no address (send `final: true` alone to close intake)')
   // New addresses only for checks the plan allows now; an empty final chunk (closing intake) always.
   if (input.emails.length > 0) checksFor(by, s.checks)
-  return await acceptChunk(ctx, by, batchUuid, candidates(input.emails), input.final === true, loaded)
+  return await acceptChunk(ctx, by, batchUuid, await candidates(input.emails), input.final === true, loaded)
 }
