@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
 import { z } from 'zod'
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod'
+import { jsonBodyPlugin } from './plugins/json-body.ts'
 import { registerErrorHandling } from './plugins/errors.ts'
 import { authPlugin } from './plugins/auth.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
@@ -146,6 +147,7 @@ function base(options: AppOptions, metrics: Metrics, metricsToken: string | null
   // JSON operations take JSON: a text/plain body is a 415 as their documents declare, not a
   // string that fails the schema (400). Fastify's built-in text parser is the only other one.
   app.removeContentTypeParser('text/plain')
+  jsonBodyPlugin(app)
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
   registerErrorHandling(app)
