@@ -223,6 +223,10 @@ export const ConfigSchema = z.object({
   STRIPE_API_URL: z.string().url().optional(),
   RATE_LIMIT_WINDOW_S: intFromEnv(60, 1, 3_600),
   PUBLIC_RATE_LIMIT_PER_MINUTE: intFromEnv(600, 1, 1_000_000),
+  WAITS_PER_ACCOUNT: intFromEnv(32, 0, 100_000),
+  WAITS_PER_PROCESS: intFromEnv(2_000, 0, 1_000_000),
+  HTTP_MAX_CONNECTIONS: intFromEnv(8_192, 16, 1_000_000),
+  HTTP_REQUEST_TIMEOUT_S: intFromEnv(300, 1, 86_400),
   REGISTRATIONS_PER_HOUR_PER_CLIENT: intFromEnv(30, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR_PER_DOMAIN: intFromEnv(200, 1, 1_000_000),
   REGISTRATIONS_PER_HOUR: intFromEnv(5_000, 1, 100_000_000),
@@ -314,6 +318,17 @@ export interface Config {
   rate_limit_window_s: number
   /** Requests a minute per client address on the public reads (no credential: configuration, metadata, health) and sign-out. */
   public_rate_limit_per_minute: number
+  /**
+   * Reads waiting with `?wait=` held at once by this process: per account (all its
+   * credentials together) and in all; a read past either is answered at once, as `wait=0`.
+   */
+  waits: { per_account: number; per_process: number }
+  /**
+   * What one API process holds of its clients: connections at once (more are closed as they
+   * come; lowered to the descriptors the process may open), and how long a request may take
+   * to arrive whole (s).
+   */
+  http: { max_connections: number; request_timeout_s: number }
   /** Registrations an hour: per client address, per address domain, and in all (429 past them). */
   registrations_per_hour: { client: number; domain: number; all: number }
   /** A batch's intake closes after this long without a chunk (s; `BATCH_INTAKE_IDLE_S`, default 24 h). */
@@ -415,6 +430,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     rate_limit_window_s: c.RATE_LIMIT_WINDOW_S,
     public_rate_limit_per_minute: c.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    waits: { per_account: c.WAITS_PER_ACCOUNT, per_process: c.WAITS_PER_PROCESS },
+    http: { max_connections: c.HTTP_MAX_CONNECTIONS, request_timeout_s: c.HTTP_REQUEST_TIMEOUT_S },
     registrations_per_hour: { client: c.REGISTRATIONS_PER_HOUR_PER_CLIENT, domain: c.REGISTRATIONS_PER_HOUR_PER_DOMAIN, all: c.REGISTRATIONS_PER_HOUR },
     batch_intake_idle_s: c.BATCH_INTAKE_IDLE_S,
     batch_chunk_grace_s: c.BATCH_CHUNK_GRACE_S,

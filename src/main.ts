@@ -24,7 +24,7 @@ import { startWebhookWorker, WEBHOOK_RETRY_EVENTS, WEBHOOK_WORKER_EVENTS } from 
 import { webhookSender } from './infra/webhooks/sender.ts'
 import type { NotReady, Readiness } from './http/runtime.ts'
 import { buildEgressMonitor, buildEngine, egressNotReady } from './compose.ts'
-import { buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts'
+import { boundServer, buildApp, buildHealthApp, REDACT, type AppOptions } from './http/app.ts'
 import { CompletionWaits } from './http/waits.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
@@ -298,7 +298,7 @@ export async function startRole(
           api_url: config.billing.stripe_api_url
         })
       : null
-  const waits = runner ? new CompletionWaits(runner) : null
+  const waits = runner ? new CompletionWaits(runner, config.waits) : null
   if (waits) metrics.watchWaits(() => waits.pending)
   const listFiles = serveApi ? new ListFileWork(config.list_files) : null
   if (listFiles) closers.push(['list_files', () => listFiles.close()])
@@ -327,13 +327,20 @@ export async function startRole(
   // kernel's accept queue while the event loop is busy; Node's default of 511 overflows
   // under a burst, and a connection dropped from a full queue ends in a reset on the
   // client's side. The kernel caps this at net.core.somaxconn.
+  const maxConnections = boundServer(app.server, config.http)
   const address = await app.listen({ host: config.host, port: config.port, backlog: LISTEN_BACKLOG })
   // Without PUBLIC_URL, the base URL is where this process listens (PORT 0 picks the port now).
   if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
   if (metricsServer) closers.unshift(['metrics_server', () => metricsServer.close()])
   log.info(
-    { url: address, metrics_url: metricsServer?.url ?? null, data_dir: config.data_dir, bus: config.nats_url ? 'nats' : 'in-process' },
+    {
+      url: address,
+      metrics_url: metricsServer?.url ?? null,
+      data_dir: config.data_dir,
+      bus: config.nats_url ? 'nats' : 'in-process',
+      max_connections: maxConnections
+    },
     `${role} listening on ${address}`
   )
   let closed = false

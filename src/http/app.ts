@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { Server } from 'node:http'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import helmet from '@fastify/helmet'
 import cookie from '@fastify/cookie'
@@ -11,6 +13,7 @@ import { authPlugin } from './plugins/auth.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
 import { bearsMetricsToken, metricsPlugin } from './plugins/metrics.ts'
+import { turnsPlugin } from './plugins/turns.ts'
 import { authRoutes } from './routes/auth.ts'
 import { signInRoutes } from './routes/sign-in.ts'
 import { configRoutes } from './routes/config.ts'
@@ -140,6 +143,8 @@ function base(options: AppOptions, metrics: Metrics, metricsToken: string | null
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     }
   })
+  // First: under a flood, a turn of the event loop starts a bounded number of requests, fairly between clients.
+  turnsPlugin(app)
   // The answer says which request it was.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
@@ -223,6 +228,45 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   referenceRoutes(app)
   await consoleRoutes(app)
   return app
+}
+
+/** How long a client may take to send a request's headers (ms): a slow sender (slowloris) is cut off after it. */
+const HEADERS_TIMEOUT_MS = 20_000
+/** How long an idle keep-alive connection is kept (ms): above the 60 s of the usual load balancers, so they close first (fastify's default). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000
+/** A connection with no byte either way for this long is closed (ms): far above the longest wait (30 s) and a merge's quiet spells. */
+const IDLE_TIMEOUT_MS = 300_000
+/** Descriptors kept for the process's own files (stores, kept files, workers) when connections are bounded by the descriptor limit. */
+const RESERVED_DESCRIPTORS = 256
+
+/** This process's soft limit on open descriptors (RLIMIT_NOFILE, from /proc/self/limits), or null where it cannot be read. */
+function descriptorLimit(): number | null {
+  try {
+    const m = /^Max open files\s+(\d+|unlimited)\s/m.exec(readFileSync('/proc/self/limits', 'utf8'))
+    return m && m[1] !== 'unlimited' ? Number(m[1]) : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Bounds what one HTTP server holds of its clients (issue 42, item 4): at most
+ * `max_connections` connections at once — lowered to the process's descriptor limit less
+ * 256, so that sockets never take the descriptors its stores and files need; more are closed
+ * as they come — headers within 20 s, a whole request within `request_timeout_s` (both
+ * answered 408 and closed), an idle keep-alive connection closed after 72 s, and any
+ * connection without a byte either way for 300 s. Set before `listen`.
+ * @returns the connection bound in force.
+ */
+export function boundServer(server: Server, bounds: { max_connections: number; request_timeout_s: number }): number {
+  const fds = descriptorLimit()
+  const max = fds === null ? bounds.max_connections : Math.max(16, Math.min(bounds.max_connections, fds - RESERVED_DESCRIPTORS))
+  server.maxConnections = max
+  server.requestTimeout = bounds.request_timeout_s * 1000
+  server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, server.requestTimeout)
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS
+  server.setTimeout(IDLE_TIMEOUT_MS)
+  return max
 }
 
 /** A role without the API (relay, workers): `/healthz`, `/readyz` and `/metrics`. */

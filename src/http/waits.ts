@@ -12,6 +12,21 @@ const TERMINAL: Readonly<Record<string, string>> = { JobCompleted: 'job_uuid', J
 /** A follower (a process that does not project) re-reads waited documents at most this often (ms). */
 const FOLLOWER_RECHECK_MS = 250
 
+/** How many reads may wait at once: per account (all its credentials together) and in this process. 0 refuses every wait. */
+export interface WaitLimits {
+  per_account: number
+  per_process: number
+}
+
+/** Why a read that asked to wait was answered at once: its account, or this process, already held as many waiting reads as it may. */
+type WaitRefusal = 'account_limit' | 'service_limit'
+
+/** A waited read's last value, and whether its wait was refused (null: it waited as asked, or had no need to). */
+export interface WaitOutcome<T> {
+  value: T
+  refused: WaitRefusal | null
+}
+
 /**
  * Reads that wait for a job or a batch to end (interface "Answers without polling":
  * `?wait=<seconds>` on `GET /api/verify/{uuid}`, `/api/jobs/{uuid}`, `/api/batches/{uuid}`).
@@ -19,13 +34,23 @@ const FOLLOWER_RECHECK_MS = 250
  * no loop: it is woken when the read models commit the event that ends its job or batch
  * (this process projects), or, where another process projects, when the checkpoints move
  * (at most every 250 ms), then reads its document again.
+ *
+ * Bounded (issue 42, item 4): at most `limits.per_account` reads of one account and
+ * `limits.per_process` in all wait at once; a read past either is answered at once with
+ * what it read (as `wait=0`), its refusal said. Each waiting read also holds its client's
+ * connection, which the HTTP server bounds apart (`HTTP_MAX_CONNECTIONS`).
  */
 export class CompletionWaits {
   private readonly waiting = new Map<string, Set<() => void>>()
+  /** Reads admitted to wait and not yet answered: in all, and by account. */
+  private admitted = 0
+  private readonly admittedBy = new Map<string, number>()
   private lastFollowerWake = 0
   private followerTimer: NodeJS.Timeout | null = null
+  private readonly limits: WaitLimits
 
-  constructor(source: AppliedSource) {
+  constructor(source: AppliedSource, limits: WaitLimits) {
+    this.limits = limits
     source.onApplied(events => {
       for (const e of events) {
         const field = TERMINAL[e.type]
@@ -47,17 +72,40 @@ export class CompletionWaits {
   /**
    * Reads with `read` until `done` says the answer is final or `ms` have passed, whichever
    * comes first; `cancelled` ends the wait early (the client went away). Never waits when
-   * `ms` is 0.
-   * @returns the last value read.
+   * `ms` is 0 or the first read is final. A read that would wait while `account` already
+   * holds `limits.per_account` waiting reads, or this process `limits.per_process`, is
+   * answered at once with its first read, marked `refused`.
+   * @returns the last value read, and the refusal if there was one.
    */
-  async until<T>(id: string, ms: number, read: () => Promise<T>, done: (value: T) => boolean, cancelled?: AbortSignal): Promise<T> {
+  async until<T>(
+    account: string,
+    id: string,
+    ms: number,
+    read: () => Promise<T>,
+    done: (value: T) => boolean,
+    cancelled?: AbortSignal
+  ): Promise<WaitOutcome<T>> {
+    const gone = (): boolean => cancelled?.aborted === true
     let value = await read()
-    const deadline = Date.now() + ms
-    while (!done(value) && Date.now() < deadline && cancelled?.aborted !== true) {
-      await this.next(id, deadline - Date.now(), cancelled)
-      value = await read()
+    if (ms <= 0 || done(value) || gone()) return { value, refused: null }
+    const held = this.admittedBy.get(account) ?? 0
+    if (held >= this.limits.per_account) return { value, refused: 'account_limit' }
+    if (this.admitted >= this.limits.per_process) return { value, refused: 'service_limit' }
+    this.admitted++
+    this.admittedBy.set(account, held + 1)
+    try {
+      const deadline = Date.now() + ms
+      while (!done(value) && Date.now() < deadline && !gone()) {
+        await this.next(id, deadline - Date.now(), cancelled)
+        value = await read()
+      }
+      return { value, refused: null }
+    } finally {
+      this.admitted--
+      const left = (this.admittedBy.get(account) ?? 1) - 1
+      if (left > 0) this.admittedBy.set(account, left)
+      else this.admittedBy.delete(account)
     }
-    return value
   }
 
   /** Resolves when `id` is woken, after `ms`, or when `cancelled` fires, whichever is first. */

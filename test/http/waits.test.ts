@@ -6,6 +6,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { CompletionWaits } from '../../src/http/waits.ts'
+import { unlimitedRates } from '../support/plans.ts'
 
 // Answers without polling (issue "The interface exact", item 4): `?wait=` on a job and a
 // batch answers as soon as it ends, or when the wait is over, with a small constant of
@@ -13,7 +14,9 @@ import { CompletionWaits } from '../../src/http/waits.ts'
 // the RCPT reply of each address of held-one.com and held-two.com until the test releases
 // it (one held reply holds its session: two jobs held at once go to two domains), so every oracle
 // is an order of things, never a clock: which answer came first, what the job's state was,
-// and the service's own /metrics (heap used, reads waiting). This file owns 127.0.103.0/24.
+// and the service's own /metrics (heap used, reads waiting). Its service lets one account
+// hold 1,000 waiting reads, without rate limits (the caps themselves are
+// test/security/wait-flood.test.ts's). This file owns 127.0.103.0/24.
 const gates = new Map<string, PromiseWithResolvers<void>>()
 /** Holds the RCPT reply for `address` until `release(address)` (other addresses, a catch-all probe's, pass). */
 const hold = (address: string): string => {
@@ -56,7 +59,9 @@ const svc = await startSvc(
     VERIFIER_DNS_SERVERS: world.dns_server,
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
     VERIFIER_SMTP_TIMEOUT_MS: '30000',
-    VERIFIER_HELO_NAME: 'verifier.test.example'
+    VERIFIER_HELO_NAME: 'verifier.test.example',
+    WAITS_PER_ACCOUNT: '1000',
+    ...unlimitedRates(dataDir)
   },
   npmStartNodeFlags()
 )
@@ -136,7 +141,7 @@ t.test('1,000 concurrent waits over HTTP: each waits, each is answered', async t
   const uuid = await submit(hold('many@held-two.com'))
   t.teardown(() => release('many@held-two.com'))
   const before = await metric('nodejs_heap_size_used_bytes')
-  // With the session (a key's plan rate limit would refuse most of 1,000 requests at once).
+  // With the session, on this file's service: 1,000 waits of one account allowed, no rate limit.
   const pending = Array.from({ length: 1_000 }, async () => await api('GET', `/api/verify/${uuid}?wait=8`, { token }))
   await waitUntil(async () => (await metric('http_waits_pending')) >= 1_000, 20_000)
   const grew = ((await metric('nodejs_heap_size_used_bytes')) - before) / 1_048_576
@@ -152,7 +157,7 @@ t.test('the waits themselves: 1,000 pending cost a few MiB at most (heap measure
   setFlagsFromString('--expose-gc')
   const gc = runInNewContext('gc') as () => void
   const source = { onApplied: () => {}, onAdvance: () => {}, leading: true }
-  const waits = new CompletionWaits(source)
+  const waits = new CompletionWaits(source, { per_account: 1_000, per_process: 1_000 })
   const settle = (): number => {
     gc()
     gc()
@@ -164,6 +169,7 @@ t.test('the waits themselves: 1,000 pending cost a few MiB at most (heap measure
     { length: 1_000 },
     async (_, i) =>
       await waits.until(
+        'account',
         `job-${i}`,
         60_000,
         async () => ({ status: 'queued' }),
@@ -179,6 +185,7 @@ t.test('the waits themselves: 1,000 pending cost a few MiB at most (heap measure
     `about ${Math.round(per)} bytes a waiting read, its promises and timer included (1,000: ${((per * 1_000) / 1_048_576).toFixed(2)} MiB, under 4 MiB)`
   )
   controller.abort()
-  await Promise.all(all)
+  const outcomes = await Promise.all(all)
+  t.same(new Set(outcomes.map(o => o.refused)), new Set([null]), 'none was refused: the caps allowed 1,000')
   t.equal(waits.pending, 0, 'a cancelled read leaves nothing behind')
 })

@@ -95,7 +95,7 @@ const header = (description: string, schema: Record<string, unknown> = { type: '
 /** `RateLimit-*` (IETF draft, as `@fastify/rate-limit` sends them) on every answer to a limited caller. */
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': header(
-    'requests allowed in the current window (answers to an API key, agent or OAuth token, and to public reads per client; not to a session)',
+    "requests allowed in the current window: an API key's, agent's or OAuth grant's own, all the sessions of an account together (ten times the plan's rate), public reads per client",
     { type: 'integer' }
   ),
   'RateLimit-Remaining': header('requests left in the current window', { type: 'integer' }),
@@ -107,6 +107,13 @@ const SET_REFRESH = {
 }
 const CLEAR_REFRESH = { 'Set-Cookie': header('`svc_refresh=` expired: the browser drops the refresh cookie') }
 const LOCATION = { Location: header('the path of the job or batch created', { type: 'string', format: 'uri-reference' }) }
+/** On a read whose `wait` was not honoured: answered at once, as `wait=0`, because too many reads of the account or of the service were waiting. */
+const WAIT_REFUSED = {
+  'Wait-Refused': header(
+    'present when the `wait` asked for was not honoured: the answer is the state now, as `wait=0` gives it, because the account (`account_limit`) or the service (`service_limit`) already had as many reads waiting as it may; ask again later',
+    { type: 'string', enum: ['account_limit', 'service_limit'] }
+  )
+}
 
 /** Headers particular operations send, by operation id and status. */
 const OPERATION_HEADERS: Readonly<Record<string, Readonly<Record<string, Record<string, unknown>>>>> = {
@@ -118,6 +125,9 @@ const OPERATION_HEADERS: Readonly<Record<string, Readonly<Record<string, Record<
     }
   },
   createBatch: { 202: LOCATION },
+  getVerification: { 200: WAIT_REFUSED },
+  getJob: { 200: WAIT_REFUSED },
+  getBatch: { 200: WAIT_REFUSED },
   confirm: { 200: SET_REFRESH },
   login: { 200: SET_REFRESH },
   verifyTwoFactor: { 200: SET_REFRESH },
@@ -193,7 +203,10 @@ export async function openapiPlugin(app: FastifyInstance, baseUrl: () => string)
       schema.description ??= schema.summary
       const methods = ([] as string[]).concat(document.route.method)
       const limited =
-        guard?.auth === 'any' || guard?.auth === 'api_key' || (guard?.auth === 'none' && (methods.includes('GET') || document.route.url === '/api/auth/logout'))
+        guard?.auth === 'any' ||
+        guard?.auth === 'api_key' ||
+        guard?.auth === 'jwt' ||
+        (guard?.auth === 'none' && (methods.includes('GET') || document.route.url === '/api/auth/logout'))
       for (const [status, response] of Object.entries((schema.response ?? {}) as Record<string, Record<string, any>>)) {
         const headers = {
           ...(limited ? RATE_LIMIT_HEADERS : {}),

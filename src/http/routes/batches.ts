@@ -26,7 +26,7 @@ import {
   json,
   problems
 } from '../schemas.ts'
-import { clientGone } from './verify.ts'
+import { waitedRead } from './verify.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { Batch, Accepted, BatchItem, CreateBatch, AddChunk, EstimateRequest, Estimate, batchView } from './batch-schemas.ts'
 
@@ -172,10 +172,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const owner = principalOf(request).user_uuid
       const read = async (): Promise<BatchDoc | null> => await getBatch(rt.ctx, owner, request.params.uuid)
-      const doc =
-        rt.waits === null || request.query.wait === 0
-          ? await read()
-          : await rt.waits.until(request.params.uuid, request.query.wait * 1000, read, d => d === null || d.status === 'completed', clientGone(reply))
+      const doc = await waitedRead(rt, reply, owner, request.params.uuid, request.query.wait, read, d => d === null || d.status === 'completed')
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       return batchView(doc)
     }

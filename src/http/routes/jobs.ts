@@ -4,7 +4,7 @@ import { DateTime } from 'luxon'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { JOB_SORTS, listJobs } from '../../projections/jobs.ts'
 import { principalOf } from '../plugins/auth.ts'
-import { Job, clientGone, jobView, ownJob } from './verify.ts'
+import { Job, jobView, ownJob } from './verify.ts'
 import { PageQuery, Paginated, UuidParams, WaitQuery, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -95,7 +95,6 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       querystring: WaitQuery,
       response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
     },
-    handler: async (request, reply) =>
-      await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
+    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, reply })
   })
 }

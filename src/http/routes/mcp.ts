@@ -39,7 +39,8 @@ const VERIFY_WAIT_MS = 20_000
 async function waitForJob(rt: HttpRuntime, owner: string, uuid: string, ms: number, signal: AbortSignal): Promise<JobDoc | null> {
   const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
   if (rt.waits === null || ms === 0) return await read()
-  return await rt.waits.until(uuid, ms, read, d => d === null || d.status === 'completed' || d.status === 'failed', signal)
+  // Past the caps on waiting reads, the job as it stands at once (the tool says to ask get_job then).
+  return (await rt.waits.until(owner, uuid, ms, read, d => d === null || d.status === 'completed' || d.status === 'failed', signal)).value
 }
 
 /** A tool's structured answer (also as text, for clients that read only text). */

@@ -138,20 +138,13 @@ export const Job = z
 export type JobView = z.infer<typeof Job>
 
 /**
- * A job of `owner`, as the API shows it.
+ * A job of `owner`, as the API shows it; with `wait`, as soon as it ends or once the wait
+ * is over (see `waitedRead`).
  * @throws HttpProblem 404 `job.not_found` for an unknown job or another account's.
  */
-export async function ownJob(
-  rt: HttpRuntime,
-  owner: string,
-  uuid: string,
-  wait: { seconds: number; cancelled?: AbortSignal } = { seconds: 0 }
-): Promise<JobView> {
+export async function ownJob(rt: HttpRuntime, owner: string, uuid: string, wait: { seconds: number; reply: FastifyReply } | null = null): Promise<JobView> {
   const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
-  const doc =
-    rt.waits === null || wait.seconds === 0
-      ? await read()
-      : await rt.waits.until(uuid, wait.seconds * 1000, read, d => d === null || TERMINAL.has(d.status), wait.cancelled)
+  const doc = wait === null ? await read() : await waitedRead(rt, wait.reply, owner, uuid, wait.seconds, read, d => d === null || TERMINAL.has(d.status))
   if (!doc) throw new HttpProblem(404, 'job.not_found', 'no such job')
   return jobView(doc)
 }
@@ -159,12 +152,37 @@ export async function ownJob(
 /** Job statuses a wait ends at. */
 const TERMINAL = new Set(['completed', 'failed'])
 
+/** The header that says a read's `?wait=` was not honoured, and why (`account_limit`, `service_limit`). */
+const WAIT_REFUSED_HEADER = 'wait-refused'
+
+/**
+ * A read of `owner`'s job or batch `id` that waits `seconds` for `done` (interface "Answers
+ * without polling"), woken by the read models, ended early when the client goes away. Past
+ * the caps on waiting reads (per account, per process: `WAITS_PER_ACCOUNT`,
+ * `WAITS_PER_PROCESS`) it is answered at once with what it read, as `wait=0` would be, and
+ * the answer carries `Wait-Refused: account_limit` or `service_limit`.
+ */
+export async function waitedRead<T>(
+  rt: HttpRuntime,
+  reply: FastifyReply,
+  owner: string,
+  id: string,
+  seconds: number,
+  read: () => Promise<T>,
+  done: (value: T) => boolean
+): Promise<T> {
+  if (rt.waits === null || seconds === 0) return await read()
+  const { value, refused } = await rt.waits.until(owner, id, seconds * 1000, read, done, clientGone(reply))
+  if (refused !== null) reply.header(WAIT_REFUSED_HEADER, refused)
+  return value
+}
+
 /**
  * An AbortSignal that fires when the client of `reply` goes away before its answer is sent
  * (a waiting read then stops); the listener goes with the answer (keep-alive sockets carry
  * many requests).
  */
-export function clientGone(reply: FastifyReply): AbortSignal {
+function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
   const res = reply.raw
   const gone = (): void => {
@@ -288,7 +306,6 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       querystring: WaitQuery,
       response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
     },
-    handler: async (request, reply) =>
-      await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, cancelled: clientGone(reply) })
+    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, reply })
   })
 }
