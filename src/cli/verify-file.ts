@@ -22,6 +22,10 @@ export function registerVerifyFile(program: Command): void {
     .option('--chunk-size <n>', "addresses per request (default and at most: the plan's max_chunk_size)", positiveInt)
     .option('--checks <list>', 'comma-separated checks (default: every check the key and plan allow)')
     .option('--name <text>', "a name for the batches (default: the input's file name)")
+    .option(
+      '--no-formula-escape',
+      "CSV output: write every cell exactly as it is; by default a text cell that starts with =, +, -, @, a tab or a CR (and isn't a plain number) gets a leading ' and quotes, so that a spreadsheet shows it rather than runs it"
+    )
     .action(
       async (
         input: string,
@@ -39,6 +43,7 @@ export function registerVerifyFile(program: Command): void {
           chunkSize?: number
           checks?: string
           name?: string
+          formulaEscape: boolean
         }
       ) => {
         const apiKey = opts.apiKey ?? process.env.SVC_API_KEY
@@ -84,7 +89,8 @@ export function registerVerifyFile(program: Command): void {
                 ?.split(',')
                 .map(c => c.trim())
                 .filter(c => c !== ''),
-              name: opts.name
+              name: opts.name,
+              formula_escape: opts.formulaEscape
             },
             (phase, done, total) => {
               let bar = bars.get(phase)

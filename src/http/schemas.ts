@@ -161,6 +161,17 @@ export const PageQuery = z.object({
 })
 
 /**
+ * `formula_escape` on a CSV download (issue 42, item 6): `true` (the default) neutralises
+ * text cells a spreadsheet would run as formulas (`'` before a leading `=` `+` `-` `@`, tab or
+ * CR, the cell quoted; plain numbers stay as they are); `false` writes every cell exactly as
+ * it is, for a program that reads the file rather than a spreadsheet. XLSX is never changed.
+ */
+export const FormulaEscape = z.enum(['true', 'false']).optional().meta({
+  description:
+    "CSV only: `true` (default) writes a text cell that starts with `=`, `+`, `-`, `@`, a tab or a CR (and isn't a plain number) with a leading `'`, quoted, so that a spreadsheet shows it as text instead of running it (OWASP CSV Injection); `false` writes every cell as it is, for programs"
+})
+
+/**
  * `wait` (interface "Answers without polling"): seconds, 0 to 30 (default 0), that a read
  * of a job or a batch may wait for it to end before it answers.
  */

@@ -38,6 +38,8 @@ export interface MergeInput {
   total: number
   layout: Layout
   out: Layout
+  /** Whether CSV text cells that look like formulas are neutralised (on unless the client turned it off for the file). */
+  formula_escape: boolean
   column: string | null
   limits: FileLimits
   into: Writable
@@ -110,7 +112,16 @@ export class ListFileWork {
       markReady = resolve
     })
     const { port, host } = this.channel(input.open, input.items, input.into, () => markReady())
-    const task: MergeTask = { op: 'merge', port, layout: input.layout, out: input.out, column: input.column, limits: input.limits, items: input.total }
+    const task: MergeTask = {
+      op: 'merge',
+      port,
+      layout: input.layout,
+      out: input.out,
+      formula_escape: input.formula_escape,
+      column: input.column,
+      limits: input.limits,
+      items: input.total
+    }
     const done = this.task(account, task, port, signal).finally(() => {
       host.close()
     }) as Promise<MergeCounts>

@@ -38,6 +38,8 @@ export type MergeTask = {
   port: MessagePort
   layout: Layout
   out: Layout
+  /** Whether CSV text cells that look like formulas are neutralised (see `WriterOptions`). */
+  formula_escape: boolean
   column: string | null
   limits: FileLimits
   items: number
@@ -205,7 +207,7 @@ async function merge(host: Host, task: MergeTask): Promise<MergeCounts> {
         host.call({ kind: 'out', data: copy }, [copy.buffer as ArrayBuffer]).then(() => done(), done)
       }
     })
-    const writer = await streamWriter(out, task.out)
+    const writer = await streamWriter(out, task.out, { formula_escape: task.formula_escape })
     try {
       const counts = await mergeRows(
         readRows(() => host.open(), task.layout, task.limits),

@@ -5,7 +5,7 @@ import { once } from 'node:events'
 import { extname } from 'node:path'
 import { domainToASCII } from 'node:url'
 import { parse } from 'csv-parse'
-import { stringify } from 'csv-stringify'
+import { stringify, type Options as StringifyOptions } from 'csv-stringify'
 import Papa from 'papaparse'
 import { LOCAL_FILE_LIMITS, ListFileError, type Cell, type FileLimits, type Row } from './file-limits.ts'
 import { openWorkbook } from './xlsx.ts'
@@ -264,6 +264,66 @@ export function shapeOf(sample: readonly Row[], column?: string): Shape {
   return { header, column: Math.max(named, 0) }
 }
 
+/**
+ * Characters that make a spreadsheet read a cell as a formula when they lead it (OWASP
+ * "CSV Injection": `=` `+` `-` `@`, tab, carriage return), with the full-width forms some
+ * spreadsheets fold into them (as csv-stringify's own `escape_formulas` lists them).
+ */
+const FORMULA_LEAD = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/
+/** A plain decimal number (`-5`, `+3.25`, `-1e3`): a spreadsheet reads it as a number, never as a formula. */
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+/**
+ * A text cell as a CSV we write holds it, neutralised (OWASP "CSV Injection"): a value
+ * that starts with `=` `+` `-` `@`, a tab or a carriage return (or their full-width forms)
+ * gets a leading `'`, which spreadsheets take as "this is text" and do not show, and is
+ * enclosed in quotes. A plain number (`-5`, `+3.25`) is left as it is: it cannot run
+ * anything and stays a number; an address such as `+1@x` or `-a@x` is neutralised.
+ * @returns the value unchanged, or csv-stringify's per-field answer (the prefixed value, quoted).
+ */
+function neutraliseFormula(value: string): string | { value: string; quoted: true } {
+  return FORMULA_LEAD.test(value) && !PLAIN_NUMBER.test(value) ? { value: `'${value}`, quoted: true } : value
+}
+
+/** How a CSV is written: what its layout says, and whether formula-like cells are neutralised (on unless asked otherwise). */
+export interface CsvWriting {
+  delimiter: string
+  newline: '\n' | '\r\n'
+  bom: boolean
+  /** Neutralise cells a spreadsheet would run as formulas (see `neutraliseFormula`); default true. */
+  formula_escape?: boolean
+}
+
+/**
+ * csv-stringify's options for every CSV the service and the CLI write (issue 42, item 6):
+ * RFC 4180's quoting whatever the file's line ending — a field holding the delimiter, a
+ * quote, a CR or an LF is enclosed in quotes and its quotes doubled (`quote_record_delimiter`:
+ * csv-stringify otherwise quotes only the line ending it writes, so a bare LF in a CRLF file
+ * split its row) — and, unless `formula_escape` is false, formula-like text cells
+ * neutralised (`neutraliseFormula`, through `cast.string`: headers and every text cell, the
+ * customer's and ours). Dates are ISO 8601, booleans `true`/`false`, numbers as JavaScript
+ * writes them.
+ */
+export function csvOptions(w: CsvWriting): StringifyOptions {
+  return {
+    delimiter: w.delimiter,
+    record_delimiter: w.newline === '\r\n' ? 'windows' : 'unix',
+    quote_record_delimiter: true,
+    bom: w.bom,
+    cast: {
+      date: d => d.toISOString(),
+      boolean: b => (b ? 'true' : 'false'),
+      ...(w.formula_escape !== false && { string: neutraliseFormula })
+    }
+  }
+}
+
+/** What a writer is asked besides the layout: the XLSX sheet's name, and whether a CSV neutralises formula-like cells (default true). */
+export interface WriterOptions {
+  sheet_name?: string
+  formula_escape?: boolean
+}
+
 /** A file being written: rows in, then `close` (which puts it in place) or `abort` (which leaves nothing). */
 export interface RowWriter {
   write: (cells: Cell[]) => Promise<void>
@@ -273,17 +333,18 @@ export interface RowWriter {
 
 /**
  * Writes rows to `path` in `layout` (CSV with its delimiter, line ending and byte-order
- * mark; XLSX with typed cells), through a temporary file beside it that `close` renames
- * into place: a reader never sees half a file, and a failure leaves the old one.
+ * mark, quoted and neutralised as `csvOptions` says; XLSX with typed cells), through a
+ * temporary file beside it that `close` renames into place: a reader never sees half a
+ * file, and a failure leaves the old one.
  */
-export async function openWriter(path: string, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
+export async function openWriter(path: string, layout: Layout, options: WriterOptions = {}): Promise<RowWriter> {
   const partial = `${path}.partial`
   const file = createWriteStream(partial)
   let failed: Error | null = null
   file.on('error', err => {
     failed = err
   })
-  const rows = await streamWriter(file, layout, sheetName)
+  const rows = await streamWriter(file, layout, options)
   return {
     write: async cells => {
       if (failed) throw failed
@@ -305,14 +366,17 @@ export async function openWriter(path: string, layout: Layout, sheetName = 'Resu
 
 /**
  * Writes rows into a stream (a download answered as it is written): CSV with the layout's
- * delimiter, line ending and byte-order mark, or XLSX streamed by exceljs. `close` ends the
- * stream; `abort` destroys it (the reader sees a broken download, not a short file).
+ * delimiter, line ending and byte-order mark, quoted per RFC 4180 and formula-like cells
+ * neutralised unless `options.formula_escape` is false (`csvOptions`), or XLSX streamed by
+ * exceljs, where a text cell is a string cell whatever it starts with (never a formula).
+ * `close` ends the stream; `abort` destroys it (the reader sees a broken download, not a
+ * short file).
  */
-export async function streamWriter(target: Writable, layout: Layout, sheetName = 'Results'): Promise<RowWriter> {
+export async function streamWriter(target: Writable, layout: Layout, options: WriterOptions = {}): Promise<RowWriter> {
   if (layout.format === 'xlsx') {
     const ExcelJS = await excel()
     const book = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: target, useStyles: true, useSharedStrings: false })
-    const sheet = book.addWorksheet(sheetName)
+    const sheet = book.addWorksheet(options.sheet_name ?? 'Results')
     return {
       write: async cells => {
         sheet.addRow(cells).commit()
@@ -326,12 +390,7 @@ export async function streamWriter(target: Writable, layout: Layout, sheetName =
       }
     }
   }
-  const csv = stringify({
-    delimiter: layout.delimiter,
-    record_delimiter: layout.newline === '\r\n' ? 'windows' : 'unix',
-    bom: layout.bom,
-    cast: { date: d => d.toISOString(), boolean: b => (b ? 'true' : 'false') }
-  })
+  const csv = stringify(csvOptions({ ...layout, formula_escape: options.formula_escape }))
   csv.pipe(target)
   return {
     write: async cells => {

@@ -40,7 +40,12 @@ async function store(api: ApiClient, o: VerifyFileOptions, state: RunState, part
     'reading the results',
     o.api_url,
     async () =>
-      await api.GET('/api/batches/{uuid}/results', { params: { path: { uuid: part.batch_uuid } }, headers: { accept: 'text/csv' }, parseAs: 'stream' })
+      await api.GET('/api/batches/{uuid}/results', {
+        // The values as they are (a program reads them, not a spreadsheet): the output's writer neutralises formulas itself.
+        params: { path: { uuid: part.batch_uuid }, query: { formula_escape: 'false' } },
+        headers: { accept: 'text/csv' },
+        parseAs: 'stream'
+      })
   )
   const parser = parse({ columns: true })
   // Piped with back-pressure: the answer is read as fast as its rows are stored, never buffered whole.

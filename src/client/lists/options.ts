@@ -31,6 +31,8 @@ export interface VerifyFileOptions {
   signal?: AbortSignal
   /** Seconds each wait for a batch may last (the interface's `wait`, at most 30; 1 by default, for a progress bar that moves). */
   wait_s?: number
+  /** CSV output: neutralise text cells a spreadsheet would run as formulas (default true; `--no-formula-escape` turns it off). */
+  formula_escape?: boolean
 }
 
 export interface VerifyFileResult extends MergeCounts {

@@ -23,7 +23,7 @@ export async function write(o: VerifyFileOptions, state: RunState, layout: Layou
   const ext = layout.format === 'xlsx' ? '.xlsx' : layout.format === 'csv' && layout.delimiter === '\t' ? '.tsv' : '.csv'
   const writers: RowWriter[] = []
   const open = async (path: string, header: boolean): Promise<RowWriter> => {
-    const w = await openWriter(path, layoutFor(path))
+    const w = await openWriter(path, layoutFor(path), { formula_escape: o.formula_escape })
     writers.push(w)
     if (header) await w.write(headerRow(shape))
     return w

@@ -15,7 +15,7 @@ import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '..
 import { FileWorkBusy } from '../../lists/file-work.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
+import { FormulaEscape, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /** The media types a list file may come as, and what each is. */
@@ -40,7 +40,8 @@ const SourceQuery = z.object({
   column: z.string().min(1).max(200).optional().meta({ description: 'the address column: a header name or a number from 1 (found from the values otherwise)' })
 })
 const DownloadQuery = z.object({
-  original: z.enum(['true', 'false']).optional().meta({ description: '`true`: the file as uploaded, without results' })
+  original: z.enum(['true', 'false']).optional().meta({ description: '`true`: the file as uploaded, without results' }),
+  formula_escape: FormulaEscape
 })
 
 /** Counts what passes and fails with `over()` past `limit` bytes; keeps the first 64 KiB (the layout is read from them). */
@@ -297,6 +298,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
             out: layout.format === 'txt' ? { ...layout, format: 'csv' } : layout,
             column: source.column,
             limits,
+            formula_escape: request.query.formula_escape !== 'false',
             into: out
           },
           gone

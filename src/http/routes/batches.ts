@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
+import { csvOptions } from '../../lists/files.ts'
 import { addChunk } from '../../commands/batch/submit-batch-chunk.ts'
 import { checksFor, type BatchSubmitter, type ChunkOutcome } from '../../commands/batch/batch-intake.ts'
 import { createBatch } from '../../commands/batch/create-batch.ts'
@@ -16,6 +17,7 @@ import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
 import {
   BODY_PROBLEMS,
+  FormulaEscape,
   type FlagSchema,
   PageQuery,
   Paginated,
@@ -208,14 +210,17 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       summary: 'Per-address results, in the order the addresses were accepted; `Accept: text/csv` streams all of them as CSV',
       tags,
       params: UuidParams,
-      querystring: PageQuery,
+      querystring: PageQuery.extend({ formula_escape: FormulaEscape }),
       response: {
         200: {
           description: 'A page of results (JSON), or every result as CSV with a header line',
           content: {
             'application/json': { schema: Paginated(BatchItem) },
             'text/csv': {
-              schema: z.string().meta({ description: 'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at' })
+              schema: z.string().meta({
+                description:
+                  'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at: RFC 4180 (CRLF line ends; a field holding a comma, a quote, a CR or an LF quoted, its quotes doubled), formula-like text neutralised unless `formula_escape=false`'
+              })
             }
           }
         },
@@ -227,7 +232,9 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const doc = await getBatch(rt.ctx, owner, request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       if (prefersCsv(request.headers.accept)) {
+        // RFC 4180 (CRLF), addresses and our own suggestions neutralised like any text a spreadsheet might run (issue 42, item 6).
         const csv = stringify({
+          ...csvOptions({ delimiter: ',', newline: '\r\n', bom: false, formula_escape: request.query.formula_escape !== 'false' }),
           header: true,
           columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
         })
