@@ -84,15 +84,15 @@ t.test('PATCH /api/keys/{uuid}: name and/or enabled_checks, omitted fields uncha
   const notAllowed = await api('PATCH', `/api/keys/${k.uuid}`, { token, body: { enabled_checks: ['syntax', 'catch_all'] } })
   t.equal(notAllowed.status, 403, 'a check the plan does not allow')
   t.equal(notAllowed.body.code, 'update_api_key.check_not_allowed')
-  // A key with api_keys:read may not enable checks it does not hold itself.
-  const narrow = await create({ name: 'narrow', environment: 'live', scopes: ['api_keys:read'], enabled_checks: ['syntax'] })
+  // A key that manages keys (api_keys:read and the write scope api_keys:create) may not enable checks it does not hold itself.
+  const narrow = await create({ name: 'narrow', environment: 'live', scopes: ['api_keys:read', 'api_keys:create'], enabled_checks: ['syntax'] })
   const notHeld = await api('PATCH', `/api/keys/${k.uuid}`, { token: narrow.raw_key, body: { enabled_checks: ['syntax', 'dns'] } })
   t.equal(notHeld.status, 403)
   t.equal(notHeld.body.code, 'update_api_key.check_not_held')
   t.equal(
     (await api('PATCH', `/api/keys/${k.uuid}`, { token: narrow.raw_key, body: { name: 'renamed by a key' } })).status,
     200,
-    'a key holding api_keys:read may rename'
+    'a key holding api_keys:read and api_keys:create may rename'
   )
   const theirs = await create({ name: 'theirs', environment: 'live' }, other)
   t.equal((await api('PATCH', `/api/keys/${theirs.uuid}`, { token, body: { name: 'mine now' } })).status, 404, "another account's key")
@@ -132,11 +132,16 @@ t.test('DELETE /api/keys/{uuid}: 200 with the revoked key, the same record on re
 
 t.test('every scope-named operation: 403 for a key lacking the scope, not 403 for a key holding only it (from the OpenAPI document)', async t => {
   const doc = (await api('GET', '/openapi.json')).body
-  const operations: Array<{ method: string; path: string; scope: string }> = []
+  const operations: Array<{ method: string; path: string; scope: string; scopes: string[] }> = []
   for (const [path, item] of Object.entries<any>(doc.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
       if (op?.['x-required-scope'])
-        operations.push({ method: method.toUpperCase(), path: path.replaceAll('{uuid}', randomUUID()), scope: op['x-required-scope'] })
+        operations.push({
+          method: method.toUpperCase(),
+          path: path.replaceAll('{uuid}', randomUUID()),
+          scope: op['x-required-scope'],
+          scopes: op.security.find((s: Record<string, string[]>) => 'api_key' in s).api_key
+        })
     }
   }
   t.ok(operations.length >= 20, `${operations.length} operations name a scope`)
@@ -149,7 +154,18 @@ t.test('every scope-named operation: 403 for a key lacking the scope, not 403 fo
     const denied = await api(o.method, o.path, { token: lacking, body })
     t.equal(denied.status, 403, `${o.method} ${o.path.replace(/[0-9a-f-]{36}/, '{uuid}')} without ${o.scope}`)
     t.equal(denied.body?.code, 'auth.missing_scope')
-    const allowed = await api(o.method, o.path, { token: only[o.scope], body })
-    t.not(allowed.status, 403, `${o.method} ${o.path.replace(/[0-9a-f-]{36}/, '{uuid}')} with only ${o.scope}: ${allowed.status} ${allowed.body?.code ?? ''}`)
+    // A write the interface guards with a read scope also needs its write scope (issue 42 item 5): both listed in its security.
+    const all: string[] = o.scopes.length > 1 ? o.scopes : [o.scope]
+    if (all.length > 1) {
+      const readOnly = await api(o.method, o.path, { token: only[o.scope], body })
+      t.equal(readOnly.status, 403, `${o.method} ${o.path.replace(/[0-9a-f-]{36}/, '{uuid}')} with only ${o.scope}: it changes something`)
+    }
+    const holder = all.length > 1 ? (await create({ name: all.join(' '), environment: 'test', scopes: all })).raw_key : only[o.scope]
+    const allowed = await api(o.method, o.path, { token: holder, body })
+    t.not(
+      allowed.status,
+      403,
+      `${o.method} ${o.path.replace(/[0-9a-f-]{36}/, '{uuid}')} with ${all.join(' and ')}: ${allowed.status} ${allowed.body?.code ?? ''}`
+    )
   }
 })

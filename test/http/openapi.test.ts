@@ -58,7 +58,7 @@ t.test('every route the app registers is an operation with its security and scop
         t.fail(`${name} is not in the document`)
         continue
       }
-      const guard = r.config as { auth: string; scope?: string }
+      const guard = r.config as { auth: string; scope?: string; write_scope?: string }
       const schemes = op.security.flatMap(s => Object.keys(s)).sort()
       const cookie = r.url === '/api/auth/refresh' || r.url === '/api/auth/logout'
       const expected = cookie
@@ -68,7 +68,7 @@ t.test('every route the app registers is an operation with its security and scop
       t.equal(op['x-required-scope'], guard.scope, `${name}: scope`)
       for (const s of op.security.filter(s => Object.keys(s).length > 0)) {
         const [scheme, scopes] = Object.entries(s)[0]
-        if (scheme !== 'session') t.same(scopes, guard.scope ? [guard.scope] : [], `${name}: ${scheme} needs the scope`)
+        if (scheme !== 'session') t.same(scopes, [guard.scope, guard.write_scope].filter(Boolean), `${name}: ${scheme} needs the scope (and the write scope)`)
       }
       t.ok(op.operationId, `${name}: an operationId`)
       t.ok(op.responses['500'], `${name}: its error answers are described`)

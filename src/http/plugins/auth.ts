@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SCOPES, type Scope } from '../../domain/apikey/scopes.ts'
+import { SCOPES, isReadScope, type Scope } from '../../domain/apikey/scopes.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
 import { apiKeyByHash } from '../../projections/api-keys.ts'
@@ -40,13 +40,17 @@ type AuthMode = 'jwt' | 'any' | 'api_key'
 /**
  * How a route is guarded, declared in its `config` and read by `authPlugin`:
  * `auth` the credentials it accepts (`none`: public), `scope` the scope a key or agent
- * token needs, `deleted_account` whether a deleted account's unexpired token gets the
- * route's own answer (see `authenticate`). `invalid` is the machine code of a body or
- * query that fails its schema (default `request.invalid_request`).
+ * token needs (the interface's, checked first), `write_scope` a second one it needs as well
+ * where the interface names a read scope for an operation that changes something (issue 42
+ * item 5: `PATCH /api/keys/{uuid}` needs `api_keys:read` and `api_keys:create`, so that no
+ * read-only credential changes anything), `deleted_account` whether a deleted account's
+ * unexpired token gets the route's own answer (see `authenticate`). `invalid` is the
+ * machine code of a body or query that fails its schema (default `request.invalid_request`).
  */
 export interface RouteGuard {
   auth: AuthMode | 'none'
   scope?: Scope
+  write_scope?: Scope
   deleted_account?: boolean
   invalid?: string
 }
@@ -152,22 +156,43 @@ async function authenticate(ctx: CommandContext, request: FastifyRequest, mode: 
   throw unauthorized(session && session.revoked_at === null ? 'the account is not active' : 'the session was signed out or revoked')
 }
 
+/** Methods that change something (RFC 9110 §9.2.1: not safe). */
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+
+/**
+ * Why a route's guard is refused at registration, or null: no `config.auth`; a write scope
+ * that is a read scope; or a method that changes something guarded by read scopes only
+ * (issue 42 item 5: such a route must name a `write_scope`). A route that names no scope
+ * checks its own (`/mcp`: each tool its operation's).
+ */
+export function guardFault(method: string | readonly string[], url: string, guard: Partial<RouteGuard> | undefined): string | null {
+  if (guard?.auth === undefined) return url.startsWith('/docs') ? null : 'declares no config.auth'
+  if (guard.write_scope !== undefined && isReadScope(guard.write_scope)) return `names the read scope ${guard.write_scope} as its write scope`
+  const writes = ([] as string[]).concat(method).some(m => WRITES.has(m))
+  if (writes && guard.scope !== undefined && isReadScope(guard.scope) && guard.write_scope === undefined)
+    return `changes something but is guarded by the read scope ${guard.scope} alone: name a write_scope`
+  return null
+}
+
 /**
  * The one place routes are authenticated: an `onRequest` hook that reads each route's
- * `config.auth` and `config.scope` (interface section 5) and sets `request.principal`.
- * A route without `config.auth` is refused (500 at registration is better than an open route).
+ * `config.auth`, `config.scope` and `config.write_scope` (interface section 5) and sets
+ * `request.principal`. A route whose guard `guardFault` refuses (no `config.auth`, a write
+ * guarded by a read scope alone) fails at registration: better than an open route.
  * @throws HttpProblem 401, 403 as `authenticate` and `requireScope`.
  */
 export function authPlugin(app: FastifyInstance, ctx: CommandContext): void {
   app.decorateRequest('principal', null)
   app.addHook('onRoute', route => {
-    if (route.config?.auth === undefined && !route.url.startsWith('/docs')) throw new Error(`route ${route.method} ${route.url} declares no config.auth`)
+    const fault = guardFault(route.method, route.url, route.config)
+    if (fault) throw new Error(`route ${route.method} ${route.url} ${fault}`)
   })
   app.addHook('onRequest', async request => {
     const guard = request.routeOptions.config
     if (!guard.auth || guard.auth === 'none') return
     const principal = await authenticate(ctx, request, guard.auth, { deleted_account: guard.deleted_account })
     if (guard.scope) requireScope(principal, guard.scope)
+    if (guard.write_scope) requireScope(principal, guard.write_scope)
     request.principal = principal
   })
 }

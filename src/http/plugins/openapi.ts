@@ -37,11 +37,12 @@ const COOKIE_OPERATIONS = new Set(['/api/auth/refresh', '/api/auth/logout'])
 
 /**
  * Security requirements of a route from its guard (interface section 4 "Auth"): J → a
- * session; A → any of the three, a key or agent token holding the scope (OpenAPI 3.1
- * §4.8.30: role names for non-OAuth schemes); key only → an API key; N → none.
+ * session; A → any of the three, a key or agent token holding the scope and the write
+ * scope, if any (OpenAPI 3.1 §4.8.30: role names for non-OAuth schemes, all required);
+ * key only → an API key; N → none.
  */
 function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
-  const scopes = guard?.scope ? [guard.scope] : []
+  const scopes = [guard?.scope, guard?.write_scope].filter(s => s !== undefined)
   // The cookie is optional: without one, refresh answers a null body and logout a 204 (interface section 4).
   if (COOKIE_OPERATIONS.has(url)) return [{ refresh_cookie: [] }, {}]
   switch (guard?.auth) {
@@ -197,7 +198,8 @@ export async function openapiPlugin(app: FastifyInstance, baseUrl: () => string)
       schema.security = securityOf(guard, document.route.url)
       if (guard?.scope) {
         schema['x-required-scope'] = guard.scope
-        schema.description = `${typeof schema.description === 'string' ? `${schema.description}\n\n` : ''}A key or agent token needs the scope \`${guard.scope}\`.`
+        const also = guard.write_scope ? ` and, as it changes something, the write scope \`${guard.write_scope}\`` : ''
+        schema.description = `${typeof schema.description === 'string' ? `${schema.description}\n\n` : ''}A key or agent token needs the scope \`${guard.scope}\`${also}.`
       }
       if (FORM_OPERATIONS.has(schema.operationId)) schema.consumes = ['application/x-www-form-urlencoded']
       schema.description ??= schema.summary

@@ -152,7 +152,8 @@ export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   app.route({
     method: 'PATCH',
     url: '/api/keys/:uuid',
-    config: { auth: 'any', scope: 'api_keys:read', invalid: 'update_api_key.invalid_request' },
+    // The interface names `api_keys:read` (its 403 kept); a change also needs a write scope (issue 42 item 5).
+    config: { auth: 'any', scope: 'api_keys:read', write_scope: 'api_keys:create', invalid: 'update_api_key.invalid_request' },
     schema: {
       operationId: 'updateApiKey',
       summary: 'Rename a key and/or set its enabled checks (a rate limit is never writable)',
