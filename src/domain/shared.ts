@@ -1,4 +1,11 @@
 /** An event as produced by a decider: type and snake_case data (metadata is added on append). */
+/**
+ * The world a credential and its data live in (interface section 5.2): `live`, or the
+ * `test` sandbox of `svc_test_` keys, which never bills the wallet (issue 42 item 10: a
+ * credential reads and changes its own environment's data only).
+ */
+export type Environment = 'live' | 'test'
+
 export interface Event<T extends string, D> {
   type: T
   data: D

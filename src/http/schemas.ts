@@ -172,6 +172,18 @@ export const FormulaEscape = z.enum(['true', 'false']).optional().meta({
 })
 
 /**
+ * `environment` of a list (issue 42 item 10): `live` or `test`. A session sees both
+ * environments and may name one; a key, agent or OAuth client sees its own only (naming
+ * the other is a 400 `<operation>.other_environment`).
+ */
+export const EnvironmentQuery = z.object({
+  environment: z.enum(['live', 'test'], { message: 'environment must be live or test' }).optional().meta({
+    description:
+      "`live` or `test`: a session's list shows both environments unless it names one; an API key's shows its own environment only (an agent's or OAuth client's the live one), and naming the other is a 400"
+  })
+})
+
+/**
  * `wait` (interface "Answers without polling"): seconds, 0 to 30 (default 0), that a read
  * of a job or a batch may wait for it to end before it answers.
  */

@@ -1,6 +1,7 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { ERASED } from '../ports/sealer.ts'
+import type { Environment } from '../domain/shared.ts'
 import { BATCH_ITEM_BLOCKS, blockId, blocksOf, changeItems, itemsOf, type BatchItemBlockDoc } from './batch-items.ts'
 import {
   collection,
@@ -26,7 +27,7 @@ export interface BatchDoc {
   name: string | null
   status: 'receiving' | 'processing' | 'completed'
   checks: string[]
-  environment: 'live' | 'test'
+  environment: Environment
   cost_per_item: number
   created_at: string
   last_chunk_at: string
@@ -48,12 +49,12 @@ export interface BatchDoc {
 /** A kept file as the read model holds it (issue "Lists at leader parity", item 5). */
 export type BatchSourceDoc = Omit<BatchSourceAttached['data'], 'batch_uuid' | 'user_uuid'>
 
-/** Lists by account, newest first; the idle sweep by status and latest chunk; erasure by account. */
+/** Lists by account, and by account and environment (issue 42 item 10), newest first; the idle sweep by status and latest chunk; erasure by account. */
 const BATCHES = collection({
   name: 'batches',
   projection: 'batches',
-  fields: { user_uuid: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' },
-  indexes: [['user_uuid', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']]
+  fields: { user_uuid: 'text', environment: 'text', created_at: 'text', status: 'text', last_chunk_at: 'text', source_expires_at: 'text' },
+  indexes: [['user_uuid', 'created_at'], ['user_uuid', 'environment', 'created_at'], ['status', 'last_chunk_at'], ['user_uuid'], ['source_expires_at']]
 })
 const tally = (counts: Record<string, number>, key: string, delta = 1): Record<string, number> => ({ ...counts, [key]: (counts[key] ?? 0) + delta })
 
@@ -188,7 +189,8 @@ const SOURCE_EVENTS = new Set(['BatchSourceAttached', 'BatchSourceRemoved'])
  * blocks of the event's items (a part of 2,000 items: about 21). Erased accounts lose both.
  */
 export const batchesProjection: Projection = documentsProjection({
-  version: 3,
+  // 4: the environment indexed (issue 42 item 10).
+  version: 4,
   collections: [BATCHES, BATCH_ITEM_BLOCKS],
   event_types: [
     'BatchCreated',
@@ -215,15 +217,26 @@ export const batchesProjection: Projection = documentsProjection({
   }
 })
 
-/** A batch of `owner` (null for an unknown batch or another account's). Cost: one read by id. */
-export async function getBatch(rc: ReadContext, owner: string, uuid: string): Promise<BatchDoc | null> {
+/**
+ * A batch of `owner` in `environment` (null: either); null for an unknown batch, another
+ * account's or another environment's (issue 42 item 10). Cost: one read by id.
+ */
+export async function getBatch(rc: ReadContext, owner: string, environment: Environment | null, uuid: string): Promise<BatchDoc | null> {
   const doc = await rc.reads.collection<BatchDoc>(BATCHES).get(uuid)
-  return doc !== null && doc.user_uuid === owner ? await nameOpened(rc, doc) : null
+  return doc !== null && doc.user_uuid === owner && (environment === null || doc.environment === environment) ? await nameOpened(rc, doc) : null
 }
 
-/** The account's batches, newest first (interface "Batches"). Cost: an index range on (user_uuid, created_at) and a count on it. */
-export async function listBatches(rc: ReadContext, owner: string, page: { limit: number; offset: number }): Promise<{ items: BatchDoc[]; total: number }> {
-  return await newestOwned<BatchDoc>(rc, BATCHES, owner, page)
+/**
+ * The account's batches in `environment` (null: both), newest first (interface "Batches").
+ * Cost: an index range on (user_uuid, created_at), or (user_uuid, environment, created_at), and a count on it.
+ */
+export async function listBatches(
+  rc: ReadContext,
+  owner: string,
+  environment: Environment | null,
+  page: { limit: number; offset: number }
+): Promise<{ items: BatchDoc[]; total: number }> {
+  return await newestOwned<BatchDoc>(rc, BATCHES, owner, page, environment === null ? {} : { environment })
 }
 
 /** Kept files whose retention ended before `before` (the blob worker's sweep). Cost: an index range on source_expires_at, at most `limit`. */

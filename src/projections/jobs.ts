@@ -2,6 +2,7 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { CollectionSpec, Condition, Query, Where } from '../ports/read-store.ts'
 import { ERASED } from '../ports/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
+import type { Environment } from '../domain/shared.ts'
 import {
   collection,
   documentsProjection,
@@ -29,7 +30,7 @@ export interface JobDoc {
   score: number | null
   checks: string[]
   cost: number
-  environment: 'live' | 'test'
+  environment: Environment
   key_uuid: string | null
   created_at: string
   completed_at: string | null
@@ -41,11 +42,12 @@ export interface JobDoc {
   retry_at: string | null
 }
 
-/** Jobs counted by the day (UTC) they were created, their status and verdict: the totals of job lists without scanning them. */
+/** Jobs counted by the day (UTC) they were created, their environment, status and verdict: the totals of job lists without scanning them. */
 interface JobCountDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
+  environment: Environment
   day: string
   status: string
   verdict: string
@@ -55,24 +57,30 @@ interface JobCountDoc {
 /**
  * Every list of `GET /api/jobs` is an index range: by creation, and by status, verdict and
  * score each followed by creation (the sort's tiebreak); `_id` (the uuid) for its sort
- * and prefix search; `status` alone for the deferred jobs resumed at start.
+ * and prefix search; `status` alone for the deferred jobs resumed at start. One
+ * environment's jobs (a key's list, issue 42 item 10) by creation and by uuid have
+ * indexes of their own: a live key's newest jobs are never found by walking past a
+ * million sandbox ones; its other sorts walk the account's index or sort the
+ * environment's range, whichever reads fewer entries (see `listJobs`).
  */
 export const JOBS = collection({
   name: 'jobs',
   projection: 'jobs',
-  fields: { user_uuid: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number' },
+  fields: { user_uuid: 'text', environment: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number' },
   indexes: [
     ['user_uuid', 'created_at'],
     ['user_uuid', 'status', 'created_at'],
     ['user_uuid', 'verdict', 'created_at'],
     ['user_uuid', 'score', 'created_at'],
     ['user_uuid'],
+    ['user_uuid', 'environment', 'created_at'],
+    ['user_uuid', 'environment'],
     ['status']
   ]
 })
-/** Per account and day: at most days × statuses × verdicts documents (index user_uuid, day). */
+/** Per account and day: at most days × environments × statuses × verdicts documents (index user_uuid, day). */
 export const JOB_COUNTS = collection({ name: 'job_counts', projection: 'jobs', fields: { user_uuid: 'text', day: 'text' }, indexes: [['user_uuid', 'day']] })
-/** Per account, all time: at most statuses × verdicts documents (index user_uuid); the totals of lists without a date range. */
+/** Per account, all time: at most environments × statuses × verdicts documents (index user_uuid); the totals of lists without a date range. */
 export const JOB_TOTALS = collection({ name: 'job_totals', projection: 'jobs', fields: { user_uuid: 'text' }, indexes: [['user_uuid']] })
 
 type Doc = Folded<JobDoc>
@@ -122,16 +130,16 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
 }
 
 /** A count document without its count. */
-type CountKey = Pick<JobCountDoc, '_id' | 'user_uuid' | 'day' | 'status' | 'verdict'>
+type CountKey = Pick<JobCountDoc, '_id' | 'user_uuid' | 'environment' | 'day' | 'status' | 'verdict'>
 
-/** The count documents a job in this state adds one to: its day's and its account's totals (ids and fields). */
-function countDocs(j: Pick<JobDoc, 'user_uuid' | 'created_at' | 'status' | 'verdict'>): { day: CountKey; all: CountKey } {
+/** The count documents a job in this state adds one to: its day's and its account's totals in its environment (ids and fields). */
+function countDocs(j: Pick<JobDoc, 'user_uuid' | 'environment' | 'created_at' | 'status' | 'verdict'>): { day: CountKey; all: CountKey } {
   const day = j.created_at.slice(0, 10)
   const verdict = j.verdict ?? 'none'
-  const fields = { user_uuid: j.user_uuid, status: j.status, verdict }
+  const fields = { user_uuid: j.user_uuid, environment: j.environment, status: j.status, verdict }
   return {
-    day: { _id: `${j.user_uuid}|${day}|${j.status}|${verdict}`, day, ...fields },
-    all: { _id: `${j.user_uuid}|${j.status}|${verdict}`, day: '', ...fields }
+    day: { _id: `${j.user_uuid}|${j.environment}|${day}|${j.status}|${verdict}`, day, ...fields },
+    all: { _id: `${j.user_uuid}|${j.environment}|${j.status}|${verdict}`, day: '', ...fields }
   }
 }
 
@@ -159,7 +167,8 @@ function recount(spec: CollectionSpec, key: CountKey, stored: unknown, delta: nu
  * events find no job and make none). Cost: at most five documents an event.
  */
 export const jobsProjection: Projection = documentsProjection({
-  version: 3,
+  // 4: counts per environment, and the environment's indexes (issue 42 item 10).
+  version: 4,
   collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
   reads: event => (event.type === 'UserDeleted' ? [] : [[JOBS, event.data.job_uuid as string]]),
@@ -221,10 +230,13 @@ async function unsealed(rc: ReadContext, j: JobDoc): Promise<JobDoc> {
   }
 }
 
-/** A job of `owner` (or null: unknown or another account's), unsealed. */
-export async function getJob(rc: ReadContext, owner: string, uuid: string): Promise<JobDoc | null> {
+/**
+ * A job of `owner` in `environment` (null: either), unsealed; null for an unknown job,
+ * another account's, or another environment's (issue 42 item 10). Cost: one read by id.
+ */
+export async function getJob(rc: ReadContext, owner: string, environment: Environment | null, uuid: string): Promise<JobDoc | null> {
   const doc = await rc.reads.collection<Doc>(JOBS).get(uuid)
-  return doc && doc.user_uuid === owner ? await unsealed(rc, doc) : null
+  return doc && doc.user_uuid === owner && (environment === null || doc.environment === environment) ? await unsealed(rc, doc) : null
 }
 
 /** Deferred jobs (greylisting), resumed at start with the in-process bus (index status; bounded by what waits). */
@@ -237,6 +249,8 @@ export type JobSort = (typeof JOB_SORTS)[number]
 
 /** The filters of `GET /api/jobs` (interface "Verification jobs"): all optional, combined with AND; lists OR-ed. */
 export interface JobFilter {
+  /** One environment's jobs (a key's own, or a session's choice); both when absent. */
+  environment?: Environment
   status?: readonly string[]
   verdict?: readonly string[]
   /** Inclusive bounds on `created_at` (RFC 3339, UTC). */
@@ -248,6 +262,7 @@ export interface JobFilter {
 
 function whereOf(owner: string, f: JobFilter, created?: { gte?: string; lte?: string }): Where {
   const where: Record<string, Condition> = { user_uuid: owner }
+  if (f.environment) where.environment = f.environment
   if (f.status) where.status = { in: f.status }
   if (f.verdict) where.verdict = { in: f.verdict }
   const range = created ?? { ...(f.from && { gte: f.from }), ...(f.to && { lte: f.to }) }
@@ -260,8 +275,9 @@ const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.00
 
 /**
  * How many of `owner`'s jobs match `f`, without scanning them: without a date range from
- * the account's totals (at most statuses × verdicts documents); with one, whole days from
- * the daily counts (at most days × statuses × verdicts documents), the part-days at the ends of a
+ * the account's totals (at most environments × statuses × verdicts documents); with one,
+ * whole days from the daily counts (at most days × environments × statuses × verdicts
+ * documents), the part-days at the ends of a
  * `from`/`to` range from the jobs index (at most two days of jobs). A uuid prefix search
  * counts the jobs it matches (an index range).
  */
@@ -279,6 +295,7 @@ async function countJobs(rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFi
     : await rc.reads.collection<JobCountDoc>(JOB_TOTALS).find({ where: { user_uuid: owner } })
   let total = 0
   for (const c of counts) {
+    if (f.environment && c.environment !== f.environment) continue
     if (toDay !== undefined && c.day === toDay) continue
     if (f.status && !f.status.includes(c.status)) continue
     if (f.verdict && !f.verdict.includes(c.verdict)) continue
@@ -298,14 +315,22 @@ const SORT_INDEX: Readonly<Record<JobSort, readonly string[]>> = {
   uuid: ['user_uuid']
 }
 
+/** The sorts whose order one environment's index yields for one account (JOBS.indexes). */
+const ENVIRONMENT_SORT_INDEX: Readonly<Partial<Record<JobSort, readonly string[]>>> = {
+  created_at: ['user_uuid', 'environment', 'created_at'],
+  uuid: ['user_uuid', 'environment']
+}
+
 /**
  * A page of `owner`'s jobs matching `f` (interface `GET /api/jobs`), sorted on `sort`
  * then by creation (and the uuid), unsealed, with the total. Each sort and filter is an
  * index range (see JOBS); the total comes from `countJobs`. With filters, the page is read
  * one of two ways, whichever touches fewer index entries: walking the sort's own index and
- * skipping what does not match (about (offset + limit) × all / matching entries), or
- * taking every match through the filter's index and sorting them (matching entries) —
- * the planner alone would sort a wide date range of a million jobs.
+ * skipping what does not match (about (offset + limit) × all / matching entries, `all`
+ * counted in the index walked: the environment's own where it has one), or taking every
+ * match through the filter's index and sorting them (matching entries) — the planner alone
+ * would sort a wide date range of a million jobs. The environment (issue 42 item 10) is a
+ * filter like the others.
  */
 export async function listJobs(
   rc: ReadContext,
@@ -325,17 +350,24 @@ export async function listJobs(
             ['created_at', order]
           ]
   const filtered =
-    f.status !== undefined || f.verdict !== undefined || f.from !== undefined || f.to !== undefined || (f.search !== undefined && f.search !== '')
+    f.environment !== undefined ||
+    f.status !== undefined ||
+    f.verdict !== undefined ||
+    f.from !== undefined ||
+    f.to !== undefined ||
+    (f.search !== undefined && f.search !== '')
   const total = await countJobs(rc, owner, f)
   if (total === 0 || page.offset >= total) return { items: [], total }
   let useIndex: readonly string[] | undefined
   if (filtered) {
-    const all = await countJobs(rc, owner, {})
-    if (((page.offset + page.limit) * all) / total < total) useIndex = SORT_INDEX[sort]
+    const own = f.environment === undefined ? undefined : ENVIRONMENT_SORT_INDEX[sort]
+    const walked = own ?? SORT_INDEX[sort]
+    const all = await countJobs(rc, owner, own ? { environment: f.environment } : {})
+    if (((page.offset + page.limit) * all) / total < total) useIndex = walked
     // Through the filter's index (a uuid prefix: the primary key, the planner's choice).
     else if (f.status !== undefined) useIndex = SORT_INDEX.status
     else if (f.verdict !== undefined) useIndex = SORT_INDEX.verdict
-    else if (f.search === undefined || f.search === '') useIndex = SORT_INDEX.created_at
+    else if (f.search === undefined || f.search === '') useIndex = f.environment === undefined ? SORT_INDEX.created_at : ENVIRONMENT_SORT_INDEX.created_at
   }
   const docs = await rc.reads.collection<Doc>(JOBS).find({ where: whereOf(owner, f), sort: keys, ...page, ...(useIndex && { use_index: useIndex }) })
   return { items: await Promise.all(docs.map(async d => await unsealed(rc, d))), total }

@@ -188,17 +188,21 @@ export async function namesOpened<T extends Named>(rc: Pick<ReadContext, 'sealer
 }
 
 /**
- * A page of an account's documents in `spec`, newest first, names opened, and how many it
- * has. Cost: a range of the index (user_uuid, created_at) the collection declares, and a count on it.
+ * A page of an account's documents in `spec` (those that also match `among`, equalities:
+ * one environment's, say), newest first, names opened, and how many it has. Cost: a range
+ * of the index (user_uuid, …`among`'s fields, created_at) the collection declares, and a
+ * count on it.
  */
 export async function newestOwned<T extends Named & Doc>(
   rc: ReadContext,
   spec: CollectionSpec,
   owner: string,
-  page: { limit: number; offset: number }
+  page: { limit: number; offset: number },
+  among: Readonly<Record<string, string>> = {}
 ): Promise<{ items: T[]; total: number }> {
   const c = rc.reads.collection<T>(spec)
-  const [items, total] = await Promise.all([c.find({ where: { user_uuid: owner }, sort: [['created_at', -1]], ...page }), c.count({ user_uuid: owner })])
+  const where = { ...among, user_uuid: owner }
+  const [items, total] = await Promise.all([c.find({ where, sort: [['created_at', -1]], ...page }), c.count(where)])
   return { items: await namesOpened(rc, items), total }
 }
 

@@ -3,16 +3,19 @@ import type { JobCompleted, JobFailed, JobQueued } from '../domain/job/events.ts
 import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
 import type { Doc } from '../ports/read-store.ts'
+import type { Environment } from '../domain/shared.ts'
 import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
 import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './buckets.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 
-/** Usage of one account in one 15-minute slot (UTC): what `GET /api/stats/overview` adds up. */
+/** Usage of one account in one environment in one 15-minute slot (UTC): what `GET /api/stats/overview` adds up. */
 interface UsageSlotDoc {
   [k: string]: unknown
   _id: string
   user_uuid: string
+  /** Live usage, or the sandbox's (test keys): apart, so that each credential reads its own (issue 42 item 10). */
+  environment: Environment
   slot: string
   submitted: number
   completed: Record<string, number>
@@ -36,22 +39,31 @@ export interface SummaryDoc {
   updated_at: string | null
 }
 
-/** Per account and slot (index user_uuid, slot): a window of N days reads at most 96 × N documents. */
+/**
+ * Per account, environment and slot (index user_uuid, slot; the environment a filter on
+ * it): a window of N days reads at most 2 × 96 × N documents (both environments), or 96 × N
+ * of one environment's and as many of the other's passed over.
+ */
 export const USAGE_SLOTS = collection({
   name: 'usage_slots',
   projection: 'stats',
-  fields: { user_uuid: 'text', slot: 'text' },
+  fields: { user_uuid: 'text', environment: 'text', slot: 'text' },
   indexes: [['user_uuid', 'slot']]
 })
-/** The slots added up per account and UTC hour (`slot`: the hour's start): at most 24 × N documents for N days. */
+/** The slots added up per account, environment and UTC hour (`slot`: the hour's start): at most 2 × 24 × N documents for N days. */
 export const USAGE_HOURS = collection({
   name: 'usage_hours',
   projection: 'stats',
-  fields: { user_uuid: 'text', slot: 'text' },
+  fields: { user_uuid: 'text', environment: 'text', slot: 'text' },
   indexes: [['user_uuid', 'slot']]
 })
-/** The slots added up per account and UTC day (`slot`: the day's start): at most N documents for N days. */
-export const USAGE_DAYS = collection({ name: 'usage_days', projection: 'stats', fields: { user_uuid: 'text', slot: 'text' }, indexes: [['user_uuid', 'slot']] })
+/** The slots added up per account, environment and UTC day (`slot`: the day's start): at most 2 × N documents for N days. */
+export const USAGE_DAYS = collection({
+  name: 'usage_days',
+  projection: 'stats',
+  fields: { user_uuid: 'text', environment: 'text', slot: 'text' },
+  indexes: [['user_uuid', 'slot']]
+})
 /** One document. */
 const SUMMARY = collection({ name: 'stats_summary', projection: 'stats', fields: {}, indexes: [] })
 
@@ -62,9 +74,13 @@ const LEVELS = [
   { spec: USAGE_DAYS, unit: DAY_MS, start: dayOf }
 ] as const
 
-const emptySlot = (user: string, slot: string): UsageSlotDoc => ({
-  _id: `${user}|${slot}`,
+/** A usage document's id: the account, the environment (live documents keep the id they had before environments were apart) and the slot. */
+const usageId = (user: string, environment: Environment, slot: string): string => (environment === 'live' ? `${user}|${slot}` : `${user}|test|${slot}`)
+
+const emptySlot = (user: string, environment: Environment, slot: string): UsageSlotDoc => ({
+  _id: usageId(user, environment, slot),
   user_uuid: user,
+  environment,
   slot,
   submitted: 0,
   completed: {},
@@ -196,6 +212,27 @@ const OCCURRED_AT: { readonly [T in UsageEvent['type']]: keyof Extract<UsageEven
 /** When a usage event happened. */
 const occurredAt = (e: UsageEvent): string => (e.data as Record<string, unknown>)[OCCURRED_AT[e.type]] as string
 
+/**
+ * The environment a usage event counts in: the job's or the batch's as the event carries
+ * it; an event written before events carried it is read from what it does say (a job's
+ * sandbox result, a batch's `sandbox` results) or else as live. Tokens are live only.
+ */
+function environmentOfUsage(e: UsageEvent): Environment {
+  switch (e.type) {
+    case 'JobQueued':
+      return e.data.environment
+    case 'JobCompleted':
+      return e.data.environment ?? (e.data.result.sandbox === true ? 'test' : 'live')
+    case 'JobFailed':
+    case 'BatchItemsAdded':
+      return e.data.environment ?? 'live'
+    case 'BatchResultsRecorded':
+      return e.data.sandbox ? 'test' : 'live'
+    case 'TokensCaptured':
+      return 'live'
+  }
+}
+
 /** Whether an event adds live verifications to the all-time summary: results of a job or a batch, not sandbox ones. */
 const isLive = (e: UsageEvent): boolean =>
   (e.type === 'BatchResultsRecorded' && !e.data.sandbox) || (e.type === 'JobCompleted' && e.data.result.sandbox !== true)
@@ -222,11 +259,12 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
   const e = event as unknown as UsageEvent
   const at = occurredAt(e)
   const delta = usageDelta(e)
+  const environment = environmentOfUsage(e)
   const writes: Write[] = []
   LEVELS.forEach((level, i) => {
     const doc = docs[1 + i] as UsageSlotDoc | null
     if (alreadyApplied(doc, event)) return
-    writes.push({ put: level.spec, doc: { ...addUsage(doc ?? emptySlot(user, level.start(at)), delta), position: event.position } })
+    writes.push({ put: level.spec, doc: { ...addUsage(doc ?? emptySlot(user, environment, level.start(at)), delta), position: event.position } })
   })
   const sum = (docs[4] as SummaryDoc | null | undefined) ?? noVerifications()
   if (isLive(e) && !alreadyApplied(sum, event)) writes.push({ put: SUMMARY, doc: { ...addToSummary(sum, delta, at), position: event.position } })
@@ -234,7 +272,7 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
 }
 
 /**
- * Statistics an analyst can rebuild: per account and 15-minute slot, jobs and batch items
+ * Statistics an analyst can rebuild: per account, environment and 15-minute slot, jobs and batch items
  * submitted, completed by verdict and reason, failed, checks run (jobs) and tokens
  * charged, added up again per UTC hour and per UTC day (a long window reads those); and
  * the all-time summary of live (not sandbox) verifications over every account (it keeps
@@ -242,7 +280,8 @@ function evolveStats(docs: ReadonlyArray<Doc | null>, event: RecordedEvent): Wri
  */
 export const statsProjection: Projection = documentsProjection({
   // 3: batch items count as submitted and completed like jobs. 4: hours and days. 5: documents keep their last event's position.
-  version: 5,
+  // 6: live and sandbox usage apart (issue 42 item 10).
+  version: 6,
   collections: [USAGE_SLOTS, USAGE_HOURS, USAGE_DAYS, SUMMARY],
   event_types: ['JobQueued', 'JobCompleted', 'JobFailed', 'TokensCaptured', 'BatchItemsAdded', 'BatchResultsRecorded', 'UserDeleted'],
   reads: event => {
@@ -250,7 +289,8 @@ export const statsProjection: Projection = documentsProjection({
     if (event.type === 'UserDeleted') return []
     const e = event as unknown as UsageEvent
     const at = occurredAt(e)
-    const levels = LEVELS.map(l => [l.spec, `${user}|${l.start(at)}`] as const)
+    const environment = environmentOfUsage(e)
+    const levels = LEVELS.map(l => [l.spec, usageId(user, environment, l.start(at))] as const)
     // The summary only for live results (most events do not change it).
     return [[USAGE_SLOTS, tombstoneOf(user)], ...levels, ...(isLive(e) ? [[SUMMARY, 'all'] as const] : [])]
   },
@@ -310,15 +350,22 @@ function coveringSpans(buckets: readonly Bucket[]): Span[] {
 }
 
 /**
- * `owner`'s usage in `buckets` (oldest first, contiguous), added up per bucket and in all.
- * Read (index user_uuid, slot) by the cheaper of two plans, counting the documents each may
+ * `owner`'s usage in `environment` (null: both added up) in `buckets` (oldest first,
+ * contiguous), added up per bucket and in all. Read (index user_uuid, slot; the
+ * environment a filter on it, so each plan reads at most twice its documents) by the
+ * cheaper of two plans, counting the documents each may
  * read and QUERY_COST_DOCS a query: one range of the coarsest usage collection every bucket
  * boundary falls on (UTC days for UTC buckets from a day up; UTC hours for a zone whose
  * offset is whole hours; else 15-minute slots, 96 a day), or the spans that cover each
  * bucket with its whole days, then hours, then slots (a year by month in a half-hour zone:
  * about 60 small ranges, not 35,040 slots). Cost: at most the first plan's.
  */
-export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: string, buckets: readonly Bucket[]): Promise<Overview> {
+export async function usageOverview(
+  rc: Pick<ReadContext, 'reads'>,
+  owner: string,
+  environment: Environment | null,
+  buckets: readonly Bucket[]
+): Promise<Overview> {
   const onBoundaries = (unit: number): boolean => buckets.every(b => Date.parse(b.start) % unit === 0 && Date.parse(b.end) % unit === 0)
   const level = [...LEVELS].reverse().find(l => onBoundaries(l.unit)) ?? LEVELS[0]
   const cost = (spans: readonly Span[]): number => spans.reduce((c, r) => c + (r.end - r.start) / r.level.unit + QUERY_COST_DOCS, 0)
@@ -329,7 +376,11 @@ export async function usageOverview(rc: Pick<ReadContext, 'reads'>, owner: strin
     plan.map(
       async r =>
         await rc.reads.collection<UsageSlotDoc>(r.level.spec).find({
-          where: { user_uuid: owner, slot: { gte: new Date(r.start).toISOString(), lte: new Date(r.end - 1).toISOString() } },
+          where: {
+            user_uuid: owner,
+            ...(environment !== null && { environment }),
+            slot: { gte: new Date(r.start).toISOString(), lte: new Date(r.end - 1).toISOString() }
+          },
           sort: [['slot', 1]]
         })
     )

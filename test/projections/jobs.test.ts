@@ -39,8 +39,8 @@ t.test('a queued job: its document, and one count for its day and one for all ti
     .when(queued(J))
     .then({
       jobs: [{ _id: J, status: 'queued', verdict: null, created_at: at, attempts: 0, revision: 0 }],
-      job_counts: [{ _id: `${U}|2026-11-25|queued|none`, day: '2026-11-25', status: 'queued', verdict: 'none', n: 1 }],
-      job_totals: [{ _id: `${U}|queued|none`, status: 'queued', verdict: 'none', n: 1 }]
+      job_counts: [{ _id: `${U}|live|2026-11-25|queued|none`, day: '2026-11-25', status: 'queued', verdict: 'none', n: 1 }],
+      job_totals: [{ _id: `${U}|live|queued|none`, status: 'queued', verdict: 'none', n: 1 }]
     })
 })
 
@@ -52,8 +52,8 @@ t.test('deferred, then completed: the job moves between counts, leaving none beh
     .when(deferred(J), completed(J, 'valid'))
     .then({
       jobs: [{ _id: J, status: 'completed', verdict: 'valid', score: 95, attempts: 1, retry_at: null, completed_at: later, revision: 2 }],
-      job_counts: [{ _id: `${U}|2026-11-25|completed|valid`, n: 1 }],
-      job_totals: [{ _id: `${U}|completed|valid`, n: 1 }]
+      job_counts: [{ _id: `${U}|live|2026-11-25|completed|valid`, n: 1 }],
+      job_totals: [{ _id: `${U}|live|completed|valid`, n: 1 }]
     })
 })
 
@@ -66,12 +66,12 @@ t.test('jobs of two days: per-day counts apart, all-time totals together', async
         { _id: K, status: 'failed', error: 'engine crashed' }
       ],
       job_counts: [
-        { _id: `${U}|2026-11-25|completed|invalid`, n: 1 },
-        { _id: `${U}|2026-11-26|failed|none`, n: 1 }
+        { _id: `${U}|live|2026-11-25|completed|invalid`, n: 1 },
+        { _id: `${U}|live|2026-11-26|failed|none`, n: 1 }
       ],
       job_totals: [
-        { _id: `${U}|completed|invalid`, n: 1 },
-        { _id: `${U}|failed|none`, n: 1 }
+        { _id: `${U}|live|completed|invalid`, n: 1 },
+        { _id: `${U}|live|failed|none`, n: 1 }
       ]
     })
 })
@@ -81,12 +81,12 @@ t.test('two jobs in one count: n is 2, and one leaving it makes it 1', async t =
     .when(completed(K, 'valid'))
     .then({
       job_counts: [
-        { _id: `${U}|2026-11-25|completed|valid`, n: 1 },
-        { _id: `${U}|2026-11-25|queued|none`, n: 1 }
+        { _id: `${U}|live|2026-11-25|completed|valid`, n: 1 },
+        { _id: `${U}|live|2026-11-25|queued|none`, n: 1 }
       ],
       job_totals: [
-        { _id: `${U}|completed|valid`, n: 1 },
-        { _id: `${U}|queued|none`, n: 1 }
+        { _id: `${U}|live|completed|valid`, n: 1 },
+        { _id: `${U}|live|queued|none`, n: 1 }
       ]
     })
 })

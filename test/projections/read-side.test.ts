@@ -32,6 +32,10 @@ const sealer = service.core.ctx.sealer
 const realNow = service.core.ctx.now
 const A = (await api('GET', '/api/users/me', { token: tokenA })).body.uuid as string
 const B = (await api('GET', '/api/users/me', { token: tokenB })).body.uuid as string
+/** A test key of A's: it reads the sandbox's jobs and usage only (issue 42 item 10). */
+const sandboxKey = (
+  await api('POST', '/api/keys', { token: tokenA, body: { name: 'sandbox reader', environment: 'test', scopes: ['results:read', 'usage:read'] } })
+).body.raw_key as string
 
 const SEED = Number(process.env.READ_SIDE_SEED ?? 20261123)
 t.comment(`seed ${SEED}`)
@@ -66,6 +70,8 @@ const EDGES = [...[SPRING - HOUR, SPRING + 22 * HOUR, AUTUMN - 2 * HOUR, AUTUMN 
 interface TestJob {
   uuid: string
   owner: string
+  /** A quarter are a test key's (the sandbox: no cost, a simulated result). */
+  environment: 'live' | 'test'
   email: string
   status: 'queued' | 'deferred' | 'completed' | 'failed'
   verdict: string | null
@@ -89,11 +95,13 @@ const REASONS: Record<string, string[]> = {
 function makeJob(owner: string, createdMs: number): TestJob {
   const status = pick(['queued', 'deferred', 'completed', 'completed', 'completed', 'failed'] as const)
   const verdict = status === 'completed' ? pick(['valid', 'invalid', 'risky', 'unknown']) : null
-  const cost = pick([1, 3, 5])
+  const environment = rnd() < 0.25 ? 'test' : 'live'
+  const cost = environment === 'test' ? 0 : pick([1, 3, 5])
   const doneMs = createdMs + Math.floor(rnd() * 3 * 3_600_000)
   return {
     uuid: randomUUID(),
     owner,
+    environment,
     email: `person${Math.floor(rnd() * 1e6)}@example.org`,
     status,
     verdict,
@@ -117,9 +125,9 @@ async function jobEvents(j: TestJob): Promise<NewEvent[]> {
         email: await sealer.seal(j.owner, j.email),
         checks: CHECKS,
         cost: j.cost,
-        environment: 'live',
+        environment: j.environment,
         key_uuid: null,
-        reservation_uuid: randomUUID(),
+        reservation_uuid: j.environment === 'test' ? null : randomUUID(),
         queued_at: j.created_at
       },
       j.created_at
@@ -141,7 +149,15 @@ async function jobEvents(j: TestJob): Promise<NewEvent[]> {
         j.created_at
       )
     )
-  if (j.status === 'failed') out.push(event('JobFailed', { job_uuid: j.uuid, user_uuid: j.owner, error: 'engine crashed', failed_at: j.done_at }, j.done_at!))
+  // A live job's failure without its environment (as written before events carried it: read as live), a sandbox one's with it.
+  const failure = {
+    job_uuid: j.uuid,
+    user_uuid: j.owner,
+    ...(j.environment === 'test' && { environment: 'test' }),
+    error: 'engine crashed',
+    failed_at: j.done_at
+  }
+  if (j.status === 'failed') out.push(event('JobFailed', failure, j.done_at!))
   if (j.status === 'completed') {
     const result = {
       normalized: await sealer.seal(j.owner, j.email),
@@ -157,12 +173,24 @@ async function jobEvents(j: TestJob): Promise<NewEvent[]> {
       retryable: false,
       checked_at: j.done_at,
       cached: false,
-      sandbox: false
+      sandbox: j.environment === 'test'
     }
+    // Half of them without the environment (as written before events carried it: read from `sandbox`).
+    const environment = rnd() < 0.5 ? { environment: j.environment } : {}
     out.push(
       event(
         'JobCompleted',
-        { job_uuid: j.uuid, user_uuid: j.owner, verdict: j.verdict, reason: j.reason, score: j.score, charge: j.charge, result, completed_at: j.done_at },
+        {
+          job_uuid: j.uuid,
+          user_uuid: j.owner,
+          ...environment,
+          verdict: j.verdict,
+          reason: j.reason,
+          score: j.score,
+          charge: j.charge,
+          result,
+          completed_at: j.done_at
+        },
         j.done_at!
       )
     )
@@ -179,6 +207,7 @@ const jobsA = jobs.filter(j => j.owner === A)
 let revision = (await store.readStream(`wallet-${A}`)).length - 1
 const walletEvents: NewEvent[] = []
 for (const j of [...jobsA].sort((x, y) => (x.created_at < y.created_at ? -1 : 1))) {
+  if (j.environment === 'test') continue
   if (rnd() < 0.05)
     walletEvents.push(
       event(
@@ -338,8 +367,67 @@ t.test('GET /api/jobs: filters (status, verdict, from/to, search) alone and toge
   await check(`search=${other.uuid}`, () => false, "another account's job is never listed")
 })
 
+t.test('GET /api/jobs: each environment apart (issue 42 item 10): a session chooses, a key sees its own', async t => {
+  const keys: Record<string, Array<(j: TestJob) => unknown>> = {
+    created_at: [j => j.created_at, j => j.uuid],
+    score: [j => j.score, j => j.created_at, j => j.uuid],
+    status: [j => j.status, j => j.created_at, j => j.uuid],
+    verdict: [j => j.verdict, j => j.created_at, j => j.uuid],
+    uuid: [j => j.uuid]
+  }
+  const liveKey = (await api('POST', '/api/keys', { token: tokenA, body: { name: 'live reader', environment: 'live', scopes: ['results:read'] } })).body
+    .raw_key as string
+  const check = async (query: string, token: string, keep: (j: TestJob) => boolean, label: string): Promise<void> => {
+    const sort = pick(['created_at', 'score', 'status', 'verdict', 'uuid'] as const)
+    const order = pick(['asc', 'desc'] as const)
+    const { items, total } = await walk(`/api/jobs?${query}${query ? '&' : ''}sort=${sort}&order=${order}`, token, pick([7, 50, 96]))
+    const want = jobsA
+      .filter(keep)
+      .sort(orderBy(keys[sort], order))
+      .map(j => j.uuid)
+    t.equal(total, want.length, `${label}: total`)
+    t.same(
+      items.map(j => j.uuid),
+      want,
+      `${label} (${sort} ${order})`
+    )
+  }
+  const isTest = (j: TestJob): boolean => j.environment === 'test'
+  const isLive = (j: TestJob): boolean => j.environment === 'live'
+  t.ok(jobsA.some(isTest) && jobsA.some(isLive), `${jobsA.filter(isTest).length} sandbox and ${jobsA.filter(isLive).length} live jobs`)
+  for (let k = 0; k < 3; k++) {
+    await check('environment=test', tokenA, isTest, 'a session naming test')
+    await check('environment=live', tokenA, isLive, 'a session naming live')
+    await check('', sandboxKey, isTest, 'a test key')
+    await check('', liveKey, isLive, 'a live key')
+  }
+  await check('environment=test&status=completed', tokenA, j => isTest(j) && j.status === 'completed', 'environment and status')
+  await check('environment=live&verdict=valid,risky', tokenA, j => isLive(j) && ['valid', 'risky'].includes(j.verdict ?? ''), 'environment and verdict')
+  const times = jobsA.map(j => j.created_at).sort()
+  const [lo, hi] = [times[30], times[140]]
+  await check(`from=${lo}&to=${hi}`, sandboxKey, j => isTest(j) && j.created_at >= lo && j.created_at <= hi, 'a test key, a range of days')
+  await check('environment=test&status=failed', sandboxKey, j => isTest(j) && j.status === 'failed', 'a test key naming its own environment')
+  const probe = jobsA.find(isLive)!
+  await check(`search=${probe.uuid}`, sandboxKey, () => false, 'a live job is never listed to a test key')
+  for (const [token, other] of [
+    [sandboxKey, 'live'],
+    [liveKey, 'test']
+  ] as const) {
+    const r = await api('GET', `/api/jobs?environment=${other}`, { token })
+    t.same([r.status, r.body.code], [400, 'list_jobs.other_environment'], `a ${other === 'live' ? 'test' : 'live'} key naming ${other}: 400`)
+  }
+  t.equal((await api('GET', `/api/jobs/${probe.uuid}`, { token: sandboxKey })).status, 404, "a live job is not found by a test key (as another account's)")
+  t.equal((await api('GET', `/api/verify/${probe.uuid}`, { token: sandboxKey })).status, 404, 'nor by its verify read')
+  t.equal((await api('GET', `/api/jobs/${probe.uuid}`, { token: liveKey })).status, 200, 'the live key reads it (positive control)')
+  const sandboxJob = jobsA.find(isTest)!
+  t.equal((await api('GET', `/api/jobs/${sandboxJob.uuid}`, { token: liveKey })).status, 404, 'a sandbox job is not found by a live key')
+  t.match((await api('GET', `/api/jobs/${sandboxJob.uuid}`, { token: tokenA })).body, { environment: 'test' }, 'a session reads both, each marked')
+  t.match((await api('GET', `/api/jobs/${sandboxJob.uuid}`, { token: sandboxKey })).body, { uuid: sandboxJob.uuid, environment: 'test' })
+})
+
 t.test('GET /api/jobs: every invalid parameter is a 400 problem; credentials', async t => {
   const bad = [
+    'environment=staging',
     'status=done',
     'status=',
     'status=,',
@@ -380,7 +468,11 @@ t.test('GET /api/jobs: every invalid parameter is a 400 problem; credentials', a
   const r = await api('GET', '/api/jobs', { token: narrow.body.raw_key })
   t.equal(r.status, 403, 'a key without results:read: 403')
   const wide = await api('POST', '/api/keys', { token: tokenA, body: { name: 'reader', environment: 'live', scopes: ['results:read'] } })
-  t.equal((await api('GET', '/api/jobs?limit=1', { token: wide.body.raw_key })).body.total, jobsA.length, "a key with results:read lists the account's jobs")
+  t.equal(
+    (await api('GET', '/api/jobs?limit=1', { token: wide.body.raw_key })).body.total,
+    jobsA.filter(j => j.environment === 'live').length,
+    "a live key with results:read lists the account's live jobs"
+  )
 })
 
 t.test('GET /api/jobs/{uuid}: per-check detail, the address unsealed; errors', async t => {
@@ -635,6 +727,33 @@ t.test("balance-history and stats/overview: buckets at every granularity, in UTC
   }
   const dflt = await api('GET', '/api/stats/overview', { token: tokenA })
   t.same([dflt.body.granularity, dflt.body.days, dflt.body.time_zone, dflt.body.series.length], ['day', 28, 'UTC', 28], 'defaults: day, 28 days, UTC')
+  t.equal(dflt.body.environment, null, "a session's overview adds both environments up")
+  // Each environment's usage apart (issue 42 item 10): a session names one, a key reads its own.
+  const year = 'granularity=month&days=364'
+  const whole = (await api('GET', `/api/stats/overview?${year}`, { token: tokenA })).body.series as Array<{ start: string; end: string }>
+  const span = { start: whole[0].start, end: whole[whole.length - 1].end }
+  const inSpan = (at: string | null): boolean => at !== null && at >= span.start && at < span.end
+  for (const [environment, token, query] of [
+    ['test', tokenA, `${year}&environment=test`],
+    ['live', tokenA, `${year}&environment=live`],
+    ['test', sandboxKey, year]
+  ] as const) {
+    const own = jobsA.filter(j => j.environment === environment)
+    const o = await api('GET', `/api/stats/overview?${query}`, { token })
+    t.equal(o.body.environment, environment)
+    t.same(
+      o.body.totals,
+      {
+        submitted: own.filter(j => inSpan(j.created_at)).length,
+        completed: own.filter(j => j.status === 'completed' && inSpan(j.done_at)).length,
+        failed: own.filter(j => j.status === 'failed' && inSpan(j.done_at)).length,
+        tokens_spent: own.filter(j => j.status === 'completed' && inSpan(j.done_at)).reduce((x, j) => x + j.charge, 0)
+      },
+      `${environment} usage (${token === tokenA ? 'a session naming it' : 'a test key'})`
+    )
+  }
+  const other = await api('GET', '/api/stats/overview?environment=live', { token: sandboxKey })
+  t.same([other.status, other.body.code], [400, 'stats_overview.other_environment'], 'a test key naming live: 400')
   const b = await api('GET', '/api/stats/overview?granularity=month&days=364', { token: tokenB })
   t.equal(b.body.totals.submitted, jobs.filter(j => j.owner === B).length, 'each account sees its own usage')
 })
@@ -642,7 +761,7 @@ t.test("balance-history and stats/overview: buckets at every granularity, in UTC
 t.test('GET /api/stats/summary: all accounts, all time, nothing personal, no credential', async t => {
   const r = await api('GET', '/api/stats/summary')
   t.equal(r.status, 200)
-  const completed = jobs.filter(j => j.status === 'completed')
+  const completed = jobs.filter(j => j.status === 'completed' && j.environment === 'live')
   const count = (xs: string[]): Record<string, number> => xs.reduce<Record<string, number>>((m, x) => ({ ...m, [x]: (m[x] ?? 0) + 1 }), {})
   t.same(r.body, {
     verifications: completed.length,

@@ -10,11 +10,11 @@ const J = '01a400f4-0000-7000-8000-000000000101'
 const K = '01a400f4-0000-7000-8000-000000000102'
 const at = '2026-11-25T10:05:00.000Z'
 const done = '2026-11-25T10:20:00.000Z'
-const queued = (job: string) =>
+const queued = (job: string, environment: 'live' | 'test' = 'live') =>
   event(
     `job-${job}`,
     'JobQueued',
-    { job_uuid: job, user_uuid: U, email: 'sealed:x', checks: ['syntax', 'mx'], cost: 2, environment: 'live', key_uuid: null, queued_at: at },
+    { job_uuid: job, user_uuid: U, email: 'sealed:x', checks: ['syntax', 'mx'], cost: 2, environment, key_uuid: null, queued_at: at },
     at
   )
 const completed = (job: string, sandbox: boolean) =>
@@ -67,13 +67,29 @@ t.test('a job queued and completed: its slots, hour and day count it; the summar
     })
 })
 
-t.test("a sandbox result counts in the account's usage, not in the summary", async t => {
+t.test("a sandbox result counts in the account's sandbox usage, not in the summary", async t => {
   await projectionSpec(
     t,
     statsProjection
-  )(queued(K))
+  )(queued(K, 'test'))
     .when(completed(K, true))
-    .then({ usage_days: [{ submitted: 1, completed: { valid: 1 } }], stats_summary: [] })
+    .then({ usage_days: [{ environment: 'test', submitted: 1, completed: { valid: 1 } }], stats_summary: [] })
+})
+
+t.test('live and sandbox usage are kept apart (issue 42 item 10); an event without its environment reads it from what it says', async t => {
+  await projectionSpec(t, statsProjection)(queued(J), queued(K, 'test'))
+    .when(
+      completed(J, false),
+      completed(K, true),
+      event(`job-${J}`, 'JobFailed', { job_uuid: J, user_uuid: U, error: 'x', failed_at: done }, done),
+      event(`job-${K}`, 'JobFailed', { job_uuid: K, user_uuid: U, environment: 'test', error: 'x', failed_at: done }, done)
+    )
+    .then({
+      usage_days: [
+        { _id: `${U}|2026-11-25T00:00:00.000Z`, environment: 'live', submitted: 1, completed: { valid: 1 }, failed: 1 },
+        { _id: `${U}|test|2026-11-25T00:00:00.000Z`, environment: 'test', submitted: 1, completed: { valid: 1 }, failed: 1 }
+      ]
+    })
 })
 
 t.test('batch items: submitted and, with bad syntax, completed invalid at once; results recorded add verdicts', async t => {

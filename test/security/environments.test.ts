@@ -4,7 +4,8 @@ import { client, signUp, startTestService, testConfig } from '../support/service
 // A credential works only in its own environment (issue "Money, tenancy, availability",
 // item 3): a `svc_test_` key must not add a chunk to a live batch (it would be billed and
 // probed live), mint a live key, or change or revoke one; a live key must not add to a
-// sandbox batch. The oracles: the wallet's balance and the batch's totals read back, and
+// sandbox batch. Since issue 42 item 10 a key does not even see the other environment's
+// batch (404, as another account's); a session sees both but adds as a live credential. The oracles: the wallet's balance and the batch's totals read back, and
 // the keys that still authenticate. Live batches are probed through a resolver that does
 // not answer (127.0.101.1: this file owns 127.0.101.0/24), never the internet.
 const dataDir = t.testdir()
@@ -19,7 +20,7 @@ const live = (await create('live')).body
 const test = (await create('test')).body
 const balance = async (): Promise<number> => (await api('GET', '/api/wallet', { token })).body.balance
 
-t.test('a test key cannot add a chunk to a live batch: 403, nothing reserved, nothing added', async t => {
+t.test('a test key cannot add a chunk to a live batch: not found, nothing reserved, nothing added', async t => {
   const batch = await api('POST', '/api/batches', { token: live.raw_key, body: { emails: ['first@live-world.example.com'], final: false } })
   t.equal(batch.status, 202, 'the live key opens a live batch (positive control)')
   t.equal(batch.body.environment, 'live')
@@ -28,8 +29,8 @@ t.test('a test key cannot add a chunk to a live batch: 403, nothing reserved, no
     token: test.raw_key,
     body: { emails: ['second@live-world.example.com', 'third@live-world.example.com'] }
   })
-  t.equal(r.status, 403)
-  t.equal(r.body.code, 'add_chunk.environment_mismatch')
+  t.equal(r.status, 404)
+  t.equal(r.body.code, 'batch.not_found')
   t.equal(await balance(), before, 'no live token reserved')
   t.equal((await api('GET', `/api/batches/${batch.body.uuid}`, { token })).body.progress.total, 1, 'nothing added')
   const own = await api('POST', `/api/batches/${batch.body.uuid}/emails`, {
@@ -44,10 +45,11 @@ t.test('a live key cannot add a chunk to a sandbox batch', async t => {
   t.equal(batch.status, 202)
   t.equal(batch.body.environment, 'test')
   const r = await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: live.raw_key, body: { emails: ['invalid@sandbox.example.com'] } })
-  t.equal(r.status, 403)
-  t.equal(r.body.code, 'add_chunk.environment_mismatch')
+  t.equal(r.status, 404)
+  t.equal(r.body.code, 'batch.not_found')
   const session = await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token, body: { emails: ['invalid@sandbox.example.com'] } })
-  t.equal(session.status, 403, 'nor a session (a live credential)')
+  t.equal(session.status, 403, 'nor a session (it sees the batch, but acts as a live credential)')
+  t.equal(session.body.code, 'add_chunk.environment_mismatch')
   t.equal(
     (await api('POST', `/api/batches/${batch.body.uuid}/emails`, { token: test.raw_key, body: { emails: ['invalid@sandbox.example.com'], final: true } }))
       .status,

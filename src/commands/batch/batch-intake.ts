@@ -1,4 +1,4 @@
-import { DomainError } from '../../domain/shared.ts'
+import { DomainError, type Environment } from '../../domain/shared.ts'
 import * as batch from '../../domain/batch/decider.ts'
 import type { BatchItem } from '../../domain/batch/events.ts'
 import { CHECK_NAMES, isCheckName, resolveChecks, type CheckName } from '../../domain/checks.ts'
@@ -17,7 +17,13 @@ import { wallets } from '../wallet/aggregate.ts'
 /** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
 export interface BatchSubmitter {
   user_uuid: string
-  environment: 'live' | 'test'
+  environment: Environment
+  /**
+   * Whose batches it sees (issue 42 item 10): a key its own environment's, an agent or
+   * OAuth client the live ones; absent or null, both (a session). Another environment's
+   * batch is "not found" to it.
+   */
+  sees?: Environment | null
   key_uuid: string | null
   agent_uuid: string | null
   enabled_checks: readonly string[]

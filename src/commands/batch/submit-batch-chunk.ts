@@ -8,9 +8,10 @@ import { batches } from './aggregate.ts'
  * POST /api/batches/{uuid}/emails: a chunk, de-duplicated against the whole batch; the
  * cumulative unique valid count may not pass the plan's `max_batch_size`. `final` closes
  * intake. An empty chunk is accepted only with `final: true` (it closes intake).
- * @throws DomainError not_found `batch.not_found` (unknown, or another account's);
- *   forbidden `add_chunk.environment_mismatch` (a test credential on a live batch, or the
- *   reverse: checked before anything is reserved); invalid `add_chunk.empty`, `add_chunk.too_many`; conflict `add_chunk.intake_closed`;
+ * @throws DomainError not_found `batch.not_found` (unknown, another account's, or another
+ *   environment's for a credential that sees one environment: issue 42 item 10);
+ *   forbidden `add_chunk.environment_mismatch` (a session, which sees both, on a sandbox
+ *   batch: checked before anything is reserved); invalid `add_chunk.empty`, `add_chunk.too_many`; conflict `add_chunk.intake_closed`;
  *   forbidden `add_chunk.max_batch_size`, `create_batch.check_not_allowed` (the plan no
  *   longer allows a check of the batch); payment_required `add_chunk.insufficient_tokens`.
  */
@@ -24,7 +25,8 @@ export async function addChunk(
     throw new DomainError('invalid', 'add_chunk.too_many', `at most ${by.plan.max_chunk_size} addresses per request on this plan`)
   const loaded = await batches.load(ctx, batchUuid)
   const s = loaded.state
-  if (s.status === 'none' || s.user_uuid !== by.user_uuid) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
+  if (s.status === 'none' || s.user_uuid !== by.user_uuid || (by.sees != null && by.sees !== s.environment))
+    throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   // Before any reservation: a test key's chunk must not spend live tokens even for a moment.
   batch.requireSameEnvironment(s, by.environment)
   batch.requireReceiving(s)

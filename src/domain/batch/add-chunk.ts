@@ -94,6 +94,7 @@ export function addChunk(state: Live, d: ChunkData): BatchEvent[] {
         amount: part === 0 ? d.amount : 0,
         chunk_items: part === 0 ? d.items.length : 0,
         duplicates: part === 0 ? d.duplicates : 0,
+        environment: state.environment,
         added_at: d.now
       }
     }
@@ -118,7 +119,13 @@ export function addChunk(state: Live, d: ChunkData): BatchEvent[] {
     if (state.processed + (d.items.length - valid) === state.total + d.items.length)
       events.push({
         type: 'BatchCompleted',
-        data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, total: state.total + d.items.length, completed_at: d.now }
+        data: {
+          batch_uuid: state.batch_uuid,
+          user_uuid: state.user_uuid,
+          environment: state.environment,
+          total: state.total + d.items.length,
+          completed_at: d.now
+        }
       })
   }
   return events

@@ -153,7 +153,10 @@ function finish(state: BatchState, events: BatchEvent[], chunks: readonly string
   after = applyAll(after, settled) as Live
   const all = [...events, ...settled]
   if (after.status === 'processing' && after.processed === after.total)
-    all.push({ type: 'BatchCompleted', data: { batch_uuid: after.batch_uuid, user_uuid: after.user_uuid, total: after.total, completed_at: now } })
+    all.push({
+      type: 'BatchCompleted',
+      data: { batch_uuid: after.batch_uuid, user_uuid: after.user_uuid, environment: after.environment, total: after.total, completed_at: now }
+    })
   return all
 }
 

@@ -1,4 +1,4 @@
-import type { Event } from '../shared.ts'
+import type { Environment, Event } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 
 /**
@@ -54,6 +54,8 @@ export type BatchItemsAdded = Event<
     amount: number
     chunk_items: number
     duplicates: number
+    /** The batch's (absent on events written before it was carried: read as `live`). */
+    environment?: Environment
     added_at: string
   }
 >
@@ -110,7 +112,8 @@ export type BatchChunkProcessed = Event<
 >
 
 /** Intake closed and every item has its result (terminal). */
-export type BatchCompleted = Event<'BatchCompleted', { batch_uuid: string; user_uuid: string; total: number; completed_at: string }>
+/** `environment` is the batch's (absent on events written before it was carried: read as `live`). */
+export type BatchCompleted = Event<'BatchCompleted', { batch_uuid: string; user_uuid: string; environment?: Environment; total: number; completed_at: string }>
 
 /** A chunk whose reservation was made but whose items were never appended (its submitter died): refused for good, its reservation released. */
 export type BatchChunkAbandoned = Event<'BatchChunkAbandoned', { batch_uuid: string; user_uuid: string; chunk_uuid: string; abandoned_at: string }>

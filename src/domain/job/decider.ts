@@ -59,7 +59,7 @@ export const isTerminal = (s: JobState): boolean => s.status === 'completed' || 
 
 export type JobCommand =
   | { type: 'QueueJob'; data: JobQueued['data'] }
-  | { type: 'CompleteJob'; data: Omit<JobCompleted['data'], 'user_uuid'> }
+  | { type: 'CompleteJob'; data: Omit<JobCompleted['data'], 'user_uuid' | 'environment'> }
   | { type: 'FailJob'; data: { job_uuid: string; error: string; failed_at: string } }
   | { type: 'DeferJob'; data: Omit<JobDeferred['data'], 'user_uuid' | 'attempt'> }
 
@@ -78,7 +78,7 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
     case 'CompleteJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
-      return [{ type: 'JobCompleted', data: { ...command.data, user_uuid: state.user_uuid } }]
+      return [{ type: 'JobCompleted', data: { ...command.data, user_uuid: state.user_uuid, environment: state.environment } }]
     case 'DeferJob':
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
@@ -93,7 +93,16 @@ export function decide(command: JobCommand, state: JobState): JobEvent[] {
       if (state.status === 'none') throw new DomainError('not_found', 'job.not_found', 'no such job')
       if (isTerminal(state)) return []
       return [
-        { type: 'JobFailed', data: { job_uuid: state.job_uuid, user_uuid: state.user_uuid, error: command.data.error, failed_at: command.data.failed_at } }
+        {
+          type: 'JobFailed',
+          data: {
+            job_uuid: state.job_uuid,
+            user_uuid: state.user_uuid,
+            environment: state.environment,
+            error: command.data.error,
+            failed_at: command.data.failed_at
+          }
+        }
       ]
     default:
       return noEventsForUnknown(command)

@@ -1,4 +1,4 @@
-import type { Event } from '../shared.ts'
+import type { Environment, Event } from '../shared.ts'
 import type { CheckName } from '../checks.ts'
 
 /**
@@ -23,12 +23,15 @@ export type JobQueued = Event<
 
 /**
  * The engine's result. Personal data in `result` (`normalized`) is sealed like `email`.
+ * `environment` is the job's (absent on events written before it was carried: read as
+ * `test` when `result.sandbox`, else `live`).
  */
 export type JobCompleted = Event<
   'JobCompleted',
   {
     job_uuid: string
     user_uuid: string
+    environment?: Environment
     verdict: 'valid' | 'invalid' | 'risky' | 'unknown'
     reason: string
     score: number
@@ -57,6 +60,7 @@ export type JobDeferred = Event<
   }
 >
 
-export type JobFailed = Event<'JobFailed', { job_uuid: string; user_uuid: string; error: string; failed_at: string }>
+/** `environment` is the job's (absent on events written before it was carried: read as `live`). */
+export type JobFailed = Event<'JobFailed', { job_uuid: string; user_uuid: string; environment?: Environment; error: string; failed_at: string }>
 
 export type JobEvent = JobQueued | JobDeferred | JobCompleted | JobFailed

@@ -11,14 +11,15 @@ import { getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { getSession } from '../../projections/sessions.ts'
 import { issuersOf, type CommandContext } from '../../commands/context.ts'
 import { HttpProblem } from '../problem.ts'
-import { isBefore } from '../../domain/shared.ts'
+import { isBefore, type Environment } from '../../domain/shared.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /** The authenticated caller. */
 export interface Principal {
   kind: 'session' | 'api_key' | 'agent' | 'oauth'
   user_uuid: string
-  environment: 'live' | 'test'
+  /** The environment it acts in: a key's own; `live` for agents, OAuth grants and sessions (see `environmentOf` for what it reads). */
+  environment: Environment
   key_uuid: string | null
   session_uuid: string | null
   agent_uuid: string | null
@@ -201,6 +202,28 @@ export function authPlugin(app: FastifyInstance, ctx: CommandContext): void {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error(`${request.method} ${request.url}: no principal (route not guarded)`)
   return request.principal
+}
+
+/**
+ * Whose environment's data a caller reads and changes (issue 42 item 10): an API key its
+ * own (`svc_test_…` the sandbox's, `svc_…` the live one's), an agent token or OAuth grant
+ * the live one's, a session (the account's owner in the console) both: null. Another
+ * environment's job, batch or webhook endpoint is "not found" to it, as another account's.
+ */
+export const environmentOf = (p: Principal): Environment | null => (p.kind === 'session' ? null : p.environment)
+
+/**
+ * The environment a list of `operation` shows (`?environment=`, issue 42 item 10): a
+ * session's choice (both when it names none); a key's, agent's or OAuth client's own,
+ * whatever it names as long as it names its own.
+ * @throws HttpProblem 400 `<operation>.other_environment` when a key, agent or OAuth client names the other environment.
+ */
+export function listedEnvironment(p: Principal, asked: Environment | undefined, operation: string): Environment | null {
+  const own = environmentOf(p)
+  if (own === null) return asked ?? null
+  if (asked !== undefined && asked !== own)
+    throw new HttpProblem(400, `${operation}.other_environment`, `this credential reads ${own} data only: leave environment out, or name ${own}`)
+  return own
 }
 
 /** Who acts, for event metadata: the key or agent that authenticated, else the account. */

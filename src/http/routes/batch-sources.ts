@@ -13,7 +13,7 @@ import { keptFileMaxBytes, keptFilesQuotaBytes } from '../../domain/plans.ts'
 import { layoutFromHead, type Layout } from '../../lists/files.ts'
 import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
 import { FileWorkBusy } from '../../lists/file-work.ts'
-import { principalOf } from '../plugins/auth.ts'
+import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -126,7 +126,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       },
       handler: async (request, reply) => {
         const p = principalOf(request)
-        const doc = await getBatch(rt.ctx, p.user_uuid, request.params.uuid)
+        const doc = await getBatch(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid)
         if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
         const name = request.query.name ?? doc.name ?? 'list.csv'
         // The plan's bound of one file, and what the account may still keep (this batch's own file is replaced, so it is free).
@@ -240,7 +240,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
     handler: async (request, reply) => {
       const principal = principalOf(request)
       const owner = principal.user_uuid
-      const doc = await getBatch(rt.ctx, owner, request.params.uuid)
+      const doc = await getBatch(rt.ctx, owner, environmentOf(principal), request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       const source = await batchSource(rt.ctx, doc)
       if (!source) throw new HttpProblem(404, 'batch_source.not_found', 'this batch keeps no file (none was uploaded, or its retention ended)')
@@ -334,8 +334,9 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       response: { 204: NoContent, ...problems(401, 403, 404, 429) }
     },
     handler: async (request, reply) => {
-      const owner = principalOf(request).user_uuid
-      const doc = await getBatch(rt.ctx, owner, request.params.uuid)
+      const p = principalOf(request)
+      const owner = p.user_uuid
+      const doc = await getBatch(rt.ctx, owner, environmentOf(p), request.params.uuid)
       if (!doc?.source) throw new HttpProblem(404, 'batch_source.not_found', 'this batch keeps no file')
       await rt.caughtUp(await removeBatchSource(rt.ctx, doc.uuid, doc.source.blob_id, 'requested', owner))
       return reply.code(204).send()

@@ -11,12 +11,13 @@ import { getWallet } from '../../projections/wallets.ts'
 import { getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
 import { batchItems } from '../../projections/batch-items.ts'
 import { getUserDoc } from '../../projections/users.ts'
-import { principalOf, type Principal } from '../plugins/auth.ts'
+import { environmentOf, listedEnvironment, principalOf, type Principal } from '../plugins/auth.ts'
 import { bodyGuard, type BodyAllowance } from '../plugins/body-guard.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
 import {
   BODY_PROBLEMS,
+  EnvironmentQuery,
   FormulaEscape,
   type FlagSchema,
   PageQuery,
@@ -35,6 +36,7 @@ import { Batch, Accepted, BatchItem, CreateBatch, AddChunk, EstimateRequest, Est
 const submitterOf = (p: Principal): BatchSubmitter => ({
   user_uuid: p.user_uuid,
   environment: p.environment,
+  sees: environmentOf(p),
   key_uuid: p.key_uuid,
   agent_uuid: p.agent_uuid,
   enabled_checks: p.enabled_checks,
@@ -84,7 +86,8 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
    */
   const answer = async (owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
     await rt.caughtUp(outcome.position)
-    const doc = await getBatch(rt.ctx, owner, outcome.batch_uuid)
+    // The batch this credential just created or added to: its own environment's (the write side decided so).
+    const doc = await getBatch(rt.ctx, owner, null, outcome.batch_uuid)
     if (!doc && (await getUserDoc(rt.ctx, owner)) === null)
       throw new HttpProblem(410, 'batch.account_deleted', 'the account was deleted while this request ran: its batches are erased with it')
     if (!doc) throw new HttpProblem(503, 'batch.not_ready', 'the batch was accepted; read it again in a moment')
@@ -97,13 +100,14 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'any', scope: 'results:read', invalid: 'list_batches.invalid_query' },
     schema: {
       operationId: 'listBatches',
-      summary: "The account's batches, newest first",
+      summary: "The account's batches, newest first; a key sees its own environment's only",
       tags,
-      querystring: PageQuery,
+      querystring: PageQuery.extend(EnvironmentQuery.shape),
       response: { 200: Paginated(Batch), ...problems(400, 401, 403, 429) }
     },
     handler: async request => {
-      const { items, total } = await listBatches(rt.ctx, principalOf(request).user_uuid, request.query)
+      const p = principalOf(request)
+      const { items, total } = await listBatches(rt.ctx, p.user_uuid, listedEnvironment(p, request.query.environment, 'list_batches'), request.query)
       return { items: items.map(batchView), total, limit: request.query.limit, offset: request.query.offset }
     }
   })
@@ -172,9 +176,9 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 200: Batch, ...problems(400, 401, 403, 404, 429) }
     },
     handler: async (request, reply) => {
-      const owner = principalOf(request).user_uuid
-      const read = async (): Promise<BatchDoc | null> => await getBatch(rt.ctx, owner, request.params.uuid)
-      const doc = await waitedRead(rt, reply, owner, request.params.uuid, request.query.wait, read, d => d === null || d.status === 'completed')
+      const p = principalOf(request)
+      const read = async (): Promise<BatchDoc | null> => await getBatch(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid)
+      const doc = await waitedRead(rt, reply, p.user_uuid, request.params.uuid, request.query.wait, read, d => d === null || d.status === 'completed')
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       return batchView(doc)
     }
@@ -228,8 +232,9 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       }
     },
     handler: async (request, reply) => {
-      const owner = principalOf(request).user_uuid
-      const doc = await getBatch(rt.ctx, owner, request.params.uuid)
+      const p = principalOf(request)
+      const owner = p.user_uuid
+      const doc = await getBatch(rt.ctx, owner, environmentOf(p), request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
       if (prefersCsv(request.headers.accept)) {
         // RFC 4180 (CRLF), addresses and our own suggestions neutralised like any text a spreadsheet might run (issue 42, item 6).

@@ -3,9 +3,9 @@ import { z } from 'zod'
 import { DateTime } from 'luxon'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { JOB_SORTS, listJobs } from '../../projections/jobs.ts'
-import { principalOf } from '../plugins/auth.ts'
+import { listedEnvironment, principalOf } from '../plugins/auth.ts'
 import { Job, jobView, ownJob } from './verify.ts'
-import { PageQuery, Paginated, UuidParams, WaitQuery, problems } from '../schemas.ts'
+import { EnvironmentQuery, PageQuery, Paginated, UuidParams, WaitQuery, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
@@ -36,6 +36,7 @@ const DateTimeQuery = z
   .meta({ format: 'date-time' })
 
 const ListJobsQuery = PageQuery.extend({
+  ...EnvironmentQuery.shape,
   status: listOf(['queued', 'deferred', 'completed', 'failed'], 'status').optional(),
   verdict: listOf(['valid', 'invalid', 'risky', 'unknown'], 'verdict').optional(),
   from: DateTimeQuery.optional().meta({ description: 'inclusive lower bound on created_at' }),
@@ -64,17 +65,20 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'any', scope: 'results:read', invalid: 'list_jobs.invalid_query' },
     schema: {
       operationId: 'listJobs',
-      summary: "The account's jobs: filtered by status, verdict, creation and uuid prefix, sorted, paged (newest first by default)",
+      summary:
+        "The account's jobs: filtered by environment, status, verdict, creation and uuid prefix, sorted, paged (newest first by default); a key sees its own environment's only",
       tags,
       querystring: ListJobsQuery,
       response: { 200: Paginated(Job), ...problems(400, 401, 403, 429) }
     },
     handler: async request => {
       const q = request.query
+      const p = principalOf(request)
+      const environment = listedEnvironment(p, q.environment, 'list_jobs') ?? undefined
       const { items, total } = await listJobs(
         rt.ctx,
-        principalOf(request).user_uuid,
-        { status: q.status, verdict: q.verdict, from: q.from, to: q.to, search: q.search?.toLowerCase() },
+        p.user_uuid,
+        { environment, status: q.status, verdict: q.verdict, from: q.from, to: q.to, search: q.search?.toLowerCase() },
         q.sort ?? 'created_at',
         q.order === 'asc' ? 1 : -1,
         { limit: q.limit, offset: q.offset }
@@ -95,6 +99,6 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       querystring: WaitQuery,
       response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
     },
-    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, reply })
+    handler: async (request, reply) => await ownJob(rt, principalOf(request), request.params.uuid, { seconds: request.query.wait, reply })
   })
 }

@@ -9,7 +9,7 @@ import { DomainError } from '../../domain/shared.ts'
 import type { Scope } from '../../domain/apikey/scopes.ts'
 import { getJob, listJobs, type JobDoc } from '../../projections/jobs.ts'
 import { getWallet } from '../../projections/wallets.ts'
-import { principalOf, type Principal } from '../plugins/auth.ts'
+import { environmentOf, principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -35,12 +35,12 @@ const loadSdk = async (): Promise<NonNullable<Awaited<typeof sdk>>> => {
 /** How long `verify_email` waits for its job to complete before answering with the job as it stands (ms). */
 const VERIFY_WAIT_MS = 20_000
 
-/** The job, as soon as it ends or once `ms` have passed (the read models' commit wakes it: no polling). */
-async function waitForJob(rt: HttpRuntime, owner: string, uuid: string, ms: number, signal: AbortSignal): Promise<JobDoc | null> {
-  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
+/** The caller's job (its account's and environment's), as soon as it ends or once `ms` have passed (the read models' commit wakes it: no polling). */
+async function waitForJob(rt: HttpRuntime, p: Principal, uuid: string, ms: number, signal: AbortSignal): Promise<JobDoc | null> {
+  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, p.user_uuid, environmentOf(p), uuid)
   if (rt.waits === null || ms === 0) return await read()
   // Past the caps on waiting reads, the job as it stands at once (the tool says to ask get_job then).
-  return (await rt.waits.until(owner, uuid, ms, read, d => d === null || d.status === 'completed' || d.status === 'failed', signal)).value
+  return (await rt.waits.until(p.user_uuid, uuid, ms, read, d => d === null || d.status === 'completed' || d.status === 'failed', signal)).value
 }
 
 /** A tool's structured answer (also as text, for clients that read only text). */
@@ -78,7 +78,7 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
       const submitted = await submitJob(rt.ctx, p, { email: email.trim(), checks })
       await rt.caughtUp(submitted.position)
       // The answer without polling: woken when the job ends (as `GET /api/verify/{uuid}?wait=`), or the job as it stands after the wait.
-      const doc = await waitForJob(rt, p.user_uuid, submitted.job_uuid, VERIFY_WAIT_MS, signal)
+      const doc = await waitForJob(rt, p, submitted.job_uuid, VERIFY_WAIT_MS, signal)
       return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })
     })
   )
@@ -91,7 +91,7 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
       inputSchema: { uuid: z.string().max(64), wait_s: z.number().int().min(0).max(30).optional() }
     },
     guarded('results:read', async ({ uuid, wait_s: waitS }: { uuid: string; wait_s?: number }, signal: AbortSignal) => {
-      const doc = /^[0-9a-f-]{36}$/.test(uuid) ? await waitForJob(rt, p.user_uuid, uuid, (waitS ?? 0) * 1000, signal) : null
+      const doc = /^[0-9a-f-]{36}$/.test(uuid) ? await waitForJob(rt, p, uuid, (waitS ?? 0) * 1000, signal) : null
       return doc ? answer({ ...jobView(doc) }) : refusal('job.not_found: no such job')
     })
   )
@@ -100,11 +100,14 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
     'list_jobs',
     {
       title: 'Recent verification jobs',
-      description: 'Standalone jobs, newest first (GET /api/jobs).',
+      description: "Standalone jobs, newest first (GET /api/jobs): a key's own environment's, an agent's the live ones, a session's both.",
       inputSchema: { limit: z.number().int().min(1).max(100).optional(), status: z.array(z.enum(['queued', 'deferred', 'completed', 'failed'])).optional() }
     },
     guarded('results:read', async ({ limit, status }: { limit?: number; status?: string[] }) => {
-      const page = await listJobs(rt.ctx, p.user_uuid, { status }, 'created_at', -1, { limit: limit ?? 20, offset: 0 })
+      const page = await listJobs(rt.ctx, p.user_uuid, { environment: environmentOf(p) ?? undefined, status }, 'created_at', -1, {
+        limit: limit ?? 20,
+        offset: 0
+      })
       return answer({ items: page.items.map(j => ({ ...jobView(j) })), total: page.total })
     })
   )

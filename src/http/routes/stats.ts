@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { summary, usageOverview } from '../../projections/stats.ts'
-import { principalOf } from '../plugins/auth.ts'
-import { Timestamp, problems } from '../schemas.ts'
+import { listedEnvironment, principalOf } from '../plugins/auth.ts'
+import { EnvironmentQuery, Timestamp, problems } from '../schemas.ts'
 import { BucketQuery, bucketsOfQuery } from './buckets.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -15,6 +15,10 @@ const Overview = z
     granularity: z.string(),
     days: z.number().int(),
     time_zone: z.string(),
+    environment: z
+      .enum(['live', 'test'])
+      .nullable()
+      .meta({ description: "whose usage: a key's own environment's, an agent's the live one's, a session's the one it names or both (null)" }),
     totals: z.object({
       submitted: z.number().int().meta({ description: 'jobs submitted in the window' }),
       completed: z.number().int(),
@@ -77,13 +81,15 @@ export function statsRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       operationId: 'getStatsOverview',
       summary: "The account's usage over a window: verdicts, reasons, checks, totals and a zero-filled series of buckets",
       tags,
-      querystring: BucketQuery,
+      querystring: BucketQuery.extend(EnvironmentQuery.shape),
       response: { 200: Overview, ...problems(400, 401, 403) }
     },
     handler: async request => {
+      const p = principalOf(request)
+      const environment = listedEnvironment(p, request.query.environment, 'stats_overview')
       const { buckets, granularity, days, tz } = bucketsOfQuery(request.query, rt.ctx.now())
-      const o = await usageOverview(rt.ctx, principalOf(request).user_uuid, buckets)
-      return { granularity, days, time_zone: tz, ...o }
+      const o = await usageOverview(rt.ctx, p.user_uuid, environment, buckets)
+      return { granularity, days, time_zone: tz, environment, ...o }
     }
   })
 

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { submitJob, MAX_EMAIL_INPUT } from '../../commands/job/submit-job.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob, type JobDoc } from '../../projections/jobs.ts'
-import { principalOf } from '../plugins/auth.ts'
+import { environmentOf, principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import {
   BODY_PROBLEMS,
@@ -138,13 +138,13 @@ export const Job = z
 export type JobView = z.infer<typeof Job>
 
 /**
- * A job of `owner`, as the API shows it; with `wait`, as soon as it ends or once the wait
- * is over (see `waitedRead`).
- * @throws HttpProblem 404 `job.not_found` for an unknown job or another account's.
+ * A job of the caller's account and environment (`environmentOf`), as the API shows it;
+ * with `wait`, as soon as it ends or once the wait is over (see `waitedRead`).
+ * @throws HttpProblem 404 `job.not_found` for an unknown job, another account's or another environment's.
  */
-export async function ownJob(rt: HttpRuntime, owner: string, uuid: string, wait: { seconds: number; reply: FastifyReply } | null = null): Promise<JobView> {
-  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, owner, uuid)
-  const doc = wait === null ? await read() : await waitedRead(rt, wait.reply, owner, uuid, wait.seconds, read, d => d === null || TERMINAL.has(d.status))
+export async function ownJob(rt: HttpRuntime, p: Principal, uuid: string, wait: { seconds: number; reply: FastifyReply } | null = null): Promise<JobView> {
+  const read = async (): Promise<JobDoc | null> => await getJob(rt.ctx, p.user_uuid, environmentOf(p), uuid)
+  const doc = wait === null ? await read() : await waitedRead(rt, wait.reply, p.user_uuid, uuid, wait.seconds, read, d => d === null || TERMINAL.has(d.status))
   if (!doc) throw new HttpProblem(404, 'job.not_found', 'no such job')
   return jobView(doc)
 }
@@ -267,7 +267,7 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const p = principalOf(request)
       const submitted = await submitJob(rt.ctx, p, { email: request.body.email.trim(), checks: request.body.checks, idempotency_key: idempotencyKey(request) })
       await rt.caughtUp(submitted.position)
-      const doc = await getJob(rt.ctx, p.user_uuid, submitted.job_uuid)
+      const doc = await getJob(rt.ctx, p.user_uuid, environmentOf(p), submitted.job_uuid)
       reply.header('location', `/api/verify/${submitted.job_uuid}`)
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')
       // Read models slower than the bounded wait: the job as it was accepted.
@@ -306,6 +306,6 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       querystring: WaitQuery,
       response: { 200: Job, ...problems(400, 401, 403, 404, 429) }
     },
-    handler: async (request, reply) => await ownJob(rt, principalOf(request).user_uuid, request.params.uuid, { seconds: request.query.wait, reply })
+    handler: async (request, reply) => await ownJob(rt, principalOf(request), request.params.uuid, { seconds: request.query.wait, reply })
   })
 }

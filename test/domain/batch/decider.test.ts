@@ -45,7 +45,15 @@ const created = (cost = 7, over: Partial<BatchCreated['data']> = {}): BatchCreat
   }
 })
 const item = (n: number, invalid = false): BatchItem => ({ email: `sealed:${n}`, hash: `h${n}`, ...(invalid && { invalid: true as const }) })
-const added = (chunk: string, first: number, items: BatchItem[], amount: number, duplicates = 0, at = NOW): BatchItemsAdded => ({
+const added = (
+  chunk: string,
+  first: number,
+  items: BatchItem[],
+  amount: number,
+  duplicates = 0,
+  at = NOW,
+  environment: 'live' | 'test' = 'live'
+): BatchItemsAdded => ({
   type: 'BatchItemsAdded',
   data: {
     batch_uuid: B,
@@ -58,6 +66,7 @@ const added = (chunk: string, first: number, items: BatchItem[], amount: number,
     amount,
     chunk_items: items.length,
     duplicates,
+    environment,
     added_at: at
   }
 })
@@ -86,7 +95,10 @@ const processed = (chunk: string, amount: number, charge: number): BatchChunkPro
   type: 'BatchChunkProcessed',
   data: { batch_uuid: B, user_uuid: U, chunk_uuid: chunk, reservation_uuid: amount > 0 ? `r-${chunk}` : null, amount, charge, processed_at: NOW }
 })
-const completed = (total: number, at = NOW): BatchCompleted => ({ type: 'BatchCompleted', data: { batch_uuid: B, user_uuid: U, total, completed_at: at } })
+const completed = (total: number, at = NOW): BatchCompleted => ({
+  type: 'BatchCompleted',
+  data: { batch_uuid: B, user_uuid: U, environment: 'live', total, completed_at: at }
+})
 const abandoned = (chunk: string): BatchChunkAbandoned => ({
   type: 'BatchChunkAbandoned',
   data: { batch_uuid: B, user_uuid: U, chunk_uuid: chunk, abandoned_at: NOW }
@@ -171,7 +183,7 @@ t.test('AddChunk', async t => {
     .thenRejects('add_chunk.environment_mismatch', 403, "a live credential's chunk on a sandbox batch: 403")
   b([created(0, { environment: 'test' })])
     .when(chunk('c1', [item(1)], 0, false, 100, 'test'))
-    .then([added('c1', 0, [item(1)], 0)], 'a test chunk on a test batch')
+    .then([added('c1', 0, [item(1)], 0, 0, NOW, 'test')], "a test chunk on a test batch (its items say they are the sandbox's)")
   b([created()])
     .when(chunk('c1', [item(1, true)], 0))
     .then([added('c1', 0, [item(1, true)], 0), processed('c1', 0, 0)], 'nothing to verify: processed at once')

@@ -31,6 +31,7 @@ const queued = build<JobQueued>('JobQueued', {
 const completed = build<JobCompleted>('JobCompleted', {
   job_uuid: 'j1',
   user_uuid: U,
+  environment: 'live',
   verdict: 'valid',
   reason: 'accepted_email',
   score: 100,
@@ -47,12 +48,12 @@ const deferred = build<JobDeferred>('JobDeferred', {
   deadline_at: deadline,
   deferred_at: now
 })
-const failed = build<JobFailed>('JobFailed', { job_uuid: 'j1', user_uuid: U, error: 'x', failed_at: now })
+const failed = build<JobFailed>('JobFailed', { job_uuid: 'j1', user_uuid: U, environment: 'live', error: 'x', failed_at: now })
 
 // Command builders: what a worker knows (the owner comes from the job's own stream).
 const queue = (over: Partial<JobQueued['data']> = {}): JobCommand => ({ type: 'QueueJob', data: queued(over).data })
 const complete = (over: Partial<JobCompleted['data']> = {}): JobCommand => {
-  const { user_uuid: _, ...data } = completed(over).data
+  const { user_uuid: _, environment: __, ...data } = completed(over).data
   return { type: 'CompleteJob', data }
 }
 const defer = (over: Partial<JobDeferred['data']> = {}): JobCommand => {
@@ -65,7 +66,13 @@ t.test('QueueJob and CompleteJob', async t => {
   const j = spec(t, job)
   j([]).when(queue()).then([queued()], 'a new job is queued as submitted')
   j([queued()]).when(queue()).thenNothing('queueing a job that exists is nothing (submission and intake both may)')
-  j([queued()]).when(complete()).then([completed()], "a queued job completes; the event names its owner from the job's stream")
+  j([queued()]).when(complete()).then([completed()], "a queued job completes; the event names its owner and environment from the job's stream")
+  j([queued({ environment: 'test', cost: 0 })])
+    .when(complete({ charge: 0 }))
+    .then([completed({ environment: 'test', charge: 0 })], "a sandbox job's result says so (issue 42 item 10: its webhooks and usage are the sandbox's)")
+  j([queued({ environment: 'test', cost: 0 })])
+    .when(fail())
+    .then([failed({ environment: 'test' })], 'and so does its failure')
   j([queued(), completed()])
     .when(complete({ verdict: 'invalid', reason: 'x', score: 0 }))
     .thenNothing('a terminal job is not completed twice')

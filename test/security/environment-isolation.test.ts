@@ -1,0 +1,170 @@
+import t from 'tap'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { client, signUp } from '../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
+import { waitUntil } from '../support/eventstore-contract.ts'
+
+// A credential reads and changes only its own environment's data (issue 42, item 10): a
+// `svc_test_` key listed live batches, read live results (addresses) and jobs. Now a test
+// key sees the sandbox's jobs, batches, results, kept files and usage only, a live key
+// the live ones, and another environment's is "not found" as another account's is; a
+// session (the console) sees both, each marked, and may name one. The service runs as
+// `npm start` runs it. Jobs and batches run the syntax check only (no network); the
+// resolver it is given does not answer (127.0.142.1: this file owns 127.0.142.0/24). The
+// oracles: what this test submitted (uuids, addresses, counts), read back over HTTP.
+const dataDir = t.testdir()
+const svc = await startSvc(
+  t,
+  ['serve'],
+  svcEnv(dataDir, { VERIFIER_DNS_SERVERS: '127.0.142.1:53', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
+  npmStartNodeFlags()
+)
+const api = client(svc.url)
+const session = await signUp(api, dataDir, 'two-environments@example.com')
+const SCOPES = ['email:verify:single', 'email:verify:bulk', 'results:read', 'usage:read', 'billing:read']
+const keyOf = async (environment: 'live' | 'test'): Promise<string> =>
+  (await api('POST', '/api/keys', { token: session, body: { name: `${environment} integration`, environment, scopes: SCOPES } })).body.raw_key
+const live = await keyOf('live')
+const test = await keyOf('test')
+
+/** A job of `key` on the syntax check alone, once it has ended. */
+async function jobBy(key: string, email: string): Promise<string> {
+  const r = await api('POST', '/api/verify', { token: key, body: { email, checks: ['syntax'] } })
+  if (r.status !== 202) throw new Error(`submit: ${r.status} ${JSON.stringify(r.body)}`)
+  await waitUntil(async () => (await api('GET', `/api/verify/${r.body.uuid}?wait=5`, { token: key })).body.status === 'completed', 20_000)
+  return r.body.uuid
+}
+/** A batch of `key` on the syntax check alone, once it has completed, with a CSV kept beside it. */
+async function batchBy(key: string, emails: string[]): Promise<string> {
+  const r = await api('POST', '/api/batches', { token: key, body: { emails, checks: ['syntax'], final: true } })
+  if (r.status !== 202) throw new Error(`batch: ${r.status} ${JSON.stringify(r.body)}`)
+  await waitUntil(async () => (await api('GET', `/api/batches/${r.body.uuid}?wait=5`, { token: key })).body.status === 'completed', 20_000)
+  const up = await putSource(key, r.body.uuid, `email\n${emails.join('\n')}\n`)
+  if (up !== 201) throw new Error(`source: ${up}`)
+  return r.body.uuid
+}
+async function putSource(key: string, batch: string, csv: string): Promise<number> {
+  const r = await fetch(`${svc.url}/api/batches/${batch}/source?name=list.csv`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' },
+    body: csv
+  })
+  await r.arrayBuffer()
+  return r.status
+}
+const getSource = async (key: string, batch: string): Promise<{ status: number; text: string }> => {
+  const r = await fetch(`${svc.url}/api/batches/${batch}/source`, { headers: { authorization: `Bearer ${key}` } })
+  return { status: r.status, text: await r.text() }
+}
+
+const liveJob = await jobBy(live, 'customer@live-world.example.com')
+const testJob = await jobBy(test, 'someone@sandbox.example.com')
+const liveBatch = await batchBy(live, ['first@live-world.example.com', 'second@live-world.example.com', 'third@live-world.example.com'])
+const testBatch = await batchBy(test, ['a@sandbox.example.com', 'b@sandbox.example.com'])
+
+t.test('jobs: a test key lists and reads the sandbox only, a live key the live ones, a session both', async t => {
+  const listed = async (token: string, query = ''): Promise<{ uuids: string[]; total: number }> => {
+    const r = await api('GET', `/api/jobs${query}`, { token })
+    t.equal(r.status, 200, `GET /api/jobs${query}`)
+    return { uuids: r.body.items.map((j: { uuid: string }) => j.uuid), total: r.body.total }
+  }
+  t.same(await listed(session), { uuids: [testJob, liveJob], total: 2 }, 'the session lists both (positive control)')
+  t.same(await listed(test), { uuids: [testJob], total: 1 }, 'the test key: its sandbox job only, and a total of one')
+  t.same(await listed(live), { uuids: [liveJob], total: 1 }, 'the live key: the live job only')
+  t.same(await listed(session, '?environment=test'), { uuids: [testJob], total: 1 }, 'the session naming test')
+  t.same(await listed(session, '?environment=live'), { uuids: [liveJob], total: 1 }, 'the session naming live')
+  t.same(await listed(test, '?environment=test'), { uuids: [testJob], total: 1 }, 'a key may name its own environment')
+  const other = await api('GET', '/api/jobs?environment=live', { token: test })
+  t.same([other.status, other.body.code], [400, 'list_jobs.other_environment'], 'a test key naming live: 400')
+  for (const path of [`/api/jobs/${liveJob}`, `/api/verify/${liveJob}`]) {
+    const r = await api('GET', path, { token: test })
+    t.same([r.status, r.body.code], [404, 'job.not_found'], `${path} with the test key: not found`)
+    t.notMatch(JSON.stringify(r.body), /live-world/, 'no address in the answer')
+  }
+  t.equal((await api('GET', `/api/jobs/${testJob}`, { token: live })).status, 404, 'a sandbox job is not found by the live key')
+  t.match((await api('GET', `/api/jobs/${liveJob}`, { token: live })).body, { email: 'customer@live-world.example.com', environment: 'live' })
+  t.match((await api('GET', `/api/jobs/${testJob}`, { token: session })).body, { environment: 'test' }, 'the session reads both, each marked')
+})
+
+t.test('batches: lists, results, kept files and chunks of the other environment are not found', async t => {
+  const listed = async (token: string, query = ''): Promise<{ uuids: string[]; total: number }> => {
+    const r = await api('GET', `/api/batches${query}`, { token })
+    return { uuids: r.body.items.map((b: { uuid: string }) => b.uuid), total: r.body.total }
+  }
+  t.same(await listed(session), { uuids: [testBatch, liveBatch], total: 2 }, 'the session lists both (positive control)')
+  t.same(await listed(test), { uuids: [testBatch], total: 1 }, 'the test key: the sandbox batch only')
+  t.same(await listed(live), { uuids: [liveBatch], total: 1 }, 'the live key: the live batch only')
+  t.same(await listed(session, '?environment=live'), { uuids: [liveBatch], total: 1 }, 'the session naming live')
+  t.same((await api('GET', '/api/batches?environment=live', { token: test })).body.code, 'list_batches.other_environment')
+
+  for (const [path, what] of [
+    [`/api/batches/${liveBatch}`, 'the batch'],
+    [`/api/batches/${liveBatch}/results`, 'its results'],
+    [`/api/batches/${liveBatch}/results?limit=96`, 'a page of them']
+  ]) {
+    const r = await api('GET', path, { token: test })
+    t.same([r.status, r.body.code], [404, 'batch.not_found'], `${what}, with the test key: not found`)
+  }
+  const csv = await fetch(`${svc.url}/api/batches/${liveBatch}/results`, { headers: { authorization: `Bearer ${test}`, accept: 'text/csv' } })
+  const csvText = await csv.text()
+  t.equal(csv.status, 404, 'its results as CSV: not found')
+  t.notMatch(csvText, /live-world/, 'no address')
+  const kept = await getSource(test, liveBatch)
+  t.equal(kept.status, 404, 'its kept file: not found')
+  t.notMatch(kept.text, /live-world/)
+  t.equal((await getSource(live, liveBatch)).status, 200, 'the live key downloads it (positive control)')
+  t.match((await getSource(live, liveBatch)).text, /first@live-world\.example\.com/)
+
+  t.equal(await putSource(test, liveBatch, 'email\nplanted@sandbox.example.com\n'), 404, 'the test key cannot replace the live kept file')
+  t.equal((await api('DELETE', `/api/batches/${liveBatch}/source`, { token: test })).status, 404, 'nor remove it')
+  t.match((await getSource(session, liveBatch)).text, /first@live-world\.example\.com/, 'the live file is still the live one')
+  t.notMatch((await getSource(session, liveBatch)).text, /planted/)
+
+  const before = (await api('GET', '/api/wallet', { token: session })).body.balance
+  const chunk = await api('POST', `/api/batches/${liveBatch}/emails`, { token: test, body: { emails: ['fourth@live-world.example.com'] } })
+  t.same([chunk.status, chunk.body.code], [404, 'batch.not_found'], 'a chunk from the test key to the live batch: not found')
+  const reverse = await api('POST', `/api/batches/${testBatch}/emails`, { token: live, body: { emails: ['c@sandbox.example.com'] } })
+  t.same([reverse.status, reverse.body.code], [404, 'batch.not_found'], 'and from the live key to the sandbox batch')
+  t.equal((await api('GET', '/api/wallet', { token: session })).body.balance, before, 'nothing reserved')
+  t.equal((await api('GET', `/api/batches/${liveBatch}`, { token: session })).body.progress.total, 3, 'nothing added')
+  const bySession = await api('POST', `/api/batches/${testBatch}/emails`, { token: session, body: { emails: ['c@sandbox.example.com'] } })
+  t.same(
+    [bySession.status, bySession.body.code],
+    [403, 'add_chunk.environment_mismatch'],
+    'the session sees the sandbox batch but adds as a live credential: 403'
+  )
+  t.equal((await api('GET', `/api/batches/${testBatch}/results`, { token: test })).body.total, 2, "the test key reads its own batch's results")
+})
+
+t.test("usage: each credential's statistics are its own environment's", async t => {
+  const totals = async (token: string, query = ''): Promise<{ submitted: number; completed: number }> => {
+    const r = await api('GET', `/api/stats/overview${query}`, { token })
+    return { submitted: r.body.totals.submitted, completed: r.body.totals.completed }
+  }
+  // The usage read model counts a chunk's items as they are recorded: wait for all of them (positive control).
+  await waitUntil(async () => (await totals(session)).completed === 7, 20_000)
+  t.same(await totals(session), { submitted: 7, completed: 7 }, 'the session: 2 jobs and 5 batch items')
+  t.same(await totals(test), { submitted: 3, completed: 3 }, 'the test key: its job and its 2 items')
+  t.same(await totals(live), { submitted: 4, completed: 4 }, 'the live key: its job and its 3 items')
+  t.same(await totals(session, '?environment=test'), { submitted: 3, completed: 3 }, 'the session naming test')
+  const other = await api('GET', '/api/stats/overview?environment=live', { token: test })
+  t.same([other.status, other.body.code], [400, 'stats_overview.other_environment'])
+})
+
+t.test('MCP: the tools of a test key read the sandbox only', async t => {
+  const mcp = new Client({ name: 'environment-test', version: '1.0.0' })
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${test}` } } }))
+  t.teardown(() => mcp.close())
+  const list = await mcp.callTool({ name: 'list_jobs', arguments: {} })
+  t.same(
+    (list.structuredContent as { items: Array<{ uuid: string }> }).items.map(j => j.uuid),
+    [testJob],
+    'list_jobs: the sandbox job only'
+  )
+  const own = await mcp.callTool({ name: 'get_job', arguments: { uuid: testJob } })
+  t.equal((own.structuredContent as { uuid: string }).uuid, testJob, 'get_job reads its own (positive control)')
+  const theirs = await mcp.callTool({ name: 'get_job', arguments: { uuid: liveJob } })
+  t.equal(theirs.isError, true, 'get_job of the live job: not found')
+  t.notMatch(JSON.stringify(theirs), /live-world/)
+})
