@@ -147,7 +147,8 @@ t.test('every scope-named operation: 403 for a key lacking the scope, not 403 fo
   t.ok(operations.length >= 20, `${operations.length} operations name a scope`)
   t.same([...new Set(operations.map(o => o.scope))].sort(), [...SCOPES].sort(), 'every scope guards some operation')
   const only: Record<string, string> = {}
-  for (const scope of SCOPES) only[scope] = (await create({ name: `only ${scope}`, environment: 'test', scopes: [scope] })).raw_key
+  // Live keys: a test key is refused the live wallet whatever its scopes (wallet.live_only); the bodies sent here are refused before anything is charged.
+  for (const scope of SCOPES) only[scope] = (await create({ name: `only ${scope}`, environment: 'live', scopes: [scope] })).raw_key
   for (const o of operations) {
     const lacking = only[SCOPES.find(s => s !== o.scope)!]
     const body = o.method === 'GET' || o.method === 'DELETE' ? undefined : {}
@@ -160,7 +161,7 @@ t.test('every scope-named operation: 403 for a key lacking the scope, not 403 fo
       const readOnly = await api(o.method, o.path, { token: only[o.scope], body })
       t.equal(readOnly.status, 403, `${o.method} ${o.path.replace(/[0-9a-f-]{36}/, '{uuid}')} with only ${o.scope}: it changes something`)
     }
-    const holder = all.length > 1 ? (await create({ name: all.join(' '), environment: 'test', scopes: all })).raw_key : only[o.scope]
+    const holder = all.length > 1 ? (await create({ name: all.join(' '), environment: 'live', scopes: all })).raw_key : only[o.scope]
     const allowed = await api(o.method, o.path, { token: holder, body })
     t.not(
       allowed.status,

@@ -168,3 +168,31 @@ t.test('MCP: the tools of a test key read the sandbox only', async t => {
   t.equal(theirs.isError, true, 'get_job of the live job: not found')
   t.notMatch(JSON.stringify(theirs), /live-world/)
 })
+
+t.test('the wallet holds live tokens: a test key is refused it, and its estimate shows none', async t => {
+  const wallet = (await api('GET', '/api/wallet', { token: session })).body
+  t.ok(wallet.granted > 0, `the account holds live tokens (${wallet.balance} available)`)
+  t.same((await api('GET', '/api/wallet', { token: live })).body, wallet, 'the live key reads the wallet (positive control)')
+  for (const path of [
+    '/api/wallet',
+    '/api/wallet/balance-history?granularity=day&days=7',
+    '/api/wallet/transactions',
+    '/api/wallet/transactions/grouped',
+    '/api/wallet/transactions?sort=nonsense'
+  ]) {
+    const r = await api('GET', path, { token: test })
+    t.same([r.status, r.body.code], [403, 'wallet.live_only'], `${path} with the test key: 403`)
+    t.notOk('balance' in r.body || 'items' in r.body || 'series' in r.body, 'nothing of the wallet in the answer')
+  }
+  const estimate = await api('POST', '/api/batches/estimate', { token: test, body: { addresses: 5000, checks: ['syntax', 'dns'] } })
+  t.equal(estimate.status, 200)
+  t.match(estimate.body, { cost_per_address: 0, cost: 0, balance: 0, covered: 5000 }, 'the sandbox costs nothing and shows no live balance')
+  const liveEstimate = await api('POST', '/api/batches/estimate', { token: live, body: { addresses: 5000, checks: ['syntax', 'dns'] } })
+  t.equal(liveEstimate.body.balance, wallet.balance, "the live key's estimate is against the live balance")
+  const mcp = new Client({ name: 'environment-test', version: '1.0.0' })
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${svc.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${test}` } } }))
+  t.teardown(() => mcp.close())
+  const w = await mcp.callTool({ name: 'get_wallet', arguments: {} })
+  t.equal(w.isError, true, 'MCP get_wallet with the test key: refused')
+  t.match(JSON.stringify(w.content), /wallet\.live_only/)
+})

@@ -148,7 +148,7 @@ export const Estimate = z
       description:
         'tokens the list would reserve: `addresses × cost_per_address` (an address whose answer is `unknown` is released, so the charge is at most this)'
     }),
-    balance: z.number().int().meta({ description: 'tokens available now' }),
+    balance: z.number().int().meta({ description: 'tokens available now (live; 0 for a test key: the sandbox has no wallet and costs nothing)' }),
     covered: z.number().int().meta({ description: 'how many of the addresses the balance covers' }),
     max_batch_size: z.number().int().meta({ description: 'unique valid addresses a batch may hold on the plan' }),
     max_chunk_size: z.number().int().meta({ description: 'addresses a request may carry on the plan' })

@@ -120,6 +120,8 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
       inputSchema: {}
     },
     guarded('billing:read', async () => {
+      // Live tokens only: a test key never spends them, nor reads them (as GET /api/wallet).
+      if (p.environment === 'test') return refusal('wallet.live_only: the wallet holds live tokens, which a test key never spends')
       const w = await getWallet(rt.ctx, p.user_uuid)
       return answer({ balance: w?.balance ?? 0, reserved: w?.reserved ?? 0, spent: w?.spent ?? 0, granted: w?.granted ?? 0 })
     })

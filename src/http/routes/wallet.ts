@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { balancesAt, getWallet, listLedger, TRANSACTION_SORTS } from '../../projections/wallets.ts'
 import { principalOf } from '../plugins/auth.ts'
+import { HttpProblem } from '../problem.ts'
 import { PageQuery, Paginated, Timestamp, problems } from '../schemas.ts'
 import { BucketQuery, bucketsOfQuery } from './buckets.ts'
 import type { HttpRuntime } from '../runtime.ts'
@@ -63,7 +64,25 @@ const TransactionsQuery = PageQuery.extend({
   order: z.enum(['asc', 'desc'], { message: 'unknown order; asc or desc' }).optional().meta({ description: 'default desc' })
 })
 
-/** The wallet reads (interface "Billing, wallet, subscription, config"). Auth A, `billing:read`. */
+/**
+ * The wallet holds live tokens only (a test key never reserves from it): a `svc_test_…`
+ * key reading it is refused, whatever else it asks (issue 42 item 10). A route `onRequest`
+ * hook, after the credential is authenticated and before the query is read.
+ * @throws HttpProblem 403 `wallet.live_only` for a test key.
+ */
+async function liveOnly(request: FastifyRequest): Promise<void> {
+  if (principalOf(request).environment === 'test')
+    throw new HttpProblem(
+      403,
+      'wallet.live_only',
+      'the wallet holds live tokens, which a test key never spends: read it with a live key, an agent or in the console'
+    )
+}
+
+/**
+ * The wallet reads (interface "Billing, wallet, subscription, config"). Auth A,
+ * `billing:read`; live credentials and sessions only (`liveOnly`).
+ */
 export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Wallet']
@@ -73,7 +92,13 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/wallet',
     config: guard,
-    schema: { operationId: 'getWallet', summary: 'The current credit balance', tags, response: { 200: Wallet, ...problems(401, 403) } },
+    onRequest: liveOnly,
+    schema: {
+      operationId: 'getWallet',
+      summary: 'The current credit balance (live tokens: a test key is refused)',
+      tags,
+      response: { 200: Wallet, ...problems(401, 403) }
+    },
     handler: async request => {
       const w = await getWallet(rt.ctx, principalOf(request).user_uuid)
       return {
@@ -91,6 +116,7 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/wallet/balance-history',
     config: { ...guard, invalid: 'balance_history.invalid_query' },
+    onRequest: liveOnly,
     schema: {
       operationId: 'getBalanceHistory',
       summary: 'The available balance at the end of each bucket: zero-filled, oldest first',
@@ -121,6 +147,7 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/wallet/transactions',
     config: { ...guard, invalid: 'list_transactions.invalid_query' },
+    onRequest: liveOnly,
     schema: {
       operationId: 'listWalletTransactions',
       summary: 'The ledger, sorted, paged (newest first by default)',
@@ -142,6 +169,7 @@ export function walletRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     method: 'GET',
     url: '/api/wallet/transactions/grouped',
     config: { ...guard, invalid: 'list_transactions.invalid_query' },
+    onRequest: liveOnly,
     schema: {
       operationId: 'listWalletTransactionGroups',
       summary: 'The ledger grouped by verification job, newest group first by default',
