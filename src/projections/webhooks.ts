@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
+import type { Environment } from '../domain/shared.ts'
 import { collection, documentsProjection, erasing, owned, foldProjection, type Folded, type Projection, type ReadContext, type Write } from './projection.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
@@ -9,6 +10,8 @@ export interface WebhookDoc {
   _id: string
   uuid: string
   user_uuid: string
+  /** The jobs and batches it hears of: its creator's environment (live for one created before endpoints had one). */
+  environment: Environment
   url: string
   events: string[]
   description: string | null
@@ -67,6 +70,7 @@ function evolveEndpoint(doc: Folded<WebhookDoc> | null, event: RecordedEvent): W
     const d = e.data
     return {
       ...owned(d.webhook_uuid, d.user_uuid),
+      environment: d.environment ?? 'live',
       url: d.url,
       events: d.events,
       description: d.description,
@@ -103,7 +107,8 @@ function evolveEndpoint(doc: Folded<WebhookDoc> | null, event: RecordedEvent): W
 }
 
 export const webhooksProjection = foldProjection<WebhookDoc>({
-  version: 2,
+  // 3: each endpoint's environment (issue 42 item 10).
+  version: 3,
   collection: WEBHOOKS,
   event_types: [
     'WebhookEndpointCreated',
@@ -170,9 +175,13 @@ export async function getWebhook(rc: Pick<ReadContext, 'reads'>, uuid: string): 
   return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).get(uuid)
 }
 
-/** An account's endpoints, newest first (bounded by the plan's cap). */
-export async function webhooksOf(rc: Pick<ReadContext, 'reads'>, owner: string): Promise<WebhookDoc[]> {
-  return await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
+/**
+ * An account's endpoints of `environment` (null: both), newest first. Cost: the account's
+ * endpoints (bounded by the plan's cap), the other environment's left out as they come.
+ */
+export async function webhooksOf(rc: Pick<ReadContext, 'reads'>, owner: string, environment: Environment | null): Promise<WebhookDoc[]> {
+  const all = await rc.reads.collection<Folded<WebhookDoc>>(WEBHOOKS).find({ where: { user_uuid: owner }, sort: [['created_at', -1]] })
+  return environment === null ? all : all.filter(w => w.environment === environment)
 }
 
 /** A page of an endpoint's attempts, newest first, and their number (index webhook_uuid, attempted_at). */

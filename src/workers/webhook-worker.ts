@@ -13,6 +13,10 @@ import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webho
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { Metrics } from '../ports/metrics.ts'
 import { webhooks } from '../commands/webhook/aggregate.ts'
+import { jobs } from '../commands/job/aggregate.ts'
+import { batches } from '../commands/batch/aggregate.ts'
+import { environmentOfEndpoint } from '../domain/webhook/decider.ts'
+import type { Environment } from '../domain/shared.ts'
 
 /** Event types the webhook service consumes for first attempts (its NATS stream and durable consumer). */
 export const WEBHOOK_WORKER_EVENTS = ['JobCompleted', 'JobFailed', 'BatchCompleted', 'WebhookDeliveryRequested'] as const
@@ -40,9 +44,11 @@ export interface WebhookWorkerOptions {
 /**
  * The webhook worker (interface section 6; ARCHITECTURE.md fan-out):
  * - JobCompleted / JobFailed → one WebhookDeliveryRequested per active endpoint of the
- *   account subscribed to `job.completed`, read from the account's `webhooks-<user>`
- *   stream (delivery ids derive from endpoint and job, so a redelivered event requests
- *   nothing twice); BatchCompleted likewise for `batch.completed`;
+ *   account and of the job's environment subscribed to `job.completed`, read from the
+ *   account's `webhooks-<user>` stream (delivery ids derive from endpoint and job, so a
+ *   redelivered event requests nothing twice); BatchCompleted likewise for
+ *   `batch.completed`. A sandbox job is told to the sandbox's endpoints only, a live one
+ *   to the live ones (issue 42 item 10);
  * - WebhookDeliveryRequested → the first attempt: sign, POST, record;
  * - WebhookDeliveryAttempted (a second, retry consumer) → with attempts left, the next
  *   one once due (held with `RetryLater`: NATS `nak` with delay); after the last one, its
@@ -60,13 +66,15 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
   }
 
   /**
-   * One delivery request per active endpoint of the account subscribed to `kind`, read from
-   * `webhooks-<user>` (the write side now, never a read model that may lag); delivery ids
-   * derive from endpoint, kind and subject, so a redelivered event requests nothing twice.
+   * One delivery request per active endpoint of the account in `environment` subscribed to
+   * `kind`, read from `webhooks-<user>` (the write side now, never a read model that may
+   * lag); delivery ids derive from endpoint, kind and subject, so a redelivered event
+   * requests nothing twice.
    */
-  const notify = async (user: string, kind: WebhookEventKind, subject: string, status: string, at: string): Promise<void> => {
+  const notify = async (user: string, environment: Environment, kind: WebhookEventKind, subject: string, status: string, at: string): Promise<void> => {
     const { state } = await webhooks.load(ctx, user)
-    for (const endpoint of [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes(kind))) {
+    const told = [...state.endpoints.values()].filter(w => w.status === 'active' && w.events.includes(kind) && environmentOfEndpoint(w) === environment)
+    for (const endpoint of told) {
       await requestDelivery(ctx, {
         delivery_uuid: deliveryUuid(endpoint.webhook_uuid, kind, subject),
         webhook_uuid: endpoint.webhook_uuid,
@@ -80,10 +88,28 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
     }
   }
 
+  /**
+   * The environment of a job that ended, as its event carries it; for an event written
+   * before events carried it, the job's own stream says (a few events).
+   */
+  const jobEnvironment = async (d: JobCompleted['data'] | JobFailed['data']): Promise<Environment> => {
+    if (d.environment !== undefined) return d.environment
+    const { state } = await jobs.load(ctx, d.job_uuid)
+    return state.status === 'none' ? 'live' : state.environment
+  }
+
+  /** The environment of a batch that completed, as its event carries it, or from the batch's own stream for an older event. */
+  const batchEnvironment = async (d: BatchCompleted['data']): Promise<Environment> => {
+    if (d.environment !== undefined) return d.environment
+    const { state } = await batches.load(ctx, d.batch_uuid)
+    return state.status === 'none' ? 'live' : state.environment
+  }
+
   const onJobEnded = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as JobCompleted['data'] | JobFailed['data']
     await notify(
       d.user_uuid,
+      await jobEnvironment(d),
       'job.completed',
       d.job_uuid,
       event.type === 'JobCompleted' ? 'completed' : 'failed',
@@ -93,7 +119,7 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
 
   const onBatchCompleted = async (event: RecordedEvent): Promise<void> => {
     const d = event.data as BatchCompleted['data']
-    await notify(d.user_uuid, 'batch.completed', d.batch_uuid, 'completed', d.completed_at)
+    await notify(d.user_uuid, await batchEnvironment(d), 'batch.completed', d.batch_uuid, 'completed', d.completed_at)
   }
 
   const consumer = await bus.consume(

@@ -54,6 +54,13 @@ const token = await signUp(api, dataDir, 'hooks-owner@example.com')
 const other = await signUp(api, dataDir, 'hooks-other@example.com')
 const unknownUuid = '01a200f4-4e74-7104-92f0-217355e415da'
 const sandboxKey = (await api('POST', '/api/keys', { token, body: { name: 'sandbox', environment: 'test' } })).body.raw_key as string
+// The jobs here are the sandbox's (no network): an endpoint hears of them when a test key made it (issue 42 item 10).
+const sandboxHooks = (
+  await api('POST', '/api/keys', {
+    token,
+    body: { name: 'sandbox hooks', environment: 'test', scopes: ['webhooks:read', 'webhooks:create', 'webhooks:update', 'webhooks:delete'] }
+  })
+).body.raw_key as string
 const verify = async (email: string): Promise<string> => {
   const r = await api('POST', '/api/verify', { token: sandboxKey, body: { email } })
   if (r.status !== 202) throw new Error(`verify: ${r.status}`)
@@ -65,7 +72,7 @@ const deleteAll = async (tok: string): Promise<void> => {
 }
 
 t.test('a completed job is delivered once, signed, to each subscribed endpoint, without the address', async t => {
-  const created = await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/a'), events: ['job.completed'], description: 'CRM' } })
+  const created = await api('POST', '/api/webhooks', { token: sandboxHooks, body: { url: hookUrl('/a'), events: ['job.completed'], description: 'CRM' } })
   t.equal(created.status, 201)
   t.match(created.body, { url: hookUrl('/a'), events: ['job.completed'], description: 'CRM', status: 'active', consecutive_failures: 0 })
   t.match(created.body.secret, /^whsec_[A-Za-z0-9_-]{43}$/)
@@ -107,7 +114,7 @@ t.test('a completed job is delivered once, signed, to each subscribed endpoint, 
 
 t.test('a failed attempt is retried with back-off until one succeeds', async t => {
   respond.set('/flaky', [500, 503, 200])
-  const w = (await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/flaky'), events: ['job.completed'] } })).body
+  const w = (await api('POST', '/api/webhooks', { token: sandboxHooks, body: { url: hookUrl('/flaky'), events: ['job.completed'] } })).body
   const job = await verify('retry-me@example.org')
   await waitUntil(async () => (await api('GET', `/api/webhooks/${w.uuid}/deliveries`, { token })).body.total === 3)
   const list = (await api('GET', `/api/webhooks/${w.uuid}/deliveries`, { token })).body.items
@@ -137,7 +144,7 @@ t.test('a failed attempt is retried with back-off until one succeeds', async t =
 
 t.test('repeated failed deliveries disable the endpoint; re-enabling clears the count', async t => {
   respond.set('/down', [500])
-  const w = (await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/down'), events: ['job.completed'] } })).body
+  const w = (await api('POST', '/api/webhooks', { token: sandboxHooks, body: { url: hookUrl('/down'), events: ['job.completed'] } })).body
   await verify('first@example.org')
   await waitUntil(async () => (await api('GET', `/api/webhooks/${w.uuid}`, { token })).body.consecutive_failures === 1)
   t.equal((await api('GET', `/api/webhooks/${w.uuid}`, { token })).body.status, 'active', 'one failed delivery is not enough')
@@ -147,7 +154,7 @@ t.test('repeated failed deliveries disable the endpoint; re-enabling clears the 
   t.match(disabled, { status: 'disabled', disabled_reason: 'consecutive_failures', consecutive_failures: 2 })
   t.equal(to('/down').length, 6, 'three attempts per delivery')
   // Positive control: an active endpoint subscribed to the same kind receives the next job.
-  const witness = (await api('POST', '/api/webhooks', { token, body: { url: hookUrl('/witness'), events: ['job.completed'] } })).body
+  const witness = (await api('POST', '/api/webhooks', { token: sandboxHooks, body: { url: hookUrl('/witness'), events: ['job.completed'] } })).body
   const third = await verify('third@example.org')
   await waitUntil(() => to('/witness').some(r => r.body.includes(third)))
   t.equal(to('/down').length, 6, 'a disabled endpoint receives nothing')
@@ -329,9 +336,10 @@ t.test("a retry whose timer fires before it is due by the commands' clock is hel
   service.core.ctx.now = () => new Date(Date.now() - 400)
   const api = client(service.url)
   const tok = await signUp(api, dir, 'early-timer@example.com')
-  const key = (await api('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test' } })).body.raw_key
+  const key = (await api('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test', scopes: ['email:verify:single', 'webhooks:create'] } }))
+    .body.raw_key
   respond.set('/early-timer', [500, 200])
-  await api('POST', '/api/webhooks', { token: tok, body: { url: hookUrl('/early-timer'), events: ['job.completed'] } })
+  await api('POST', '/api/webhooks', { token: key, body: { url: hookUrl('/early-timer'), events: ['job.completed'] } })
   const job = (await api('POST', '/api/verify', { token: key, body: { email: 'valid@example.org' } })).body.uuid
   await waitUntil(() => to('/early-timer').length === 2, 10_000)
   t.same(
@@ -350,9 +358,10 @@ t.test('in-process bus: a retry that was waiting when the service stopped is mad
   const first = await startTestService(config)
   const a = client(first.url)
   const tok = await signUp(a, dir, 'restart@example.com')
-  const key = (await a('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test' } })).body.raw_key
+  const key = (await a('POST', '/api/keys', { token: tok, body: { name: 's', environment: 'test', scopes: ['email:verify:single', 'webhooks:create'] } })).body
+    .raw_key
   respond.set('/restart', [500, 200])
-  const w = (await a('POST', '/api/webhooks', { token: tok, body: { url: hookUrl('/restart'), events: ['job.completed'] } })).body
+  const w = (await a('POST', '/api/webhooks', { token: key, body: { url: hookUrl('/restart'), events: ['job.completed'] } })).body
   const job = (await a('POST', '/api/verify', { token: key, body: { email: 'valid@example.org' } })).body.uuid
   await waitUntil(() => to('/restart').length === 1)
   await waitUntil(async () => (await a('GET', `/api/webhooks/${w.uuid}/deliveries`, { token: tok })).body.total === 1)

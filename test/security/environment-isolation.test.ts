@@ -1,4 +1,6 @@
 import t from 'tap'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { client, signUp } from '../support/service.ts'
@@ -11,18 +13,31 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 // the live ones, and another environment's is "not found" as another account's is; a
 // session (the console) sees both, each marked, and may name one. The service runs as
 // `npm start` runs it. Jobs and batches run the syntax check only (no network); the
-// resolver it is given does not answer (127.0.142.1: this file owns 127.0.142.0/24). The
-// oracles: what this test submitted (uuids, addresses, counts), read back over HTTP.
+// resolver it is given does not answer (127.0.142.1: this file owns 127.0.142.0/24), and
+// webhooks go to a receiver of this test's on 127.0.142.2, one at a time in order
+// (WEBHOOK_CONCURRENCY=1), so a delivery sent last is a positive control for the ones
+// before it. The oracles: what this test submitted (uuids, addresses, counts), read back
+// over HTTP, and what the receiver got.
 const dataDir = t.testdir()
 const svc = await startSvc(
   t,
   ['serve'],
-  svcEnv(dataDir, { VERIFIER_DNS_SERVERS: '127.0.142.1:53', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }),
+  svcEnv(dataDir, { VERIFIER_DNS_SERVERS: '127.0.142.1:53', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: '1' }),
   npmStartNodeFlags()
 )
 const api = client(svc.url)
 const session = await signUp(api, dataDir, 'two-environments@example.com')
-const SCOPES = ['email:verify:single', 'email:verify:bulk', 'results:read', 'usage:read', 'billing:read']
+const SCOPES = [
+  'email:verify:single',
+  'email:verify:bulk',
+  'results:read',
+  'usage:read',
+  'billing:read',
+  'webhooks:read',
+  'webhooks:create',
+  'webhooks:update',
+  'webhooks:delete'
+]
 const keyOf = async (environment: 'live' | 'test'): Promise<string> =>
   (await api('POST', '/api/keys', { token: session, body: { name: `${environment} integration`, environment, scopes: SCOPES } })).body.raw_key
 const live = await keyOf('live')
@@ -195,4 +210,94 @@ t.test('the wallet holds live tokens: a test key is refused it, and its estimate
   const w = await mcp.callTool({ name: 'get_wallet', arguments: {} })
   t.equal(w.isError, true, 'MCP get_wallet with the test key: refused')
   t.match(JSON.stringify(w.content), /wallet\.live_only/)
+})
+
+t.test("webhooks: a test key's endpoint hears of sandbox jobs only, a live key's of live ones; neither manages the other's", async t => {
+  const received: Array<{ path: string; event: string; subject: string }> = []
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => {
+      body += c.toString()
+    })
+    req.on('end', () => {
+      const b = JSON.parse(body) as { event: string; job_uuid: string; batch_uuid?: string }
+      received.push({ path: req.url ?? '', event: b.event, subject: b.batch_uuid ?? b.job_uuid })
+      res.writeHead(200).end()
+    })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.142.2', resolve))
+  t.teardown(() => new Promise<void>(resolve => receiver.close(() => resolve())))
+  const base = `http://127.0.142.2:${(receiver.address() as AddressInfo).port}`
+  const endpoint = async (token: string, path: string): Promise<{ uuid: string; environment: string }> => {
+    const r = await api('POST', '/api/webhooks', { token, body: { url: `${base}${path}`, events: ['job.completed', 'batch.completed'] } })
+    t.equal(r.status, 201, `${path} created`)
+    return r.body
+  }
+  const liveHook = await endpoint(live, '/live')
+  const testHook = await endpoint(test, '/test')
+  t.same([liveHook.environment, testHook.environment], ['live', 'test'], "each endpoint is its creator's environment")
+  const listed = async (token: string, query = ''): Promise<string[]> =>
+    (await api('GET', `/api/webhooks${query}`, { token })).body.map((w: { uuid: string }) => w.uuid)
+  t.same((await listed(session)).sort(), [liveHook.uuid, testHook.uuid].sort(), 'the session lists both (positive control)')
+  t.same(await listed(test), [testHook.uuid], 'the test key lists its own')
+  t.same(await listed(live), [liveHook.uuid], 'the live key lists its own')
+  t.same(await listed(session, '?environment=test'), [testHook.uuid], 'the session naming test')
+  t.equal((await api('GET', '/api/webhooks?environment=live', { token: test })).body.code, 'list_webhooks.other_environment')
+
+  // The test key cannot read, change, test, list the deliveries of, or delete the live endpoint.
+  const get = await api('GET', `/api/webhooks/${liveHook.uuid}`, { token: test })
+  t.same([get.status, get.body.code], [404, 'webhook.not_found'], 'read: not found')
+  t.notMatch(JSON.stringify(get.body), /127\.0\.142/, 'its URL is not shown')
+  const patch = await api('PATCH', `/api/webhooks/${liveHook.uuid}`, { token: test, body: { url: `${base}/hijacked`, status: 'disabled' } })
+  t.same([patch.status, patch.body.code], [404, 'update_webhook.not_found'], 'change: not found')
+  t.equal((await api('POST', `/api/webhooks/${liveHook.uuid}/test`, { token: test })).status, 404, 'test-fire: not found')
+  t.equal((await api('GET', `/api/webhooks/${liveHook.uuid}/deliveries`, { token: test })).status, 404, 'its deliveries: not found')
+  t.equal((await api('DELETE', `/api/webhooks/${liveHook.uuid}`, { token: test })).status, 204, "delete: 204, as for another account's endpoint")
+  t.match(
+    (await api('GET', `/api/webhooks/${liveHook.uuid}`, { token: session })).body,
+    { url: `${base}/live`, status: 'active' },
+    'the live endpoint is still there, unchanged'
+  )
+  t.equal(
+    (await api('PATCH', `/api/webhooks/${testHook.uuid}`, { token: live, body: { status: 'disabled' } })).status,
+    404,
+    "the live key cannot change the test key's"
+  )
+  t.equal((await api('POST', `/api/webhooks/${testHook.uuid}/test`, { token: test })).status, 200, 'the test key test-fires its own (positive control)')
+
+  // Jobs and a batch of each environment, then one job of each last: with deliveries one at a time in order, their arrival means every earlier one has arrived.
+  const testJob2 = await jobBy(test, 'hooked@sandbox.example.com')
+  const liveJob2 = await jobBy(live, 'hooked@live-world.example.com')
+  const testBatch2 = (await api('POST', '/api/batches', { token: test, body: { emails: ['x@sandbox.example.com'], checks: ['syntax'], final: true } })).body
+    .uuid
+  const liveLast = await jobBy(live, 'last@live-world.example.com')
+  const testLast = await jobBy(test, 'last@sandbox.example.com')
+  await waitUntil(() => received.some(r => r.subject === liveLast) && received.some(r => r.subject === testLast), 20_000)
+  const heard = (path: string, event: string): string[] =>
+    received
+      .filter(r => r.path === path && r.event === event)
+      .map(r => r.subject)
+      .sort()
+  t.same(heard('/live', 'job.completed'), [liveJob2, liveLast].sort(), 'the live endpoint heard of the live jobs only')
+  t.same(heard('/live', 'batch.completed'), [], 'and of no sandbox batch')
+  const sample = received.filter(r => r.path === '/test' && ![testJob2, testLast].includes(r.subject) && r.event === 'job.completed')
+  t.equal(sample.length, 1, 'the test endpoint got the sample it test-fired')
+  t.same(
+    heard('/test', 'job.completed').filter(s => s !== sample[0]?.subject),
+    [testJob2, testLast].sort(),
+    'and heard of the sandbox jobs only'
+  )
+  t.same(heard('/test', 'batch.completed'), [testBatch2], 'and of the sandbox batch')
+  t.same(
+    received.filter(r => r.path === '/hijacked'),
+    [],
+    'nothing went where the test key tried to send it'
+  )
+
+  // A test key deletes its own; an endpoint made in the console is live.
+  t.equal((await api('DELETE', `/api/webhooks/${testHook.uuid}`, { token: test })).status, 204)
+  t.same(await listed(session), [liveHook.uuid], 'the test endpoint is gone')
+  const byConsole = await endpoint(session, '/console')
+  t.equal(byConsole.environment, 'live', "a session's endpoint is live")
+  t.same(await listed(test), [], 'and not listed to the test key')
 })

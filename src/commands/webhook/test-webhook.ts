@@ -1,4 +1,5 @@
-import { DomainError } from '../../domain/shared.ts'
+import { DomainError, type Environment } from '../../domain/shared.ts'
+import { sees as endpointSeen } from '../../domain/webhook/decider.ts'
 import type { WebhookSender } from '../../ports/webhook-sender.ts'
 import type { CommandContext } from '../context.ts'
 import type { DeliveryPolicy } from '../webhook-delivery/delivery-policy.ts'
@@ -10,17 +11,20 @@ import { webhooks } from './aggregate.ts'
  * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new
  * sample job uuid, status `completed`) at once, records it like a real attempt, and
  * reports the outcome. It is not retried and does not count towards automatic disabling.
- * @throws DomainError not_found `test_webhook.not_found`.
+ * `sees`: the environment the caller sees (null for a session: both).
+ * @throws DomainError not_found `test_webhook.not_found` (unknown, another account's or another environment's).
  */
 export async function testWebhook(
   ctx: CommandContext,
   owner: string,
+  sees: Environment | null,
   uuid: string,
   send: WebhookSender,
   policy: DeliveryPolicy
 ): Promise<{ delivery_uuid: string; delivered: boolean; response_status: number | null; error: string | null; duration_ms: number; position: number }> {
   const { state } = await webhooks.load(ctx, owner)
-  if (!state.endpoints.has(uuid)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
+  const endpoint = state.endpoints.get(uuid)
+  if (!endpoint || !endpointSeen(endpoint, sees)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()
   await requestDelivery(ctx, {
     delivery_uuid: id,

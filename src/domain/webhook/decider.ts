@@ -1,4 +1,4 @@
-import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
+import { DomainError, ignoreUnknownEvent, noEventsForUnknown, type Environment } from '../shared.ts'
 import type { WebhookEndpointCreated, WebhookEvent, WebhookEventKind, WebhooksSnapshotted } from './events.ts'
 
 /** One endpoint that is not deleted, as decisions need it. */
@@ -22,6 +22,15 @@ export interface WebhooksState {
 const COUNTED_MEMORY = 256
 /** Events between two WebhooksSnapshotted. */
 export const SNAPSHOT_EVERY = 100
+
+/** The environment an endpoint hears of (an endpoint created before endpoints had one is live). */
+export const environmentOfEndpoint = (e: Pick<Endpoint, 'environment'>): Environment => e.environment ?? 'live'
+
+/**
+ * Whether a caller that sees `sees` (one environment, or null: both) sees endpoint `e`:
+ * another environment's endpoint is as unknown to it as another account's (issue 42 item 10).
+ */
+export const sees = (e: Pick<Endpoint, 'environment'>, sees: Environment | null): boolean => sees === null || environmentOfEndpoint(e) === sees
 
 export const initialState = (): WebhooksState => ({ user_uuid: null, endpoints: new Map() })
 
@@ -88,9 +97,18 @@ export type WebhookCommand =
   | { type: 'CreateWebhook'; data: WebhookEndpointCreated['data'] & { max_endpoints: number } }
   | {
       type: 'UpdateWebhook'
-      data: { webhook_uuid: string; url?: string; events?: WebhookEventKind[]; description?: string | null; status?: 'active' | 'disabled'; now: string }
+      data: {
+        webhook_uuid: string
+        /** The environment the caller sees (null: both, a session). */
+        sees: Environment | null
+        url?: string
+        events?: WebhookEventKind[]
+        description?: string | null
+        status?: 'active' | 'disabled'
+        now: string
+      }
     }
-  | { type: 'DeleteWebhook'; data: { webhook_uuid: string; now: string } }
+  | { type: 'DeleteWebhook'; data: { webhook_uuid: string; sees: Environment | null; now: string } }
   | { type: 'DeleteAllWebhooks'; data: { now: string } }
   | { type: 'RecordDeliveryOutcome'; data: { webhook_uuid: string; delivery_uuid: string; succeeded: boolean; disable_after: number; now: string } }
   | { type: 'DisableGone'; data: { webhook_uuid: string; now: string } }
@@ -102,9 +120,11 @@ const sameList = (a: readonly string[], b: readonly string[]): boolean => a.leng
  * - CreateWebhook → WebhookEndpointCreated, while the account has fewer than
  *   `max_endpoints` endpoints (decided with this stream's expected revision).
  * - UpdateWebhook → WebhookEndpointUpdated with the changed fields, and Enabled/Disabled
- *   when `status` changes (enabling clears the failure count).
+ *   when `status` changes (enabling clears the failure count); an endpoint of another
+ *   environment than the caller sees is not found (issue 42 item 10).
  * - DeleteWebhook → WebhookEndpointDeleted; idempotent, and an endpoint that is not the
- *   account's changes nothing (the interface lists no 404 for DELETE). DeleteAllWebhooks
+ *   account's, or of another environment than the caller sees, changes nothing (the
+ *   interface lists no 404 for DELETE). DeleteAllWebhooks
  *   deletes each (account deletion).
  * - RecordDeliveryOutcome: a failed delivery counts one more consecutive failure and, at
  *   `disable_after`, disables an active endpoint; a success after failures clears the
@@ -124,7 +144,7 @@ export function decide(command: WebhookCommand, state: WebhooksState): WebhookEv
     case 'UpdateWebhook': {
       const d = command.data
       const e = state.endpoints.get(d.webhook_uuid)
-      if (!e) throw new DomainError('not_found', 'update_webhook.not_found', 'no such webhook endpoint')
+      if (!e || !sees(e, d.sees)) throw new DomainError('not_found', 'update_webhook.not_found', 'no such webhook endpoint')
       const ids = { webhook_uuid: d.webhook_uuid, user_uuid: state.user_uuid! }
       const out: WebhookEvent[] = []
       const changed = {
@@ -138,9 +158,11 @@ export function decide(command: WebhookCommand, state: WebhooksState): WebhookEv
       if (d.status === 'active' && e.status === 'disabled') out.push({ type: 'WebhookEndpointEnabled', data: { ...ids, enabled_at: d.now } })
       return out
     }
-    case 'DeleteWebhook':
-      if (!state.endpoints.has(command.data.webhook_uuid)) return []
+    case 'DeleteWebhook': {
+      const e = state.endpoints.get(command.data.webhook_uuid)
+      if (!e || !sees(e, command.data.sees)) return []
       return [{ type: 'WebhookEndpointDeleted', data: { webhook_uuid: command.data.webhook_uuid, user_uuid: state.user_uuid!, deleted_at: command.data.now } }]
+    }
     case 'DeleteAllWebhooks':
       return [...state.endpoints.keys()].map(w => ({
         type: 'WebhookEndpointDeleted' as const,

@@ -1,4 +1,4 @@
-import type { Event } from '../shared.ts'
+import type { Environment, Event } from '../shared.ts'
 
 /** Event kinds an endpoint can subscribe to (interface section 6). */
 export const WEBHOOK_EVENTS = ['job.completed', 'batch.completed'] as const
@@ -8,12 +8,16 @@ export type WebhookEventKind = (typeof WEBHOOK_EVENTS)[number]
  * An endpoint of the account (stream `webhooks-<user uuid>`, all of an account's
  * endpoints, so that the plan's cap is decided with one expected revision). `secret` is
  * the signing secret sealed with the account's data key (never in the clear).
+ * `environment`: the jobs and batches it is told of, the environment of the credential
+ * that created it (issue 42 item 10: a test key's endpoint hears of sandbox jobs only, a
+ * live one's of live jobs only); absent on events written before: `live`.
  */
 export type WebhookEndpointCreated = Event<
   'WebhookEndpointCreated',
   {
     webhook_uuid: string
     user_uuid: string
+    environment?: Environment
     url: string
     events: WebhookEventKind[]
     description: string | null

@@ -7,9 +7,9 @@ import { updateWebhook } from '../../commands/webhook/update-webhook.ts'
 import { testWebhook } from '../../commands/webhook/test-webhook.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { attemptsOf, getWebhook, webhooksOf, type WebhookAttemptDoc, type WebhookDoc } from '../../projections/webhooks.ts'
-import { actorOf, principalOf } from '../plugins/auth.ts'
+import { actorOf, environmentOf, listedEnvironment, principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, NoContent, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, EnvironmentQuery, NoContent, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { ERASED } from '../../ports/sealer.ts'
 
@@ -17,6 +17,10 @@ import { ERASED } from '../../ports/sealer.ts'
 const WebhookEndpoint = z
   .object({
     uuid: z.string(),
+    environment: z.enum(['live', 'test']).meta({
+      description:
+        "the jobs and batches it hears of: its creator's environment (a `svc_test_…` key's endpoint the sandbox's, a live key's, agent's or session's the live ones)"
+    }),
     url: z.string(),
     events: z.array(z.string()),
     description: z.string().nullable(),
@@ -39,6 +43,7 @@ async function opened(rt: HttpRuntime, owner: string, value: string | null): Pro
 async function webhookView(rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView> {
   return {
     uuid: w.uuid,
+    environment: w.environment,
     url: (await opened(rt, w.user_uuid, w.url)) ?? '',
     events: w.events,
     description: await opened(rt, w.user_uuid, w.description),
@@ -112,9 +117,12 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks
   const send = rt.send_webhook
-  const ownEndpoint = async (uuid: string, owner: string): Promise<WebhookDoc> => {
+  /** The caller's endpoint `uuid`. @throws HttpProblem 404 for an unknown endpoint, another account's or another environment's (issue 42 item 10). */
+  const ownEndpoint = async (uuid: string, p: Principal): Promise<WebhookDoc> => {
     const doc = await getWebhook(rt.ctx, uuid)
-    if (!doc || doc.user_uuid !== owner) throw new HttpProblem(404, 'webhook.not_found', 'no such webhook endpoint')
+    const sees = environmentOf(p)
+    if (!doc || doc.user_uuid !== p.user_uuid || (sees !== null && doc.environment !== sees))
+      throw new HttpProblem(404, 'webhook.not_found', 'no such webhook endpoint')
     return doc
   }
   const tags = ['Webhooks']
@@ -125,12 +133,15 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'any', scope: 'webhooks:read' },
     schema: {
       operationId: 'listWebhooks',
-      summary: "The account's endpoints, newest first",
+      summary: "The account's endpoints, newest first; a key sees its own environment's only",
       tags,
-      response: { 200: z.array(WebhookEndpoint), ...problems(401, 403) }
+      querystring: EnvironmentQuery,
+      response: { 200: z.array(WebhookEndpoint), ...problems(400, 401, 403) }
     },
     handler: async request => {
-      return await Promise.all((await webhooksOf(rt.ctx, principalOf(request).user_uuid)).map(async w => await webhookView(rt, w)))
+      const p = principalOf(request)
+      const endpoints = await webhooksOf(rt.ctx, p.user_uuid, listedEnvironment(p, request.query.environment, 'list_webhooks'))
+      return await Promise.all(endpoints.map(async w => await webhookView(rt, w)))
     }
   })
 
@@ -150,13 +161,14 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, ...request.body, actor: actorOf(p) })
+      const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, environment: p.environment, ...request.body, actor: actorOf(p) })
       await rt.caughtUp(created.position)
       const e = created.endpoint
       const view = await webhookView(rt, {
         _id: e.webhook_uuid,
         uuid: e.webhook_uuid,
         user_uuid: e.user_uuid,
+        environment: e.environment ?? 'live',
         url: e.url,
         events: e.events,
         description: e.description,
@@ -181,7 +193,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       params: UuidParams,
       response: { 200: WebhookEndpoint, ...problems(400, 401, 403, 404) }
     },
-    handler: async request => await webhookView(rt, await ownEndpoint(request.params.uuid, principalOf(request).user_uuid))
+    handler: async request => await webhookView(rt, await ownEndpoint(request.params.uuid, principalOf(request)))
   })
 
   app.route({
@@ -205,12 +217,13 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const position = await updateWebhook(
         rt.ctx,
         p.user_uuid,
+        environmentOf(p),
         request.params.uuid,
         { ...body, status: body.status as 'active' | 'disabled' | undefined },
         actorOf(p)
       )
       await rt.caughtUp(position)
-      return await webhookView(rt, await ownEndpoint(request.params.uuid, p.user_uuid))
+      return await webhookView(rt, await ownEndpoint(request.params.uuid, p))
     }
   })
 
@@ -220,14 +233,14 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     config: { auth: 'any', scope: 'webhooks:delete' },
     schema: {
       operationId: 'deleteWebhook',
-      summary: 'Delete an endpoint (idempotent)',
+      summary: "Delete an endpoint (idempotent; one the caller does not see, another account's or another environment's, is left alone)",
       tags,
       params: UuidParams,
       response: { 204: NoContent, ...problems(400, 401, 403) }
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, request.params.uuid, actorOf(p)))
+      await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid, actorOf(p)))
       return reply.code(204).send()
     }
   })
@@ -247,7 +260,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async request => {
       const p = principalOf(request)
       const { limit, offset } = request.query
-      await ownEndpoint(request.params.uuid, p.user_uuid)
+      await ownEndpoint(request.params.uuid, p)
       const { items, total } = await attemptsOf(rt.ctx, request.params.uuid, { limit, offset })
       return { items: items.map(attemptView), total, limit, offset }
     }
@@ -266,7 +279,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async request => {
       const p = principalOf(request)
-      const r = await testWebhook(rt.ctx, p.user_uuid, request.params.uuid, send, policy)
+      const r = await testWebhook(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid, send, policy)
       rt.metrics.webhookAttempts.inc({ outcome: 'test' })
       await rt.caughtUp(r.position)
       return { delivery_uuid: r.delivery_uuid, delivered: r.delivered, response_status: r.response_status, error: r.error, duration_ms: r.duration_ms }

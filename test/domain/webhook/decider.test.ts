@@ -57,9 +57,9 @@ const snapshotted = build<WebhooksSnapshotted>('WebhooksSnapshotted', { user_uui
 const create = (id: string, max = 2): WebhookCommand => ({ type: 'CreateWebhook', data: { ...createdAs(id).data, max_endpoints: max } })
 const update = (over: Omit<Partial<Extract<WebhookCommand, { type: 'UpdateWebhook' }>['data']>, 'now'>): WebhookCommand => ({
   type: 'UpdateWebhook',
-  data: { webhook_uuid: 'w1', ...over, now }
+  data: { webhook_uuid: 'w1', sees: null, ...over, now }
 })
-const del = (id = 'w1'): WebhookCommand => ({ type: 'DeleteWebhook', data: { webhook_uuid: id, now } })
+const del = (id = 'w1', sees: 'live' | 'test' | null = null): WebhookCommand => ({ type: 'DeleteWebhook', data: { webhook_uuid: id, sees, now } })
 const outcome = (delivery: string, succeeded: boolean, disableAfter = 3, id = 'w1'): WebhookCommand => ({
   type: 'RecordDeliveryOutcome',
   data: { webhook_uuid: id, delivery_uuid: delivery, succeeded, disable_after: disableAfter, now }
@@ -119,6 +119,19 @@ t.test('UpdateWebhook: changed fields, and status', async t => {
   w([created(), deleted()])
     .when(update({ description: 'x' }))
     .thenRejects('update_webhook.not_found', 404, 'a deleted endpoint is not found (404)')
+  // Issue 42 item 10: a credential sees its own environment's endpoints only; one created before endpoints had one is live.
+  w([created()])
+    .when(update({ sees: 'test', description: 'x' }))
+    .thenRejects('update_webhook.not_found', 404, 'a live endpoint is not found by a test key')
+  w([created({ environment: 'test' })])
+    .when(update({ sees: 'live', status: 'disabled' }))
+    .thenRejects('update_webhook.not_found', 404, 'nor a sandbox one by a live key')
+  w([created({ environment: 'test' })])
+    .when(update({ sees: 'test', description: 'billing' }))
+    .then([updated({ description: 'billing' })], 'a test key changes its own')
+  w([created({ environment: 'test' })])
+    .when(update({ sees: null, status: 'disabled' }))
+    .then([disabled()], 'a session sees both')
   const failing = [created(), failed('d1', 1), failed('d2', 2), failed('d3', 3), disabled({ reason: 'consecutive_failures', consecutive_failures: 3 })]
   w([...failing, enabled()]).thenState(
     s => [s.endpoints.get('w1')?.status, s.endpoints.get('w1')?.consecutive_failures],
@@ -135,6 +148,13 @@ t.test('DeleteWebhook and DeleteAllWebhooks', async t => {
   w([created()]).when(del()).then([deleted()], 'an endpoint is deleted')
   w([created(), deleted()]).when(del()).thenNothing('deleting again is nothing (interface: DELETE is idempotent)')
   w([created()]).when(del('w-of-another-account')).thenNothing("another account's endpoint is left alone")
+  w([created()]).when(del('w1', 'test')).thenNothing("a test key leaves a live endpoint alone, as another account's (issue 42 item 10)")
+  w([created({ environment: 'test' })])
+    .when(del('w1', 'live'))
+    .thenNothing('a live key leaves a sandbox endpoint alone')
+  w([created({ environment: 'test' })])
+    .when(del('w1', 'test'))
+    .then([deleted()], 'a test key deletes its own')
   w([]).when(del()).thenNothing('no endpoints: nothing')
   w([createdAs('w1'), createdAs('w2'), createdAs('w3'), deleted({ webhook_uuid: 'w2' })])
     .when({ type: 'DeleteAllWebhooks', data: { now } })

@@ -281,6 +281,7 @@ export const en = {
   'webhooks.description': 'Description',
   'webhooks.list': 'Your endpoints',
   'webhooks.none': 'No endpoints yet.',
+  'webhooks.sandbox': 'sandbox: hears of test-key jobs only',
   'webhooks.endpoint': 'Webhook endpoint',
   'webhooks.active': 'Active',
   'webhooks.test': 'Send a test event',

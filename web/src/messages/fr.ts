@@ -279,6 +279,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'webhooks.description': 'Description',
   'webhooks.list': 'Vos points d’accès',
   'webhooks.none': 'Aucun point d’accès pour l’instant.',
+  'webhooks.sandbox': 'bac à sable : n’entend que les tâches des clés de test',
   'webhooks.endpoint': 'Point d’accès webhook',
   'webhooks.active': 'Actif',
   'webhooks.test': 'Envoyer un événement de test',

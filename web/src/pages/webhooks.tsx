@@ -228,6 +228,7 @@ export default function Webhooks({ uuid }: { uuid?: string }): ReactNode {
                 <Link href={`/webhooks/${w.uuid}`}>{w.url}</Link>{' '}
                 <span className="muted">
                   {w.events.join(', ')} · {t(`webhooks.state.${w.status}` as 'webhooks.state.active')}
+                  {w.environment === 'test' && ` · ${t('webhooks.sandbox')}`}
                 </span>
               </li>
             ))}
