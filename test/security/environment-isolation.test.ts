@@ -301,3 +301,24 @@ t.test("webhooks: a test key's endpoint hears of sandbox jobs only, a live key's
   t.equal(byConsole.environment, 'live', "a session's endpoint is live")
   t.same(await listed(test), [], 'and not listed to the test key')
 })
+
+t.test('an Idempotency-Key claimed by a test key does not hold up a live request, and each replays its own', async t => {
+  const submit = async (token: string, email: string): Promise<{ status: number; body: any; replayed: string | null }> => {
+    const r = await api('POST', '/api/verify', { token, body: { email, checks: ['syntax'] }, headers: { 'idempotency-key': 'order-4242' } })
+    return { status: r.status, body: r.body, replayed: r.headers.get('idempotent-replayed') }
+  }
+  const sandbox = await submit(test, 'buyer@sandbox.example.com')
+  t.equal(sandbox.status, 202, 'the test key claims the key')
+  const first = await submit(live, 'buyer@live-world.example.com')
+  t.equal(first.status, 202, 'a live request with the same key is accepted at once (not 422 for 24 h)')
+  t.not(first.body.uuid, sandbox.body.uuid, 'a job of its own')
+  t.equal(first.body.environment, 'live')
+  const again = await submit(live, 'buyer@live-world.example.com')
+  t.same([again.status, again.body.uuid, again.replayed], [200, first.body.uuid, 'true'], 'the live replay answers the live job')
+  const fromConsole = await submit(session, 'buyer@live-world.example.com')
+  t.same([fromConsole.status, fromConsole.body.uuid], [200, first.body.uuid], 'a session is live: it replays the live job too')
+  const sandboxAgain = await submit(test, 'buyer@sandbox.example.com')
+  t.same([sandboxAgain.status, sandboxAgain.body.uuid, sandboxAgain.replayed], [200, sandbox.body.uuid, 'true'], 'the sandbox replay answers the sandbox job')
+  const reused = await submit(live, 'someone.else@live-world.example.com')
+  t.same([reused.status, reused.body.code], [422, 'submit_job.idempotency_key_reused'], 'within one environment a key still stands for one request')
+})

@@ -51,9 +51,10 @@ interface Acceptance {
 /**
  * POST /api/verify (interface "Verification jobs"; ARCHITECTURE.md "Money"). The address is
  * sealed first, so nothing is claimed or reserved for an address that cannot be stored.
- * With an `Idempotency-Key`, the key is claimed for this job (kept
- * `config.commands.idempotency_key_ttl_s`); a request that replays a held key gets the
- * key's job back and reserves nothing, one with another body is refused. Then the job is
+ * With an `Idempotency-Key`, the key is claimed for this job in the submitter's
+ * environment (kept `config.commands.idempotency_key_ttl_s`; a test key's claim never
+ * holds up a live request); a request that replays a held key gets the key's job back and
+ * reserves nothing, one with another body is refused. Then the job is
  * accepted at one commit point: for live keys and sessions, one append to
  * `wallet-<user>` that reserves the cost and records the job (TokensReserved with `job`);
  * the job stream is created from it right after, and by the intake process manager should
@@ -87,7 +88,7 @@ export async function submitJob(
   faultPoint(ctx.config.fault_point, 'submit.after_seal')
   if (!input.idempotency_key) return await accept(ctx, a, false)
 
-  const stream = idempotencyKeyStream(ctx, by.user_uuid, 'submit_job', input.idempotency_key)
+  const stream = idempotencyKeyStream(ctx, by.user_uuid, by.environment, 'submit_job', input.idempotency_key)
   const requestHash = sha256Hex(JSON.stringify([by.environment, input.email, checks]))
   for (;;) {
     const claim = await handle(
