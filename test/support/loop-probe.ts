@@ -3,7 +3,7 @@ import { fork } from 'node:child_process'
 const child = new URL('./loop-probe-child.ts', import.meta.url).pathname
 
 /** What a probe saw between its start and its stop. */
-export interface LoopProbeResult {
+interface LoopProbeResult {
   /** The longest a probe waited for its whole answer (ms, rounded): how long the service's event loop held it, plus the request's own cost. */
   maxWaitMs: number
   /** Probes sent (one every `interval_ms` at most, one at a time). */
