@@ -59,11 +59,13 @@ export async function exchangeCode(
     // A code used again: the grant its first exchange started ends (if it has started yet:
     // otherwise that exchange sees the replay below and ends it itself).
     const replay = r.events.find(e => e.type === 'AuthorizationCodeReplayed')
-    if (replay)
-      await revokeSession(ctx, replay.data.session_uuid, 'revoked').catch(err => {
-        if (!(err instanceof DomainError)) throw err
-      })
-    throw new OAuthError('invalid_grant', 'the authorization code was used already; what it issued is revoked')
+    const position = replay
+      ? await revokeSession(ctx, replay.data.session_uuid, 'revoked').catch((err: unknown) => {
+          if (!(err instanceof DomainError)) throw err
+          return null
+        })
+      : null
+    throw new OAuthError('invalid_grant', 'the authorization code was used already; what it issued is revoked', 400, position)
   }
   const issued = r.state as Exclude<oauth.CodeState, { status: 'none' }>
   const { state: account } = await users.load(ctx, issued.user_uuid)
@@ -74,8 +76,8 @@ export async function exchangeCode(
   // Two exchanges at once: the second's replay may have landed before this grant existed.
   const after = (await oauthCodes.load(ctx, codeHash)).state
   if (after.status !== 'none' && after.replayed) {
-    await revokeSession(ctx, sessionUuid, 'revoked')
-    throw new OAuthError('invalid_grant', 'the authorization code was used twice at once; what it issued is revoked')
+    const position = await revokeSession(ctx, sessionUuid, 'revoked')
+    throw new OAuthError('invalid_grant', 'the authorization code was used twice at once; what it issued is revoked', 400, position)
   }
   return { ...signedIn, scopes: issued.scopes }
 }

@@ -2,10 +2,13 @@
 export class OAuthError extends Error {
   readonly error: string
   readonly status: number
-  constructor(error: string, description: string, status = 400) {
+  /** The global position of what the refusal itself wrote (a replayed code's grant revoked): its answer waits for the read models to have it. */
+  readonly position: number | null
+  constructor(error: string, description: string, status = 400, position: number | null = null) {
     super(description)
     this.error = error
     this.status = status
+    this.position = position
   }
 }
 

@@ -304,7 +304,11 @@ function routes(fastify: FastifyInstance, rt: HttpRuntime): void {
       if (b.client_id !== undefined && (b.grant_type === 'authorization_code' || b.grant_type === 'refresh_token') && !(await clientById(rt.ctx, b.client_id)))
         throw new OAuthError('invalid_client', 'unknown client_id', 401)
       if (b.grant_type === 'authorization_code') {
-        const s = await exchangeCode(rt.ctx, b)
+        const s = await exchangeCode(rt.ctx, b).catch(async (err: unknown) => {
+          // A replayed code's refusal revoked a grant: the answer waits until no read of that grant's tokens can still pass.
+          if (err instanceof OAuthError && err.position !== null) await rt.caughtUp(err.position)
+          throw err
+        })
         await rt.caughtUp(s.position)
         return reply.code(200).send(tokenBody(s, await usable(s.user_uuid, s.scopes)))
       }
