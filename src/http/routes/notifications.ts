@@ -127,6 +127,8 @@ export function notificationRoutes(fastify: FastifyInstance, rt: HttpRuntime): v
       if (!(await feedEntryAt(rt.ctx, owner, position)))
         throw new HttpProblem(400, 'notifications_seen.unknown_cursor', "the cursor names no entry of this account's feed")
       const r = await markNotificationsSeen(rt.ctx, owner, position)
+      // Read your writes: the feed read next shows the mark.
+      await rt.caughtUp(r.position)
       return { seen_up_to: encodeCursor(r.seen_up_to) }
     }
   })
