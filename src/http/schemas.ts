@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { CHECK_NAMES } from '../domain/checks.ts'
 import { CHECK_OUTCOMES, CHECKS, enumDoc, FLAG_NAMES, FLAGS, REASONS, VERDICTS, type Flag } from '../verifier/vocabulary.ts'
 import type { Reason, Verdict } from '../verifier/result.ts'
+import { keptFileMaxBytes, keptFilesQuotaBytes, type Plan } from '../domain/plans.ts'
 
 /**
  * Schemas shared by the routes (interface sections 4, 7, 8): the problem+json error, path
@@ -226,3 +227,27 @@ export const CheckNameSchema = z
 export const CheckOutcomeSchema = z
   .enum(Object.keys(CHECK_OUTCOMES) as [keyof typeof CHECK_OUTCOMES])
   .meta({ id: 'CheckOutcome', ...enumDoc('What the check found.', CHECK_OUTCOMES) })
+
+/** A plan's caps as the API shows them (`GET /api/config` per plan, `GET /api/subscription` for the caller's). */
+export const PlanLimits = z.object({
+  api_keys: z.number(),
+  agents: z.number(),
+  webhooks: z.number(),
+  max_batch_size: z.number().meta({ description: 'unique valid addresses per batch, cumulative across chunks' }),
+  max_chunk_size: z.number().meta({ description: 'addresses per request of a batch chunk' }),
+  rate_limit_per_minute: z.number().meta({ description: 'requests per minute of each API key and agent token' }),
+  kept_file_bytes: z.number().meta({ description: 'bytes one list file kept beside its batch may hold' }),
+  kept_files_bytes: z.number().meta({ description: 'bytes of list files an account may keep at once, test batches included' })
+})
+
+/** The caps of `plan` (see `PlanLimits`). */
+export const planLimits = (plan: Plan): z.infer<typeof PlanLimits> => ({
+  api_keys: plan.max_api_keys,
+  agents: plan.max_agents,
+  webhooks: plan.max_webhooks,
+  max_batch_size: plan.max_batch_size,
+  max_chunk_size: plan.max_chunk_size,
+  rate_limit_per_minute: plan.rate_limit_per_minute,
+  kept_file_bytes: keptFileMaxBytes(plan),
+  kept_files_bytes: keptFilesQuotaBytes(plan)
+})

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { planFor } from '../../domain/plans.ts'
 import { subscriptionOf } from '../../projections/subscriptions.ts'
 import { principalOf } from '../plugins/auth.ts'
-import { BODY_PROBLEMS, Timestamp, json, problems } from '../schemas.ts'
+import { BODY_PROBLEMS, PlanLimits, Timestamp, json, planLimits, problems } from '../schemas.ts'
 import { handleStripeEvent } from '../../commands/billing/handle-stripe-event.ts'
 import { openPortal } from '../../commands/billing/open-portal.ts'
 import { startCheckout } from '../../commands/billing/start-checkout.ts'
@@ -21,18 +21,9 @@ const SubscriptionView = z
     billing_cycle: z.enum(['monthly', 'yearly']).nullable().meta({ description: 'null on Free' }),
     current_period_end: Timestamp.nullable(),
     cancel_at_period_end: z.boolean().meta({ description: 'the plan ends (back to Free) at current_period_end' }),
-    limits: z
-      .object({
-        api_keys: z.number(),
-        agents: z.number(),
-        webhooks: z.number(),
-        max_batch_size: z.number(),
-        max_chunk_size: z.number(),
-        rate_limit_per_minute: z.number()
-      })
-      .meta({
-        description: "the limits that apply now: the plan's while its subscription is `active`, `trialing` or `past_due` within 7 days; Free's otherwise"
-      }),
+    limits: PlanLimits.meta({
+      description: "the limits that apply now: the plan's while its subscription is `active`, `trialing` or `past_due` within 7 days; Free's otherwise"
+    }),
     limits_plan: z.string().meta({ description: "the plan whose limits apply now (`free` while the subscription's status holds no paid plan)" }),
     tokens_per_month: z.number(),
     has_billing_account: z.boolean().meta({ description: 'whether `POST /api/billing/portal` can open a portal' }),
@@ -63,14 +54,7 @@ export function billingRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
         billing_cycle: s.cycle,
         current_period_end: s.current_period_end,
         cancel_at_period_end: s.cancel_at_period_end,
-        limits: {
-          api_keys: plan.max_api_keys,
-          agents: plan.max_agents,
-          webhooks: plan.max_webhooks,
-          max_batch_size: plan.max_batch_size,
-          max_chunk_size: plan.max_chunk_size,
-          rate_limit_per_minute: plan.rate_limit_per_minute
-        },
+        limits: planLimits(plan),
         limits_plan: plan.code,
         tokens_per_month: subscribed.tokens_per_month,
         has_billing_account: s.stripe_customer !== null,

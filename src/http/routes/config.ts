@@ -4,8 +4,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { CHECK_COSTS, CHECK_NAMES } from '../../domain/checks.ts'
 import { SUPPORTED_LOCALES } from '../../domain/locales.ts'
 import { SCOPES } from '../../domain/apikey/scopes.ts'
-import { keptFileMaxBytes, keptFilesQuotaBytes, type PlanCatalogue } from '../../domain/plans.ts'
-import { problems } from '../schemas.ts'
+import type { PlanCatalogue } from '../../domain/plans.ts'
+import { PlanLimits, planLimits, problems } from '../schemas.ts'
 
 const PlanPrice = z.object({ cents: z.number(), currency: z.string() })
 
@@ -17,16 +17,7 @@ const PublicConfig = z
         name: z.string(),
         tokens_per_month: z.number(),
         prices: z.object({ monthly: PlanPrice, yearly: PlanPrice }),
-        limits: z.object({
-          api_keys: z.number(),
-          agents: z.number(),
-          webhooks: z.number(),
-          max_batch_size: z.number().meta({ description: 'unique valid addresses per batch, cumulative across chunks' }),
-          max_chunk_size: z.number().meta({ description: 'addresses per request of a batch chunk' }),
-          rate_limit_per_minute: z.number().meta({ description: 'requests per minute of each API key and agent token' }),
-          kept_file_bytes: z.number().meta({ description: 'bytes one list file kept beside its batch may hold' }),
-          kept_files_bytes: z.number().meta({ description: 'bytes of list files an account may keep at once, test batches included' })
-        }),
+        limits: PlanLimits,
         allowed_checks: z.array(z.string()),
         allowed_scopes: z.array(z.string()).meta({ description: 'scopes an agent may be granted on this plan' })
       })
@@ -63,16 +54,7 @@ export function configRoutes(fastify: FastifyInstance, catalogue: PlanCatalogue,
         monthly: { cents: p.prices.monthly.cents, currency: catalogue.currency },
         yearly: { cents: p.prices.yearly.cents, currency: catalogue.currency }
       },
-      limits: {
-        api_keys: p.max_api_keys,
-        agents: p.max_agents,
-        webhooks: p.max_webhooks,
-        max_batch_size: p.max_batch_size,
-        max_chunk_size: p.max_chunk_size,
-        rate_limit_per_minute: p.rate_limit_per_minute,
-        kept_file_bytes: keptFileMaxBytes(p),
-        kept_files_bytes: keptFilesQuotaBytes(p)
-      },
+      limits: planLimits(p),
       allowed_checks: [...p.allowed_checks],
       allowed_scopes: [...p.allowed_scopes]
     })),
