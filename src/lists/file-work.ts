@@ -125,6 +125,8 @@ export class ListFileWork {
     const done = this.task(account, task, port, signal).finally(() => {
       host.close()
     }) as Promise<MergeCounts>
+    // A merge refused before it was ready is answered through `ready`: its `done` must not go unhandled then.
+    done.catch(() => {})
     return { ready: Promise.race([ready, done.then(() => undefined)]), done }
   }
 

@@ -236,7 +236,7 @@ t.test('a merge killed with the process leaves no address in clear, and an erasu
   api = client(svc.url)
   const me = (await api('GET', '/api/users/me', { token: (await login()).access_token })).body.uuid as string
   const r = await api('DELETE', `/api/users/${me}`, { token: (await login()).access_token, body: { password: 'correct horse battery staple' } })
-  t.equal(r.status, 204)
+  t.equal(r.status, 204, JSON.stringify(r.body))
   const blobs = (): string[] => (existsSync(join(dataDir, 'blobs')) ? files(join(dataDir, 'blobs')) : [])
   await waitUntil(() => blobs().length === 0, 20_000)
   t.same(blobs(), [], 'no kept file is left')

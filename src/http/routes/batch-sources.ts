@@ -3,7 +3,6 @@ import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import type { IncomingMessage } from 'node:http'
 import { attachBatchSource } from '../../commands/batch-source/attach-batch-source.ts'
 import { removeBatchSource } from '../../commands/batch-source/remove-batch-source.ts'
 import { batchSource, getBatch } from '../../projections/batches.ts'
@@ -17,6 +16,7 @@ import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
+import { clientGone } from './verify.ts'
 
 /** The media types a list file may come as, and what each is. */
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
@@ -183,7 +183,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
           await rt.list_files.inspect(
             p.user_uuid,
             { open: async () => await openKept(rt, p.user_uuid, blobId), layout, column: request.query.column ?? null, limits },
-            clientGone(request.raw)
+            clientGone(reply)
           )
         } catch (err) {
           await rt.blobs.delete(p.user_uuid, blobId)
@@ -273,7 +273,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         Math.max(principal.plan.max_batch_size, doc.total)
       )
       const out = new PassThrough()
-      const gone = clientGone(request.raw)
+      const gone = clientGone(reply)
       let merge: ReturnType<typeof rt.list_files.merge>
       try {
         merge = rt.list_files.merge(
@@ -357,11 +357,4 @@ async function openKept(rt: HttpRuntime, owner: string, blobId: string): Promise
   // Whichever ends first ends both: a reader that stops early closes the blob's descriptor too.
   pipeline(sealed, unseal).catch(() => {})
   return unseal
-}
-
-/** A signal that fires when the client of `request` goes away before its answer was sent (the file work it started stops). */
-function clientGone(request: IncomingMessage): AbortSignal {
-  const controller = new AbortController()
-  request.socket.once('close', () => controller.abort())
-  return controller.signal
 }

@@ -182,7 +182,7 @@ export async function waitedRead<T>(
  * (a waiting read then stops); the listener goes with the answer (keep-alive sockets carry
  * many requests).
  */
-function clientGone(reply: FastifyReply): AbortSignal {
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController()
   const res = reply.raw
   const gone = (): void => {
