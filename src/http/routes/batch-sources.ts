@@ -266,12 +266,10 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       }
       const { head, whole } = await headOf()
       const layout = layoutFromHead(head, whole, source.name)
-      // The bounds the file was taken under, or the plan's now if they are wider (a downgrade does not lock a kept file away).
-      const limits: FileLimits = keptFileLimits(
-        source.bytes,
-        Math.max(keptFileMaxBytes(principal.plan), source.bytes),
-        Math.max(principal.plan.max_batch_size, doc.total)
-      )
+      // The bounds of the catalogue's largest plan: a file taken under any plan is read back
+      // after a downgrade too (the upload held it to its plan's bounds, which are smaller).
+      const widest = rt.ctx.config.plans.plans.reduce((a, b) => (b.max_batch_size > a.max_batch_size ? b : a))
+      const limits: FileLimits = keptFileLimits(source.bytes, Math.max(keptFileMaxBytes(widest), source.bytes), Math.max(widest.max_batch_size, doc.total))
       const out = new PassThrough()
       const gone = clientGone(reply)
       let merge: ReturnType<typeof rt.list_files.merge>
