@@ -16,7 +16,7 @@ import { unlimitedRates } from '../support/plans.ts'
 // is an order of things, never a clock: which answer came first, what the job's state was,
 // and the service's own /metrics (heap used, reads waiting). Its service lets one account
 // hold 1,000 waiting reads, without rate limits (the caps themselves are
-// test/security/wait-flood.test.ts's). This file owns 127.0.103.0/24.
+// test/security/availability/wait-flood.test.ts's). This file owns 127.0.103.0/24.
 const gates = new Map<string, PromiseWithResolvers<void>>()
 /** Holds the RCPT reply for `address` until `release(address)` (other addresses, a catch-all probe's, pass). */
 const hold = (address: string): string => {

@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import ExcelJS from 'exceljs'
-import { client, record, signUp } from '../support/service.ts'
-import { exited, npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
-import { startLoopProbe, type LoopProbe } from '../support/loop-probe.ts'
-import { waitUntil } from '../support/eventstore-contract.ts'
-import { workbookParts, zip } from '../support/zip.ts'
-import { unlimitedRates } from '../support/plans.ts'
+import { client, record, signUp } from '../../support/service.ts'
+import { exited, npmStartNodeFlags, startSvc, svcEnv } from '../../support/processes.ts'
+import { startLoopProbe, type LoopProbe } from '../../support/loop-probe.ts'
+import { waitUntil } from '../../support/eventstore-contract.ts'
+import { workbookParts, zip } from '../../support/zip.ts'
+import { unlimitedRates } from '../../support/plans.ts'
 
 // Kept list files an attacker shapes (issue "Hostile files and floods", items 1–3 and 7): a
 // Free account's test key keeps files that inflate a thousandfold, nest a million deep,

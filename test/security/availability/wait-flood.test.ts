@@ -1,10 +1,10 @@
 import t from 'tap'
 import { connect, type Socket } from 'node:net'
 import { readdirSync, readlinkSync } from 'node:fs'
-import { client, signUp } from '../support/service.ts'
-import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
-import { startLoopProbe } from '../support/loop-probe.ts'
-import { waitUntil } from '../support/eventstore-contract.ts'
+import { client, signUp } from '../../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../../support/processes.ts'
+import { startLoopProbe } from '../../support/loop-probe.ts'
+import { waitUntil } from '../../support/eventstore-contract.ts'
 
 // Long-polls with a bound (issue 42, item 4): one Free account floods the service, started
 // as `npm start` starts it, with thousands of `GET /api/batches/{uuid}?wait=30` over a

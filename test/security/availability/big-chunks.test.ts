@@ -1,8 +1,8 @@
 import t from 'tap'
-import { client, signUp } from '../support/service.ts'
-import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
-import { startLoopProbe } from '../support/loop-probe.ts'
-import { plansFile } from '../support/plans.ts'
+import { client, signUp } from '../../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../../support/processes.ts'
+import { startLoopProbe } from '../../support/loop-probe.ts'
+import { plansFile } from '../../support/plans.ts'
 
 // The largest chunk a plan accepts, on the event loop's thread (issue "Hostile files and
 // floods", item 8): 50,000 addresses in a 12 MB body (the Business plan's chunk) kept
