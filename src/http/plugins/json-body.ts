@@ -15,11 +15,11 @@ const malformed = (message: string): Error => Object.assign(new Error(message), 
  * `constructor.prototype` refused); larger ones — a plan's largest chunk is 50,000
  * addresses in 12 MB, 100–170 ms of `JSON.parse` on the event loop — parsed in a thread of
  * their own, whose answer costs the loop a copy and a split (see `json-worker.ts`). One
- * thread, kept 30 s after its last body; a body waits for it in order.
+ * thread, kept 10 s after its last body; a body waits for it in order.
  * @throws (through Fastify) a 400 for an empty body or text that is not JSON.
  */
 export function jsonBodyPlugin(app: FastifyInstance): void {
-  const pool = new Piscina({ filename: new URL('../json-worker.ts', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: 30_000 })
+  const pool = new Piscina({ filename: new URL('../json-worker.ts', import.meta.url).href, minThreads: 0, maxThreads: 1, idleTimeout: 10_000 })
   app.addHook('onClose', async () => {
     await pool.destroy()
   })
