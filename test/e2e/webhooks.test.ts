@@ -99,7 +99,12 @@ t.test('a completed job is delivered once, signed, to each subscribed endpoint, 
   t.equal(got[0].headers['content-type'], 'application/json')
   t.match(got[0].headers['x-service-delivery'], /^[0-9a-f-]{36}$/)
 
-  const deliveries = await api('GET', `/api/webhooks/${created.body.uuid}/deliveries`, { token })
+  // A delivery is recorded once its answer came back: the receiver may have the control's request a moment before the record is read.
+  let deliveries = await api('GET', `/api/webhooks/${created.body.uuid}/deliveries`, { token })
+  await waitUntil(async () => {
+    deliveries = await api('GET', `/api/webhooks/${created.body.uuid}/deliveries`, { token })
+    return deliveries.body.total >= 2
+  })
   t.equal(deliveries.status, 200)
   t.match(deliveries.body, { total: 2, limit: 20, offset: 0 }, "the job's delivery and the control's")
   t.same(deliveries.body.items.filter((d: any) => d.job_uuid === job).length, 1)
