@@ -1,5 +1,6 @@
 import t from 'tap'
-import { client, startTestService, testConfig } from '../support/service.ts'
+import { client } from '../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
 import { loadConfig } from '../../src/config.ts'
 
 // Per-client limits behind a TLS proxy (issue 42, item 12a): every request comes from the
@@ -7,7 +8,8 @@ import { loadConfig } from '../../src/config.ts'
 // names the proxies whose X-Forwarded-For is believed (fastify's trustProxy); by default
 // nobody's, so a forged header changes nothing. The oracle is the sign-in throttle's own
 // answer (20 failed sign-ins per client per 15 minutes, then 429 login.too_many_attempts;
-// docs/security.md), read over HTTP; the test's requests come from 127.0.0.1, the "proxy".
+// docs/security.md), read over HTTP from the service as `npm start` runs it; the test's
+// requests come from 127.0.0.1, the "proxy".
 
 const LIMIT = 20
 const wrongSignIn = (api: ReturnType<typeof client>, from: string | null, n: number) =>
@@ -25,8 +27,7 @@ async function fail(api: ReturnType<typeof client>, from: string | null, count: 
 
 t.test('TRUST_PROXY: each forwarded client has its own sign-in counter', async t => {
   const dir = t.testdir()
-  const service = await startTestService(testConfig(dir, { TRUST_PROXY: '127.0.0.1' }))
-  t.teardown(() => service.close())
+  const service = await startSvc(t, ['serve'], svcEnv(dir, { TRUST_PROXY: '127.0.0.1' }), npmStartNodeFlags())
   const api = client(service.url)
   t.same(await fail(api, '203.0.113.7', LIMIT, 0), Array(LIMIT).fill(401), `${LIMIT} failed sign-ins from 203.0.113.7`)
   const over = await wrongSignIn(api, '203.0.113.7', 100)
@@ -42,8 +43,7 @@ t.test('TRUST_PROXY: each forwarded client has its own sign-in counter', async t
 
 t.test('without TRUST_PROXY: a forged X-Forwarded-For changes nothing', async t => {
   const dir = t.testdir()
-  const service = await startTestService(testConfig(dir))
-  t.teardown(() => service.close())
+  const service = await startSvc(t, ['serve'], svcEnv(dir), npmStartNodeFlags())
   const api = client(service.url)
   const statuses = [...(await fail(api, '203.0.113.7', LIMIT / 2, 0)), ...(await fail(api, '198.51.100.9', LIMIT / 2, 50))]
   t.same(statuses, Array(LIMIT).fill(401), `${LIMIT} failed sign-ins, half "from" each of two forged addresses`)

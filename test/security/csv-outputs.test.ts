@@ -3,7 +3,8 @@ import { spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import JSZip from 'jszip'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { client, signUp } from '../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
 import { parseRfc4180 } from '../support/rfc4180.ts'
 
 // Every CSV we write parses back, with a strict RFC 4180 reader, to exactly the records
@@ -16,8 +17,8 @@ import { parseRfc4180 } from '../support/rfc4180.ts'
 // Injection" rule as docs/security.md states it (a leading ' and quotes, plain numbers left
 // alone), and the XLSX sheet's own XML. Local checks only: no mail world, no fixed address.
 const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
+// The service as `npm start` runs it.
+const service = await startSvc(t, ['serve'], svcEnv(dataDir), npmStartNodeFlags())
 const api = client(service.url)
 const token = await signUp(api, dataDir, 'spreadsheets@example.com')
 const key = (
