@@ -1,6 +1,6 @@
 import { launchHeadlessChromium, openPage } from '../support/chromium.ts'
 import t from 'tap'
-import { startTestService, testConfig } from '../support/service.ts'
+import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
 
 // `GET /docs` (issue "The interface described", scope 3) in headless Chromium (Debian's
 // `chromium`, which .ci/run installs): the rendered page lists the operations, and the
@@ -9,8 +9,8 @@ import { startTestService, testConfig } from '../support/service.ts'
 // is not loopback (`docs.test`, mapped to 127.0.0.1 in Chromium alone), as a user reaches a
 // deployed service: swagger-ui hides its validator badge for localhost and 127.0.0.1 only.
 
-const service = await startTestService(testConfig(t.testdir()))
-t.teardown(() => service.close())
+// The service as `npm start` runs it (issue 42's Done-when), its frames checked below on every kind of answer too.
+const service = await startSvc(t, ['serve'], svcEnv(t.testdir()), npmStartNodeFlags())
 const port = new URL(service.url).port
 const origin = `http://docs.test:${port}`
 
@@ -70,5 +70,26 @@ t.test('the /docs policy names no other origin and is framed nowhere (X-Frame-Op
     t.same(foreign, [], `${path}: every source is this origin, an inline hash or data:`)
     t.match(policy, /frame-ancestors 'none'/, `${path}: framed nowhere`)
     t.equal(r.headers.get('x-frame-options'), 'DENY', `${path}: X-Frame-Options says the same`)
+  }
+})
+
+t.test('X-Frame-Options: DENY on every kind of answer, as their frame-ancestors say (issue 42, item 12b)', async t => {
+  const paths = [
+    '/api/config',
+    '/api/nowhere',
+    '/healthz',
+    '/readyz',
+    '/openapi.json',
+    '/',
+    '/signin',
+    '/docs',
+    '/reference/results',
+    '/problems/login.locked',
+    '/oauth/authorize'
+  ]
+  for (const path of paths) {
+    const r = await fetch(`${service.url}${path}`)
+    t.ok(r.status < 500, `${path}: answered (${r.status})`)
+    t.equal(r.headers.get('x-frame-options'), 'DENY', `${path}: X-Frame-Options DENY`)
   }
 })

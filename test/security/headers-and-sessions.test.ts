@@ -28,27 +28,6 @@ t.test('security headers on the API; no-store on token answers', async t => {
   t.equal(notFound.headers.get('x-content-type-options'), 'nosniff', 'errors too')
 })
 
-t.test('X-Frame-Options: DENY on every kind of answer, as their frame-ancestors say (issue 42, item 12b)', async t => {
-  const paths = [
-    '/api/config',
-    '/api/nowhere',
-    '/healthz',
-    '/readyz',
-    '/openapi.json',
-    '/',
-    '/signin',
-    '/docs',
-    '/reference/results',
-    '/problems/login.locked',
-    '/oauth/authorize'
-  ]
-  for (const path of paths) {
-    const r = await fetch(`${service.url}${path}`)
-    t.ok(r.status < 500, `${path}: answered (${r.status})`)
-    t.equal(r.headers.get('x-frame-options'), 'DENY', `${path}: X-Frame-Options DENY`)
-  }
-})
-
 t.test('logout with a session id and a wrong secret signs nobody out', async t => {
   await signUp(api, dataDir, 'logout@example.com', password)
   const login = await fetch(`${service.url}/api/auth/login`, {
