@@ -236,10 +236,17 @@ t.test('a merge killed with the process leaves no address in clear, and an erasu
   // Restarted, the account erased: its kept files go with it.
   svc = await startSvc(t, ['serve'], env, npmStartNodeFlags())
   api = client(svc.url)
-  // Its read models caught up with what the killed process appended (a positive control before the erasure).
-  await waitUntil(async () => (await api('GET', '/readyz')).body?.status === 'ready', 20_000)
-  const me = (await api('GET', '/api/users/me', { token: (await login()).access_token })).body.uuid as string
-  const r = await api('DELETE', `/api/users/${me}`, { token: (await login()).access_token, body: { password: 'correct horse battery staple' } })
+  // The killed process's projector lease runs out (10 s) before this one projects: until then a
+  // sign-in's session is not readable yet. Signed in again once it is (a positive control).
+  let session = ''
+  let profile = { status: 0, body: null as any }
+  await waitUntil(async () => {
+    session = (await login()).access_token
+    profile = await api('GET', '/api/users/me', { token: session })
+    return profile.status === 200
+  }, 30_000)
+  t.equal(profile.status, 200, `signed in again: ${JSON.stringify(profile.body)}`)
+  const r = await api('DELETE', `/api/users/${profile.body.uuid as string}`, { token: session, body: { password: 'correct horse battery staple' } })
   t.equal(r.status, 204, JSON.stringify(r.body))
   const blobs = (): string[] => (existsSync(join(dataDir, 'blobs')) ? files(join(dataDir, 'blobs')) : [])
   await waitUntil(() => blobs().length === 0, 20_000)
