@@ -1,6 +1,6 @@
 import t from 'tap'
+import { startDnsRelay } from '../support/dns-relay.ts'
 import socks from 'simple-socks'
-import { createSocket } from 'node:dgram'
 import type { AddressInfo, Server } from 'node:net'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, settled, signUp } from '../support/service.ts'
@@ -29,27 +29,8 @@ const world = await startMailWorld({
 })
 t.teardown(() => world.close())
 
-/** A UDP relay to the world's resolver that answers while `alive` (else it drops every query). */
-const relay = createSocket('udp4')
-const upstream = createSocket('udp4')
-let alive = true
-const askers = new Map<number, { port: number; address: string }>()
-const [dnsHost, dnsPort] = world.dns_server.split(':')
-relay.on('message', (msg, from) => {
-  if (!alive) return
-  askers.set(msg.readUInt16BE(0), { port: from.port, address: from.address })
-  upstream.send(msg, Number(dnsPort), dnsHost)
-})
-upstream.on('message', msg => {
-  const asker = askers.get(msg.readUInt16BE(0))
-  if (asker && alive) relay.send(msg, asker.port, asker.address)
-})
-await new Promise<void>(resolve => relay.bind(0, '127.0.142.3', resolve))
-await new Promise<void>(resolve => upstream.bind(0, '127.0.142.3', resolve))
-t.teardown(() => {
-  relay.close()
-  upstream.close()
-})
+/** The world's resolver behind a relay the test can silence (a dead resolver). */
+const dns = await startDnsRelay(t, world.dns_server, '127.0.142.3')
 
 // A SOCKS5 proxy whose own way to port 25 is closed: every session through it is a proxy failure.
 let refused = 0
@@ -70,7 +51,7 @@ const svc = await startSvc(
   ['serve'],
   svcEnv(dataDir, {
     METRICS_TOKEN,
-    VERIFIER_DNS_SERVERS: `127.0.142.3:${(relay.address() as AddressInfo).port}`,
+    VERIFIER_DNS_SERVERS: dns.server,
     VERIFIER_DNS_TIMEOUT_MS: '300',
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
     VERIFIER_SMTP_TIMEOUT_MS: '3000',
@@ -139,9 +120,9 @@ t.test("a proxy that fails: /readyz and the customer's job name no proxy; the op
 })
 
 t.test('the resolver stops answering: /readyz says dns_failing, the self-test MX only to the operator', async t => {
-  alive = false
+  dns.alive = false
   t.teardown(() => {
-    alive = true
+    dns.alive = true
   })
   const ready = await readyzWith('dns_failing')
   const egress = ready.operator.reasons.find((x: { component: string }) => x.component === 'egress')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSocket } from 'node:dgram'
+import { startDnsRelay } from '../support/dns-relay.ts'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
@@ -25,32 +25,13 @@ const world = await startMailWorld({
 })
 t.teardown(() => world.close())
 
-/** A UDP relay to the world's resolver that answers while `alive` (else it drops every query: a dead resolver). */
-const relay = createSocket('udp4')
-const upstream = createSocket('udp4')
-let alive = true
-const askers = new Map<number, { port: number; address: string }>()
-const [dnsHost, dnsPort] = world.dns_server.split(':')
-relay.on('message', (msg, from) => {
-  if (!alive) return
-  askers.set(msg.readUInt16BE(0), { port: from.port, address: from.address })
-  upstream.send(msg, Number(dnsPort), dnsHost)
-})
-upstream.on('message', msg => {
-  const asker = askers.get(msg.readUInt16BE(0))
-  if (asker && alive) relay.send(msg, asker.port, asker.address)
-})
-await new Promise<void>(resolve => relay.bind(0, '127.0.81.2', resolve))
-await new Promise<void>(resolve => upstream.bind(0, '127.0.81.2', resolve))
-t.teardown(() => {
-  relay.close()
-  upstream.close()
-})
+/** The world's resolver behind a relay the test can silence (a dead resolver). */
+const dns = await startDnsRelay(t, world.dns_server, '127.0.81.2')
 
 const dataDir = t.testdir()
 const service = await startTestService(
   testConfig(dataDir, {
-    VERIFIER_DNS_SERVERS: `127.0.81.2:${relay.address().port}`,
+    VERIFIER_DNS_SERVERS: dns.server,
     VERIFIER_DNS_TIMEOUT_MS: '200',
     VERIFIER_EGRESS_TEST_INTERVAL_S: '0.5',
     VERIFIER_EGRESS_TEST_MX: 'mx.held-corp.com',
@@ -72,7 +53,7 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   const before = await api('POST', '/api/verify', { token: key, body: { email: 'jane@held-corp.com' } })
   await waitUntil(async () => (await api('GET', `/api/verify/${before.body.uuid}`, { token: key })).body.status === 'completed', 20_000)
 
-  alive = false
+  dns.alive = false
   let readyz: { status: number; body: any } = { status: 0, body: null }
   await waitUntil(async () => {
     readyz = await api('GET', '/readyz')
@@ -110,7 +91,7 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   t.match(await textOf(w.page), /DNS does not answer/, 'the overview says why live checks are held')
   await w.close()
 
-  alive = true
+  dns.alive = true
   await waitUntil(async () => (await api('GET', '/readyz')).status === 200, 20_000)
   t.pass('/readyz ready again')
   const views = new Map<string, any>()
