@@ -30,6 +30,13 @@ const refusal = async (t: Test, file: Buffer, limits: Partial<FileLimits>, reaso
   t.equal((thrown as ListFileError).reason, reason, String((thrown as Error | null)?.message))
 }
 
+/** Adds a relationship of the workbook (its `.rels`): `id` of `type` to `target`. */
+function relate(parts: ZipPart[], id: string, type: string, target: string): void {
+  const rels = parts.find(p => p.name === 'xl/_rels/workbook.xml.rels')!
+  const relationship = `<Relationship Id="${id}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/${type}" Target="${target}"/>`
+  rels.data = Buffer.from(rels.data.toString().replace('</Relationships>', `${relationship}</Relationships>`))
+}
+
 t.test('cell types read as typed: shared, inline and rich strings, numbers, booleans, errors, formula text', async t => {
   const sheet = [
     '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="C1" t="s"><v>1</v></c></row>',
@@ -64,15 +71,7 @@ t.test('dates by their cell format, in the 1900 and 1904 systems, as exceljs wro
       '<styleSheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><cellStyleXfs count="1"><xf numFmtId="14"/></cellStyleXfs><cellXfs count="2"><xf numFmtId="0"/><xf numFmtId="14"/></cellXfs></styleSheet>'
     )
   })
-  const rels = parts.find(p => p.name === 'xl/_rels/workbook.xml.rels')!
-  rels.data = Buffer.from(
-    rels.data
-      .toString()
-      .replace(
-        '</Relationships>',
-        '<Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>'
-      )
-  )
+  relate(parts, 'rId3', 'styles', 'styles.xml')
   t.same((await rowsOf(zip(parts)))[0].cells, [new Date(Date.UTC(1904, 0, 1))])
 })
 
@@ -84,15 +83,7 @@ t.test('the first sheet is the workbook’s first, found through its relationshi
       .toString()
       .replace('<sheet name="List" sheetId="1" r:id="rId1"/>', '<sheet name="First" sheetId="2" r:id="rId9"/><sheet name="List" sheetId="1" r:id="rId1"/>')
   )
-  const rels = parts.find(p => p.name === 'xl/_rels/workbook.xml.rels')!
-  rels.data = Buffer.from(
-    rels.data
-      .toString()
-      .replace(
-        '</Relationships>',
-        '<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="/xl/worksheets/Other.XML"/></Relationships>'
-      )
-  )
+  relate(parts, 'rId9', 'worksheet', '/xl/worksheets/Other.XML')
   const other: ZipPart = {
     name: 'xl/worksheets/other.xml',
     data: Buffer.from(
