@@ -304,7 +304,7 @@ export class ProjectionRunner {
 }
 
 /** Characters of event data committed in one batch at most (large events, such as batch chunks, make smaller batches). */
-const BATCH_BYTES = 2 * 1024 * 1024
+const BATCH_BYTES = 1024 * 1024
 
 /** How long the projector waits after a failed batch before it subscribes again (ms). */
 const RETRY_MS = 1_000

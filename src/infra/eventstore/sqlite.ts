@@ -244,6 +244,9 @@ export class SqliteEventStore implements EventStore {
     const loop = async (): Promise<void> => {
       let caughtUpReported = false
       while (!stopped && !this.closed) {
+        // A page after a page of large events (batch chunks) gives the event loop its turn first.
+        const due = turnIfDue()
+        if (due) await due
         const batch = this.page(position, this.batchSize, PAGE_BYTES)
         for (const event of batch) {
           if (stopped || this.closed) return
