@@ -6,6 +6,8 @@
  *   src/ports/       the interfaces adapters implement
  *   src/infra/       the adapters (SQLite, KurrentDB, MongoDB, NATS, SMTP, Stripe, files)
  *   src/commands/    load, decide, append: ports and the domain only
+ *   src/flows/       operations over several streams: the first fact, then a pure reaction from it (commands, the domain)
+ *   src/eventsourcing/ the machinery (flows' reactions run to their end): ports only
  *   src/projections/ read models and their queries: ports and the domain only
  *   src/verifier/    the engine
  *   src/workers/     relay, verifier, webhooks, mailer: commands, the engine, ports
@@ -37,6 +39,30 @@ module.exports = {
       'commands depend on ports; adapters are wired at the root',
       { path: part('commands') },
       { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
+    ),
+    rule(
+      'commands-never-start-flows',
+      'a flow calls commands, never the reverse: an operation over several streams is a flow',
+      { path: part('commands') },
+      { path: part('flows') }
+    ),
+    rule(
+      'flows-use-commands',
+      'a flow carries out commands through the aggregates; adapters are wired at the root',
+      { path: part('flows') },
+      { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
+    ),
+    rule(
+      'reactions-are-pure',
+      "a reaction decides from its trigger and the state it is given: the domain's types, pure helpers, the flow's own types",
+      { path: '^src/flows/[^/]+/react\\.ts$' },
+      { path: '^src/', pathNot: [part('domain'), part('lib'), '^src/eventsourcing/flow\\.ts$'] }
+    ),
+    rule(
+      'machinery-knows-no-business',
+      'the event-sourcing machinery imports ports and pure helpers only',
+      { path: part('eventsourcing') },
+      { path: '^src/', pathNot: [part('eventsourcing'), part('ports'), part('lib')] }
     ),
     rule(
       'commands-use-the-engine-pure-parts',

@@ -13,6 +13,8 @@ import { ProjectionRunner } from './projections/runner.ts'
 import { PROJECTIONS } from './projections/index.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
+import { startFlowWorker } from './workers/flow-worker.ts'
+import { FLOW_EVENTS } from './flows/index.ts'
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
 import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
 import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
@@ -41,7 +43,8 @@ export const ROUTES = {
   webhooks: WEBHOOK_WORKER_EVENTS,
   webhook_retries: WEBHOOK_RETRY_EVENTS,
   mailer: MAILER_EVENTS,
-  blobs: BLOB_EVENTS
+  blobs: BLOB_EVENTS,
+  flows: FLOW_EVENTS
 } as const
 
 export interface Service {
@@ -198,8 +201,9 @@ export async function startRole(
         log: logError
       })
     )
-    // The intake process manager goes with the verifier: both keep jobs moving.
+    // The intake process manager goes with the verifier: both keep jobs moving; so do the other flows.
     consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16, grace_ms: config.batch_chunk_grace_s * 1000 }))
+    consumers.push(await startFlowWorker(ctx, bus, { concurrency: 16 }))
   }
   if (bus && (role === 'serve' || role === 'worker:webhooks')) {
     const w = config.webhooks

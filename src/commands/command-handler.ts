@@ -16,6 +16,8 @@ export interface HandleResult<S, E> {
   state: S
   /** What this command appended (`[]`: nothing to do). */
   events: E[]
+  /** The same events as stored: with their ids and metadata (a flow's inline reaction names its trigger by id). */
+  recorded: NewEvent[]
   /** Global position of the append that carried the events, or of the stream's head when nothing was appended. */
   position: number
   /** Revision of this command's last event, or of the stream's head when nothing was appended. */
@@ -131,6 +133,7 @@ async function drain(ctx: CommandContext, stream: string): Promise<void> {
 interface Outcome {
   ok: true
   events: Event<string, unknown>[]
+  recorded: NewEvent[]
   state: unknown
   count: number
 }
@@ -179,8 +182,9 @@ async function decideAndAppend(ctx: CommandContext, stream: string, decider: Any
         correlation_id: p.meta.correlation_id ?? null,
         causation_id: p.meta.causation_id ?? null
       }
-      for (const e of own) events.push({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata })
-      decided.push({ ok: true, events: own, state, count: events.length })
+      const recorded: NewEvent[] = own.map(e => ({ id: ctx.newId(), type: e.type, data: e.data as Record<string, unknown>, metadata }))
+      events.push(...recorded)
+      decided.push({ ok: true, events: own, recorded, state, count: events.length })
     } catch (err) {
       decided.push({ ok: false, error: err })
     }
@@ -213,6 +217,6 @@ function settle(batch: Pending[], decided: Decided[], position: number, base: nu
       p.reject(d.error)
       return
     }
-    p.resolve({ state: d.state, events: d.events, position, revision: base + d.count })
+    p.resolve({ state: d.state, events: d.events, recorded: d.recorded, position, revision: base + d.count })
   })
 }

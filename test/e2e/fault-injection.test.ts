@@ -1,12 +1,15 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { cpSync, mkdirSync } from 'node:fs'
-import { client, signUp } from '../support/service.ts'
+import { spawnSync } from 'node:child_process'
+import { client, confirmationCode, signUp } from '../support/service.ts'
 import { exited, startSvc, type SvcProcess, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 import { unlimitedRates } from '../support/plans.ts'
+
+const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 
 // Crash tests (issue "Write side", scope 2): `svc serve` is killed with SIGKILL at each
 // step of a submission and of its settlement (FAULT_POINT), then started again. After
@@ -31,6 +34,10 @@ const first = client(setup.url)
 const token = await signUp(first, dataDir, 'faults@example.com')
 const owner = (await first('GET', '/api/users/me', { token })).body.uuid as string
 const key = (await first('POST', '/api/keys', { token, body: { name: 'crash', environment: 'live' } })).body.raw_key as string
+// An account registered and not confirmed yet, with its code: the flows that start at confirmation.
+const unconfirmed = { email: 'confirming@example.com', password: 'correct horse battery staple' }
+if ((await first('POST', '/api/auth/register', { body: { ...unconfirmed, locale: 'en' } })).status !== 204) throw new Error('register')
+const code = await confirmationCode(dataDir, unconfirmed.email)
 await stop(setup)
 
 // Each fault point runs on a copy of this data (one account, one key), several at once:
@@ -128,5 +135,45 @@ for (const [point, retryStatus] of POINTS) {
     }, 20_000).catch(() => undefined)
     t.same([w.balance + w.reserved, w.spent], [1_000 - sums, sums], "the balance shown is the ledger's")
     await stop(restarted)
+  })
+}
+
+// The flows that start at a confirmation (issue "Nothing lost"): killed after UserConfirmed,
+// the account must still get the Free plan's grant once the service runs again. The oracle:
+// the wallet stream as stored (one TokensGranted `plan-free-initial` of the plan's tokens),
+// and `svc ledger audit` (every balance the API shows, replayed from the wallet streams).
+const CONFIRM_POINTS = ['confirm.after_confirm', 'confirm.after_grant']
+for (const point of CONFIRM_POINTS) {
+  t.test(`SIGKILL at ${point}: after a restart the account has its grant, once`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+    const answered = await client(crashing.url)('POST', '/api/auth/confirm', { body: { email: unconfirmed.email, code } }).catch(() => null)
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+    t.equal(answered, null, 'the confirmation got no answer')
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const api = client(restarted.url)
+    const signedIn = await api('POST', '/api/auth/login', { body: unconfirmed })
+    t.equal(signedIn.status, 200, 'the account was confirmed before the crash: its password signs in (positive control)')
+    const user = (await api('GET', '/api/users/me', { token: signedIn.body.access_token })).body.uuid as string
+    const grants = async (): Promise<RecordedEvent[]> =>
+      (await store.readStream(`wallet-${user}`)).filter(e => e.type === 'TokensGranted' && e.data.grant_uuid === 'plan-free-initial')
+    await waitUntil(async () => (await grants()).length > 0, 20_000).catch(() => undefined)
+    const granted = await grants()
+    t.equal(granted.length, 1, "the Free plan's grant, once")
+    t.equal(granted[0]?.data.amount, 1_000, "of the plan's tokens")
+    let wallet: any
+    await waitUntil(async () => {
+      wallet = (await api('GET', '/api/wallet', { token: signedIn.body.access_token })).body
+      return wallet.balance === 1_000
+    }, 10_000).catch(() => undefined)
+    t.equal(wallet?.balance, 1_000, 'the wallet shows it')
+    await stop(restarted)
+    const audit = spawnSync(process.execPath, [cli, 'ledger', 'audit'], { env, encoding: 'utf8' })
+    t.equal(audit.status, 0, `svc ledger audit is clean: ${audit.stdout.slice(-300)}${audit.stderr.slice(-300)}`)
   })
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { confirmAccount } from '../../commands/user/confirm-account.ts'
+import { confirmAccount } from '../../flows/confirm-account/confirm-account.ts'
 import { completeTwoFactor } from '../../commands/session/complete-two-factor.ts'
 import { login } from '../../commands/session/login.ts'
 import type { ClientSeen, SignedIn } from '../../commands/session/start-session.ts'

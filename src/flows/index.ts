@@ -1,0 +1,14 @@
+import type { Flow } from '../eventsourcing/flow.ts'
+import type { CommandContext } from '../commands/context.ts'
+import { confirmAccountFlow } from './confirm-account/flow.ts'
+
+/**
+ * Every flow (docs/architecture.md "Flows"): the flow worker runs each from its trigger
+ * events, at least once. A flow's own entry point (the HTTP route's operation) runs it
+ * inline too.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: each flow has its own state and command types; the worker treats them alike.
+export const FLOWS: ReadonlyArray<Flow<CommandContext, any, any>> = [confirmAccountFlow]
+
+/** The event types that start a flow (the flow worker's NATS stream and durable consumer). */
+export const FLOW_EVENTS: readonly string[] = [...new Set(FLOWS.flatMap(f => f.triggers))]
