@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import type { FastifyInstance } from 'fastify'
 import type { Config } from './config.ts'
-import { InProcessBus } from './infra/bus/in-process.ts'
+import { InProcessBus, type DurableHolds } from './infra/bus/in-process.ts'
+import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
+import type { EventStore } from './ports/event-store.ts'
 import type { Bus } from './ports/bus.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
 import type { Mailer } from './ports/mail.ts'
@@ -61,7 +63,7 @@ export interface Service {
 }
 
 /** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise; `onError` logs what its consumers and publishers say went wrong. */
-async function openBus(config: Config, onError: (msg: string, err?: unknown) => void): Promise<Bus> {
+async function openBus(config: Config, onError: (msg: string, err?: unknown) => void, store: EventStore): Promise<Bus> {
   // NATS's client loads only where it is configured (about 60 modules every other process would load for nothing).
   if (config.nats_url)
     return await (await import('./infra/bus/nats.ts')).NatsBus.connect(config.nats_url, {
@@ -70,7 +72,15 @@ async function openBus(config: Config, onError: (msg: string, err?: unknown) => 
       ack_wait_ms: config.nats.ack_wait_ms,
       log: onError
     })
-  return new InProcessBus(onError)
+  // Held deliveries live beside the relay's checkpoint, in the SQLite event store (issue "Nothing lost", item 2).
+  const durable: DurableHolds | null =
+    store instanceof SqliteEventStore
+      ? {
+          holds: store,
+          load: async (stream, revision) => (await store.readStream(stream, { from_revision: revision, max_count: 1 }))[0] ?? null
+        }
+      : null
+  return new InProcessBus(onError, durable)
 }
 
 /**
@@ -142,7 +152,7 @@ export async function startRole(
   }
 
   const needsBus = role !== 'api' && role !== 'projector'
-  const bus = needsBus ? await openBus(config, logError) : null
+  const bus = needsBus ? await openBus(config, logError, store) : null
   if (bus) {
     closers.unshift(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())

@@ -18,6 +18,19 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   name      TEXT PRIMARY KEY,
   position  INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS held_deliveries (
+  consumer   TEXT NOT NULL,
+  event_id   TEXT NOT NULL,
+  stream     TEXT NOT NULL,
+  revision   INTEGER NOT NULL,
+  type       TEXT NOT NULL,
+  due_at     TEXT NOT NULL,
+  attempts   INTEGER NOT NULL,
+  state      TEXT NOT NULL,
+  last_error TEXT,
+  PRIMARY KEY (consumer, event_id)
+);
+CREATE INDEX IF NOT EXISTS held_deliveries_due ON held_deliveries (consumer, state, due_at);
 `
 
 export interface Row {
@@ -55,6 +68,10 @@ export interface Statements {
   dataVersion: StatementSync
   getCp: StatementSync
   setCp: StatementSync
+  hold: StatementSync
+  unhold: StatementSync
+  held: StatementSync
+  heldSummary: StatementSync
 }
 
 /** The event store's statements on `db` (its schema made). */
@@ -71,6 +88,12 @@ export function prepareStatements(db: DatabaseSync): Statements {
     readAll: db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT ?'),
     dataVersion: db.prepare('PRAGMA data_version'),
     getCp: db.prepare('SELECT position FROM checkpoints WHERE name = ?'),
-    setCp: db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position')
+    setCp: db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position'),
+    hold: db.prepare(
+      'INSERT INTO held_deliveries (consumer, event_id, stream, revision, type, due_at, attempts, state, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (consumer, event_id) DO UPDATE SET due_at = excluded.due_at, attempts = excluded.attempts, state = excluded.state, last_error = excluded.last_error'
+    ),
+    unhold: db.prepare('DELETE FROM held_deliveries WHERE consumer = ? AND event_id = ?'),
+    held: db.prepare('SELECT * FROM held_deliveries WHERE consumer = ? AND state = ? ORDER BY due_at'),
+    heldSummary: db.prepare('SELECT consumer, state, COUNT(*) AS count, MIN(due_at) AS oldest_due_at FROM held_deliveries GROUP BY consumer, state')
   }
 }

@@ -5,6 +5,7 @@ import { WalCheckpointer } from '../sqlite-checkpointer.ts'
 import { immediateTransaction } from '../sqlite-transaction.ts'
 import { randomUUID } from 'node:crypto'
 import { turnIfDue } from '../../lib/turns.ts'
+import type { HeldDeliveries, HeldDelivery } from '../../ports/held-deliveries.ts'
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -49,7 +50,7 @@ export interface SqliteEventStoreOptions {
  * Live subscriptions wake on appends in this process at once and on appends by other
  * processes within `poll_interval_ms` (via `PRAGMA data_version`).
  */
-export class SqliteEventStore implements EventStore {
+export class SqliteEventStore implements EventStore, HeldDeliveries {
   readonly file: string
   private readonly db: DatabaseSync
   private readonly emitter = new EventEmitter()
@@ -224,6 +225,29 @@ export class SqliteEventStore implements EventStore {
   async setCheckpoint(name: string, position: number): Promise<void> {
     if (this.closed) return
     this.st.setCp.run(name, position)
+  }
+
+  async holdDelivery(h: HeldDelivery): Promise<void> {
+    if (this.closed) return
+    this.st.hold.run(h.consumer, h.event_id, h.stream, h.revision, h.type, h.due_at, h.attempts, h.state, h.last_error)
+  }
+
+  async releaseDelivery(consumer: string, eventId: string): Promise<void> {
+    if (this.closed) return
+    this.st.unhold.run(consumer, eventId)
+  }
+
+  async heldDeliveries(consumer: string, state: HeldDelivery['state']): Promise<HeldDelivery[]> {
+    this.assertOpen()
+    return (this.st.held.all(consumer, state) as unknown as HeldDelivery[]).map(h => ({ ...h, revision: Number(h.revision), attempts: Number(h.attempts) }))
+  }
+
+  async heldSummary(): Promise<Array<{ consumer: string; state: HeldDelivery['state']; count: number; oldest_due_at: string }>> {
+    this.assertOpen()
+    return (this.st.heldSummary.all() as unknown as Array<{ consumer: string; state: HeldDelivery['state']; count: number; oldest_due_at: string }>).map(r => ({
+      ...r,
+      count: Number(r.count)
+    }))
   }
 
   subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
