@@ -2,6 +2,7 @@
 import { Command, Help, type CommanderError, type Option } from 'commander'
 import { readFileSync } from 'node:fs'
 import { registerDoctor } from './cli/doctor.ts'
+import { registerAudit } from './cli/audit.ts'
 import { registerMail } from './cli/mail.ts'
 import { registerOperatorCommands } from './cli/operator.ts'
 import { registerRoles } from './cli/roles.ts'
@@ -35,6 +36,7 @@ registerOperatorCommands(program)
 registerVerifyFile(program)
 registerMail(program)
 registerDoctor(program)
+registerAudit(program)
 
 program.parseAsync().catch(err => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`)

@@ -156,6 +156,8 @@ export async function startRole(
   if (bus) {
     closers.unshift(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())
+    // What the bus keeps waiting or gave up (the embedded default's table): /metrics says how much and how old.
+    if (!config.nats_url && store instanceof SqliteEventStore) metrics.watchHeld(async () => await store.heldSummary())
   }
 
   const consumers: Array<{ stop: () => Promise<void>; readonly problem?: string | null }> = []

@@ -54,8 +54,9 @@ async function within<T>(ms: number, what: string, f: () => Promise<T>): Promise
  * `svc doctor`: prints the configuration (secrets elided), whether each store answers
  * (event store, read store, data keys, NATS when configured), the egress self-test of every
  * route (DNS, port 25, the banner; whatever `VERIFIER_EGRESS_TEST_INTERVAL_S` says) and the
- * versions, as one JSON object; exits 1 when something is wrong (an invalid configuration,
- * a store that does not answer, egress failing).
+ * versions, and the flows begun and not finished (`svc audit`), as one JSON object; exits 1
+ * when something is wrong (an invalid configuration, a store that does not answer, a flow
+ * older than its bound or a delivery given up, egress failing).
  */
 export function registerDoctor(program: Command): void {
   program
@@ -96,6 +97,25 @@ export function registerDoctor(program: Command): void {
         stores.read_store = { kind: config.mongodb_url ? 'mongodb' : 'sqlite', ...(reads.ok ? { ok: true } : reads) }
         const keys = await within(timeoutMs, 'data keys', async () => core.keys.erasureStatus())
         stores.data_keys = keys.ok ? { ok: true } : keys
+        // Flows begun and not finished (svc audit): not ok when one is older than its bound or a delivery was given up.
+        const flows = await within(timeoutMs, 'flows', async () => {
+          const [{ pendingFlows }, { FLOWS }, { ROUTES }, { SqliteEventStore }] = await Promise.all([
+            import('../eventsourcing/pending-flows.ts'),
+            import('../flows/index.ts'),
+            import('../main.ts'),
+            import('../infra/eventstore/sqlite.ts')
+          ])
+          const holds = core.store instanceof SqliteEventStore ? core.store : null
+          return await pendingFlows(core.store, await core.checkpoints.getCheckpoint('relay'), holds, FLOWS, Object.keys(ROUTES), new Date())
+        })
+        stores.flows = flows.ok
+          ? {
+              ok: !flows.value.items.some(i => i.over_bound),
+              pending: flows.value.items.length,
+              over_bound: flows.value.items.filter(i => i.over_bound),
+              dead: flows.value.items.filter(i => i.state === 'dead').length
+            }
+          : flows
         await within(timeoutMs, 'closing the stores', async () => await core.close())
       } else stores.event_store = { ok: false, error: opened.error }
       if (config.nats_url !== null) {

@@ -25,6 +25,7 @@ export class ServiceMetrics implements Metrics {
   private readonly smtpSources: Array<() => ProbeStats> = []
   private readonly redeliverySources: Array<() => Readonly<Record<string, number>>> = []
   private readonly lagSources = new Map<string, () => Promise<number>>()
+  private heldSource: (() => Promise<ReadonlyArray<{ consumer: string; state: string; count: number; oldest_due_at: string }>>) | null = null
   private erasureSource: (() => ErasureStatus) | null = null
   private waitsSource: (() => number) | null = null
   private egressSource: (() => EgressState) | null = null
@@ -92,6 +93,27 @@ export class ServiceMetrics implements Metrics {
       async collect() {
         this.reset()
         for (const [consumer, lag] of sources.lagSources) this.set({ consumer }, Math.max(0, await lag()))
+      }
+    })
+    new Gauge({
+      name: 'held_deliveries',
+      help: 'Bus deliveries kept for later (state waiting: a part held while egress fails, a grace, a retry) or given up (state dead: kept to be seen), by consumer',
+      labelNames: ['consumer', 'state'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const r of (await sources.heldSource?.()) ?? []) this.set({ consumer: r.consumer, state: r.state }, r.count)
+      }
+    })
+    new Gauge({
+      name: 'held_deliveries_oldest_seconds',
+      help: 'Seconds since the oldest held delivery came due (negative: none is due yet), by consumer and state: one that keeps growing is stuck',
+      labelNames: ['consumer', 'state'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const r of (await sources.heldSource?.()) ?? [])
+          this.set({ consumer: r.consumer, state: r.state }, Math.round((Date.now() - Date.parse(r.oldest_due_at)) / 1000))
       }
     })
     new Counter({
@@ -214,6 +236,10 @@ export class ServiceMetrics implements Metrics {
   /** Reads how many events `consumer` has yet to handle at each scrape. */
   watchLag(consumer: string, lag: () => Promise<number>): void {
     this.lagSources.set(consumer, lag)
+  }
+  /** Reads the held deliveries' counts and oldest due times at each scrape. */
+  watchHeld(summary: () => Promise<ReadonlyArray<{ consumer: string; state: string; count: number; oldest_due_at: string }>>): void {
+    this.heldSource = summary
   }
 
   /** The media type of the text exposition. */

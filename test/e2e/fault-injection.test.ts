@@ -141,7 +141,8 @@ for (const [point, retryStatus] of POINTS) {
 // The flows that start at a confirmation (issue "Nothing lost"): killed after UserConfirmed,
 // the account must still get the Free plan's grant once the service runs again. The oracle:
 // the wallet stream as stored (one TokensGranted `plan-free-initial` of the plan's tokens),
-// and `svc ledger audit` (every balance the API shows, replayed from the wallet streams).
+// and `svc audit --strict --ledger` (no flow begun and not finished; every balance the API
+// shows, replayed from the wallet streams).
 const CONFIRM_POINTS = ['confirm.after_confirm', 'confirm.after_grant']
 for (const point of CONFIRM_POINTS) {
   t.test(`SIGKILL at ${point}: after a restart the account has its grant, once`, async t => {
@@ -173,7 +174,11 @@ for (const point of CONFIRM_POINTS) {
     }, 10_000).catch(() => undefined)
     t.equal(wallet?.balance, 1_000, 'the wallet shows it')
     await stop(restarted)
-    const audit = spawnSync(process.execPath, [cli, 'ledger', 'audit'], { env, encoding: 'utf8' })
-    t.equal(audit.status, 0, `svc ledger audit is clean: ${audit.stdout.slice(-300)}${audit.stderr.slice(-300)}`)
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--strict', '--ledger'], { env, encoding: 'utf8' })
+    t.equal(
+      audit.status,
+      0,
+      `svc audit --strict --ledger: nothing begun and not finished, the ledger clean: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`
+    )
   })
 }
