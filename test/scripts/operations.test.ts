@@ -26,7 +26,8 @@ t.test('every operation of the interface has its route, commands and deciders, a
     if (r.method !== 'GET' && !READS_BY_POST.has(name)) {
       t.ok(r.commands.length > 0, `${name} calls a command`)
       t.ok(r.deciders.length > 0, `${name} runs a decider`)
-      for (const c of r.commands) t.match(c, /^src\/commands\/[a-z-]+\/[a-z-]+\.ts$/, `${name}: ${c} is src/commands/<aggregate>/<operation>.ts`)
+      for (const c of r.commands)
+        t.match(c, /^src\/(commands|flows)\/[a-z-]+\/[a-z-]+\.ts$/, `${name}: ${c} is src/commands/<aggregate>/<operation>.ts or src/flows/<flow>/<file>.ts`)
     }
   }
   // Precision, against the interface rather than the script: a read writes nothing, and a
