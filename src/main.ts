@@ -223,8 +223,6 @@ export async function startRole(
       await startWebhookWorker(ctx, bus, sendWebhook, {
         policy: w,
         concurrency: w.concurrency,
-        reads: ctx.reads,
-        resume: !config.nats_url,
         log: logError,
         metrics
       })

@@ -24,7 +24,7 @@ export interface WebhookDoc {
 }
 
 /** Read model `webhook_deliveries`: one document per delivery (pending ones are resumed after a restart). */
-export interface WebhookDeliveryDoc {
+interface WebhookDeliveryDoc {
   [k: string]: unknown
   _id: string
   uuid: string
@@ -196,9 +196,4 @@ export async function attemptsOf(
     c.count({ webhook_uuid: endpoint })
   ])
   return { items, total }
-}
-
-/** Deliveries still to be attempted (not tests): resumed after a restart with the in-process bus (bounded by what waits). */
-export async function pendingDeliveries(rc: Pick<ReadContext, 'reads'>): Promise<WebhookDeliveryDoc[]> {
-  return await rc.reads.collection<Folded<WebhookDeliveryDoc>>(WEBHOOK_DELIVERIES).find({ where: { status: 'pending', test: false } })
 }

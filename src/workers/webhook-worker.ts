@@ -1,6 +1,5 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
-import type { ReadStore } from '../ports/read-store.ts'
 import type { CommandContext } from '../commands/context.ts'
 import { attemptDelivery, type AttemptResult } from '../commands/webhook-delivery/attempt-delivery.ts'
 import { deliveryUuid, requestDelivery } from '../commands/webhook-delivery/request-delivery.ts'
@@ -9,7 +8,6 @@ import type { DeliveryPolicy } from '../commands/webhook-delivery/delivery-polic
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryRequested, WebhookEventKind } from '../domain/webhook/events.ts'
-import { pendingDeliveries, type WebhookDeliveryDoc } from '../projections/webhooks.ts'
 import type { WebhookSender } from '../ports/webhook-sender.ts'
 import type { Metrics } from '../ports/metrics.ts'
 import { webhooks } from '../commands/webhook/aggregate.ts'
@@ -32,10 +30,6 @@ export const MAX_WAITING_RETRIES = 100_000
 export interface WebhookWorkerOptions {
   policy: DeliveryPolicy
   concurrency: number
-  /** With the in-process bus: where pending deliveries are found to resume (`webhook_deliveries`). */
-  reads: ReadStore
-  /** Resume pending deliveries from `webhook_deliveries` at start (in-process bus: its retries live in memory). */
-  resume: boolean
   log?: (msg: string, err?: unknown) => void
   /** Counts delivery attempts by outcome. */
   metrics?: Metrics
@@ -56,8 +50,6 @@ export interface WebhookWorkerOptions {
  * Acknowledges a message only once its work is recorded in the event store.
  */
 export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: WebhookSender, options: WebhookWorkerOptions): Promise<Consumer> {
-  const timers = new Map<string, NodeJS.Timeout>()
-  let stopped = false
   /** Makes an attempt and counts its outcome. */
   const attempt = async (deliveryId: string, n: number): Promise<AttemptResult> => {
     const r = await attemptDelivery(ctx, deliveryId, n, send, options.policy)
@@ -152,42 +144,11 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
     }
   )
 
-  // In-process bus: a waiting retry is a timer of this process, so after a restart the
-  // pending deliveries are found in the read model and their next attempt made when due
-  // (what follows it goes through the bus again).
-  // A timer may fire a little before its time by the clock the command reads (it counts from
-  // the event loop's cached, truncated time: nodejs/node#26578): an attempt found not yet
-  // due is held again, never dropped.
-  const resume = (d: WebhookDeliveryDoc, wait: number): void => {
-    if (stopped) return
-    timers.set(
-      d.uuid,
-      setTimeout(() => {
-        timers.delete(d.uuid)
-        attempt(d.uuid, d.attempts + 1).then(
-          r => {
-            if (r.kind === 'not_due') resume(d, r.retry_in_ms)
-          },
-          err => {
-            options.log?.(`webhook delivery ${d.uuid}: resumed attempt failed`, err)
-          }
-        )
-      }, wait).unref()
-    )
-  }
-  if (options.resume) {
-    for (const d of await pendingDeliveries({ reads: options.reads }))
-      resume(d, d.next_attempt_at === null ? 0 : Math.max(0, Date.parse(d.next_attempt_at) - Date.now()))
-  }
-
   return {
     get problem() {
       return consumer.problem ?? retries.problem ?? null
     },
     stop: async () => {
-      stopped = true
-      for (const t of timers.values()) clearTimeout(t)
-      timers.clear()
       await consumer.stop()
       await retries.stop()
     }
