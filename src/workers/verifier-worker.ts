@@ -80,7 +80,19 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
    * when it is held for egress and already deferred (no new event: the retry rides on the
    * bus or a timer), else null.
    */
+  const inFlight = new Map<string, Promise<number | null>>()
+  // One run of a job at a time in this process: a held delivery of its JobDeferred and the
+  // timer of a deferred job found at start may come due together after a restart (the
+  // second shares the first's run rather than ask the mailbox again).
   const run = async (jobUuid: string, causation: string): Promise<number | null> => {
+    const running = inFlight.get(jobUuid)
+    if (running) return await running
+    const p = runOnce(jobUuid, causation).finally(() => inFlight.delete(jobUuid))
+    inFlight.set(jobUuid, p)
+    return await p
+  }
+
+  const runOnce = async (jobUuid: string, causation: string): Promise<number | null> => {
     const loaded = await jobs.load(ctx, jobUuid)
     const state = loaded.state
     if (state.status === 'none') return null
@@ -132,8 +144,8 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
     async (event: RecordedEvent) => {
       if (event.type === 'JobDeferred') {
         // The retry rides on the bus: the message comes back when it is due (NATS: a nak
-        // with that delay, durable; in-process: a timer, and deferred jobs are found in the
-        // read store after a restart).
+        // with that delay; in-process: a held delivery, kept over restarts; deferred jobs are
+        // also found in the read store at start, for those held before held deliveries were kept).
         const d = event.data as JobDeferred['data']
         const wait = Date.parse(d.retry_at) - ctx.now().getTime()
         if (wait > 0) throw new RetryLater(wait)
