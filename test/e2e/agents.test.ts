@@ -1,4 +1,5 @@
 import t from 'tap'
+import { waitUntil } from '../support/eventstore-contract.ts'
 import { client, signUp, settled, startTestService, testConfig } from '../support/service.ts'
 import { operatorSetPlan } from '../../src/commands/subscription/operator-set-plan.ts'
 
@@ -156,6 +157,8 @@ t.test('after a downgrade an agent keeps only the scopes the new plan allows (as
     grant: false,
     operator: 'test'
   })
+  // The command was called in process, not through the API: its answer waited for no read model. Read the plan back first.
+  await waitUntil(async () => (await api('GET', '/api/subscription', { token: owner })).body.limits_plan === 'free', 10_000)
   const after = await api('POST', '/api/keys', {
     token: agent.body.token,
     body: { name: 'after the downgrade', environment: 'test', scopes: ['api_keys:read'] }

@@ -100,6 +100,8 @@ t.test('a reader holding keys.db: /readyz keeps answering, the deletion answers,
 
   await waitUntil(async () => (await metric('erasure_scrub_stalled_total')) >= 1, 20_000)
   t.equal(await metric('erasure_scrubs_pending'), 1, '/metrics counts the unfinished scrub')
+  // The log line is written beside the metric's count, a moment apart: read once it is there.
+  await waitUntil(() => /erasure: a reader holds keys\.db's write-ahead log/.test(svc.output()), 10_000).catch(() => undefined)
   t.match(svc.output(), /erasure: a reader holds keys\.db's write-ahead log/, 'the log says so')
 
   // /readyz goes on answering, one answer after another, while the reader holds.
