@@ -5,7 +5,8 @@
  *   src/lib/         pure helpers (hashing, tokens, signatures, fault points): no I/O, imported by every layer
  *   src/ports/       the interfaces adapters implement
  *   src/infra/       the adapters (SQLite, KurrentDB, MongoDB, NATS, SMTP, Stripe, files)
- *   src/commands/    load, decide, append: ports and the domain only
+ *   src/commands/    load, decide, append: ports and the domain only; one aggregate per folder, which
+ *                    reads another only through that one's read.ts (never its commands)
  *   src/flows/       operations over several streams: the first fact, then a pure reaction from it (commands, the domain)
  *   src/eventsourcing/ the machinery (flows' reactions run to their end): ports only
  *   src/projections/ read models and their queries: ports and the domain only
@@ -39,6 +40,12 @@ module.exports = {
       'commands depend on ports; adapters are wired at the root',
       { path: part('commands') },
       { path: [part('infra'), part('http'), part('workers'), part('client'), '^src/(main|cli|compose|core)\\.ts$', '^src/cli/'] }
+    ),
+    rule(
+      'aggregates-read-each-other-only',
+      "an aggregate's commands never import another aggregate's commands: they read its state through its read.ts; an operation that writes several aggregates is a flow (src/flows/)",
+      { path: '^src/commands/([^/]+)/' },
+      { path: '^src/commands/[^/]+/', pathNot: ['^src/commands/$1/', '^src/commands/[^/]+/read\\.ts$'] }
     ),
     rule(
       'commands-never-start-flows',

@@ -9,8 +9,12 @@ import { registerHooks } from 'node:module'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-const root = new URL('..', import.meta.url).pathname
-const typescript5 = join(root, 'tools', 'layers', 'node_modules', 'typescript')
+// `node scripts/layers.ts [dir]`: the rules over `dir/src` (default: this checkout's), as
+// their test does with a small tree that breaks one rule.
+const repo = new URL('..', import.meta.url).pathname
+const root = process.argv[2] ?? repo
+process.chdir(root)
+const typescript5 = join(repo, 'tools', 'layers', 'node_modules', 'typescript')
 registerHooks({
   resolve(specifier, context, next) {
     if ((specifier === 'typescript' || specifier.startsWith('typescript/')) && context.parentURL?.includes('/dependency-cruiser/')) {
@@ -22,7 +26,7 @@ registerHooks({
 })
 
 const { cruise } = await import('dependency-cruiser')
-const { default: config } = await import(pathToFileURL(join(root, '.dependency-cruiser.cjs')).href)
+const { default: config } = await import(pathToFileURL(join(repo, '.dependency-cruiser.cjs')).href)
 const started = performance.now()
 const result = await cruise([join(root, 'src')], { ...config.options, ruleSet: { forbidden: config.forbidden }, validate: true, outputType: 'err-long' })
 const summary = typeof result.output === 'string' ? result.output : JSON.stringify(result.output)

@@ -19,7 +19,7 @@ export function registerOperatorCommands(program: Command): void {
       .requiredOption('--email <address>', 'account email')
       .option('--reason <text>', 'why (kept in the event for audit)', 'operator decision')
       .action(async (opts: { email: string; reason: string }) => {
-        const [{ banUser }, { unbanUser }] = await Promise.all([import('../commands/user/ban-user.ts'), import('../commands/user/unban-user.ts')])
+        const [{ banUser }, { unbanUser }] = await Promise.all([import('../flows/revoke-sessions/ban-user.ts'), import('../commands/user/unban-user.ts')])
         await operatorCommand(async core =>
           type === 'BanUser' ? await banUser(core.ctx, opts.email, opts.reason, operator()) : await unbanUser(core.ctx, opts.email, operator())
         )
@@ -37,7 +37,7 @@ export function registerOperatorCommands(program: Command): void {
     .action(async (opts: { email?: string; all?: boolean }) => {
       if ((opts.email === undefined) === (opts.all !== true)) usage('give either --email <address> or --all')
       const [{ requireAccount }, { openSessions }, { endAllSessions, revokeAllSessions }] = await Promise.all([
-        import('../commands/user/email-claims.ts'),
+        import('../commands/user/read.ts'),
         import('../projections/sessions.ts'),
         import('../commands/session/revoke-all-sessions.ts')
       ])
@@ -96,7 +96,7 @@ export function registerOperatorCommands(program: Command): void {
     .description('replay the wallet-* streams alone and compare every balance and transaction with what the API shows; exits 1 on a difference')
     .option('--email <address>', 'audit one account')
     .action(async (opts: { email?: string }) => {
-      const [{ requireAccount }, { auditLedger }] = await Promise.all([import('../commands/user/email-claims.ts'), import('../projections/ledger-audit.ts')])
+      const [{ requireAccount }, { auditLedger }] = await Promise.all([import('../commands/user/read.ts'), import('../projections/ledger-audit.ts')])
       await operatorCommand(async core => {
         const owner = opts.email === undefined ? undefined : await requireAccount(core.ctx, opts.email)
         await catchUpReadModels(core)
@@ -136,7 +136,7 @@ export function registerOperatorCommands(program: Command): void {
     .option('--period-end <date-time>', 'end of the current period (RFC 3339)')
     .option('--no-grant', 'change the plan without granting its tokens')
     .action(async (opts: { email: string; plan: string; cycle: string; periodEnd?: string; grant: boolean }) => {
-      const { operatorSetPlan } = await import('../commands/subscription/operator-set-plan.ts')
+      const { operatorSetPlan } = await import('../flows/plan-change/operator-set-plan.ts')
       await operatorCommand(
         async core =>
           await operatorSetPlan(core.ctx, {
@@ -155,10 +155,7 @@ export function registerOperatorCommands(program: Command): void {
     .description('what an operator may see of an account: status, plan, balance, keys (prefixes), agents and open sessions; nothing secret')
     .requiredOption('--email <address>', 'account email')
     .action(async (opts: { email: string }) => {
-      const [{ requireAccount }, { accountSummary }] = await Promise.all([
-        import('../commands/user/email-claims.ts'),
-        import('../projections/account-summary.ts')
-      ])
+      const [{ requireAccount }, { accountSummary }] = await Promise.all([import('../commands/user/read.ts'), import('../projections/account-summary.ts')])
       await operatorCommand(async core => {
         const owner = await requireAccount(core.ctx, opts.email)
         await catchUpReadModels(core)

@@ -2,10 +2,10 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { Bus, Consumer } from '../ports/bus.ts'
 import type { TokensReserved } from '../domain/wallet/events.ts'
 import type { CommandContext } from '../commands/context.ts'
-import { queueJob } from '../commands/job/queue-job.ts'
+import { queueJob } from '../flows/job-submission/queue-job.ts'
 import { faultPoint } from '../lib/faults.ts'
 import { RetryLater } from '../ports/bus.ts'
-import { resolveChunkReservation } from '../commands/batch/resolve-chunk-reservation.ts'
+import { resolveChunkReservation } from '../flows/batch-submission/resolve-chunk-reservation.ts'
 
 /** How long a chunk's reservation waits for its chunk before the chunk is abandoned (ms): far beyond a request's life. */
 export const CHUNK_GRACE_MS = 120_000

@@ -3,7 +3,7 @@ import { RetryLater, type Bus, type Consumer } from '../ports/bus.ts'
 import type { CommandContext } from '../commands/context.ts'
 import { attemptDelivery, type AttemptResult } from '../commands/webhook-delivery/attempt-delivery.ts'
 import { deliveryUuid, requestDelivery } from '../commands/webhook-delivery/request-delivery.ts'
-import { recordDeliveryOutcome } from '../commands/webhook-delivery/record-delivery-outcome.ts'
+import { recordDeliveryOutcome } from '../commands/webhook/record-delivery-outcome.ts'
 import type { DeliveryPolicy } from '../commands/webhook-delivery/delivery-policy.ts'
 import type { JobCompleted, JobFailed } from '../domain/job/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
@@ -133,7 +133,7 @@ export async function startWebhookWorker(ctx: CommandContext, bus: Bus, send: We
       const d = event.data as WebhookDeliveryAttempted['data']
       if (d.test) return
       if (d.next_attempt_at === null) {
-        await recordDeliveryOutcome(ctx, d, options.policy)
+        await recordDeliveryOutcome(ctx, d, options.policy.disable_after_failures)
         return
       }
       const wait = Date.parse(d.next_attempt_at) - Date.now()

@@ -3,7 +3,7 @@ import { generate } from 'otplib'
 import { unlimitedRates } from '../support/plans.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { grantTokens } from '../../src/commands/wallet/grant-tokens.ts'
-import { banUser } from '../../src/commands/user/ban-user.ts'
+import { banUser } from '../../src/flows/revoke-sessions/ban-user.ts'
 import { unbanUser } from '../../src/commands/user/unban-user.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 

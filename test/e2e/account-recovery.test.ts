@@ -3,9 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
-import { banUser } from '../../src/commands/user/ban-user.ts'
+import { banUser } from '../../src/flows/revoke-sessions/ban-user.ts'
 import { unbanUser } from '../../src/commands/user/unban-user.ts'
-import { accountOfEmail } from '../../src/commands/user/email-claims.ts'
+import { accountOfEmail } from '../../src/commands/user/read.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { client, signUp, settled, startTestService, testConfig } from '../support/service.ts'
-import { operatorSetPlan } from '../../src/commands/subscription/operator-set-plan.ts'
+import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
 const dataDir = t.testdir()
 const service = await startTestService(testConfig(dataDir))

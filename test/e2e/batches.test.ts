@@ -7,7 +7,7 @@ import { client, signUp, startTestService, testConfig, type Api } from '../suppo
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { plansFile } from '../support/plans.ts'
 import { grantTokens } from '../../src/commands/wallet/grant-tokens.ts'
-import { operatorSetPlan } from '../../src/commands/subscription/operator-set-plan.ts'
+import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
 // Batches (issue "Bulk verification"). This file owns 127.0.80.0/24.
 // Ground truth is the mail world's: a local part starting with `ok` is accepted (250),

@@ -6,7 +6,7 @@ import t from 'tap'
 import { request as httpRequest } from 'node:http'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { plansFile } from '../support/plans.ts'
-import { operatorSetPlan } from '../../src/commands/subscription/operator-set-plan.ts'
+import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 import { acceptableRedirectUri } from '../../src/commands/oauth/register-client.ts'
 import { authorizeByForms, authorizeUrl, consentPage, pkce, raw as rawRequest, tokenRequest } from '../support/oauth-flow.ts'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
-import { operatorSetPlan } from '../../src/commands/subscription/operator-set-plan.ts'
+import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
 // Behaviour the interface states (issue "The interface exact", item 1): a text/plain body
 // on a JSON operation is the 415 its document declares; token revocation answers 200 with

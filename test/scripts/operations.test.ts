@@ -45,12 +45,12 @@ t.test('every operation of the interface has its route, commands and deciders, a
   const exact: Record<string, string[]> = {
     'DELETE /api/keys/{uuid}': ['src/commands/apikey/revoke-api-key.ts'],
     'PATCH /api/keys/{uuid}': ['src/commands/apikey/update-api-key.ts'],
-    'PATCH /api/users/{uuid}/password': ['src/commands/user/change-password.ts'],
-    'DELETE /api/users/{uuid}': ['src/commands/user/delete-account.ts'],
+    'PATCH /api/users/{uuid}/password': ['src/flows/revoke-sessions/change-password.ts'],
+    'DELETE /api/users/{uuid}': ['src/flows/delete-account/delete-account.ts'],
     'PATCH /api/webhooks/{uuid}': ['src/commands/webhook/update-webhook.ts'],
-    'POST /api/batches': ['src/commands/batch/create-batch.ts'],
+    'POST /api/batches': ['src/flows/batch-submission/create-batch.ts'],
     // A helper of the route file: a sign-in ends the session its cookie named (sign-in.ts endReplacedSession).
-    'POST /api/auth/login': ['src/commands/session/login.ts', 'src/commands/session/refresh-session.ts', 'src/commands/session/revoke-session.ts']
+    'POST /api/auth/login': ['src/commands/session/refresh-session.ts', 'src/commands/session/revoke-session.ts', 'src/flows/sign-in/login.ts']
   }
   for (const [name, commands] of Object.entries(exact)) t.same(byName.get(name)?.commands, commands, `${name}: exactly its commands`)
   t.equal(

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
-import { deleteAccount } from '../../src/commands/user/delete-account.ts'
+import { deleteAccount } from '../../src/flows/delete-account/delete-account.ts'
 import type { EventStore } from '../../src/ports/event-store.ts'
 
 // A chunk accepted while its account is being deleted (issue "Money, tenancy,

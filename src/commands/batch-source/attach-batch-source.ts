@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
 import { batchSources } from './aggregate.ts'
-import { batches } from '../batch/aggregate.ts'
+import { readBatch } from '../batch/read.ts'
 
 /** What a kept file is, as the route read it (the bytes are in the blob store already). */
 export interface SourceFile {
@@ -27,7 +27,7 @@ export async function attachBatchSource(
   file: SourceFile,
   retentionDays: number
 ): Promise<{ attached_at: string; expires_at: string; position: number }> {
-  const b = (await batches.load(ctx, batchUuid)).state
+  const b = await readBatch(ctx, batchUuid)
   if (b.status === 'none' || b.user_uuid !== owner) throw new DomainError('not_found', 'batch.not_found', 'no such batch')
   const now = ctx.now()
   const expires = new Date(now.getTime() + retentionDays * 86_400_000).toISOString()

@@ -4,7 +4,7 @@ import { isLocale, SUPPORTED_LOCALES } from '../../domain/locales.ts'
 import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import type { Billing } from '../../ports/billing.ts'
 import type { CommandContext } from '../context.ts'
-import { loadSubscription } from '../subscription/operator-set-plan.ts'
+import { loadSubscription } from '../subscription/read.ts'
 import { requireBilling } from '../../ports/billing.ts'
 
 /**

@@ -6,7 +6,7 @@ import { issuersOf, type CommandContext } from '../context.ts'
 import type { SignedIn } from './start-session.ts'
 import { parseOwnedToken } from '../owned-token.ts'
 import { sessions } from './aggregate.ts'
-import { users } from '../user/aggregate.ts'
+import { readAccount } from '../user/read.ts'
 
 /** Splits a `svc_refresh` cookie value (`<session uuid>.<secret>`); null when malformed. */
 export function parseRefreshToken(value: string): { session_uuid: string; secret: string } | null {
@@ -35,7 +35,7 @@ export async function refreshSession(ctx: CommandContext, cookie: string, client
     throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token is invalid, expired or revoked; sign in again')
   if (clientId !== undefined && current.grant?.client_id !== clientId)
     throw new DomainError('unauthorized', 'refresh.invalid_token', 'the refresh token was not issued to this client')
-  const { state: account } = await users.load(ctx, current.user_uuid)
+  const { state: account } = await readAccount(ctx, current.user_uuid)
   const now = ctx.now()
   const secret = randomToken(32)
   const expires = new Date(now.getTime() + ctx.config.refresh_token_ttl_s * 1000)

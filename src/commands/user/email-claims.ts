@@ -1,9 +1,7 @@
 import { hmacHex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import * as claim from '../../domain/claim/decider.ts'
 import { DomainError } from '../../domain/shared.ts'
-import { load } from '../command-handler.ts'
-import { users } from './aggregate.ts'
+import { parseAddress } from '../../verifier/syntax.ts'
 
 /**
  * Stream of the one-account-per-email claim: `user_email-<hmac(lower-cased address)>`.
@@ -14,21 +12,12 @@ export function emailClaimStream(ctx: CommandContext, email: string): string {
 }
 
 /**
- * The account an operator names by its address (every `svc` command that takes
- * `--email`): its uuid. One code for every command: an unknown address, and an account
- * that was deleted, are `account.not_found`.
- * @throws DomainError not_found `account.not_found`.
+ * The address an account operation was given, normalised (RFC 5321/6531 syntax, the
+ * engine's parser), or the operation's `<operation>.invalid_email`.
+ * @throws DomainError invalid `<operation>.invalid_email`.
  */
-export async function requireAccount(ctx: CommandContext, email: string): Promise<string> {
-  const owner = await accountOfEmail(ctx, email)
-  const state = owner === null ? null : (await users.load(ctx, owner)).state
-  if (owner === null || state === null || state.status === 'none' || state.status === 'deleted')
-    throw new DomainError('not_found', 'account.not_found', `no account with the address ${email}`)
-  return owner
-}
-
-/** The account uuid that holds `email`, or null. */
-export async function accountOfEmail(ctx: CommandContext, email: string): Promise<string | null> {
-  const { state } = await load(ctx, emailClaimStream(ctx, email), claim)
-  return state.owner_uuid
+export function assertEmail(operation: string, email: string): string {
+  const parsed = parseAddress(email)
+  if (!parsed.ok) throw new DomainError('invalid', `${operation}.invalid_email`, `invalid email: ${parsed.detail}`)
+  return parsed.normalized
 }

@@ -2,8 +2,8 @@ import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { newOwnedToken } from '../owned-token.ts'
 import type { CommandContext } from '../context.ts'
 import { issueMailedSecret } from './mailed-secret.ts'
-import { accountOfEmail } from './email-claims.ts'
-import { assertEmail } from './reset-password.ts'
+import { accountOfEmail } from './read.ts'
+import { assertEmail } from './email-claims.ts'
 
 /** Lifetime of a password reset link, seconds. */
 const RESET_TOKEN_TTL_S = 30 * 60

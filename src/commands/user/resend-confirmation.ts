@@ -1,9 +1,9 @@
 import { sixDigitCode } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
 import { issueMailedSecret } from './mailed-secret.ts'
-import { accountOfEmail } from './email-claims.ts'
+import { accountOfEmail } from './read.ts'
 import { confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './confirmation-code.ts'
-import { assertEmail } from './reset-password.ts'
+import { assertEmail } from './email-claims.ts'
 
 /**
  * POST /api/auth/resend-confirmation: a new code is issued (and mailed) only when the

@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { requireAccount } from './email-claims.ts'
+import { requireAccount } from './read.ts'
 import { users } from './aggregate.ts'
 
 /**

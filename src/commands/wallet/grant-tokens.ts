@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
 import { grantToWallet } from './grant.ts'
-import { requireAccount } from '../user/email-claims.ts'
+import { requireAccount } from '../user/read.ts'
 
 /**
  * Operator credit (`svc wallet grant`): appends TokensGranted with source `operator`,

@@ -4,7 +4,7 @@ import { SIGNATURE_HEADER, signatureHeader } from '../../lib/webhook-signature.t
 import type { CommandContext } from '../context.ts'
 import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
 import { webhookDeliveries } from './aggregate.ts'
-import { webhooks } from '../webhook/aggregate.ts'
+import { readWebhooks } from '../webhook/read.ts'
 
 /** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
 function deliveryBody(r: WebhookDeliveryRequested['data']): string {
@@ -26,7 +26,8 @@ export type AttemptResult =
  * left). A disabled or deleted endpoint abandons the delivery (test deliveries go to
  * disabled endpoints too). A stale request (that attempt already made, or another one
  * next) does nothing: `over`. The outcome of the last attempt is counted by
- * `recordDeliveryOutcome`, driven by the recorded event.
+ * `recordDeliveryOutcome` (a 410 disables the endpoint there), driven by the recorded
+ * event, so a crash after the attempt loses neither.
  */
 export async function attemptDelivery(
   ctx: CommandContext,
@@ -41,7 +42,7 @@ export async function attemptDelivery(
   if (state.next_attempt_at !== null && Date.parse(state.next_attempt_at) > now.getTime())
     return { kind: 'not_due', retry_in_ms: Date.parse(state.next_attempt_at) - now.getTime() }
   const r = state.request
-  const endpoint = (await webhooks.load(ctx, r.user_uuid)).state.endpoints.get(r.webhook_uuid)
+  const endpoint = (await readWebhooks(ctx, r.user_uuid)).endpoints.get(r.webhook_uuid)
   const secret = endpoint ? await ctx.sealer.unseal(r.user_uuid, endpoint.secret) : null
   if (!endpoint || secret === null || (endpoint.status === 'disabled' && !r.test)) {
     await webhookDeliveries.handle(
@@ -92,15 +93,6 @@ export async function attemptDelivery(
     { actor: 'webhooks', correlation_id: r.job_uuid }
   )
   if (recorded.events.length === 0) return { kind: 'over' } // another worker recorded this attempt
-  // 410 Gone: the receiver says the endpoint is no more; disabled at once (issue "Bulk verification").
-  if (outcome.status === 410 && !r.test) {
-    await webhooks.handle(
-      ctx,
-      r.user_uuid,
-      { type: 'DisableGone', data: { webhook_uuid: r.webhook_uuid, now: at.toISOString() } },
-      { actor: 'webhooks', correlation_id: r.job_uuid }
-    )
-  }
   if (retryIn !== null) return { kind: 'retry', outcome, attempt, retry_in_ms: retryIn }
   return { kind: succeeded ? 'delivered' : 'failed', outcome, attempt }
 }

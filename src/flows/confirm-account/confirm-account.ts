@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { accountOfEmail } from '../../commands/user/email-claims.ts'
+import { accountOfEmail } from '../../commands/user/read.ts'
 import { confirmationCodeHash } from '../../commands/user/confirmation-code.ts'
 import { startSession, type ClientSeen, type SignedIn } from '../../commands/session/start-session.ts'
 import { users } from '../../commands/user/aggregate.ts'

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { submitJob, MAX_EMAIL_INPUT } from '../../commands/job/submit-job.ts'
+import { submitJob, MAX_EMAIL_INPUT } from '../../flows/job-submission/submit-job.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob, type JobDoc } from '../../projections/jobs.ts'
 import { environmentOf, principalOf, type Principal } from '../plugins/auth.ts'

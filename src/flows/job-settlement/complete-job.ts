@@ -1,9 +1,9 @@
 import { chargeFor } from '../../domain/job/charge.ts'
 import type { VerificationResult } from '../../verifier/result.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import type { CommandContext } from '../context.ts'
-import { decideOnJob } from './decide-on-job.ts'
-import { type LoadedJob, sealResult } from './seal-result.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { decideOnJob } from '../../commands/job/decide-on-job.ts'
+import { type LoadedJob, sealResult } from '../../commands/job/seal-result.ts'
 import { settleJob } from './settle-job.ts'
 
 /**

@@ -1,7 +1,7 @@
-import type { CommandContext } from '../context.ts'
-import { requireAccount } from './email-claims.ts'
-import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
-import { users } from './aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { requireAccount } from '../../commands/user/read.ts'
+import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * `svc accounts ban`: bans the account holding `email` and revokes every session it has,

@@ -1,9 +1,9 @@
 import { DomainError } from '../../domain/shared.ts'
-import type { CommandContext } from '../context.ts'
-import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { startSession, type ClientSeen, type SignedIn } from '../../commands/session/start-session.ts'
 import { verifyChallengeToken } from '../../lib/crypto/jwt.ts'
-import { checkSecondFactor } from '../user/second-factor.ts'
-import { users } from '../user/aggregate.ts'
+import { checkSecondFactor } from '../../commands/user/second-factor.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * POST /api/auth/2fa/verify: completes a sign-in with the challenge token and a TOTP or

@@ -2,10 +2,10 @@ import { DomainError, type Environment } from '../../domain/shared.ts'
 import { sees as endpointSeen } from '../../domain/webhook/decider.ts'
 import type { WebhookSender } from '../../ports/webhook-sender.ts'
 import type { CommandContext } from '../context.ts'
-import type { DeliveryPolicy } from '../webhook-delivery/delivery-policy.ts'
-import { requestDelivery } from '../webhook-delivery/request-delivery.ts'
-import { attemptDelivery } from '../webhook-delivery/attempt-delivery.ts'
-import { webhooks } from './aggregate.ts'
+import type { DeliveryPolicy } from './delivery-policy.ts'
+import { requestDelivery } from './request-delivery.ts'
+import { attemptDelivery } from './attempt-delivery.ts'
+import { readWebhooks } from '../webhook/read.ts'
 
 /**
  * POST /api/webhooks/{uuid}/test: sends one signed sample `job.completed` delivery (a new
@@ -22,7 +22,7 @@ export async function testWebhook(
   send: WebhookSender,
   policy: DeliveryPolicy
 ): Promise<{ delivery_uuid: string; delivered: boolean; response_status: number | null; error: string | null; duration_ms: number; position: number }> {
-  const { state } = await webhooks.load(ctx, owner)
+  const state = await readWebhooks(ctx, owner)
   const endpoint = state.endpoints.get(uuid)
   if (!endpoint || !endpointSeen(endpoint, sees)) throw new DomainError('not_found', 'test_webhook.not_found', 'no such webhook endpoint')
   const id = ctx.newId()

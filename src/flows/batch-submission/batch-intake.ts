@@ -9,10 +9,10 @@ import { keyObjectOf } from '../../lib/crypto/hashing.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import { turnIfDue } from '../../lib/turns.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
-import type { CommandContext } from '../context.ts'
-import type { Loaded } from '../command-handler.ts'
-import { batches } from './aggregate.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import type { Loaded } from '../../commands/command-handler.ts'
+import { batches } from '../../commands/batch/aggregate.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /** Who submits a batch: the account, the credential's environment and key or agent, its enabled checks and the account's plan. */
 export interface BatchSubmitter {

@@ -1,12 +1,12 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { verifyPassword } from '../../lib/crypto/hashing.ts'
-import type { CommandContext } from '../context.ts'
-import { accountOfEmail } from '../user/email-claims.ts'
-import { startSession, type ClientSeen, type SignedIn } from './start-session.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { accountOfEmail } from '../../commands/user/read.ts'
+import { startSession, type ClientSeen, type SignedIn } from '../../commands/session/start-session.ts'
 import { issueChallengeToken } from '../../lib/crypto/jwt.ts'
-import { startPasswordCheck } from '../user/start-password-check.ts'
-import { users } from '../user/aggregate.ts'
+import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 const invalid = (): DomainError => new DomainError('unauthorized', 'login.invalid_credentials', 'wrong email or password')
 

@@ -1,18 +1,11 @@
 import { DomainError } from '../../domain/shared.ts'
 import { hashPassword, sha256Hex } from '../../lib/crypto/hashing.ts'
-import { parseOwnedToken } from '../owned-token.ts'
-import { parseAddress } from '../../verifier/syntax.ts'
-import type { CommandContext } from '../context.ts'
-import { assertPasswordPolicy } from './password-policy.ts'
-import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
-import { contextWords } from './second-factor.ts'
-import { users } from './aggregate.ts'
-
-export function assertEmail(operation: string, email: string): string {
-  const parsed = parseAddress(email)
-  if (!parsed.ok) throw new DomainError('invalid', `${operation}.invalid_email`, `invalid email: ${parsed.detail}`)
-  return parsed.normalized
-}
+import { parseOwnedToken } from '../../commands/owned-token.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
+import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
+import { contextWords } from '../../commands/user/second-factor.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * POST /api/auth/reset-password: sets a new password with a reset token, spends the token

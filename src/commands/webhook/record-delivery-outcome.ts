@@ -1,7 +1,6 @@
 import type { WebhookDeliveryAttempted } from '../../domain/webhook/events.ts'
 import type { CommandContext } from '../context.ts'
-import type { DeliveryPolicy } from './delivery-policy.ts'
-import { webhooks } from '../webhook/aggregate.ts'
+import { webhooks } from './aggregate.ts'
 
 /**
  * Counts the outcome of a delivery's last attempt on its endpoint (interface section 6,
@@ -9,8 +8,16 @@ import { webhooks } from '../webhook/aggregate.ts'
  * after failures clears the count. Test deliveries and attempts with more to come count
  * nothing. Idempotent per delivery.
  */
-export async function recordDeliveryOutcome(ctx: CommandContext, last: WebhookDeliveryAttempted['data'], policy: DeliveryPolicy): Promise<void> {
+export async function recordDeliveryOutcome(ctx: CommandContext, last: WebhookDeliveryAttempted['data'], disableAfter: number): Promise<void> {
   if (last.test || last.next_attempt_at !== null) return
+  // 410 Gone: the receiver says the endpoint is no more; disabled at once (issue "Bulk verification").
+  if (last.response_status === 410)
+    await webhooks.handle(
+      ctx,
+      last.user_uuid,
+      { type: 'DisableGone', data: { webhook_uuid: last.webhook_uuid, now: ctx.now().toISOString() } },
+      { actor: 'webhooks', correlation_id: last.job_uuid }
+    )
   await webhooks.handle(
     ctx,
     last.user_uuid,
@@ -20,7 +27,7 @@ export async function recordDeliveryOutcome(ctx: CommandContext, last: WebhookDe
         webhook_uuid: last.webhook_uuid,
         delivery_uuid: last.delivery_uuid,
         succeeded: last.succeeded,
-        disable_after: policy.disable_after_failures,
+        disable_after: disableAfter,
         now: ctx.now().toISOString()
       }
     },

@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as batch from '../../domain/batch/decider.ts'
-import type { CommandContext } from '../context.ts'
+import type { CommandContext } from '../../commands/context.ts'
 import { type BatchSubmitter, type ChunkOutcome, candidates, checksFor, acceptChunk } from './batch-intake.ts'
-import { batches } from './aggregate.ts'
+import { batches } from '../../commands/batch/aggregate.ts'
 
 /**
  * POST /api/batches/{uuid}/emails: a chunk, de-duplicated against the whole batch; the

@@ -4,12 +4,12 @@ import { CHECK_NAMES, costOf, isCheckName, resolveChecks, type CheckName } from 
 import type { EventMetadata } from '../../ports/event-store.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import type { CommandContext } from '../context.ts'
-import { handle, load } from '../command-handler.ts'
-import { idempotencyKeyStream } from './idempotency.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { handle, load } from '../../commands/command-handler.ts'
+import { idempotencyKeyStream } from '../../commands/job/idempotency.ts'
 import { queueJob } from './queue-job.ts'
-import { jobs } from './aggregate.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import { jobs } from '../../commands/job/aggregate.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /** Who submits: the account, the environment of the credential and its key, if any. */
 export interface Submitter {

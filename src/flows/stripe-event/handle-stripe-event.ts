@@ -3,16 +3,26 @@ import { DomainError } from '../../domain/shared.ts'
 import { CYCLES, FREE, findPlan, type Cycle } from '../../domain/plans.ts'
 import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import type { StripeEvent } from '../../ports/billing.ts'
-import type { CommandContext } from '../context.ts'
-import { grantToWallet } from '../wallet/grant.ts'
-import { endPlan } from '../subscription/end-plan.ts'
-import { grantPeriodTokens } from '../subscription/grant-period-tokens.ts'
-import { linkCustomer } from '../subscription/link-customer.ts'
-import { loadSubscription } from '../subscription/operator-set-plan.ts'
-import { setPlan, type PlanChange } from '../subscription/set-plan.ts'
-import { CheckoutSession, Invoice, SubscriptionObject, UUID, planOfPrice, OPENS_PERIOD, periodLine, STATUS, iso } from './stripe-objects.ts'
-import { stripeEvents } from './aggregate.ts'
-import { users } from '../user/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { grantToWallet } from '../../commands/wallet/grant.ts'
+import { endPlan } from '../../commands/subscription/end-plan.ts'
+import { grantPeriodTokens } from '../plan-change/grant-period-tokens.ts'
+import { linkCustomer } from '../../commands/subscription/link-customer.ts'
+import { loadSubscription } from '../../commands/subscription/read.ts'
+import { setPlan, type PlanChange } from '../../commands/subscription/set-plan.ts'
+import {
+  CheckoutSession,
+  Invoice,
+  SubscriptionObject,
+  UUID,
+  planOfPrice,
+  OPENS_PERIOD,
+  periodLine,
+  STATUS,
+  iso
+} from '../../commands/billing/stripe-objects.ts'
+import { stripeEvents } from '../../commands/billing/aggregate.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /** @returns the account uuid when it names an existing, not deleted account. */
 async function accountOf(ctx: CommandContext, candidate: string | null | undefined): Promise<string | null> {

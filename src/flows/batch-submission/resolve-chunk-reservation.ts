@@ -1,8 +1,8 @@
 import type { TokensReserved } from '../../domain/wallet/events.ts'
-import type { CommandContext } from '../context.ts'
-import { workerMeta } from '../command-handler.ts'
-import { batches } from './aggregate.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { workerMeta } from '../../commands/command-handler.ts'
+import { batches } from '../../commands/batch/aggregate.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**
  * The intake process manager's step for a chunk's reservation (TokensReserved with

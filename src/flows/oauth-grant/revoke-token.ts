@@ -1,10 +1,10 @@
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
-import { issuersOf, type CommandContext } from '../context.ts'
-import { parseRefreshToken } from '../session/refresh-session.ts'
-import { revokeSession } from '../session/revoke-session.ts'
-import { OAuthError } from './oauth-clients.ts'
-import { sessions } from '../session/aggregate.ts'
+import { issuersOf, type CommandContext } from '../../commands/context.ts'
+import { parseRefreshToken } from '../../commands/session/refresh-session.ts'
+import { revokeSession } from '../../commands/session/revoke-session.ts'
+import { OAuthError } from '../../commands/oauth/oauth-clients.ts'
+import { sessions } from '../../commands/session/aggregate.ts'
 import { knowsRefreshToken } from '../../domain/session/decider.ts'
 
 /**

@@ -1,7 +1,7 @@
 import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
-import type { CommandContext } from '../context.ts'
-import { workerMeta } from '../command-handler.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { workerMeta } from '../../commands/command-handler.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**
  * Settles a processed chunk's reservation (`wallet-<user>`): captures the firm verdicts'

@@ -1,12 +1,12 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { hashPassword, verifyPassword } from '../../lib/crypto/hashing.ts'
-import type { CommandContext } from '../context.ts'
-import { assertPasswordPolicy } from './password-policy.ts'
-import { revokeAllSessions } from '../session/revoke-all-sessions.ts'
-import { startPasswordCheck } from './start-password-check.ts'
-import { contextWords, factorOf } from './second-factor.ts'
-import { users } from './aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
+import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
+import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
+import { contextWords, factorOf } from '../../commands/user/second-factor.ts'
+import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,

@@ -1,8 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
-import type { CommandContext } from '../context.ts'
-import { refreshSession } from '../session/refresh-session.ts'
-import type { SignedIn } from '../session/start-session.ts'
-import { OAuthError } from './oauth-clients.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { refreshSession } from '../../commands/session/refresh-session.ts'
+import type { SignedIn } from '../../commands/session/start-session.ts'
+import { OAuthError } from '../../commands/oauth/oauth-clients.ts'
 
 /**
  * POST /oauth/token `refresh_token` (RFC 6749 §6): the grant's refresh token, rotated (a

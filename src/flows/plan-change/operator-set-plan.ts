@@ -1,18 +1,12 @@
 import { DomainError } from '../../domain/shared.ts'
-import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { CYCLES, FREE, findPlan, tokensPerInvoice, type Cycle } from '../../domain/plans.ts'
-import type { CommandContext } from '../context.ts'
-import { requireAccount } from '../user/email-claims.ts'
-import { setPlan } from './set-plan.ts'
-import { endPlan } from './end-plan.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { loadSubscription } from '../../commands/subscription/read.ts'
+import { requireAccount } from '../../commands/user/read.ts'
+import { setPlan } from '../../commands/subscription/set-plan.ts'
+import { endPlan } from '../../commands/subscription/end-plan.ts'
 import { grantPeriodTokens } from './grant-period-tokens.ts'
-import { subscriptions } from './aggregate.ts'
-
-/** The account's subscription from its stream (commands decide on it, not on the read model). */
-export async function loadSubscription(ctx: CommandContext, owner: string): Promise<Subscription> {
-  return (await subscriptions.load(ctx, owner)).state.subscription ?? subscription.freeSubscription(owner)
-}
 
 /**
  * `svc subscription set --email --plan [--cycle] [--period-end] [--no-grant]`: what billing

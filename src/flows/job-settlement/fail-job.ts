@@ -1,6 +1,6 @@
-import type { CommandContext } from '../context.ts'
-import { decideOnJob } from './decide-on-job.ts'
-import type { LoadedJob } from './seal-result.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { decideOnJob } from '../../commands/job/decide-on-job.ts'
+import type { LoadedJob } from '../../commands/job/seal-result.ts'
 import { settleJob } from './settle-job.ts'
 
 /** Marks a job failed (it could not be verified at all) and releases its reservation. @returns whether this call failed it. */

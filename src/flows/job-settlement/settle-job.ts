@@ -1,8 +1,8 @@
 import * as job from '../../domain/job/decider.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import type { CommandContext } from '../context.ts'
-import { workerMeta } from '../command-handler.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { workerMeta } from '../../commands/command-handler.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**
  * Settles a terminal job's reservation (the one named in its JobQueued) on its wallet:

@@ -1,10 +1,10 @@
 import * as job from '../../domain/job/decider.ts'
 import type { JobQueued } from '../../domain/job/events.ts'
 import type { EventMetadata } from '../../ports/event-store.ts'
-import type { CommandContext } from '../context.ts'
-import type { HandleResult } from '../command-handler.ts'
-import { jobs } from './aggregate.ts'
-import { wallets } from '../wallet/aggregate.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import type { HandleResult } from '../../commands/command-handler.ts'
+import { jobs } from '../../commands/job/aggregate.ts'
+import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**
  * Creates a job's stream (JobQueued; a no-op when it exists) for the reservation that
