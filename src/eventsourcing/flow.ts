@@ -1,7 +1,11 @@
 import type { EventMetadata, RecordedEvent } from '../ports/event-store.ts'
 
-/** The event a reaction answers: as the bus delivers it, or as the operation that appended it holds it (inline). */
-export type FlowTrigger = Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'>
+/**
+ * The event a reaction answers: as the bus delivers it, or as the operation that appended
+ * it holds it (inline). `position`: its global position, or that of the append that carried
+ * it (a reaction waiting for a read model to have projected it); absent where unknown.
+ */
+export type FlowTrigger = Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'> & { position?: number }
 
 /**
  * Flows (ARCHITECTURE.md "Operations over several streams"; issue "Nothing lost"): an

@@ -38,6 +38,12 @@ const key = (await first('POST', '/api/keys', { token, body: { name: 'crash', en
 const unconfirmed = { email: 'confirming@example.com', password: 'correct horse battery staple' }
 if ((await first('POST', '/api/auth/register', { body: { ...unconfirmed, locale: 'en' } })).status !== 204) throw new Error('register')
 const code = await confirmationCode(dataDir, unconfirmed.email)
+// Two more sessions of the first account (the one `token` names is kept by its own password change).
+for (let i = 0; i < 2; i++) {
+  const r = await first('POST', '/api/auth/login', { body: { email: 'faults@example.com', password: 'correct horse battery staple' } })
+  if (r.status !== 200) throw new Error(`login: ${r.status}`)
+}
+const sidOf = (jwt: string): string => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')).sid
 await stop(setup)
 
 // Each fault point runs on a copy of this data (one account, one key), several at once:
@@ -180,5 +186,65 @@ for (const point of CONFIRM_POINTS) {
       0,
       `svc audit --strict --ledger: nothing begun and not finished, the ledger clean: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`
     )
+  })
+}
+
+// The flow that ends sessions (issue "Nothing lost"): killed after PasswordChanged, or after
+// the first of two revocations, the other sessions open at the change must still end once
+// the service runs again, the session the change was made from must stay, and a session
+// started after the change must not be touched. The oracle: the session streams as stored
+// (SessionStarted and SessionRevoked of the account's sessions), and `svc audit --strict`.
+const SESSION_POINTS = ['sessions.after_change', 'sessions.after_revoke']
+for (const point of SESSION_POINTS) {
+  t.test(`SIGKILL at ${point}: after a restart every other session open at the change is revoked`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const sessionsOf = async (): Promise<{ started: string[]; revoked: Set<string> }> => {
+      const all: RecordedEvent[] = []
+      for (let from = 0; ; ) {
+        const page = await store.readAll({ from_position: from, max_count: 1_000 })
+        if (page.length === 0) break
+        all.push(...page)
+        from = page[page.length - 1].position
+      }
+      const started = all.filter(e => e.type === 'SessionStarted' && e.data.user_uuid === owner).map(e => String(e.data.session_uuid))
+      return { started, revoked: new Set(all.filter(e => e.type === 'SessionRevoked').map(e => String(e.data.session_uuid))) }
+    }
+    const before = await sessionsOf()
+    const kept = sidOf(token)
+    const others = before.started.filter(s => s !== kept && !before.revoked.has(s))
+    t.equal(others.length, 2, 'two other sessions open before the change')
+
+    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+    const answered = await client(crashing.url)('PATCH', `/api/users/${owner}/password`, {
+      token,
+      body: { current_password: 'correct horse battery staple', new_password: 'an entirely new passphrase 42' }
+    }).catch(() => null)
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+    t.equal(answered, null, 'the change got no answer')
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const api = client(restarted.url)
+    const fresh = await api('POST', '/api/auth/login', { body: { email: 'faults@example.com', password: 'an entirely new passphrase 42' } })
+    t.equal(fresh.status, 200, 'the change was committed before the crash: the new password signs in (positive control)')
+    let after = before
+    await waitUntil(async () => {
+      after = await sessionsOf()
+      return others.every(s => after.revoked.has(s))
+    }, 20_000).catch(() => undefined)
+    t.same(
+      others.filter(s => !after.revoked.has(s)),
+      [],
+      'every other session open at the change is revoked'
+    )
+    t.notOk(after.revoked.has(kept), 'the session the change was made from is not')
+    t.notOk(after.revoked.has(sidOf(fresh.body.access_token)), 'nor the one started after the change')
+    t.equal((await api('GET', '/api/users/me', { token })).status, 200, 'the kept session still works')
+    await stop(restarted)
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--strict'], { env, encoding: 'utf8' })
+    t.equal(audit.status, 0, `svc audit --strict: nothing begun and not finished: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
   })
 }

@@ -45,7 +45,7 @@ export type UserCommand =
   | { type: 'ConfirmUser'; data: ConfirmUser }
   | { type: 'RequestPasswordReset'; data: { token_hash: string; token_sealed: string; expires_at: string; now: string } }
   | { type: 'ResetPassword'; data: { token_hash: string; password_hash: string; now: string } }
-  | { type: 'ChangePassword'; data: PasswordCheck & { password_hash: string; factor?: SecondFactor | null; now: string } }
+  | { type: 'ChangePassword'; data: PasswordCheck & { password_hash: string; factor?: SecondFactor | null; kept_session_uuid?: string | null; now: string } }
   | { type: 'ChangeLocale'; data: { locale: string; now: string } }
   | { type: 'RecordLogin'; data: { succeeded: boolean; now: string } }
   | { type: 'StartPasswordCheck'; data: { operation: string; now: string } }
@@ -65,9 +65,9 @@ export type UserCommand =
     }
   | { type: 'ChangeEmail'; data: { token_hash: string; now: string } }
   | { type: 'StartTwoFactorSetup'; data: { secret_sealed: string; backup_code_hashes: string[]; now: string } }
-  | { type: 'EnableTwoFactor'; data: SecondFactor & { now: string } }
+  | { type: 'EnableTwoFactor'; data: SecondFactor & { kept_session_uuid?: string | null; now: string } }
   | { type: 'CheckSecondFactor'; data: SecondFactor & { operation: string; now: string } }
-  | { type: 'DisableTwoFactor'; data: PasswordCheck & SecondFactor & { now: string } }
+  | { type: 'DisableTwoFactor'; data: PasswordCheck & SecondFactor & { kept_session_uuid?: string | null; now: string } }
 
 function fail(kind: ErrorKind, code: string, message: string): never {
   throw new DomainError(kind, code, message)
@@ -136,7 +136,10 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         fail('unauthorized', 'reset_password.invalid_token', 'the reset link is invalid, expired or already used')
       }
       return [
-        { type: 'PasswordChanged', data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now } }
+        {
+          type: 'PasswordChanged',
+          data: { user_uuid: (state as Account).user_uuid, password_hash: d.password_hash, reason: 'reset', changed_at: d.now, kept_session_uuid: null }
+        }
       ]
     }
     case 'ChangePassword': {
@@ -147,7 +150,16 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return [
         ...passed(a, 'change_password', command.data.now),
         ...factor.events,
-        { type: 'PasswordChanged', data: { user_uuid: a.user_uuid, password_hash: command.data.password_hash, reason: 'change', changed_at: command.data.now } }
+        {
+          type: 'PasswordChanged',
+          data: {
+            user_uuid: a.user_uuid,
+            password_hash: command.data.password_hash,
+            reason: 'change',
+            changed_at: command.data.now,
+            kept_session_uuid: command.data.kept_session_uuid ?? null
+          }
+        }
       ]
     }
     case 'StartPasswordCheck': {
@@ -243,7 +255,12 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       // The code alone (interface: "TOTP code"); what guards a stolen session is around it:
       // TwoFactorEnabled is mailed to the account, and every other session is signed out.
       if (d.time_step === null || d.for_secret !== a.two_factor.secret) fail('invalid', 'verify_2fa_setup.invalid_code', 'the code is not valid')
-      return [{ type: 'TwoFactorEnabled', data: { user_uuid: a.user_uuid, time_step: d.time_step!, enabled_at: d.now } }]
+      return [
+        {
+          type: 'TwoFactorEnabled',
+          data: { user_uuid: a.user_uuid, time_step: d.time_step!, enabled_at: d.now, kept_session_uuid: d.kept_session_uuid ?? null }
+        }
+      ]
     }
     case 'CheckSecondFactor': {
       const a = account(state, command.data.operation)
@@ -258,7 +275,11 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (!passwordMatches(a, d)) fail('invalid', 'disable_2fa.wrong_password', 'the password is wrong')
       const factor = secondFactor(a, { ...d, operation: 'disable_2fa' })
       if (refusedSecondFactor(factor)) return [...passed(a, 'disable_2fa', d.now), ...factor]
-      return [...passed(a, 'disable_2fa', d.now), ...factor, { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now } }]
+      return [
+        ...passed(a, 'disable_2fa', d.now),
+        ...factor,
+        { type: 'TwoFactorDisabled', data: { user_uuid: a.user_uuid, disabled_at: d.now, kept_session_uuid: d.kept_session_uuid ?? null } }
+      ]
     }
     default:
       return noEventsForUnknown(command)

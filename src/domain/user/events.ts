@@ -35,7 +35,15 @@ export type PasswordResetRequested = Event<
 >
 
 /** A new password: changed by the user (`change`) or through a reset link (`reset`). */
-export type PasswordChanged = Event<'PasswordChanged', { user_uuid: string; password_hash: string; reason: 'change' | 'reset'; changed_at: string }>
+/**
+ * `kept_session_uuid`: the session a change was made from, which stays open; every other
+ * session open at `changed_at` is revoked from this event (flow `revoke-sessions`). Absent
+ * in events recorded before it existed, and null for a reset.
+ */
+export type PasswordChanged = Event<
+  'PasswordChanged',
+  { user_uuid: string; password_hash: string; reason: 'change' | 'reset'; changed_at: string; kept_session_uuid?: string | null }
+>
 
 export type LocaleChanged = Event<'LocaleChanged', { user_uuid: string; locale: string; changed_at: string }>
 
@@ -66,13 +74,15 @@ export type UserDeleted = Event<'UserDeleted', { user_uuid: string; deleted_at: 
 
 /** 2FA setup: `secret` (TOTP, base32) sealed; backup codes as HMACs only. */
 export type TwoFactorSetupStarted = Event<'TwoFactorSetupStarted', { user_uuid: string; secret: string; backup_code_hashes: string[]; started_at: string }>
-export type TwoFactorEnabled = Event<'TwoFactorEnabled', { user_uuid: string; time_step: number; enabled_at: string }>
+/** `kept_session_uuid`: the session it was turned on from (the others are revoked: flow `revoke-sessions`); absent in older events. */
+export type TwoFactorEnabled = Event<'TwoFactorEnabled', { user_uuid: string; time_step: number; enabled_at: string; kept_session_uuid?: string | null }>
 /** A TOTP code was accepted at `time_step`: no code of that step or before is accepted again. */
 /** `challenge_id`: the sign-in challenge it completed (spent: a challenge is single use). */
 export type TwoFactorCodeAccepted = Event<'TwoFactorCodeAccepted', { user_uuid: string; time_step: number; challenge_id?: string; accepted_at: string }>
 export type BackupCodeUsed = Event<'BackupCodeUsed', { user_uuid: string; code_hash: string; challenge_id?: string; used_at: string }>
 export type TwoFactorFailed = Event<'TwoFactorFailed', { user_uuid: string; failed_at: string }>
-export type TwoFactorDisabled = Event<'TwoFactorDisabled', { user_uuid: string; disabled_at: string }>
+/** `kept_session_uuid`: the session it was turned off from (the others are revoked: flow `revoke-sessions`); absent in older events. */
+export type TwoFactorDisabled = Event<'TwoFactorDisabled', { user_uuid: string; disabled_at: string; kept_session_uuid?: string | null }>
 
 /** A change of address waits for the link mailed to the new one; both sealed. */
 export type EmailChangeRequested = Event<

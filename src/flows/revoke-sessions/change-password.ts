@@ -3,15 +3,18 @@ import * as user from '../../domain/user/decider.ts'
 import { hashPassword, verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
-import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
+import { faultPoint } from '../../lib/faults.ts'
+import { revokeSessionsAfter } from './revoke-sessions.ts'
 import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
 import { contextWords, factorOf } from '../../commands/user/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * PATCH /api/users/{uuid}/password: checks the current password (and, with two-factor on,
- * `code`: a TOTP or backup code, ASVS 5.0 V7.5.1), sets the new one and revokes every
- * other session of the account.
+ * `code`: a TOTP or backup code, ASVS 5.0 V7.5.1), sets the new one (PasswordChanged, naming
+ * the session kept) and revokes every other session of the account (flow
+ * `revoke-sessions`, run here and from the committed event). Fault points:
+ * `sessions.after_change`, `sessions.after_revoke`.
  * @throws DomainError invalid `change_password.invalid_password`, `change_password.wrong_password`,
  *   `change_password.second_factor_required`, `change_password.invalid_code`; locked `change_password.locked`.
  */
@@ -35,10 +38,19 @@ export async function changePassword(
     owner,
     {
       type: 'ChangePassword',
-      data: { password_ok: passwordOk, for_password_hash: state.password_hash, password_hash: passwordHash, factor, now: ctx.now().toISOString() }
+      data: {
+        password_ok: passwordOk,
+        for_password_hash: state.password_hash,
+        password_hash: passwordHash,
+        factor,
+        kept_session_uuid: currentSession,
+        now: ctx.now().toISOString()
+      }
     },
     { actor: owner }
   )
   if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'change_password.invalid_code', 'the code is wrong or was already used')
-  await revokeAllSessions(ctx, owner, currentSession)
+  // The flow's first fact is PasswordChanged (it names the session kept); the revocations follow from it.
+  faultPoint(ctx.config.fault_point, 'sessions.after_change')
+  await revokeSessionsAfter(ctx, r)
 }

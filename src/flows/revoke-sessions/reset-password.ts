@@ -3,13 +3,15 @@ import { hashPassword, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { parseOwnedToken } from '../../commands/owned-token.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
-import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
+import { faultPoint } from '../../lib/faults.ts'
+import { revokeSessionsAfter } from './revoke-sessions.ts'
 import { contextWords } from '../../commands/user/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**
  * POST /api/auth/reset-password: sets a new password with a reset token, spends the token
- * and signs out every session of the account.
+ * and signs out every session of the account (flow `revoke-sessions`, from PasswordChanged).
+ * Fault points: `sessions.after_reset`, `sessions.after_revoke`.
  * @throws DomainError invalid `reset_password.invalid_password`; unauthorized
  *   `reset_password.invalid_token`; not_found `reset_password.no_account`.
  */
@@ -22,11 +24,12 @@ export async function resetPassword(ctx: CommandContext, token: string, newPassw
   if (state.status === 'none') throw new DomainError('not_found', 'reset_password.no_account', 'no account matches this reset link')
   assertPasswordPolicy('reset_password', newPassword, await contextWords(ctx, state))
   const passwordHash = await hashPassword(newPassword)
-  await users.handle(
+  const r = await users.handle(
     ctx,
     owner,
     { type: 'ResetPassword', data: { token_hash: sha256Hex(secret), password_hash: passwordHash, now: ctx.now().toISOString() } },
     { actor: owner }
   )
-  await revokeAllSessions(ctx, owner, null)
+  faultPoint(ctx.config.fault_point, 'sessions.after_reset')
+  await revokeSessionsAfter(ctx, r)
 }

@@ -1,15 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { revokeAllSessions } from '../../commands/session/revoke-all-sessions.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
 import { changePassword } from '../../flows/revoke-sessions/change-password.ts'
 import { deleteAccount } from '../../flows/delete-account/delete-account.ts'
 import { requestEmailChange } from '../../commands/user/request-email-change.ts'
 import { changeLocale } from '../../commands/user/change-locale.ts'
-import { disableTwoFactor } from '../../commands/user/disable-two-factor.ts'
+import { disableTwoFactor } from '../../flows/revoke-sessions/disable-two-factor.ts'
 import { enableTwoFactor } from '../../commands/user/enable-two-factor.ts'
-import { verifyTwoFactorSetup } from '../../commands/user/verify-two-factor-setup.ts'
+import { verifyTwoFactorSetup } from '../../flows/revoke-sessions/verify-two-factor-setup.ts'
 import { openSessions } from '../../projections/sessions.ts'
 import { getUser, getUserDoc, type UserDoc } from '../../projections/users.ts'
 import { principalOf, type Principal } from '../plugins/auth.ts'
@@ -225,9 +224,8 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      const enabled = await verifyTwoFactorSetup(rt.ctx, p.user_uuid, request.body.code)
-      // A change of factors ends the account's other sessions (ASVS 5.0 V7.4.3).
-      await rt.caughtUp(Math.max(enabled, await revokeAllSessions(rt.ctx, p.user_uuid, p.session_uuid)))
+      // A change of factors ends the account's other sessions (ASVS 5.0 V7.4.3): flow `revoke-sessions`.
+      await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, p.user_uuid, p.session_uuid, request.body.code))
       return reply.code(204).send()
     }
   })
@@ -245,8 +243,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      const disabled = await disableTwoFactor(rt.ctx, p.user_uuid, request.body.password, request.body.code)
-      await rt.caughtUp(Math.max(disabled, await revokeAllSessions(rt.ctx, p.user_uuid, p.session_uuid)))
+      await rt.caughtUp(await disableTwoFactor(rt.ctx, p.user_uuid, p.session_uuid, request.body.password, request.body.code))
       return reply.code(204).send()
     }
   })
