@@ -176,6 +176,12 @@ function runThread(): void {
     }
     if ('add' in m) {
       const entry: Entry = { file: m.file, db: null, timer: null }
+      // Opened now rather than at the first tick: the process's descriptors are at their level once its stores are open.
+      try {
+        entry.db = new DatabaseSync(entry.file, { timeout: 1_000 })
+      } catch {
+        // The first tick tries again.
+      }
       entry.timer = setInterval(() => {
         checkpoint(entry)
       }, m.interval_ms)
