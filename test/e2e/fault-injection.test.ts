@@ -2,6 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { cpSync, mkdirSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
+import { DatabaseSync } from 'node:sqlite'
 import { client, confirmationCode, signUp } from '../support/service.ts'
 import { exited, startSvc, type SvcProcess, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
@@ -21,7 +22,8 @@ const root = t.testdir()
 const dataDir = join(root, 'seed')
 mkdirSync(dataDir, { recursive: true })
 const base = svcEnv(dataDir, {
-  ...unlimitedRates(dataDir)
+  ...unlimitedRates(dataDir),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true'
 })
 
 const stop = async (p: SvcProcess): Promise<void> => {
@@ -42,6 +44,18 @@ const code = await confirmationCode(dataDir, unconfirmed.email)
 for (let i = 0; i < 2; i++) {
   const r = await first('POST', '/api/auth/login', { body: { email: 'faults@example.com', password: 'correct horse battery staple' } })
   if (r.status !== 200) throw new Error(`login: ${r.status}`)
+}
+// An account with something of each kind an erasure ends: a session, an API key, an agent, a webhook endpoint.
+const erased = { email: 'erased@example.com', password: 'correct horse battery staple' }
+const erasedToken = await signUp(first, dataDir, erased.email)
+const erasedUser = (await first('GET', '/api/users/me', { token: erasedToken })).body.uuid as string
+for (const [path, body] of [
+  ['/api/keys', { name: 'erased', environment: 'live' }],
+  ['/api/agents', { name: 'erased', scopes: ['results:read'] }],
+  ['/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['job.completed'] }]
+] as const) {
+  const r = await first('POST', path, { token: erasedToken, body })
+  if (r.status !== 201) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`)
 }
 const sidOf = (jwt: string): string => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')).sid
 await stop(setup)
@@ -72,6 +86,17 @@ function reservations(wallet: RecordedEvent[]): Map<string, Held> {
     }
   }
   return held
+}
+
+/** Every event of the store, in order. */
+async function everything(store: SqliteEventStore): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = []
+  for (let from = 0; ; ) {
+    const page = await store.readAll({ from_position: from, max_count: 1_000 })
+    if (page.length === 0) return all
+    all.push(...page)
+    from = page[page.length - 1].position
+  }
 }
 
 // The steps, in the order a request meets them, and what a retry with the same key answers.
@@ -203,13 +228,7 @@ for (const point of SESSION_POINTS) {
     const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
     t.teardown(() => store.close())
     const sessionsOf = async (): Promise<{ started: string[]; revoked: Set<string> }> => {
-      const all: RecordedEvent[] = []
-      for (let from = 0; ; ) {
-        const page = await store.readAll({ from_position: from, max_count: 1_000 })
-        if (page.length === 0) break
-        all.push(...page)
-        from = page[page.length - 1].position
-      }
+      const all = await everything(store)
       const started = all.filter(e => e.type === 'SessionStarted' && e.data.user_uuid === owner).map(e => String(e.data.session_uuid))
       return { started, revoked: new Set(all.filter(e => e.type === 'SessionRevoked').map(e => String(e.data.session_uuid))) }
     }
@@ -243,6 +262,63 @@ for (const point of SESSION_POINTS) {
     t.notOk(after.revoked.has(kept), 'the session the change was made from is not')
     t.notOk(after.revoked.has(sidOf(fresh.body.access_token)), 'nor the one started after the change')
     t.equal((await api('GET', '/api/users/me', { token })).status, 200, 'the kept session still works')
+    await stop(restarted)
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--strict'], { env, encoding: 'utf8' })
+    t.equal(audit.status, 0, `svc audit --strict: nothing begun and not finished: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
+  })
+}
+
+// The flow that erases a deleted account (issue "Nothing lost"): killed after UserDeleted or
+// after any step of the erasure, the account must still end up with every credential
+// ended, its address released and its data key destroyed once the service runs again (its
+// sessions end with UserDeleted itself: the password signs in no more, and its access token
+// reaches nothing). The oracles: the streams as stored (ApiKeyRevoked, AgentRevoked,
+// WebhookEndpointDeleted, ClaimReleased of this account), keys.db read with SQLite itself
+// (its data key row emptied), and `svc audit --strict`.
+const DELETE_POINTS = ['delete.after_delete', ...['api_keys', 'agents', 'webhooks', 'release', 'shred'].map(s => `delete.after_${s}`)]
+for (const point of DELETE_POINTS) {
+  t.test(`SIGKILL at ${point}: after a restart the account is erased`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+    const answered = await client(crashing.url)('DELETE', `/api/users/${erasedUser}`, { token: erasedToken, body: { password: erased.password } }).catch(
+      () => null
+    )
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+    t.equal(answered, null, 'the deletion got no answer')
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const api = client(restarted.url)
+    t.equal((await api('POST', '/api/auth/login', { body: erased })).status, 401, 'the deletion was committed before the crash: the password signs in no more')
+    t.equal((await api('GET', '/api/users/me', { token: erasedToken })).status, 401, 'its session reaches nothing')
+    const erasure = (all: RecordedEvent[]) => ({
+      key: all.some(e => e.type === 'ApiKeyRevoked' && e.data.user_uuid === erasedUser),
+      agent: all.some(e => e.type === 'AgentRevoked' && e.data.user_uuid === erasedUser),
+      webhook: all.some(e => e.type === 'WebhookEndpointDeleted' && e.data.user_uuid === erasedUser),
+      released: all.some(e => e.type === 'ClaimReleased' && e.data.owner_uuid === erasedUser)
+    })
+    const shredded = (): boolean => {
+      const db = new DatabaseSync(join(dir, 'keys.db'), { readOnly: true })
+      try {
+        const row = db.prepare('SELECT wrapped, destroyed_at FROM data_keys WHERE owner = ?').get(erasedUser) as
+          | { wrapped: unknown; destroyed_at: string | null }
+          | undefined
+        return row !== undefined && row.wrapped === null && row.destroyed_at !== null
+      } finally {
+        db.close()
+      }
+    }
+    const done = { key: true, agent: true, webhook: true, released: true }
+    let seen = erasure([])
+    await waitUntil(async () => {
+      seen = erasure(await everything(store))
+      return JSON.stringify(seen) === JSON.stringify(done) && shredded()
+    }, 20_000).catch(() => undefined)
+    t.same(seen, done, 'every key, agent and endpoint ended; the address released')
+    t.ok(shredded(), 'the data key destroyed (keys.db)')
     await stop(restarted)
     const audit = spawnSync(process.execPath, [cli, 'audit', '--strict'], { env, encoding: 'utf8' })
     t.equal(audit.status, 0, `svc audit --strict: nothing begun and not finished: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)

@@ -1,9 +1,7 @@
 import type { Flow } from '../../eventsourcing/flow.ts'
-import { projected } from '../../eventsourcing/projected.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
-import { sessions } from '../../commands/session/aggregate.ts'
-import { openSessions } from '../../projections/sessions.ts'
+import { activeSessions } from './active-sessions.ts'
 import { react, type OpenSessions, type RevokeCommand } from './react.ts'
 
 /**
@@ -22,16 +20,7 @@ export const revokeSessionsFlow: Flow<CommandContext, OpenSessions, RevokeComman
   triggers: ['PasswordChanged', 'TwoFactorEnabled', 'TwoFactorDisabled', 'UserBanned'],
   steps: ['revoke'],
   bound_ms: 60_000,
-  load: async (ctx, trigger) => {
-    // Every session started before the trigger was committed before it: listed once the read model is past it.
-    if (trigger.position !== undefined) await projected(ctx.reads, 'sessions', trigger.position - 1)
-    const open: Array<OpenSessions['open'][number]> = []
-    for (const s of await openSessions(ctx, String(trigger.data.user_uuid))) {
-      // The read model may still list one revoked a moment ago: its stream says.
-      if ((await sessions.load(ctx, s.uuid)).state.status === 'active') open.push({ session_uuid: s.uuid, started_at: s.started_at })
-    }
-    return { open }
-  },
+  load: async (ctx, trigger) => ({ open: await activeSessions(ctx, String(trigger.data.user_uuid), trigger.position) }),
   react,
   execute: async (ctx, step, meta) => {
     await revokeSession(ctx, step.command.session_uuid, 'revoked', undefined, undefined, meta.actor ?? undefined)
