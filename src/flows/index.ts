@@ -3,6 +3,7 @@ import type { CommandContext } from '../commands/context.ts'
 import { confirmAccountFlow } from './confirm-account/flow.ts'
 import { revokeSessionsFlow } from './revoke-sessions/flow.ts'
 import { deleteAccountFlow } from './delete-account/flow.ts'
+import { planGrantFlow } from './plan-change/flow.ts'
 
 /**
  * Every flow (docs/architecture.md "Flows"): the flow worker runs each from its trigger
@@ -10,7 +11,7 @@ import { deleteAccountFlow } from './delete-account/flow.ts'
  * inline too.
  */
 // biome-ignore lint/suspicious/noExplicitAny: each flow has its own state and command types; the worker treats them alike.
-export const FLOWS: ReadonlyArray<Flow<CommandContext, any, any>> = [confirmAccountFlow, revokeSessionsFlow, deleteAccountFlow]
+export const FLOWS: ReadonlyArray<Flow<CommandContext, any, any>> = [confirmAccountFlow, revokeSessionsFlow, deleteAccountFlow, planGrantFlow]
 
 /** The event types that start a flow (the flow worker's NATS stream and durable consumer). */
 export const FLOW_EVENTS: readonly string[] = [...new Set(FLOWS.flatMap(f => f.triggers))]

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { cpSync, mkdirSync } from 'node:fs'
+import { cpSync, mkdirSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { DatabaseSync } from 'node:sqlite'
 import { client, confirmationCode, signUp } from '../support/service.ts'
@@ -21,8 +21,9 @@ const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 const root = t.testdir()
 const dataDir = join(root, 'seed')
 mkdirSync(dataDir, { recursive: true })
+const rates = unlimitedRates(dataDir)
 const base = svcEnv(dataDir, {
-  ...unlimitedRates(dataDir),
+  ...rates,
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true'
 })
 
@@ -322,5 +323,42 @@ for (const point of DELETE_POINTS) {
     await stop(restarted)
     const audit = spawnSync(process.execPath, [cli, 'audit', '--strict'], { env, encoding: 'utf8' })
     t.equal(audit.status, 0, `svc audit --strict: nothing begun and not finished: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
+  })
+}
+
+// An operator's plan change grants the period's tokens from its event (issue "Nothing
+// lost"): `svc subscription set` killed after the plan started (before or after the grant),
+// the grant must be there once the service runs again, once. The oracles: the plan
+// catalogue file (the period's tokens) and the streams as stored (PlanStarted, and one
+// TokensGranted `operator-<its id>`); then `svc audit --strict --ledger`.
+const PLAN_POINTS = ['plan.after_change', 'plan.after_grant']
+for (const point of PLAN_POINTS) {
+  t.test(`SIGKILL at ${point} (svc subscription set): after a restart the period's tokens are granted, once`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const set = spawnSync(process.execPath, [cli, 'subscription', 'set', '--email', 'faults@example.com', '--plan', 'starter'], {
+      env: { ...env, FAULT_POINT: point },
+      encoding: 'utf8'
+    })
+    t.equal(set.signal, 'SIGKILL', 'the operator command died at the fault point')
+    const started = (await store.readStream(`subscription-${owner}`)).filter(e => e.type === 'PlanStarted')
+    t.equal(started.length, 1, 'the plan started before the crash (positive control)')
+    const catalogue = JSON.parse(readFileSync(rates.PLANS_FILE, 'utf8')) as { plans: Array<{ code: string; tokens_per_month: number }> }
+    const tokens = catalogue.plans.find(p => p.code === 'starter')?.tokens_per_month
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const grants = async (): Promise<RecordedEvent[]> =>
+      (await store.readStream(`wallet-${owner}`)).filter(e => e.type === 'TokensGranted' && String(e.data.grant_uuid).startsWith('operator-'))
+    await waitUntil(async () => (await grants()).length > 0, 20_000).catch(() => undefined)
+    const granted = await grants()
+    t.equal(granted.length, 1, "the period's grant, once")
+    t.equal(granted[0]?.data.grant_uuid, `operator-${started[0]?.id}`, 'named for the plan change')
+    t.equal(granted[0]?.data.amount, tokens, "of the catalogue's monthly tokens")
+    await stop(restarted)
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--strict', '--ledger'], { env, encoding: 'utf8' })
+    t.equal(audit.status, 0, `svc audit --strict --ledger: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
   })
 }

@@ -3,6 +3,7 @@ import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { findPlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
+import type { HandleResult } from '../command-handler.ts'
 import { subscriptions } from './aggregate.ts'
 
 /** A SetPlan of the subscription decider, without its time (the context's clock gives it), with the actor to record. */
@@ -13,13 +14,14 @@ export type PlanChange = Omit<Extract<subscription.SubscriptionCommand, { type: 
  * subscription decider ignores an older Stripe event, an ended or another Stripe
  * subscription, and a return to `incomplete` (`ignoredBecause`).
  * @returns the subscription after it, the position of the append (or the stream's head),
- *   whether it changed, and why not when the decider ignored it (null otherwise).
+ *   whether it changed, why not when the decider ignored it (null otherwise), and the
+ *   events appended (a flow's trigger).
  * @throws DomainError invalid `subscription.unknown_plan` for a code not in the catalogue.
  */
 export async function setPlan(
   ctx: CommandContext,
   c: PlanChange
-): Promise<{ subscription: Subscription; position: number; changed: boolean; ignored: string | null }> {
+): Promise<{ subscription: Subscription; position: number; changed: boolean; ignored: string | null; recorded: HandleResult<unknown, unknown>['recorded'] }> {
   if (!findPlan(ctx.config.plans, c.plan))
     throw new DomainError('invalid', 'subscription.unknown_plan', `no plan ${c.plan}; one of: ${ctx.config.plans.plans.map(p => p.code).join(', ')}`)
   const { actor, ...data } = c
@@ -30,6 +32,7 @@ export async function setPlan(
     subscription: r.state.subscription ?? subscription.freeSubscription(c.user_uuid),
     position: r.position,
     changed,
-    ignored: changed ? null : subscription.ignoredBecause(command, r.state)
+    ignored: changed ? null : subscription.ignoredBecause(command, r.state),
+    recorded: r.recorded
   }
 }

@@ -46,6 +46,8 @@ export type SubscriptionCommand =
         source: SubscriptionSource
         /** When Stripe made the event (Unix s); null for an operator's change. */
         as_of: number | null
+        /** An operator's change that grants one period's tokens, as an invoice would (recorded only when the plan or cycle changes). */
+        grant_period?: boolean
         now: string
       }
     }
@@ -166,8 +168,10 @@ export function decide(command: SubscriptionCommand, state: SubscriptionState): 
         ...(pastDueSince !== null && { past_due_since: pastDueSince })
       }
       if (same(next, current)) return []
-      if (current.plan === FREE) return [{ type: 'PlanStarted', data: { user_uuid: c.user_uuid, subscription: next, source: c.source, at: c.now } }]
-      return [{ type: 'PlanChanged', data: { user_uuid: c.user_uuid, subscription: next, previous_plan: current.plan, source: c.source, at: c.now } }]
+      // A new period (another plan or cycle) that the operator grants: the plan-grant flow grants it from this event.
+      const grant = c.grant_period === true && (current.plan !== c.plan || current.cycle !== c.cycle) ? { grant_period: true } : {}
+      if (current.plan === FREE) return [{ type: 'PlanStarted', data: { user_uuid: c.user_uuid, subscription: next, source: c.source, at: c.now, ...grant } }]
+      return [{ type: 'PlanChanged', data: { user_uuid: c.user_uuid, subscription: next, previous_plan: current.plan, source: c.source, at: c.now, ...grant } }]
     }
     case 'EndPlan': {
       const c = command.data

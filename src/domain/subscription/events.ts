@@ -45,6 +45,12 @@ interface Change {
   subscription: Subscription
   source: SubscriptionSource
   at: string
+  /**
+   * On PlanStarted and PlanChanged by an operator who grants the new period's tokens (as an
+   * invoice would): the flow `plan-grant` grants them from this event, once (grant id
+   * `operator-<event id>`). Absent otherwise.
+   */
+  grant_period?: boolean
 }
 
 /** A paid plan began (from Free). */

@@ -6,13 +6,16 @@ import { loadSubscription } from '../../commands/subscription/read.ts'
 import { requireAccount } from '../../commands/user/read.ts'
 import { setPlan } from '../../commands/subscription/set-plan.ts'
 import { endPlan } from '../../commands/subscription/end-plan.ts'
-import { grantPeriodTokens } from './grant-period-tokens.ts'
+import { faultPoint } from '../../lib/faults.ts'
+import { runReaction } from '../../eventsourcing/flow.ts'
+import { planGrantFlow } from './flow.ts'
 
 /**
  * `svc subscription set --email --plan [--cycle] [--period-end] [--no-grant]`: what billing
  * appends, by hand: the plan starts, changes or ends (PlanStarted / PlanChanged / PlanEnded)
  * and, for a paid plan, one period's tokens are granted as an invoice would (unless `grant`
- * is false). Nothing changes when the account is on that plan and cycle already.
+ * is false; flow `plan-grant`, from the change's event). Nothing changes when the account is
+ * on that plan and cycle already. Fault points: `plan.after_change`, `plan.after_grant`.
  * @throws DomainError not_found `account.not_found`; invalid `subscription.unknown_plan`,
  *   `subscription.invalid_cycle`, `subscription.invalid_period`.
  */
@@ -44,13 +47,17 @@ export async function operatorSetPlan(
     stripe_customer: before.stripe_customer,
     source: 'operator',
     as_of: null,
+    grant_period: input.grant,
     actor
   })
-  const newPeriod = r.changed && (before.plan !== plan.code || before.cycle !== cycle)
-  let granted = 0
-  if (input.grant && newPeriod) {
-    await grantPeriodTokens(ctx, { user_uuid: owner, plan, cycle, grant_uuid: `operator-${ctx.newId()}`, actor })
-    granted = tokensPerInvoice(plan, cycle)
-  }
-  return { user_uuid: owner, subscription: r.subscription, changed: r.changed, tokens_granted: granted }
+  // The grant follows from the change's event (flow `plan-grant`): run here, and by the flow worker should this process die first.
+  faultPoint(ctx.config.fault_point, 'plan.after_change')
+  const trigger = r.recorded.find(e => planGrantFlow.triggers.includes(e.type))
+  const granted =
+    trigger?.id === undefined
+      ? 0
+      : await runReaction(ctx, planGrantFlow, { ...trigger, id: trigger.id, position: r.position }, label => {
+          faultPoint(ctx.config.fault_point, `plan.after_${label}`)
+        })
+  return { user_uuid: owner, subscription: r.subscription, changed: r.changed, tokens_granted: granted > 0 ? tokensPerInvoice(plan, cycle) : 0 }
 }
