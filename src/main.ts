@@ -16,7 +16,8 @@ import { PROJECTIONS } from './projections/index.ts'
 import { Relay } from './workers/relay.ts'
 import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
 import { startFlowWorker } from './workers/flow-worker.ts'
-import { FLOW_EVENTS } from './flows/index.ts'
+import { FLOW_EVENTS, FLOWS } from './flows/index.ts'
+import { pendingByFlow, pendingFlows } from './eventsourcing/pending-flows.ts'
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
 import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
 import { startMailerWorker, MAILER_EVENTS } from './workers/mailer-worker.ts'
@@ -159,6 +160,17 @@ export async function startRole(
     // What the bus keeps waiting or gave up (the embedded default's table): /metrics says how much and how old.
     if (!config.nats_url && store instanceof SqliteEventStore) metrics.watchHeld(async () => await store.heldSummary())
   }
+
+  // The flows' reactions begun and not finished: how many and how old, per flow (at most the relay's lag, 1,000 events, read a scrape).
+  const holds = !config.nats_url && store instanceof SqliteEventStore ? store : null
+  let read: { at: number; flows: ReturnType<typeof flowsPending> } | null = null
+  const flowsPending = async () =>
+    pendingByFlow((await pendingFlows(store, await core.checkpoints.getCheckpoint('relay'), holds, FLOWS, ['flows'], new Date(), 1_000)).items, FLOWS, 'flows')
+  // Both gauges of one scrape share one read.
+  metrics.watchFlows(async () => {
+    if (read === null || Date.now() - read.at > 1_000) read = { at: Date.now(), flows: flowsPending() }
+    return await read.flows
+  })
 
   const consumers: Array<{ stop: () => Promise<void>; readonly problem?: string | null }> = []
   // A bus consumer whose subscription failed is renewed; meanwhile the role is not ready.

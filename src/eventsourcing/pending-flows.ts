@@ -92,3 +92,28 @@ const heldItem = (h: HeldDelivery, now: Date): PendingItem => ({
   over_bound: h.state === 'dead',
   last_error: h.last_error
 })
+
+/**
+ * `items` as one line per flow (the metrics): how many reactions are pending and the age
+ * of the oldest (s, never negative). A delivery held by the flow worker's consumer
+ * (`consumer`) counts for every flow its event type starts.
+ */
+export function pendingByFlow(
+  items: readonly PendingItem[],
+  flows: readonly FlowBound[],
+  consumer: string
+): Array<{ flow: string; pending: number; oldest_s: number }> {
+  const byFlow = new Map<string, { flow: string; pending: number; oldest_s: number }>()
+  const count = (flow: string, age: number): void => {
+    const f = byFlow.get(flow) ?? { flow, pending: 0, oldest_s: 0 }
+    f.pending++
+    f.oldest_s = Math.max(f.oldest_s, age)
+    byFlow.set(flow, f)
+  }
+  for (const i of items) {
+    const age = Math.max(0, i.age_s)
+    if (i.owner === consumer) for (const f of flows) f.triggers.includes(i.event_type) && count(f.name, age)
+    else if (flows.some(f => f.name === i.owner)) count(i.owner, age)
+  }
+  return [...byFlow.values()]
+}

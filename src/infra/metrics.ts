@@ -26,6 +26,7 @@ export class ServiceMetrics implements Metrics {
   private readonly redeliverySources: Array<() => Readonly<Record<string, number>>> = []
   private readonly lagSources = new Map<string, () => Promise<number>>()
   private heldSource: (() => Promise<ReadonlyArray<{ consumer: string; state: string; count: number; oldest_due_at: string }>>) | null = null
+  private flowsSource: (() => Promise<ReadonlyArray<{ flow: string; pending: number; oldest_s: number }>>) | null = null
   private erasureSource: (() => ErasureStatus) | null = null
   private waitsSource: (() => number) | null = null
   private egressSource: (() => EgressState) | null = null
@@ -114,6 +115,26 @@ export class ServiceMetrics implements Metrics {
         this.reset()
         for (const r of (await sources.heldSource?.()) ?? [])
           this.set({ consumer: r.consumer, state: r.state }, Math.round((Date.now() - Date.parse(r.oldest_due_at)) / 1000))
+      }
+    })
+    new Gauge({
+      name: 'flow_reactions_pending',
+      help: 'Flow reactions begun and not confirmed finished (their trigger not yet delivered, or its delivery held or given up), by flow',
+      labelNames: ['flow'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const f of (await sources.flowsSource?.()) ?? []) this.set({ flow: f.flow }, f.pending)
+      }
+    })
+    new Gauge({
+      name: 'flow_reaction_oldest_seconds',
+      help: "Seconds since the oldest pending reaction's trigger was committed (or its held delivery came due), by flow: one past the flow's bound is stuck (svc doctor, svc audit)",
+      labelNames: ['flow'],
+      registers,
+      async collect() {
+        this.reset()
+        for (const f of (await sources.flowsSource?.()) ?? []) this.set({ flow: f.flow }, f.oldest_s)
       }
     })
     new Counter({
@@ -238,6 +259,11 @@ export class ServiceMetrics implements Metrics {
     this.lagSources.set(consumer, lag)
   }
   /** Reads the held deliveries' counts and oldest due times at each scrape. */
+  /** The flows' pending reactions (`flow_reactions_pending`, `flow_reaction_oldest_seconds`): a flow with none is absent. */
+  watchFlows(summary: () => Promise<ReadonlyArray<{ flow: string; pending: number; oldest_s: number }>>): void {
+    this.flowsSource = summary
+  }
+
   watchHeld(summary: () => Promise<ReadonlyArray<{ consumer: string; state: string; count: number; oldest_due_at: string }>>): void {
     this.heldSource = summary
   }

@@ -6,6 +6,8 @@ import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { startRole } from '../../src/main.ts'
+import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
+import { join } from 'node:path'
 
 // `GET /metrics` (issue "The interface described", scope 4): after verifying addresses
 // in the mail world, the counters moved by what the world saw. This file owns 127.0.61.0/24.
@@ -153,4 +155,25 @@ t.test('every role answers /metrics: a relay with its lag', async t => {
     'its relay lag'
   )
   t.equal((await fetch(`${role.url}/metrics`)).status, 401)
+})
+
+t.test("a flow's reaction nobody has run yet: counted per flow, with its age", async t => {
+  // The API role alone: no relay, no flow worker. A UserConfirmed appended to its store is a
+  // reaction begun (confirm-account's trigger) that nobody is handed: the oracle is that
+  // append, made here with the store's own client.
+  const dir = t.testdir()
+  const role = await startRole('api', testConfig(dir, { METRICS_TOKEN: TOKEN }), { logger: pino({ level: 'silent' }) })
+  t.teardown(() => role.close())
+  const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+  t.teardown(() => store.close())
+  const at = new Date(Date.now() - 90_000).toISOString()
+  await store.append(
+    'user-flow-metrics',
+    [{ id: 'e-flow-metrics', type: 'UserConfirmed', data: { user_uuid: 'flow-metrics', confirmed_at: at }, metadata: { occurred_at: at } }],
+    { expected_revision: 'any' }
+  )
+  const m = samples(await (await fetch(`${role.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text())
+  t.equal(value(m, 'flow_reactions_pending', { flow: 'confirm-account' }), 1, 'one confirm-account reaction pending')
+  t.ok(value(m, 'flow_reaction_oldest_seconds', { flow: 'confirm-account' }) >= 90, 'as old as its trigger (90 s)')
+  t.equal(value(m, 'flow_reactions_pending', { flow: 'revoke-sessions' }), 0, 'no other flow counts it')
 })
