@@ -55,7 +55,13 @@ export const resetRequested = build<PasswordResetRequested>('PasswordResetReques
   expires_at: at(30),
   requested_at: now
 })
-export const passwordChanged = build<PasswordChanged>('PasswordChanged', { user_uuid: U, password_hash: 'p2', reason: 'change', changed_at: now })
+export const passwordChanged = build<PasswordChanged>('PasswordChanged', {
+  user_uuid: U,
+  password_hash: 'p2',
+  reason: 'change',
+  changed_at: now,
+  kept_session_uuid: null
+})
 export const localeChanged = build<LocaleChanged>('LocaleChanged', { user_uuid: U, locale: 'fr', changed_at: now })
 export const loginFailed = build<LoginFailed>('LoginFailed', { user_uuid: U, failed_at: now })
 export const loginSucceeded = build<LoginSucceeded>('LoginSucceeded', { user_uuid: U, succeeded_at: now })
@@ -79,11 +85,11 @@ export const setupStarted = build<TwoFactorSetupStarted>('TwoFactorSetupStarted'
   backup_code_hashes: ['b1', 'b2'],
   started_at: now
 })
-export const twoFactorEnabled = build<TwoFactorEnabled>('TwoFactorEnabled', { user_uuid: U, time_step: 100, enabled_at: now })
+export const twoFactorEnabled = build<TwoFactorEnabled>('TwoFactorEnabled', { user_uuid: U, time_step: 100, enabled_at: now, kept_session_uuid: null })
 export const codeAccepted = build<TwoFactorCodeAccepted>('TwoFactorCodeAccepted', { user_uuid: U, time_step: 101, accepted_at: now })
 export const backupUsed = build<BackupCodeUsed>('BackupCodeUsed', { user_uuid: U, code_hash: 'b2', used_at: now })
 export const twoFactorFailed = build<TwoFactorFailed>('TwoFactorFailed', { user_uuid: U, failed_at: now })
-export const twoFactorDisabled = build<TwoFactorDisabled>('TwoFactorDisabled', { user_uuid: U, disabled_at: now })
+export const twoFactorDisabled = build<TwoFactorDisabled>('TwoFactorDisabled', { user_uuid: U, disabled_at: now, kept_session_uuid: null })
 
 /** A confirmed account: registered, its code issued, confirmed. */
 export const active: UserEvent[] = [registered(), codeIssued(), confirmed()]

@@ -91,6 +91,9 @@ t.test('password reset', async t => {
 t.test('password change', async t => {
   const u = spec(t, user)
   u(active).when(change()).then([passwordChanged()], 'the right current password changes it')
+  u(active)
+    .when({ type: 'ChangePassword', data: { ...password(true), password_hash: 'p2', kept_session_uuid: 's-mine', now } })
+    .then([passwordChanged({ kept_session_uuid: 's-mine' })], 'the event names the session the change was made from: the others are revoked from it')
   u(active).when(change(false)).thenRejects('change_password.wrong_password', 400, 'a wrong current password: 400')
   u(active).when(change(true, '$argon2id$older')).thenRejects('change_password.wrong_password', 400, 'checked against a password that has changed since')
   u([...active, deleted()])

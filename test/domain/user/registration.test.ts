@@ -136,7 +136,7 @@ t.test('snapshots: the state carried forward restores the account exactly', asyn
   const history: UserEvent[] = [
     ...active,
     { type: 'TwoFactorSetupStarted', data: { user_uuid: U, secret: 'sealed:v1:s1', backup_code_hashes: ['b1'], started_at: now } },
-    { type: 'TwoFactorEnabled', data: { user_uuid: U, time_step: 100, enabled_at: now } },
+    { type: 'TwoFactorEnabled', data: { user_uuid: U, time_step: 100, enabled_at: now, kept_session_uuid: null } },
     { type: 'LoginFailed', data: { user_uuid: U, failed_at: now } },
     { type: 'LocaleChanged', data: { user_uuid: U, locale: 'fr', changed_at: now } }
   ]
