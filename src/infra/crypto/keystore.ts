@@ -113,13 +113,16 @@ export class SqliteDataKeyStore implements DataKeyStore {
    * Destroys the owner's key: its row is nulled at once; the WAL that still holds the old
    * page is emptied off the event loop. Waits at most SCRUB_WAIT_MS for that (the scrub
    * goes on in the background while a reader holds the WAL, and is reported when late).
+   * A key destroyed already changes nothing (its first destruction and `destroyed_at` stand).
    */
   async destroy(owner: string): Promise<void> {
     this.cache.delete(owner)
-    this.db
+    const r = this.db
       .prepare(`INSERT INTO data_keys (owner, wrapped, destroyed_at) VALUES (?, NULL, ?)
-      ON CONFLICT(owner) DO UPDATE SET wrapped = NULL, destroyed_at = excluded.destroyed_at`)
+      ON CONFLICT(owner) DO UPDATE SET wrapped = NULL, destroyed_at = excluded.destroyed_at WHERE data_keys.wrapped IS NOT NULL`)
       .run(owner, new Date().toISOString())
+    // Destroyed before (an erasure's reaction run twice, inline and from the bus): nothing new to scrub.
+    if (Number(r.changes) === 0) return
     const generation = this.markDestroyed()
     const deadline = Date.now() + SCRUB_WAIT_MS
     while (this.scrubbedUpTo < generation && Date.now() < deadline && !this.closed) {
