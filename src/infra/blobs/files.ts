@@ -1,4 +1,5 @@
 import { createReadStream, createWriteStream, existsSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -11,6 +12,8 @@ import { makePrivateDir, PRIVATE_FILE_MODE } from '../private-files.ts'
  * written to a temporary name beside it and renamed into place: a reader sees the old or
  * the new one whole, never half. An owner's blobs are one directory, removed at once.
  * Directories are made 0700 and files 0600 (customers' files: the service's user alone).
+ * A blob is synced to disk, then its name (the directory), before `put` resolves: it
+ * survives a power cut as the event naming it does.
  */
 export class FileBlobStore implements BlobStore {
   private readonly dir: string
@@ -32,7 +35,10 @@ export class FileBlobStore implements BlobStore {
     })
     try {
       await pipeline(content, count, createWriteStream(temporary, { flags: 'wx', mode: PRIVATE_FILE_MODE }))
+      // On disk before its name is: the event that names the blob is synced (events.db), so is the blob (in the thread pool).
+      await syncFile(temporary, 'r+')
       renameSync(temporary, join(folder, id))
+      await syncFile(folder, 'r')
     } catch (err) {
       rmSync(temporary, { force: true })
       throw err
@@ -62,4 +68,14 @@ export class FileBlobStore implements BlobStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** fsync(2) of a file or a directory (`flags` 'r' for a directory), off the event loop. */
+async function syncFile(path: string, flags: 'r' | 'r+'): Promise<void> {
+  const handle = await open(path, flags)
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
 }

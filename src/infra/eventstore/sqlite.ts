@@ -2,7 +2,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { preparePrivateDatabase } from '../private-files.ts'
 import { EventEmitter } from 'node:events'
 import { WalCheckpointer } from '../sqlite-checkpointer.ts'
-import { immediateTransaction } from '../sqlite-transaction.ts'
+import { beginImmediate, WRITE_LOCK_WAIT_MS } from '../sqlite-transaction.ts'
 import { randomUUID } from 'node:crypto'
 import { turnIfDue } from '../../lib/turns.ts'
 import type { HeldDeliveries, HeldDelivery } from '../../ports/held-deliveries.ts'
@@ -69,7 +69,9 @@ export class SqliteEventStore implements EventStore, HeldDeliveries {
     preparePrivateDatabase(file)
     this.db = new DatabaseSync(file, { timeout: 10_000 })
     // A 16 MiB page cache (SQLite's default is 2 MiB): the indexes of a store of millions of events stay warm.
-    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cache_size = -16384;')
+    // synchronous = FULL: each commit syncs the WAL before it returns, so an append that was
+    // answered (a 202, a 204) survives a power cut or an OS crash, not only the process's death.
+    this.db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON; PRAGMA cache_size = -16384;')
     this.db.exec(SCHEMA)
     const interval = options.checkpoint_interval_ms ?? 500
     if (interval > 0) {
@@ -105,42 +107,79 @@ export class SqliteEventStore implements EventStore, HeldDeliveries {
     this.assertOpen()
     return await new Promise<AppendResult>((resolve, reject) => {
       this.group.push({ stream, events: rows, expected: options.expected_revision, resolve, reject })
-      if (this.group.length === 1) setImmediate(() => this.commitGroup())
+      if (this.group.length === 1) setImmediate(() => this.scheduleCommit())
     })
   }
 
   /** Appends waiting for the group's commit (see `append`). */
   private group: PendingAppend[] = []
 
-  /** Commits the waiting appends in one transaction and settles each (see `append`). */
-  private commitGroup(): void {
-    const group = this.group
-    this.group = []
-    if (group.length === 0) return
-    if (this.closed) {
-      for (const a of group) a.reject(new Error('event store is closed'))
-      return
-    }
-    const outcomes: Array<AppendResult | Error> = []
+  /** Whether a group is being committed (its write lock awaited): appends made meanwhile join the next group. */
+  private committing = false
+  /** The commit under way (close waits for it). */
+  private running: Promise<void> = Promise.resolve()
+
+  /** Starts committing what waits, unless a commit is under way (it takes what waits when it is done). */
+  private scheduleCommit(): void {
+    if (!this.committing) this.running = this.commitGroup()
+  }
+
+  /**
+   * Commits the waiting appends in one transaction and settles each (see `append`), then
+   * the appends made meanwhile, until none waits. The write lock is awaited without
+   * blocking the event loop (`beginImmediate`); a group that cannot have it within
+   * WRITE_LOCK_WAIT_MS is rejected (SQLite's "database is locked").
+   */
+  private async commitGroup(): Promise<void> {
+    if (this.committing) return
+    this.committing = true
     try {
-      // Takes the write lock (waiting up to the busy timeout for other connections).
-      immediateTransaction(this.db, () => {
-        for (const a of group) outcomes.push(this.appendOne(a))
-      })
-    } catch (err) {
-      for (const a of group) a.reject(err)
-      return
-    }
-    let head = 0
-    group.forEach((a, i) => {
-      const o = outcomes[i]
-      if (o instanceof Error) a.reject(o)
-      else {
-        head = Math.max(head, o.position)
-        a.resolve(o)
+      while (this.group.length > 0) {
+        if (this.closed) {
+          for (const a of this.group.splice(0)) a.reject(new Error('event store is closed'))
+          return
+        }
+        let locked: boolean
+        try {
+          locked = await beginImmediate(this.db)
+        } catch (err) {
+          for (const a of this.group.splice(0)) a.reject(err)
+          continue
+        }
+        if (!locked) {
+          const err = Object.assign(new Error(`database is locked: another writer held ${this.file} for ${WRITE_LOCK_WAIT_MS} ms`), { code: 'SQLITE_BUSY' })
+          for (const a of this.group.splice(0)) a.reject(err)
+          continue
+        }
+        if (this.closed) {
+          this.db.exec('ROLLBACK')
+          continue
+        }
+        // The lock is held: the group is what waits now, committed in this turn of the loop.
+        const group = this.group.splice(0)
+        const outcomes: Array<AppendResult | Error> = []
+        try {
+          for (const a of group) outcomes.push(this.appendOne(a))
+          this.db.exec('COMMIT')
+        } catch (err) {
+          if (this.db.isTransaction) this.db.exec('ROLLBACK')
+          for (const a of group) a.reject(err)
+          continue
+        }
+        let head = 0
+        group.forEach((a, i) => {
+          const o = outcomes[i]
+          if (o instanceof Error) a.reject(o)
+          else {
+            head = Math.max(head, o.position)
+            a.resolve(o)
+          }
+        })
+        if (head > 0) this.emitter.emit('appended', head)
       }
-    })
-    if (head > 0) this.emitter.emit('appended', head)
+    } finally {
+      this.committing = false
+    }
   }
 
   /** One append inside the group's transaction, under a savepoint: its result, or its error (its rows undone). */
@@ -337,7 +376,8 @@ export class SqliteEventStore implements EventStore, HeldDeliveries {
   async close(): Promise<void> {
     if (this.closed) return
     // Appends already asked for commit before the file closes.
-    this.commitGroup()
+    this.scheduleCommit()
+    await this.running
     this.closed = true
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended', -1)

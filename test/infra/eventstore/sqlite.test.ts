@@ -4,6 +4,7 @@ import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { SqliteEventStore } from '../../../src/infra/eventstore/sqlite.ts'
 import { existsSync, writeFileSync } from 'node:fs'
+import { DatabaseSync } from 'node:sqlite'
 import { eventStoreContract, ev, waitUntil } from '../../support/eventstore-contract.ts'
 
 const run = promisify(execFile)
@@ -118,4 +119,30 @@ t.test('appends of one turn commit together: each checked in order, a failing on
     [3, 4, 5],
     "each append's position is its last event's"
   )
+})
+
+t.test("waiting for another connection's write lock does not stop the event loop", async t => {
+  // Another writer (here a second connection of this process, as another process would be)
+  // holds the write lock for 300 ms. The append waits for it with timers: the loop keeps
+  // turning (the release below is itself a timer of this loop), and the append commits
+  // once the lock is free. SQLite's busy handler would sleep inside the call instead: the
+  // release could never run, and the append would fail after the 10 s busy timeout.
+  const file = join(dir, 'locked.db')
+  const store = new SqliteEventStore(file, { poll_interval_ms: 0 })
+  t.teardown(() => store.close())
+  await store.append('warm-1', [ev('Warm', {})], { expected_revision: 'no_stream' })
+  const other = new DatabaseSync(file, { timeout: 0 })
+  t.teardown(() => other.close())
+  other.exec('BEGIN IMMEDIATE')
+  let ticks = 0
+  const ticker = setInterval(() => ticks++, 10)
+  const started = Date.now()
+  setTimeout(() => other.exec('COMMIT'), 300)
+  const appended = await store.append('locked-1', [ev('Locked', {})], { expected_revision: 'no_stream' })
+  clearInterval(ticker)
+  const waited = Date.now() - started
+  t.ok(waited >= 290, `the append waited for the lock (${waited} ms)`)
+  t.ok(ticks >= 10, `the event loop turned meanwhile (${ticks} ticks of 10 ms)`)
+  t.equal((await store.readStream('locked-1')).length, 1, 'and the event is stored')
+  t.ok(appended.position > 1, 'after the one before it')
 })
