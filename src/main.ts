@@ -2,7 +2,7 @@ import { InProcessRateCounter, type RateCounter } from './ports/rate-limit.ts'
 import type { Billing } from './ports/billing.ts'
 import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
 import { InProcessBus, type DurableHolds } from './infra/bus/in-process.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
@@ -17,6 +17,7 @@ import { Relay } from './workers/relay.ts'
 import { startVerifierWorker, VERIFIER_EVENTS } from './workers/verifier-worker.ts'
 import { startFlowWorker } from './workers/flow-worker.ts'
 import { FLOW_EVENTS, FLOWS } from './flows/index.ts'
+import { answeredStale } from './http/read-your-writes.ts'
 import { pendingByFlow, pendingFlows } from './eventsourcing/pending-flows.ts'
 import { startIntakeWorker, INTAKE_EVENTS } from './workers/intake-worker.ts'
 import { startBatchWorker, BATCH_WORKER_EVENTS } from './workers/batch-worker.ts'
@@ -304,7 +305,13 @@ export async function startRole(
     if (reasons.length === 0) return { status: 'ready', reasons }
     return { status: reasons.some(r => r.problem === 'starting' || r.problem === 'catching_up') ? 'starting' : 'degraded', reasons }
   }
-  const caughtUp = (p: number): Promise<boolean> => (runner ? runner.waitFor(p) : Promise.resolve(false))
+  // Read your writes, bounded (5 s): an answer that gave up is marked and counted.
+  const caughtUp = async (request: FastifyRequest | null, p: number): Promise<boolean> => {
+    if (runner !== null && (await runner.waitFor(p))) return true
+    metrics.readYourWritesTimeouts.inc()
+    if (request !== null) answeredStale(request)
+    return false
+  }
   let rateCounter: RateCounter | null = null
   if (serveApi) {
     const counter: RateCounter = config.nats_url

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { readYourWritesHeader } from './read-your-writes.ts'
 import { readFileSync } from 'node:fs'
 import type { Server } from 'node:http'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
@@ -178,6 +179,8 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
     contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     frameguard: { action: 'deny' }
   })
+  // A write answered before the read models had it says so (HttpRuntime.caughtUp).
+  readYourWritesHeader(app)
   // Answers carry personal data and credentials: no shared or browser cache keeps them (ASVS 5.0 V14.3.2).
   app.addHook('onSend', async (request, reply) => {
     if (request.url.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify'
 import type { BlobStore } from '../ports/blob-store.ts'
 import type { CommandContext } from '../commands/context.ts'
 import type { Metrics } from '../ports/metrics.ts'
@@ -29,8 +30,13 @@ export interface Readiness {
 /** What routes need: the command context and read-your-writes. */
 export interface HttpRuntime {
   ctx: CommandContext
-  /** Resolves once the read models have applied events up to `position` (bounded wait). */
-  caughtUp: (position: number) => Promise<boolean>
+  /**
+   * Resolves once the read models have applied events up to `position` (read your writes),
+   * or false after its bound (5 s): the answer then goes out as the read models stand,
+   * marked `Read-Your-Writes: timeout` on `request`'s response (null: no HTTP answer to
+   * mark, as an MCP tool's) and counted in `read_your_writes_timeouts_total`.
+   */
+  caughtUp: (request: FastifyRequest | null, position: number) => Promise<boolean>
   /** Whether the service is ready (read models caught up, the relay subscribed, egress working), and if not, why. */
   ready: () => Readiness
   /** Rate counters of keys and agent tokens (shared across API processes in the production topology). */

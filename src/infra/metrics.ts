@@ -20,6 +20,7 @@ export class ServiceMetrics implements Metrics {
   readonly jobs: Counter<'verdict' | 'reason' | 'environment'>
   /** Deferrals by reason (`greylisted`, `egress_blocked`). */
   readonly deferrals: Counter<'reason'>
+  readonly readYourWritesTimeouts: Counter<never>
   /** Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another is scheduled), `failed` (the last one failed), `test`. */
   readonly webhookAttempts: Counter<'outcome'>
   private readonly smtpSources: Array<() => ProbeStats> = []
@@ -52,6 +53,11 @@ export class ServiceMetrics implements Metrics {
       name: 'verification_job_deferrals_total',
       help: 'Jobs and batch items deferred, by reason (greylisted, egress_blocked)',
       labelNames: ['reason'],
+      registers
+    })
+    this.readYourWritesTimeouts = new Counter({
+      name: 'read_your_writes_timeouts_total',
+      help: 'Answers to writes given before the read models had applied the write (the 5 s wait gave up; the answer carries Read-Your-Writes: timeout): the projections are late',
       registers
     })
     this.webhookAttempts = new Counter({ name: 'webhook_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers })

@@ -15,6 +15,8 @@ export interface Metrics {
   readonly jobs: MetricCounter<'verdict' | 'reason' | 'environment'>
   /** Deferrals (JobDeferred, BatchItemsDeferred appended) by reason: `greylisted`, `egress_blocked`. */
   readonly deferrals: MetricCounter<'reason'>
+  /** Answers to writes that went out before the read models had applied the write (read-your-writes gave up after its bound). */
+  readonly readYourWritesTimeouts: MetricCounter<never>
   /** Webhook delivery attempts by outcome: `delivered`, `retry`, `failed`, `test`. */
   readonly webhookAttempts: MetricCounter<'outcome'>
   /** The media type of `text()` (Prometheus text exposition format). */

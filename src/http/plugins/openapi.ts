@@ -116,6 +116,14 @@ const WAIT_REFUSED = {
   )
 }
 
+/** On a write's answer given before the read models had applied it (the read-your-writes wait gave up after 5 s). */
+const READ_YOUR_WRITES = {
+  'Read-Your-Writes': header(
+    'present (`timeout`) when the answer went out before the read models had applied this write (they were late for 5 s): a read made at once may not show it yet; read again in a moment',
+    { type: 'string', enum: ['timeout'] }
+  )
+}
+
 /** Headers particular operations send, by operation id and status. */
 const OPERATION_HEADERS: Readonly<Record<string, Readonly<Record<string, Record<string, unknown>>>>> = {
   submitJob: {
@@ -213,6 +221,7 @@ export async function openapiPlugin(app: FastifyInstance, baseUrl: () => string)
         const headers = {
           ...(limited ? RATE_LIMIT_HEADERS : {}),
           ...(status === '429' ? RETRY_AFTER : {}),
+          ...(!methods.includes('GET') && status.startsWith('2') ? READ_YOUR_WRITES : {}),
           ...(OPERATION_HEADERS[schema.operationId]?.[status] ?? {})
         }
         if (Object.keys(headers).length > 0) response.headers = { ...(response.headers ?? {}), ...headers }

@@ -84,7 +84,7 @@ export function agentRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       const created = await createAgent(rt.ctx, { user_uuid: p.user_uuid, ...request.body })
-      await rt.caughtUp(created.position)
+      await rt.caughtUp(request, created.position)
       const { agent_uuid: uuid, ...agent } = created.agent
       return reply.code(201).send({ ...agentView({ _id: uuid, uuid, ...agent, revoked_at: null }), token: created.token })
     }
@@ -115,7 +115,7 @@ export function agentRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async request => {
       const p = principalOf(request)
-      await rt.caughtUp(await revokeAgent(rt.ctx, p.user_uuid, request.params.uuid))
+      await rt.caughtUp(request, await revokeAgent(rt.ctx, p.user_uuid, request.params.uuid))
       const doc = await getAgent(rt.ctx, request.params.uuid)
       if (!doc || doc.user_uuid !== p.user_uuid) throw new HttpProblem(404, 'agent.not_found', 'no such agent')
       return agentView(doc)

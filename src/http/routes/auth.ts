@@ -182,7 +182,7 @@ export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 409) }
     },
     handler: async (request, reply) => {
-      await rt.caughtUp(await verifyEmailChange(rt.ctx, request.body.token))
+      await rt.caughtUp(request, await verifyEmailChange(rt.ctx, request.body.token))
       return reply.code(204).send()
     }
   })

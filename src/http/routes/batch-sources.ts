@@ -202,7 +202,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
           await rt.blobs.delete(p.user_uuid, blobId)
           throw err
         }
-        await rt.caughtUp(kept.position)
+        await rt.caughtUp(request, kept.position)
         return reply.code(201).send({
           name,
           format: layout.format,
@@ -336,7 +336,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
       const owner = p.user_uuid
       const doc = await getBatch(rt.ctx, owner, environmentOf(p), request.params.uuid)
       if (!doc?.source) throw new HttpProblem(404, 'batch_source.not_found', 'this batch keeps no file')
-      await rt.caughtUp(await removeBatchSource(rt.ctx, doc.uuid, doc.source.blob_id, 'requested', owner))
+      await rt.caughtUp(request, await removeBatchSource(rt.ctx, doc.uuid, doc.source.blob_id, 'requested', owner))
       return reply.code(204).send()
     }
   })

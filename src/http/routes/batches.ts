@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
@@ -84,8 +84,8 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
    * chunk's outcome. Should the batch be missing then, the answer says why: the account was
    * deleted meanwhile (410: its batches are erased with it), or the read models are late (503).
    */
-  const answer = async (owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
-    await rt.caughtUp(outcome.position)
+  const answer = async (request: FastifyRequest, owner: string, outcome: ChunkOutcome): Promise<z.infer<typeof Accepted>> => {
+    await rt.caughtUp(request, outcome.position)
     // The batch this credential just created or added to: its own environment's (the write side decided so).
     const doc = await getBatch(rt.ctx, owner, null, outcome.batch_uuid)
     if (!doc && (await getUserDoc(rt.ctx, owner)) === null)
@@ -129,7 +129,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const p = principalOf(request)
       const outcome = await createBatch(rt.ctx, submitterOf(p), request.body)
       reply.header('location', `/api/batches/${outcome.batch_uuid}`)
-      return reply.code(202).send(await answer(p.user_uuid, outcome))
+      return reply.code(202).send(await answer(request, p.user_uuid, outcome))
     }
   })
 
@@ -202,7 +202,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       const outcome = await addChunk(rt.ctx, submitterOf(p), request.params.uuid, request.body)
-      return reply.code(202).send(await answer(p.user_uuid, outcome))
+      return reply.code(202).send(await answer(request, p.user_uuid, outcome))
     }
   })
 

@@ -148,7 +148,7 @@ export function billingPaymentRoutes(fastify: FastifyInstance, rt: HttpRuntime):
       handler: async request => {
         const event = requireBilling(rt.billing).parseWebhook(request.body as Buffer, request.headers['stripe-signature'])
         const r = await handleStripeEvent(rt.ctx, event)
-        await rt.caughtUp(r.position)
+        await rt.caughtUp(request, r.position)
         return { received: true, duplicate: r.duplicate }
       }
     })

@@ -85,7 +85,7 @@ export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       const created = await createApiKey(rt.ctx, { user_uuid: p.user_uuid, ...request.body, granter: p, actor: actorOf(p) })
-      await rt.caughtUp(created.position)
+      await rt.caughtUp(request, created.position)
       const { key_uuid: uuid, ...key } = created.key
       return reply.code(201).send({ ...keyView({ _id: uuid, uuid, ...key, updated_at: key.created_at, revoked_at: null }, p.plan), raw_key: created.raw_key })
     }
@@ -165,7 +165,10 @@ export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async request => {
       const p = principalOf(request)
       await owned(p.user_uuid, request.params.uuid)
-      await rt.caughtUp(await updateApiKey(rt.ctx, { user_uuid: p.user_uuid, key_uuid: request.params.uuid, ...request.body, granter: p, actor: actorOf(p) }))
+      await rt.caughtUp(
+        request,
+        await updateApiKey(rt.ctx, { user_uuid: p.user_uuid, key_uuid: request.params.uuid, ...request.body, granter: p, actor: actorOf(p) })
+      )
       return keyView(await owned(p.user_uuid, request.params.uuid), p.plan)
     }
   })
@@ -184,7 +187,7 @@ export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async request => {
       const p = principalOf(request)
       await owned(p.user_uuid, request.params.uuid)
-      await rt.caughtUp(await revokeApiKey(rt.ctx, p.user_uuid, request.params.uuid, p, 'revoked by the account', actorOf(p)))
+      await rt.caughtUp(request, await revokeApiKey(rt.ctx, p.user_uuid, request.params.uuid, p, 'revoked by the account', actorOf(p)))
       return keyView(await owned(p.user_uuid, request.params.uuid), p.plan)
     }
   })

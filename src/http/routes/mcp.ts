@@ -76,7 +76,7 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
     },
     guarded('email:verify:single', async ({ email, checks }: { email: string; checks?: string[] }, signal: AbortSignal) => {
       const submitted = await submitJob(rt.ctx, p, { email: email.trim(), checks })
-      await rt.caughtUp(submitted.position)
+      await rt.caughtUp(null, submitted.position)
       // The answer without polling: woken when the job ends (as `GET /api/verify/{uuid}?wait=`), or the job as it stands after the wait.
       const doc = await waitForJob(rt, p, submitted.job_uuid, VERIFY_WAIT_MS, signal)
       return answer(doc ? { ...jobView(doc) } : { uuid: submitted.job_uuid, status: 'queued' })

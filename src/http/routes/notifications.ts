@@ -128,7 +128,7 @@ export function notificationRoutes(fastify: FastifyInstance, rt: HttpRuntime): v
         throw new HttpProblem(400, 'notifications_seen.unknown_cursor', "the cursor names no entry of this account's feed")
       const r = await markNotificationsSeen(rt.ctx, owner, position)
       // Read your writes: the feed read next shows the mark.
-      await rt.caughtUp(r.position)
+      await rt.caughtUp(request, r.position)
       return { seen_up_to: encodeCursor(r.seen_up_to) }
     }
   })

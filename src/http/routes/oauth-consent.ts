@@ -316,7 +316,7 @@ export function consentRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
           return refused(err, b.action)
         }
         if ('two_factor_required' in s) return page(reply.code(200), request, '2fa', { req: b.req, temp_token: s.temp_token, pre })
-        await rt.caughtUp(s.position)
+        await rt.caughtUp(request, s.position)
         setConsentCookie(request, reply, s)
         return await consentPage(request, reply, b.req, parsed.request, parsed.id, { user_uuid: s.user_uuid, session_uuid: s.session_uuid })
       }

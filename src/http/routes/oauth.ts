@@ -217,7 +217,7 @@ function routes(fastify: FastifyInstance, rt: HttpRuntime): void {
       registrations.client.attempt(request.ip)
       registrations.all.attempt('all')
       const c = await registerClient(rt.ctx, request.body)
-      await rt.caughtUp(c.position)
+      await rt.caughtUp(request, c.position)
       return reply
         .code(201)
         .header('cache-control', 'no-store')
@@ -306,15 +306,15 @@ function routes(fastify: FastifyInstance, rt: HttpRuntime): void {
       if (b.grant_type === 'authorization_code') {
         const s = await exchangeCode(rt.ctx, b).catch(async (err: unknown) => {
           // A replayed code's refusal revoked a grant: the answer waits until no read of that grant's tokens can still pass.
-          if (err instanceof OAuthError && err.position !== null) await rt.caughtUp(err.position)
+          if (err instanceof OAuthError && err.position !== null) await rt.caughtUp(request, err.position)
           throw err
         })
-        await rt.caughtUp(s.position)
+        await rt.caughtUp(request, s.position)
         return reply.code(200).send(tokenBody(s, await usable(s.user_uuid, s.scopes)))
       }
       if (b.grant_type === 'refresh_token') {
         const s = await refreshGrant(rt.ctx, b)
-        await rt.caughtUp(s.position)
+        await rt.caughtUp(request, s.position)
         return reply.code(200).send(tokenBody(s, await usable(s.user_uuid, s.grant?.scopes ?? [])))
       }
       throw new OAuthError('unsupported_grant_type', 'grant_type: authorization_code or refresh_token')
@@ -344,7 +344,7 @@ function routes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       reply.header('cache-control', 'no-store')
       if (!(await clientById(rt.ctx, request.body.client_id))) throw new OAuthError('invalid_client', 'unknown client_id', 401)
-      await rt.caughtUp(await revokeToken(rt.ctx, request.body))
+      await rt.caughtUp(request, await revokeToken(rt.ctx, request.body))
       return reply.code(200).send()
     }
   })

@@ -62,7 +62,7 @@ async function endReplacedSession(rt: HttpRuntime, request: FastifyRequest): Pro
  * `svc_refresh` cookie and the access token in the body (200).
  */
 async function answerSignIn(rt: HttpRuntime, request: FastifyRequest, reply: FastifyReply, s: SignedIn): Promise<FastifyReply> {
-  await rt.caughtUp(Math.max(s.position, await endReplacedSession(rt, request)))
+  await rt.caughtUp(request, Math.max(s.position, await endReplacedSession(rt, request)))
   setRefreshCookie(request, reply, s)
   return reply.code(200).send(signedInBody(s))
 }
@@ -109,7 +109,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       if (!cookie) return reply.code(200).send(null)
       try {
         const s = await refreshSession(rt.ctx, cookie)
-        await rt.caughtUp(s.position)
+        await rt.caughtUp(request, s.position)
         setRefreshCookie(request, reply, s)
         return reply.code(200).send(signedInBody(s))
       } catch (err) {
@@ -138,7 +138,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
           if (err instanceof DomainError && err.code === 'revoke_session.not_found') return 0
           throw err
         })
-        await rt.caughtUp(position)
+        await rt.caughtUp(request, position)
       }
       reply.clearCookie('svc_refresh', { path: '/api/auth' })
       return reply.code(204).send()

@@ -125,7 +125,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       await ownUser(request, request.params.uuid, 'delete')
-      await rt.caughtUp(await deleteAccount(rt.ctx, request.params.uuid, request.body.password))
+      await rt.caughtUp(request, await deleteAccount(rt.ctx, request.params.uuid, request.body.password))
       return reply.code(204).send()
     }
   })
@@ -180,7 +180,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 204: NoContent, ...problems(...BODY_PROBLEMS, 401, 404) }
     },
     handler: async (request, reply) => {
-      await rt.caughtUp(await changeLocale(rt.ctx, principalOf(request).user_uuid, request.body.locale))
+      await rt.caughtUp(request, await changeLocale(rt.ctx, principalOf(request).user_uuid, request.body.locale))
       return reply.code(204).send()
     }
   })
@@ -225,7 +225,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       // A change of factors ends the account's other sessions (ASVS 5.0 V7.4.3): flow `revoke-sessions`.
-      await rt.caughtUp(await verifyTwoFactorSetup(rt.ctx, p.user_uuid, p.session_uuid, request.body.code))
+      await rt.caughtUp(request, await verifyTwoFactorSetup(rt.ctx, p.user_uuid, p.session_uuid, request.body.code))
       return reply.code(204).send()
     }
   })
@@ -243,7 +243,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      await rt.caughtUp(await disableTwoFactor(rt.ctx, p.user_uuid, p.session_uuid, request.body.password, request.body.code))
+      await rt.caughtUp(request, await disableTwoFactor(rt.ctx, p.user_uuid, p.session_uuid, request.body.password, request.body.code))
       return reply.code(204).send()
     }
   })
@@ -288,7 +288,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 204: NoContent, ...problems(400, 401, 403, 404) }
     },
     handler: async (request, reply) => {
-      await rt.caughtUp(await revokeSession(rt.ctx, request.params.uuid, 'revoked', principalOf(request).user_uuid))
+      await rt.caughtUp(request, await revokeSession(rt.ctx, request.params.uuid, 'revoked', principalOf(request).user_uuid))
       return reply.code(204).send()
     }
   })

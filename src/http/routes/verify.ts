@@ -266,7 +266,7 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       const submitted = await submitJob(rt.ctx, p, { email: request.body.email.trim(), checks: request.body.checks, idempotency_key: idempotencyKey(request) })
-      await rt.caughtUp(submitted.position)
+      await rt.caughtUp(request, submitted.position)
       const doc = await getJob(rt.ctx, p.user_uuid, environmentOf(p), submitted.job_uuid)
       reply.header('location', `/api/verify/${submitted.job_uuid}`)
       if (submitted.replayed) reply.header('idempotent-replayed', 'true')

@@ -162,7 +162,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     handler: async (request, reply) => {
       const p = principalOf(request)
       const created = await createWebhook(rt.ctx, { user_uuid: p.user_uuid, environment: p.environment, ...request.body, actor: actorOf(p) })
-      await rt.caughtUp(created.position)
+      await rt.caughtUp(request, created.position)
       const e = created.endpoint
       const view = await webhookView(rt, {
         _id: e.webhook_uuid,
@@ -222,7 +222,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
         { ...body, status: body.status as 'active' | 'disabled' | undefined },
         actorOf(p)
       )
-      await rt.caughtUp(position)
+      await rt.caughtUp(request, position)
       return await webhookView(rt, await ownEndpoint(request.params.uuid, p))
     }
   })
@@ -240,7 +240,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       const p = principalOf(request)
-      await rt.caughtUp(await deleteWebhook(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid, actorOf(p)))
+      await rt.caughtUp(request, await deleteWebhook(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid, actorOf(p)))
       return reply.code(204).send()
     }
   })
@@ -281,7 +281,7 @@ export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const p = principalOf(request)
       const r = await testWebhook(rt.ctx, p.user_uuid, environmentOf(p), request.params.uuid, send, policy)
       rt.metrics.webhookAttempts.inc({ outcome: 'test' })
-      await rt.caughtUp(r.position)
+      await rt.caughtUp(request, r.position)
       return { delivery_uuid: r.delivery_uuid, delivered: r.delivered, response_status: r.response_status, error: r.error, duration_ms: r.duration_ms }
     }
   })
