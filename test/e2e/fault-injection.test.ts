@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { cpSync, mkdirSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { DatabaseSync } from 'node:sqlite'
-import { client, confirmationCode, signUp } from '../support/service.ts'
+import { client, confirmationCode, outboxMailsTo, signUp } from '../support/service.ts'
 import { exited, startSvc, type SvcProcess, svcEnv } from '../support/processes.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
@@ -58,6 +58,18 @@ for (const [path, body] of [
   const r = await first('POST', path, { token: erasedToken, body })
   if (r.status !== 201) throw new Error(`${path}: ${r.status} ${JSON.stringify(r.body)}`)
 }
+// A change of the first account's address, asked for and mailed: its link is opened at a fault point.
+if (
+  (await first('PATCH', `/api/users/${owner}/email`, { token, body: { new_email: 'moved@example.com', current_password: 'correct horse battery staple' } }))
+    .status !== 204
+)
+  throw new Error('email change')
+await waitUntil(() => outboxMailsTo(dataDir, 'moved@example.com').some(m => m.includes('verify-email-change')))
+const emailLink = (() => {
+  const mail = outboxMailsTo(dataDir, 'moved@example.com').find(m => m.includes('verify-email-change'))!
+  const body = mail.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16)))
+  return decodeURIComponent(/verify-email-change\?token=(\S+)/.exec(body)![1])
+})()
 const sidOf = (jwt: string): string => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString('utf8')).sid
 await stop(setup)
 
@@ -360,5 +372,40 @@ for (const point of PLAN_POINTS) {
     await stop(restarted)
     const audit = spawnSync(process.execPath, [cli, 'audit', '--strict', '--ledger'], { env, encoding: 'utf8' })
     t.equal(audit.status, 0, `svc audit --strict --ledger: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
+  })
+}
+
+// The flow that releases the previous address (issue "Nothing lost"): killed after
+// EmailChanged or after the release, the old address must be released once the service
+// runs again (the link, spent by the change, cannot finish it). The oracles: the new
+// address signs in (the change was committed), a ClaimReleased of this account in the
+// store, and `svc audit --strict`.
+const EMAIL_POINTS = ['email.after_change', 'email.after_release']
+for (const point of EMAIL_POINTS) {
+  t.test(`SIGKILL at ${point}: after a restart the previous address is released`, async t => {
+    const dir = join(root, point)
+    cpSync(dataDir, dir, { recursive: true })
+    const env = { ...base, DATA_DIR: dir }
+    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+    t.teardown(() => store.close())
+    const released = async (): Promise<number> => (await everything(store)).filter(e => e.type === 'ClaimReleased' && e.data.owner_uuid === owner).length
+    t.equal(await released(), 0, 'nothing of this account released before')
+    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+    const answered = await client(crashing.url)('POST', '/api/auth/verify-email-change', { body: { token: emailLink } }).catch(() => null)
+    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+    t.equal(answered, null, 'the verification got no answer')
+
+    const restarted = await startSvc(t, ['serve'], env)
+    const api = client(restarted.url)
+    t.equal(
+      (await api('POST', '/api/auth/login', { body: { email: 'moved@example.com', password: 'correct horse battery staple' } })).status,
+      200,
+      'the change was committed before the crash: the new address signs in (positive control)'
+    )
+    await waitUntil(async () => (await released()) > 0, 20_000).catch(() => undefined)
+    t.equal(await released(), 1, 'the previous address released, once')
+    await stop(restarted)
+    const audit = spawnSync(process.execPath, [cli, 'audit', '--strict'], { env, encoding: 'utf8' })
+    t.equal(audit.status, 0, `svc audit --strict: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
   })
 }

@@ -2,20 +2,25 @@ import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import * as claim from '../../domain/claim/decider.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
-import { parseOwnedToken } from '../owned-token.ts'
-import type { CommandContext } from '../context.ts'
-import { handle } from '../command-handler.ts'
-import { emailClaimStream } from './email-claims.ts'
-import { users } from './aggregate.ts'
+import { parseOwnedToken } from '../../commands/owned-token.ts'
+import type { CommandContext } from '../../commands/context.ts'
+import { handle } from '../../commands/command-handler.ts'
+import { emailClaimStream } from '../../commands/user/email-claims.ts'
+import { users } from '../../commands/user/aggregate.ts'
+import { faultPoint } from '../../lib/faults.ts'
+import { runReaction } from '../../eventsourcing/flow.ts'
+import { emailChangeFlow } from './flow.ts'
 
 /**
  * POST /api/auth/verify-email-change: claims the new address for the account (its claim
- * stream, decided with its expected revision), switches the account to it (the user
- * decider checks the link again) and releases the old one. Each step is idempotent: a
- * link opened again after an interruption finishes the change.
+ * stream, decided with its expected revision), switches the account to it (EmailChanged:
+ * the user decider checks the link again) and releases the old one (flow `email-change`,
+ * from EmailChanged). A link opened again after an interruption before the change
+ * finishes it (the claim is idempotent); after the change, the flow worker releases the
+ * old address. Fault points: `email.after_change`, `email.after_release`.
  * @throws DomainError unauthorized `verify_email_change.invalid_token`; conflict
  *   `verify_email_change.email_taken` when the address was taken meanwhile.
- * @returns the global position of the last event appended.
+ * @returns a global position at or after the change and the release.
  */
 export async function verifyEmailChange(ctx: CommandContext, token: string): Promise<number> {
   const invalid = (): DomainError => new DomainError('unauthorized', 'verify_email_change.invalid_token', 'the link is invalid or expired')
@@ -33,6 +38,12 @@ export async function verifyEmailChange(ctx: CommandContext, token: string): Pro
   if (claimed.state.owner_uuid !== owner)
     throw new DomainError('conflict', 'verify_email_change.email_taken', 'this address was taken by another account meanwhile')
   const changed = await users.handle(ctx, owner, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
-  await handle(ctx, emailClaimStream(ctx, oldEmail), claim, { type: 'ReleaseValue', data: { owner_uuid: owner, now } }, { actor: owner })
-  return changed.position
+  faultPoint(ctx.config.fault_point, 'email.after_change')
+  // The previous address is released from EmailChanged (flow `email-change`): here, and by the flow worker should this process die first.
+  const trigger = changed.recorded.find(e => e.type === 'EmailChanged')
+  if (trigger?.id !== undefined)
+    await runReaction(ctx, emailChangeFlow, { ...trigger, id: trigger.id, position: changed.position }, label => {
+      faultPoint(ctx.config.fault_point, `email.after_${label}`)
+    })
+  return await ctx.store.headPosition()
 }
