@@ -2,6 +2,8 @@ import t from 'tap'
 import { join } from 'node:path'
 import { cpSync, mkdirSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import Stripe from 'stripe'
 import { DatabaseSync } from 'node:sqlite'
 import { client, confirmationCode, outboxMailsTo, signUp } from '../support/service.ts'
 import { exited, startSvc, type SvcProcess, svcEnv } from '../support/processes.ts'
@@ -22,8 +24,13 @@ const root = t.testdir()
 const dataDir = join(root, 'seed')
 mkdirSync(dataDir, { recursive: true })
 const rates = unlimitedRates(dataDir)
+const STRIPE_SECRET = 'whsec_fault_injection_suite'
 const base = svcEnv(dataDir, {
   ...rates,
+  STRIPE_SECRET_KEY: 'sk_test_fault_injection_suite',
+  STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
+  // Never called by a webhook's handling; nothing answers there.
+  STRIPE_API_URL: 'http://127.0.0.1:9',
   WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true'
 })
 
@@ -409,3 +416,68 @@ for (const point of EMAIL_POINTS) {
     t.equal(audit.status, 0, `svc audit --strict: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
   })
 }
+
+// A Stripe event's effects come before its receipt (issue "Nothing lost"): killed between
+// the two, the event went unanswered, and Stripe delivers it again (it retries for three
+// days an event not answered 2xx); the effect must then be there once. A paid top-up
+// session is delivered, signed as Stripe signs, to a process that dies at
+// `stripe.after_effects`, then again after the restart. The oracles: the catalogue file
+// (the pack's tokens), the wallet and receipt streams as stored, `svc audit --strict --ledger`.
+t.test('SIGKILL at stripe.after_effects: Stripe delivers again, the top-up is granted once', async t => {
+  const point = 'stripe.after_effects'
+  const dir = join(root, point)
+  cpSync(dataDir, dir, { recursive: true })
+  const env = { ...base, DATA_DIR: dir }
+  const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+  t.teardown(() => store.close())
+  const catalogue = JSON.parse(readFileSync(rates.PLANS_FILE, 'utf8')) as { top_up: Array<{ quantity: number; tokens: number }> }
+  const pack = catalogue.top_up[0]
+  const session = `cs_test_${randomBytes(8).toString('hex')}`
+  const payload = JSON.stringify({
+    id: `evt_${randomBytes(12).toString('hex')}`,
+    object: 'event',
+    api_version: '2025-09-30.clover',
+    created: Math.floor(Date.now() / 1000),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type: 'checkout.session.completed',
+    data: {
+      object: {
+        id: session,
+        object: 'checkout.session',
+        mode: 'payment',
+        status: 'complete',
+        payment_status: 'paid',
+        customer: null,
+        client_reference_id: owner,
+        metadata: { user_uuid: owner, top_up_quantity: String(pack.quantity) },
+        subscription: null
+      }
+    }
+  })
+  const deliver = async (url: string) =>
+    await client(url)('POST', '/webhooks/stripe', {
+      raw: payload,
+      headers: { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET }) }
+    })
+  const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+  const answered = await deliver(crashing.url).catch(() => null)
+  t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+  t.equal(answered, null, 'Stripe got no answer')
+  const grants = async (): Promise<RecordedEvent[]> =>
+    (await store.readStream(`wallet-${owner}`)).filter(e => e.type === 'TokensGranted' && e.data.grant_uuid === `topup-${session}`)
+  t.equal((await grants()).length, 1, 'the grant was made before the crash (positive control)')
+
+  const restarted = await startSvc(t, ['serve'], env)
+  const again = await deliver(restarted.url)
+  t.equal(again.status, 200, "Stripe's next delivery is answered")
+  const granted = await grants()
+  t.equal(granted.length, 1, 'the top-up granted once')
+  t.equal(granted[0]?.data.amount, pack.tokens, "of the pack's tokens")
+  const receipt = await store.readStream(`stripe_event-${JSON.parse(payload).id}`)
+  t.equal(receipt.length, 1, 'the event recorded once')
+  await stop(restarted)
+  const audit = spawnSync(process.execPath, [cli, 'audit', '--strict', '--ledger'], { env, encoding: 'utf8' })
+  t.equal(audit.status, 0, `svc audit --strict --ledger: ${audit.stdout.slice(-400)}${audit.stderr.slice(-300)}`)
+})

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { DomainError } from '../../domain/shared.ts'
+import { faultPoint } from '../../lib/faults.ts'
 import { CYCLES, FREE, findPlan, type Cycle } from '../../domain/plans.ts'
 import type { SubscriptionStatus } from '../../domain/subscription/events.ts'
 import type { StripeEvent } from '../../ports/billing.ts'
@@ -238,6 +239,8 @@ export async function handleStripeEvent(ctx: CommandContext, e: unknown): Promis
       throw new DomainError('invalid', 'billing_webhook.invalid_event', `${e.type}: ${err.issues.map(i => `${i.path.join('.')}: ${i.message}`).join('; ')}`)
     throw err
   }
+  // The receipt comes last: a crash before it leaves the event unanswered, Stripe delivers it again, and each effect is idempotent (grant ids, the plan's ordering by `created`).
+  faultPoint(ctx.config.fault_point, 'stripe.after_effects')
   const r = await stripeEvents.handle(
     ctx,
     e.id,
