@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { cpSync, mkdirSync, readFileSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
@@ -84,6 +84,29 @@ await stop(setup)
 // each is a crash and a restart of a process of its own.
 t.jobs = 4
 
+/** A copy of the seed for the case of `point`, and the event store's file opened for the oracles. */
+function copyFor(t: Test, point: string): { dir: string; env: Record<string, string>; store: SqliteEventStore } {
+  const dir = join(root, point)
+  cpSync(dataDir, dir, { recursive: true })
+  const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
+  t.teardown(() => store.close())
+  return { dir, env: { ...base, DATA_DIR: dir }, store }
+}
+
+/** Starts `svc serve` set to die at `point`, makes `request` of it, and checks that it died there (SIGKILL) before answering. */
+async function crashUnanswered(
+  t: Test,
+  env: Record<string, string>,
+  point: string,
+  request: (api: ReturnType<typeof client>) => Promise<unknown>,
+  what: string
+): Promise<void> {
+  const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
+  const answered = await request(client(crashing.url)).catch(() => null)
+  t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
+  t.equal(answered, null, what)
+}
+
 interface Held {
   job: string
   amount: number
@@ -132,11 +155,7 @@ const POINTS: Array<[string, 200 | 202]> = [
 
 for (const [point, retryStatus] of POINTS) {
   t.test(`SIGKILL at ${point}: after a restart every token is accounted for`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
+    const { env, store } = copyFor(t, point)
     const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
     const body = { email: `${point.replace('.', '-')}@mailinator.com`, checks: ['disposable'] }
     const headers = { 'idempotency-key': `crash-${point}` }
@@ -197,15 +216,14 @@ for (const [point, retryStatus] of POINTS) {
 const CONFIRM_POINTS = ['confirm.after_confirm', 'confirm.after_grant']
 for (const point of CONFIRM_POINTS) {
   t.test(`SIGKILL at ${point}: after a restart the account has its grant, once`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
-    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
-    const answered = await client(crashing.url)('POST', '/api/auth/confirm', { body: { email: unconfirmed.email, code } }).catch(() => null)
-    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
-    t.equal(answered, null, 'the confirmation got no answer')
+    const { env, store } = copyFor(t, point)
+    await crashUnanswered(
+      t,
+      env,
+      point,
+      api => api('POST', '/api/auth/confirm', { body: { email: unconfirmed.email, code } }),
+      'the confirmation got no answer'
+    )
 
     const restarted = await startSvc(t, ['serve'], env)
     const api = client(restarted.url)
@@ -242,11 +260,7 @@ for (const point of CONFIRM_POINTS) {
 const SESSION_POINTS = ['sessions.after_change', 'sessions.after_revoke']
 for (const point of SESSION_POINTS) {
   t.test(`SIGKILL at ${point}: after a restart every other session open at the change is revoked`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
+    const { env, store } = copyFor(t, point)
     const sessionsOf = async (): Promise<{ started: string[]; revoked: Set<string> }> => {
       const all = await everything(store)
       const started = all.filter(e => e.type === 'SessionStarted' && e.data.user_uuid === owner).map(e => String(e.data.session_uuid))
@@ -257,13 +271,17 @@ for (const point of SESSION_POINTS) {
     const others = before.started.filter(s => s !== kept && !before.revoked.has(s))
     t.equal(others.length, 2, 'two other sessions open before the change')
 
-    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
-    const answered = await client(crashing.url)('PATCH', `/api/users/${owner}/password`, {
-      token,
-      body: { current_password: 'correct horse battery staple', new_password: 'an entirely new passphrase 42' }
-    }).catch(() => null)
-    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
-    t.equal(answered, null, 'the change got no answer')
+    await crashUnanswered(
+      t,
+      env,
+      point,
+      api =>
+        api('PATCH', `/api/users/${owner}/password`, {
+          token,
+          body: { current_password: 'correct horse battery staple', new_password: 'an entirely new passphrase 42' }
+        }),
+      'the change got no answer'
+    )
 
     const restarted = await startSvc(t, ['serve'], env)
     const api = client(restarted.url)
@@ -298,17 +316,14 @@ for (const point of SESSION_POINTS) {
 const DELETE_POINTS = ['delete.after_delete', ...['api_keys', 'agents', 'webhooks', 'release', 'shred'].map(s => `delete.after_${s}`)]
 for (const point of DELETE_POINTS) {
   t.test(`SIGKILL at ${point}: after a restart the account is erased`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
-    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
-    const answered = await client(crashing.url)('DELETE', `/api/users/${erasedUser}`, { token: erasedToken, body: { password: erased.password } }).catch(
-      () => null
+    const { dir, env, store } = copyFor(t, point)
+    await crashUnanswered(
+      t,
+      env,
+      point,
+      api => api('DELETE', `/api/users/${erasedUser}`, { token: erasedToken, body: { password: erased.password } }),
+      'the deletion got no answer'
     )
-    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
-    t.equal(answered, null, 'the deletion got no answer')
 
     const restarted = await startSvc(t, ['serve'], env)
     const api = client(restarted.url)
@@ -353,11 +368,7 @@ for (const point of DELETE_POINTS) {
 const PLAN_POINTS = ['plan.after_change', 'plan.after_grant']
 for (const point of PLAN_POINTS) {
   t.test(`SIGKILL at ${point} (svc subscription set): after a restart the period's tokens are granted, once`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
+    const { env, store } = copyFor(t, point)
     const set = spawnSync(process.execPath, [cli, 'subscription', 'set', '--email', 'faults@example.com', '--plan', 'starter'], {
       env: { ...env, FAULT_POINT: point },
       encoding: 'utf8'
@@ -390,17 +401,10 @@ for (const point of PLAN_POINTS) {
 const EMAIL_POINTS = ['email.after_change', 'email.after_release']
 for (const point of EMAIL_POINTS) {
   t.test(`SIGKILL at ${point}: after a restart the previous address is released`, async t => {
-    const dir = join(root, point)
-    cpSync(dataDir, dir, { recursive: true })
-    const env = { ...base, DATA_DIR: dir }
-    const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
+    const { env, store } = copyFor(t, point)
     const released = async (): Promise<number> => (await everything(store)).filter(e => e.type === 'ClaimReleased' && e.data.owner_uuid === owner).length
     t.equal(await released(), 0, 'nothing of this account released before')
-    const crashing = await startSvc(t, ['serve'], { ...env, FAULT_POINT: point })
-    const answered = await client(crashing.url)('POST', '/api/auth/verify-email-change', { body: { token: emailLink } }).catch(() => null)
-    t.equal((await exited(crashing.child)).signal, 'SIGKILL', 'the process died at the fault point')
-    t.equal(answered, null, 'the verification got no answer')
+    await crashUnanswered(t, env, point, api => api('POST', '/api/auth/verify-email-change', { body: { token: emailLink } }), 'the verification got no answer')
 
     const restarted = await startSvc(t, ['serve'], env)
     const api = client(restarted.url)
@@ -425,11 +429,7 @@ for (const point of EMAIL_POINTS) {
 // (the pack's tokens), the wallet and receipt streams as stored, `svc audit --strict --ledger`.
 t.test('SIGKILL at stripe.after_effects: Stripe delivers again, the top-up is granted once', async t => {
   const point = 'stripe.after_effects'
-  const dir = join(root, point)
-  cpSync(dataDir, dir, { recursive: true })
-  const env = { ...base, DATA_DIR: dir }
-  const store = new SqliteEventStore(join(dir, 'events.db'), { poll_interval_ms: 0 })
-  t.teardown(() => store.close())
+  const { env, store } = copyFor(t, point)
   const catalogue = JSON.parse(readFileSync(rates.PLANS_FILE, 'utf8')) as { top_up: Array<{ quantity: number; tokens: number }> }
   const pack = catalogue.top_up[0]
   const session = `cs_test_${randomBytes(8).toString('hex')}`

@@ -6,7 +6,7 @@ import { startSession, type ClientSeen, type SignedIn } from '../../commands/ses
 import { users } from '../../commands/user/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import { runReaction } from '../../eventsourcing/flow.ts'
+import { reactNow } from '../react-now.ts'
 import { confirmAccountFlow } from './flow.ts'
 
 const invalidCode = (): DomainError =>
@@ -28,12 +28,9 @@ export async function confirmAccount(ctx: CommandContext, input: { email: string
   const candidate = confirmationCodeHash(ctx, owner, input.code)
   const now = ctx.now().toISOString()
   const r = await users.handle(ctx, owner, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
-  const confirmed = r.recorded.find(e => e.type === 'UserConfirmed')
-  if (r.state.status !== 'confirmed' || confirmed?.id === undefined) throw invalidCode()
+  if (r.state.status !== 'confirmed' || !r.recorded.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   faultPoint(ctx.config.fault_point, 'confirm.after_confirm')
-  await runReaction(ctx, confirmAccountFlow, { ...confirmed, id: confirmed.id }, label => {
-    faultPoint(ctx.config.fault_point, `confirm.after_${label}`)
-  })
+  await reactNow(ctx, confirmAccountFlow, r)
   // Read your writes: the answer waits for the wallet's head (the grant, made now or before).
   const { position } = await wallets.load(ctx, owner)
   const signedIn = await startSession(ctx, owner, 'confirmation', { client })

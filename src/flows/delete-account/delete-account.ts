@@ -4,7 +4,7 @@ import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
 import { users } from '../../commands/user/aggregate.ts'
-import { runReaction } from '../../eventsourcing/flow.ts'
+import { reactNow } from '../react-now.ts'
 import { deleteAccountFlow } from './flow.ts'
 
 /**
@@ -35,10 +35,6 @@ export async function deleteAccount(ctx: CommandContext, owner: string, password
     { actor: owner }
   )
   faultPoint(ctx.config.fault_point, 'delete.after_delete')
-  const deleted = r.recorded.find(e => e.type === 'UserDeleted')
-  if (deleted?.id !== undefined)
-    await runReaction(ctx, deleteAccountFlow, { ...deleted, id: deleted.id, position: r.position }, label => {
-      faultPoint(ctx.config.fault_point, `delete.after_${label}`)
-    })
+  await reactNow(ctx, deleteAccountFlow, r)
   return await ctx.store.headPosition()
 }

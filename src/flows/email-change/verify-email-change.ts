@@ -8,7 +8,7 @@ import { handle } from '../../commands/command-handler.ts'
 import { emailClaimStream } from '../../commands/user/email-claims.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import { runReaction } from '../../eventsourcing/flow.ts'
+import { reactNow } from '../react-now.ts'
 import { emailChangeFlow } from './flow.ts'
 
 /**
@@ -40,10 +40,6 @@ export async function verifyEmailChange(ctx: CommandContext, token: string): Pro
   const changed = await users.handle(ctx, owner, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
   faultPoint(ctx.config.fault_point, 'email.after_change')
   // The previous address is released from EmailChanged (flow `email-change`): here, and by the flow worker should this process die first.
-  const trigger = changed.recorded.find(e => e.type === 'EmailChanged')
-  if (trigger?.id !== undefined)
-    await runReaction(ctx, emailChangeFlow, { ...trigger, id: trigger.id, position: changed.position }, label => {
-      faultPoint(ctx.config.fault_point, `email.after_${label}`)
-    })
+  await reactNow(ctx, emailChangeFlow, changed)
   return await ctx.store.headPosition()
 }

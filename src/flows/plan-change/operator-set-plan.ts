@@ -7,7 +7,7 @@ import { requireAccount } from '../../commands/user/read.ts'
 import { setPlan } from '../../commands/subscription/set-plan.ts'
 import { endPlan } from '../../commands/subscription/end-plan.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import { runReaction } from '../../eventsourcing/flow.ts'
+import { reactNow } from '../react-now.ts'
 import { planGrantFlow } from './flow.ts'
 
 /**
@@ -52,12 +52,6 @@ export async function operatorSetPlan(
   })
   // The grant follows from the change's event (flow `plan-grant`): run here, and by the flow worker should this process die first.
   faultPoint(ctx.config.fault_point, 'plan.after_change')
-  const trigger = r.recorded.find(e => planGrantFlow.triggers.includes(e.type))
-  const granted =
-    trigger?.id === undefined
-      ? 0
-      : await runReaction(ctx, planGrantFlow, { ...trigger, id: trigger.id, position: r.position }, label => {
-          faultPoint(ctx.config.fault_point, `plan.after_${label}`)
-        })
+  const granted = await reactNow(ctx, planGrantFlow, r)
   return { user_uuid: owner, subscription: r.subscription, changed: r.changed, tokens_granted: granted > 0 ? tokensPerInvoice(plan, cycle) : 0 }
 }

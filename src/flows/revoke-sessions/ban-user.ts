@@ -1,6 +1,7 @@
 import type { CommandContext } from '../../commands/context.ts'
 import { requireAccount } from '../../commands/user/read.ts'
-import { revokeSessionsAfter } from './revoke-sessions.ts'
+import { reactNow } from '../react-now.ts'
+import { revokeSessionsFlow } from './flow.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**
@@ -18,6 +19,6 @@ export async function banUser(
 ): Promise<{ user_uuid: string; banned: boolean | 'already'; sessions_revoked: boolean }> {
   const owner = await requireAccount(ctx, email)
   const r = await users.handle(ctx, owner, { type: 'BanUser', data: { reason, now: ctx.now().toISOString() } }, { actor: `operator:${operator}` })
-  const revoked = await revokeSessionsAfter(ctx, r)
+  const revoked = await reactNow(ctx, revokeSessionsFlow, r)
   return { user_uuid: owner, banned: r.events.length > 0 ? true : 'already', sessions_revoked: revoked > 0 }
 }

@@ -4,7 +4,8 @@ import { hashPassword, verifyPassword } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import { revokeSessionsAfter } from './revoke-sessions.ts'
+import { reactNow } from '../react-now.ts'
+import { revokeSessionsFlow } from './flow.ts'
 import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
 import { contextWords, factorOf } from '../../commands/user/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
@@ -52,5 +53,5 @@ export async function changePassword(
   if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'change_password.invalid_code', 'the code is wrong or was already used')
   // The flow's first fact is PasswordChanged (it names the session kept); the revocations follow from it.
   faultPoint(ctx.config.fault_point, 'sessions.after_change')
-  await revokeSessionsAfter(ctx, r)
+  await reactNow(ctx, revokeSessionsFlow, r)
 }

@@ -1,7 +1,8 @@
 import { DomainError } from '../../domain/shared.ts'
 import * as user from '../../domain/user/decider.ts'
 import { verifyPassword } from '../../lib/crypto/hashing.ts'
-import { revokeSessionsAfter } from './revoke-sessions.ts'
+import { reactNow } from '../react-now.ts'
+import { revokeSessionsFlow } from './flow.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
 import { secondFactorFacts } from '../../commands/user/second-factor.ts'
@@ -30,6 +31,6 @@ export async function disableTwoFactor(ctx: CommandContext, owner: string, sessi
     { actor: owner }
   )
   if (user.refusedSecondFactor(r.events)) throw new DomainError('invalid', 'disable_2fa.invalid_code', 'the code is wrong or was already used')
-  await revokeSessionsAfter(ctx, r)
+  await reactNow(ctx, revokeSessionsFlow, r)
   return await ctx.store.headPosition()
 }

@@ -4,7 +4,8 @@ import { parseOwnedToken } from '../../commands/owned-token.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
 import { faultPoint } from '../../lib/faults.ts'
-import { revokeSessionsAfter } from './revoke-sessions.ts'
+import { reactNow } from '../react-now.ts'
+import { revokeSessionsFlow } from './flow.ts'
 import { contextWords } from '../../commands/user/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
@@ -31,5 +32,5 @@ export async function resetPassword(ctx: CommandContext, token: string, newPassw
     { actor: owner }
   )
   faultPoint(ctx.config.fault_point, 'sessions.after_reset')
-  await revokeSessionsAfter(ctx, r)
+  await reactNow(ctx, revokeSessionsFlow, r)
 }

@@ -1,4 +1,5 @@
-import { revokeSessionsAfter } from './revoke-sessions.ts'
+import { reactNow } from '../react-now.ts'
+import { revokeSessionsFlow } from './flow.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { account, secondFactorFacts } from '../../commands/user/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
@@ -23,6 +24,6 @@ export async function verifyTwoFactorSetup(ctx: CommandContext, owner: string, s
     { type: 'EnableTwoFactor', data: { ...facts, kept_session_uuid: session, now: ctx.now().toISOString() } },
     { actor: owner }
   )
-  await revokeSessionsAfter(ctx, r)
+  await reactNow(ctx, revokeSessionsFlow, r)
   return await ctx.store.headPosition()
 }
