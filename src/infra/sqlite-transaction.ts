@@ -26,9 +26,10 @@ const isBusy = (err: unknown): boolean => /SQLITE_BUSY|database is locked/i.test
 /**
  * Takes `db`'s write lock (`BEGIN IMMEDIATE`) without blocking the event loop: an attempt
  * that finds another connection (another process) holding it answers busy at once (busy
- * timeout 0 for that statement), and the next attempt comes after a timer (1, 2, 4 … 50
- * ms), until `wait_ms`. SQLite's own busy handler sleeps inside the call, which stops the
- * whole process for as long as the other writer holds the lock.
+ * timeout 0 for that statement), and the next attempt comes after a timer (1, 2, then
+ * every 4 ms, jittered: short, so that a writer that keeps committing does not starve
+ * this one), until `wait_ms`. SQLite's own busy handler sleeps inside the call, which
+ * stops the whole process for as long as the other writer holds the lock.
  * @returns true with a transaction begun (the caller commits or rolls back), false when
  *   `wait_ms` passed without the lock. @throws SQLite's other errors.
  */
@@ -46,7 +47,7 @@ export async function beginImmediate(db: DatabaseSync, wait_ms = WRITE_LOCK_WAIT
       db.exec(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`)
     }
     if (Date.now() >= until) return false
-    await new Promise(resolve => setTimeout(resolve, pause))
-    pause = Math.min(pause * 2, 50)
+    await new Promise(resolve => setTimeout(resolve, pause * (0.5 + Math.random())))
+    pause = Math.min(pause * 2, 4)
   }
 }

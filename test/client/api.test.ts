@@ -90,7 +90,12 @@ if (!job.data) throw new Error('job: ' + JSON.stringify(job.error))
 const listed = await key.GET('/api/jobs', { params: { query: { status: 'completed', verdict: 'valid,risky', sort: 'created_at', order: 'desc', limit: 5, offset: 0 } } })
 if (!listed.data) throw new Error('jobs: ' + JSON.stringify(listed.error))
 
-const ledger = await key.GET('/api/wallet/transactions', { params: { query: { sort: 'occurred_at', order: 'asc', limit: 10 } } })
+// The capture is the job's settlement, appended just after its completion: read until it is there (bounded), as a client would.
+let ledger = await key.GET('/api/wallet/transactions', { params: { query: { sort: 'occurred_at', order: 'asc', limit: 10 } } })
+for (let i = 0; i < 100 && ledger.data && !ledger.data.items.some(t => t.transaction_type === 'capture'); i++) {
+  await new Promise(resolve => setTimeout(resolve, 50))
+  ledger = await key.GET('/api/wallet/transactions', { params: { query: { sort: 'occurred_at', order: 'asc', limit: 10 } } })
+}
 if (!ledger.data) throw new Error('transactions: ' + JSON.stringify(ledger.error))
 
 const batch = await key.POST('/api/batches', { body: { emails: ['jane@client-world.com', 'nobody@client-world.com'], final: true, name: 'from a generated client' } })
