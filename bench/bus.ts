@@ -12,7 +12,7 @@ import { SqliteEventStore } from '../src/infra/eventstore/sqlite.ts'
 import { InProcessBus } from '../src/infra/bus/in-process.ts'
 import { NatsBus, natsAnswers } from '../src/infra/bus/nats.ts'
 import type { Bus } from '../src/ports/bus.ts'
-import { Relay } from '../src/workers/relay.ts'
+import { Relay } from '../src/eventsourcing/relay.ts'
 
 const { values: args } = parseArgs({ options: { events: { type: 'string', default: '50000' }, json: { type: 'boolean', default: false } } })
 const N = Number(args.events)

@@ -33,8 +33,8 @@ const summary = typeof result.output === 'string' ? result.output : JSON.stringi
 process.stdout.write(summary)
 
 // A collection is named where `.collection(...)` is called on the read store or a
-// `CollectionSpec` is written: only src/projections (and the adapters and ports that
-// define them) may.
+// `CollectionSpec` is written: only src/projections (and the machinery that applies
+// them, the adapters and ports that define them) may.
 const { readdirSync, readFileSync } = await import('node:fs')
 const { relative } = await import('node:path')
 const naming = /\.collection\s*[<(]|\bCollectionSpec\b/
@@ -42,7 +42,7 @@ let named = 0
 for (const entry of readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })) {
   if (!entry.isFile() || !entry.name.endsWith('.ts')) continue
   const file = relative(root, join(entry.parentPath, entry.name))
-  if (/^src\/(projections|infra|ports)\//.test(file)) continue
+  if (/^src\/(projections|eventsourcing|infra|ports)\//.test(file)) continue
   readFileSync(join(root, file), 'utf8')
     .split('\n')
     .forEach((line, i) => {

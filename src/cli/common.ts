@@ -48,7 +48,7 @@ export async function operatorCommand(fn: (core: Core) => Promise<unknown>): Pro
  * projections' checkpoints.
  */
 export async function catchUpReadModels(core: Core): Promise<void> {
-  const [{ PROJECTIONS }, { ProjectionRunner }] = await Promise.all([import('../projections/index.ts'), import('../projections/runner.ts')])
+  const [{ PROJECTIONS }, { ProjectionRunner }] = await Promise.all([import('../projections/index.ts'), import('../eventsourcing/projection-runner.ts')])
   const runner = new ProjectionRunner(core.store, PROJECTIONS, core.ctx.reads)
   await runner.start()
   await runner.stop()

@@ -67,7 +67,7 @@ export function registerOperatorCommands(program: Command): void {
     .action(async (name: string) => {
       const [{ PROJECTIONS, projectionNamed }, { rebuildProjections }] = await Promise.all([
         import('../projections/index.ts'),
-        import('../projections/rebuild.ts')
+        import('../eventsourcing/rebuild.ts')
       ])
       if (name !== 'all' && !PROJECTIONS.some(p => p.name === name)) usage(`no projection ${name}; one of: ${PROJECTIONS.map(p => p.name).join(', ')}, all`)
       await operatorCommand(async core => {

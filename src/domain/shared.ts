@@ -1,4 +1,3 @@
-/** An event as produced by a decider: type and snake_case data (metadata is added on append). */
 /**
  * The world a credential and its data live in (interface section 5.2): `live`, or the
  * `test` sandbox of `svc_test_` keys, which never bills the wallet (issue 42 item 10: a
@@ -6,10 +5,8 @@
  */
 export type Environment = 'live' | 'test'
 
-export interface Event<T extends string, D> {
-  type: T
-  data: D
-}
+/** An event as produced by a decider (the machinery's shape, `lib/event.ts`). */
+export type { Event } from '../lib/event.ts'
 
 /**
  * What `evolve` does with an event type it does not know: nothing (the state as it was).

@@ -1,6 +1,6 @@
 import type { PlanCatalogue } from '../domain/plans.ts'
 import { planFor } from '../domain/plans.ts'
-import type { ReadContext } from './projection.ts'
+import type { ReadContext } from './read-context.ts'
 import { getUser } from './users.ts'
 import { subscriptionOf } from './subscriptions.ts'
 import { getWallet } from './wallets.ts'

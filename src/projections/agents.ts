@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
 import { credentialCollection, revoked, type CredentialDoc } from './credentials.ts'
-import { foldProjection, nameOpened, newestOwned, type Folded, type ReadContext } from './projection.ts'
+import { foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import { nameOpened, newestOwned, type ReadContext } from './read-context.ts'
 
 /** Read model `agents`: one document per agent; `token_hash` is how agent tokens are looked up; `name` sealed (opened by the queries). */
 export interface AgentDoc extends CredentialDoc {

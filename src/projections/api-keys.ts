@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
 import { credentialCollection, revoked, type CredentialDoc } from './credentials.ts'
-import { foldProjection, nameOpened, namesOpened, type Folded, type ReadContext } from './projection.ts'
+import { foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import { nameOpened, namesOpened, type ReadContext } from './read-context.ts'
 
 /** Read model `api_keys`: one document per key; `key_hash` is how bearer keys are looked up; `name` sealed (opened by the queries). */
 export interface ApiKeyDoc extends CredentialDoc {

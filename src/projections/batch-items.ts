@@ -1,6 +1,7 @@
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import { ERASED } from '../ports/sealer.ts'
-import { collection, type ReadContext, type Write } from './projection.ts'
+import { collection, type Write } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 // The items of the batches projection (projections/batches.ts folds both): a batch's items
 // kept a hundred to a document of `batch_item_blocks`, the writes that change them, and the

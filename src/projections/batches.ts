@@ -3,18 +3,8 @@ import type { BatchSourceAttached, BatchSourceEvent } from '../domain/batch-sour
 import { ERASED } from '../ports/sealer.ts'
 import type { Environment } from '../domain/shared.ts'
 import { BATCH_ITEM_BLOCKS, blockId, blocksOf, changeItems, itemsOf, type BatchItemBlockDoc } from './batch-items.ts'
-import {
-  collection,
-  documentsProjection,
-  erasing,
-  owned,
-  type DocumentKey,
-  type Projection,
-  type ReadContext,
-  type Write,
-  nameOpened,
-  newestOwned
-} from './projection.ts'
+import { collection, documentsProjection, erasing, type DocumentKey, type Projection, type Write } from '../eventsourcing/projection.ts'
+import { owned, type ReadContext, nameOpened, newestOwned } from './read-context.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const
 

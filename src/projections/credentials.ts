@@ -1,5 +1,5 @@
 import type { CollectionSpec } from '../ports/read-store.ts'
-import { collection } from './projection.ts'
+import { collection } from '../eventsourcing/projection.ts'
 
 // What the documents of an account's credentials (API keys, agents) share: a sealed name,
 // scopes, a revocation that happens once, and a collection found by the SHA-256 of the

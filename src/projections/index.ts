@@ -1,4 +1,4 @@
-import type { Projection } from './projection.ts'
+import type { Projection } from '../eventsourcing/projection.ts'
 import { usersProjection } from './users.ts'
 import { sessionsProjection } from './sessions.ts'
 import { apiKeysProjection } from './api-keys.ts'

@@ -3,18 +3,8 @@ import type { CollectionSpec, Condition, Query, Where } from '../ports/read-stor
 import { ERASED } from '../ports/sealer.ts'
 import type { JobEvent } from '../domain/job/events.ts'
 import type { Environment } from '../domain/shared.ts'
-import {
-  collection,
-  documentsProjection,
-  owned,
-  erasing,
-  type DocumentKey,
-  type Folded,
-  type Projection,
-  type ReadContext,
-  type Write,
-  openText
-} from './projection.ts'
+import { collection, documentsProjection, erasing, type DocumentKey, type Folded, type Projection, type Write } from '../eventsourcing/projection.ts'
+import { owned, type ReadContext, openText } from './read-context.ts'
 
 /** Read model `jobs`: one document per verification job, with the engine's result; the address stays sealed. */
 export interface JobDoc {

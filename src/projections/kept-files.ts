@@ -1,5 +1,6 @@
 import type { BatchSourceEvent } from '../domain/batch-source/events.ts'
-import { collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
+import { collection, documentsProjection, erasing, type Projection, type Write } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 // What each account keeps of its list files (issue "Hostile files and floods", item 7): the
 // quota of kept bytes per plan is checked against it before an upload is taken.

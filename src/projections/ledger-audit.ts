@@ -3,7 +3,7 @@ import type { WalletEvent } from '../domain/wallet/events.ts'
 import { evolve, initialState, type WalletState } from '../domain/wallet/decider.ts'
 import { closingDiscrepancies } from '../domain/wallet/audit.ts'
 import { transactionOf, WALLET_TRANSACTIONS, WALLETS, type WalletDoc, type WalletTransactionDoc } from './wallets.ts'
-import type { ReadContext } from './projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 /** Events read at a time (a page of the store, or of one account's stream). */
 const AUDIT_PAGE = 5_000

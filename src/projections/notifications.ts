@@ -9,7 +9,8 @@ import type { NotificationsSeen } from '../domain/notification/events.ts'
 import type { PlanChanged, PlanEnded, PlanStarted } from '../domain/subscription/events.ts'
 import type { BatchCompleted } from '../domain/batch/events.ts'
 import type { Doc } from '../ports/read-store.ts'
-import { alreadyApplied, collection, documentsProjection, erasing, openText, type Projection, type ReadContext, type Write } from './projection.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type Write } from '../eventsourcing/projection.ts'
+import { openText, type ReadContext } from './read-context.ts'
 
 export const NOTIFICATION_KINDS = [
   'webhook_disabled',

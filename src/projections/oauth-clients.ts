@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { OAuthClientRegistered } from '../domain/oauth/events.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 /** Read model `oauth_clients`: registered OAuth clients (RFC 7591), public metadata only. */
 export interface OAuthClientDoc {

@@ -1,6 +1,7 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { SessionEvent, SessionSnapshotted } from '../domain/session/events.ts'
-import { collection, foldProjection, owned, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import { owned, type ReadContext } from './read-context.ts'
 
 /** Read model `sessions`: the account's sessions (never the refresh hash). */
 export interface SessionDoc {

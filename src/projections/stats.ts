@@ -4,7 +4,8 @@ import type { TokensCaptured } from '../domain/wallet/events.ts'
 import type { BatchItemsAdded, BatchResultsRecorded } from '../domain/batch/events.ts'
 import type { Doc } from '../ports/read-store.ts'
 import type { Environment } from '../domain/shared.ts'
-import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type Write } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 import { DAY_MS, dayOf, HOUR_MS, hourOf, SLOT_MS, slotOf, type Bucket } from './buckets.ts'
 
 const VERDICTS = ['valid', 'invalid', 'risky', 'unknown'] as const

@@ -2,7 +2,8 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { SubscriptionEvent, Subscription } from '../domain/subscription/events.ts'
 import { freeSubscription, planInEffect } from '../domain/subscription/decider.ts'
 import { FREE, planFor, type Plan, type PlanCatalogue } from '../domain/plans.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 /** Read model `subscriptions`: one document per account that ever left Free (others are Free by absence). */
 export interface SubscriptionDoc extends Subscription {

@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import { ERASED } from '../ports/sealer.ts'
 import type { UserEvent } from '../domain/user/events.ts'
-import { collection, foldProjection, type Folded, type ReadContext } from './projection.ts'
+import { collection, foldProjection, type Folded } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 
 /** Read model `users`: the profile of each account; the address stays sealed (unsealed by the queries). */
 export interface UserDoc {

@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'
 import type { CollectionSpec, Doc } from '../ports/read-store.ts'
-import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type ReadContext, type Write } from './projection.ts'
+import { alreadyApplied, collection, documentsProjection, erasing, type Projection, type Write } from '../eventsourcing/projection.ts'
+import type { ReadContext } from './read-context.ts'
 import { SLOT_MS, slotOf } from './buckets.ts'
 
 /** Read model `wallets`: the balance of each account, and how many transactions and groups its ledger has. */

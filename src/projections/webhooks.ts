@@ -2,7 +2,8 @@ import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
 import { statusAfter } from '../domain/webhook/delivery.ts'
 import type { Environment } from '../domain/shared.ts'
-import { collection, documentsProjection, erasing, owned, foldProjection, type Folded, type Projection, type ReadContext, type Write } from './projection.ts'
+import { collection, documentsProjection, erasing, foldProjection, type Folded, type Projection, type Write } from '../eventsourcing/projection.ts'
+import { owned, type ReadContext } from './read-context.ts'
 
 /** Read model `webhooks`: one document per endpoint that is not deleted (never its secret). */
 export interface WebhookDoc {

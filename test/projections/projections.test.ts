@@ -5,13 +5,13 @@ import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { SqliteReadStore } from '../../src/infra/readstore/sqlite.ts'
 import { SqliteDataKeyStore } from '../../src/infra/crypto/keystore.ts'
 import { LibsodiumSealer } from '../../src/infra/crypto/sealer.ts'
-import { ProjectionRunner } from '../../src/projections/runner.ts'
+import { ProjectionRunner } from '../../src/eventsourcing/projection-runner.ts'
 import { PROJECTIONS } from '../../src/projections/index.ts'
 import { getWallet, WALLET_TRANSACTIONS } from '../../src/projections/wallets.ts'
 import { getJob, JOBS } from '../../src/projections/jobs.ts'
 import { allEvents, dumpReadModels, replayInto } from '../support/read-models.ts'
 import { ev } from '../support/eventstore-contract.ts'
-import { collection, type Projection } from '../../src/projections/projection.ts'
+import { collection, type Projection } from '../../src/eventsourcing/projection.ts'
 
 const dir = t.testdir()
 const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))

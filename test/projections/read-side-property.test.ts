@@ -7,7 +7,7 @@ import { SqliteReadStore } from '../../src/infra/readstore/sqlite.ts'
 import { auditLedger } from '../../src/projections/ledger-audit.ts'
 import { grantTokens } from '../../src/commands/wallet/grant-tokens.ts'
 import { prng } from '../support/random.ts'
-import { rebuildProjections } from '../../src/projections/rebuild.ts'
+import { rebuildProjections } from '../../src/eventsourcing/rebuild.ts'
 import { PROJECTIONS } from '../../src/projections/index.ts'
 
 // Property: a random command history (through the HTTP API and the operator's commands,

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 import type { Doc } from '../../src/ports/read-store.ts'
 import { SqliteReadStore } from '../../src/infra/readstore/sqlite.ts'
-import type { Projection } from '../../src/projections/projection.ts'
-import { applyBatch, signatureOf } from '../../src/projections/apply-batch.ts'
+import type { Projection } from '../../src/eventsourcing/projection.ts'
+import { applyBatch, signatureOf } from '../../src/eventsourcing/apply-batch.ts'
 
 /** An event as the store records it, before its position is given by the spec. */
 export interface SpecEvent {

@@ -1,7 +1,7 @@
 import type { EventStore, RecordedEvent } from '../../src/ports/event-store.ts'
 import type { Doc, ReadStore } from '../../src/ports/read-store.ts'
 import { PROJECTIONS } from '../../src/projections/index.ts'
-import { applyBatch, signatureOf } from '../../src/projections/apply-batch.ts'
+import { applyBatch, signatureOf } from '../../src/eventsourcing/apply-batch.ts'
 
 /** Every document of every read model, by collection, in `_id` order. */
 export async function dumpReadModels(reads: ReadStore): Promise<Record<string, Doc[]>> {

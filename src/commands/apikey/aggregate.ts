@@ -1,5 +1,5 @@
 import * as apikey from '../../domain/apikey/decider.ts'
-import { aggregate } from '../aggregate.ts'
+import { aggregate } from '../../eventsourcing/aggregate.ts'
 
 /** An account's API keys (`apikeys-<user uuid>`). */
 export const apiKeys = aggregate('apikeys', apikey)

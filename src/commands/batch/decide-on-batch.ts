@@ -1,7 +1,7 @@
 import type * as batch from '../../domain/batch/decider.ts'
 import type { BatchEvent } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../context.ts'
-import { workerMeta, type HandleResult } from '../command-handler.ts'
+import { workerMeta, type HandleResult } from '../../eventsourcing/command-handler.ts'
 import { batches } from './aggregate.ts'
 
 /**

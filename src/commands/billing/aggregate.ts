@@ -1,5 +1,5 @@
 import * as stripeEvent from '../../domain/billing/decider.ts'
-import { aggregate } from '../aggregate.ts'
+import { aggregate } from '../../eventsourcing/aggregate.ts'
 
 /** A Stripe event handled once (`stripe_event-<Stripe event id>`: a redelivery finds it handled). */
 export const stripeEvents = aggregate('stripe_event', stripeEvent)

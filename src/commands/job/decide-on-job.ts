@@ -1,6 +1,6 @@
 import type * as job from '../../domain/job/decider.ts'
 import type { CommandContext } from '../context.ts'
-import { workerMeta, type HandleResult } from '../command-handler.ts'
+import { workerMeta, type HandleResult } from '../../eventsourcing/command-handler.ts'
 import type { JobEvent } from '../../domain/job/events.ts'
 import type { LoadedJob } from './seal-result.ts'
 import { jobs } from './aggregate.ts'

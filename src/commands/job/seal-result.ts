@@ -1,7 +1,7 @@
 import type * as job from '../../domain/job/decider.ts'
 import type { VerificationResult } from '../../verifier/result.ts'
 import type { CommandContext } from '../context.ts'
-import type { Loaded } from '../command-handler.ts'
+import type { Loaded } from '../../eventsourcing/command-handler.ts'
 
 /** A job stream as loaded by the worker that runs it. */
 export type LoadedJob = Loaded<job.JobState>

@@ -1,5 +1,5 @@
 import * as oauth from '../../domain/oauth/decider.ts'
-import { aggregate } from '../aggregate.ts'
+import { aggregate } from '../../eventsourcing/aggregate.ts'
 
 /** A registered OAuth client (`oauth-client-<client id>`). */
 export const oauthClients = aggregate('oauth-client', oauth.client)

@@ -3,7 +3,7 @@ import * as subscription from '../../domain/subscription/decider.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import { findPlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../context.ts'
-import type { HandleResult } from '../command-handler.ts'
+import type { HandleResult } from '../../eventsourcing/command-handler.ts'
 import { subscriptions } from './aggregate.ts'
 
 /** A SetPlan of the subscription decider, without its time (the context's clock gives it), with the actor to record. */

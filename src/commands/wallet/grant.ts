@@ -1,5 +1,5 @@
 import type * as wallet from '../../domain/wallet/decider.ts'
-import type { HandleResult } from '../command-handler.ts'
+import type { HandleResult } from '../../eventsourcing/command-handler.ts'
 import type { CommandContext } from '../context.ts'
 import type { WalletEvent } from '../../domain/wallet/events.ts'
 import { wallets } from './aggregate.ts'

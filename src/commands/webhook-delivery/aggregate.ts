@@ -1,5 +1,5 @@
 import * as delivery from '../../domain/webhook/delivery.ts'
-import { aggregate } from '../aggregate.ts'
+import { aggregate } from '../../eventsourcing/aggregate.ts'
 
 /** One webhook delivery and its attempts (`webhook_delivery-<delivery uuid>`). */
 export const webhookDeliveries = aggregate('webhook_delivery', delivery)

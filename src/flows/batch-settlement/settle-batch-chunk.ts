@@ -1,6 +1,6 @@
 import type { BatchChunkProcessed } from '../../domain/batch/events.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { workerMeta } from '../../commands/command-handler.ts'
+import { workerMeta } from '../../eventsourcing/command-handler.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**

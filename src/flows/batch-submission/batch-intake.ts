@@ -10,7 +10,7 @@ import { faultPoint } from '../../lib/faults.ts'
 import { turnIfDue } from '../../lib/turns.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import type { Loaded } from '../../commands/command-handler.ts'
+import type { Loaded } from '../../eventsourcing/command-handler.ts'
 import { batches } from '../../commands/batch/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 

@@ -2,7 +2,7 @@ import { DomainError } from '../../domain/shared.ts'
 import * as batch from '../../domain/batch/decider.ts'
 import { costOf } from '../../domain/checks.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import type { Loaded } from '../../commands/command-handler.ts'
+import type { Loaded } from '../../eventsourcing/command-handler.ts'
 import { type BatchSubmitter, type ChunkOutcome, type CreateData, candidates, checksFor, acceptChunk } from './batch-intake.ts'
 
 /**

@@ -1,7 +1,7 @@
 import type { Flow } from '../../eventsourcing/flow.ts'
 import * as claim from '../../domain/claim/decider.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { handle, load } from '../../commands/command-handler.ts'
+import { handle, load } from '../../eventsourcing/command-handler.ts'
 import { agents } from '../../commands/agent/aggregate.ts'
 import { apiKeys } from '../../commands/apikey/aggregate.ts'
 import { users } from '../../commands/user/aggregate.ts'

@@ -1,7 +1,7 @@
 import * as job from '../../domain/job/decider.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { workerMeta } from '../../commands/command-handler.ts'
+import { workerMeta } from '../../eventsourcing/command-handler.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 
 /**

@@ -2,7 +2,7 @@ import * as job from '../../domain/job/decider.ts'
 import type { JobQueued } from '../../domain/job/events.ts'
 import type { EventMetadata } from '../../ports/event-store.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import type { HandleResult } from '../../commands/command-handler.ts'
+import type { HandleResult } from '../../eventsourcing/command-handler.ts'
 import { jobs } from '../../commands/job/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 

@@ -1,10 +1,21 @@
 import pRetry from 'p-retry'
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../ports/event-store.ts'
-import type { Event } from '../domain/shared.ts'
-import type { CommandContext } from './context.ts'
+import type { Event } from '../lib/event.ts'
 import { current, remember, type Folding, type Loaded } from './stream-loader.ts'
 
 export type { Loaded } from './stream-loader.ts'
+
+/**
+ * What the command handler needs of its caller's context: the event store, a clock, an id
+ * source, and the group commit's bounds (`COMMAND_BATCH_MAX`, `COMMAND_DEADLINE_MS`). The
+ * operations' `CommandContext` is one.
+ */
+export interface WriteContext {
+  store: EventStore
+  now: () => Date
+  newId: () => string
+  config: { commands: { batch_max: number; deadline_ms: number } }
+}
 
 /** A decider (ARCHITECTURE.md "Write side"): the fold of its stream, and `decide`. */
 export interface Decider<S, E extends Event<string, unknown>, C> extends Folding<S, E> {
@@ -62,7 +73,7 @@ function queuesOf(store: EventStore): Map<string, Pending[]> {
  * @returns the state, its revision (-1 when the stream does not exist) and the global position of its last event (0 when none).
  */
 export async function load<S, E extends Event<string, unknown>>(
-  ctx: CommandContext,
+  ctx: WriteContext,
   stream: string,
   decider: Pick<Decider<S, E, unknown>, 'initialState' | 'evolve' | 'snapshot'>
 ): Promise<Loaded<S>> {
@@ -85,7 +96,7 @@ export async function load<S, E extends Event<string, unknown>>(
  *   contended past the deadline; the store's error when an append fails otherwise.
  */
 export async function handle<S, E extends Event<string, unknown>, C>(
-  ctx: CommandContext,
+  ctx: WriteContext,
   stream: string,
   decider: Decider<S, E, C>,
   command: Command<S, C>,
@@ -112,7 +123,7 @@ export async function handle<S, E extends Event<string, unknown>, C>(
   })
 }
 
-async function drain(ctx: CommandContext, stream: string): Promise<void> {
+async function drain(ctx: WriteContext, stream: string): Promise<void> {
   const queues = queuesOf(ctx.store)
   const queue = queues.get(stream)!
   while (queue.length > 0) {
@@ -139,7 +150,7 @@ interface Outcome {
 }
 type Decided = Outcome | { ok: false; error: unknown }
 
-async function commit(ctx: CommandContext, stream: string, batch: Pending[]): Promise<void> {
+async function commit(ctx: WriteContext, stream: string, batch: Pending[]): Promise<void> {
   // One aggregate (one evolve); each command is decided by its own decider, the stream is
   // loaded and snapshotted by the one that knows its snapshots.
   const decider = batch.find(p => p.decider.snapshot !== undefined)?.decider ?? batch[0].decider
@@ -166,7 +177,7 @@ async function commit(ctx: CommandContext, stream: string, batch: Pending[]): Pr
 }
 
 /** One attempt: decides the batch on `view`, appends at its revision (WrongExpectedRevisionError when another process appended first) and settles the batch. */
-async function decideAndAppend(ctx: CommandContext, stream: string, decider: AnyDecider, batch: Pending[], view: Loaded<unknown>): Promise<void> {
+async function decideAndAppend(ctx: WriteContext, stream: string, decider: AnyDecider, batch: Pending[], view: Loaded<unknown>): Promise<void> {
   let state = view.state
   const decided: Decided[] = []
   const events: NewEvent[] = []

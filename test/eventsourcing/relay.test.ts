@@ -2,7 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { InProcessBus } from '../../src/infra/bus/in-process.ts'
-import { Relay } from '../../src/workers/relay.ts'
+import { Relay } from '../../src/eventsourcing/relay.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 import { ev, waitUntil } from '../support/eventstore-contract.ts'
 

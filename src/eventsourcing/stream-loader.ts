@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache'
 import type { EventStore, RecordedEvent } from '../ports/event-store.ts'
-import type { Event } from '../domain/shared.ts'
+import type { Event } from '../lib/event.ts'
 
 // A stream read into state for the command handler (command-handler.ts): backwards to its
 // latest snapshot event, or from this process's cache of long-lived streams plus what was

@@ -1,7 +1,6 @@
 import type { EventMetadata } from '../ports/event-store.ts'
-import type { Event } from '../domain/shared.ts'
-import { handle, load, type Decider, type HandleResult, type Loaded } from './command-handler.ts'
-import type { CommandContext } from './context.ts'
+import type { Event } from '../lib/event.ts'
+import { handle, load, type Decider, type HandleResult, type Loaded, type WriteContext } from './command-handler.ts'
 
 /**
  * An aggregate's command handler, bound to its decider and to how its streams are named
@@ -12,14 +11,14 @@ import type { CommandContext } from './context.ts'
 export interface Aggregate<S, E extends Event<string, unknown>, C> {
   /** `handle` on the stream of `id`. @throws as `handle`: DomainError from the decider, WrongExpectedRevisionError past the deadline. */
   handle(
-    ctx: CommandContext,
+    ctx: WriteContext,
     id: string,
     command: C | ((state: S) => C),
     meta?: Partial<EventMetadata>,
     options?: { known?: Loaded<S> }
   ): Promise<HandleResult<S, E>>
   /** The stream of `id` folded into state (revision -1: no such stream). */
-  load(ctx: CommandContext, id: string): Promise<Loaded<S>>
+  load(ctx: WriteContext, id: string): Promise<Loaded<S>>
 }
 
 /**

@@ -3,7 +3,7 @@
 // and (1 − e^(−k·n/m))^k computed here from the filter's size).
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { KeyFilter, K_PROBES } from '../../src/projections/key-filter.ts'
+import { KeyFilter, K_PROBES } from '../../src/eventsourcing/key-filter.ts'
 
 t.test('every key added is held; keys never added are rarely held, near the theoretical rate', async t => {
   const n = 100_000
