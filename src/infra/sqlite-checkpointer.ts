@@ -176,12 +176,9 @@ function runThread(): void {
     }
     if ('add' in m) {
       const entry: Entry = { file: m.file, db: null, timer: null }
-      // Opened now rather than at the first tick: the process's descriptors are at their level once its stores are open.
-      try {
-        entry.db = new DatabaseSync(entry.file, { timeout: 1_000 })
-      } catch {
-        // The first tick tries again.
-      }
+      // Opened (with its WAL, by a first checkpoint) now rather than at the first tick: the
+      // process's descriptors are at their level once its stores are open.
+      checkpoint(entry)
       entry.timer = setInterval(() => {
         checkpoint(entry)
       }, m.interval_ms)
