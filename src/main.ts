@@ -39,6 +39,23 @@ import { ServiceMetrics } from './infra/metrics.ts'
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
 export type Role = (typeof ROLES)[number]
 
+/**
+ * What each role runs. `api`: the public API (and customers' kept files); `projections`: the
+ * projection runner (read-your-writes, waits); `verifier`: the engine's consumers (jobs,
+ * batches, intake, flows) and the egress self-test; `webhooks`, `mailer`: those consumers
+ * (the mailer's role also erases kept files); `relay`: the relay. A role with a consumer or
+ * the relay opens the bus.
+ */
+const PARTS: Readonly<Record<Role, Readonly<{ api: boolean; projections: boolean; verifier: boolean; webhooks: boolean; mailer: boolean; relay: boolean }>>> = {
+  serve: { api: true, projections: true, verifier: true, webhooks: true, mailer: true, relay: true },
+  api: { api: true, projections: true, verifier: false, webhooks: false, mailer: false, relay: false },
+  projector: { api: false, projections: true, verifier: false, webhooks: false, mailer: false, relay: false },
+  relay: { api: false, projections: false, verifier: false, webhooks: false, mailer: false, relay: true },
+  'worker:verifier': { api: false, projections: false, verifier: true, webhooks: false, mailer: false, relay: false },
+  'worker:webhooks': { api: false, projections: false, verifier: false, webhooks: true, mailer: false, relay: false },
+  'worker:mailer': { api: false, projections: false, verifier: false, webhooks: false, mailer: true, relay: false }
+}
+
 /** Which service consumes which event types (one NATS stream and durable consumer each), as each worker declares them. */
 export const ROUTES = {
   verifier: VERIFIER_EVENTS,
@@ -120,8 +137,9 @@ export async function startRole(
   const greylist = { retry_ms: config.verifier.greylist_retry_ms, deadline_ms: config.verifier.greylist_deadline_ms }
   /** The webhook sender (the worker's deliveries and the API's test deliveries). */
   const sendWebhook = webhookSender({ timeout_ms: config.webhooks.timeout_ms, allow_private: config.webhooks.allow_private_targets })
+  const parts = PARTS[role]
   /** Whether this role answers the public API (and holds customers' kept files). */
-  const serveApi = role === 'serve' || role === 'api'
+  const serveApi = parts.api
   // An erasure whose old key bytes a reader keeps in keys.db's WAL is said, never hidden.
   metrics.watchErasures(() => core.keys.erasureStatus())
   core.keys.onErasure(e => {
@@ -131,8 +149,12 @@ export async function startRole(
       log.warn(fields, "erasure: a reader holds keys.db's write-ahead log; destroyed data keys may still be on disk there (retrying)")
     else log.error(fields, "erasure: emptying keys.db's write-ahead log failed (retrying)")
   })
-  /** Shutdown steps in order, each named for the log line of one that does not end. */
-  const closers: Array<[name: string, close: () => Promise<void>]> = []
+  /**
+   * What this process started, in the order it started them, each with its stop (named for
+   * the log line of one that does not end): `close` stops them in reverse, so a part stops
+   * before what it was started on (a consumer before the bus, the bus before the projections).
+   */
+  const started: Array<[name: string, stop: () => Promise<void>]> = []
   /** Each part's reason not to be ready, or null. */
   const readiness: Array<() => NotReady | null> = []
   /** A subscription's readiness on /readyz (as `component`) and its lag behind the store in /metrics. */
@@ -145,18 +167,18 @@ export async function startRole(
   }
 
   let runner: ProjectionRunner | null = null
-  if (role === 'serve' || role === 'projector' || role === 'api') {
+  if (parts.projections) {
     runner = new ProjectionRunner(store, PROJECTIONS, ctx.reads)
     await runner.start()
     const r = runner
     watch('projections', r, () => r.position)
-    closers.push(['projections', () => r.stop()])
+    started.push(['projections', () => r.stop()])
   }
 
-  const needsBus = role !== 'api' && role !== 'projector'
+  const needsBus = parts.verifier || parts.webhooks || parts.mailer || parts.relay
   const bus = needsBus ? await openBus(config, logError, store) : null
   if (bus) {
-    closers.unshift(['bus', () => bus.close()])
+    started.push(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())
     // What the bus keeps waiting or gave up (the embedded default's table): /metrics says how much and how old.
     if (!config.nats_url && store instanceof SqliteEventStore) metrics.watchHeld(async () => await store.heldSummary())
@@ -174,12 +196,18 @@ export async function startRole(
   })
 
   const consumers: Array<{ stop: () => Promise<void>; readonly problem?: string | null }> = []
+  /** A bus consumer started: watched for readiness, stopped before what it was started on. */
+  const consume = async (name: string, starting: Promise<{ stop: () => Promise<void>; readonly problem?: string | null }>): Promise<void> => {
+    const c = await starting
+    consumers.push(c)
+    started.push([name, () => c.stop()])
+  }
   // A bus consumer whose subscription failed is renewed; meanwhile the role is not ready.
   readiness.push(() => {
     const down = consumers.find(c => (c.problem ?? null) !== null)
     return down ? { component: 'consumers', problem: 'resubscribing', detail: down.problem ?? null } : null
   })
-  if (bus && (role === 'serve' || role === 'worker:verifier')) {
+  if (bus && parts.verifier) {
     const engine = buildEngine(config, proxyFailed)
     metrics.watchSmtp(() => engine.stats)
     // The egress self-test: its state on /readyz, /metrics and in a log line at each change; new live jobs are held while it fails.
@@ -195,7 +223,7 @@ export async function startRole(
     }
     if (egress) {
       void egress.start()
-      closers.push([
+      started.push([
         'egress',
         async () => {
           egress.stop()
@@ -204,8 +232,9 @@ export async function startRole(
       metrics.watchEgress(() => egress.state)
       readiness.push(() => egressNotReady(egress.state))
     }
-    consumers.push(
-      await startVerifierWorker(ctx, bus, engine, {
+    await consume(
+      'verifier',
+      startVerifierWorker(ctx, bus, engine, {
         concurrency: config.verifier.concurrency,
         greylist,
         reads: runner ? ctx.reads : undefined,
@@ -214,8 +243,9 @@ export async function startRole(
       })
     )
     // Batches share the engine (its sessions per MX and its politeness) with single jobs.
-    consumers.push(
-      await startBatchWorker(ctx, bus, engine, {
+    await consume(
+      'batches',
+      startBatchWorker(ctx, bus, engine, {
         // Parts share the sessions of their MX (the prober's lanes): many in flight cost little more than one.
         concurrency: 16,
         greylist,
@@ -227,13 +257,14 @@ export async function startRole(
       })
     )
     // The intake process manager goes with the verifier: both keep jobs moving; so do the other flows.
-    consumers.push(await startIntakeWorker(ctx, bus, { concurrency: 16, grace_ms: config.batch_chunk_grace_s * 1000 }))
-    consumers.push(await startFlowWorker(ctx, bus, { concurrency: 16 }))
+    await consume('intake', startIntakeWorker(ctx, bus, { concurrency: 16, grace_ms: config.batch_chunk_grace_s * 1000 }))
+    await consume('flows', startFlowWorker(ctx, bus, { concurrency: 16 }))
   }
-  if (bus && (role === 'serve' || role === 'worker:webhooks')) {
+  if (bus && parts.webhooks) {
     const w = config.webhooks
-    consumers.push(
-      await startWebhookWorker(ctx, bus, sendWebhook, {
+    await consume(
+      'webhooks',
+      startWebhookWorker(ctx, bus, sendWebhook, {
         policy: w,
         concurrency: w.concurrency,
         log: logError,
@@ -241,43 +272,37 @@ export async function startRole(
       })
     )
   }
-  if (bus && (role === 'serve' || role === 'worker:mailer')) {
+  if (bus && parts.mailer) {
     const mailer: Mailer = config.smtp_url
       ? new SmtpMailer(config.smtp_url, config.mail_from)
       : new OutboxMailer(join(config.data_dir, 'outbox'), config.mail_from, line => {
           log.info(line)
         })
-    consumers.push(await startMailerWorker(ctx, bus, mailer))
-    closers.unshift(['mailer', () => mailer.close()])
+    started.push(['mailer', () => mailer.close()])
+    await consume('mailer_worker', startMailerWorker(ctx, bus, mailer))
   }
   // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
   const blobs: BlobStore | null =
-    serveApi || role === 'worker:mailer'
+    serveApi || parts.mailer
       ? config.mongodb_url
         ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url)
         : new FileBlobStore(join(config.data_dir, 'blobs'))
       : null
-  if (blobs) closers.push(['blobs', () => blobs.close()])
-  if (bus && blobs && (role === 'serve' || role === 'worker:mailer')) {
+  if (blobs) started.push(['blobs', () => blobs.close()])
+  if (bus && blobs && parts.mailer) {
     // The mailer's role keeps the erasure of what customers leave behind: their kept files too.
-    consumers.push(
-      await startBlobWorker(ctx, bus, blobs, {
+    await consume(
+      'blobs_worker',
+      startBlobWorker(ctx, bus, blobs, {
         sweep_ms: config.list_files.sweep_s * 1000,
         sweep: runner !== null || role === 'worker:mailer',
         log: logError
       })
     )
   }
-  // Consumers stop before the bus closes.
-  closers.unshift([
-    'consumers',
-    async () => {
-      for (const c of consumers) await c.stop()
-    }
-  ])
 
   let relay: Relay | null = null
-  if (bus && (role === 'serve' || role === 'relay')) {
+  if (bus && parts.relay) {
     // In process, a publish is its consumers' work done: a small window is all it takes.
     relay = new Relay(store, bus, core.checkpoints, {
       event_types: [...new Set(Object.values(ROUTES).flat())],
@@ -290,7 +315,7 @@ export async function startRole(
     await relay.start()
     const r = relay
     watch('relay', r, () => r.checkpoint)
-    closers.unshift(['relay', () => r.stop()])
+    started.push(['relay', () => r.stop()])
   }
 
   // The API screens sign-ups with its own engine (DNS and SMTP from this process).
@@ -321,7 +346,7 @@ export async function startRole(
         })
       : new InProcessRateCounter()
     rateCounter = counter
-    closers.push(['rate_counter', () => counter.close()])
+    started.push(['rate_counter', () => counter.close()])
   }
   const billing: Billing | null =
     serveApi && config.billing.stripe_secret_key
@@ -334,7 +359,7 @@ export async function startRole(
   const waits = runner ? new CompletionWaits(runner, config.waits) : null
   if (waits) metrics.watchWaits(() => waits.pending)
   const listFiles = serveApi ? new ListFileWork(config.list_files) : null
-  if (listFiles) closers.push(['list_files', () => listFiles.close()])
+  if (listFiles) started.push(['list_files', () => listFiles.close()])
   const app = serveApi
     ? await buildApp(
         {
@@ -365,7 +390,7 @@ export async function startRole(
   // Without PUBLIC_URL, the base URL is where this process listens (PORT 0 picks the port now).
   if (config.public_url === null) ctx.base_url = () => address.replace(/\/$/, '')
   const metricsServer = config.metrics.port === null ? null : await startMetricsServer(metrics, config.host, config.metrics.port)
-  if (metricsServer) closers.unshift(['metrics_server', () => metricsServer.close()])
+  if (metricsServer) started.push(['metrics_server', () => metricsServer.close()])
   log.info(
     {
       url: address,
@@ -391,7 +416,8 @@ export async function startRole(
       // Every step runs even when one before it failed: a failed step must not leave the
       // stores, timers and workers of the rest open (the process would never exit).
       const failures: unknown[] = []
-      const steps: Array<[string, () => Promise<void>]> = [['http', () => app.close()], ...closers, ['stores', () => core.close()]]
+      // The HTTP server first (no new request), then what was started, last first, then the stores.
+      const steps: Array<[string, () => Promise<void>]> = [['http', () => app.close()], ...started.toReversed(), ['stores', () => core.close()]]
       for (const [name, step] of steps) {
         // A step that does not end keeps the process alive: it is named every 10 s until it does.
         const started = Date.now()
