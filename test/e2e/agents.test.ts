@@ -145,6 +145,8 @@ t.test('after a downgrade an agent keeps only the scopes the new plan allows (as
     grant: false,
     operator: 'test'
   })
+  // In process, as below: the plan is read back before the API is asked under it.
+  await waitUntil(async () => (await api('GET', '/api/subscription', { token: owner })).body.limits_plan === 'pro', 10_000)
   const agent = await api('POST', '/api/agents', { token: owner, body: { name: 'provisioner', scopes: ['api_keys:create', 'api_keys:read'] } })
   t.equal(agent.status, 201, 'Pro allows agents api_keys:create')
   const made = await api('POST', '/api/keys', { token: agent.body.token, body: { name: 'by the agent', environment: 'test', scopes: ['api_keys:read'] } })
