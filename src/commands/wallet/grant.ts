@@ -18,3 +18,15 @@ export type Grant = Omit<Extract<wallet.WalletCommand, { type: 'GrantTokens' }>[
 export async function grantToWallet(ctx: CommandContext, grant: Grant, actor: string): Promise<HandleResult<wallet.WalletState, WalletEvent>> {
   return await wallets.handle(ctx, grant.user_uuid, { type: 'GrantTokens', data: { ...grant, now: ctx.now().toISOString() } }, { actor })
 }
+
+/**
+ * A plan's tokens granted (`source` plan): the Free plan's at confirmation, an operator's
+ * period. As `grantToWallet`, idempotent by `grant_uuid`.
+ */
+export async function grantPlanTokens(
+  ctx: CommandContext,
+  c: Pick<Grant, 'user_uuid' | 'grant_uuid' | 'amount' | 'reason'> & { plan: string },
+  actor: string
+): Promise<HandleResult<wallet.WalletState, WalletEvent>> {
+  return await grantToWallet(ctx, { user_uuid: c.user_uuid, grant_uuid: c.grant_uuid, amount: c.amount, source: 'plan', plan: c.plan, reason: c.reason }, actor)
+}

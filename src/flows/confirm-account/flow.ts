@@ -1,7 +1,7 @@
 import type { Flow } from '../../eventsourcing/flow.ts'
 import { freePlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { grantToWallet } from '../../commands/wallet/grant.ts'
+import { grantPlanTokens } from '../../commands/wallet/grant.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { react, type GrantCommand, type GrantState } from './react.ts'
@@ -28,11 +28,6 @@ export const confirmAccountFlow: Flow<CommandContext, GrantState, GrantCommand> 
   },
   react,
   execute: async (ctx, step, meta) => {
-    const c = step.command
-    await grantToWallet(
-      ctx,
-      { user_uuid: c.user_uuid, grant_uuid: c.grant_uuid, amount: c.amount, source: 'plan', plan: c.plan, reason: c.reason },
-      meta.actor ?? c.user_uuid
-    )
+    await grantPlanTokens(ctx, step.command, meta.actor ?? step.command.user_uuid)
   }
 }

@@ -2,7 +2,7 @@ import type { Flow } from '../../eventsourcing/flow.ts'
 import { findPlan, tokensPerInvoice, type Cycle } from '../../domain/plans.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { grantToWallet } from '../../commands/wallet/grant.ts'
+import { grantPlanTokens } from '../../commands/wallet/grant.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 import { react, type PlanGrantCommand, type PlanGrantState } from './react.ts'
 
@@ -34,11 +34,6 @@ export const planGrantFlow: Flow<CommandContext, PlanGrantState, PlanGrantComman
   },
   react,
   execute: async (ctx, step, meta) => {
-    const c = step.command
-    await grantToWallet(
-      ctx,
-      { user_uuid: c.user_uuid, grant_uuid: c.grant_uuid, amount: c.amount, source: 'plan', plan: c.plan, reason: c.reason },
-      meta.actor ?? 'operator'
-    )
+    await grantPlanTokens(ctx, step.command, meta.actor ?? 'operator')
   }
 }
