@@ -84,7 +84,7 @@ export function aggregateRows(): AggregateRow[] {
     if (!existsSync(join(root, file))) continue
     const modules = new Map(importsOf(file).map(i => [i.name, i.file]))
     const text = source(file)
-    for (const m of text.matchAll(/(?:\/\*\*(.*)\*\/\n)?export const (\w+) = aggregate\('([^']+)', (\w+)/g)) {
+    for (const m of text.matchAll(/(?:\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\n)?export const (\w+) = aggregate\('([^']+)', (\w+)/g)) {
       const decider = modules.get(m[4])
       const id = new RegExp(`\`${m[3]}-<([^>]+)>`).exec(m[1] ?? '')?.[1] ?? null
       if (decider !== undefined) out.push({ name: m[2], category: m[3], id, file, decider })
@@ -115,7 +115,8 @@ function decidersOf(commandFile: string, seen = new Set<string>()): string[] {
 
 /** A file that carries out an operation: a command (`src/commands/<aggregate>/<operation>.ts`) or a flow's entry or binding (`src/flows/<flow>/…`). */
 const isOperationFile = (file: string): boolean =>
-  (file.startsWith('src/commands/') && !/command-handler|context|aggregate\.ts/.test(file)) || (file.startsWith('src/flows/') && !file.endsWith('/react.ts'))
+  (file.startsWith('src/commands/') && !/command-handler|context|aggregate\.ts|\/shared\//.test(file)) ||
+  (file.startsWith('src/flows/') && !file.endsWith('/react.ts') && !file.includes('/shared/'))
 
 const toFastify = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1')
 
@@ -257,10 +258,88 @@ export function operationsMarkdown(rows: readonly OperationRow[], aggregates: re
   return `${lines.join('\n')}\n`
 }
 
+/** One operation file whose names disagree, and how. */
+export interface NameDisagreement {
+  file: string
+  problem: string
+}
+
+const camelOf = (kebab: string): string => kebab.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+const pascalOf = (kebab: string): string => camelOf(kebab).replace(/^./, c => c.toUpperCase())
+
+/**
+ * Commands of the aggregates whose streams are steps every flow composes: the wallet's
+ * reservation, capture, release and grant, a value's claim and an idempotency key's. A file
+ * may send these beside its own command (or alone, when it is a flow's step) without
+ * being named after them.
+ */
+const STEP_DECIDERS = ['src/domain/wallet/decider.ts', 'src/domain/claim/decider.ts', 'src/domain/idempotency/decider.ts']
+
+/** The command types a decider file accepts: the `type: '…'` of its `export type …Command =` union. */
+function commandsOf(dir: string, decider: string): string[] {
+  const text = readFileSync(join(dir, decider), 'utf8')
+  const out: string[] = []
+  for (const m of text.matchAll(/^export type \w+Command =([\s\S]*?)(?=\n\n|\nexport )/gm)) for (const c of m[1].matchAll(/type: '([A-Z]\w+)'/g)) out.push(c[1])
+  return out
+}
+
+/** Files of `src/commands/<aggregate>/` and `src/flows/<flow>/` that are not operations: the binding, the cross-aggregate reads, a flow's binding and reactor, and helpers under `shared/`. */
+const NOT_OPERATIONS = new Set(['aggregate.ts', 'read.ts', 'flow.ts', 'react.ts'])
+
+/**
+ * Where an operation's names disagree. One concept has one name: the file
+ * `src/commands/<aggregate>/<operation>.ts` (or `src/flows/<flow>/<operation>.ts`) exports
+ * the function `<operation>` in camelCase; the commands it sends to deciders (other than the
+ * step commands of STEP_DECIDERS) include `<Operation>` in PascalCase; and every error code it
+ * throws literally (`new DomainError(kind, '<prefix>.<reason>', …)`) has the prefix
+ * `<operation>` in snake_case, or the name of a resource (an aggregate's folder or stream
+ * category, or `account`: `batch.not_found`, `subscription.unknown_plan`), shared by the
+ * operations on it. The public error codes are the API: where they disagree, the file and
+ * command follow them. Helpers live in a folder's `shared/` or in `src/domain/`.
+ * @param dir the repository's root (a fixture's, in the test).
+ * @returns one row per disagreement, none when the names agree.
+ */
+export function nameDisagreements(dir: string = root): NameDisagreement[] {
+  const out: NameDisagreement[] = []
+  const deciders = readdirSync(join(dir, 'src', 'domain'), { withFileTypes: true })
+    .filter(d => d.isDirectory() && existsSync(join(dir, 'src', 'domain', d.name, 'decider.ts')))
+    .map(d => `src/domain/${d.name}/decider.ts`)
+  const steps = new Set(STEP_DECIDERS.filter(d => existsSync(join(dir, d))).flatMap(d => commandsOf(dir, d)))
+  const commands = new Set(deciders.flatMap(d => commandsOf(dir, d)))
+  const resources = new Set(['account'])
+  for (const d of deciders) resources.add(d.split('/')[2].replace(/-/g, '_'))
+  for (const top of ['commands', 'flows']) {
+    const topDir = join(dir, 'src', top)
+    if (!existsSync(topDir)) continue
+    for (const folder of readdirSync(topDir, { withFileTypes: true })) {
+      if (!folder.isDirectory()) continue
+      resources.add(folder.name.replace(/-/g, '_'))
+      const names = readdirSync(join(topDir, folder.name)).sort()
+      // A flow's operations share its codes: a batch created with its first chunk refuses that chunk as `add_chunk` does.
+      const siblings = new Set(top === 'flows' ? names.filter(n => n.endsWith('.ts')).map(n => n.slice(0, -3).replace(/-/g, '_')) : [])
+      for (const name of names) {
+        if (!name.endsWith('.ts') || NOT_OPERATIONS.has(name)) continue
+        const file = `src/${top}/${folder.name}/${name}`
+        const op = name.slice(0, -3)
+        const text = readFileSync(join(dir, file), 'utf8')
+        const exported = [...text.matchAll(/^export (?:async )?function (\w+)/gm)].map(m => m[1])
+        if (!exported.includes(camelOf(op))) out.push({ file, problem: `exports no function ${camelOf(op)} (it exports ${exported.join(', ') || 'none'})` })
+        const sent = [...new Set([...text.matchAll(/\btype: '([A-Z]\w+)'/g)].map(m => m[1]))].filter(c => commands.has(c) && !steps.has(c))
+        if (sent.length > 0 && !sent.includes(pascalOf(op))) out.push({ file, problem: `sends ${sent.join(', ')}, not ${pascalOf(op)}` })
+        for (const m of text.matchAll(/DomainError\(\s*'[a-z_]+',\s*'([a-z_]+)\.[a-z_]+'/g))
+          if (m[1] !== op.replace(/-/g, '_') && !resources.has(m[1]) && !siblings.has(m[1]))
+            out.push({ file, problem: `throws ${m[1]}.* codes, not ${op.replace(/-/g, '_')}.*` })
+      }
+    }
+  }
+  return out.filter((d, i) => out.findIndex(o => o.file === d.file && o.problem === d.problem) === i)
+}
+
 if (import.meta.main) {
   const { openapiDocument } = await import('./openapi.ts')
   const rows = operationsTable((await openapiDocument()) as never)
   writeFileSync(join(root, 'docs', 'operation-map.md'), operationsMarkdown(rows))
   const missing = rows.flatMap(r => [r.route, ...r.commands, ...r.deciders, ...r.projections]).filter(f => !existsSync(join(root, f)))
   process.stderr.write(`operations: ${rows.length} operations in docs/operation-map.md; ${missing.length} missing files\n`)
+  for (const d of nameDisagreements()) process.stderr.write(`operations: ${d.file} ${d.problem}\n`)
 }

@@ -4,7 +4,7 @@ import type { Sealer } from '../ports/sealer.ts'
 import type { Secrets } from '../lib/crypto/secrets.ts'
 import type { Config } from '../config.ts'
 import type { VerificationResult } from '../verifier/result.ts'
-import { UnknownSignIns } from './session/unknown-sign-ins.ts'
+import { UnknownSignIns } from '../domain/user/unknown-sign-ins.ts'
 import { uuidv7 } from '../lib/ids.ts'
 
 /** What command handlers need: ports, secrets, configuration, a clock and an id source. */

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { CHECK_NAMES, type CheckName } from './checks.ts'
-import { SCOPES, type Scope } from './apikey/scopes.ts'
+import { SCOPES, type Scope } from './api-key/scopes.ts'
 
 /** Billing cycles a paid plan is sold in. */
 export const CYCLES = ['monthly', 'yearly'] as const

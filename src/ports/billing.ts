@@ -44,7 +44,7 @@ export interface Billing {
   portal(request: { customer: string; return_url: string; locale: string }): Promise<{ url: string }>
   /**
    * The parsed JSON body of a webhook delivery, its signature checked: any JSON value (`null`,
-   * a number, an array…), which `handleStripeEvent` checks is a Stripe event object.
+   * a number, an array…), which `billingWebhook` checks is a Stripe event object.
    * @throws InvalidWebhookError.
    */
   parseWebhook(rawBody: Buffer, signature: string | undefined): unknown

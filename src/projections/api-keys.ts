@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
-import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/apikey/events.ts'
+import type { ApiKeyCreated, ApiKeyRevoked, ApiKeyUpdated } from '../domain/api-key/events.ts'
 import { credentialCollection, revoked, type CredentialDoc } from './credentials.ts'
 import { foldProjection, type Folded } from '../eventsourcing/projection.ts'
 import { nameOpened, namesOpened, type ReadContext } from './read-context.ts'

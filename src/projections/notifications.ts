@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { AgentCreated, AgentRevoked } from '../domain/agent/events.ts'
-import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/apikey/events.ts'
+import type { ApiKeyCreated, ApiKeyRevoked } from '../domain/api-key/events.ts'
 import type { SessionStarted } from '../domain/session/events.ts'
 import type { TwoFactorDisabled, TwoFactorEnabled, UserDeleted } from '../domain/user/events.ts'
 import type { TokensGranted, TokensReleased, TokensReserved } from '../domain/wallet/events.ts'

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '../ports/event-store.ts'
 import type { WebhookDeliveryAttempted, WebhookDeliveryEvent, WebhookEvent, WebhooksSnapshotted } from '../domain/webhook/events.ts'
-import { statusAfter } from '../domain/webhook/delivery.ts'
+import { statusAfter } from '../domain/webhook-delivery/decider.ts'
 import type { Environment } from '../domain/shared.ts'
 import { collection, documentsProjection, erasing, foldProjection, type Folded, type Projection, type Write } from '../eventsourcing/projection.ts'
 import { owned, type ReadContext } from './read-context.ts'

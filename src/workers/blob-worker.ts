@@ -22,7 +22,7 @@ export interface BlobWorkerOptions {
  * files follow the events. BatchSourceRemoved → the blob deleted; UserDeleted → every blob
  * of the account deleted (the account's key is destroyed too: what a lagging copy kept
  * cannot be opened). With `sweep`, kept files whose retention ended are removed every
- * `sweep_ms` (RemoveSource `expired`: an event, then the deletion through this same
+ * `sweep_ms` (RemoveBatchSource `expired`: an event, then the deletion through this same
  * consumer). Idempotent: deleting twice deletes nothing more.
  */
 export async function startBlobWorker(ctx: CommandContext, bus: Bus, blobs: BlobStore, options: BlobWorkerOptions): Promise<Consumer> {

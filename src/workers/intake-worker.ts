@@ -5,7 +5,7 @@ import type { CommandContext } from '../commands/context.ts'
 import { queueJob } from '../flows/job-submission/queue-job.ts'
 import { faultPoint } from '../lib/faults.ts'
 import { RetryLater } from '../ports/bus.ts'
-import { resolveChunkReservation } from '../flows/batch-submission/resolve-chunk-reservation.ts'
+import { abandonChunk } from '../flows/batch-submission/abandon-chunk.ts'
 
 /** How long a chunk's reservation waits for its chunk before the chunk is abandoned (ms): far beyond a request's life. */
 export const CHUNK_GRACE_MS = 120_000
@@ -32,7 +32,7 @@ export async function startIntakeWorker(ctx: CommandContext, bus: Bus, options: 
     async (event: RecordedEvent) => {
       const d = event.data as TokensReserved['data']
       if (d.batch_uuid !== undefined && d.reservation_uuid !== undefined) {
-        const r = await resolveChunkReservation(ctx, { ...d, batch_uuid: d.batch_uuid, reservation_uuid: d.reservation_uuid }, grace, event.id)
+        const r = await abandonChunk(ctx, { ...d, batch_uuid: d.batch_uuid, reservation_uuid: d.reservation_uuid }, grace, event.id)
         if (r.outcome === 'wait') throw new RetryLater(Math.min(r.ms, 30_000))
         return
       }

@@ -112,7 +112,7 @@ t.test('a user stream with 1,000 sign-in events: snapshots bound what a command 
   // 500 sign-ins: each counted before its password is judged (PasswordCheckStarted), then a success.
   for (let i = 0; i < 500; i++) {
     await handle(c, stream, user, { type: 'StartPasswordCheck', data: { operation: 'login', now: now() } })
-    await handle(c, stream, user, { type: 'RecordLogin', data: { succeeded: true, now: now() } })
+    await handle(c, stream, user, { type: 'Login', data: { succeeded: true, now: now() } })
   }
   const all = await store.readStream(stream)
   t.ok(all.filter(e => e.type === 'UserSnapshotted').length >= 9, 'snapshots every SNAPSHOT_EVERY events')

@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { plansFile } from '../support/plans.ts'
-import { SCOPES } from '../../src/domain/apikey/scopes.ts'
+import { SCOPES } from '../../src/domain/api-key/scopes.ts'
 
 // API keys, every row of the interface's table (section 4, "API keys"), and every
 // scope-named operation walked from the OpenAPI document (generated from the route table):

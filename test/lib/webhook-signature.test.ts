@@ -7,8 +7,8 @@ import { signatureHeader, verifySignature } from '../../src/lib/webhook-signatur
 import { postWebhook } from '../../src/infra/webhooks/sender.ts'
 import { isPublicAddress, validateTargetUrl } from '../../src/domain/webhook/target.ts'
 import * as webhook from '../../src/domain/webhook/decider.ts'
-import * as delivery from '../../src/domain/webhook/delivery.ts'
-import { retryDelayMs } from '../../src/commands/webhook-delivery/delivery-policy.ts'
+import * as delivery from '../../src/domain/webhook-delivery/decider.ts'
+import { retryDelayMs } from '../../src/commands/webhook-delivery/shared/delivery-policy.ts'
 import type { WebhookDeliveryEvent, WebhookEvent } from '../../src/domain/webhook/events.ts'
 import { spec } from '../support/decider-spec.ts'
 
@@ -213,13 +213,13 @@ t.test('delivery decider: every command idempotent', async t => {
     .when({ type: 'RequestDelivery', data: requested.data as any })
     .then([], 'requested once')
   d([requested])
-    .when({ type: 'RecordAttempt', data: attempt(1, false, now) })
+    .when({ type: 'AttemptDelivery', data: attempt(1, false, now) })
     .then([attempted(1, false, now)])
   d([requested, attempted(1, false, now)])
-    .when({ type: 'RecordAttempt', data: attempt(1, false, now) })
+    .when({ type: 'AttemptDelivery', data: attempt(1, false, now) })
     .then([], 'an attempt is recorded once')
   d([requested, attempted(1, true, null)])
-    .when({ type: 'RecordAttempt', data: attempt(2, true, null) })
+    .when({ type: 'AttemptDelivery', data: attempt(2, true, null) })
     .then([], 'nothing after success')
   d([requested, attempted(1, false, null)])
     .when({ type: 'AbandonDelivery', data: { reason: 'endpoint_deleted', now } })

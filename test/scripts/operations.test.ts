@@ -4,7 +4,7 @@ import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openapiDocument } from '../../scripts/openapi.ts'
-import { aggregateRows, operationsMarkdown, operationsTable } from '../../scripts/operations.ts'
+import { aggregateRows, nameDisagreements, operationsMarkdown, operationsTable } from '../../scripts/operations.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 /** Operations answered without a write, though not by GET: a price estimate, a sign-up screening, the MCP transport's reads. */
@@ -43,14 +43,14 @@ t.test('every operation of the interface has its route, commands and deciders, a
       )
   }
   const exact: Record<string, string[]> = {
-    'DELETE /api/keys/{uuid}': ['src/commands/apikey/revoke-api-key.ts'],
-    'PATCH /api/keys/{uuid}': ['src/commands/apikey/update-api-key.ts'],
+    'DELETE /api/keys/{uuid}': ['src/commands/api-key/revoke-api-key.ts'],
+    'PATCH /api/keys/{uuid}': ['src/commands/api-key/update-api-key.ts'],
     'PATCH /api/users/{uuid}/password': ['src/flows/revoke-sessions/change-password.ts'],
-    'DELETE /api/users/{uuid}': ['src/flows/delete-account/delete-account.ts'],
+    'DELETE /api/users/{uuid}': ['src/flows/delete-account/delete-user.ts'],
     'PATCH /api/webhooks/{uuid}': ['src/commands/webhook/update-webhook.ts'],
     'POST /api/batches': ['src/flows/batch-submission/create-batch.ts'],
     // A helper of the route file: a sign-in ends the session its cookie named (sign-in.ts endReplacedSession).
-    'POST /api/auth/login': ['src/commands/session/refresh-session.ts', 'src/commands/session/revoke-session.ts', 'src/flows/sign-in/login.ts']
+    'POST /api/auth/login': ['src/commands/session/refresh.ts', 'src/commands/session/revoke-session.ts', 'src/flows/sign-in/login.ts']
   }
   for (const [name, commands] of Object.entries(exact)) t.same(byName.get(name)?.commands, commands, `${name}: exactly its commands`)
   t.equal(
@@ -75,4 +75,51 @@ t.test('every aggregate is bound once, in its folder, with its streams named', a
     { name: 'wallets', category: 'wallet', id: 'user uuid', file: 'src/commands/wallet/aggregate.ts', decider: 'src/domain/wallet/decider.ts' },
     'the wallet: wallet-<user uuid>, as the ledger audit reads it'
   )
+})
+
+t.test('an operation has one name: its file, its function, its command and its error codes', async t => {
+  t.same(nameDisagreements(), [], 'every file of src/commands/<aggregate>/ and src/flows/<flow>/ agrees (node scripts/operations.ts lists any)')
+})
+
+t.test('the name check reports each kind of disagreement, and only those', async t => {
+  const dir = t.testdir({
+    src: {
+      domain: {
+        wallet: { 'decider.ts': "export type WalletCommand =\n  | { type: 'ReserveTokens'; data: {} }\n\nexport const x = 1\n" },
+        thing: {
+          'decider.ts':
+            "export type ThingCommand =\n  | { type: 'MakeThing'; data: {} }\n  | { type: 'BreakThing'; data: {} }\n  | { type: 'PaintThing'; data: {} }\n\nexport function decide() {}\n"
+        }
+      },
+      commands: {
+        thing: {
+          'aggregate.ts': "export const things = aggregate('thing', thing)\n",
+          'read.ts': 'export async function readThing() {}\n',
+          // Agrees: its function, its command (beside a wallet step), its code and a resource's code.
+          'make-thing.ts':
+            "export async function makeThing() {\n  await h({ type: 'MakeThing', data: {} })\n  await w({ type: 'ReserveTokens', data: {} })\n  throw new DomainError('invalid', 'make_thing.bad', 'x')\n  throw new DomainError('not_found', 'thing.not_found', 'x')\n}\n",
+          // Exports another name.
+          'break-thing.ts': "export async function breakIt() {\n  await h({ type: 'BreakThing', data: {} })\n}\n",
+          // Sends another operation's command, and throws another operation's code.
+          'paint-thing.ts':
+            "export async function paintThing() {\n  await h({ type: 'BreakThing', data: {} })\n  throw new DomainError('invalid', 'colour_thing.bad', 'x')\n}\n",
+          shared: { 'helper.ts': 'export function helps() {}\n' }
+        }
+      },
+      flows: {
+        'thing-flow': {
+          'flow.ts': 'export const flow = 1\n',
+          'react.ts': 'export function react() {}\n',
+          // A flow's operations share its codes.
+          'start-thing.ts': "export async function startThing() {\n  throw new DomainError('invalid', 'finish_thing.bad', 'x')\n}\n",
+          'finish-thing.ts': 'export async function finishThing() {}\n'
+        }
+      }
+    }
+  })
+  t.same(nameDisagreements(dir), [
+    { file: 'src/commands/thing/break-thing.ts', problem: 'exports no function breakThing (it exports breakIt)' },
+    { file: 'src/commands/thing/paint-thing.ts', problem: 'sends BreakThing, not PaintThing' },
+    { file: 'src/commands/thing/paint-thing.ts', problem: 'throws colour_thing.* codes, not paint_thing.*' }
+  ])
 })

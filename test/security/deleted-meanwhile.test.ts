@@ -1,6 +1,6 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
-import { deleteAccount } from '../../src/flows/delete-account/delete-account.ts'
+import { deleteUser } from '../../src/flows/delete-account/delete-user.ts'
 import type { EventStore } from '../../src/ports/event-store.ts'
 
 // A chunk accepted while its account is being deleted (issue "Money, tenancy,
@@ -41,7 +41,7 @@ for (const route of ['create', 'chunk'] as const) {
       t.equal(opened.status, 202, 'a batch opened before (positive control: the route answers 202 while the account lives)')
       path = `/api/batches/${opened.body.uuid}/emails`
     }
-    afterNextAppend('batch-', async () => await deleteAccount(service.core.ctx, me, password))
+    afterNextAppend('batch-', async () => await deleteUser(service.core.ctx, me, password))
     const r = await api('POST', path, { token: key, body: { emails: ['valid@example.org'], final: true } })
     t.equal(r.status, 410)
     t.equal(r.body.code, 'batch.account_deleted')

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { DomainError } from '../../domain/shared.ts'
 import type { AgentCreated } from '../../domain/agent/events.ts'
-import { isScope, type Scope } from '../../domain/apikey/scopes.ts'
+import { isScope, type Scope } from '../../domain/api-key/scopes.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'

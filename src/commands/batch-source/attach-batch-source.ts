@@ -13,7 +13,7 @@ export interface SourceFile {
 }
 
 /**
- * Keeps a list's file beside its batch (`batch-source-<batch uuid>`, AttachSource) for
+ * Keeps a list's file beside its batch (`batch-source-<batch uuid>`, AttachBatchSource) for
  * `retention_days`: its name sealed with the account's data key, its bytes already in the
  * blob store (sealed too). A file kept before is replaced (its blob deleted by the blob
  * worker). Cost: the batch's state as loaded (bounded by the plan's batch size), one small stream.
@@ -36,7 +36,7 @@ export async function attachBatchSource(
     ctx,
     batchUuid,
     {
-      type: 'AttachSource',
+      type: 'AttachBatchSource',
       data: {
         batch_uuid: batchUuid,
         user_uuid: owner,

@@ -11,7 +11,7 @@ export async function closeIdleIntake(ctx: CommandContext, batchUuid: string, id
   const r = await batches.handle(
     ctx,
     batchUuid,
-    { type: 'CloseIntake', data: { reason: 'idle', idle_before: idleBefore, now: ctx.now().toISOString() } },
+    { type: 'CloseIdleIntake', data: { reason: 'idle', idle_before: idleBefore, now: ctx.now().toISOString() } },
     { actor: 'batch-intake' }
   )
   return r.events.length > 0

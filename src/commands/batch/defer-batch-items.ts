@@ -10,5 +10,5 @@ export async function deferBatchItems(
   retry: { attempt: number; retry_at: string; deadline_at: string },
   causation: string
 ): Promise<void> {
-  await decideOnBatch(ctx, batchUuid, { type: 'DeferItems', data: { chunk_uuid: chunkUuid, items, ...retry, now: ctx.now().toISOString() } }, causation)
+  await decideOnBatch(ctx, batchUuid, { type: 'DeferBatchItems', data: { chunk_uuid: chunkUuid, items, ...retry, now: ctx.now().toISOString() } }, causation)
 }

@@ -3,7 +3,7 @@ import type { CommandContext } from '../context.ts'
 import { decideOnBatch } from './decide-on-batch.ts'
 
 /**
- * Records the engine's results of items of one chunk (`batch-<uuid>`, RecordResults):
+ * Records the engine's results of items of one chunk (`batch-<uuid>`, RecordBatchResults):
  * items with a result already are skipped by the decider, so a redelivered part records
  * nothing twice; the chunk's last result settles it (BatchChunkProcessed) and the batch's
  * last one completes it (BatchCompleted). Cost: one append on a stream whose state is bounded
@@ -16,5 +16,5 @@ export async function recordBatchResults(
   results: BatchItemResult[],
   causation: string
 ): Promise<void> {
-  await decideOnBatch(ctx, batchUuid, { type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: ctx.now().toISOString() } }, causation)
+  await decideOnBatch(ctx, batchUuid, { type: 'RecordBatchResults', data: { chunk_uuid: chunkUuid, results, now: ctx.now().toISOString() } }, causation)
 }

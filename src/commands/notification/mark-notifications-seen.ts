@@ -10,7 +10,7 @@ export async function markNotificationsSeen(ctx: CommandContext, owner: string, 
   const r = await notifications.handle(
     ctx,
     owner,
-    { type: 'MarkSeen', data: { user_uuid: owner, up_to: upTo, now: ctx.now().toISOString() } },
+    { type: 'MarkNotificationsSeen', data: { user_uuid: owner, up_to: upTo, now: ctx.now().toISOString() } },
     { actor: owner }
   )
   return { seen_up_to: r.state.seen_up_to, position: r.position }

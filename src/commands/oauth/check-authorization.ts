@@ -1,7 +1,7 @@
 import { issueAuthorizationRequest, type AuthorizationRequest } from '../../lib/crypto/jwt.ts'
 import type { CommandContext } from '../context.ts'
 import { getOAuthClient, type OAuthClientDoc } from '../../projections/oauth-clients.ts'
-import { LOOPBACK } from './oauth-clients.ts'
+import { LOOPBACK } from '../../domain/oauth/oauth-error.ts'
 
 /**
  * Whether a requested redirect URI is a registered one: the same string, or, for a

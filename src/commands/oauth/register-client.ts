@@ -1,5 +1,5 @@
 import type { CommandContext } from '../context.ts'
-import { OAuthError, LOOPBACK } from './oauth-clients.ts'
+import { OAuthError, LOOPBACK } from '../../domain/oauth/oauth-error.ts'
 import { oauthClients } from './aggregate.ts'
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { generateSecret, generateURI } from 'otplib'
 import type { CommandContext } from '../context.ts'
-import { account, backupHash } from './second-factor.ts'
+import { account, backupHash } from './shared/second-factor.ts'
 import { users } from './aggregate.ts'
 
 /** Backup codes handed out when 2FA is set up (single use each). */
@@ -29,7 +29,7 @@ export async function enableTwoFactor(ctx: CommandContext, owner: string): Promi
     ctx,
     owner,
     {
-      type: 'StartTwoFactorSetup',
+      type: 'EnableTwoFactor',
       data: { secret_sealed: sealed, backup_code_hashes: codes.map(c => backupHash(ctx, owner, c)), now: ctx.now().toISOString() }
     },
     { actor: owner }

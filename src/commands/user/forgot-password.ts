@@ -1,9 +1,9 @@
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { newOwnedToken } from '../owned-token.ts'
 import type { CommandContext } from '../context.ts'
-import { issueMailedSecret } from './mailed-secret.ts'
+import { issueMailedSecret } from './shared/mailed-secret.ts'
 import { accountOfEmail } from './read.ts'
-import { assertEmail } from './email-claims.ts'
+import { assertEmail } from './shared/email-claims.ts'
 
 /** Lifetime of a password reset link, seconds. */
 const RESET_TOKEN_TTL_S = 30 * 60
@@ -22,7 +22,7 @@ export async function forgotPassword(ctx: CommandContext, email: string): Promis
   const tokenHash = sha256Hex(secret)
   if (!owner) return
   await issueMailedSecret(ctx, owner, token, RESET_TOKEN_TTL_S, ({ sealed, expires_at, now }) => ({
-    type: 'RequestPasswordReset',
+    type: 'ForgotPassword',
     data: { token_hash: tokenHash, token_sealed: sealed, expires_at, now }
   }))
 }

@@ -3,7 +3,7 @@ import * as claim from '../../domain/claim/decider.ts'
 import type * as user from '../../domain/user/decider.ts'
 import { DomainError } from '../../domain/shared.ts'
 import { load } from '../../eventsourcing/command-handler.ts'
-import { emailClaimStream } from './email-claims.ts'
+import { emailClaimStream } from './shared/email-claims.ts'
 import { users } from './aggregate.ts'
 
 /**

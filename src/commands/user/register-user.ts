@@ -5,16 +5,16 @@ import { hashPassword, sixDigitCode } from '../../lib/crypto/hashing.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import type { CommandContext } from '../context.ts'
 import { handle } from '../../eventsourcing/command-handler.ts'
-import { emailClaimStream } from './email-claims.ts'
-import { CONFIRMATION_CODE_TTL_S, confirmationCodeHash } from './confirmation-code.ts'
-import { screenForSignUp } from './screen-sign-up.ts'
-import { assertPasswordPolicy, addressWords } from './password-policy.ts'
+import { emailClaimStream } from './shared/email-claims.ts'
+import { CONFIRMATION_CODE_TTL_S, confirmationCodeHash } from './shared/confirmation-code.ts'
+import { signupPreview } from './signup-preview.ts'
+import { assertPasswordPolicy, addressWords } from './shared/password-policy.ts'
 import { users } from './aggregate.ts'
 
 // ~49,000 most common passwords (zxcvbn's list, shipped as a library): refused at any
 
 /*
- * Registration runs in two phases, `checkRegistration` then `completeRegistration`.
+ * Registration runs in two phases, `checkRegistration` then `registerUser`.
  * POST /api/auth/register (interface "Authentication and sign-in"): validates the address,
  * password and locale, claims the address (`user_email-<hmac>`, expected revision
  * `no_stream`), appends UserRegistered with the address sealed and a ConfirmationCodeIssued
@@ -40,7 +40,7 @@ export async function checkRegistration(ctx: CommandContext, input: { email: str
   if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
   assertPasswordPolicy('register_user', input.password, addressWords(parsed.normalized))
   if (!isLocale(input.locale)) throw new DomainError('invalid', 'register_user.invalid_locale', `unsupported locale "${input.locale}"`)
-  const screening = await screenForSignUp(ctx, parsed.normalized)
+  const screening = await signupPreview(ctx, parsed.normalized)
   if (!screening.may_sign_up)
     throw new DomainError(
       'invalid',
@@ -51,7 +51,7 @@ export async function checkRegistration(ctx: CommandContext, input: { email: str
 }
 
 /** The account-dependent part of a registration, for a checked address (`checkRegistration`). */
-export async function completeRegistration(ctx: CommandContext, input: { email: string; password: string; locale: string }): Promise<void> {
+export async function registerUser(ctx: CommandContext, input: { email: string; password: string; locale: string }): Promise<void> {
   const parsed = parseAddress(input.email)
   if (!parsed.ok) throw new DomainError('invalid', 'register_user.invalid_email', `invalid email: ${parsed.detail}`)
   const passwordHash = await hashPassword(input.password)

@@ -1,9 +1,9 @@
 import { sixDigitCode } from '../../lib/crypto/hashing.ts'
 import type { CommandContext } from '../context.ts'
-import { issueMailedSecret } from './mailed-secret.ts'
+import { issueMailedSecret } from './shared/mailed-secret.ts'
 import { accountOfEmail } from './read.ts'
-import { confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './confirmation-code.ts'
-import { assertEmail } from './email-claims.ts'
+import { confirmationCodeHash, CONFIRMATION_CODE_TTL_S } from './shared/confirmation-code.ts'
+import { assertEmail } from './shared/email-claims.ts'
 
 /**
  * POST /api/auth/resend-confirmation: a new code is issued (and mailed) only when the
@@ -17,7 +17,7 @@ export async function resendConfirmation(ctx: CommandContext, email: string): Pr
   const code = sixDigitCode()
   if (!owner) return
   await issueMailedSecret(ctx, owner, code, CONFIRMATION_CODE_TTL_S, ({ sealed, expires_at, now }) => ({
-    type: 'IssueConfirmationCode',
+    type: 'ResendConfirmation',
     data: { code_hash: confirmationCodeHash(ctx, owner, code), code_sealed: sealed, expires_at, now }
   }))
 }

@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
-import { grantToWallet } from './grant.ts'
+import { grantToWallet } from './shared/grant.ts'
 import { requireAccount } from '../user/read.ts'
 
 /**

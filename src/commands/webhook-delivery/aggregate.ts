@@ -1,4 +1,4 @@
-import * as delivery from '../../domain/webhook/delivery.ts'
+import * as delivery from '../../domain/webhook-delivery/decider.ts'
 import { aggregate } from '../../eventsourcing/aggregate.ts'
 
 /** One webhook delivery and its attempts (`webhook_delivery-<delivery uuid>`). */

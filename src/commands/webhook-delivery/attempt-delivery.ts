@@ -2,7 +2,7 @@ import type { WebhookDeliveryRequested } from '../../domain/webhook/events.ts'
 import type { SendOutcome, WebhookSender } from '../../ports/webhook-sender.ts'
 import { SIGNATURE_HEADER, signatureHeader } from '../../lib/webhook-signature.ts'
 import type { CommandContext } from '../context.ts'
-import { type DeliveryPolicy, nextAttemptIn } from './delivery-policy.ts'
+import { type DeliveryPolicy, nextAttemptIn } from './shared/delivery-policy.ts'
 import { webhookDeliveries } from './aggregate.ts'
 import { readWebhooks } from '../webhook/read.ts'
 
@@ -79,7 +79,7 @@ export async function attemptDelivery(
     ctx,
     deliveryId,
     {
-      type: 'RecordAttempt',
+      type: 'AttemptDelivery',
       data: {
         attempt,
         response_status: outcome.status,

@@ -4,7 +4,7 @@ import type { Environment } from '../../domain/shared.ts'
 import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import { planOf } from '../../projections/subscriptions.ts'
 import type { CommandContext } from '../context.ts'
-import { checkEvents, checkDescription } from './webhook-input.ts'
+import { checkEvents, checkDescription } from '../../domain/webhook/webhook-input.ts'
 import { webhooks } from './aggregate.ts'
 
 /**

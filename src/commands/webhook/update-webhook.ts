@@ -1,7 +1,7 @@
 import { validateTargetUrl } from '../../domain/webhook/target.ts'
 import type { Environment } from '../../domain/shared.ts'
 import type { CommandContext } from '../context.ts'
-import { checkEvents, checkDescription } from './webhook-input.ts'
+import { checkEvents, checkDescription } from '../../domain/webhook/webhook-input.ts'
 import { webhooks } from './aggregate.ts'
 
 /**

@@ -1,5 +1,5 @@
 import { DomainError, ignoreUnknownEvent, noEventsForUnknown } from '../shared.ts'
-import type { Scope } from '../apikey/scopes.ts'
+import type { Scope } from '../api-key/scopes.ts'
 import type { AgentCreated, AgentEvent, AgentsSnapshotted } from './events.ts'
 
 /** An account's agents (stream `agents-<user uuid>`): the usable ones only, bounded by the plan's cap. */

@@ -1,5 +1,5 @@
 import type { Event } from '../shared.ts'
-import type { Scope } from '../apikey/scopes.ts'
+import type { Scope } from '../api-key/scopes.ts'
 
 /**
  * An agent of the account (stream `agents-<user uuid>`, all of an account's agents, so

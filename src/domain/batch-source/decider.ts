@@ -24,19 +24,19 @@ export function evolve(state: BatchSourceState, event: BatchSourceEvent): BatchS
 export const snapshot = { types: [] as string[] }
 
 export type BatchSourceCommand =
-  | { type: 'AttachSource'; data: Omit<BatchSourceAttached['data'], 'attached_at'> & { now: string } }
-  | { type: 'RemoveSource'; data: { blob_id: string; reason: 'expired' | 'requested'; now: string } }
+  | { type: 'AttachBatchSource'; data: Omit<BatchSourceAttached['data'], 'attached_at'> & { now: string } }
+  | { type: 'RemoveBatchSource'; data: { blob_id: string; reason: 'expired' | 'requested'; now: string } }
 
 /**
  * A batch's kept file (stream `batch-source-<batch uuid>`).
- * - AttachSource → BatchSourceRemoved (`replaced`) of the file kept before, if any, then
+ * - AttachBatchSource → BatchSourceRemoved (`replaced`) of the file kept before, if any, then
  *   BatchSourceAttached. The owner is the batch's (the handler checks it).
- * - RemoveSource → BatchSourceRemoved when that blob is the one kept and, for `expired`,
+ * - RemoveBatchSource → BatchSourceRemoved when that blob is the one kept and, for `expired`,
  *   its time has come; nothing otherwise (a sweep that runs twice removes once).
  * @throws DomainError forbidden `batch_source.not_owner` when the stream is another account's.
  */
 export function decide(command: BatchSourceCommand, state: BatchSourceState): BatchSourceEvent[] {
-  if (command.type === 'AttachSource') {
+  if (command.type === 'AttachBatchSource') {
     const d = command.data
     if (state.user_uuid !== null && state.user_uuid !== d.user_uuid)
       throw new DomainError('forbidden', 'batch_source.not_owner', "this batch is another account's")

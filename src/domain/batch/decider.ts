@@ -106,16 +106,16 @@ export type BatchCommand =
     }
   | { type: 'AddChunk'; data: ChunkData }
   | {
-      type: 'CloseIntake'
+      type: 'CloseIdleIntake'
       data: {
         reason: 'final' | 'idle' /** For `idle`: intake closes only when the latest chunk came before this instant. */
         idle_before?: string
         now: string
       }
     }
-  | { type: 'RecordResults'; data: { chunk_uuid: string; results: BatchItemResult[]; now: string } }
+  | { type: 'RecordBatchResults'; data: { chunk_uuid: string; results: BatchItemResult[]; now: string } }
   | {
-      type: 'DeferItems'
+      type: 'DeferBatchItems'
       data: { chunk_uuid: string; items: Array<{ i: number; email: string }>; attempt: number; retry_at: string; deadline_at: string; now: string }
     }
   | { type: 'AbandonChunk'; data: { chunk_uuid: string; now: string } }
@@ -167,12 +167,12 @@ function finish(state: BatchState, events: BatchEvent[], chunks: readonly string
  * - AddChunk → BatchItemsAdded in parts of BATCH_PART_ITEMS (the first carries the
  *   reservation), then BatchIntakeClosed when `final`; BatchChunkProcessed at once for a
  *   chunk without a valid item, BatchCompleted when nothing is left to verify.
- * - CloseIntake → BatchIntakeClosed (and BatchCompleted when nothing is pending); nothing
+ * - CloseIdleIntake → BatchIntakeClosed (and BatchCompleted when nothing is pending); nothing
  *   when intake is closed, or, for `idle`, when a chunk came after `idle_before`.
- * - RecordResults → BatchResultsRecorded of the items without a result yet (a result
+ * - RecordBatchResults → BatchResultsRecorded of the items without a result yet (a result
  *   recorded twice changes nothing), BatchChunkProcessed when its chunk is finished,
  *   BatchCompleted when the batch is.
- * - DeferItems → BatchItemsDeferred of the items without a result yet.
+ * - DeferBatchItems → BatchItemsDeferred of the items without a result yet.
  * - AbandonChunk → BatchChunkAbandoned unless the chunk was accepted (then nothing).
  * @throws DomainError not_found `batch.not_found`; forbidden `add_chunk.environment_mismatch`
  *   for a chunk from a credential of another environment; conflict `add_chunk.intake_closed` when
@@ -205,7 +205,7 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
   switch (command.type) {
     case 'AddChunk':
       return addChunk(state, command.data)
-    case 'CloseIntake': {
+    case 'CloseIdleIntake': {
       const d = command.data
       if (state.status !== 'receiving') return []
       if (d.reason === 'idle' && d.idle_before !== undefined && isAtOrAfter(state.last_chunk_at, d.idle_before)) return []
@@ -216,7 +216,7 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
         d.now
       )
     }
-    case 'RecordResults': {
+    case 'RecordBatchResults': {
       const d = command.data
       const chunk = state.open.get(d.chunk_uuid)
       if (!chunk) return []
@@ -246,7 +246,7 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
         d.now
       )
     }
-    case 'DeferItems': {
+    case 'DeferBatchItems': {
       const d = command.data
       const chunk = state.open.get(d.chunk_uuid)
       if (!chunk) return []

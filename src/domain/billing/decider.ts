@@ -11,11 +11,11 @@ export function evolve(_state: StripeEventState, _event: BillingEvent): StripeEv
   return { handled: true }
 }
 
-export type BillingCommand = { type: 'RecordStripeEvent'; data: StripeEventHandled['data'] }
+export type BillingCommand = { type: 'BillingWebhook'; data: StripeEventHandled['data'] }
 
 /**
  * Stripe event receipts (issue "Plans, API key management, rate limits and billing":
- * idempotent by Stripe event id): RecordStripeEvent → StripeEventHandled the first time,
+ * idempotent by Stripe event id): BillingWebhook → StripeEventHandled the first time,
  * nothing after. A stream of one event: constant cost.
  */
 export function decide(command: BillingCommand, state: StripeEventState): BillingEvent[] {

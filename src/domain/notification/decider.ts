@@ -14,7 +14,7 @@ export function evolve(_state: SeenState, event: NotificationEvent): SeenState {
 /** Every event carries the whole state: loading reads the last one only. */
 export const snapshot = { types: ['NotificationsSeen'] } as const
 
-export type NotificationCommand = { type: 'MarkSeen'; data: { user_uuid: string; up_to: number; now: string } }
+export type NotificationCommand = { type: 'MarkNotificationsSeen'; data: { user_uuid: string; up_to: number; now: string } }
 
 /**
  * The seen cursor of a feed (interface `POST /api/notifications/seen`): it moves forward

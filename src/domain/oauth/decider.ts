@@ -40,7 +40,7 @@ export type CodeCommand =
    * `code_verifier` hashes (S256) to the code's challenge, and the session the exchange
    * would start.
    */
-  | { type: 'RedeemCode'; data: { client_id: string; redirect_uri: string; verifier_ok: boolean; session_uuid: string; now: string } }
+  | { type: 'ExchangeCode'; data: { client_id: string; redirect_uri: string; verifier_ok: boolean; session_uuid: string; now: string } }
 
 const invalidGrant = (why: string): DomainError => new DomainError('invalid', 'token.invalid_grant', why)
 
@@ -60,9 +60,9 @@ export const code = {
   },
   /**
    * - IssueCode on a new stream → AuthorizationCodeIssued.
-   * - RedeemCode of an issued code, before it expires, by its client, with its redirect URI
+   * - ExchangeCode of an issued code, before it expires, by its client, with its redirect URI
    *   and a verifier matching its challenge → AuthorizationCodeRedeemed (the grant starts).
-   * - RedeemCode of a redeemed code by its own client → AuthorizationCodeReplayed, once:
+   * - ExchangeCode of a redeemed code by its own client → AuthorizationCodeReplayed, once:
    *   the handler revokes the grant the first exchange started (and the first exchange,
    *   should it still be starting that grant, sees the replay and revokes it itself), and
    *   answers `invalid_grant` (RFC 6749 §4.1.2). By another client: `invalid_grant` only.

@@ -99,7 +99,7 @@ export const snapshot = { types: ['SessionSnapshotted', 'SessionStarted'], every
 export type SessionCommand =
   | { type: 'StartSession'; data: SessionStarted['data'] }
   | {
-      type: 'RefreshSession'
+      type: 'Refresh'
       /** `grace_ms`: how long after a rotation the token it replaced may be presented again (`REFRESH_TOKEN_REUSE_GRACE_S`; 0: never). */
       data: { session_uuid: string; presented_hash: string; new_hash: string; expires_at: string; now: string; grace_ms: number; account: AccountStanding }
     }
@@ -131,14 +131,14 @@ const invalid = (): DomainError => new DomainError('unauthorized', 'refresh.inva
 /**
  * The session decider (refresh tokens rotate on every use, OWASP ASVS 5.0 §7.2; reuse
  * detection, RFC 9700 §4.14.2).
- * - RefreshSession with a current token of an active account → SessionRefreshed: a new
+ * - Refresh with a current token of an active account → SessionRefreshed: a new
  *   token replaces every current one; the presented one becomes `previous`.
- * - RefreshSession with `previous` less than `grace_ms` after it was replaced (a second tab
+ * - Refresh with `previous` less than `grace_ms` after it was replaced (a second tab
  *   that sent the same cookie at the same time) → SessionRefreshed `grace`: a new token of
  *   its own beside the current ones, the session stays (as Auth0's reuse interval and Okta's
  *   grace period: only the token replaced last, only within the grace, at most
  *   MAX_GRACE_SIBLINGS times).
- * - RefreshSession with `previous` after the grace (or past MAX_GRACE_SIBLINGS), or with a
+ * - Refresh with `previous` after the grace (or past MAX_GRACE_SIBLINGS), or with a
  *   retired token → SessionRevoked `refresh_token_reuse` (someone holds a copy: the whole
  *   session ends); for an account that may not sign in (banned, deleted) or a session its
  *   ban voided → SessionRevoked `account_inactive`. Both are returned as events *and*
@@ -152,7 +152,7 @@ export function decide(command: SessionCommand, state: SessionState): SessionEve
     case 'StartSession':
       if (state.status !== 'none') throw new DomainError('conflict', 'session.exists', 'session already exists')
       return [{ type: 'SessionStarted', data: command.data }]
-    case 'RefreshSession': {
+    case 'Refresh': {
       const d = command.data
       if (state.status !== 'active') throw invalid()
       const ids = { session_uuid: d.session_uuid, user_uuid: state.user_uuid }

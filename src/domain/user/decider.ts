@@ -3,7 +3,7 @@ import type { UserEvent, UserSnapshotted } from './events.ts'
 import type { Account, UserState } from './state.ts'
 import { LOGIN_FAILURES_BEFORE_LOCK, LOGIN_LOCK_MS } from './evolve.ts'
 import { refusedSecondFactor, sameHash, secondFactor, twoFactorLocked, withSecondFactor, type SecondFactor } from './two-factor.ts'
-import { confirm, issueConfirmationCode, register, type ConfirmUser, type IssueConfirmationCode, type RegisterUser } from './registration.ts'
+import { confirm, issueConfirmationCode, register, type ConfirmAccount, type ResendConfirmation, type RegisterUser } from './registration.ts'
 
 export type { Account, TwoFactorState, UserState } from './state.ts'
 export { evolve, LOGIN_FAILURES_BEFORE_LOCK, LOGIN_LOCK_MS } from './evolve.ts'
@@ -41,19 +41,19 @@ export interface PasswordCheck {
 
 export type UserCommand =
   | { type: 'RegisterUser'; data: RegisterUser }
-  | { type: 'IssueConfirmationCode'; data: IssueConfirmationCode }
-  | { type: 'ConfirmUser'; data: ConfirmUser }
-  | { type: 'RequestPasswordReset'; data: { token_hash: string; token_sealed: string; expires_at: string; now: string } }
+  | { type: 'ResendConfirmation'; data: ResendConfirmation }
+  | { type: 'ConfirmAccount'; data: ConfirmAccount }
+  | { type: 'ForgotPassword'; data: { token_hash: string; token_sealed: string; expires_at: string; now: string } }
   | { type: 'ResetPassword'; data: { token_hash: string; password_hash: string; now: string } }
   | { type: 'ChangePassword'; data: PasswordCheck & { password_hash: string; factor?: SecondFactor | null; kept_session_uuid?: string | null; now: string } }
   | { type: 'ChangeLocale'; data: { locale: string; now: string } }
-  | { type: 'RecordLogin'; data: { succeeded: boolean; now: string } }
+  | { type: 'Login'; data: { succeeded: boolean; now: string } }
   | { type: 'StartPasswordCheck'; data: { operation: string; now: string } }
   | { type: 'BanUser'; data: { reason: string; now: string } }
   | { type: 'UnbanUser'; data: { now: string } }
   | { type: 'DeleteUser'; data: PasswordCheck & { now: string } }
   | {
-      type: 'RequestEmailChange'
+      type: 'ChangeEmail'
       data: PasswordCheck & {
         new_email_sealed: string
         token_hash: string
@@ -63,9 +63,9 @@ export type UserCommand =
         now: string
       }
     }
-  | { type: 'ChangeEmail'; data: { token_hash: string; now: string } }
-  | { type: 'StartTwoFactorSetup'; data: { secret_sealed: string; backup_code_hashes: string[]; now: string } }
-  | { type: 'EnableTwoFactor'; data: SecondFactor & { kept_session_uuid?: string | null; now: string } }
+  | { type: 'VerifyEmailChange'; data: { token_hash: string; now: string } }
+  | { type: 'EnableTwoFactor'; data: { secret_sealed: string; backup_code_hashes: string[]; now: string } }
+  | { type: 'VerifyTwoFactorSetup'; data: SecondFactor & { kept_session_uuid?: string | null; now: string } }
   | { type: 'CheckSecondFactor'; data: SecondFactor & { operation: string; now: string } }
   | { type: 'DisableTwoFactor'; data: PasswordCheck & SecondFactor & { kept_session_uuid?: string | null; now: string } }
 
@@ -89,22 +89,22 @@ const passed = (state: Account, operation: string, now: string): UserEvent[] =>
  * Facts that need secrets or slow hashing arrive as data: a password checked against a
  * hash (`password_ok` for `for_password_hash`: stale when the password changed since), a
  * TOTP step checked against a sealed secret, HMACs of codes and tokens.
- * - RegisterUser, IssueConfirmationCode, ConfirmUser: registration and its confirmation
+ * - RegisterUser, ResendConfirmation, ConfirmAccount: registration and its confirmation
  *   code (registration.ts). A registration unconfirmed for UNCONFIRMED_TTL_MS expires: no
  *   code confirms it and none is resent.
  * - StartPasswordCheck → PasswordCheckStarted, counted as a failure until the operation
  *   it guards succeeds (LoginSucceeded / PasswordCheckSucceeded clear the count); refused
  *   with `<operation>.locked` while LOGIN_FAILURES_BEFORE_LOCK recent ones stand: sign-in
  *   and every current-password check share the lock, judged before the password is.
- * - RequestPasswordReset (confirmed, not banned, past the cooldown) → PasswordResetRequested;
+ * - ForgotPassword (confirmed, not banned, past the cooldown) → PasswordResetRequested;
  *   ResetPassword with the current token → PasswordChanged `reset`.
- * - ChangePassword, DeleteUser, RequestEmailChange need the current password; with
- *   two-factor on, ChangePassword and RequestEmailChange need a second factor too
+ * - ChangePassword, DeleteUser, ChangeEmail need the current password; with
+ *   two-factor on, ChangePassword and ChangeEmail need a second factor too
  *   (`withSecondFactor`). A reset (PasswordChanged `reset`) lifts the sign-in lock.
- * - ChangeEmail with the current link → EmailChanged.
- * - RecordLogin → LoginFailed, or LoginSucceeded after failures.
- * - Two-factor: StartTwoFactorSetup (not active) → TwoFactorSetupStarted, restarting a
- *   setup in progress; EnableTwoFactor with a code of the setup's secret → TwoFactorEnabled;
+ * - VerifyEmailChange with the current link → EmailChanged.
+ * - Login → LoginFailed, or LoginSucceeded after failures.
+ * - Two-factor: EnableTwoFactor (not active) → TwoFactorSetupStarted, restarting a
+ *   setup in progress; VerifyTwoFactorSetup with a code of the setup's secret → TwoFactorEnabled;
  *   CheckSecondFactor (see `secondFactor`); DisableTwoFactor with the password and a
  *   second factor → the factor's event and TwoFactorDisabled.
  * - BanUser / UnbanUser / ChangeLocale: idempotent.
@@ -114,11 +114,11 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'RegisterUser':
       return register(state, command.data)
-    case 'IssueConfirmationCode':
+    case 'ResendConfirmation':
       return issueConfirmationCode(state, command.data)
-    case 'ConfirmUser':
+    case 'ConfirmAccount':
       return confirm(state, command.data)
-    case 'RequestPasswordReset': {
+    case 'ForgotPassword': {
       // A banned account gets no link (the caller still sees the same 204): a reset would be mailed for an account that cannot sign in.
       if (!isActive(state)) return []
       if (state.reset && Date.parse(command.data.now) - Date.parse(state.reset.requested_at) < RESET_COOLDOWN_MS) return []
@@ -172,7 +172,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         )
       return [{ type: 'PasswordCheckStarted', data: { user_uuid: a.user_uuid, operation: command.data.operation, started_at: command.data.now } }]
     }
-    case 'RecordLogin':
+    case 'Login':
       // The attempt was counted when its check started (StartPasswordCheck): a failure adds nothing.
       if (state.status === 'none' || !command.data.succeeded) return []
       return state.login_failures.length > 0 ? [{ type: 'LoginSucceeded', data: { user_uuid: state.user_uuid, succeeded_at: command.data.now } }] : []
@@ -196,7 +196,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (a.locale === command.data.locale) return []
       return [{ type: 'LocaleChanged', data: { user_uuid: a.user_uuid, locale: command.data.locale, changed_at: command.data.now } }]
     }
-    case 'RequestEmailChange': {
+    case 'ChangeEmail': {
       const a = account(state, 'change_email')
       const d = command.data
       if (!passwordMatches(a, d)) fail('invalid', 'change_email.wrong_password', 'the current password is wrong')
@@ -218,7 +218,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         }
       ]
     }
-    case 'ChangeEmail': {
+    case 'VerifyEmailChange': {
       const d = command.data
       if (
         state.status === 'none' ||
@@ -232,7 +232,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       const a = state as Account
       return [{ type: 'EmailChanged', data: { user_uuid: a.user_uuid, email: a.email_change!.new_email, previous_email: a.email, changed_at: d.now } }]
     }
-    case 'StartTwoFactorSetup': {
+    case 'EnableTwoFactor': {
       const a = account(state, 'enable_2fa')
       if (a.two_factor.status === 'active') fail('conflict', 'enable_2fa.already_enabled', 'two-factor authentication is already enabled')
       return [
@@ -247,7 +247,7 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
         }
       ]
     }
-    case 'EnableTwoFactor': {
+    case 'VerifyTwoFactorSetup': {
       const a = account(state, 'verify_2fa_setup')
       const d = command.data
       if (a.two_factor.status === 'active') fail('conflict', 'verify_2fa_setup.already_enabled', 'two-factor authentication is already enabled')

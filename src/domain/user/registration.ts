@@ -31,13 +31,13 @@ export interface RegisterUser {
   code_expires_at: string
   now: string
 }
-export interface IssueConfirmationCode {
+export interface ResendConfirmation {
   code_hash: string
   code_sealed: string
   expires_at: string
   now: string
 }
-export interface ConfirmUser {
+export interface ConfirmAccount {
   code_hash: string
   now: string
 }
@@ -83,8 +83,8 @@ export function register(state: UserState, d: RegisterUser): UserEvent[] {
   ]
 }
 
-/** IssueConfirmationCode (unconfirmed, unexpired, past the cooldown, under the daily allowance) → ConfirmationCodeIssued; otherwise nothing. */
-export function issueConfirmationCode(state: UserState, d: IssueConfirmationCode): UserEvent[] {
+/** ResendConfirmation (unconfirmed, unexpired, past the cooldown, under the daily allowance) → ConfirmationCodeIssued; otherwise nothing. */
+export function issueConfirmationCode(state: UserState, d: ResendConfirmation): UserEvent[] {
   if (state.status !== 'unconfirmed' || expired(state, d.now)) return []
   const now = Date.parse(d.now)
   const last = state.codes_issued[state.codes_issued.length - 1]
@@ -105,11 +105,11 @@ export function issueConfirmationCode(state: UserState, d: IssueConfirmationCode
 }
 
 /**
- * ConfirmUser: the current code, unexpired, with tries left → UserConfirmed; else
+ * ConfirmAccount: the current code, unexpired, with tries left → UserConfirmed; else
  * ConfirmationFailed (counted; the handler answers `confirm_account.invalid_code`), nothing
  * once the code's tries are spent.
  */
-export function confirm(state: UserState, d: ConfirmUser): UserEvent[] {
+export function confirm(state: UserState, d: ConfirmAccount): UserEvent[] {
   if (state.status !== 'unconfirmed' || !state.code) return []
   if (expired(state, d.now)) return [{ type: 'ConfirmationFailed', data: { user_uuid: state.user_uuid, failed_at: d.now } }]
   if (state.code.failed < MAX_CONFIRMATION_ATTEMPTS && isBefore(d.now, state.code.expires_at) && sameHash(state.code.hash, d.code_hash)) {

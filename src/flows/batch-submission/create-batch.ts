@@ -3,7 +3,7 @@ import * as batch from '../../domain/batch/decider.ts'
 import { costOf } from '../../domain/checks.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import type { Loaded } from '../../eventsourcing/command-handler.ts'
-import { type BatchSubmitter, type ChunkOutcome, type CreateData, candidates, checksFor, acceptChunk } from './batch-intake.ts'
+import { type BatchSubmitter, type ChunkOutcome, type CreateData, candidates, checksFor, acceptChunk } from './shared/batch-intake.ts'
 
 /**
  * POST /api/batches (interface "Batches"): opens a batch and accepts its first chunk.

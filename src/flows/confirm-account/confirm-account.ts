@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { accountOfEmail } from '../../commands/user/read.ts'
-import { confirmationCodeHash } from '../../commands/user/confirmation-code.ts'
+import { confirmationCodeHash } from '../../commands/user/shared/confirmation-code.ts'
 import { startSession, type ClientSeen, type SignedIn } from '../../commands/session/start-session.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
@@ -27,7 +27,7 @@ export async function confirmAccount(ctx: CommandContext, input: { email: string
   if (!owner || !/^\d{6}$/.test(input.code)) throw invalidCode()
   const candidate = confirmationCodeHash(ctx, owner, input.code)
   const now = ctx.now().toISOString()
-  const r = await users.handle(ctx, owner, { type: 'ConfirmUser', data: { code_hash: candidate, now } }, { actor: owner })
+  const r = await users.handle(ctx, owner, { type: 'ConfirmAccount', data: { code_hash: candidate, now } }, { actor: owner })
   if (r.state.status !== 'confirmed' || !r.recorded.some(e => e.type === 'UserConfirmed')) throw invalidCode()
   faultPoint(ctx.config.fault_point, 'confirm.after_confirm')
   await reactNow(ctx, confirmAccountFlow, r)

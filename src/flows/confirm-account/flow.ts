@@ -1,7 +1,7 @@
 import type { Flow } from '../../eventsourcing/flow.ts'
 import { freePlan } from '../../domain/plans.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { grantPlanTokens } from '../../commands/wallet/grant.ts'
+import { grantPlanTokens } from '../../commands/wallet/shared/grant.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { react, type GrantCommand, type GrantState } from './react.ts'

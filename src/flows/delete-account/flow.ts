@@ -3,10 +3,10 @@ import * as claim from '../../domain/claim/decider.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { handle, load } from '../../eventsourcing/command-handler.ts'
 import { agents } from '../../commands/agent/aggregate.ts'
-import { apiKeys } from '../../commands/apikey/aggregate.ts'
+import { apiKeys } from '../../commands/api-key/aggregate.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { webhooks } from '../../commands/webhook/aggregate.ts'
-import { emailClaimStream } from '../../commands/user/email-claims.ts'
+import { emailClaimStream } from '../../commands/user/shared/email-claims.ts'
 import { react, type ErasureCommand, type ErasureState } from './react.ts'
 
 /** The account's address, unsealed: null once its data key is destroyed (or it never had one). */

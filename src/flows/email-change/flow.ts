@@ -2,7 +2,7 @@ import type { Flow, FlowTrigger } from '../../eventsourcing/flow.ts'
 import * as claim from '../../domain/claim/decider.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { handle, load } from '../../eventsourcing/command-handler.ts'
-import { emailClaimStream } from '../../commands/user/email-claims.ts'
+import { emailClaimStream } from '../../commands/user/shared/email-claims.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { react, type PreviousClaim, type ReleaseCommand } from './react.ts'
 

@@ -5,7 +5,7 @@ import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { parseOwnedToken } from '../../commands/owned-token.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { handle } from '../../eventsourcing/command-handler.ts'
-import { emailClaimStream } from '../../commands/user/email-claims.ts'
+import { emailClaimStream } from '../../commands/user/shared/email-claims.ts'
 import { users } from '../../commands/user/aggregate.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import { reactNow } from '../react-now.ts'
@@ -37,7 +37,7 @@ export async function verifyEmailChange(ctx: CommandContext, token: string): Pro
   const claimed = await handle(ctx, emailClaimStream(ctx, newEmail), claim, { type: 'ClaimValue', data: { owner_uuid: owner, now } }, { actor: owner })
   if (claimed.state.owner_uuid !== owner)
     throw new DomainError('conflict', 'verify_email_change.email_taken', 'this address was taken by another account meanwhile')
-  const changed = await users.handle(ctx, owner, { type: 'ChangeEmail', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
+  const changed = await users.handle(ctx, owner, { type: 'VerifyEmailChange', data: { token_hash: sha256Hex(secret), now } }, { actor: owner })
   faultPoint(ctx.config.fault_point, 'email.after_change')
   // The previous address is released from EmailChanged (flow `email-change`): here, and by the flow worker should this process die first.
   await reactNow(ctx, emailChangeFlow, changed)

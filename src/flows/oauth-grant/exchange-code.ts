@@ -8,7 +8,7 @@ import type { HandleResult } from '../../eventsourcing/command-handler.ts'
 import type { AuthorizationCodeEvent } from '../../domain/oauth/events.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
 import { startSession, type SignedIn } from '../../commands/session/start-session.ts'
-import { OAuthError } from '../../commands/oauth/oauth-clients.ts'
+import { OAuthError } from '../../domain/oauth/oauth-error.ts'
 import { oauthCodes } from '../../commands/oauth/aggregate.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
@@ -39,7 +39,7 @@ export async function exchangeCode(
       ctx,
       codeHash,
       {
-        type: 'RedeemCode',
+        type: 'ExchangeCode',
         data: {
           client_id: input.client_id,
           redirect_uri: input.redirect_uri,

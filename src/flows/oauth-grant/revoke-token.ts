@@ -1,9 +1,9 @@
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
 import { issuersOf, type CommandContext } from '../../commands/context.ts'
-import { parseRefreshToken } from '../../commands/session/refresh-session.ts'
+import { parseRefreshToken } from '../../commands/session/refresh.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
-import { OAuthError } from '../../commands/oauth/oauth-clients.ts'
+import { OAuthError } from '../../domain/oauth/oauth-error.ts'
 import { sessions } from '../../commands/session/aggregate.ts'
 import { knowsRefreshToken } from '../../domain/session/decider.ts'
 

@@ -2,7 +2,7 @@ import type { Flow } from '../../eventsourcing/flow.ts'
 import { findPlan, tokensPerInvoice, type Cycle } from '../../domain/plans.ts'
 import type { Subscription } from '../../domain/subscription/events.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { grantPlanTokens } from '../../commands/wallet/grant.ts'
+import { grantPlanTokens } from '../../commands/wallet/shared/grant.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 import { react, type PlanGrantCommand, type PlanGrantState } from './react.ts'
 

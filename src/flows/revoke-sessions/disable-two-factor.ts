@@ -5,7 +5,7 @@ import { reactNow } from '../react-now.ts'
 import { revokeSessionsFlow } from './flow.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { startPasswordCheck } from '../../commands/user/start-password-check.ts'
-import { secondFactorFacts } from '../../commands/user/second-factor.ts'
+import { secondFactorFacts } from '../../commands/user/shared/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**

@@ -2,11 +2,11 @@ import { DomainError } from '../../domain/shared.ts'
 import { hashPassword, sha256Hex } from '../../lib/crypto/hashing.ts'
 import { parseOwnedToken } from '../../commands/owned-token.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { assertPasswordPolicy } from '../../commands/user/password-policy.ts'
+import { assertPasswordPolicy } from '../../commands/user/shared/password-policy.ts'
 import { faultPoint } from '../../lib/faults.ts'
 import { reactNow } from '../react-now.ts'
 import { revokeSessionsFlow } from './flow.ts'
-import { contextWords } from '../../commands/user/second-factor.ts'
+import { contextWords } from '../../commands/user/shared/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**

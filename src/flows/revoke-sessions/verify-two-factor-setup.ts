@@ -1,7 +1,7 @@
 import { reactNow } from '../react-now.ts'
 import { revokeSessionsFlow } from './flow.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { account, secondFactorFacts } from '../../commands/user/second-factor.ts'
+import { account, secondFactorFacts } from '../../commands/user/shared/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**
@@ -21,7 +21,7 @@ export async function verifyTwoFactorSetup(ctx: CommandContext, owner: string, s
   const r = await users.handle(
     ctx,
     owner,
-    { type: 'EnableTwoFactor', data: { ...facts, kept_session_uuid: session, now: ctx.now().toISOString() } },
+    { type: 'VerifyTwoFactorSetup', data: { ...facts, kept_session_uuid: session, now: ctx.now().toISOString() } },
     { actor: owner }
   )
   await reactNow(ctx, revokeSessionsFlow, r)

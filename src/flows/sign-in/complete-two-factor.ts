@@ -2,7 +2,7 @@ import { DomainError } from '../../domain/shared.ts'
 import type { CommandContext } from '../../commands/context.ts'
 import { startSession, type ClientSeen, type SignedIn } from '../../commands/session/start-session.ts'
 import { verifyChallengeToken } from '../../lib/crypto/jwt.ts'
-import { checkSecondFactor } from '../../commands/user/second-factor.ts'
+import { checkSecondFactor } from '../../commands/user/shared/second-factor.ts'
 import { users } from '../../commands/user/aggregate.ts'
 
 /**

@@ -45,7 +45,7 @@ export async function login(
   // Counted before it is judged: of concurrent guesses, at most the lock's threshold are checked.
   await startPasswordCheck(ctx, state.user_uuid, 'login')
   const ok = await verifyPassword(state.password_hash, input.password)
-  await users.handle(ctx, state.user_uuid, { type: 'RecordLogin', data: { succeeded: ok, now } }, { actor: state.user_uuid })
+  await users.handle(ctx, state.user_uuid, { type: 'Login', data: { succeeded: ok, now } }, { actor: state.user_uuid })
   if (!ok || state.banned) throw invalid()
   if (state.status === 'unconfirmed') throw new DomainError('forbidden', 'login.unconfirmed', 'confirm your email address first')
   if (state.two_factor.status === 'active') {

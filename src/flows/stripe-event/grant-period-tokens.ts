@@ -1,6 +1,6 @@
 import { tokensPerInvoice, type Cycle, type Plan } from '../../domain/plans.ts'
 import type { CommandContext } from '../../commands/context.ts'
-import { grantToWallet } from '../../commands/wallet/grant.ts'
+import { grantToWallet } from '../../commands/wallet/shared/grant.ts'
 
 /**
  * Grants a plan's tokens for one paid period, once per `grant_uuid` (a Stripe invoice id,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { SCOPES, isReadScope, type Scope } from '../../domain/apikey/scopes.ts'
+import { SCOPES, isReadScope, type Scope } from '../../domain/api-key/scopes.ts'
 import { sha256Hex } from '../../lib/crypto/hashing.ts'
 import { verifyAccessToken } from '../../lib/crypto/jwt.ts'
 import { apiKeyByHash } from '../../projections/api-keys.ts'

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
-import { checkRegistration, completeRegistration } from '../../commands/user/register-user.ts'
-import { screenForSignUp } from '../../commands/user/screen-sign-up.ts'
+import { checkRegistration, registerUser } from '../../commands/user/register-user.ts'
+import { signupPreview } from '../../commands/user/signup-preview.ts'
 import { parseAddress } from '../../verifier/syntax.ts'
 import { verifyEmailChange } from '../../flows/email-change/verify-email-change.ts'
 import { forgotPassword } from '../../commands/user/forgot-password.ts'
@@ -66,7 +66,7 @@ export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       if (!parsed.ok) throw new HttpProblem(400, 'signup_preview.invalid_email', `invalid email: ${parsed.detail}`)
       signUpAllowance.check(request.ip)
       signUpAllowance.fail(request.ip)
-      const s = await screenForSignUp(rt.ctx, parsed.normalized)
+      const s = await signupPreview(rt.ctx, parsed.normalized)
       return {
         email: request.body.email,
         normalized: parsed.normalized,
@@ -105,7 +105,7 @@ export function authRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       registrations.all.fail('all')
       const email = await checkRegistration(rt.ctx, request.body)
       after.run(request.log, 'register', email, async () => {
-        await completeRegistration(rt.ctx, { ...request.body, email })
+        await registerUser(rt.ctx, { ...request.body, email })
       })
       return reply.code(204).send()
     }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_BATCH_EMAIL } from '../../flows/batch-submission/batch-intake.ts'
+import { MAX_BATCH_EMAIL } from '../../flows/batch-submission/shared/batch-intake.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import type { BatchDoc } from '../../projections/batches.ts'
 import { FlagSchema, ReasonSchema, Timestamp, VerdictSchema } from '../schemas.ts'

@@ -16,7 +16,7 @@ import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { clientGone } from './verify.ts'
+import { clientGone } from '../waited-read.ts'
 
 /** The media types a list file may come as, and what each is. */
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'

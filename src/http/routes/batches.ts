@@ -3,8 +3,8 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
 import { csvOptions } from '../../lists/files.ts'
-import { addChunk } from '../../flows/batch-submission/submit-batch-chunk.ts'
-import { checksFor, type BatchSubmitter, type ChunkOutcome } from '../../flows/batch-submission/batch-intake.ts'
+import { addChunk } from '../../flows/batch-submission/add-chunk.ts'
+import { checksFor, type BatchSubmitter, type ChunkOutcome } from '../../flows/batch-submission/shared/batch-intake.ts'
 import { createBatch } from '../../flows/batch-submission/create-batch.ts'
 import { costOf } from '../../domain/checks.ts'
 import { getWallet } from '../../projections/wallets.ts'
@@ -29,7 +29,7 @@ import {
   json,
   problems
 } from '../schemas.ts'
-import { waitedRead } from './verify.ts'
+import { waitedRead } from '../waited-read.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { Batch, Accepted, BatchItem, CreateBatch, AddChunk, EstimateRequest, Estimate, batchView } from './batch-schemas.ts'
 

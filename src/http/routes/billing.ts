@@ -5,9 +5,9 @@ import { planFor } from '../../domain/plans.ts'
 import { subscriptionOf } from '../../projections/subscriptions.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { BODY_PROBLEMS, PlanLimits, Timestamp, json, planLimits, problems } from '../schemas.ts'
-import { handleStripeEvent } from '../../flows/stripe-event/handle-stripe-event.ts'
-import { openPortal } from '../../commands/billing/open-portal.ts'
-import { startCheckout } from '../../commands/billing/start-checkout.ts'
+import { billingWebhook } from '../../flows/stripe-event/billing-webhook.ts'
+import { billingPortal } from '../../commands/billing/billing-portal.ts'
+import { billingCheckout } from '../../commands/billing/billing-checkout.ts'
 import { requireBilling } from '../../ports/billing.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
@@ -103,7 +103,7 @@ export function billingPaymentRoutes(fastify: FastifyInstance, rt: HttpRuntime):
     },
     handler: async request => {
       const p = principalOf(request)
-      return await startCheckout(rt.ctx, rt.billing, { user_uuid: p.user_uuid, ...request.body })
+      return await billingCheckout(rt.ctx, rt.billing, { user_uuid: p.user_uuid, ...request.body })
     }
   })
 
@@ -120,7 +120,7 @@ export function billingPaymentRoutes(fastify: FastifyInstance, rt: HttpRuntime):
     },
     handler: async request => {
       const p = principalOf(request)
-      return await openPortal(rt.ctx, rt.billing, { user_uuid: p.user_uuid, locale: request.body?.locale })
+      return await billingPortal(rt.ctx, rt.billing, { user_uuid: p.user_uuid, locale: request.body?.locale })
     }
   })
 
@@ -147,7 +147,7 @@ export function billingPaymentRoutes(fastify: FastifyInstance, rt: HttpRuntime):
       },
       handler: async request => {
         const event = requireBilling(rt.billing).parseWebhook(request.body as Buffer, request.headers['stripe-signature'])
-        const r = await handleStripeEvent(rt.ctx, event)
+        const r = await billingWebhook(rt.ctx, event)
         await rt.caughtUp(request, r.position)
         return { received: true, duplicate: r.duplicate }
       }

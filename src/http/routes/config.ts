@@ -3,7 +3,7 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { CHECK_COSTS, CHECK_NAMES } from '../../domain/checks.ts'
 import { SUPPORTED_LOCALES } from '../../domain/locales.ts'
-import { SCOPES } from '../../domain/apikey/scopes.ts'
+import { SCOPES } from '../../domain/api-key/scopes.ts'
 import type { PlanCatalogue } from '../../domain/plans.ts'
 import { PlanLimits, planLimits, problems } from '../schemas.ts'
 

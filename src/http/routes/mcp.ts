@@ -6,14 +6,14 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { submitJob, MAX_EMAIL_INPUT } from '../../flows/job-submission/submit-job.ts'
 import { createBatch } from '../../flows/batch-submission/create-batch.ts'
 import { DomainError } from '../../domain/shared.ts'
-import type { Scope } from '../../domain/apikey/scopes.ts'
+import type { Scope } from '../../domain/api-key/scopes.ts'
 import { getJob, listJobs, type JobDoc } from '../../projections/jobs.ts'
 import { getWallet } from '../../projections/wallets.ts'
 import { environmentOf, principalOf, type Principal } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
-import { jobView } from './verify.ts'
+import { jobView } from './jobs.ts'
 
 /**
  * The MCP SDK, loaded by the first call to `/mcp` and kept: every process that serves the

@@ -5,7 +5,7 @@ import { confirmAccount } from '../../flows/confirm-account/confirm-account.ts'
 import { completeTwoFactor } from '../../flows/sign-in/complete-two-factor.ts'
 import { login } from '../../flows/sign-in/login.ts'
 import type { ClientSeen, SignedIn } from '../../commands/session/start-session.ts'
-import { parseRefreshToken, refreshSession } from '../../commands/session/refresh-session.ts'
+import { parseRefreshToken, refresh } from '../../commands/session/refresh.ts'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
 import { BODY_PROBLEMS, Email, NoContent, json, problems } from '../schemas.ts'
 import { signInThrottleOf } from '../plugins/throttle.ts'
@@ -108,7 +108,7 @@ export function signInRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const cookie = request.cookies.svc_refresh
       if (!cookie) return reply.code(200).send(null)
       try {
-        const s = await refreshSession(rt.ctx, cookie)
+        const s = await refresh(rt.ctx, cookie)
         await rt.caughtUp(request, s.position)
         setRefreshCookie(request, reply, s)
         return reply.code(200).send(signedInBody(s))

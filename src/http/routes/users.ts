@@ -3,8 +3,8 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { revokeSession } from '../../commands/session/revoke-session.ts'
 import { changePassword } from '../../flows/revoke-sessions/change-password.ts'
-import { deleteAccount } from '../../flows/delete-account/delete-account.ts'
-import { requestEmailChange } from '../../commands/user/request-email-change.ts'
+import { deleteUser } from '../../flows/delete-account/delete-user.ts'
+import { changeEmail } from '../../commands/user/change-email.ts'
 import { changeLocale } from '../../commands/user/change-locale.ts'
 import { disableTwoFactor } from '../../flows/revoke-sessions/disable-two-factor.ts'
 import { enableTwoFactor } from '../../commands/user/enable-two-factor.ts'
@@ -125,7 +125,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       await ownUser(request, request.params.uuid, 'delete')
-      await rt.caughtUp(request, await deleteAccount(rt.ctx, request.params.uuid, request.body.password))
+      await rt.caughtUp(request, await deleteUser(rt.ctx, request.params.uuid, request.body.password))
       return reply.code(204).send()
     }
   })
@@ -144,7 +144,7 @@ export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     },
     handler: async (request, reply) => {
       await ownUser(request, request.params.uuid, 'change the address of')
-      await requestEmailChange(rt.ctx, request.params.uuid, request.body)
+      await changeEmail(rt.ctx, request.params.uuid, request.body)
       return reply.code(204).send()
     }
   })

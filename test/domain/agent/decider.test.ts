@@ -2,7 +2,7 @@ import t from 'tap'
 import * as agent from '../../../src/domain/agent/decider.ts'
 import type { AgentCommand } from '../../../src/domain/agent/decider.ts'
 import type { AgentCreated, AgentRevoked, AgentsSnapshotted } from '../../../src/domain/agent/events.ts'
-import type { Scope } from '../../../src/domain/apikey/scopes.ts'
+import type { Scope } from '../../../src/domain/api-key/scopes.ts'
 import { build, spec } from '../../support/decider-spec.ts'
 
 // The agents of one account (stream `agents-<user uuid>`). Interface section 4 "Agents":

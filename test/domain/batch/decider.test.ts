@@ -124,7 +124,10 @@ const createBatch = (over: Partial<Extract<BatchCommand, { type: 'CreateBatch' }
     ...over
   }
 })
-const record = (chunkUuid: string, results: BatchItemResult[]): BatchCommand => ({ type: 'RecordResults', data: { chunk_uuid: chunkUuid, results, now: NOW } })
+const record = (chunkUuid: string, results: BatchItemResult[]): BatchCommand => ({
+  type: 'RecordBatchResults',
+  data: { chunk_uuid: chunkUuid, results, now: NOW }
+})
 
 t.test('CreateBatch', async t => {
   const b = spec(t, batch)
@@ -219,7 +222,7 @@ t.test('AddChunk', async t => {
   )
 })
 
-t.test('RecordResults, DeferItems and completion', async t => {
+t.test('RecordBatchResults, DeferBatchItems and completion', async t => {
   const b = spec(t, batch)
   const open: BatchEvent[] = [created(), added('c1', 0, [item(1), item(2), item(3, true)], 14)]
   b(open)
@@ -253,7 +256,7 @@ t.test('RecordResults, DeferItems and completion', async t => {
     .when(record('c1', [result(0, 'valid', 0)]))
     .then([recorded('c1', [result(0, 'valid', 0)], true), processed('c1', 0, 0)], "a test key's batch records sandbox results and charges nothing")
   const defer = {
-    type: 'DeferItems' as const,
+    type: 'DeferBatchItems' as const,
     data: {
       chunk_uuid: 'c1',
       items: [
@@ -280,26 +283,26 @@ t.test('RecordResults, DeferItems and completion', async t => {
     .then([deferred('c1', [{ i: 0, email: 'sealed:1' }], 2)], 'a deferred item may be deferred again (the next attempt)')
 })
 
-t.test('CloseIntake and AbandonChunk', async t => {
+t.test('CloseIdleIntake and AbandonChunk', async t => {
   const b = spec(t, batch)
   b([created(), added('c1', 0, [item(1)], 7)])
-    .when({ type: 'CloseIntake', data: { reason: 'final', now: NOW } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'final', now: NOW } })
     .then([closed()], 'items pending: processing')
   b([created(), added('c1', 0, [item(1)], 7), closed()]).thenState(s => s.status, 'processing', 'intake closed with items pending: processing')
   b([created(), added('c1', 0, [item(1, true)], 0), processed('c1', 0, 0)])
-    .when({ type: 'CloseIntake', data: { reason: 'idle', idle_before: LATER, now: LATER } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'idle', idle_before: LATER, now: LATER } })
     .then([closed('idle', LATER), completed(1, LATER)], 'idle with nothing pending: completed')
   b([created(), added('c1', 0, [item(1)], 7, 0, LATER)])
-    .when({ type: 'CloseIntake', data: { reason: 'idle', idle_before: NOW, now: LATER } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'idle', idle_before: NOW, now: LATER } })
     .thenNothing('a chunk came after the idle mark: intake stays open')
   b([created(), added('c1', 0, [item(1)], 7)])
-    .when({ type: 'CloseIntake', data: { reason: 'idle', now: LATER } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'idle', now: LATER } })
     .then([closed('idle', LATER)], 'idle without a mark closes')
   b([created(), closed()])
-    .when({ type: 'CloseIntake', data: { reason: 'final', now: NOW } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'final', now: NOW } })
     .thenNothing('closed already')
   b([created(), closed(), completed(0)])
-    .when({ type: 'CloseIntake', data: { reason: 'final', now: NOW } })
+    .when({ type: 'CloseIdleIntake', data: { reason: 'final', now: NOW } })
     .thenNothing('a completed batch: nothing')
   b([created()])
     .when({ type: 'AbandonChunk', data: { chunk_uuid: 'c9', now: NOW } })
@@ -315,14 +318,14 @@ t.test('CloseIntake and AbandonChunk', async t => {
 t.test('every command but CreateBatch needs the batch', async t => {
   const b = spec(t, batch)
   b([])
-    .when({ type: 'CloseIntake', data: { reason: 'final', now: NOW } })
-    .thenRejects('batch.not_found', 404, 'CloseIntake of no batch')
+    .when({ type: 'CloseIdleIntake', data: { reason: 'final', now: NOW } })
+    .thenRejects('batch.not_found', 404, 'CloseIdleIntake of no batch')
   b([])
     .when(record('c1', [result(0)]))
-    .thenRejects('batch.not_found', 404, 'RecordResults of no batch')
+    .thenRejects('batch.not_found', 404, 'RecordBatchResults of no batch')
   b([])
-    .when({ type: 'DeferItems', data: { chunk_uuid: 'c1', items: [], attempt: 1, retry_at: LATER, deadline_at: LATER, now: NOW } })
-    .thenRejects('batch.not_found', 404, 'DeferItems of no batch')
+    .when({ type: 'DeferBatchItems', data: { chunk_uuid: 'c1', items: [], attempt: 1, retry_at: LATER, deadline_at: LATER, now: NOW } })
+    .thenRejects('batch.not_found', 404, 'DeferBatchItems of no batch')
   b([])
     .when({ type: 'AbandonChunk', data: { chunk_uuid: 'c1', now: NOW } })
     .thenRejects('batch.not_found', 404, 'AbandonChunk of no batch')

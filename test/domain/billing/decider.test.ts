@@ -20,9 +20,9 @@ const handled = build<StripeEventHandled>('StripeEventHandled', {
 })
 
 // Command builder.
-const record = (over: Partial<StripeEventHandled['data']> = {}): BillingCommand => ({ type: 'RecordStripeEvent', data: handled(over).data })
+const record = (over: Partial<StripeEventHandled['data']> = {}): BillingCommand => ({ type: 'BillingWebhook', data: handled(over).data })
 
-t.test('RecordStripeEvent: handled once per Stripe event id', async t => {
+t.test('BillingWebhook: handled once per Stripe event id', async t => {
   const b = spec(t, billing)
   b([]).when(record()).then([handled()], 'the first receipt of an event is recorded with what it did')
   b([handled()]).when(record()).thenNothing('the same event again: nothing (Stripe redelivers)')

@@ -14,9 +14,9 @@ const now = '2026-11-22T10:00:00.000Z'
 const seen = build<NotificationsSeen>('NotificationsSeen', { user_uuid: U, up_to: 5, seen_at: now })
 
 // Command builder.
-const markSeen = (upTo: number): NotificationCommand => ({ type: 'MarkSeen', data: { user_uuid: U, up_to: upTo, now } })
+const markSeen = (upTo: number): NotificationCommand => ({ type: 'MarkNotificationsSeen', data: { user_uuid: U, up_to: upTo, now } })
 
-t.test('MarkSeen: the cursor moves forward, never back', async t => {
+t.test('MarkNotificationsSeen: the cursor moves forward, never back', async t => {
   const n = spec(t, notification)
   n([]).when(markSeen(5)).then([seen()], 'a first mark moves the cursor from nothing seen to 5')
   n([seen()])

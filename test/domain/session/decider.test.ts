@@ -51,7 +51,7 @@ const refresh = (
   next: string,
   over: { expires_at?: string; now?: string; account?: AccountStanding; grace_ms?: number } = {}
 ): SessionCommand => ({
-  type: 'RefreshSession',
+  type: 'Refresh',
   data: { session_uuid: 's1', presented_hash: presented, new_hash: next, expires_at: month, now, grace_ms: GRACE_MS, account: ok, ...over }
 })
 const revoke = (reason: SessionRevoked['data']['reason'], presented?: string): SessionCommand => ({
@@ -68,7 +68,7 @@ t.test('StartSession', async t => {
   s([started()]).when({ type: 'StartSession', data: started().data }).thenRejects('session.exists', 409, 'a session is started once')
 })
 
-t.test('RefreshSession: rotation and reuse detection', async t => {
+t.test('Refresh: rotation and reuse detection', async t => {
   const s = spec(t, session)
   s([started()]).when(refresh('h1', 'h2')).then([refreshed()], 'the current token is spent for a new one')
   s([started(), refreshed()])
@@ -107,7 +107,7 @@ t.test('RefreshSession: rotation and reuse detection', async t => {
     .thenRejects('refresh.invalid_token', 401, 'a spent token older than the memory is simply invalid')
 })
 
-t.test('RefreshSession: the reuse grace (two tabs refreshing with one cookie)', async t => {
+t.test('Refresh: the reuse grace (two tabs refreshing with one cookie)', async t => {
   const s = spec(t, session)
   const h1h2 = rotated('h1', 'h2', { refreshed_at: sec(0) })
   s([started(), h1h2])
@@ -178,7 +178,7 @@ t.test('RefreshSession: the reuse grace (two tabs refreshing with one cookie)', 
     .then([revoked({ reason: 'refresh_token_reuse', revoked_at: sec(1) })], 'and its spent tokens still revoke')
 })
 
-t.test("RefreshSession: the account's standing and the absolute lifetime", async t => {
+t.test("Refresh: the account's standing and the absolute lifetime", async t => {
   const s = spec(t, session)
   s([started()])
     .when(refresh('h1', 'h3', { expires_at: now, account: { active: false, sessions_valid_from: now } }))

@@ -32,10 +32,10 @@ const unban = (): UserCommand => ({ type: 'UnbanUser', data: { now } })
 const locale = (code: string): UserCommand => ({ type: 'ChangeLocale', data: { locale: code, now } })
 const del = (ok = true, hash?: string): UserCommand => ({ type: 'DeleteUser', data: { ...password(ok, hash), now } })
 const requestChange = (ok = true, hash?: string): UserCommand => ({
-  type: 'RequestEmailChange',
+  type: 'ChangeEmail',
   data: { ...password(ok, hash), new_email_sealed: 'sealed:v1:new', token_hash: 'e1', token_sealed: 'sealed:v1:link', expires_at: at(24 * 60), now }
 })
-const changeEmail = (token: string, when: string): UserCommand => ({ type: 'ChangeEmail', data: { token_hash: token, now: when } })
+const verifyEmailChange = (token: string, when: string): UserCommand => ({ type: 'VerifyEmailChange', data: { token_hash: token, now: when } })
 
 t.test('BanUser and UnbanUser', async t => {
   const u = spec(t, user)
@@ -106,7 +106,7 @@ t.test('change of email: a link to the new address, checked when opened', async 
     .when(requestChange())
     .then([checkSucceeded({ operation: 'change_email' }), emailChangeRequested()], 'the failures counted before the right password are cleared')
   u([...active, emailChangeRequested()])
-    .when(changeEmail('e1', at(5)))
+    .when(verifyEmailChange('e1', at(5)))
     .then([emailChanged({ changed_at: at(5) })], 'the link changes the address and names the previous one (told of the change)')
   u([...active, emailChangeRequested(), emailChanged({ changed_at: at(5) })]).thenState(
     s => s.status !== 'none' && s.email,
@@ -114,23 +114,23 @@ t.test('change of email: a link to the new address, checked when opened', async 
     "the new address is the account's"
   )
   u([...active, emailChangeRequested()])
-    .when(changeEmail('other', at(5)))
+    .when(verifyEmailChange('other', at(5)))
     .thenRejects('verify_email_change.invalid_token', 401, 'another link: 401')
   u([...active, emailChangeRequested(), passwordChanged({ password_hash: 'new', reason: 'reset', changed_at: at(2) })])
-    .when(changeEmail('e1', at(5)))
+    .when(verifyEmailChange('e1', at(5)))
     .thenRejects('verify_email_change.invalid_token', 401, 'a new password voids the pending change')
   u([...active, emailChangeRequested()])
-    .when(changeEmail('e1', at(24 * 60)))
+    .when(verifyEmailChange('e1', at(24 * 60)))
     .thenRejects('verify_email_change.invalid_token', 401, 'expired')
   u([...active, emailChangeRequested(), emailChanged({ changed_at: at(5) })])
-    .when(changeEmail('e1', at(6)))
+    .when(verifyEmailChange('e1', at(6)))
     .thenRejects('verify_email_change.invalid_token', 401, 'a link works once')
-  u(active).when(changeEmail('e1', now)).thenRejects('verify_email_change.invalid_token', 401, 'nothing pending')
+  u(active).when(verifyEmailChange('e1', now)).thenRejects('verify_email_change.invalid_token', 401, 'nothing pending')
   u([...active, emailChangeRequested(), emailChangeRequested({ token_hash: 'e2', new_email: 'sealed:v1:other' })])
-    .when(changeEmail('e1', at(5)))
+    .when(verifyEmailChange('e1', at(5)))
     .thenRejects('verify_email_change.invalid_token', 401, 'a newer request replaces the older link')
   u([...active, emailChangeRequested(), deleted()])
-    .when(changeEmail('e1', at(5)))
+    .when(verifyEmailChange('e1', at(5)))
     .thenRejects('verify_email_change.invalid_token', 401, "a deleted account's link is void")
-  u([]).when(changeEmail('e1', now)).thenRejects('verify_email_change.invalid_token', 401, 'no account: the link is invalid')
+  u([]).when(verifyEmailChange('e1', now)).thenRejects('verify_email_change.invalid_token', 401, 'no account: the link is invalid')
 })

@@ -34,7 +34,7 @@ import {
 
 // Command builders.
 const requestReset = (when = now, token = 't1'): UserCommand => ({
-  type: 'RequestPasswordReset',
+  type: 'ForgotPassword',
   data: { token_hash: token, token_sealed: 's', expires_at: at(30), now: when }
 })
 const reset = (token: string, when: string, hash = 'p2'): UserCommand => ({
@@ -43,7 +43,7 @@ const reset = (token: string, when: string, hash = 'p2'): UserCommand => ({
 })
 const change = (ok = true, hash?: string): UserCommand => ({ type: 'ChangePassword', data: { ...password(ok, hash), password_hash: 'p2', now } })
 const start = (operation = 'login', when = now): UserCommand => ({ type: 'StartPasswordCheck', data: { operation, now: when } })
-const recordLogin = (succeeded: boolean, when = now): UserCommand => ({ type: 'RecordLogin', data: { succeeded, now: when } })
+const recordLogin = (succeeded: boolean, when = now): UserCommand => ({ type: 'Login', data: { succeeded, now: when } })
 
 t.test('password reset', async t => {
   const u = spec(t, user)

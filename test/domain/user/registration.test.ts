@@ -30,14 +30,14 @@ const register = (over: Partial<Extract<UserCommand, { type: 'RegisterUser' }>['
     ...over
   }
 })
-const confirm = (code: string, when = now): UserCommand => ({ type: 'ConfirmUser', data: { code_hash: code, now: when } })
+const confirm = (code: string, when = now): UserCommand => ({ type: 'ConfirmAccount', data: { code_hash: code, now: when } })
 const issue = (when: string, code = 'hx'): UserCommand => ({
-  type: 'IssueConfirmationCode',
+  type: 'ResendConfirmation',
   data: { code_hash: code, code_sealed: 'c', expires_at: '2026-11-23T00:00:00.000Z', now: when }
 })
 const issuedAt = (when: string, code = `h${when}`) => codeIssued({ code_hash: code, code: 'c', expires_at: '2026-11-23T00:00:00.000Z', issued_at: when })
 
-t.test('RegisterUser and ConfirmUser', async t => {
+t.test('RegisterUser and ConfirmAccount', async t => {
   const u = spec(t, user)
   u([]).when(register()).then([registered(), codeIssued()], 'an account and its first code, in one append')
   u(active)

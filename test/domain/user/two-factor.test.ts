@@ -34,17 +34,17 @@ const fiveFailures = Array.from({ length: user.TWO_FACTOR_FAILURES_BEFORE_LOCK }
 
 // Command builders.
 const startSetup = (secret = 'sealed:v1:s1', codes = ['b1', 'b2']): UserCommand => ({
-  type: 'StartTwoFactorSetup',
+  type: 'EnableTwoFactor',
   data: { secret_sealed: secret, backup_code_hashes: codes, now }
 })
-const enable = (f: SecondFactor): UserCommand => ({ type: 'EnableTwoFactor', data: { ...f, now } })
+const enable = (f: SecondFactor): UserCommand => ({ type: 'VerifyTwoFactorSetup', data: { ...f, now } })
 const check = (step: number | null, backup = 'none', secret: string | null = 'sealed:v1:s1', when = now, challenge?: string): UserCommand => ({
   type: 'CheckSecondFactor',
   data: { ...factor(step, backup, secret), ...(challenge !== undefined && { challenge_id: challenge }), operation: 'verify_2fa', now: when }
 })
 const disable = (ok: boolean, f: SecondFactor, when = now): UserCommand => ({ type: 'DisableTwoFactor', data: { ...password(ok), ...f, now: when } })
 
-t.test('StartTwoFactorSetup and EnableTwoFactor', async t => {
+t.test('EnableTwoFactor and VerifyTwoFactorSetup', async t => {
   const u = spec(t, user)
   u(active).when(startSetup()).then([setupStarted()], 'not enabled → setup in progress, with the sealed secret and hashed backup codes')
   u([...active, setupStarted()])

@@ -1,6 +1,6 @@
 import t from 'tap'
-import * as delivery from '../../../src/domain/webhook/delivery.ts'
-import type { DeliveryCommand } from '../../../src/domain/webhook/delivery.ts'
+import * as delivery from '../../../src/domain/webhook-delivery/decider.ts'
+import type { DeliveryCommand } from '../../../src/domain/webhook-delivery/decider.ts'
 import type { WebhookDeliveryAbandoned, WebhookDeliveryAttempted, WebhookDeliveryRequested } from '../../../src/domain/webhook/events.ts'
 import { build, spec } from '../../support/decider-spec.ts'
 
@@ -52,9 +52,9 @@ const success = { response_status: 200, succeeded: true, next_attempt_at: null }
 const lastFailure = { next_attempt_at: null }
 
 // Command builders: an attempt is what the worker saw; the rest comes from the request.
-type Seen = Extract<DeliveryCommand, { type: 'RecordAttempt' }>['data']
+type Seen = Extract<DeliveryCommand, { type: 'AttemptDelivery' }>['data']
 const attempt = (over: Partial<Seen> = {}): DeliveryCommand => ({
-  type: 'RecordAttempt',
+  type: 'AttemptDelivery',
   data: { attempt: 1, response_status: 500, error: null, duration_ms: 5, succeeded: false, attempted_at: now, next_attempt_at: next, ...over }
 })
 const abandon = (reason: WebhookDeliveryAbandoned['data']['reason'] = 'endpoint_disabled'): DeliveryCommand => ({
@@ -72,7 +72,7 @@ t.test('RequestDelivery', async t => {
   d([requested()]).thenState(s => s.status, 'pending', 'a requested delivery is pending')
 })
 
-t.test('RecordAttempt: each attempt once, in order, until one succeeds or none are left', async t => {
+t.test('AttemptDelivery: each attempt once, in order, until one succeeds or none are left', async t => {
   const d = spec(t, delivery)
   d([requested()]).when(attempt()).then([attempted()], 'the first attempt, failed, with the next one due')
   d([requested()])
