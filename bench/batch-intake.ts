@@ -1,5 +1,4 @@
-// Benchmark: intake of a 1,000,000-address batch through the HTTP API (issue "Bulk
-// verification": the service's resident memory stays under 500 MiB). `svc serve` runs in a
+// Benchmark: intake of a 1,000,000-address batch through the HTTP API (the service's resident memory stays under 500 MiB). `svc serve` runs in a
 // process of its own; an account on the Business plan sends the list in chunks of 50,000
 // (the plan's per-request cap) with the local checks only (syntax, typo, role, free: no
 // network, no cost), so the service takes in, de-duplicates, verifies and records every

@@ -1,4 +1,4 @@
-// Bulk verification through the public HTTP API (issue "Bulk verification"): `svc serve` in a
+// Bulk verification through the public HTTP API: `svc serve` in a
 // process of its own on a fresh DATA_DIR, probing the benchmark's simulated world; an
 // account on the Business plan submits the list as a batch in chunks (as `svc verify-file`
 // does) and polls it until completed. Used by bench/engine.ts, which runs the engine alone

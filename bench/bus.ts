@@ -1,6 +1,6 @@
 // Benchmark: events relayed per second from the event store through the in-process bus and
 // through NATS JetStream (the local server; skipped when none answers): the relay's publish
-// rate (goal for NATS: 20,000 events/s, issue "Bulk verification"), and one consumer's
+// rate (goal for NATS: 20,000 events/s), and one consumer's
 // receive rate, measured in one run on the same SQLite store of N events.
 // Usage: node bench/bus.ts [--events 50000] [--json]
 import { mkdtempSync, rmSync } from 'node:fs'

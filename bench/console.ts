@@ -1,4 +1,4 @@
-// The console's budgets (issue "The customer console", Done when): Lighthouse (the npm
+// The console's budgets: Lighthouse (the npm
 // package, driving Debian's Chromium) scores performance ≥ 90, accessibility ≥ 95 and best
 // practices ≥ 95 on the sign-in page and on the overview, in its default mobile run
 // (simulated slow 4G, 4× CPU slowdown) and its desktop run; the first load of the console

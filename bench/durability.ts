@@ -1,4 +1,4 @@
-// Benchmark: what a durable commit costs (issue "Nothing lost", item 4). The event store
+// Benchmark: what a durable commit costs. The event store
 // syncs its WAL at every group commit (`synchronous = FULL`); this runs N group commits of
 // PAR concurrent appends on the embedded store as shipped and with the sync turned off
 // (`NORMAL`, what it was), interleaved rounds on one disk, and prints appends per second,

@@ -1,5 +1,5 @@
 /**
- * The three ratios with goals (issue "Performance and accuracy"), said from one run's
+ * The three ratios with goals, said from one run's
  * figures: submissions against a bare route (bench/submissions.ts), the rebuild against the
  * store's floor (bench/read-side.ts section 2b) and the engine against the simulated
  * world's lower bound (bench/engine.ts).

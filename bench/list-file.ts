@@ -1,4 +1,4 @@
-// A customer's list at scale (issue "Lists at leader parity", item 6): a CSV of 1,000,000
+// A customer's list at scale: a CSV of 1,000,000
 // rows and 10 columns (2% repeated addresses) through `svc verify-file`, a process of its
 // own, against `svc serve` (another) probing the benchmark's simulated world (a third).
 // Measured in one run: the CLI's peak resident memory (goal < 300 MiB: the file is

@@ -1,5 +1,4 @@
-// Benchmark: the cost of a rate-limit count per request (issue "Plans, API key management,
-// rate limits and billing"), measured in one run: the in-process counter of the embedded
+// Benchmark: the cost of a rate-limit count per request, measured in one run: the in-process counter of the embedded
 // default against the NATS JetStream key-value counter that several `svc api` processes
 // share, each one request at a time (latency) and 64 at a time on one credential (the
 // compare-and-set contention of a burst), and over 100,000 distinct credentials (memory

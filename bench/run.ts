@@ -40,7 +40,7 @@ if (json) {
   for (const [name, file, a] of benches) out[name] = JSON.parse(await run(here(file), [...a, '--json']))
   console.log(JSON.stringify(out))
 } else {
-  // The three whose ratios have goals (issue "Performance and accuracy") run for their figures, said at the end.
+  // The three whose ratios have goals run for their figures, said at the end.
   const figures: Record<string, any> = {}
   for (const [name, file, a] of benches) {
     if (name === 'engine' || name === 'read_side' || name === 'submissions') {

@@ -1,4 +1,4 @@
-// Submissions against a bare route (issue "Performance and accuracy", goal 1): POST
+// Submissions against a bare route: POST
 // /api/verify sustained for `--duration` seconds with 32 connections (autocannon), a
 // distinct address each request, the rate limit lifted, against `svc serve` started as
 // `npm start` starts it (its Node.js flags) on a fresh DATA_DIR, with a live key and then a

@@ -1,4 +1,4 @@
-// Timing side channels (issue "Account security to ASVS level 2"): no usable timing
+// Timing side channels: no usable timing
 // difference between present and absent accounts. Moved out of `npm test` (no test
 // asserts a time): run alone, on a quiet machine, since anything sharing the cores adds
 // more noise than the 0.1 ms it measures. Each figure is a comparison of two cases in one

@@ -10,7 +10,7 @@ import { VerificationEngine } from './verifier/engine.ts'
 import { DEFAULT_POLITENESS } from './verifier/politeness.ts'
 
 /**
- * The verification engine as configured (VERIFICATION.md; `VERIFIER_*` variables).
+ * The verification engine as configured (docs/design/verification.md; `VERIFIER_*` variables).
  * `onProxyError`: told a route's name and the proxy's failure in full, for the operator's
  * log (the job says `proxy_error` only).
  */

@@ -93,7 +93,7 @@ const intFromEnv = (def: number, min: number, max: number) => z.coerce.number().
 const dnsServer = z.string().regex(/^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-fA-F:]+\])(:\d{1,5})?$/, 'expected ip[:port] or [ipv6]:port')
 
 /**
- * Configuration from the environment (ARCHITECTURE.md "Configuration"); every variable is
+ * Configuration from the environment (docs/design/architecture.md "Configuration"); every variable is
  * optional for the embedded default. This is the only module that reads `process.env`.
  */
 export const ConfigSchema = z.object({

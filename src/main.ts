@@ -35,7 +35,7 @@ import { CompletionWaits } from './http/waits.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
 
-/** The processes the service can run as (ARCHITECTURE.md "Ports and their adapters"). */
+/** The processes the service can run as (docs/design/architecture.md "Ports and their adapters"). */
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
 export type Role = (typeof ROLES)[number]
 
@@ -91,7 +91,7 @@ async function openBus(config: Config, onError: (msg: string, err?: unknown) => 
       ack_wait_ms: config.nats.ack_wait_ms,
       log: onError
     })
-  // Held deliveries live beside the relay's checkpoint, in the SQLite event store (issue "Nothing lost", item 2).
+  // Held deliveries live beside the relay's checkpoint, in the SQLite event store.
   const durable: DurableHolds | null =
     store instanceof SqliteEventStore
       ? {

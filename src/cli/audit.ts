@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { catchUpReadModels, operatorCommand } from './common.ts'
 
 /**
- * `svc audit` (issue "Nothing lost", item 3): lists what is begun and not finished — each
+ * `svc audit`: lists what is begun and not finished — each
  * flow's trigger events the relay has not handed over yet, the deliveries held for later
  * and the dead letters — one JSON object, `ok` false (exit 1) when a flow is older than its
  * bound or a delivery was given up, or, with `--strict`, when anything at all is pending.

@@ -1,5 +1,5 @@
 /**
- * Verification checks (VERIFICATION.md "Checks"): each selectable per request, each with
+ * Verification checks (docs/design/verification.md "Checks"): each selectable per request, each with
  * a token cost published in `GET /api/config`. A job reserves the sum of the costs of
  * the checks that run, including the ones a requested check depends on.
  */

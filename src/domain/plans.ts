@@ -12,7 +12,7 @@ interface Price {
   stripe_price: string | null
 }
 
-/** A subscription plan (interface section 8, "Plan-driven limits"): its tokens and the caps it puts on an account. */
+/** A subscription plan (docs/interface.md §8, "Plan-driven limits"): its tokens and the caps it puts on an account. */
 export interface Plan {
   code: string
   name: string
@@ -31,7 +31,7 @@ export interface Plan {
   /** MiB of list files an account may keep at once, test batches' included (`kept_files_mib`; default: 16 files of the plan's largest). */
   kept_files_mib: number
   allowed_checks: readonly CheckName[]
-  /** Scopes an agent may be granted (interface section 5: refused at agent creation with 403). */
+  /** Scopes an agent may be granted (docs/interface.md §5: refused at agent creation with 403). */
   allowed_scopes: readonly Scope[]
 }
 

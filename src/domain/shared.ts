@@ -1,5 +1,5 @@
 /**
- * The world a credential and its data live in (interface section 5.2): `live`, or the
+ * The world a credential and its data live in (docs/interface.md §5.2): `live`, or the
  * `test` sandbox of `svc_test_` keys, which never bills the wallet (issue 42 item 10: a
  * credential reads and changes its own environment's data only).
  */

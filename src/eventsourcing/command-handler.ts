@@ -17,7 +17,7 @@ export interface WriteContext {
   config: { commands: { batch_max: number; deadline_ms: number } }
 }
 
-/** A decider (ARCHITECTURE.md "Write side"): the fold of its stream, and `decide`. */
+/** A decider (docs/design/architecture.md "Write side"): the fold of its stream, and `decide`. */
 export interface Decider<S, E extends Event<string, unknown>, C> extends Folding<S, E> {
   decide: (command: C, state: S) => E[]
 }
@@ -81,7 +81,7 @@ export async function load<S, E extends Event<string, unknown>>(
 }
 
 /**
- * Runs a command on a stream (ARCHITECTURE.md "Write side"): folds the stream into state,
+ * Runs a command on a stream (docs/design/architecture.md "Write side"): folds the stream into state,
  * calls `decide`, and appends the events with the stream's revision as the expected
  * revision. `command` may be a function of the state.
  *

@@ -8,7 +8,7 @@ import type { EventMetadata, RecordedEvent } from '../ports/event-store.ts'
 export type FlowTrigger = Pick<RecordedEvent, 'id' | 'type' | 'data' | 'metadata'> & { position?: number }
 
 /**
- * Flows (ARCHITECTURE.md "Operations over several streams"; issue "Nothing lost"): an
+ * Flows (docs/design/architecture.md "Operations over several streams"): an
  * operation that changes several streams appends its first fact to one stream, and a
  * reaction carries out the rest from that committed event, at least once, idempotently.
  * A flow is data: the events that start it, what it needs to know, and a pure `react` from

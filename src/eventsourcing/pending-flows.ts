@@ -25,7 +25,7 @@ export interface PendingItem {
 }
 
 /**
- * What is begun and not finished (issue "Nothing lost", item 3): the trigger events of
+ * What is begun and not finished: the trigger events of
  * `flows` committed after the relay's checkpoint (`relay`: nobody has been handed them
  * yet), and the deliveries a bus keeps waiting or gave up (`holds`: the embedded default's
  * table). Cost: the events after the relay's checkpoint (its lag; at most `limit`, then

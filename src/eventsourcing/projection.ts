@@ -18,7 +18,7 @@ export interface ProjectionWriter {
 }
 
 /**
- * A projection (ARCHITECTURE.md "Read side"): turns events of `event_types` into
+ * A projection (docs/design/architecture.md "Read side"): turns events of `event_types` into
  * documents of its `collections`. The runner applies each event to it once (its checkpoint
  * commits with its documents). `version` is bumped when the documents it makes change
  * meaning: a projection whose collections or version changed is rebuilt in a new

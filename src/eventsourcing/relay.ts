@@ -12,7 +12,7 @@ export interface CheckpointStore {
 const SAVE_EVERY_MS = 100
 
 /**
- * The relay (ARCHITECTURE.md "Fan-out"): reads committed events in global order from its
+ * The relay (docs/design/architecture.md "Fan-out"): reads committed events in global order from its
  * checkpoint and publishes them to the bus, up to `window` publishes (and `window_bytes`
  * of event data) in flight, the events
  * that arrived in one turn together (one socket write). The stored checkpoint only passes

@@ -97,7 +97,7 @@ function healthRoutes(fastify: FastifyInstance, ready: () => Readiness, metricsT
   })
 }
 
-/** Where credentials sit in what is logged: never written out (ARCHITECTURE.md: secrets are never logged). */
+/** Where credentials sit in what is logged: never written out (docs/design/architecture.md: secrets are never logged). */
 export const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',

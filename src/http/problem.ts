@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify'
 
-/** RFC 9457 problem details with the machine `code` (ARCHITECTURE.md "HTTP conventions"). */
+/** RFC 9457 problem details with the machine `code` (docs/design/architecture.md "HTTP conventions"). */
 export interface Problem {
   type: string
   title: string

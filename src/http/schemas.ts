@@ -8,12 +8,12 @@ import { keptFileMaxBytes, keptFilesQuotaBytes, type Plan } from '../domain/plan
  * Schemas shared by the routes (interface sections 4, 7, 8): the problem+json error, path
  * identifiers, pagination, timestamps. Every route declares its params, query, body and
  * each response status with zod; validation, serialization and the OpenAPI document all
- * come from that one declaration (ARCHITECTURE.md "HTTP conventions").
+ * come from that one declaration (docs/design/architecture.md "HTTP conventions").
  */
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
 
-/** RFC 9457 problem details with the machine `code` (ARCHITECTURE.md "HTTP conventions"). */
+/** RFC 9457 problem details with the machine `code` (docs/design/architecture.md "HTTP conventions"). */
 export const Problem = z
   .object({
     type: z.string(),
@@ -110,7 +110,7 @@ export const Email = z.string().trim().min(1).max(320)
 /** Answers that any operation with a JSON body may also give. */
 export const BODY_PROBLEMS = [400, 413, 415] as const
 
-/** A `{uuid}` path parameter: a UUID, any case, read lower-cased (interface section 2: a malformed one is a 400). */
+/** A `{uuid}` path parameter: a UUID, any case, read lower-cased (docs/interface.md §2: a malformed one is a 400). */
 const Uuid = z
   .string()
   .regex(UUID, 'must be a UUID')
@@ -149,7 +149,7 @@ const integer = (min: number, maxDigits: number, description: string) =>
     .meta(asInteger(min, description, maxDigits <= 9 ? { maximum: 10 ** maxDigits - 1 } : {}))
 
 /**
- * `limit` and `offset` (interface section 8): a huge `limit` is lowered to 96, a `limit`
+ * `limit` and `offset` (docs/interface.md §8): a huge `limit` is lowered to 96, a `limit`
  * below 1, a non-integer, or an `offset` of more than 9 digits is a 400.
  */
 export const PageQuery = z.object({
@@ -195,7 +195,7 @@ export const WaitQuery = z.object({
   })
 })
 
-/** The paginated list shape of ARCHITECTURE.md: `{ items, total, limit, offset }`. */
+/** The paginated list shape of docs/design/architecture.md: `{ items, total, limit, offset }`. */
 export function Paginated<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), total: z.number().int(), limit: z.number().int(), offset: z.number().int() })
 }
@@ -203,7 +203,7 @@ export function Paginated<T extends z.ZodType>(item: T) {
 /** An empty answer (204). */
 export const NoContent = z.undefined().meta({ description: 'No content' })
 
-// ── The vocabulary of results (issue "The interface exact", item 3) ────────────────────
+// ── The vocabulary of results ────────────────────
 
 /** A deliverability verdict, each value with what it means and what a sender should do. */
 export const VerdictSchema = z

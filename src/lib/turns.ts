@@ -1,8 +1,7 @@
 import { setImmediate as immediate } from 'node:timers/promises'
 
 /**
- * Turns of the event loop for long work on its thread (issue "Hostile files and floods",
- * item 8): a loop over a plan's largest chunk (50,000 addresses: parsing, sealing,
+ * Turns of the event loop for long work on its thread: a loop over a plan's largest chunk (50,000 addresses: parsing, sealing,
  * simulating, folding) calls `turnIfDue()` as it goes, and gives the loop a turn — every
  * timer and socket that is ready runs (a `setImmediate`: the poll phase comes first) —
  * once `TURN_MS` have passed since the last turn. A clock read otherwise, so it can be

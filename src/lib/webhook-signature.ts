@@ -1,10 +1,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
-/** Name of the signature header (interface section 6, "Signature"). */
+/** Name of the signature header (docs/interface.md §6, "Signature"). */
 export const SIGNATURE_HEADER = 'X-Service-Signature'
 
 /**
- * Signs a webhook body (interface section 6): `t=<timestamp>,v1=<hex>` where `<hex>` is
+ * Signs a webhook body (docs/interface.md §6): `t=<timestamp>,v1=<hex>` where `<hex>` is
  * HMAC-SHA256 keyed with the endpoint secret over `<timestamp>.<raw body>`.
  * @param timestamp Unix seconds
  */
@@ -14,7 +14,7 @@ export function signatureHeader(secret: string, timestamp: number, rawBody: stri
 }
 
 /**
- * What a receiver does with the header (interface section 6): parse `t` and every `v1`,
+ * What a receiver does with the header (docs/interface.md §6): parse `t` and every `v1`,
  * recompute, compare in constant time, reject when `t` is more than `toleranceS` seconds
  * away from `nowS`. A malformed header is rejected, never thrown.
  * @returns `{ ok: true }` or `{ ok: false, reason }`.

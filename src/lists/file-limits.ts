@@ -1,6 +1,5 @@
 /**
- * What a list file may hold, and why one was refused (issue "Hostile files and floods",
- * items 1 and 2): a file's shape — not only its size — can cost memory and time, so every
+ * What a list file may hold, and why one was refused: a file's shape — not only its size — can cost memory and time, so every
  * dimension a reader walks has a bound: rows (an XLSX's skipped rows included), the widest
  * row, the padded grid, one cell or record, XML nesting, the bytes an XLSX inflates to,
  * its shared-strings table and its parts. The numbers are in docs/security.md.

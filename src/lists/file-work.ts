@@ -46,8 +46,7 @@ export interface MergeInput {
 }
 
 /**
- * Customers' list files read and merged off the event loop (issue "Hostile files and
- * floods", items 1–3): a pool (piscina) of at most `threads` threads, each with a heap of
+ * Customers' list files read and merged off the event loop: a pool (piscina) of at most `threads` threads, each with a heap of
  * `heap_mb` MiB (V8's resource limits: a file that needs more ends its thread, not the
  * process), at most `queue` tasks waiting and `per_account` per account. The main thread
  * only relays: the file's bytes as the thread asks for them (64 KiB at a time), the

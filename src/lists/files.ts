@@ -13,8 +13,7 @@ import { openWorkbook } from './xlsx.ts'
 export type { Cell, Row } from './file-limits.ts'
 
 /**
- * A customer's list file, read and written as a stream (issue "Lists at leader parity",
- * items 1 and 2): CSV and TSV (delimiter, quoting, byte-order mark and line ending
+ * A customer's list file, read and written as a stream: CSV and TSV (delimiter, quoting, byte-order mark and line ending
  * detected; csv-parse reads, csv-stringify writes), plain text (one address a line) and
  * XLSX (our bounded reader of the first worksheet, `xlsx.ts`; exceljs's streaming writer).
  * Memory holds one row (and, for XLSX, the file and its shared strings), never a CSV file;

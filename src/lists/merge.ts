@@ -1,7 +1,7 @@
 import { addressKey, cellText, type Cell, type Row, type RowWriter } from './files.ts'
 
 /**
- * A list's rows with their results (issue "Lists at leader parity", item 2): the same for
+ * A list's rows with their results: the same for
  * `svc verify-file` and for the console's stored files. Every input row goes out, in
  * order, with all of its columns and then the result columns; a duplicate row carries its
  * first occurrence's result; an empty or unparsable row stays, marked; a row without a

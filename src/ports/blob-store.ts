@@ -1,8 +1,7 @@
 import type { Readable } from 'node:stream'
 
 /**
- * Where customers' files are kept (a list's original file, issue "Lists at leader
- * parity", item 5): opaque bytes under an owner and an id, streamed in and out. The bytes
+ * Where customers' files are kept (a list's original file): opaque bytes under an owner and an id, streamed in and out. The bytes
  * arrive sealed (the account's data key, `Sealer.sealStream`); the store neither knows nor
  * cares. Two adapters hold the same contract (test/support/blobstore-contract.ts): files in
  * `DATA_DIR/blobs` (the embedded default) and GridFS on MongoDB (the distributed topology).

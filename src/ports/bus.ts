@@ -43,7 +43,7 @@ export interface Consumer {
   stop(): Promise<void>
 }
 
-/** Fan-out of committed events to services (ARCHITECTURE.md "Fan-out"). */
+/** Fan-out of committed events to services (docs/design/architecture.md "Fan-out"). */
 export interface Bus {
   /**
    * Publishes one committed event. Resolves when the bus has taken responsibility for it:

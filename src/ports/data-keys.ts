@@ -1,5 +1,5 @@
 /**
- * Per-account data keys for personal data in events (ARCHITECTURE.md: crypto-shredding).
+ * Per-account data keys for personal data in events (docs/design/architecture.md: crypto-shredding).
  * Each key is 32 random bytes, stored wrapped (AES-256-GCM) under the master key.
  * `destroy` deletes the key; everything sealed with it becomes unreadable.
  */

@@ -4,7 +4,7 @@
  * Every adapter (SQLite, EventStoreDB) passes test/eventstore.contract.ts.
  */
 
-/** Metadata carried by every event (ARCHITECTURE.md "Streams and events"). */
+/** Metadata carried by every event (docs/design/architecture.md "Streams and events"). */
 export interface EventMetadata {
   occurred_at: string
   actor?: string | null

@@ -1,5 +1,5 @@
 /**
- * Bus deliveries that wait, kept where a restart finds them (issue "Nothing lost", item 2):
+ * Bus deliveries that wait, kept where a restart finds them:
  * a message whose handler asked to be asked again later (a batch part held while egress
  * fails, a chunk's grace, a greylisting retry) and a message given up after its last
  * delivery (a dead letter, kept to be seen, never dropped). The in-process bus writes one

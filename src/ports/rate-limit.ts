@@ -1,5 +1,5 @@
 /**
- * Rate counters (interface section 8: per-key rate limits seeded from the plan): how many
+ * Rate counters (docs/interface.md §8: per-key rate limits seeded from the plan): how many
  * requests a credential made in the current fixed window. Windows are aligned to the
  * epoch (`floor(now / window)`), so every process counting into one shared store agrees
  * on them. Every adapter passes test/support/ratelimit-contract.ts.

@@ -1,6 +1,6 @@
 /**
  * Read store port: the document collections that projections write and query functions
- * read (ARCHITECTURE.md "Read side"). Every query a route makes is served by an index: a
+ * read (docs/design/architecture.md "Read side"). Every query a route makes is served by an index: a
  * collection declares the fields queries filter or sort on and its compound indexes, and
  * queries are equality, any-of, ranges and prefixes on those fields, sorted on them, with
  * counts. Every adapter (SQLite, MongoDB) passes test/support/readstore-contract.ts.

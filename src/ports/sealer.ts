@@ -6,7 +6,7 @@ export const ERASED = '[erased]'
 /**
  * Seals personal data (e-mail addresses, names, codes, kept files) with the owning
  * account's data key, so that destroying the key erases it everywhere (crypto-shredding,
- * ARCHITECTURE.md). The adapter is `LibsodiumSealer` (src/infra/crypto/sealer.ts):
+ * docs/design/architecture.md). The adapter is `LibsodiumSealer` (src/infra/crypto/sealer.ts):
  * AES-256-GCM for values, libsodium's secretstream for streams.
  */
 export interface Sealer {

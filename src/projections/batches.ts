@@ -36,7 +36,7 @@ export interface BatchDoc {
   source_expires_at?: string | null
 }
 
-/** A kept file as the read model holds it (issue "Lists at leader parity", item 5). */
+/** A kept file as the read model holds it. */
 export type BatchSourceDoc = Omit<BatchSourceAttached['data'], 'batch_uuid' | 'user_uuid'>
 
 /** Lists by account, and by account and environment (issue 42 item 10), newest first; the idle sweep by status and latest chunk; erasure by account. */

@@ -1,7 +1,7 @@
 import { DateTime, IANAZone } from 'luxon'
 
 /**
- * Time buckets of the statistics and balance-history reads (interface section 8): whole
+ * Time buckets of the statistics and balance-history reads (docs/interface.md §8): whole
  * buckets of `hour`, `day`, `week` (ISO, from Monday) or `month`, ending with the current
  * open one, in a time zone (IANA, default UTC) so that a day is a local day, 23 or 25
  * hours long across a daylight-saving change. Projections keep 15-minute slots (UTC):
@@ -61,7 +61,7 @@ export function clampDays(days: number | undefined): number {
 
 const UNIT_DAYS: Readonly<Record<Granularity, number>> = { hour: 1 / 24, day: 1, week: 7, month: 365.25 / 12 }
 
-/** How many buckets `days` makes at a granularity: 8 at day gives 8, 1 at hour gives 24, 364 at month gives 12 (interface section 8). */
+/** How many buckets `days` makes at a granularity: 8 at day gives 8, 1 at hour gives 24, 364 at month gives 12 (docs/interface.md §8). */
 export function bucketCount(granularity: Granularity, days: number): number {
   return Math.max(1, Math.ceil(days / UNIT_DAYS[granularity] - 1e-9))
 }

@@ -2,7 +2,7 @@ import type { BatchSourceEvent } from '../domain/batch-source/events.ts'
 import { collection, documentsProjection, erasing, type Projection, type Write } from '../eventsourcing/projection.ts'
 import type { ReadContext } from './read-context.ts'
 
-// What each account keeps of its list files (issue "Hostile files and floods", item 7): the
+// What each account keeps of its list files: the
 // quota of kept bytes per plan is checked against it before an upload is taken.
 
 /** Read model `kept_files`: one document per file kept (by blob id), with its owner and size. */

@@ -29,7 +29,7 @@ interface Replayed {
 }
 
 /**
- * Replays the `wallet-*` streams alone (ARCHITECTURE.md "Ledger audit") and compares what
+ * Replays the `wallet-*` streams alone (docs/design/architecture.md "Ledger audit") and compares what
  * they make with what the API shows: each account's balance, reserved, spent and granted
  * tokens and its number of transactions (`wallets`), and every transaction
  * (`wallet_transactions`, by event id: amount, type, job, time, balance after). Also

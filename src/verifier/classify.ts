@@ -160,7 +160,7 @@ const PERMANENT: Readonly<Record<string, Rule>> = {
  * X.Y.0 "other … status" of a subject), by subject, when the wording names nothing.
  */
 const UNINFORMATIVE: Readonly<Record<string, Refused>> = {
-  '0': 'rejected_email', // no subject: VERIFICATION.md's "other permanent refusal"
+  '0': 'rejected_email', // no subject: docs/design/verification.md's "other permanent refusal"
   '1': 'mailbox_not_found', // other address status: about the address
   '2': 'rejected_email' // other mailbox status: about the mailbox
 }

@@ -194,7 +194,7 @@ const canonical = (name: string): string => name.toLowerCase().replace(/\.$/, ''
 const MAX_CNAME_LINKS = 8
 
 /**
- * MailResolver with a cache that respects each record's TTL (VERIFICATION.md check 4):
+ * MailResolver with a cache that respects each record's TTL (docs/design/verification.md check 4):
  * MX routes and host addresses are kept until their TTL runs out, negative answers per
  * RFC 2308, failures (SERVFAIL, timeout) not at all. Concurrent lookups of one name share
  * one query. `cache: false` turns caching off (the benchmark's naive mode).

@@ -80,7 +80,7 @@ interface Work {
 }
 
 /**
- * The verification engine (VERIFICATION.md). `verifyMany` runs the requested checks on a
+ * The verification engine (docs/design/verification.md). `verifyMany` runs the requested checks on a
  * list: syntax, typo, disposable, role and free per address; DNS once per domain (cached
  * by TTL); then SMTP grouped by MX, so one session asks about many addresses, a catch-all
  * probe (a random local part) runs once per domain and is cached, and politeness limits

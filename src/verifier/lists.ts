@@ -2,7 +2,7 @@ import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
 
-// Maintained lists shipped as libraries (VERIFICATION.md check 3), never copied here.
+// Maintained lists shipped as libraries (docs/design/verification.md check 3), never copied here.
 const disposable = new Set<string>(require('disposable-email-domains') as string[])
 const disposableWildcards = new Set<string>(require('disposable-email-domains/wildcard.json') as string[])
 const free = new Set<string>(require('email-providers/all.json') as string[])

@@ -4,7 +4,7 @@ import { suggestCorrection } from './typo.ts'
 import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from './lists.ts'
 import type { CheckRecord } from './result.ts'
 
-/** What the checks that need no network found of an address (VERIFICATION.md checks 1–3). */
+/** What the checks that need no network found of an address (docs/design/verification.md checks 1–3). */
 export interface LocalFindings {
   email: string
   /** Whether the syntax holds (RFC 5321/6531); the other checks ran only then. */

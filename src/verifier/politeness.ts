@@ -144,7 +144,7 @@ export function unlimited(maxSessions: number): PolitenessOptions {
 }
 
 /**
- * Politeness per MX host and per provider (VERIFICATION.md "Doing it fast and politely"):
+ * Politeness per MX host and per provider (docs/design/verification.md "Doing it fast and politely"):
  * a session needs a slot at its host's gate, its provider's gate and the global gate,
  * taken in that order (so no two sessions wait on each other in a cycle).
  */

@@ -1,7 +1,7 @@
-/** Deliverability verdict (VERIFICATION.md "Result of one address"; the interface's filter values). */
+/** Deliverability verdict (docs/design/verification.md "Result of one address"; the interface's filter values). */
 export type Verdict = 'valid' | 'invalid' | 'risky' | 'unknown'
 
-/** Primary reason, per verdict (VERIFICATION.md "Reasons"). */
+/** Primary reason, per verdict (docs/design/verification.md "Reasons"). */
 export type Reason =
   | 'accepted_email'
   | 'invalid_syntax'

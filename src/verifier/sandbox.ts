@@ -5,7 +5,7 @@ import { firmReason, resultOf } from './verdict.ts'
 
 /**
  * What the network would have answered, by the magic local part of a test key's address
- * (VERIFICATION.md "Sandbox"): the SMTP reply and, for `accept-all@`, a catch-all domain.
+ * (docs/design/verification.md "Sandbox"): the SMTP reply and, for `accept-all@`, a catch-all domain.
  */
 interface Simulated {
   smtp: 'accepted' | Reason

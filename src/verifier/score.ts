@@ -27,7 +27,7 @@ const BASE: Readonly<Record<Reason, number>> = {
 }
 
 /**
- * Score 0–100 with the factors that moved it (VERIFICATION.md): 0 for invalid; 80–100
+ * Score 0–100 with the factors that moved it (docs/design/verification.md): 0 for invalid; 80–100
  * only for valid (a free-provider mailbox loses 5 points: such inboxes are abandoned
  * more often); risky 20–70; unknown 30–55.
  */

@@ -13,7 +13,7 @@ const spell = require('@zootools/email-spell-checker') as {
 const TLDS = spell.POPULAR_TLDS.filter(t => t !== 'co')
 
 /**
- * The `typo` check (VERIFICATION.md check 2): a suggested correction of the domain
+ * The `typo` check (docs/design/verification.md check 2): a suggested correction of the domain
  * against common mailbox providers (`jane@gmial.com` → `jane@gmail.com`), or null when
  * the address looks right or is too far from every known domain.
  */

@@ -3,7 +3,7 @@ import { scoreOf } from './score.ts'
 import { VERDICT_OF, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
 
 /**
- * The verdict rules (VERIFICATION.md "Reasons"), in one place for the engine and the
+ * The verdict rules (docs/design/verification.md "Reasons"), in one place for the engine and the
  * test-key sandbox, so that both answer alike for the same reason.
  */
 

@@ -2,10 +2,10 @@ import type { CheckName } from '../domain/checks.ts'
 import type { Reason, Verdict } from './result.ts'
 
 /**
- * The vocabulary of results (issue "The interface exact", item 3): what each verdict,
+ * The vocabulary of results: what each verdict,
  * reason, flag, check and check outcome means, and what a sender should do about it —
  * one source for the OpenAPI document's enums, the reference page (`/reference/results`)
- * and the console. VERIFICATION.md "Result of one address" is the design it follows.
+ * and the console. docs/design/verification.md "Result of one address" is the design it follows.
  */
 
 /** What a sender does with an address of a verdict. */

@@ -50,7 +50,7 @@ export interface BatchWorkerOptions {
 }
 
 /**
- * The batch worker (issue "Bulk verification"): verifies each part of a chunk as it
+ * The batch worker: verifies each part of a chunk as it
  * arrives (BatchItemsAdded) with one engine call, whose SMTP sessions per MX are shared
  * with the parts of concurrent batches and with single jobs (the prober's lanes); records the results of a
  * part in one BatchResultsRecorded, greylisted items in one BatchItemsDeferred that comes

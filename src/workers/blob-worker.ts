@@ -18,7 +18,7 @@ export interface BlobWorkerOptions {
 }
 
 /**
- * The blob worker (issue "Lists at leader parity", item 5): the bytes of customers' kept
+ * The blob worker: the bytes of customers' kept
  * files follow the events. BatchSourceRemoved → the blob deleted; UserDeleted → every blob
  * of the account deleted (the account's key is destroyed too: what a lagging copy kept
  * cannot be opened). With `sweep`, kept files whose retention ended are removed every

@@ -5,7 +5,7 @@ import { faultPoint } from '../lib/faults.ts'
 import { FLOWS, FLOW_EVENTS } from '../flows/index.ts'
 
 /**
- * The flow worker (issue "Nothing lost"): every committed event that starts a flow is
+ * The flow worker: every committed event that starts a flow is
  * delivered here by the bus (the relay publishes from its checkpoint, so an event whose
  * reaction a crash cut short is delivered again), and each flow it starts runs its
  * reaction to the end. The reactions are idempotent: one already carried out inline by the

@@ -36,7 +36,7 @@ export interface WebhookWorkerOptions {
 }
 
 /**
- * The webhook worker (interface section 6; ARCHITECTURE.md fan-out):
+ * The webhook worker (docs/interface.md §6; docs/design/architecture.md fan-out):
  * - JobCompleted / JobFailed → one WebhookDeliveryRequested per active endpoint of the
  *   account and of the job's environment subscribed to `job.completed`, read from the
  *   account's `webhooks-<user>` stream (delivery ids derive from endpoint and job, so a

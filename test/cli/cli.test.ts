@@ -4,7 +4,7 @@ import { promisify } from 'node:util'
 import { readFileSync } from 'node:fs'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 
-// The operator command line in one style (issue "A newcomer's first hour"): exit 2 for a
+// The operator command line in one style: exit 2 for a
 // usage error, 1 for a failure, one code for an unknown account whatever the command,
 // `error:` on stderr, required options marked in --help, --version, JSON on stdout, and
 // `svc accounts show` telling an account without a secret. The oracles: package.json's

@@ -7,7 +7,7 @@ import socks from 'simple-socks'
 import { startMailWorld } from '../support/mail-world.ts'
 import { svcEnv } from '../support/processes.ts'
 
-// `svc doctor` (issue "Egress and operations"): the configuration with its secrets elided,
+// `svc doctor`: the configuration with its secrets elided,
 // the stores' reachability, the egress test of every route and the versions, as JSON;
 // exit 0 when all is well, 1 when something is wrong. The oracles: the secrets this test
 // set (never printed), package.json's version, the mail world's own connection log and

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { startMailWorld } from '../support/mail-world.ts'
 import { startTestService, testConfig } from '../support/service.ts'
 
-// A client generated from the document (issue "The interface exact", items 2 and 5): the
+// A client generated from the document: the
 // service's /openapi.json through openapi-typescript, and a program written against the
 // generated types with openapi-fetch — sign up, create a key, submit with `wait`, list
 // jobs with filters, read wallet transactions, create a batch — type-checked with no cast,

@@ -10,7 +10,7 @@ import { auditWallet } from '../../src/domain/wallet/audit.ts'
 import type { WalletEvent } from '../../src/domain/wallet/events.ts'
 import { testConfig } from '../support/service.ts'
 
-// No command's cost grows with its stream's history (issue "Write side", scope 1): a
+// No command's cost grows with its stream's history: a
 // command reads back at most one snapshot interval, whether its process has the stream
 // cached or not; another process's appends are seen. Counted at the event store port.
 

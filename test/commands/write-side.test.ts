@@ -7,7 +7,7 @@ import { banUser } from '../../src/flows/revoke-sessions/ban-user.ts'
 import { unbanUser } from '../../src/commands/user/unban-user.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 
-// The write side under concurrency (issue "Write side"): one wallet under many submissions,
+// The write side under concurrency: one wallet under many submissions,
 // Idempotency-Key replays, plan caps decided on the write side, what a key may grant,
 // bans, and two-factor enabled once. Oracles: the HTTP statuses and the event store's own
 // records (counted here, not by the code under test).

@@ -1,5 +1,5 @@
-// The console's signed-out flows in headless Chromium (issue "The customer console", item
-// 3): sign up and confirm with the mailed code, sign in, reload, sign out — in English and
+// The console's signed-out flows in headless Chromium:
+// sign up and confirm with the mailed code, sign in, reload, sign out — in English and
 // in French, at 1440 and at 390 px; the two-factor challenge with a TOTP code and with a
 // backup code; forgot and reset the password; the lockout's 429 said as a wait; sign-in by
 // keyboard alone. The oracles: the outbox's mails (the codes and links the service filed),

@@ -1,5 +1,4 @@
-// The console's words against what the service can say (issue "The customer console",
-// item 5): every verdict, reason, flag, check and outcome of the result vocabulary, every
+// The console's words against what the service can say: every verdict, reason, flag, check and outcome of the result vocabulary, every
 // notification kind, ledger entry type, job and batch status and webhook disabled reason
 // has its words in English and in French; the two catalogues have the same keys and the
 // same `{placeholders}` in each sentence. The oracles: the service's own enumerations

@@ -1,5 +1,5 @@
-// The console's signed-in flows in headless Chromium (issue "The customer console", item
-// 3), each ending in the state the API reports: verify an address (the card, the
+// The console's signed-in flows in headless Chromium,
+// each ending in the state the API reports: verify an address (the card, the
 // suggestion as a link), jobs (filters, sorts, detail), a list (upload, the detected
 // column, the estimate, progress, results by verdict, the downloaded file), API keys and
 // agents (the raw secret shown once works, rename, revoke), webhooks (the signing secret

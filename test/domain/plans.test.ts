@@ -8,7 +8,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { plansFile } from '../support/plans.ts'
 import { loadConfig } from '../../src/config.ts'
 
-// Plans as configuration (issue "Plans, API key management, rate limits and billing"):
+// Plans as configuration:
 // every cap reads the caller's plan, and `svc subscription set` moves an account between
 // plans with the events billing appends. The oracle is the plan file this test writes.
 const run = promisify(execFile)

@@ -8,7 +8,7 @@ import { plansFile } from '../support/plans.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 
-// Batches survive a power cut (issue "Bulk verification"): `svc serve` is killed with
+// Batches survive a power cut: `svc serve` is killed with
 // SIGKILL in the middle of a batch (and, with FAULT_POINT, between a chunk's reservation
 // and its items), then started again on the same data. The oracle is the batch and
 // wallet streams as stored, summed here: every item has exactly one result, every

@@ -9,7 +9,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { unlimitedRates } from '../support/plans.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 
-// A list held while egress fails finishes after a restart (issue "Nothing lost", item 2):
+// A list held while egress fails finishes after a restart:
 // on the embedded default, a CSV-sized list of 13 addresses is sent while the resolver is
 // dead (the egress self-test holds live work rather than burning it as `unknown`), the
 // service is killed, and started again with the resolver alive. Before, the in-process bus

@@ -9,7 +9,7 @@ import { plansFile } from '../support/plans.ts'
 import { grantTokens } from '../../src/commands/wallet/grant-tokens.ts'
 import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
-// Batches (issue "Bulk verification"). This file owns 127.0.80.0/24.
+// Batches. This file owns 127.0.80.0/24.
 // Ground truth is the mail world's: a local part starting with `ok` is accepted (250),
 // anything else is refused (550 5.1.1); `nowhere-bulk.com` has no DNS records at all;
 // `grey-bulk.com` greylists every address for 300 ms.

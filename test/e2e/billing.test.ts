@@ -7,7 +7,7 @@ import { client, signUp, startTestService, testConfig, type Api } from '../suppo
 import { startFakeStripe } from '../support/stripe-server.ts'
 import { plansFile } from '../support/plans.ts'
 
-// Billing end to end (issue "Plans, API key management, rate limits and billing"): the
+// Billing end to end: the
 // Stripe SDK pointed at a local server answering Stripe's documented shapes, and webhook
 // events in Stripe's documented shapes signed with `stripe.webhooks.generateTestHeaderString`.
 // checkout → plan active → invoice paid → tokens granted once even when Stripe repeats the

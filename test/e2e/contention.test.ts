@@ -6,7 +6,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { unlimitedRates } from '../support/plans.ts'
 
-// One wallet contended from two OS processes (issue "Write side", scope 3): `svc serve`
+// One wallet contended from two OS processes: `svc serve`
 // and `svc api` on one SQLite event store, each taking half of 1,500 concurrent
 // submissions on an account holding 1,000 tokens. Each is accepted or refused for funds,
 // none answered 409 or 5xx, and the wallet never overspends; the plan's key cap holds

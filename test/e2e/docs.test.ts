@@ -2,7 +2,7 @@ import { launchHeadlessChromium, openPage } from '../support/chromium.ts'
 import t from 'tap'
 import { npmStartNodeFlags, startSvc, svcEnv } from '../support/processes.ts'
 
-// `GET /docs` (issue "The interface described", scope 3) in headless Chromium (Debian's
+// `GET /docs` in headless Chromium (Debian's
 // `chromium`, which .ci/run installs): the rendered page lists the operations, and the
 // browser fetched nothing from outside the service (issue 42, item 12c: no image from
 // validator.swagger.io, no font or style from elsewhere). The page is opened by a name that

@@ -6,7 +6,7 @@ import { waitUntil } from '../support/eventstore-contract.ts'
 import { unlimitedRates } from '../support/plans.ts'
 import { fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
 
-// With the resolver dead (issue "Egress and operations"): the egress self-test says so on
+// With the resolver dead: the egress self-test says so on
 // /readyz within a self-test period, new live jobs are held (`deferred`) rather than burned
 // as `unknown`, and they complete, with the world's answer, once the resolver answers
 // again. The resolver the service knows is a UDP relay in front of the world's DNS that

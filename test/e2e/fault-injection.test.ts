@@ -14,7 +14,7 @@ import { unlimitedRates } from '../support/plans.ts'
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 
-// Crash tests (issue "Write side", scope 2): `svc serve` is killed with SIGKILL at each
+// Crash tests: `svc serve` is killed with SIGKILL at each
 // step of a submission and of its settlement (FAULT_POINT), then started again. After
 // the restart every token is accounted for — captured against a completed job or
 // released — and the client's retry with the same Idempotency-Key gets one job. The
@@ -208,7 +208,7 @@ for (const [point, retryStatus] of POINTS) {
   })
 }
 
-// The flows that start at a confirmation (issue "Nothing lost"): killed after UserConfirmed,
+// The flows that start at a confirmation: killed after UserConfirmed,
 // the account must still get the Free plan's grant once the service runs again. The oracle:
 // the wallet stream as stored (one TokensGranted `plan-free-initial` of the plan's tokens),
 // and `svc audit --strict --ledger` (no flow begun and not finished; every balance the API
@@ -252,7 +252,7 @@ for (const point of CONFIRM_POINTS) {
   })
 }
 
-// The flow that ends sessions (issue "Nothing lost"): killed after PasswordChanged, or after
+// The flow that ends sessions: killed after PasswordChanged, or after
 // the first of two revocations, the other sessions open at the change must still end once
 // the service runs again, the session the change was made from must stay, and a session
 // started after the change must not be touched. The oracle: the session streams as stored
@@ -306,7 +306,7 @@ for (const point of SESSION_POINTS) {
   })
 }
 
-// The flow that erases a deleted account (issue "Nothing lost"): killed after UserDeleted or
+// The flow that erases a deleted account: killed after UserDeleted or
 // after any step of the erasure, the account must still end up with every credential
 // ended, its address released and its data key destroyed once the service runs again (its
 // sessions end with UserDeleted itself: the password signs in no more, and its access token
@@ -360,8 +360,7 @@ for (const point of DELETE_POINTS) {
   })
 }
 
-// An operator's plan change grants the period's tokens from its event (issue "Nothing
-// lost"): `svc subscription set` killed after the plan started (before or after the grant),
+// An operator's plan change grants the period's tokens from its event: `svc subscription set` killed after the plan started (before or after the grant),
 // the grant must be there once the service runs again, once. The oracles: the plan
 // catalogue file (the period's tokens) and the streams as stored (PlanStarted, and one
 // TokensGranted `operator-<its id>`); then `svc audit --strict --ledger`.
@@ -393,7 +392,7 @@ for (const point of PLAN_POINTS) {
   })
 }
 
-// The flow that releases the previous address (issue "Nothing lost"): killed after
+// The flow that releases the previous address: killed after
 // EmailChanged or after the release, the old address must be released once the service
 // runs again (the link, spent by the change, cannot finish it). The oracles: the new
 // address signs in (the change was committed), a ClaimReleased of this account in the
@@ -421,7 +420,7 @@ for (const point of EMAIL_POINTS) {
   })
 }
 
-// A Stripe event's effects come before its receipt (issue "Nothing lost"): killed between
+// A Stripe event's effects come before its receipt: killed between
 // the two, the event went unanswered, and Stripe delivers it again (it retries for three
 // days an event not answered 2xx); the effect must then be there once. A paid top-up
 // session is delivered, signed as Stripe signs, to a process that dies at

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { promisify } from 'node:util'
 
 // The launcher (bin/svc.js, what `npm start` and `npx svc` run) on a Node.js older than 24
-// (issue "A newcomer's first hour"): a sentence saying what is needed and how to install
+//: a sentence saying what is needed and how to install
 // it, and exit 1, before any TypeScript is loaded. The oracle: the machine's own older Node
 // (Debian's, /usr/bin/node) and what it printed.
 const run = promisify(execFile)

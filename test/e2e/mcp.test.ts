@@ -1,4 +1,4 @@
-// The MCP endpoint (issue "OAuth 2.1 with PKCE, and an MCP endpoint"): the MCP SDK's own
+// The MCP endpoint: the MCP SDK's own
 // client over Streamable HTTP, with an OAuth access token and with an agent token; tools
 // listed, an address verified against the mail world on loopback (its own records are the
 // oracle); a credential without `email:verify:single` cannot verify; no credential → 401
@@ -87,7 +87,7 @@ for (const kind of ['OAuth access token', 'agent token'] as const) {
   })
 }
 
-t.test('an API test key: a sandbox address (VERIFICATION.md "Sandbox"), no network', async t => {
+t.test('an API test key: a sandbox address (docs/design/verification.md "Sandbox"), no network', async t => {
   const key = (await api('POST', '/api/keys', { token: session, body: { name: 'sandbox', environment: 'test' } })).body.raw_key as string
   const c = await connect(key)
   t.teardown(() => c.close())

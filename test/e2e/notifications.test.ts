@@ -3,7 +3,7 @@ import { notify, KNOWN_CLIENTS, LOW_BALANCE_MIN, type NotificationStateDoc } fro
 import type { RecordedEvent } from '../../src/ports/event-store.ts'
 
 // notify() is the feed's rule: which events make an entry, and what it says. The oracle is
-// the interface's list of what a customer should hear about (issue "Read side at scale", 6).
+// the interface's list of what a customer should hear about.
 
 const U = '01a200f4-0000-7000-8000-000000000001'
 let position = 0

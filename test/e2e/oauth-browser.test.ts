@@ -1,5 +1,4 @@
-// The whole authorization flow in headless Chromium (issue "OAuth 2.1 with PKCE, and an
-// MCP endpoint"): register a client, authorize with PKCE, sign in on the consent page,
+// The whole authorization flow in headless Chromium: register a client, authorize with PKCE, sign in on the consent page,
 // approve, exchange the code, call GET /api/wallet with the access token; a second
 // exchange of the same code fails and revokes what the first issued; a wrong verifier
 // fails. The client's redirect URI is a server of the test's own on loopback.

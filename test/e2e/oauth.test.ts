@@ -1,5 +1,4 @@
-// The OAuth 2.1 authorization server over HTTP (issue "OAuth 2.1 with PKCE, and an MCP
-// endpoint"). Oracles: the interface's table for /oauth/authorize (each validation failure
+// The OAuth 2.1 authorization server over HTTP. Oracles: the interface's table for /oauth/authorize (each validation failure
 // → 400, else 302 with state unchanged), RFC 8414 / 7591 / 7636 / 6749 §5.2 / 7009 for the
 // rest; PKCE challenges are computed here with node:crypto.
 import t from 'tap'

@@ -6,8 +6,7 @@ import { promisify } from 'node:util'
 import { startMailWorld } from '../support/mail-world.ts'
 import { startTestService, testConfig } from '../support/service.ts'
 
-// The README's "First five minutes", run as it is written (issue "A newcomer's first
-// hour"): its shell block, word for word, with `set -euo pipefail`, against the service on
+// The README's "First five minutes", run as it is written: its shell block, word for word, with `set -euo pipefail`, against the service on
 // a fresh data directory, must end with a completed job. Only B and DATA_DIR (the
 // variables the block reads) point it at this test's service; the address it verifies is
 // answered by a simulated mail world (never the internet). This file owns 127.0.104.0/24.

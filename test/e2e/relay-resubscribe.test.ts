@@ -2,7 +2,7 @@ import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-// The relay's subscription killed by the store (issue "Egress and operations"): while the
+// The relay's subscription killed by the store: while the
 // store fails its reads, /readyz says the relay is resubscribing (503); once it reads
 // again, the relay subscribes again from where it was and catches up, skipping no event:
 // every job submitted meanwhile reaches the verifier through the bus and completes, and

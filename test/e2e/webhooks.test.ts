@@ -5,7 +5,7 @@ import { client, settled, signUp, startTestService, testConfig } from '../suppor
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { createHmac } from 'node:crypto'
 
-/** Whether `header` signs `body` with `secret` (`t=<s>,v1=<HMAC-SHA256 hex of "<t>.<body>">`, interface section 6), recomputed with node:crypto. */
+/** Whether `header` signs `body` with `secret` (`t=<s>,v1=<HMAC-SHA256 hex of "<t>.<body>">`, docs/interface.md §6), recomputed with node:crypto. */
 function signedWith(header: string, secret: string, body: string): boolean {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header)
   return m !== null && m[2] === createHmac('sha256', secret).update(`${m[1]}.${body}`).digest('hex') && Math.abs(Number(m[1]) - Date.now() / 1000) < 300

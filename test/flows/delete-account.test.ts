@@ -5,7 +5,7 @@ import type { FlowTrigger } from '../../src/eventsourcing/flow.ts'
 // The reaction to an account's deletion, as a specification: given what is left of the
 // account, when UserDeleted, then the steps, in order. The oracle: the interface's
 // DELETE /api/users/{uuid} (keys and agents revoked, webhooks deleted, the address free
-// to register again) and ARCHITECTURE.md's crypto-shredding (the key destroyed last: the
+// to register again) and docs/design/architecture.md's crypto-shredding (the key destroyed last: the
 // release needs the address the key opens).
 
 const deleted: FlowTrigger = {

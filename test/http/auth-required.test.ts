@@ -58,7 +58,7 @@ t.test('register: 400 for a malformed address', async t => {
 })
 
 // "A" operations (API key, session token or agent token) answer 401 without a credential,
-// with a forged one, or with a revoked key (interface section 4's rows list their 401).
+// with a forged one, or with a revoked key (docs/interface.md §4's rows list their 401).
 const revoked = (await api('POST', '/api/keys', { token, body: { name: 'gone', environment: 'test' } })).body
 await api('DELETE', `/api/keys/${revoked.uuid}`, { token })
 for (const [method, path, body] of [

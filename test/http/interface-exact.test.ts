@@ -2,7 +2,7 @@ import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
-// Behaviour the interface states (issue "The interface exact", item 1): a text/plain body
+// Behaviour the interface states: a text/plain body
 // on a JSON operation is the 415 its document declares; token revocation answers 200 with
 // no body and asks what RFC 7009 asks; the protected resource's metadata answers at its
 // path-aware location (RFC 9728 §3.1); billing judges the request (400, 409) before it

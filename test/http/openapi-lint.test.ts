@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { startTestService, testConfig } from '../support/service.ts'
 
-// The document a generated client can trust (issue "The interface exact", item 2), held by
+// The document a generated client can trust, held by
 // the linters the field uses, from the npm registry: redocly's recommended rules with no
 // error and no warning, and spectral's `spectral:oas` with no error. The oracles: the
 // linters' own reports on the document the running service serves.

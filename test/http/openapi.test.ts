@@ -5,7 +5,7 @@ import type { RouteOptions } from 'fastify'
 import { startService } from '../../src/main.ts'
 import { testConfig } from '../support/service.ts'
 
-// `GET /openapi.json` (issue "The interface described"): a valid OpenAPI 3.1 document,
+// `GET /openapi.json`: a valid OpenAPI 3.1 document,
 // version 0.9.0, listing every route the app registers with the credentials and the scope
 // its configuration asks for. Its agreement with the interface document
 // (service-interface.md beside the checkout: each operation's Auth and named scope) is npm run eval's.

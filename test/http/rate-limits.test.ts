@@ -10,7 +10,7 @@ import { startSvc } from '../support/processes.ts'
 import { plansFile } from '../support/plans.ts'
 import { natsAnswers } from '../../src/infra/bus/nats.ts'
 
-// Per-key and per-agent rate limits from the plan (interface section 8), counted in
+// Per-key and per-agent rate limits from the plan (docs/interface.md §8), counted in
 // fixed windows of 60 s aligned to the epoch. Free allows N = 5 per window here,
 // Starter 8 (a plan file of the test's own). A burst of 2N gets exactly N answers that
 // are not 429, in one process and spread over two `svc api` processes on NATS. Sessions

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 
-// Read your writes, bounded (issue "Nothing lost", item 4): a write's answer waits up to
+// Read your writes, bounded: a write's answer waits up to
 // 5 s for the read models to apply it. When they are late it goes out anyway, and says so:
 // `Read-Your-Writes: timeout`, and `read_your_writes_timeouts_total` counts it. The read
 // models are made late here by stopping the projection runner (as a stalled projector

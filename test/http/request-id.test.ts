@@ -5,7 +5,7 @@ import { startService } from '../../src/main.ts'
 import { testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-// Request ids (issue "Egress and operations"): an incoming X-Request-Id that is a plain
+// Request ids: an incoming X-Request-Id that is a plain
 // token is kept, another is generated when it is absent or unfit for a log, the answer
 // carries it, and each log line of the request names it. The oracle: the service's own
 // log lines, captured as written.

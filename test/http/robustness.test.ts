@@ -45,7 +45,7 @@ t.test("with SMTP_URL the confirmation code goes out over SMTP, in the account's
 
 t.test('bad input gets a 4xx problem, never a 500', async t => {
   const token = await signUpViaSmtp()
-  // The status each must get: 400 for a malformed body or an invalid field value (interface §7);
+  // The status each must get: 400 for a malformed body or an invalid field value (docs/interface.md §7);
   // 415 for a body in a media type the API does not take (RFC 9110 §15.5.16, declared in the OpenAPI document).
   const probes: Array<[string, string, { raw?: string; body?: unknown; headers?: Record<string, string> }, number]> = [
     ['POST', '/api/verify', { raw: '[1,2,3]' }, 400],
@@ -102,7 +102,7 @@ t.test('a job for an absurd but short address is accepted and completes invalid_
   t.equal(r.status, 202)
   const job = await settled(api, token, r.body.uuid)
   t.equal(job.status, 'completed')
-  t.equal(job.verdict, 'invalid', 'VERIFICATION.md: a syntax failure is invalid')
+  t.equal(job.verdict, 'invalid', 'docs/design/verification.md: a syntax failure is invalid')
   t.equal(job.reason, 'invalid_syntax')
 })
 

@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm'
 import { CompletionWaits } from '../../src/http/waits.ts'
 import { unlimitedRates } from '../support/plans.ts'
 
-// Answers without polling (issue "The interface exact", item 4): `?wait=` on a job and a
+// Answers without polling: `?wait=` on a job and a
 // batch answers as soon as it ends, or when the wait is over, with a small constant of
 // memory per waiting read. The service runs as `npm start` runs it. The mail world holds
 // the RCPT reply of each address of held-one.com and held-two.com until the test releases

@@ -9,7 +9,7 @@ import { startRole } from '../../src/main.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { join } from 'node:path'
 
-// `GET /metrics` (issue "The interface described", scope 4): after verifying addresses
+// `GET /metrics`: after verifying addresses
 // in the mail world, the counters moved by what the world saw. This file owns 127.0.61.0/24.
 const world = await startMailWorld({
   dns_ip: '127.0.61.1',

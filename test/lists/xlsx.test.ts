@@ -6,7 +6,7 @@ import { openWorkbook, isDateFormat } from '../../src/lists/xlsx.ts'
 import { LOCAL_FILE_LIMITS, ListFileError, type FileLimits, type Row } from '../../src/lists/file-limits.ts'
 import { workbookParts, zip, type ZipPart } from '../support/zip.ts'
 
-// The bounded XLSX reader (issue "Hostile files and floods", items 1–3) on workbooks built
+// The bounded XLSX reader on workbooks built
 // part by part (ECMA-376 Part 1, SpreadsheetML): what each cell type reads as, the order of
 // parts found from the relationships, and each bound with a limit small enough to meet.
 // The oracles: the XML the test wrote, and exceljs reading the workbooks it wrote itself.

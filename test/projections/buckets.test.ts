@@ -8,7 +8,7 @@ import { bucketCount, bucketsOf, clampDays, dayOf, hourOf, slotOf } from '../../
 const at = (iso: string): Date => new Date(iso)
 const span = (b: { start: string; end: string }): number => (Date.parse(b.end) - Date.parse(b.start)) / 3_600_000
 
-t.test('days are clamped to 1..364 with a default of 28 (interface section 8)', async t => {
+t.test('days are clamped to 1..364 with a default of 28 (docs/interface.md §8)', async t => {
   t.equal(clampDays(undefined), 28)
   t.equal(clampDays(0), 1)
   t.equal(clampDays(1), 1)

@@ -638,7 +638,7 @@ t.test("balance-history and stats/overview: buckets at every granularity, in UTC
     service.core.ctx.now = realNow
   })
   const cases: Array<[string, string, number, number]> = [
-    // granularity, zone, days, buckets expected (interface section 8)
+    // granularity, zone, days, buckets expected (docs/interface.md §8)
     ['day', 'UTC', 8, 8],
     ['hour', 'UTC', 1, 24],
     ['month', 'UTC', 364, 12],

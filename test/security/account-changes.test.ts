@@ -3,7 +3,7 @@ import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { totpNow } from '../support/totp.ts'
 
-// Changes to how an account is reached (issue "Account security to ASVS level 2"; ASVS 5.0
+// Changes to how an account is reached (ASVS 5.0
 // V6.3.7): a password change or reset cancels a pending email change and is told to the
 // account; a change of address is told to the old one; the confirmation code is never in a
 // subject line. The oracle: the mails in the outbox (DATA_DIR/outbox, one .eml per mail).

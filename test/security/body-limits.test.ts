@@ -3,8 +3,8 @@ import { connect } from 'node:net'
 import { client, signUp } from '../support/service.ts'
 import { npmStartNodeFlags, startSvc } from '../support/processes.ts'
 
-// One request must not take the service down (issue "Money, tenancy, availability", item
-// 1). The service runs as `npm start` runs it, with its real heap limit; a Free account's
+// One request must not take the service down.
+// The service runs as `npm start` runs it, with its real heap limit; a Free account's
 // test key sends batch bodies far larger than its plan accepts (40 MB of 5.5 million short
 // strings, with a Content-Length and chunked without one, and a small body stuffed with
 // values), while another client measures /healthz. The oracles: the plan's chunk size from

@@ -3,8 +3,7 @@ import { client, signUp, startTestService, testConfig } from '../support/service
 import { deleteUser } from '../../src/flows/delete-account/delete-user.ts'
 import type { EventStore } from '../../src/ports/event-store.ts'
 
-// A chunk accepted while its account is being deleted (issue "Money, tenancy,
-// availability", item 9): the answer says what happened (410: the account and its batches
+// A chunk accepted while its account is being deleted: the answer says what happened (410: the account and its batches
 // are gone), never 503 "read it again in a moment" for a batch that will never be readable.
 // The deletion is made to land right after the chunk's append (the store's append is
 // wrapped in this test), before the route reads its answer back. The oracle: the account

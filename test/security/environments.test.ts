@@ -1,8 +1,7 @@
 import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 
-// A credential works only in its own environment (issue "Money, tenancy, availability",
-// item 3): a `svc_test_` key must not add a chunk to a live batch (it would be billed and
+// A credential works only in its own environment: a `svc_test_` key must not add a chunk to a live batch (it would be billed and
 // probed live), mint a live key, or change or revoke one; a live key must not add to a
 // sandbox batch. Since issue 42 item 10 a key does not even see the other environment's
 // batch (404, as another account's); a session sees both but adds as a live credential. The oracles: the wallet's balance and the batch's totals read back, and

@@ -7,8 +7,7 @@ import { client, settled, signUp, startTestService, testConfig } from '../suppor
 import { totpNow } from '../support/totp.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-// Crypto-shredding leaves nothing personal behind (issue "Account security to ASVS level
-// 2"): an account with jobs (a typo suggestion, an SMTP reply naming the address), a
+// Crypto-shredding leaves nothing personal behind: an account with jobs (a typo suggestion, an SMTP reply naming the address), a
 // webhook endpoint and a second factor is deleted; then events.db, keys.db, reads.db and
 // their write-ahead logs are searched byte by byte. The oracles: the strings this test
 // made up, the mail world's own reply text, and the account's wrapped data key as keys.db

@@ -3,7 +3,7 @@ import { totp, totpNow } from '../support/totp.ts'
 import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-// Response headers and session handling (issue "Account security to ASVS level 2"):
+// Response headers and session handling:
 // security headers on every answer, `no-store` on answers with credentials, and a logout
 // that needs the session's refresh token, not only its id.
 const dataDir = t.testdir()

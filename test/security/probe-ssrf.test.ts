@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, startTestService, testConfig } from '../support/service.ts'
 
-// SSRF through the SMTP probe (issue "Account security to ASVS level 2"): a domain whose
+// SSRF through the SMTP probe: a domain whose
 // MX points at a loopback address with an SMTP server listening there. Without
 // VERIFIER_ALLOW_PRIVATE_TARGETS the verifier never connects — reachable without an
 // account through sign-up screening, so tried there and through a job. The oracle: the

@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { client, startTestService, testConfig } from '../support/service.ts'
 
-// Registration is bounded per client, per address domain and in all (issue "Account
-// security to ASVS level 2"): past each limit a 429, and the answers before it are the
+// Registration is bounded per client, per address domain and in all: past each limit a 429, and the answers before it are the
 // usual 204. The limits here are the test's own (REGISTRATIONS_PER_HOUR_*).
 const password = 'correct horse battery staple'
 

@@ -4,8 +4,7 @@ import { client, confirmationCode, outboxMailsTo, startTestService, testConfig }
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { LOGIN_FAILURES_BEFORE_LOCK } from '../../src/domain/user/decider.ts'
 
-// Account takeover paths, tried as an attacker would (issue "Account security to ASVS
-// level 2"): registering someone's address first, and guessing passwords faster than the
+// Account takeover paths, tried as an attacker would: registering someone's address first, and guessing passwords faster than the
 // lock can count them. The oracles: the mailbox (outbox files), and the event store's own
 // record of which password checks were judged.
 const dataDir = t.testdir()

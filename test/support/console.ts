@@ -35,7 +35,7 @@ export interface Watched {
 /**
  * A fresh browser profile (its own cookies and storage) with one page at `width` × 900 px,
  * watched: any request to another origin is recorded and aborted (the console must make
- * none: issue "The customer console", Done when), every CSP violation, script error and
+ * none), every CSP violation, script error and
  * failing answer is recorded. `allowNavigation` lets one top-level navigation elsewhere be
  * recorded (a checkout redirect) without counting it as the console's own request.
  */

@@ -15,7 +15,7 @@ export interface EventStoreFactory {
 }
 
 /**
- * The contract every EventStore adapter passes (ARCHITECTURE.md "Ports and their adapters").
+ * The contract every EventStore adapter passes (docs/design/architecture.md "Ports and their adapters").
  * Streams are prefixed with a random id so the suite can run against a shared server.
  */
 export function eventStoreContract(t: Test, factory: EventStoreFactory): void {

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { HttpProblem, problem } from '../../src/http/problem.ts'
 
 // The test build's check of every answer against the schema its route declares for that
-// status (issue "The interface described"): an undeclared status, a missing or mistyped
+// status: an undeclared status, a missing or mistyped
 // field, or a field the schema does not name turns the answer into a 500
 // `response.schema_violation`, so the test that made the request fails. Extra fields are
 // caught before serialization (the production serializer strips them silently).

@@ -2,8 +2,7 @@ import t from 'tap'
 import { client, settled, signUp, startTestService, testConfig } from '../support/service.ts'
 import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from '../../src/verifier/lists.ts'
 
-// The sandbox runs every local check for real and simulates only the network (issue "A
-// newcomer's first hour"): with a test key, a typo gets its suggestion, a disposable
+// The sandbox runs every local check for real and simulates only the network: with a test key, a typo gets its suggestion, a disposable
 // domain, a role local part and a free provider are said; checks limited to the local
 // ones end `unknown`/`smtp_not_requested`, never a failure reason for a check nobody asked
 // for. The oracles: the maintained lists as the packages ship them (read directly) and the

@@ -2,7 +2,7 @@ import t from 'tap'
 import { parseAddress } from '../../src/verifier/syntax.ts'
 
 // Cases written from RFC 5321 §4.1.2 / §4.5.3.1, RFC 5322 §3.2.3 / §3.4.1, RFC 6531 and
-// RFC 5890 (IDNA), plus the public-suffix rule of VERIFICATION.md.
+// RFC 5890 (IDNA), plus the public-suffix rule of docs/design/verification.md.
 const valid: Array<[string, string, string]> = [
   ['jane@example.com', 'jane@example.com', 'plain dot-atom'],
   ['Jane.Doe@Example.COM', 'Jane.Doe@example.com', 'domain lower-cased, local part kept'],

@@ -81,7 +81,7 @@ export function failureOf(error: unknown, response: Response): Failure {
 }
 
 /**
- * "Copy as curl" (issue "The customer console", item 4): the API call an action makes, with
+ * "Copy as curl": the API call an action makes, with
  * the credential elided (`$TOKEN`, `$KEY`), so the console teaches the API.
  */
 export function ApiCall({

@@ -11,7 +11,7 @@ import { collect } from './collect.ts'
 import { write } from './write.ts'
 
 /**
- * `svc verify-file` (issue "Lists at leader parity"): a customer's file through the public
+ * `svc verify-file`: a customer's file through the public
  * API, as a customer's program would do it (the generated client, `wait`), and back as the
  * same file with result columns. Four phases, each resumable:
  *

@@ -4,7 +4,7 @@ import type { LoadedJob } from './seal-result.ts'
 
 /**
  * The job waits (JobDeferred, status `deferred`) and is asked again at `retry_at`, until
- * `deadline_at`: greylisting (VERIFICATION.md), or held while the egress self-test finds
+ * `deadline_at`: greylisting (docs/design/verification.md), or held while the egress self-test finds
  * port 25 blocked (`egress_blocked`). A terminal job is not deferred.
  * @returns whether the job was deferred (false: it was terminal already).
  */

@@ -10,7 +10,7 @@ export type LoadedJob = Loaded<job.JobState>
  * The engine's result as it is kept in `JobCompleted`: everything derived from the
  * address sealed with the owner's data key (the address, the suggested correction, the
  * MX host, the SMTP reply text and each check's detail), so destroying the key erases it
- * (crypto-shredding, ARCHITECTURE.md); verdict, reason, score, flags and check names and
+ * (crypto-shredding, docs/design/architecture.md); verdict, reason, score, flags and check names and
  * outcomes stay readable for statistics. The submitted `email` is not kept (the job has it).
  */
 export async function sealResult(ctx: CommandContext, owner: string, result: VerificationResult): Promise<Record<string, unknown>> {

@@ -6,7 +6,7 @@ import { type DeliveryPolicy, nextAttemptIn } from './shared/delivery-policy.ts'
 import { webhookDeliveries } from './aggregate.ts'
 import { readWebhooks } from '../webhook/read.ts'
 
-/** The JSON body of a delivery (interface section 6): no raw email. A `batch.completed` names its batch. */
+/** The JSON body of a delivery (docs/interface.md §6): no raw email. A `batch.completed` names its batch. */
 function deliveryBody(r: WebhookDeliveryRequested['data']): string {
   if (r.event === 'batch.completed') return JSON.stringify({ event: r.event, batch_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })
   return JSON.stringify({ event: r.event, job_uuid: r.job_uuid, status: r.status, timestamp: r.timestamp })

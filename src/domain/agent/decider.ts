@@ -41,7 +41,7 @@ export type AgentCommand =
   | { type: 'RevokeAllAgents'; data: { reason: string; now: string } }
 
 /**
- * The agent decider (interface section 4, "Agents"; lifecycle "agent usable → revoked,
+ * The agent decider (docs/interface.md §4, "Agents"; lifecycle "agent usable → revoked,
  * repeat call is idempotent").
  * - CreateAgent → AgentCreated when the plan allows every scope asked for and the account
  *   holds fewer than `max_agents` usable agents (decided with this stream's expected

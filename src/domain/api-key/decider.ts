@@ -59,7 +59,7 @@ export function takeSnapshot(state: ApiKeysState, now: string): ApiKeysSnapshott
 export const snapshot = { types: ['ApiKeysSnapshotted'], every: SNAPSHOT_EVERY, take: takeSnapshot } as const
 
 /**
- * What the creating credential holds (interface section 5: a credential never grants more
+ * What the creating credential holds (docs/interface.md §5: a credential never grants more
  * than it holds), and its environment: a test credential reaches test keys only.
  */
 export interface Granter {
@@ -69,8 +69,7 @@ export interface Granter {
 }
 
 /**
- * A credential works only in its own environment (issue "Money, tenancy, availability",
- * item 3): a test key never mints, changes or revokes a live key. Live credentials
+ * A credential works only in its own environment: a test key never mints, changes or revokes a live key. Live credentials
  * (sessions, live keys, agents) manage both.
  * @throws DomainError forbidden `<operation>.environment_not_held`.
  */

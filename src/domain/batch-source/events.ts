@@ -1,8 +1,7 @@
 import type { Event } from '../shared.ts'
 
 /**
- * A customer's list file kept beside its batch (issue "Lists at leader parity", item 5;
- * stream `batch-source-<batch uuid>`): the blob that holds it sealed (`blob_id` in the blob
+ * A customer's list file kept beside its batch (stream `batch-source-<batch uuid>`): the blob that holds it sealed (`blob_id` in the blob
  * store, under the owner), its name (sealed with the account's data key: the customer's
  * text), its format and size, the address column and whether the first row is a header,
  * and when it is removed unless the account is erased first.

@@ -14,8 +14,7 @@ export function evolve(_state: StripeEventState, _event: BillingEvent): StripeEv
 export type BillingCommand = { type: 'BillingWebhook'; data: StripeEventHandled['data'] }
 
 /**
- * Stripe event receipts (issue "Plans, API key management, rate limits and billing":
- * idempotent by Stripe event id): BillingWebhook → StripeEventHandled the first time,
+ * Stripe event receipts (idempotent by Stripe event id): BillingWebhook → StripeEventHandled the first time,
  * nothing after. A stream of one event: constant cost.
  */
 export function decide(command: BillingCommand, state: StripeEventState): BillingEvent[] {

@@ -1,7 +1,7 @@
 import type { Event } from '../shared.ts'
 
 /**
- * Uniqueness claim (ARCHITECTURE.md): appended with expected revision `no_stream` to a
+ * Uniqueness claim (docs/design/architecture.md): appended with expected revision `no_stream` to a
  * stream named after a blind index, e.g. `user_email-<hmac(email)>`; `owner_uuid` is the
  * aggregate that holds the claimed value.
  */

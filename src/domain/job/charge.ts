@@ -10,7 +10,7 @@ export interface ChargedResult {
 
 /**
  * Tokens a result costs: the checks that ran and were requested; nothing for an `unknown`
- * that a check could not answer, nothing in the sandbox (VERIFICATION.md policy).
+ * that a check could not answer, nothing in the sandbox (docs/design/verification.md policy).
  * `smtp_not_requested` is an answer to every check asked for (SMTP was not among them):
  * those are charged. The one rule for single jobs (JobCompleted) and batch items.
  */

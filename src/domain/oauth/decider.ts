@@ -2,8 +2,7 @@ import { DomainError, isAtOrAfter } from '../shared.ts'
 import type { AuthorizationCodeEvent, AuthorizationCodeIssued, OAuthClientEvent, OAuthClientRegistered } from './events.ts'
 
 /**
- * OAuth 2.1 clients and authorization codes (issue "OAuth 2.1 with PKCE, and an MCP
- * endpoint"; RFC 6749, RFC 7636, RFC 7591). Two small aggregates: `oauth-client-<id>` and
+ * OAuth 2.1 clients and authorization codes (RFC 6749, RFC 7636, RFC 7591). Two small aggregates: `oauth-client-<id>` and
  * `oauth-code-<SHA-256 of the code>`. A grant is a session (`session-<uuid>`, method
  * `oauth`): its refresh rotation, reuse detection and revocation are the session decider's.
  */

@@ -23,7 +23,7 @@ export interface Account {
   email_change: { new_email: string; hash: string; expires_at: string } | null
 }
 
-/** Two-factor: not enabled, setup in progress, active (interface section 3). */
+/** Two-factor: not enabled, setup in progress, active (docs/interface.md §3). */
 export interface TwoFactorState {
   status: 'off' | 'setup' | 'active'
   /** The TOTP secret, sealed. */

@@ -16,7 +16,7 @@ export interface WalletAudit {
 }
 
 /**
- * Replays a wallet stream from its first event (ARCHITECTURE.md "Ledger audit"): folds
+ * Replays a wallet stream from its first event (docs/design/architecture.md "Ledger audit"): folds
  * every event, and checks that each WalletBooksClosed carries exactly the balance and the
  * open reservations that the events before it make, that the balance never goes below
  * zero, and that captures and releases only settle what was reserved.
@@ -58,7 +58,7 @@ export function auditWallet(events: readonly WalletEvent[]): WalletAudit {
 }
 
 /**
- * How a closing of the books disagrees with the ledger before it (ARCHITECTURE.md "Money":
+ * How a closing of the books disagrees with the ledger before it (docs/design/architecture.md "Money":
  * a closing carries the balance and the open reservations forward, so it must hold exactly
  * what the events before it make): the balance, and the open reservations (job,
  * reservation, amount). @returns the discrepancies, in words (empty when it agrees).

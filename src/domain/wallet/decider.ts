@@ -109,7 +109,7 @@ const assertAmount = (amount: number): void => {
 }
 
 /**
- * The wallet decider (one stream per account: `wallet-<user uuid>`; ARCHITECTURE.md "Money").
+ * The wallet decider (one stream per account: `wallet-<user uuid>`; docs/design/architecture.md "Money").
  * - GrantTokens → TokensGranted; idempotent by `grant_uuid` among the latest RECENT_GRANTS.
  * - ReserveTokens → TokensReserved when the balance covers it; while the job holds an
  *   open reservation, nothing (the caller reads which one from the state).

@@ -29,7 +29,7 @@ export interface AcceptedJob {
 }
 
 /**
- * Tokens held for a job (ARCHITECTURE.md "Money"). `reservation_uuid` tells one
+ * Tokens held for a job (docs/design/architecture.md "Money"). `reservation_uuid` tells one
  * reservation from another for the same job (absent on events written before it existed:
  * the job uuid stands in for it). `job`, when present, is the job this reservation accepts;
  * `batch_uuid`, when present, names the batch of the chunk it pays for.

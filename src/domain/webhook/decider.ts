@@ -116,7 +116,7 @@ export type WebhookCommand =
 const sameList = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i])
 
 /**
- * The webhook endpoint decider (interface section 4 "Webhooks", section 6 "Delivery rules").
+ * The webhook endpoint decider (docs/interface.md §4 "Webhooks", section 6 "Delivery rules").
  * - CreateWebhook → WebhookEndpointCreated, while the account has fewer than
  *   `max_endpoints` endpoints (decided with this stream's expected revision).
  * - UpdateWebhook → WebhookEndpointUpdated with the changed fields, and Enabled/Disabled

@@ -1,6 +1,6 @@
 import type { Environment, Event } from '../shared.ts'
 
-/** Event kinds an endpoint can subscribe to (interface section 6). */
+/** Event kinds an endpoint can subscribe to (docs/interface.md §6). */
 export const WEBHOOK_EVENTS = ['job.completed', 'batch.completed'] as const
 export type WebhookEventKind = (typeof WEBHOOK_EVENTS)[number]
 

@@ -23,7 +23,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /**
- * Validates a webhook endpoint URL (ARCHITECTURE.md `WEBHOOK_ALLOW_PRIVATE_TARGETS`): an
+ * Validates a webhook endpoint URL (docs/design/architecture.md `WEBHOOK_ALLOW_PRIVATE_TARGETS`): an
  * absolute `https:` URL (`http:` too when private targets are allowed), no user name or
  * password, at most 2,048 characters; unless private targets are allowed, a literal IP
  * must be public and the host may not be `localhost` or end in `.localhost`, `.local` or

@@ -7,7 +7,7 @@ import { users } from '../../commands/user/aggregate.ts'
 import { react, type GrantCommand, type GrantState } from './react.ts'
 
 /**
- * The Free plan's grant follows a confirmation (issue "Nothing lost": a process killed
+ * The Free plan's grant follows a confirmation (a process killed
  * after `UserConfirmed` left the account without its 1,000 tokens, and nothing repaired
  * it). Trigger: UserConfirmed. Step `grant`: GrantTokens on `wallet-<user>`, idempotent by
  * its grant id `plan-<free>-initial`. Bound: a minute after the confirmation. State read:

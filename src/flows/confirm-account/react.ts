@@ -11,7 +11,7 @@ export interface GrantState {
 export type GrantCommand = { type: 'GrantPlanTokens'; user_uuid: string } & GrantState['grant']
 
 /**
- * UserConfirmed → the Free plan's tokens (interface section 3: a confirmed account holds
+ * UserConfirmed → the Free plan's tokens (docs/interface.md §3: a confirmed account holds
  * the Free plan; its monthly tokens are granted at confirmation). Nothing once the wallet
  * holds the grant (its id, `plan-<code>-initial`, is the same for every try) or the account
  * is gone.

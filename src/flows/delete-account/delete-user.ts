@@ -15,7 +15,7 @@ import { deleteAccountFlow } from './flow.ts'
  * all the same): every API key and agent revoked, its webhook
  * endpoints deleted, its address released (it can register again) and its data key
  * destroyed, so every address and code sealed in its events is unreadable from then on
- * (crypto-shredding, ARCHITECTURE.md); projections purge its read models.
+ * (crypto-shredding, docs/design/architecture.md); projections purge its read models.
  * Fault points: `delete.after_delete`, then `delete.after_<step>` for each step.
  * @returns a global position at or after the deletion and its erasure (read your writes).
  * @throws DomainError invalid `delete_user.wrong_password`, `delete_user.already_deleted`;

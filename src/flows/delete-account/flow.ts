@@ -17,7 +17,7 @@ async function addressOf(ctx: CommandContext, owner: string): Promise<string | n
 }
 
 /**
- * An account's deletion finishes from its committed event (issue "Nothing lost": six
+ * An account's deletion finishes from its committed event (six
  * streams and the data key were changed inline after UserDeleted, and a crash between left
  * keys working or the address unreleasable). Trigger: UserDeleted (which voids the
  * account's sessions itself). Steps: `api_keys` (RevokeAllApiKeys on `apikeys-<user>`),

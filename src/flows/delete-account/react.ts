@@ -25,7 +25,7 @@ export type ErasureCommand = { user_uuid: string } & (
 
 /**
  * UserDeleted → the account's credentials end and its personal data is erased (interface
- * DELETE /api/users/{uuid}; ARCHITECTURE.md crypto-shredding): every API key and agent
+ * DELETE /api/users/{uuid}; docs/design/architecture.md crypto-shredding): every API key and agent
  * revoked, every webhook endpoint deleted, its address released, and last its data key
  * destroyed (the release needs the address, which the key opens). Its sessions need no
  * step: UserDeleted itself voids them (the auth check and a refresh need an active

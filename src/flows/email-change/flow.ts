@@ -13,8 +13,7 @@ async function previousOf(ctx: CommandContext, trigger: FlowTrigger): Promise<st
 }
 
 /**
- * An email change releases the previous address from its committed event (issue "Nothing
- * lost": the release followed the change inline, and a crash between kept the old address
+ * An email change releases the previous address from its committed event (the release followed the change inline, and a crash between kept the old address
  * claimed for good — the link, spent by the change, could not finish it). Trigger:
  * EmailChanged. Step `release`: ReleaseValue on the previous address's claim stream, which
  * only its owner can release (idempotent). Bound: a minute. State read: that claim stream

@@ -49,7 +49,7 @@ interface Acceptance {
 }
 
 /**
- * POST /api/verify (interface "Verification jobs"; ARCHITECTURE.md "Money"). The address is
+ * POST /api/verify (interface "Verification jobs"; docs/design/architecture.md "Money"). The address is
  * sealed first, so nothing is claimed or reserved for an address that cannot be stored.
  * With an `Idempotency-Key`, the key is claimed for this job in the submitter's
  * environment (kept `config.commands.idempotency_key_ttl_s`; a test key's claim never

@@ -6,7 +6,7 @@ import { react, type OpenSessions, type RevokeCommand } from './react.ts'
 
 /**
  * A password change or reset, a change of factors, or a ban, ends the account's sessions
- * (issue "Nothing lost": the revocations were made inline after the user's event, and a
+ * (the revocations were made inline after the user's event, and a
  * crash between left the old sessions working). Triggers: PasswordChanged,
  * TwoFactorEnabled, TwoFactorDisabled, UserBanned. Step `revoke`: RevokeSession on
  * `session-<uuid>`, once per session open at the event, idempotent on the session's own

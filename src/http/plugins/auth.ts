@@ -26,7 +26,7 @@ export interface Principal {
   scopes: readonly Scope[]
   /** Checks it may run: a key's enabled checks, an agent's or a session's the plan's, always within the plan. */
   enabled_checks: readonly string[]
-  /** The account's plan now (its caps and rate limit: interface section 8). */
+  /** The account's plan now (its caps and rate limit: docs/interface.md §8). */
   plan: Plan
   /**
    * Set only for operations that opt in with `deleted_account: true`: the access token is
@@ -35,7 +35,7 @@ export interface Principal {
   account_deleted?: boolean
 }
 
-/** Which credentials an operation accepts (interface section 4: J, A, key only). */
+/** Which credentials an operation accepts (docs/interface.md §4: J, A, key only). */
 type AuthMode = 'jwt' | 'any' | 'api_key'
 
 /**
@@ -77,12 +77,12 @@ function bearer(request: FastifyRequest): string | null {
 }
 
 /**
- * Authenticates a request (interface section 5): `Authorization: Bearer` with a JWT access
+ * Authenticates a request (docs/interface.md §5): `Authorization: Bearer` with a JWT access
  * token (EdDSA; issuer, audience, type and expiry checked), an API key (`svc_…` /
  * `svc_test_…`) or an agent token (`sva_…`), both looked up by SHA-256; an OAuth access
  * token (a JWT of a grant: `client_id`, `scope`) is accepted where keys and agent tokens
  * are (mode `any`). An agent's and an OAuth grant's scopes are held within what the plan
- * allows on every request (interface section 5.4), so a downgrade narrows them at once. The account must
+ * allows on every request (docs/interface.md §5.4), so a downgrade narrows them at once. The account must
  * exist, be confirmed and not banned. With `deleted_account`, a genuine unexpired access
  * token whose account was deleted since yields a principal marked `account_deleted`
  * (interface: DELETE /api/users/{uuid} "already deleted", 404 on locale and 2FA disable).
@@ -177,7 +177,7 @@ export function guardFault(method: string | readonly string[], url: string, guar
 
 /**
  * The one place routes are authenticated: an `onRequest` hook that reads each route's
- * `config.auth`, `config.scope` and `config.write_scope` (interface section 5) and sets
+ * `config.auth`, `config.scope` and `config.write_scope` (docs/interface.md §5) and sets
  * `request.principal`. A route whose guard `guardFault` refuses (no `config.auth`, a write
  * guarded by a read scope alone) fails at registration: better than an open route.
  * @throws HttpProblem 401, 403 as `authenticate` and `requireScope`.

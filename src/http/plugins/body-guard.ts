@@ -108,7 +108,7 @@ function drain(request: FastifyRequest): void {
 
 /**
  * A `preParsing` hook (with its `onSend`) that refuses, before the body is parsed, what the
- * caller cannot be allowed to send (issue "Money, tenancy, availability": one request must
+ * caller cannot be allowed to send (one request must
  * not exhaust the heap or hold the event loop): a `Content-Length` above the allowance is a
  * 413 before a byte is kept; a body sent without one (chunked) is metered as it streams and
  * stopped at the first byte past a bound. What the client still sends is read and dropped

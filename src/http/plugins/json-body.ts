@@ -10,7 +10,7 @@ const OFF_LOOP_BYTES = 256 * 1024
 const malformed = (message: string): Error => Object.assign(new Error(message), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' })
 
 /**
- * `application/json` bodies (issue "Hostile files and floods", item 8): under 256 KiB
+ * `application/json` bodies: under 256 KiB
  * parsed at once, as Fastify parses them (secure-json-parse, `__proto__` and
  * `constructor.prototype` refused); larger ones — a plan's largest chunk is 50,000
  * addresses in 12 MB, 100–170 ms of `JSON.parse` on the event loop — parsed in a thread of

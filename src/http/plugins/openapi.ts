@@ -5,10 +5,10 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { RouteGuard } from './auth.ts'
 import { PROBLEM_EXAMPLES } from '../schemas.ts'
 
-/** The interface's version (interface section 9). */
+/** The interface's version (docs/interface.md §9). */
 const API_VERSION = '0.9.0'
 
-/** The three credential kinds of interface section 5, as OpenAPI security schemes. */
+/** The three credential kinds of docs/interface.md §5, as OpenAPI security schemes. */
 const SECURITY_SCHEMES = {
   session: {
     type: 'http',
@@ -32,18 +32,18 @@ const SECURITY_SCHEMES = {
   }
 } as const
 
-/** Operations that take the `svc_refresh` cookie as their credential (interface section 5.6). */
+/** Operations that take the `svc_refresh` cookie as their credential (docs/interface.md §5.6). */
 const COOKIE_OPERATIONS = new Set(['/api/auth/refresh', '/api/auth/logout'])
 
 /**
- * Security requirements of a route from its guard (interface section 4 "Auth"): J → a
+ * Security requirements of a route from its guard (docs/interface.md §4 "Auth"): J → a
  * session; A → any of the three, a key or agent token holding the scope and the write
  * scope, if any (OpenAPI 3.1 §4.8.30: role names for non-OAuth schemes, all required);
  * key only → an API key; N → none.
  */
 function securityOf(guard: Partial<RouteGuard> | undefined, url = ''): Array<Record<string, string[]>> {
   const scopes = [guard?.scope, guard?.write_scope].filter(s => s !== undefined)
-  // The cookie is optional: without one, refresh answers a null body and logout a 204 (interface section 4).
+  // The cookie is optional: without one, refresh answers a null body and logout a 204 (docs/interface.md §4).
   if (COOKIE_OPERATIONS.has(url)) return [{ refresh_cookie: [] }, {}]
   switch (guard?.auth) {
     case 'jwt':
@@ -175,8 +175,7 @@ function dropUnusedSchemas(document: Record<string, any>): void {
 }
 
 /**
- * The interface described (issue "The interface described"; issue "The interface exact",
- * item 2): `GET /openapi.json`, an OpenAPI 3.1.0 document generated from the routes' zod
+ * The interface described: `GET /openapi.json`, an OpenAPI 3.1.0 document generated from the routes' zod
  * schemas (`@fastify/swagger` with `fastify-type-provider-zod`'s transforms), each
  * operation with its security and scope, every header it sends, its form bodies, a real
  * description on every response, every tag described, the server it is served from, and

@@ -37,7 +37,7 @@ function limitedKey(request: FastifyRequest): string | null {
 }
 
 /**
- * Per-key, per-agent-token and per-account session rate limits (interface section 8: seeded
+ * Per-key, per-agent-token and per-account session rate limits (docs/interface.md §8: seeded
  * from the plan, realigned when the plan changes; a session's is `SESSION_RATE_FACTOR` times
  * the plan's, counted per account), with `@fastify/rate-limit` counting into `counter`
  * (in process on the embedded default, NATS key-value across `svc api` processes). The

@@ -9,7 +9,7 @@ import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, PageQuery, Paginated, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-/** An agent (interface section 2): never its token or the token's hash. */
+/** An agent (docs/interface.md §2): never its token or the token's hash. */
 const Agent = z
   .object({
     uuid: z.string(),
@@ -44,7 +44,7 @@ const CreateAgent = z
   .strict()
   .meta({ examples: [{ name: 'crm sync', scopes: ['email:verify:single', 'results:read'] }] })
 
-/** Agents (interface section 4, "Agents"). Auth J: only a signed-in account manages its agents. */
+/** Agents (docs/interface.md §4, "Agents"). Auth J: only a signed-in account manages its agents. */
 export function agentRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Agents']

@@ -11,7 +11,7 @@ import { actorOf, principalOf } from '../plugins/auth.ts'
 import { BODY_PROBLEMS, Timestamp, UuidParams, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-/** An API key (interface section 2): never its hash; the raw key only once, at creation. */
+/** An API key (docs/interface.md §2): never its hash; the raw key only once, at creation. */
 const ApiKey = z
   .object({
     uuid: z.string(),
@@ -28,7 +28,7 @@ const ApiKey = z
   .meta({ id: 'ApiKey' })
 type ApiKeyView = z.infer<typeof ApiKey>
 
-/** The public view of a key: never its hash; its rate limit is the account's plan's now (interface section 8: realigned when the plan changes). */
+/** The public view of a key: never its hash; its rate limit is the account's plan's now (docs/interface.md §8: realigned when the plan changes). */
 function keyView(k: ApiKeyDoc, plan: Plan): ApiKeyView {
   return {
     uuid: k.uuid,
@@ -65,7 +65,7 @@ const UpdateKey = z
     examples: [{ name: 'crm sync (eu)' }, { enabled_checks: ['syntax', 'dns', 'smtp'] }]
   })
 
-/** API keys (interface section 4, "API keys"). */
+/** API keys (docs/interface.md §4, "API keys"). */
 export function keyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   app.route({

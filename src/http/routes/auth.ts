@@ -15,7 +15,7 @@ import { AfterAnswer } from '../after-answer.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 /**
- * Accounts before a session (interface section 4): the sign-up preview and registration,
+ * Accounts before a session (docs/interface.md §4): the sign-up preview and registration,
  * the confirmation code mailed again, the forgotten password and its reset, and the switch
  * to a new address. Public routes. The sign-in session's routes, confirmation among them,
  * are in sign-in.ts.

@@ -87,7 +87,7 @@ const mediaOf = (format: 'csv' | 'txt' | 'xlsx', layout?: Layout): string =>
 const disposition = (name: string): string => `attachment; filename="${name.replace(/[^\w.() -]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`
 
 /**
- * A batch's list file kept beside it (issue "Lists at leader parity", item 5): uploaded
+ * A batch's list file kept beside it: uploaded
  * once the batch exists (`PUT`), downloaded later — from any browser — with its original
  * columns and the result columns, in its own format (`GET`), or removed (`DELETE`). Kept
  * sealed with the account's data key in the blob store for `LIST_FILE_RETENTION_DAYS`,

@@ -53,8 +53,7 @@ const BYTES_PER_ADDRESS = 512
 const BODY_BASE = 64 * 1024
 
 /**
- * What a batch request of a caller on `plan` may hold before it is parsed (issue "Money,
- * tenancy, availability", item 1): 512 bytes and two JSON values per address of the plan's
+ * What a batch request of a caller on `plan` may hold before it is parsed: 512 bytes and two JSON values per address of the plan's
  * chunk (`max_chunk_size`), plus 64 KiB. A list a little over the chunk is parsed and
  * refused with the interface's 400 (`too_many`); one far over it, or a body stuffed with
  * short values, is a 413 before it costs memory. Bounded by the plan: at most 25.7 MB and
@@ -71,7 +70,7 @@ function batchBodyAllowance(plan: Pick<Plan, 'max_chunk_size'>, operation: 'crea
   }
 }
 
-/** Batches (interface section 4, "Batches"; issue "Bulk verification"). */
+/** Batches (docs/interface.md §4, "Batches"). */
 export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Batches']

@@ -11,7 +11,7 @@ import { billingCheckout } from '../../commands/billing/billing-checkout.ts'
 import { requireBilling } from '../../ports/billing.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-/** The caller's subscription (interface section 2 "Subscription"; Free when it never subscribed). */
+/** The caller's subscription (docs/interface.md §2 "Subscription"; Free when it never subscribed). */
 const SubscriptionView = z
   .object({
     plan: z
@@ -31,7 +31,7 @@ const SubscriptionView = z
   })
   .meta({ id: 'Subscription' })
 
-/** Subscription and billing (interface section 4, "Billing, wallet, subscription, config"). */
+/** Subscription and billing (docs/interface.md §4, "Billing, wallet, subscription, config"). */
 export function billingRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   app.route({

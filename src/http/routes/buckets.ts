@@ -4,7 +4,7 @@ import { asInteger } from '../schemas.ts'
 
 /**
  * `granularity`, `days` and `time_zone` of the statistics and balance-history reads
- * (interface section 8): granularity `hour`, `day` (default), `week`, `month`; days an
+ * (docs/interface.md §8): granularity `hour`, `day` (default), `week`, `month`; days an
  * int32 of at least 0, default 28, clamped to 1..364; an IANA time zone (default UTC) in
  * which days, weeks and months begin.
  */

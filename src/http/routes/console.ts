@@ -9,7 +9,7 @@ import { problems } from '../schemas.ts'
 export const CONSOLE_DIST = new URL('../../../web/dist/', import.meta.url).pathname
 
 /**
- * The console's Content Security Policy (issue "The customer console", item 2): scripts,
+ * The console's Content Security Policy: scripts,
  * styles, images and calls from this origin only; no inline script or style; framed
  * nowhere; forms post here only. React sets styles through the CSSOM, which `style-src`
  * does not govern; the QR code of two-factor is SVG markup, not an image from elsewhere.
@@ -46,7 +46,7 @@ const CONSOLE_PATHS = [
 ] as const
 
 /**
- * Serves the customer console (issue "The customer console", item 1) from `dist`: its page
+ * Serves the customer console from `dist`: its page
  * at every console path, its hashed assets under `/assets/` (cached for a year: a new build
  * has new names), `/theme.css` (shared with the OAuth consent page) and `/favicon.svg`.
  * Brotli or gzip copies made at build are sent to a browser that takes them

@@ -69,7 +69,7 @@ const ListJobsQuery = PageQuery.extend({
   order: z.enum(['asc', 'desc'], { message: 'unknown order; asc or desc' }).optional().meta({ description: 'default desc' })
 })
 
-/** Verification jobs listed and read (interface section 4, "Verification jobs"). */
+/** Verification jobs listed and read (docs/interface.md §4, "Verification jobs"). */
 export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Verification jobs']
@@ -118,7 +118,7 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   })
 }
 
-/** The engine's answer for one address (VERIFICATION.md "Result of one address"), as a job shows it. */
+/** The engine's answer for one address (docs/design/verification.md "Result of one address"), as a job shows it. */
 const JobResult = z
   .object({
     normalized: z.string().nullable(),
@@ -147,7 +147,7 @@ const JobResult = z
   })
   .meta({ id: 'JobResult' })
 
-/** A verification job (interface section 2: uuid, status, score, verdict, created_at, per-check detail). */
+/** A verification job (docs/interface.md §2: uuid, status, score, verdict, created_at, per-check detail). */
 export const Job = z
   .object({
     uuid: z.string(),

@@ -49,7 +49,7 @@ const refusal = (text: string): CallToolResult => ({ isError: true, content: [{ 
 
 /**
  * The tools of one request's MCP server, bound to its caller: each needs the scope its
- * HTTP operation needs (interface section 5), and calls the same commands and queries.
+ * HTTP operation needs (docs/interface.md §5), and calls the same commands and queries.
  */
 function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log: (err: unknown) => void): McpServer {
   const server = new Server({ name: 'email-verification', version: '0.9.0' })

@@ -69,7 +69,7 @@ const tokenBody = (s: SignedIn, scopes: readonly string[]): z.infer<typeof Token
 })
 
 /**
- * OAuth 2.1 authorization server (issue "OAuth 2.1 with PKCE, and an MCP endpoint"):
+ * OAuth 2.1 authorization server:
  * RFC 8414 metadata, RFC 9728 protected-resource metadata for `/mcp`, RFC 7591 dynamic
  * registration of public clients, `GET /oauth/authorize` as the interface's table says
  * (400, or 302 to the consent page with `state` unchanged), the token endpoint

@@ -69,7 +69,7 @@ function resultsPage(): string {
 }
 
 /**
- * Pages for people (issue "The interface exact", item 3): `GET /reference/results`, the
+ * Pages for people: `GET /reference/results`, the
  * result vocabulary; `GET /problems/{code}`, what a problem `type` means (RFC 9457 §3.1.1:
  * each problem's `type` resolves here); `GET /reference/style.css`. No script, no asset
  * from elsewhere (CSP `default-src 'none'; style-src 'self'`).

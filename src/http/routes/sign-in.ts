@@ -68,7 +68,7 @@ async function answerSignIn(rt: HttpRuntime, request: FastifyRequest, reply: Fas
 }
 
 /**
- * The sign-in session's routes (interface section 4): every way in (confirmation of a new
+ * The sign-in session's routes (docs/interface.md §4): every way in (confirmation of a new
  * account, password, the second factor), the refresh that rotates the session's token, and
  * logout. Each sign-in ends the session the browser's `svc_refresh` cookie held. Public routes;
  * refresh and logout read that cookie.

@@ -16,7 +16,7 @@ import { HttpProblem } from '../problem.ts'
 import { BODY_PROBLEMS, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-/** A user's profile (interface section 2: uuid, email, locale, two-factor status). */
+/** A user's profile (docs/interface.md §2: uuid, email, locale, two-factor status). */
 const Profile = z
   .object({
     uuid: z.string(),
@@ -63,7 +63,7 @@ const Password = z.string().max(4096)
 /** With two-factor on, a credential change needs a second factor too (ASVS 5.0 V7.5.1). */
 const SecondFactorCode = z.string().max(64).meta({ description: 'with two-factor on: a code from the authenticator app or a backup code' })
 
-/** Account (interface section 4, "Account"): profile, credentials, two-factor, sessions. Auth J. */
+/** Account (docs/interface.md §4, "Account"): profile, credentials, two-factor, sessions. Auth J. */
 export function userRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const tags = ['Account']

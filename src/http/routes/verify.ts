@@ -39,7 +39,7 @@ function idempotencyKey(request: FastifyRequest): string | null {
   return value
 }
 
-/** Verification jobs (interface section 4, "Verification jobs"). */
+/** Verification jobs (docs/interface.md §4, "Verification jobs"). */
 export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   app.route({

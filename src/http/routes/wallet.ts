@@ -8,7 +8,7 @@ import { PageQuery, Paginated, Timestamp, problems } from '../schemas.ts'
 import { BucketQuery, bucketsOfQuery } from './buckets.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
-/** The wallet (interface section 2: credit balance). Tokens. */
+/** The wallet (docs/interface.md §2: credit balance). Tokens. */
 const Wallet = z
   .object({
     balance: z.number().meta({ description: 'tokens available to reserve' }),
@@ -22,7 +22,7 @@ const Wallet = z
 
 const TransactionType = z.enum(['grant', 'reservation', 'capture', 'release'])
 
-/** One entry of the ledger (interface section 2: occurred_at, amount, transaction_type). */
+/** One entry of the ledger (docs/interface.md §2: occurred_at, amount, transaction_type). */
 const Transaction = z
   .object({
     uuid: z.string().meta({ description: 'the wallet event' }),

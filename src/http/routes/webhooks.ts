@@ -13,7 +13,7 @@ import { BODY_PROBLEMS, EnvironmentQuery, NoContent, PageQuery, Paginated, Times
 import type { HttpRuntime } from '../runtime.ts'
 import { ERASED } from '../../ports/sealer.ts'
 
-/** A webhook endpoint (interface section 2): never its secret, but once at creation. */
+/** A webhook endpoint (docs/interface.md §2): never its secret, but once at creation. */
 const WebhookEndpoint = z
   .object({
     uuid: z.string(),
@@ -55,7 +55,7 @@ async function webhookView(rt: HttpRuntime, w: WebhookDoc): Promise<WebhookView>
   }
 }
 
-/** One delivery attempt as `GET /api/webhooks/{uuid}/deliveries` lists it (interface section 6, rule 5). */
+/** One delivery attempt as `GET /api/webhooks/{uuid}/deliveries` lists it (docs/interface.md §6, rule 5). */
 const Attempt = z
   .object({
     delivery_uuid: z.string(),
@@ -112,7 +112,7 @@ const TestOutcome = z.object({
   duration_ms: z.number()
 })
 
-/** Webhooks (interface section 4 "Webhooks", section 6). Auth A with the `webhooks:*` scopes. */
+/** Webhooks (docs/interface.md §4 "Webhooks", section 6). Auth A with the `webhooks:*` scopes. */
 export function webhookRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
   const app = fastify.withTypeProvider<ZodTypeProvider>()
   const policy = rt.ctx.config.webhooks

@@ -42,7 +42,7 @@ const RECENT = 10_000
  * With `durable` (the embedded default: the event store's table), a `RetryLater` is written
  * as a held delivery before the publish counts as handled, and a message given up as a
  * dead letter; a consumer that starts delivers what it had waiting again, when due. So a
- * restart resumes held work, at least once, as NATS does (issue "Nothing lost", item 2).
+ * restart resumes held work, at least once, as NATS does.
  */
 export class InProcessBus implements Bus {
   private readonly groups = new Map<string, Group>()

@@ -77,7 +77,7 @@ export async function natsAnswers(url: string, timeoutMs = 1_000): Promise<boole
 const backoff = (delivery: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, delivery - 1))
 
 /**
- * Bus on NATS JetStream (ARCHITECTURE.md "Fan-out"). Each service has a stream
+ * Bus on NATS JetStream (docs/design/architecture.md "Fan-out"). Each service has a stream
  * (`<PREFIX>_<SERVICE>`, work-queue retention, subjects `<prefix>.<service>.>`) and one
  * durable pull consumer of the same name with explicit acks, filtered on that one subject
  * (NATS 2.9 allows one filter per consumer). `publish` puts an event on the stream of

@@ -1,4 +1,4 @@
-// `svc verify-file` round trips (issue "Lists at leader parity"): real-shaped files — a
+// `svc verify-file` round trips: real-shaped files — a
 // CSV with a byte-order mark, semicolons and quoted commas, a headerless TSV, an XLSX made
 // by a spreadsheet library, a text file with blank lines and duplicates — through the CLI
 // against the service and the simulated mail world: every row back, in order, with its

@@ -73,7 +73,7 @@ t.test('RevokeAgent: usable → revoked, and a repeat is idempotent', async t =>
     .then([revoked()], 'a usable agent is revoked')
   a([createdAs('a1'), revoked()])
     .when(revoke('a1', later))
-    .thenNothing('revoking again is idempotent: nothing new, the first revoked_at stands (interface section 3)')
+    .thenNothing('revoking again is idempotent: nothing new, the first revoked_at stands (docs/interface.md §3)')
   a([createdAs('a1')])
     .when(revoke('a-of-another-account'))
     .thenNothing("an agent not in this account's stream is left alone (the handler answers 404)")

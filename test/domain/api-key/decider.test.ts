@@ -99,7 +99,7 @@ t.test('RevokeApiKey and RevokeAllApiKeys: usable → revoked, once', async t =>
     .then([revoked()], 'a usable key is revoked')
   k([createdAs('k1'), revoked()])
     .when(revoke('k1', '2027-01-01T00:00:00.000Z'))
-    .thenNothing('revoking again keeps the first revoked_at (interface section 2)')
+    .thenNothing('revoking again keeps the first revoked_at (docs/interface.md §2)')
   k([createdAs('k1')])
     .when(revoke('k-of-another-account'))
     .thenNothing("another account's key is not in this stream: nothing (the handler answers 404)")

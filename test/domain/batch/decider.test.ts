@@ -18,7 +18,7 @@ import {
   type BatchResultsRecorded
 } from '../../../src/domain/batch/events.ts'
 
-// The batch decider (one stream per batch; issue "Bulk verification"). Interface section 4
+// The batch decider (one stream per batch). Interface section 4
 // "Batches": 403 when the "cumulative unique-valid count would exceed max_batch_size", 409
 // "intake closed or batch terminal"; section 3: "batch intake closed or terminal → POST
 // /api/batches/{uuid}/emails → 409"; section 8: max_batch_size "counted on unique valid

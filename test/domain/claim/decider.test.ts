@@ -4,7 +4,7 @@ import type { ClaimCommand } from '../../../src/domain/claim/decider.ts'
 import type { ClaimReleased, ValueClaimed } from '../../../src/domain/claim/events.ts'
 import { build, spec } from '../../support/decider-spec.ts'
 
-// Uniqueness claims (ARCHITECTURE.md "Streams and events": one account per email, one job per
+// Uniqueness claims (docs/design/architecture.md "Streams and events": one account per email, one job per
 // idempotency key, claimed on a stream named after a blind index). Interface section 3:
 // registering an address that exists answers "the same 204"; section 4: an email change to a
 // taken address answers 409 — the claim is what says "taken".

@@ -9,7 +9,7 @@ import { build, spec } from '../../support/decider-spec.ts'
 // failed. Interface section 3: "lifecycle statuses include completed and failed; a terminal
 // status triggers webhook delivery". Greylisting (RFC 6647; RFC 5321 §4.2.1: a 4yz reply is
 // transient, "the action may be requested again"): the job is deferred and retried until a deadline
-// (ARCHITECTURE.md, VERIFIER_GREYLIST_RETRY_S / VERIFIER_GREYLIST_DEADLINE_S).
+// (docs/design/architecture.md, VERIFIER_GREYLIST_RETRY_S / VERIFIER_GREYLIST_DEADLINE_S).
 
 const U = 'u-1'
 const now = '2026-11-22T10:00:00.000Z'

@@ -4,7 +4,7 @@ import type { NotificationCommand } from '../../../src/domain/notification/decid
 import type { NotificationsSeen } from '../../../src/domain/notification/events.ts'
 import { build, spec } from '../../support/decider-spec.ts'
 
-// The seen cursor of an account's notification feed (interface section 4, `POST
+// The seen cursor of an account's notification feed (docs/interface.md §4, `POST
 // /api/notifications/seen` with `up_to`, "200 cursor now in effect"): it only moves forward.
 
 const U = 'u-1'

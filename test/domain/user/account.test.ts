@@ -24,7 +24,7 @@ import {
 // account"; DELETE /api/users/{uuid} "400 wrong or invalid password, or already deleted; 404";
 // PATCH /api/users/{uuid}/email "204 (confirmation link emailed to the new address)", "400
 // ... wrong current password"; verify-email-change "401 token invalid or expired";
-// PATCH /api/users/me/locale "404"; ARCHITECTURE.md: deleting an account destroys its data key.
+// PATCH /api/users/me/locale "404"; docs/design/architecture.md: deleting an account destroys its data key.
 
 // Command builders.
 const ban = (reason = 'abuse'): UserCommand => ({ type: 'BanUser', data: { reason, now } })

@@ -5,7 +5,7 @@ import type { UserEvent } from '../../../src/domain/user/events.ts'
 import { spec } from '../../support/decider-spec.ts'
 import { active, at, codeIssued, confirmationFailed, confirmed, deleted, HASH, now, registered, renewed, U } from './builders.ts'
 
-// Registration and confirmation of an account (interface section 3: "(none) → POST
+// Registration and confirmation of an account (docs/interface.md §3: "(none) → POST
 // /api/auth/register → account unconfirmed, confirmation code emailed; same 204 response if
 // the email already existed"; "unconfirmed → POST /api/auth/confirm, correct six-digit code →
 // confirmed"; section 4: resend-confirmation sends a new code "only if the address is

@@ -5,7 +5,7 @@ import { auditWallet } from '../../../src/domain/wallet/audit.ts'
 import type { TokensCaptured, TokensGranted, TokensReleased, TokensReserved, WalletBooksClosed, WalletEvent } from '../../../src/domain/wallet/events.ts'
 import { build, spec } from '../../support/decider-spec.ts'
 
-// The wallet of one account (stream `wallet-<user uuid>`; ARCHITECTURE.md "Money": reserve
+// The wallet of one account (stream `wallet-<user uuid>`; docs/design/architecture.md "Money": reserve
 // before queueing, 402 when short; capture on a firm verdict, release on `unknown` or
 // failure; never overspend). Interface section 4: POST /api/verify "402 wallet too low to
 // reserve cost"; section 7: "402 wallet balance too low to reserve a job or chunk cost".

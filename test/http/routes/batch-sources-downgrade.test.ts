@@ -3,7 +3,7 @@ import { parse } from 'csv-parse/sync'
 import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
 import { plansFile } from '../../support/plans.ts'
 
-// A kept file outlives its plan (issue "Hostile files and floods", items 1–2): a file kept
+// A kept file outlives its plan: a file kept
 // under a plan that allowed its 20,000 rows is downloaded after the plan allows fewer (the
 // account's plan changed, here the catalogue's). The upload held it to its plan's bounds;
 // the download reads it back within the widest plan's. The oracle: the rows the test

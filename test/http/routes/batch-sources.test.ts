@@ -1,4 +1,4 @@
-// A list's file kept beside its batch (issue "Lists at leader parity", item 5), through the
+// A list's file kept beside its batch, through the
 // API: uploaded once the batch exists, downloaded later with every row, its columns and
 // the result columns, in its own format (CSV with its delimiter and BOM; XLSX as XLSX), or
 // as uploaded; sealed at rest; nobody else's to read; removed on request, at the end of

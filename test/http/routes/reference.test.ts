@@ -3,7 +3,7 @@ import t from 'tap'
 import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
 import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
 
-// The result vocabulary and the problem pages (issue "The interface exact", item 3): the
+// The result vocabulary and the problem pages: the
 // document's enums carry what each verdict and reason means; `/reference/results` says the
 // same for people; a problem's `type` resolves to a page about it (RFC 9457 §3.1.1). In
 // Debian's headless Chromium: each page renders with no console error and nothing fetched

@@ -1,4 +1,4 @@
-// Customers' files at rest (issue "Lists at leader parity", item 5): the blob store
+// Customers' files at rest: the blob store
 // contract on the embedded adapter (files in DATA_DIR/blobs) and, when MONGODB_URL is set,
 // on GridFS (not run here: no MongoDB server on this machine); the sealed stream a file is
 // kept in: what is sealed opens back byte for byte, its bytes on disk are not the file's,

@@ -22,7 +22,7 @@ busContract(t, async (group, log) => {
   return view
 })
 
-// Held work survives a restart (issue "Nothing lost", item 2): with the event store's held
+// Held work survives a restart: with the event store's held
 // deliveries, a message whose handler said "later" is kept before the publish counts as
 // handled, and a new bus on the same store (the restarted process) delivers it again when
 // due; a message given up is kept as a dead letter. The oracle: the deliveries the handlers

@@ -8,8 +8,7 @@ import { npmStartNodeFlags, startSvc, svcEnv } from '../../support/processes.ts'
 import { startLoopProbe } from '../../support/loop-probe.ts'
 import { plansFile } from '../../support/plans.ts'
 
-// The largest chunk a plan accepts, on the event loop's thread (issue "Hostile files and
-// floods", item 8): 50,000 addresses in a 12 MB body (the Business plan's chunk) kept
+// The largest chunk a plan accepts, on the event loop's thread: 50,000 addresses in a 12 MB body (the Business plan's chunk) kept
 // /healthz waiting 1.5 s. The service runs as `npm start` runs it; the account's plan takes
 // Business's chunk and batch sizes (a plans file), its test key sends the chunk, and a
 // separate process asks /healthz every 25 ms from the request until the batch has every

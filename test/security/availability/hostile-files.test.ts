@@ -10,7 +10,7 @@ import { waitUntil } from '../../support/eventstore-contract.ts'
 import { workbookParts, zip } from '../../support/zip.ts'
 import { plansFile } from '../../support/plans.ts'
 
-// Kept list files an attacker shapes (issue "Hostile files and floods", items 1–3 and 7): a
+// Kept list files an attacker shapes: a
 // Free account's test key keeps files that inflate a thousandfold, nest a million deep,
 // skip to row 200,000, open with 20,000 columns, or are no workbook at all; each is a 4xx
 // problem with a code per reason, while a separate process asks /healthz every 25 ms. The

@@ -6,7 +6,7 @@ export type DeliveryPolicy = Pick<Config['webhooks'], 'max_attempts' | 'retry_ba
 
 /**
  * Delay before attempt `next` (2-based) of a delivery: `retry_base_ms` × 4^(next − 2), plus
- * up to 10% jitter (bounded exponential back-off, interface section 6 rule 1). With the
+ * up to 10% jitter (bounded exponential back-off, docs/interface.md §6 rule 1). With the
  * default 30 s base and 6 attempts: 30 s, 2 min, 8 min, 32 min, ~2 h 8 min.
  */
 export function retryDelayMs(policy: DeliveryPolicy, next: number, random = Math.random): number {
