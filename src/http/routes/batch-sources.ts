@@ -1,4 +1,4 @@
-import { PassThrough, type Readable, Transform, type TransformCallback } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
@@ -12,6 +12,7 @@ import { keptFileMaxBytes, keptFilesQuotaBytes } from '../../domain/plans.ts'
 import { layoutFromHead, type Layout } from '../../lists/files.ts'
 import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
 import { FileWorkBusy } from '../../lists/file-work.ts'
+import { HEAD_BYTES, Metered, mergedOutput, readHead } from '../../lists/streams.ts'
 import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, problems } from '../schemas.ts'
@@ -43,28 +44,6 @@ const DownloadQuery = z.object({
   original: z.enum(['true', 'false']).optional().meta({ description: '`true`: the file as uploaded, without results' }),
   formula_escape: FormulaEscape
 })
-
-/** Counts what passes and fails with `over()` past `limit` bytes; keeps the first 64 KiB (the layout is read from them). */
-class Metered extends Transform {
-  bytes = 0
-  head: Buffer = Buffer.alloc(0)
-  private readonly limit: number
-  private readonly over: () => HttpProblem
-  constructor(limit: number, over: () => HttpProblem) {
-    super()
-    this.limit = limit
-    this.over = over
-  }
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length
-    if (this.head.length < 65_536) this.head = Buffer.concat([this.head, chunk.subarray(0, 65_536 - this.head.length)])
-    if (this.bytes > this.limit) {
-      done(this.over())
-      return
-    }
-    done(null, chunk)
-  }
-}
 
 /** A refusal of the file work as the problem it is answered with. */
 function fileProblem(err: unknown): unknown {
@@ -169,7 +148,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         }
         let layout: Layout
         try {
-          layout = layoutFromHead(meter.head, meter.bytes <= 65_536, name)
+          layout = layoutFromHead(meter.head, meter.bytes <= HEAD_BYTES, name)
           if (meter.bytes === 0) throw new Error('the file is empty')
         } catch (err) {
           await rt.blobs.delete(p.user_uuid, blobId)
@@ -252,64 +231,48 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
           .header('content-disposition', disposition(source.name))
           .send((await open()) as unknown as string)
       }
-      const headOf = async (): Promise<{ head: Buffer; whole: boolean }> => {
-        const chunks: Buffer[] = []
-        let n = 0
-        const s = await open()
-        for await (const c of s) {
-          chunks.push(c as Buffer)
-          n += (c as Buffer).length
-          if (n >= 65_536) break
-        }
-        s.destroy()
-        return { head: Buffer.concat(chunks).subarray(0, 65_536), whole: n < 65_536 }
-      }
-      const { head, whole } = await headOf()
+      const { head, whole } = await readHead(open)
       const layout = layoutFromHead(head, whole, source.name)
       // The bounds of the catalogue's largest plan: a file taken under any plan is read back
       // after a downgrade too (the upload held it to its plan's bounds, which are smaller).
       const widest = rt.ctx.config.plans.plans.reduce((a, b) => (b.max_batch_size > a.max_batch_size ? b : a))
       const limits: FileLimits = keptFileLimits(source.bytes, Math.max(keptFileMaxBytes(widest), source.bytes), Math.max(widest.max_batch_size, doc.total))
-      const out = new PassThrough()
       const gone = clientGone(reply)
-      let merge: ReturnType<typeof rt.list_files.merge>
+      let out: PassThrough
       try {
-        merge = rt.list_files.merge(
-          owner,
-          {
-            open,
-            items: async (from, count) =>
-              (await batchItems(rt.ctx, owner, doc.uuid, from, count)).map(it => ({
-                i: it.i,
-                email: it.email,
-                verdict: it.status === 'done' ? it.verdict : null,
-                reason: it.reason,
-                score: it.score,
-                flags: it.flags,
-                did_you_mean: it.did_you_mean,
-                mx_host: it.mx_host,
-                smtp_provider: it.smtp_provider,
-                checked_at: it.checked_at
-              })),
-            total: doc.total,
-            layout,
-            out: layout.format === 'txt' ? { ...layout, format: 'csv' } : layout,
-            column: source.column,
-            limits,
-            formula_escape: request.query.formula_escape !== 'false',
-            into: out
-          },
-          gone
-        )
         // Read through and found sound before the first byte: a refusal is still a problem answer.
-        await merge.ready
+        out = await mergedOutput(into =>
+          rt.list_files.merge(
+            owner,
+            {
+              open,
+              items: async (from, count) =>
+                (await batchItems(rt.ctx, owner, doc.uuid, from, count)).map(it => ({
+                  i: it.i,
+                  email: it.email,
+                  verdict: it.status === 'done' ? it.verdict : null,
+                  reason: it.reason,
+                  score: it.score,
+                  flags: it.flags,
+                  did_you_mean: it.did_you_mean,
+                  mx_host: it.mx_host,
+                  smtp_provider: it.smtp_provider,
+                  checked_at: it.checked_at
+                })),
+              total: doc.total,
+              layout,
+              out: layout.format === 'txt' ? { ...layout, format: 'csv' } : layout,
+              column: source.column,
+              limits,
+              formula_escape: request.query.formula_escape !== 'false',
+              into
+            },
+            gone
+          )
+        )
       } catch (err) {
         throw fileProblem(err)
       }
-      merge.done.then(
-        () => out.end(),
-        err => out.destroy(err as Error)
-      )
       const base = source.name.replace(/\.[A-Za-z0-9]+$/, '')
       const extension = layout.format === 'xlsx' ? 'xlsx' : layout.delimiter === '\t' ? 'tsv' : 'csv'
       return await reply
