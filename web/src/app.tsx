@@ -3,7 +3,11 @@ import { Button } from 'react-aria-components'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
 import { useSession } from './session.tsx'
 import { useI18n, LanguageSwitch } from './i18n.tsx'
-import { SignIn, SignUp, Forgot, ResetPassword, VerifyEmailChange } from './pages/auth.tsx'
+import { Forgot } from './pages/auth/forgot.tsx'
+import { ResetPassword } from './pages/auth/reset-password.tsx'
+import { SignIn } from './pages/auth/sign-in.tsx'
+import { SignUp } from './pages/auth/sign-up.tsx'
+import { VerifyEmailChange } from './pages/auth/verify-email-change.tsx'
 
 // The signed-in pages load when first visited: the sign-in page's first load stays small.
 const Overview = lazy(async () => await import('./pages/overview.tsx'))

@@ -6,8 +6,8 @@ import { useSession } from '../session.tsx'
 import { LOCALES, useI18n, type Locale } from '../i18n.tsx'
 import type { MessageKey } from '../messages/en.ts'
 import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
-import { Choice } from './overview.tsx'
-import { Confirm } from './keys.tsx'
+import { Choice } from '../components/choice.tsx'
+import { Confirm } from '../components/confirm.tsx'
 
 /** A form's outcome: a failure to show, or a sentence that it worked. */
 type Outcome = { ok: MessageKey; params?: Record<string, string> } | { failure: Failure } | null

@@ -4,7 +4,7 @@ import { Link } from 'wouter'
 import { api } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, useLoad, scrollable, sortHeader } from '../ui.tsx'
-import { ResultCard } from './verify.tsx'
+import { ResultCard } from '../components/result-card.tsx'
 
 const SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
 type Sort = (typeof SORTS)[number]

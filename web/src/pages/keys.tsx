@@ -3,6 +3,7 @@ import { Button, Checkbox, CheckboxGroup, Dialog, DialogTrigger, Form, Heading, 
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { Confirm } from '../components/confirm.tsx'
 
 type ApiKey = Schemas['ApiKey']
 type CheckName = ApiKey['enabled_checks'][number]
@@ -74,51 +75,6 @@ function EditKey({ apiKey, allowed, onDone }: { apiKey: ApiKey; allowed: readonl
               </div>
               <ApiCall method="PATCH" path={`/api/keys/${apiKey.uuid}`} body={{ name, enabled_checks: checks }} />
             </Form>
-          )}
-        </Dialog>
-      </Modal>
-    </DialogTrigger>
-  )
-}
-
-/** A confirmation before something that cannot be undone. */
-export function Confirm({
-  label,
-  title,
-  body,
-  onConfirm,
-  danger = true
-}: {
-  label: string
-  title: string
-  body: string
-  onConfirm: () => Promise<void>
-  danger?: boolean
-}): ReactNode {
-  const { t } = useI18n()
-  return (
-    <DialogTrigger>
-      <Button className={`react-aria-Button ${danger ? 'danger' : 'secondary'}`}>{label}</Button>
-      <Modal isDismissable>
-        <Dialog role="alertdialog">
-          {({ close }) => (
-            <>
-              <Heading slot="title">{title}</Heading>
-              <p>{body}</p>
-              <div className="row">
-                <Button
-                  className="react-aria-Button danger"
-                  onPress={() => {
-                    void onConfirm().then(close)
-                  }}
-                >
-                  {label}
-                </Button>
-                <Button className="react-aria-Button secondary" onPress={close}>
-                  {t('action.cancel')}
-                </Button>
-              </div>
-            </>
           )}
         </Dialog>
       </Modal>

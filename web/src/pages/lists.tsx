@@ -5,7 +5,7 @@ import Papa from 'papaparse'
 import { api, download, upload, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
-import { Choice } from './overview.tsx'
+import { Choice } from '../components/choice.tsx'
 
 type Batch = Schemas['Batch']
 type Estimate = Schemas['BatchEstimate']

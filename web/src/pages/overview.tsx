@@ -1,10 +1,10 @@
 import { useEffect, useMemo, useState, type ReactNode } from 'react'
-import { Label, ListBox, ListBoxItem, Popover, Select, SelectValue, Button } from 'react-aria-components'
 import { Link } from 'wouter'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, useLoad } from '../ui.tsx'
+import { Choice } from '../components/choice.tsx'
 
 const VERDICT_COLOURS: Record<string, string> = { valid: '#1a7f37', invalid: '#cf222e', risky: '#9a6700', unknown: '#0969da' }
 const WINDOWS = [
@@ -14,43 +14,6 @@ const WINDOWS = [
   ['week', 84],
   ['month', 364]
 ] as const
-
-/** A choice among labelled options (React Aria's Select: a button, a list box in a popover, keyboard and screen-reader ready). */
-export function Choice<T extends string>({
-  label,
-  value,
-  options,
-  onChange
-}: {
-  label: string
-  value: T
-  options: Array<[T, string]>
-  onChange: (v: T) => void
-}): ReactNode {
-  return (
-    <Select
-      selectedKey={value}
-      onSelectionChange={k => {
-        onChange(k as T)
-      }}
-    >
-      <Label>{label}</Label>
-      <Button>
-        <SelectValue />
-        <span aria-hidden="true">▾</span>
-      </Button>
-      <Popover>
-        <ListBox>
-          {options.map(([k, text]) => (
-            <ListBoxItem key={k} id={k}>
-              {text}
-            </ListBoxItem>
-          ))}
-        </ListBox>
-      </Popover>
-    </Select>
-  )
-}
 
 /** A reason `/readyz` gives (its `detail`, operators' infrastructure, is null without the metrics token: never shown here). */
 type NotReady = { component: string; problem: string }

@@ -2,100 +2,10 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react'
 import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, failureOf, useLoad, type Failure } from '../ui.tsx'
+import { ResultCard } from '../components/result-card.tsx'
 
 type Job = Schemas['Job']
-
-/** A result as a card: verdict, reason in plain words, score, flags, each check with its outcome, the suggestion as a link to verify it. */
-export function ResultCard({ job, onVerify }: { job: Job; onVerify?: (email: string) => void }): ReactNode {
-  const { t, formatNumber, formatDate } = useI18n()
-  const r = job.result
-  if (!r) return <p role="status">{t(`job.status.${job.status}` as 'job.status.queued')}</p>
-  return (
-    <article className="card" aria-labelledby="result-h" data-testid="result">
-      <h2 id="result-h">
-        {job.email} <VerdictBadge verdict={r.verdict} />
-      </h2>
-      <p>
-        <strong data-testid="reason">{t(`reason.${r.reason}` as 'reason.accepted_email')}</strong> — {t(`why.${r.reason}` as 'why.accepted_email')}
-      </p>
-      <p className="muted">
-        {t('result.action')}: {t(`action.${r.verdict}` as 'action.valid')}
-      </p>
-      <dl className="grid">
-        <div>
-          <dt>{t('result.score')}</dt>
-          <dd className="stat">{formatNumber(r.score)}</dd>
-        </div>
-        <div>
-          <dt>{t('result.flags')}</dt>
-          <dd>{r.flags.length === 0 ? '—' : r.flags.map(f => t(`flag.${f}` as 'flag.free')).join(', ')}</dd>
-        </div>
-        <div>
-          <dt>{t('result.mx')}</dt>
-          <dd className="mono">{r.mx ? r.mx.host : '—'}</dd>
-        </div>
-        <div>
-          <dt>{t('result.checked')}</dt>
-          <dd>
-            {formatDate(Date.parse(r.checked_at), { dateStyle: 'medium', timeStyle: 'medium' })}
-            {r.sandbox ? ` · ${t('result.sandbox')}` : ''}
-          </dd>
-        </div>
-      </dl>
-      {r.did_you_mean && (
-        <p className="alert warn">
-          {t('result.didYouMean')}{' '}
-          {onVerify ? (
-            <Button
-              className="react-aria-Button link"
-              onPress={() => {
-                onVerify(r.did_you_mean!)
-              }}
-            >
-              {r.did_you_mean}
-            </Button>
-          ) : (
-            <strong>{r.did_you_mean}</strong>
-          )}
-        </p>
-      )}
-      <h3>{t('result.checks')}</h3>
-      <div className="table-wrap" {...scrollable(t('result.checks'))}>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{t('result.check')}</th>
-              <th scope="col">{t('result.outcome')}</th>
-              <th scope="col">{t('result.detail')}</th>
-              <th scope="col">{t('result.duration')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {r.checks.map(c => (
-              <tr key={c.name}>
-                <td>{t(`check.${c.name}` as 'check.syntax')}</td>
-                <td>{t(`outcome.${c.outcome}` as 'outcome.pass')}</td>
-                <td className="mono">{c.detail ?? ''}</td>
-                <td>{formatNumber(c.duration_ms)} ms</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {r.smtp && (
-        <p className="muted mono">
-          SMTP {r.smtp.code} {r.smtp.enhanced_code ?? ''} {r.smtp.message}
-        </p>
-      )}
-      <p>
-        <a href="/reference/results" target="_blank" rel="noreferrer">
-          {t('result.reference')}
-        </a>
-      </p>
-    </article>
-  )
-}
 
 /** Verify one address: the checks the plan allows, the answer as soon as the job ends (`wait`). */
 export default function Verify(): ReactNode {

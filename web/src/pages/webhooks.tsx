@@ -4,7 +4,7 @@ import { Link, useLocation } from 'wouter'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
-import { Confirm } from './keys.tsx'
+import { Confirm } from '../components/confirm.tsx'
 
 type Endpoint = Schemas['WebhookEndpoint']
 const EVENTS = ['job.completed', 'batch.completed'] as const
