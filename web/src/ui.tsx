@@ -155,41 +155,6 @@ export function VerdictBadge({ verdict }: { verdict: string | null | undefined }
   return <span className={`badge ${verdict}`}>{t(`verdict.${verdict}` as 'verdict.valid')}</span>
 }
 
-/** Loads with `load` when `deps` change; the value, the failure, and a way to load again. */
-export function useLoad<T>(
-  load: () => Promise<{ data?: T; error?: unknown; response: Response }>,
-  deps: unknown[]
-): { data: T | null; failure: Failure | null; reload: () => void; loading: boolean } {
-  const [data, setData] = useState<T | null>(null)
-  const [failure, setFailure] = useState<Failure | null>(null)
-  const [tick, setTick] = useState(0)
-  const [loading, setLoading] = useState(true)
-  useEffect(() => {
-    let live = true
-    setLoading(true)
-    void load().then(r => {
-      if (!live) return
-      if (r.data !== undefined) {
-        setData(r.data)
-        setFailure(null)
-      } else setFailure(failureOf(r.error, r.response))
-      setLoading(false)
-    })
-    return () => {
-      live = false
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [...deps, tick])
-  return {
-    data,
-    failure,
-    reload: () => {
-      setTick(x => x + 1)
-    },
-    loading
-  }
-}
-
 /** A page's heading, focused when the page changes so that screen readers hear where they are. */
 export function PageTitle({ children }: { children: string }): ReactNode {
   useEffect(() => {

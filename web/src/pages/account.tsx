@@ -5,9 +5,10 @@ import { api } from '../api.ts'
 import { useSession } from '../session.tsx'
 import { LOCALES, useI18n, type Locale } from '../i18n.tsx'
 import type { MessageKey } from '../messages/en.ts'
-import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, type Failure, scrollable } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
 import { Confirm } from '../components/confirm.tsx'
+import { useGet } from '../queries.ts'
 
 /** A form's outcome: a failure to show, or a sentence that it worked. */
 type Outcome = { ok: MessageKey; params?: Record<string, string> } | { failure: Failure } | null
@@ -36,7 +37,7 @@ function Qr({ uri, label }: { uri: string; label: string }): ReactNode {
 function TwoFactor(): ReactNode {
   const { t } = useI18n()
   const { reloadProfile } = useSession()
-  const status = useLoad(async () => await api.GET('/api/users/me/2fa'), [])
+  const status = useGet('/api/users/me/2fa')
   const [setup, setSetup] = useState<{ secret: string; otpauth_uri: string; backup_codes: string[] } | null>(null)
   const [code, setCode] = useState('')
   const [password, setPassword] = useState('')
@@ -129,7 +130,7 @@ function TwoFactor(): ReactNode {
 
 function Sessions(): ReactNode {
   const { t, formatDate } = useI18n()
-  const sessions = useLoad(async () => await api.GET('/api/users/me/sessions'), [])
+  const sessions = useGet('/api/users/me/sessions')
   return (
     <section className="card" aria-labelledby="sessions-h">
       <h2 id="sessions-h">{t('sessions.title')}</h2>

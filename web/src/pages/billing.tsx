@@ -3,23 +3,21 @@ import { Button, Radio, RadioGroup, Label } from 'react-aria-components'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, failureOf, useLoad, type Failure, scrollable, sortHeader } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, failureOf, type Failure, scrollable, sortHeader } from '../ui.tsx'
+import { useGet } from '../queries.ts'
 
 type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
 
 /** Billing: the plan grid, checkout and portal (redirects to Stripe), the wallet's transactions grouped by job, and the balance over time. */
 export default function Billing({ outcome }: { outcome?: string }): ReactNode {
   const { t, locale, formatNumber, formatMoney, formatDate, timeZone } = useI18n()
-  const config = useLoad(async () => await api.GET('/api/config'), [])
-  const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
+  const config = useGet('/api/config')
+  const subscription = useGet('/api/subscription')
   const [cycle, setCycle] = useState<'monthly' | 'yearly'>('monthly')
   const [sort, setSort] = useState<TxSort>('occurred_at')
   const [order, setOrder] = useState<'asc' | 'desc'>('desc')
-  const groups = useLoad(async () => await api.GET('/api/wallet/transactions/grouped', { params: { query: { sort, order, limit: 25 } } }), [sort, order])
-  const history = useLoad(
-    async () => await api.GET('/api/wallet/balance-history', { params: { query: { granularity: 'day', days: 28, time_zone: timeZone } } }),
-    [timeZone]
-  )
+  const groups = useGet('/api/wallet/transactions/grouped', { params: { query: { sort, order, limit: 25 } } })
+  const history = useGet('/api/wallet/balance-history', { params: { query: { granularity: 'day', days: 28, time_zone: timeZone } } })
   const [failure, setFailure] = useState<Failure | null>(null)
   const available = config.data?.billing_available === true
   const checkout = async (body: { plan: string; cycle: 'monthly' | 'yearly' } | { top_up_quantity: number }): Promise<void> => {

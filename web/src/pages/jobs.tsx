@@ -1,10 +1,10 @@
 import { useState, type ReactNode } from 'react'
 import { Button, Checkbox, CheckboxGroup, Label } from 'react-aria-components'
 import { Link } from 'wouter'
-import { api } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, useLoad, scrollable, sortHeader } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, scrollable, sortHeader } from '../ui.tsx'
 import { ResultCard } from '../components/result-card.tsx'
+import { useGet } from '../queries.ts'
 
 const SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
 type Sort = (typeof SORTS)[number]
@@ -12,7 +12,7 @@ const PAGE = 20
 
 function JobDetail({ uuid }: { uuid: string }): ReactNode {
   const { t } = useI18n()
-  const job = useLoad(async () => await api.GET('/api/jobs/{uuid}', { params: { path: { uuid } } }), [uuid])
+  const job = useGet('/api/jobs/{uuid}', { params: { path: { uuid } } })
   return (
     <>
       <p>
@@ -47,7 +47,7 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
     ...(from !== '' && { from: new Date(from).toISOString() }),
     ...(to !== '' && { to: new Date(to).toISOString() })
   }
-  const jobs = useLoad(async () => await api.GET('/api/jobs', { params: { query } }), [JSON.stringify(query)])
+  const jobs = useGet('/api/jobs', { params: { query } })
   if (uuid)
     return (
       <>

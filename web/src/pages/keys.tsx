@@ -2,8 +2,9 @@ import { useState, type FormEvent, type ReactNode } from 'react'
 import { Button, Checkbox, CheckboxGroup, Dialog, DialogTrigger, Form, Heading, Label, Modal, Radio, RadioGroup } from 'react-aria-components'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, type Failure, scrollable } from '../ui.tsx'
 import { Confirm } from '../components/confirm.tsx'
+import { useGet } from '../queries.ts'
 
 type ApiKey = Schemas['ApiKey']
 type CheckName = ApiKey['enabled_checks'][number]
@@ -85,10 +86,10 @@ function EditKey({ apiKey, allowed, onDone }: { apiKey: ApiKey; allowed: readonl
 /** API keys and agents: create (the raw key or token shown once), rename, change checks, revoke. */
 export default function Keys(): ReactNode {
   const { t, formatDate } = useI18n()
-  const config = useLoad(async () => await api.GET('/api/config'), [])
-  const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
-  const keys = useLoad(async () => await api.GET('/api/keys'), [])
-  const agents = useLoad(async () => await api.GET('/api/agents', { params: { query: { limit: 96 } } }), [])
+  const config = useGet('/api/config')
+  const subscription = useGet('/api/subscription')
+  const keys = useGet('/api/keys')
+  const agents = useGet('/api/agents', { params: { query: { limit: 96 } } })
   const plan = config.data?.plans.find(p => p.code === subscription.data?.limits_plan)
   const allowedChecks = plan?.allowed_checks ?? []
   const [name, setName] = useState('')

@@ -4,8 +4,9 @@ import { Link, useLocation } from 'wouter'
 import Papa from 'papaparse'
 import { api, download, upload, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, failureOf, type Failure, scrollable } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
+import { useGet } from '../queries.ts'
 
 type Batch = Schemas['Batch']
 type Estimate = Schemas['BatchEstimate']
@@ -157,7 +158,7 @@ function BatchView({ uuid }: { uuid: string }): ReactNode {
 export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   const { t, formatNumber } = useI18n()
   const [, go] = useLocation()
-  const batches = useLoad(async () => await api.GET('/api/batches', { params: { query: { limit: 20 } } }), [uuid])
+  const batches = useGet('/api/batches', { params: { query: { limit: 20 } } }, [uuid])
   const [parsed, setParsed] = useState<Parsed | null>(null)
   const [column, setColumn] = useState('0')
   const [failure, setFailure] = useState<Failure | null>(null)

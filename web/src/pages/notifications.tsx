@@ -2,13 +2,14 @@ import { useState, type ReactNode } from 'react'
 import { Button } from 'react-aria-components'
 import { api } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, useLoad } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert } from '../ui.tsx'
+import { useGet } from '../queries.ts'
 
 /** The account's feed, newest first, paged by cursor; "mark as read" moves the seen cursor to the newest entry. */
 export default function Notifications(): ReactNode {
   const { t, formatDate } = useI18n()
   const [cursor, setCursor] = useState<string | null>(null)
-  const feed = useLoad(async () => await api.GET('/api/notifications', { params: { query: { limit: 24, ...(cursor && { cursor }) } } }), [cursor])
+  const feed = useGet('/api/notifications', { params: { query: { limit: 24, ...(cursor && { cursor }) } } })
   const items = feed.data?.items ?? []
   const markRead = async (): Promise<void> => {
     if (items.length === 0) return

@@ -3,8 +3,9 @@ import { Link } from 'wouter'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, useLoad } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, VerdictBadge } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
+import { useGet } from '../queries.ts'
 
 const VERDICT_COLOURS: Record<string, string> = { valid: '#1a7f37', invalid: '#cf222e', risky: '#9a6700', unknown: '#0969da' }
 const WINDOWS = [
@@ -54,15 +55,12 @@ export default function Overview(): ReactNode {
   const { t, formatNumber, formatDate, timeZone } = useI18n()
   const [win, setWin] = useState('2')
   const [granularity, days] = WINDOWS[Number(win)]
-  const wallet = useLoad(async () => await api.GET('/api/wallet'), [])
-  const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
-  const stats = useLoad(
-    async () => await api.GET('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone } } }),
-    [granularity, days, timeZone]
-  )
-  const jobs = useLoad(async () => await api.GET('/api/jobs', { params: { query: { limit: 5 } } }), [])
-  const batches = useLoad(async () => await api.GET('/api/batches', { params: { query: { limit: 5 } } }), [])
-  const feed = useLoad(async () => await api.GET('/api/notifications', { params: { query: { limit: 10 } } }), [])
+  const wallet = useGet('/api/wallet')
+  const subscription = useGet('/api/subscription')
+  const stats = useGet('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone } } })
+  const jobs = useGet('/api/jobs', { params: { query: { limit: 5 } } })
+  const batches = useGet('/api/batches', { params: { query: { limit: 5 } } })
+  const feed = useGet('/api/notifications', { params: { query: { limit: 10 } } })
   const series = useMemo(() => {
     const s = stats.data?.series ?? []
     return {

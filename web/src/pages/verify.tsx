@@ -2,16 +2,17 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react'
 import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, failureOf, useLoad, type Failure } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, failureOf, type Failure } from '../ui.tsx'
 import { ResultCard } from '../components/result-card.tsx'
+import { useGet } from '../queries.ts'
 
 type Job = Schemas['Job']
 
 /** Verify one address: the checks the plan allows, the answer as soon as the job ends (`wait`). */
 export default function Verify(): ReactNode {
   const { t } = useI18n()
-  const config = useLoad(async () => await api.GET('/api/config'), [])
-  const subscription = useLoad(async () => await api.GET('/api/subscription'), [])
+  const config = useGet('/api/config')
+  const subscription = useGet('/api/subscription')
   const allowed = config.data?.plans.find(p => p.code === subscription.data?.limits_plan)?.allowed_checks ?? []
   const [email, setEmail] = useState('')
   const [checks, setChecks] = useState<string[]>([])

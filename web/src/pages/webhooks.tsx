@@ -3,8 +3,9 @@ import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria
 import { Link, useLocation } from 'wouter'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, useLoad, type Failure, scrollable } from '../ui.tsx'
+import { ApiCall, Field, PageTitle, ProblemAlert, Secret, failureOf, type Failure, scrollable } from '../ui.tsx'
 import { Confirm } from '../components/confirm.tsx'
+import { useGet } from '../queries.ts'
 
 type Endpoint = Schemas['WebhookEndpoint']
 const EVENTS = ['job.completed', 'batch.completed'] as const
@@ -29,8 +30,8 @@ function Events({ value, onChange }: { value: string[]; onChange: (v: string[]) 
 /** One endpoint: edit, enable or disable, test-fire, and its deliveries log. */
 function EndpointView({ uuid }: { uuid: string }): ReactNode {
   const { t, formatDate } = useI18n()
-  const endpoint = useLoad(async () => await api.GET('/api/webhooks/{uuid}', { params: { path: { uuid } } }), [uuid])
-  const deliveries = useLoad(async () => await api.GET('/api/webhooks/{uuid}/deliveries', { params: { path: { uuid }, query: { limit: 50 } } }), [uuid])
+  const endpoint = useGet('/api/webhooks/{uuid}', { params: { path: { uuid } } })
+  const deliveries = useGet('/api/webhooks/{uuid}/deliveries', { params: { path: { uuid }, query: { limit: 50 } } })
   const [edit, setEdit] = useState<{ url: string; events: string[]; description: string } | null>(null)
   const [failure, setFailure] = useState<Failure | null>(null)
   const [fired, setFired] = useState<string | null>(null)
@@ -172,7 +173,7 @@ function EndpointView({ uuid }: { uuid: string }): ReactNode {
 /** Webhooks: create (the signing secret shown once), and the endpoints. */
 export default function Webhooks({ uuid }: { uuid?: string }): ReactNode {
   const { t } = useI18n()
-  const list = useLoad(async () => await api.GET('/api/webhooks'), [uuid])
+  const list = useGet('/api/webhooks', undefined, [uuid])
   const [url, setUrl] = useState('')
   const [events, setEvents] = useState<string[]>(['job.completed'])
   const [description, setDescription] = useState('')
