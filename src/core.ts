@@ -5,6 +5,7 @@
 import { makePrivateDir } from './infra/private-files.ts'
 import { join } from 'node:path'
 import type { Config } from './config.ts'
+import { optionalAdapter } from './infra/optional-adapter.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
 import type { EventStore } from './ports/event-store.ts'
 import { SqliteReadStore } from './infra/readstore/sqlite.ts'
@@ -36,12 +37,15 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
   // DATA_DIR holds customers' data and the secrets: made 0700, every file in it 0600.
   makePrivateDir(config.data_dir)
   const secrets = await loadSecrets(config.data_dir)
-  // The production adapters load their clients only where configured (KurrentDB's weighs about 33 MiB, MongoDB's 7).
+  // The KurrentDB and MongoDB adapters load their clients only where configured: optional
+  // dependencies (KurrentDB's weighs about 33 MiB, MongoDB's 7), never run by the tests here.
   const store = config.eventstore_url
-    ? new (await import('./infra/eventstore/kurrentdb.ts')).KurrentEventStore(config.eventstore_url)
+    ? new (await optionalAdapter('EVENTSTORE_URL', '@kurrent/kurrentdb-client', () => import('./infra/eventstore/kurrentdb.ts'))).KurrentEventStore(
+        config.eventstore_url
+      )
     : new SqliteEventStore(join(config.data_dir, 'events.db'))
   const reads = config.mongodb_url
-    ? await (await import('./infra/readstore/mongodb.ts')).MongoReadStore.connect(config.mongodb_url)
+    ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/readstore/mongodb.ts'))).MongoReadStore.connect(config.mongodb_url)
     : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')

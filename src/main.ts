@@ -34,6 +34,7 @@ import { boundServer, buildApp, buildHealthApp, REDACT, type AppOptions } from '
 import { CompletionWaits } from './http/waits.ts'
 import { startMetricsServer } from './http/plugins/metrics.ts'
 import { ServiceMetrics } from './infra/metrics.ts'
+import { optionalAdapter } from './infra/optional-adapter.ts'
 
 /** The processes the service can run as (docs/design/architecture.md "Ports and their adapters"). */
 export const ROLES = ['serve', 'api', 'projector', 'relay', 'worker:verifier', 'worker:webhooks', 'worker:mailer'] as const
@@ -285,7 +286,7 @@ export async function startRole(
   const blobs: BlobStore | null =
     serveApi || parts.mailer
       ? config.mongodb_url
-        ? await (await import('./infra/blobs/gridfs.ts')).GridFsBlobStore.connect(config.mongodb_url)
+        ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/blobs/gridfs.ts'))).GridFsBlobStore.connect(config.mongodb_url)
         : new FileBlobStore(join(config.data_dir, 'blobs'))
       : null
   if (blobs) started.push(['blobs', () => blobs.close()])
