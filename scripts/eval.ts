@@ -233,7 +233,7 @@ await service.close()
 
 // ── The interface's statuses exercised by the last test run ──────────────────────────
 {
-  const root = join(tmpdir(), 'svc-interface-coverage')
+  const root = new URL('../.tap/interface-coverage', import.meta.url).pathname
   const runs = existsSync(root)
     ? readdirSync(root)
         .map(d => join(root, d))

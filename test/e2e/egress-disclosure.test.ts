@@ -32,12 +32,12 @@ t.teardown(() => world.close())
 /** The world's resolver behind a relay the test can silence (a dead resolver). */
 const dns = await startDnsRelay(t, world.dns_server, '127.0.142.3')
 
-// A SOCKS5 proxy whose own way to port 25 is closed: every session through it is a proxy failure.
+// A SOCKS5 proxy whose own way to the SMTP port is closed: every session through it is a proxy failure.
 let refused = 0
 const proxy: Server = socks.createServer({
   connectionFilter: (destination, _origin, callback) => {
-    if (destination.port === 25) refused++
-    setImmediate(callback, destination.port === 25 ? new Error('port 25 is closed here') : undefined)
+    if (destination.port === world.smtp_port) refused++
+    setImmediate(callback, destination.port === world.smtp_port ? new Error('the SMTP port is closed here') : undefined)
   }
 })
 await new Promise<void>(resolve => proxy.listen(0, PROXY_HOST, resolve))

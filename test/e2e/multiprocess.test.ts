@@ -57,6 +57,7 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
     NATS_PREFIX: prefix,
     NATS_ACK_WAIT_MS: '2000',
     VERIFIER_DNS_SERVERS: world.dns_server,
+    VERIFIER_SMTP_PORT: String(world.smtp_port),
     VERIFIER_SMTP_TIMEOUT_MS: '2000',
     VERIFIER_HELO_NAME: 'verifier.test.example',
     // The mail world is on loopback: the probe may connect there.

@@ -57,6 +57,7 @@ const svc = await startSvc(
     VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     METRICS_TOKEN,
     VERIFIER_DNS_SERVERS: world.dns_server,
+    VERIFIER_SMTP_PORT: String(world.smtp_port),
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
     VERIFIER_SMTP_TIMEOUT_MS: '30000',
     VERIFIER_HELO_NAME: 'verifier.test.example',

@@ -25,7 +25,7 @@ export function engineFor(world: MailWorld, o: EngineSetup = {}): { engine: Veri
   const engine = new VerificationEngine({
     resolver,
     probe: {
-      port: 25,
+      port: world.smtp_port,
       helo_name: 'verifier.test.example',
       mail_from: 'probe@verifier.test.example',
       timeout_ms: o.timeout_ms ?? 1_000,

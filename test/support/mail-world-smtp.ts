@@ -1,4 +1,4 @@
-// One SMTP host of the mail world: a small raw server on `ip:25` that says on the wire
+// One SMTP host of the mail world: a small raw server on `ip:<port>` that says on the wire
 // exactly what its spec scripts (multi-line replies, 2xx texts, enhanced codes, failing
 // STARTTLS, hang-ups), and logs every connection with the command lines it received.
 import { createServer, type Socket } from 'node:net'
@@ -17,7 +17,7 @@ type DropPoint = 'connect' | 'banner' | 'EHLO' | 'STARTTLS' | 'MAIL' | 'RCPT'
 
 export interface HostSpec {
   name: string
-  /** Where the host listens (port 25) and what its name's A record (AAAA for an IPv6 address) says. */
+  /** Where the host listens (on the world's SMTP port) and what its name's A record (AAAA for an IPv6 address) says. */
   ip: string
   /** Delay before the banner (ms); past the client's timeout this is a tarpit. */
   banner_delay_ms?: number

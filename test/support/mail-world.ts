@@ -1,5 +1,7 @@
 // A simulated mail world on loopback: a DNS server (UDP and TCP, dns-packet) and SMTP
-// hosts on 127.x.y.z:25 (or ::1) with scripted behaviours. Never the internet. It logs
+// hosts on 127.x.y.z:2525 (or ::1) with scripted behaviours: a port above 1024, so that any
+// user can run the tests (port 25 needs root on Linux); the engine under test is pointed at
+// it (`VERIFIER_SMTP_PORT`, the probe's `port`). Never the internet. It logs
 // every DNS query and every connection, so tests count what reached it themselves.
 import { DnsZone, serveDns, ttlOf, type DnsOptions, type DnsQueryLog, type DnsRecord, type NameFaults, type TtlSpec } from './mail-world-dns.ts'
 import { serveSmtpHost, type ConnectionLog, type HostSpec } from './mail-world-smtp.ts'
@@ -31,6 +33,7 @@ export interface MailWorldOptions {
   dns_ip: string
   domains: DomainSpec[]
   hosts: HostSpec[]
+  /** The hosts' SMTP port (default MAIL_WORLD_SMTP_PORT); 25 only where port 25 is the point of the test. */
   smtp_port?: number
   /** More records (CNAME chains, extra A/AAAA/MX), published as given. */
   records?: DnsRecord[]
@@ -38,9 +41,14 @@ export interface MailWorldOptions {
   dns?: DnsOptions & { faults?: Record<string, NameFaults> }
 }
 
+/** The SMTP port of the mail world's hosts unless a test asks for another: above 1024, so no test needs root for it. */
+export const MAIL_WORLD_SMTP_PORT = 2525
+
 export interface MailWorld {
   /** `ip:port`, served over UDP and TCP. */
   dns_server: string
+  /** The port every host's SMTP server listens on (the engine's `VERIFIER_SMTP_PORT`). */
+  smtp_port: number
   /** SMTP transcript lines seen by the servers: `<ip> <command>` for MAIL FROM, RCPT TO and DATA. */
   transcript: string[]
   /** Number of SMTP connections each host accepted. */
@@ -76,9 +84,9 @@ function hostRecords(h: HostSpec): DnsRecord[] {
   return out
 }
 
-/** Starts the DNS server on `${dns_ip}:<random port>` and one SMTP server per host on port 25. */
+/** Starts the DNS server on `${dns_ip}:<random port>` and one SMTP server per host on `smtp_port` (MAIL_WORLD_SMTP_PORT). */
 export async function startMailWorld(options: MailWorldOptions): Promise<MailWorld> {
-  const port = options.smtp_port ?? 25
+  const port = options.smtp_port ?? MAIL_WORLD_SMTP_PORT
   const zone = new DnsZone(options.dns ?? {})
   const setDomain = (d: DomainSpec): void => {
     zone.replace(d.name, domainRecords(d))
@@ -106,6 +114,7 @@ export async function startMailWorld(options: MailWorldOptions): Promise<MailWor
   }
   return {
     dns_server: `${options.dns_ip}:${dns.port}`,
+    smtp_port: port,
     ...logs,
     dns_queries: zone.log,
     update_domain: setDomain,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { Test } from 'tap'
+import { MAIL_WORLD_SMTP_PORT } from './mail-world.ts'
 
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
 
@@ -20,6 +21,8 @@ export function svcEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.P
     SIGNUP_SCREENING: 'lists',
     VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
     VERIFIER_HELO_NAME: 'verifier.test.example',
+    // The mail world's hosts listen above 1024 (any user runs the tests).
+    VERIFIER_SMTP_PORT: String(MAIL_WORLD_SMTP_PORT),
     ...extra
   }
 }

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, existsSync, appendFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { tmpdir } from 'node:os'
 import { pino } from 'pino'
 import { loadConfig, type Config } from '../../src/config.ts'
 import { startService, type Service } from '../../src/main.ts'
 import { waitUntil } from './eventstore-contract.ts'
 import { checkResponses } from './response-check.ts'
+import { MAIL_WORLD_SMTP_PORT } from './mail-world.ts'
 
 /** Config for a test service on a random port in `dataDir`, probing the given mail world. */
 export function testConfig(dataDir: string, env: Record<string, string> = {}): Config {
@@ -19,6 +19,8 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
     VERIFIER_SMTP_TIMEOUT_MS: '1000',
     VERIFIER_DNS_TIMEOUT_MS: '1000',
     VERIFIER_HELO_NAME: 'verifier.test.example',
+    // The mail world's hosts listen above 1024 (any user runs the tests).
+    VERIFIER_SMTP_PORT: String(MAIL_WORLD_SMTP_PORT),
     ...(env.VERIFIER_DNS_SERVERS !== undefined && { VERIFIER_ALLOW_PRIVATE_TARGETS: 'true' }),
     ...env
   })
@@ -77,10 +79,12 @@ export type Api = (
 ) => Promise<{ status: number; body: any; headers: Headers }>
 
 /**
- * Where the requests of one `tap` run are recorded for test/zz-coverage/interface-coverage.test.ts:
- * a directory per runner process (every test file is a child of it), a file per test file.
+ * Where the requests of one `tap` run are recorded for `npm run eval`'s interface coverage:
+ * in the checkout's own `.tap/interface-coverage/` (never a shared path of /tmp, which
+ * another user's run may own), a directory per runner process (every test file is a child
+ * of it), a file per test file.
  */
-const coverageDir = (runner = process.ppid): string => join(tmpdir(), 'svc-interface-coverage', String(runner))
+const coverageDir = (runner = process.ppid): string => join(new URL('../../.tap/interface-coverage', import.meta.url).pathname, String(runner))
 let coverageFile: string | null = null
 /**
  * Records one exchange (method, path without the query, status) for the interface-coverage

@@ -78,7 +78,13 @@ function engine(over: Partial<EngineOptions> = {}): { e: VerificationEngine; res
   const resolver = new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 }))
   const e = new VerificationEngine({
     resolver,
-    probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 500, allow_private_targets: true },
+    probe: {
+      port: world.smtp_port,
+      helo_name: 'verifier.test.example',
+      mail_from: 'probe@verifier.test.example',
+      timeout_ms: 500,
+      allow_private_targets: true
+    },
     politeness: {
       ...DEFAULT_POLITENESS,
       max_sessions_per_host: 2,
@@ -215,7 +221,7 @@ t.test("a slot freed at the receiver's session limit is taken again without a 42
       slot_reuse_grace_ms: 100
     },
     probe: {
-      port: 25,
+      port: world.smtp_port,
       helo_name: 'verifier.test.example',
       mail_from: 'probe@verifier.test.example',
       timeout_ms: 500,

@@ -80,7 +80,7 @@ t.teardown(() => world.close())
 const engine = new VerificationEngine({
   resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
   probe: {
-    port: 25,
+    port: world.smtp_port,
     helo_name: 'verifier.test.example',
     mail_from: 'probe@verifier.test.example',
     timeout_ms: 400,
@@ -139,7 +139,7 @@ const cases: Array<[string, string, string, string?]> = [
   ['x@proxied-away.com', 'unknown', 'proxy_error', "its route's SOCKS5 proxy cannot be reached: the mailbox is never asked, never invalid"]
 ]
 
-// The sandbox's magic local part for each reason it simulates (VERIFICATION.md "Sandbox").
+// The sandbox's magic local part for each reason it simulates (docs/design/verification.md "Sandbox").
 const SANDBOX_OF: Record<string, string> = {
   accepted_email: 'valid',
   mailbox_not_found: 'invalid',
@@ -212,7 +212,7 @@ t.test('IDN domain is normalized to punycode and probed so', async t => {
 const LOCAL_ONLY = new Set<string>(['smtp_not_requested'])
 
 t.test('every reason of the result vocabulary has a case above', async t => {
-  // Agreement of the vocabulary (reasons and their verdicts) with VERIFICATION.md is npm run eval's: here, that none goes untested.
+  // Agreement of the vocabulary (reasons and their verdicts) with docs/design/verification.md is npm run eval's: here, that none goes untested.
   const covered = new Set(cases.map(c => c[2]))
   t.same(
     Object.keys(VERDICT_OF).filter(r => !covered.has(r) && !LOCAL_ONLY.has(r)),

@@ -35,7 +35,13 @@ t.teardown(() => {
 })
 const engine = new VerificationEngine({
   resolver: new CachingMailResolver(new DnsClient({ servers: [world.dns_server], timeout_ms: 1_000 })),
-  probe: { port: 25, helo_name: 'verifier.test.example', mail_from: 'probe@verifier.test.example', timeout_ms: 20_000, allow_private_targets: true },
+  probe: {
+    port: world.smtp_port,
+    helo_name: 'verifier.test.example',
+    mail_from: 'probe@verifier.test.example',
+    timeout_ms: 20_000,
+    allow_private_targets: true
+  },
   result_cache_ttl_ms: 0
 })
 
