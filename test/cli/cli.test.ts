@@ -2,7 +2,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { readFileSync } from 'node:fs'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 
 // The operator command line in one style: exit 2 for a
 // usage error, 1 for a failure, one code for an unknown account whatever the command,
@@ -11,10 +11,7 @@ import { client, signUp, startTestService, testConfig } from '../support/service
 // version, what the API shows of the account, and the raw key and password this test made.
 const run = promisify(execFile)
 const cli = new URL('../../bin/svc.js', import.meta.url).pathname
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t)
 const email = 'operator-view@example.com'
 const password = 'correct horse battery staple'
 const token = await signUp(api, dataDir, email, password)

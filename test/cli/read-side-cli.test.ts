@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { dumpReadModels } from '../support/read-models.ts'
 import { WALLETS, WALLET_TRANSACTIONS, type WalletDoc, type WalletTransactionDoc } from '../../src/projections/wallets.ts'
@@ -11,10 +11,7 @@ import { WALLETS, WALLET_TRANSACTIONS, type WalletDoc, type WalletTransactionDoc
 
 const run = promisify(execFile)
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const env = { ...process.env, DATA_DIR: dataDir, SVC_PROGRESS: '1' }
 const svc = async (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
   try {

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { client, confirmationCode, outboxMailsTo, settled, signUp, startTestService, testConfig } from '../support/service.ts'
+import { confirmationCode, outboxMailsTo, settled, signUp, build } from '../support/service.ts'
 import { JOBS, JOB_COUNTS, JOB_TOTALS } from '../../src/projections/jobs.ts'
 import { API_KEYS } from '../../src/projections/api-keys.ts'
 import { AGENTS } from '../../src/projections/agents.ts'
@@ -16,10 +16,7 @@ import { USERS } from '../../src/projections/users.ts'
 
 const run = promisify(execFile)
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const password = 'correct horse battery staple'
 
 t.test('five wrong passwords lock sign-in for a while (429), even with the right one', async t => {

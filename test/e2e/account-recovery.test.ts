@@ -1,16 +1,13 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { banUser } from '../../src/flows/revoke-sessions/ban-user.ts'
 import { unbanUser } from '../../src/commands/user/unban-user.ts'
 import { accountOfEmail } from '../../src/commands/user/read.ts'
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t, { PUBLIC_URL: 'https://app.example.com' })
 const password = 'correct horse battery staple'
 
 /** The mails in the outbox to `email`, oldest first. */

@@ -1,12 +1,9 @@
 import t from 'tap'
 import { waitUntil } from '../support/eventstore-contract.ts'
-import { client, signUp, settled, startTestService, testConfig } from '../support/service.ts'
+import { signUp, settled, build } from '../support/service.ts'
 import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const token = await signUp(api, dataDir, 'agents-owner@example.com')
 const other = await signUp(api, dataDir, 'agents-other@example.com')
 const unknownUuid = '01a200f4-4e74-7104-92f0-217355e415da'

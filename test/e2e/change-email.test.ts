@@ -1,11 +1,8 @@
 import t from 'tap'
-import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../support/service.ts'
+import { outboxMailsTo, signUp, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t, { PUBLIC_URL: 'https://app.example.com' })
 const password = 'correct horse battery staple'
 
 const linkTo = async (email: string): Promise<string> => {

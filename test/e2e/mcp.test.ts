@@ -7,7 +7,7 @@ import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startMailWorld } from '../support/mail-world.ts'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { grantFor } from '../support/oauth-flow.ts'
 
 // This file owns 127.0.94.0/24.
@@ -23,10 +23,7 @@ const world = await startMailWorld({
   ]
 })
 t.teardown(() => world.close())
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t, { VERIFIER_DNS_SERVERS: world.dns_server })
 const password = 'correct horse battery staple'
 const session = await signUp(api, dataDir, 'assistant-owner@example.com', password)
 

@@ -6,14 +6,11 @@ import { launchHeadlessChromium, openPage } from '../support/chromium.ts'
 import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { authorizeUrl, pkce, tokenRequest } from '../support/oauth-flow.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const password = 'correct horse battery staple'
 await signUp(api, dataDir, 'browser-owner@example.com', password)
 

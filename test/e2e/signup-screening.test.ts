@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startMailWorld } from '../support/mail-world.ts'
-import { client, startTestService, testConfig } from '../support/service.ts'
+import { build } from '../support/service.ts'
 
 // Sign-up screening with the verification engine against a loopback mail world.
 // This file owns 127.0.60.0/24.
@@ -19,10 +19,7 @@ const world = await startMailWorld({
   ]
 })
 t.teardown(() => world.close())
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { api } = await build(t, { SIGNUP_SCREENING: 'full', VERIFIER_DNS_SERVERS: world.dns_server })
 const password = 'correct horse battery staple'
 
 t.test('register: disposable and undeliverable addresses are refused with their codes', async t => {

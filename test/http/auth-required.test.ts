@@ -1,12 +1,9 @@
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 
 // Every account operation (Auth J) answers 401 without a credential, with a forged or
 // expired token, and with an API key or agent token in place of a session token.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t)
 const token = await signUp(api, dataDir, 'auth-sweep@example.com', 'correct horse battery staple')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key as string
 const me = (await api('GET', '/api/users/me', { token })).body.uuid as string

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.ts'
 
 // Behaviour the interface states: a text/plain body
@@ -8,10 +8,7 @@ import { operatorSetPlan } from '../../src/flows/plan-change/operator-set-plan.t
 // path-aware location (RFC 9728 §3.1); billing judges the request (400, 409) before it
 // answers 503 for a service without Stripe. The oracles: the RFCs' and the interface's
 // words, and the service's own document for the 415.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const token = await signUp(api, dataDir, 'exact@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'k', environment: 'test' } })).body.raw_key as string
 

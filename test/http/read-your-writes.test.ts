@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 
 // Read your writes, bounded: a write's answer waits up to
 // 5 s for the read models to apply it. When they are late it goes out anyway, and says so:
@@ -8,10 +8,7 @@ import { client, signUp, startTestService, testConfig } from '../support/service
 // would be); the oracle is the answer's header, the metric and a read made afterwards.
 
 const TOKEN = 'ryw-metrics-token-0123456789'
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { METRICS_TOKEN: TOKEN }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t, { METRICS_TOKEN: TOKEN })
 const token = await signUp(api, dataDir, 'ryw@example.com')
 
 const timeouts = async (): Promise<number> => {

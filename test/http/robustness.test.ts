@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SMTPServer } from 'smtp-server'
-import { client, settled, startTestService, testConfig } from '../support/service.ts'
+import { settled, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
 // This file owns 127.0.31.0/24. A receiving SMTP server stands in for SMTP_URL.
@@ -24,10 +24,7 @@ const inbox = new SMTPServer({
 await new Promise<void>(resolve => inbox.listen(2525, '127.0.31.1', () => resolve()))
 t.teardown(() => new Promise<void>(resolve => inbox.close(() => resolve())))
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { SMTP_URL: 'smtp://127.0.31.1:2525', MAIL_FROM: 'Verify <no-reply@svc.example>' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { api } = await build(t, { SMTP_URL: 'smtp://127.0.31.1:2525', MAIL_FROM: 'Verify <no-reply@svc.example>' })
 
 t.test("with SMTP_URL the confirmation code goes out over SMTP, in the account's locale", async t => {
   const r = await api('POST', '/api/auth/register', { body: { email: 'marie@example.fr', password: 'un mot de passe long', locale: 'fr' } })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../support/service.ts'
+import { outboxMailsTo, signUp, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { totpNow } from '../support/totp.ts'
 
@@ -7,10 +7,7 @@ import { totpNow } from '../support/totp.ts'
 // V6.3.7): a password change or reset cancels a pending email change and is told to the
 // account; a change of address is told to the old one; the confirmation code is never in a
 // subject line. The oracle: the mails in the outbox (DATA_DIR/outbox, one .eml per mail).
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { PUBLIC_URL: 'https://app.example.com' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t, { PUBLIC_URL: 'https://app.example.com' })
 const password = 'correct horse battery staple'
 
 const decoded = (mail: string): string => mail.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))

@@ -4,16 +4,13 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { totp, totpNow as codeNow } from '../support/totp.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
 const run = promisify(execFile)
 const cli = new URL('../../src/cli.ts', import.meta.url).pathname
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t)
 const password = 'correct horse battery staple'
 
 const cookieOf = (headers: Headers): string => /svc_refresh=([^;]*)/.exec(headers.get('set-cookie') ?? '')?.[1] ?? ''

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 import { deleteUser } from '../../src/flows/delete-account/delete-user.ts'
 import type { EventStore } from '../../src/ports/event-store.ts'
 
@@ -8,10 +8,7 @@ import type { EventStore } from '../../src/ports/event-store.ts'
 // The deletion is made to land right after the chunk's append (the store's append is
 // wrapped in this test), before the route reads its answer back. The oracle: the account
 // read back (401 afterwards) and the answer.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const password = 'correct horse battery staple'
 const store: EventStore = service.core.store
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../support/service.ts'
+import { signUp, build } from '../support/service.ts'
 
 // A credential works only in its own environment: a `svc_test_` key must not add a chunk to a live batch (it would be billed and
 // probed live), mint a live key, or change or revoke one; a live key must not add to a
@@ -7,10 +7,7 @@ import { client, signUp, startTestService, testConfig } from '../support/service
 // batch (404, as another account's); a session sees both but adds as a live credential. The oracles: the wallet's balance and the batch's totals read back, and
 // the keys that still authenticate. Live batches are probed through a resolver that does
 // not answer (127.0.101.1: this file owns 127.0.101.0/24), never the internet.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: '127.0.101.1:53' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t, { VERIFIER_DNS_SERVERS: '127.0.101.1:53' })
 const token = await signUp(api, dataDir, 'two-worlds@example.com')
 const keys = ['email:verify:bulk', 'results:read', 'billing:read', 'api_keys:read', 'api_keys:create', 'api_keys:revoke']
 const create = async (environment: 'live' | 'test', by = token): Promise<any> =>

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { startMailWorld } from '../support/mail-world.ts'
-import { client, settled, signUp, startTestService, testConfig } from '../support/service.ts'
+import { settled, signUp, build } from '../support/service.ts'
 import { totpNow } from '../support/totp.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
@@ -31,10 +31,7 @@ const world = await startMailWorld({
   ]
 })
 t.teardown(() => world.close())
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t, { VERIFIER_DNS_SERVERS: world.dns_server })
 const password = 'correct horse battery staple'
 
 t.test('after deletion no file holds the address, the suggestion, the reply, the webhook URL or the data key', async t => {

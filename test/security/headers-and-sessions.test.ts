@@ -1,15 +1,12 @@
 import t from 'tap'
 import { totp, totpNow } from '../support/totp.ts'
-import { client, outboxMailsTo, signUp, startTestService, testConfig } from '../support/service.ts'
+import { outboxMailsTo, signUp, build } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 
 // Response headers and session handling:
 // security headers on every answer, `no-store` on answers with credentials, and a logout
 // that needs the session's refresh token, not only its id.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const password = 'correct horse battery staple'
 
 t.test('security headers on the API; no-store on token answers', async t => {

@@ -1,16 +1,13 @@
 import t from 'tap'
 import { join } from 'node:path'
-import { client, confirmationCode, outboxMailsTo, startTestService, testConfig } from '../support/service.ts'
+import { confirmationCode, outboxMailsTo, build } from '../support/service.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
 import { LOGIN_FAILURES_BEFORE_LOCK } from '../../src/domain/user/decider.ts'
 
 // Account takeover paths, tried as an attacker would: registering someone's address first, and guessing passwords faster than the
 // lock can count them. The oracles: the mailbox (outbox files), and the event store's own
 // record of which password checks were judged.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t)
 
 async function userUuidOf(token: string): Promise<string> {
   return (await api('GET', '/api/users/me', { token })).body.uuid

@@ -26,6 +26,22 @@ export function testConfig(dataDir: string, env: Record<string, string> = {}): C
   })
 }
 
+/**
+ * The service a test file talks to, as fastify/demo's `build(t)`: on a fresh DATA_DIR (the
+ * test's own directory), with `env` over the test configuration, closed at the end of `t`;
+ * with the JSON client on its URL. `options.now`: the clock its commands read.
+ */
+export async function build(
+  t: { testdir: () => string; teardown: (f: () => unknown) => void },
+  env: Record<string, string> = {},
+  options: { now?: () => Date } = {}
+): Promise<{ service: Service; api: Api; dataDir: string }> {
+  const dataDir = t.testdir()
+  const service = await startTestService(testConfig(dataDir, env), options)
+  t.teardown(() => service.close())
+  return { service, api: client(service.url), dataDir }
+}
+
 /** Schema violations of every answer of the test services of this process (see `checkResponses`). */
 export const responseViolations: string[] = []
 

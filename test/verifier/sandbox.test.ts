@@ -1,5 +1,5 @@
 import t from 'tap'
-import { client, settled, signUp, startTestService, testConfig } from '../support/service.ts'
+import { settled, signUp, build } from '../support/service.ts'
 import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from '../../src/verifier/lists.ts'
 
 // The sandbox runs every local check for real and simulates only the network: with a test key, a typo gets its suggestion, a disposable
@@ -7,10 +7,7 @@ import { isDisposableDomain, isFreeDomain, isRoleLocalPart } from '../../src/ver
 // ones end `unknown`/`smtp_not_requested`, never a failure reason for a check nobody asked
 // for. The oracles: the maintained lists as the packages ship them (read directly) and the
 // interface's results read back over HTTP; no network is touched (DNS is not configured).
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: '127.0.102.1:53' }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, api } = await build(t, { VERIFIER_DNS_SERVERS: '127.0.102.1:53' })
 const token = await signUp(api, dataDir, 'sandboxer@example.com')
 const key = (await api('POST', '/api/keys', { token, body: { name: 'sandbox', environment: 'test' } })).body.raw_key as string
 const verify = async (email: string, checks?: string[]): Promise<any> => {

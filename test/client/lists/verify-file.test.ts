@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import ExcelJS from 'exceljs'
 import { startMailWorld } from '../../support/mail-world.ts'
-import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
+import { signUp, build } from '../../support/service.ts'
 import { waitUntil } from '../../support/eventstore-contract.ts'
 import { grantTokens } from '../../../src/commands/wallet/grant-tokens.ts'
 
@@ -37,10 +37,7 @@ t.teardown(() => world.close())
 /** The world's ground truth for an address of a list. */
 const truth = (address: string): string => (!/^[^\s@]+@[^\s@]+\.[a-z]+$/i.test(address.trim()) ? 'invalid' : /^ok/i.test(address.trim()) ? 'valid' : 'invalid')
 
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir, { VERIFIER_DNS_SERVERS: world.dns_server }))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t, { VERIFIER_DNS_SERVERS: world.dns_server })
 const cliPath = new URL('../../../src/cli.ts', import.meta.url).pathname
 
 async function account(email: string, tokens: number): Promise<{ token: string; key: string }> {

@@ -1,6 +1,6 @@
 import { launchHeadlessChromium, openPage } from '../../support/chromium.ts'
 import t from 'tap'
-import { client, signUp, startTestService, testConfig } from '../../support/service.ts'
+import { signUp, build } from '../../support/service.ts'
 import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
 
 // The result vocabulary and the problem pages: the
@@ -8,10 +8,7 @@ import { REASONS, VERDICTS } from '../../../src/verifier/vocabulary.ts'
 // same for people; a problem's `type` resolves to a page about it (RFC 9457 §3.1.1). In
 // Debian's headless Chromium: each page renders with no console error and nothing fetched
 // from elsewhere. The oracles: problems the service really answered, and the document.
-const dataDir = t.testdir()
-const service = await startTestService(testConfig(dataDir))
-t.teardown(() => service.close())
-const api = client(service.url)
+const { dataDir, service, api } = await build(t)
 const token = await signUp(api, dataDir, 'reader-of-pages@example.com')
 const narrow = (await api('POST', '/api/keys', { token, body: { name: 'narrow', environment: 'test', scopes: ['email:verify:single'] } })).body
   .raw_key as string
