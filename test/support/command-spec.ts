@@ -12,7 +12,7 @@ import type { RecordedEvent } from '../../src/ports/event-store.ts'
 import { testConfig } from './service.ts'
 
 /** An event as a spec states it: its type and the fields of its data that matter (compared with `t.match`). */
-export interface SpecEvent {
+interface SpecEvent {
   type: string
   data?: Record<string, unknown>
 }
