@@ -1,0 +1,370 @@
+import { EventEmitter } from 'node:events'
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription
+} from '../../ports/event-store.ts'
+
+/**
+ * The key of the transaction-scoped advisory lock every append takes (`pg_advisory_xact_lock`):
+ * one group of appends commits at a time, so positions are given in commit order.
+ */
+const APPEND_LOCK = 7_261_001
+/** The key of the session lock the schema's creation runs under (several processes may start at once). */
+const MIGRATION_LOCK = 7_261_000
+
+/** Bytes of event data a subscription's page holds at most (besides one event, whatever its size). */
+const PAGE_BYTES = 1024 * 1024
+
+/**
+ * The schema: events with a global position given under APPEND_LOCK (a gapless sequence in
+ * commit order, never a SQL sequence: transactions commit out of the order their sequence
+ * values were drawn in, and a reader following the log would skip the late ones), unique per
+ * (stream, revision) and per id; and the checkpoints of named consumers.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position bigint PRIMARY KEY,
+  id text NOT NULL UNIQUE,
+  stream text NOT NULL,
+  revision integer NOT NULL,
+  type text NOT NULL,
+  data text NOT NULL,
+  metadata text NOT NULL,
+  UNIQUE (stream, revision)
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  name text PRIMARY KEY,
+  position bigint NOT NULL
+);
+`
+
+const COLUMNS = 'position, id, stream, revision, type, data, metadata'
+
+interface Row {
+  position: string
+  id: string
+  stream: string
+  revision: number
+  type: string
+  data: string
+  metadata: string
+}
+
+function toRecorded(r: Row): RecordedEvent {
+  return {
+    id: r.id,
+    stream: r.stream,
+    revision: r.revision,
+    position: Number(r.position),
+    type: r.type,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    metadata: JSON.parse(r.metadata) as RecordedEvent['metadata'],
+    size: r.data.length
+  }
+}
+
+/** An append waiting for its group's commit. */
+interface PendingAppend {
+  stream: string
+  events: ReadonlyArray<{ id: string; type: string; data: string; metadata: string }>
+  expected: ExpectedRevision
+  resolve: (r: AppendResult) => void
+  reject: (err: unknown) => void
+}
+
+export interface PostgresEventStoreOptions {
+  /** The schema the tables live in (created when absent); default `public`. */
+  schema?: string
+  /** Connections of the pool (default 4: one commits at a time; the others read). */
+  pool_size?: number
+  /** How often (ms) a live subscription looks for appends made by other processes. */
+  poll_interval_ms?: number
+  /** Events read per page by subscriptions. */
+  batch_size?: number
+}
+
+/**
+ * The event store on PostgreSQL (node-postgres, a pool of `pool_size` connections).
+ * Appends: those asked for in one turn of the event loop commit together in one
+ * transaction that first takes the advisory lock APPEND_LOCK, so that groups commit one at
+ * a time across every process on the database; each append is checked against its stream's
+ * last revision under that lock (exact for two concurrent `no_stream` appends) inside a
+ * savepoint of its own, and its events take the positions after the head. Positions are
+ * therefore given in commit order, with no gap: a reader following the log never skips an
+ * event committed late, nor reads one twice. Cost of a group: the head and each stream's last
+ * revision by index, and the inserts. Subscriptions read pages after their position; they
+ * wake at once on this process's appends and within `poll_interval_ms` on other processes'.
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly pool: pg.Pool
+  private readonly schema: string
+  private readonly emitter = new EventEmitter()
+  private readonly pollMs: number
+  private readonly batchSize: number
+  private ready: Promise<void>
+  private queue: PendingAppend[] = []
+  private running: Promise<void> = Promise.resolve()
+  private scheduled = false
+  private closed = false
+
+  constructor(url: string, options: PostgresEventStoreOptions = {}) {
+    this.schema = options.schema ?? 'public'
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`schema ${this.schema}: a lower-case SQL identifier`)
+    this.pollMs = options.poll_interval_ms ?? 100
+    this.batchSize = options.batch_size ?? 500
+    this.pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${this.schema}` })
+    // An idle connection that fails (the server restarted) is dropped by the pool; the next query opens another.
+    this.pool.on('error', () => {})
+    this.emitter.setMaxListeners(0)
+    this.ready = this.migrate()
+    this.ready.catch(() => {})
+  }
+
+  /** Creates the schema and its tables when absent, under a session advisory lock (idempotent; several processes may start at once). */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+      try {
+        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`)
+        await client.query(SCHEMA)
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
+      }
+    } finally {
+      client.release()
+    }
+  }
+
+  async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
+    this.assertOpen()
+    const stored = events.map(e => ({ id: e.id ?? randomUUID(), type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata) }))
+    return await new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ stream, events: stored, expected: options.expected_revision, resolve, reject })
+      this.scheduleCommit()
+    })
+  }
+
+  /** Commits the queued appends after the current group, once per turn of the event loop. */
+  private scheduleCommit(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    this.running = this.running
+      .then(async () => {
+        this.scheduled = false
+        const group = this.queue
+        this.queue = []
+        if (group.length > 0) await this.commit(group)
+      })
+      .catch(() => {})
+  }
+
+  /** One transaction for `group`: the lock, then each append in a savepoint; each append's promise settles after the commit (or the rollback). */
+  private async commit(group: PendingAppend[]): Promise<void> {
+    const outcomes: Array<AppendResult | Error> = []
+    let client: pg.PoolClient | null = null
+    try {
+      await this.ready
+      client = await this.pool.connect()
+      await client.query('BEGIN')
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK])
+      let head = Number((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0].p)
+      for (const a of group) {
+        await client.query('SAVEPOINT append')
+        try {
+          const last = (await client.query<{ r: number | null }>('SELECT max(revision) AS r FROM events WHERE stream = $1', [a.stream])).rows[0].r
+          const actual = last ?? -1
+          const e = a.expected
+          if ((e === 'no_stream' && actual !== -1) || (e === 'stream_exists' && actual === -1) || (typeof e === 'number' && e !== actual))
+            throw new WrongExpectedRevisionError(a.stream, e, actual)
+          if (a.events.length === 0) {
+            outcomes.push({ next_expected_revision: actual, position: head })
+          } else {
+            const values: unknown[] = []
+            const rows = a.events.map((ev, i) => {
+              values.push(head + i + 1, ev.id, a.stream, actual + i + 1, ev.type, ev.data, ev.metadata)
+              const b = i * 7
+              return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7})`
+            })
+            await client.query(`INSERT INTO events (${COLUMNS}) VALUES ${rows.join(', ')}`, values)
+            head += a.events.length
+            outcomes.push({ next_expected_revision: actual + a.events.length, position: head })
+          }
+          await client.query('RELEASE SAVEPOINT append')
+        } catch (err) {
+          await client.query('ROLLBACK TO SAVEPOINT append')
+          outcomes.push(err instanceof Error ? err : new Error(String(err)))
+        }
+      }
+      await client.query('COMMIT')
+    } catch (err) {
+      await client?.query('ROLLBACK').catch(() => {})
+      for (const a of group) a.reject(err)
+      return
+    } finally {
+      client?.release()
+    }
+    group.forEach((a, i) => {
+      const o = outcomes[i]
+      if (o instanceof Error) a.reject(o)
+      else a.resolve(o)
+    })
+    this.emitter.emit('appended')
+  }
+
+  async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    this.assertOpen()
+    await this.ready
+    const limit = options?.max_count ?? null
+    const rows =
+      options?.direction === 'backwards'
+        ? await this.pool.query<Row>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`, [
+            stream,
+            options.from_revision ?? 2_147_483_647,
+            limit
+          ])
+        : await this.pool.query<Row>(`SELECT ${COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`, [
+            stream,
+            options?.from_revision ?? 0,
+            limit
+          ])
+    return rows.rows.map(toRecorded)
+  }
+
+  async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]> {
+    this.assertOpen()
+    return await this.page(options.from_position, options.max_count, options.max_bytes ?? Number.MAX_SAFE_INTEGER)
+  }
+
+  /**
+   * Events after `from` in global order: at most `maxCount`, and no more once the data of
+   * those taken reaches `maxBytes` characters (one event at least), the sum computed by the
+   * server over the primary key's range, which stops at the page's end.
+   */
+  private async page(from: number, maxCount: number, maxBytes: number): Promise<RecordedEvent[]> {
+    await this.ready
+    const r = await this.pool.query<Row>(
+      `SELECT ${COLUMNS} FROM (
+         SELECT ${COLUMNS}, sum(length(data)) OVER (ORDER BY position) - length(data) AS before
+         FROM events WHERE position > $1 ORDER BY position LIMIT $2
+       ) page WHERE before < $3 ORDER BY position`,
+      [from, maxCount, Math.max(1, Math.min(maxBytes, Number.MAX_SAFE_INTEGER))]
+    )
+    return r.rows.map(toRecorded)
+  }
+
+  async headPosition(): Promise<number> {
+    this.assertOpen()
+    return await this.head()
+  }
+
+  private async head(): Promise<number> {
+    await this.ready
+    return Number((await this.pool.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0].p)
+  }
+
+  /** Stored checkpoint of a named consumer (0 when none). */
+  async getCheckpoint(name: string): Promise<number> {
+    await this.ready
+    const r = await this.pool.query<{ position: string }>('SELECT position FROM checkpoints WHERE name = $1', [name])
+    return r.rows.length > 0 ? Number(r.rows[0].position) : 0
+  }
+
+  async setCheckpoint(name: string, position: number): Promise<void> {
+    if (this.closed) return
+    await this.ready
+    await this.pool.query('INSERT INTO checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position', [
+      name,
+      position
+    ])
+  }
+
+  subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
+    let position = options.from_position
+    let stopped = false
+    let wake: (() => void) | null = null
+    const types = options.event_types ? new Set(options.event_types) : null
+    const onAppend = (): void => {
+      if (wake) {
+        const w = wake
+        wake = null
+        w()
+      }
+    }
+    this.emitter.on('appended', onAppend)
+    const loop = async (): Promise<void> => {
+      let caughtUpReported = false
+      while (!stopped && !this.closed) {
+        const batch = await this.page(position, this.batchSize, PAGE_BYTES)
+        for (const event of batch) {
+          if (stopped || this.closed) return
+          if (types === null || types.has(event.type)) await handler(event)
+          position = event.position
+          options.on_checkpoint?.(position)
+        }
+        if (stopped || this.closed) return
+        if (batch.length === this.batchSize || (batch.length > 0 && (await this.head()) > position)) continue
+        if (!caughtUpReported) {
+          caughtUpReported = true
+          options.on_caught_up?.(position)
+        }
+        // Waits for an append here, or the poll's turn (another process's append), or `stop`.
+        await new Promise<void>(resolve => {
+          const timer = setTimeout(() => {
+            wake = null
+            resolve()
+          }, this.pollMs)
+          timer.unref()
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+          if (stopped || this.closed) onAppend()
+        })
+      }
+    }
+    const done = loop()
+      .catch(err => {
+        if (!stopped && !this.closed)
+          (
+            onError ??
+            ((e: unknown) => {
+              console.error('subscription failed', e)
+            })
+          )(err)
+      })
+      .finally(() => {
+        this.emitter.off('appended', onAppend)
+      })
+    return {
+      stop: async () => {
+        stopped = true
+        onAppend()
+        await done
+      }
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('event store is closed')
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    // Appends already asked for commit before the pool closes.
+    await this.running
+    this.closed = true
+    this.emitter.emit('appended')
+    await this.ready.catch(() => {})
+    await this.pool.end()
+  }
+}
