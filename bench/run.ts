@@ -1,5 +1,5 @@
-// `npm run bench`: the engine (and bulk through the API), bus, rate-limit, write-side, durability, read-side and
-// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets, a million-row list file through svc verify-file and submissions against a bare route, each measured in one run, then the three ratios with goals (submissions, rebuild, engine). With --json, one JSON object: { engine, bus, rate_limit, write_side, durability, read_side, batch_intake, timing, console, list_file, submissions }.
+// `npm run bench`: the engine (and bulk through the API), bus, rate-limit, write-side, durability, appends (SQLite and PostgreSQL), read-side and
+// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets, a million-row list file through svc verify-file and submissions against a bare route, each measured in one run, then the three ratios with goals (submissions, rebuild, engine). With --json, one JSON object: { engine, bus, rate_limit, write_side, durability, appends, read_side, batch_intake, timing, console, list_file, submissions }.
 // `--engine-only` skips the engine's slow one-connection mode; `--jobs N` sizes the
 // account history of the write and read sides (default 1,000,000).
 import { spawn } from 'node:child_process'
@@ -28,6 +28,7 @@ const benches: Array<[string, string, string[]]> = [
   ['rate_limit', './rate-limit.ts', []],
   ['write_side', './write-side.ts', writeArgs],
   ['durability', './durability.ts', []],
+  ['appends', './appends.ts', []],
   ['read_side', './read-side.ts', writeArgs],
   ['batch_intake', './batch-intake.ts', []],
   ['timing', './timing.ts', []],

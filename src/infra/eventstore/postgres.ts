@@ -168,41 +168,44 @@ export class PostgresEventStore implements EventStore {
       .catch(() => {})
   }
 
-  /** One transaction for `group`: the lock, then each append in a savepoint; each append's promise settles after the commit (or the rollback). */
+  /**
+   * One transaction for `group`, in four round trips: the lock and the head; every stream's
+   * last revision at once; one insert of every accepted append's events; the commit. Each
+   * append is checked in this process under the lock (a refused one takes no position); when
+   * the insert fails (an event id already stored), the group is tried again one append at a
+   * time, each in a savepoint, so that only the faulty append fails. Each append's promise
+   * settles after the commit (or the rollback).
+   */
   private async commit(group: PendingAppend[]): Promise<void> {
-    const outcomes: Array<AppendResult | Error> = []
+    let outcomes: Array<AppendResult | Error>
     let client: pg.PoolClient | null = null
     try {
       await this.ready
       client = await this.pool.connect()
-      await client.query('BEGIN')
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK])
-      let head = Number((await client.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0].p)
-      for (const a of group) {
-        await client.query('SAVEPOINT append')
-        try {
-          const last = (await client.query<{ r: number | null }>('SELECT max(revision) AS r FROM events WHERE stream = $1', [a.stream])).rows[0].r
-          const actual = last ?? -1
-          const e = a.expected
-          if ((e === 'no_stream' && actual !== -1) || (e === 'stream_exists' && actual === -1) || (typeof e === 'number' && e !== actual))
-            throw new WrongExpectedRevisionError(a.stream, e, actual)
-          if (a.events.length === 0) {
-            outcomes.push({ next_expected_revision: actual, position: head })
-          } else {
-            const values: unknown[] = []
-            const rows = a.events.map((ev, i) => {
-              values.push(head + i + 1, ev.id, a.stream, actual + i + 1, ev.type, ev.data, ev.metadata)
-              const b = i * 7
-              return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7})`
-            })
-            await client.query(`INSERT INTO events (${COLUMNS}) VALUES ${rows.join(', ')}`, values)
-            head += a.events.length
-            outcomes.push({ next_expected_revision: actual + a.events.length, position: head })
+      const [, , headRow] = (await client.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK}); SELECT coalesce(max(position), 0) AS p FROM events`
+      )) as unknown as pg.QueryResult<{ p: string }>[]
+      const head = Number(headRow.rows[0].p)
+      try {
+        await client.query('SAVEPOINT group_insert')
+        outcomes = await this.insertGroup(client, group, head)
+        await client.query('RELEASE SAVEPOINT group_insert')
+      } catch {
+        await client.query('ROLLBACK TO SAVEPOINT group_insert')
+        outcomes = []
+        let at = head
+        for (const a of group) {
+          await client.query('SAVEPOINT one_append')
+          try {
+            const [o] = await this.insertGroup(client, [a], at)
+            if (o instanceof Error) throw o
+            at = o.position
+            outcomes.push(o)
+            await client.query('RELEASE SAVEPOINT one_append')
+          } catch (err) {
+            await client.query('ROLLBACK TO SAVEPOINT one_append')
+            outcomes.push(err instanceof Error ? err : new Error(String(err)))
           }
-          await client.query('RELEASE SAVEPOINT append')
-        } catch (err) {
-          await client.query('ROLLBACK TO SAVEPOINT append')
-          outcomes.push(err instanceof Error ? err : new Error(String(err)))
         }
       }
       await client.query('COMMIT')
@@ -219,6 +222,45 @@ export class PostgresEventStore implements EventStore {
       else a.resolve(o)
     })
     this.emitter.emit('appended')
+  }
+
+  /**
+   * Checks each append of `group` against its stream's last revision (one query for all, and
+   * the appends before it in the group) and inserts the accepted ones' events after `head`
+   * in one statement. @returns each append's result, or its WrongExpectedRevisionError.
+   * @throws what the insert raised (the caller retries append by append).
+   */
+  private async insertGroup(client: pg.PoolClient, group: PendingAppend[], head: number): Promise<Array<AppendResult | Error>> {
+    const streams = [...new Set(group.map(a => a.stream))]
+    const last = new Map<string, number>()
+    for (const r of (
+      await client.query<{ stream: string; r: number }>('SELECT stream, max(revision) AS r FROM events WHERE stream = ANY($1) GROUP BY stream', [streams])
+    ).rows)
+      last.set(r.stream, r.r)
+    const outcomes: Array<AppendResult | Error> = []
+    const records: unknown[][] = []
+    let position = head
+    for (const a of group) {
+      const actual = last.get(a.stream) ?? -1
+      const e = a.expected
+      if ((e === 'no_stream' && actual !== -1) || (e === 'stream_exists' && actual === -1) || (typeof e === 'number' && e !== actual)) {
+        outcomes.push(new WrongExpectedRevisionError(a.stream, e, actual))
+        continue
+      }
+      a.events.forEach((ev, i) => {
+        records.push([position + i + 1, ev.id, a.stream, actual + i + 1, ev.type, ev.data, ev.metadata])
+      })
+      position += a.events.length
+      last.set(a.stream, actual + a.events.length)
+      outcomes.push({ next_expected_revision: actual + a.events.length, position })
+    }
+    // PostgreSQL takes at most 65,535 parameters a statement: 9,000 events of 7 at a time.
+    for (let from = 0; from < records.length; from += 9_000) {
+      const chunk = records.slice(from, from + 9_000)
+      const rows = chunk.map((_, r) => `(${Array.from({ length: 7 }, (_, c) => `$${r * 7 + c + 1}`).join(', ')})`)
+      await client.query(`INSERT INTO events (${COLUMNS}) VALUES ${rows.join(', ')}`, chunk.flat())
+    }
+    return outcomes
   }
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {

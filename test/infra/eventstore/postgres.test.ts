@@ -70,6 +70,27 @@ if (await requirePostgres(t)) {
     }
   })
 
+  t.test('in one group commit, an event id stored already fails its own append only', async t => {
+    const store = make('duplicates')
+    const first = ev('First')
+    await store.append('dup-a', [first], { expected_revision: 'no_stream' })
+    // Asked for in one turn: one group, one transaction.
+    const [again, other] = await Promise.allSettled([
+      store.append('dup-b', [{ ...first, type: 'Again' }], { expected_revision: 'no_stream' }),
+      store.append('dup-c', [ev('Other')], { expected_revision: 'no_stream' })
+    ])
+    t.equal(again.status, 'rejected', 'the append that reuses an id is refused')
+    t.match(other, { status: 'fulfilled', value: { next_expected_revision: 0, position: 2 } }, 'the other commits, at the next position')
+    t.same(
+      (await store.readAll({ from_position: 0, max_count: 10 })).map(e => [e.position, e.stream, e.type]),
+      [
+        [1, 'dup-a', 'First'],
+        [2, 'dup-c', 'Other']
+      ],
+      'the log holds no gap and nothing of the refused append'
+    )
+  })
+
   t.test('two processes starting at once create the schema once', async t => {
     const a = make('raced')
     const b = make('raced')
