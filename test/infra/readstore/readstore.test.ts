@@ -8,6 +8,8 @@ import { ev } from '../../support/eventstore-contract.ts'
 import { MongoReadStore } from '../../../src/infra/readstore/mongodb.ts'
 import type { ReadStore } from '../../../src/ports/read-store.ts'
 import { readStoreContract } from '../../support/readstore-contract.ts'
+import { PostgresReadStore } from '../../../src/infra/readstore/postgres.ts'
+import { requirePostgres, testDatabase } from '../../support/postgres.ts'
 
 t.test('SQLite read store', async t => {
   const dir = t.testdir()
@@ -16,6 +18,18 @@ t.test('SQLite read store', async t => {
     const file = same ? files.get(same)! : join(dir, `reads-${randomUUID()}.db`)
     const s = new SqliteReadStore(file)
     files.set(s, file)
+    return s
+  })
+})
+
+t.test('PostgreSQL read store (a database of its own on the local server, a schema per store)', async t => {
+  if (!(await requirePostgres(t))) return
+  const url = await testDatabase(t, 'readstore')
+  const schemas = new Map<ReadStore, string>()
+  readStoreContract(t, async same => {
+    const schema = same ? schemas.get(same)! : `reads_${schemas.size}`
+    const s = new PostgresReadStore(url, { schema })
+    schemas.set(s, schema)
     return s
   })
 })
