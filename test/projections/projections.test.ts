@@ -12,6 +12,10 @@ import { getJob, JOBS } from '../../src/projections/jobs.ts'
 import { allEvents, dumpReadModels, replayInto } from '../support/read-models.ts'
 import { ev } from '../support/eventstore-contract.ts'
 import { collection, type Projection } from '../../src/eventsourcing/projection.ts'
+import { PostgresEventStore } from '../../src/infra/eventstore/postgres.ts'
+import { PostgresReadStore } from '../../src/infra/readstore/postgres.ts'
+import { rebuildProjections } from '../../src/eventsourcing/rebuild.ts'
+import { requirePostgres, testDatabase } from '../support/postgres.ts'
 
 const dir = t.testdir()
 const keys = new SqliteDataKeyStore(join(dir, 'keys.db'), randomBytes(32))
@@ -130,6 +134,42 @@ t.test('the runner commits checkpoints with the documents, resumes from them and
   t.teardown(() => fresh.close())
   await replayInto(fresh, await allEvents(store), () => 3)
   t.same(await dumpReadModels(reads), await dumpReadModels(fresh), 'resumed equals replayed from the first event')
+})
+
+t.test('on PostgreSQL: the live runner and a rebuild give the read models a SQLite replay gives', async t => {
+  if (!(await requirePostgres(t))) return
+  const url = await testDatabase(t, 'projections')
+  const events = new PostgresEventStore(url, { schema: 'events' })
+  const live = new PostgresReadStore(url, { schema: 'reads' })
+  const rebuilt = new PostgresReadStore(url, { schema: 'rebuilt' })
+  const runner = new ProjectionRunner(events, PROJECTIONS, live)
+  t.teardown(async () => {
+    await runner.stop()
+    await live.close()
+    await rebuilt.close()
+    await events.close()
+  })
+  // The same events, appended stream by stream to the PostgreSQL store.
+  const source = await allEvents(store)
+  for (const stream of [...new Set(source.map(e => e.stream))]) {
+    const of = source.filter(e => e.stream === stream)
+    await events.append(
+      stream,
+      of.map(e => ({ id: e.id, type: e.type, data: e.data, metadata: e.metadata })),
+      { expected_revision: 'no_stream' }
+    )
+  }
+  await runner.start()
+  t.equal(runner.position, await events.headPosition(), 'the runner caught up')
+  const result = await rebuildProjections(events, rebuilt, PROJECTIONS)
+  t.equal(result.events, source.length, 'the rebuild read every event')
+  t.ok(Object.values(result.switched).every(Boolean), 'and switched every projection')
+  const oracle = new SqliteReadStore(join(dir, 'pg-oracle.db'))
+  t.teardown(() => oracle.close())
+  await replayInto(oracle, await allEvents(events), () => 2)
+  const expected = await dumpReadModels(oracle)
+  t.same(await dumpReadModels(live), expected, 'live on PostgreSQL equals the SQLite replay')
+  t.same(await dumpReadModels(rebuilt), expected, 'rebuilt on PostgreSQL equals it too')
 })
 
 t.test('start waits out a long catch-up that keeps moving, and gives up on one that does not move', async t => {
