@@ -1,5 +1,6 @@
 // Customers' files at rest: the blob store
-// contract on the embedded adapter (files in DATA_DIR/blobs) and, when MONGODB_URL is set,
+// contract on the embedded adapter (files in DATA_DIR/blobs), on PostgreSQL (the local
+// server) and, when MONGODB_URL is set,
 // on GridFS (not run here: no MongoDB server on this machine); the sealed stream a file is
 // kept in: what is sealed opens back byte for byte, its bytes on disk are not the file's,
 // and an altered, cut, reordered or extended stream, another owner's key or a destroyed
@@ -11,12 +12,19 @@ import { randomBytes, createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { readdirSync, readFileSync } from 'node:fs'
 import { FileBlobStore } from '../../../src/infra/blobs/files.ts'
+import { PostgresBlobStore } from '../../../src/infra/blobs/postgres.ts'
+import { requirePostgres, testDatabase } from '../../support/postgres.ts'
 import { LibsodiumSealer } from '../../../src/infra/crypto/sealer.ts'
 import { SqliteDataKeyStore } from '../../../src/infra/crypto/keystore.ts'
 import { blobStoreContract, bytesOf } from '../../support/blobstore-contract.ts'
 
 const dir = t.testdir()
 blobStoreContract(t, 'files', async () => new FileBlobStore(join(dir, 'blobs')))
+t.test('PostgreSQL (a database of its own on the local server)', async t => {
+  if (!(await requirePostgres(t))) return
+  const url = await testDatabase(t, 'blobs')
+  blobStoreContract(t, 'PostgreSQL', async () => new PostgresBlobStore(url, { schema: 'blobs' }))
+})
 if (process.env.MONGODB_URL) {
   const { GridFsBlobStore } = await import('../../../src/infra/blobs/gridfs.ts')
   blobStoreContract(t, 'GridFS', async () => await GridFsBlobStore.connect(process.env.MONGODB_URL!))

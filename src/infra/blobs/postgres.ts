@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
+import pg from 'pg'
+import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
+
+/** Bytes of one stored chunk: an upload holds one in memory, a download reads one at a time. */
+const CHUNK_BYTES = 256 * 1024
+/** The key of the session lock the schema's creation runs under. */
+const MIGRATION_LOCK = 7_261_003
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS blobs (owner text NOT NULL, id text NOT NULL, version text NOT NULL, bytes bigint NOT NULL, PRIMARY KEY (owner, id));
+CREATE TABLE IF NOT EXISTS blob_chunks (version text NOT NULL, seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (version, seq));
+`
+
+/**
+ * Customers' kept files on PostgreSQL: a blob is a version of CHUNK_BYTES chunks (`bytea`),
+ * named by its (owner, id) row. A put writes its chunks and switches the row to them in one
+ * transaction, so a failed or aborted stream leaves nothing and the old version whole; a read
+ * streams the version's chunks one at a time. Memory: one chunk.
+ */
+export class PostgresBlobStore implements BlobStore {
+  private readonly pool: pg.Pool
+  private readonly ready: Promise<void>
+
+  constructor(url: string, options: { schema?: string; pool_size?: number } = {}) {
+    const schema = options.schema ?? 'public'
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`schema ${schema}: a lower-case SQL identifier`)
+    const pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${schema}` })
+    pool.on('error', () => {})
+    this.pool = pool
+    this.ready = (async () => {
+      const c = await pool.connect()
+      try {
+        await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
+        try {
+          await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
+          await c.query(SCHEMA)
+        } finally {
+          await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
+        }
+      } finally {
+        c.release()
+      }
+    })()
+    this.ready.catch(() => {})
+  }
+
+  async put(owner: string, id: string, content: Readable): Promise<{ bytes: number }> {
+    // Listened to at once: a stream that fails before the connection is ready fails this put, not the process.
+    let streamError: unknown = null
+    content.on('error', err => {
+      streamError ??= err
+    })
+    checkBlobName(owner, id)
+    await this.ready
+    const version = randomUUID()
+    const c = await this.pool.connect()
+    let bytes = 0
+    try {
+      await c.query('BEGIN')
+      let seq = 0
+      let pending: Buffer[] = []
+      let held = 0
+      const flush = async (): Promise<void> => {
+        if (held === 0) return
+        await c.query('INSERT INTO blob_chunks (version, seq, data) VALUES ($1, $2, $3)', [version, seq++, Buffer.concat(pending)])
+        pending = []
+        held = 0
+      }
+      for await (const piece of content) {
+        const b = Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string)
+        bytes += b.length
+        for (let at = 0; at < b.length; ) {
+          const take = b.subarray(at, at + (CHUNK_BYTES - held))
+          pending.push(take)
+          held += take.length
+          at += take.length
+          if (held === CHUNK_BYTES) await flush()
+        }
+      }
+      if (streamError !== null) throw streamError
+      await flush()
+      const old = await c.query<{ version: string }>('SELECT version FROM blobs WHERE owner = $1 AND id = $2 FOR UPDATE', [owner, id])
+      await c.query(
+        'INSERT INTO blobs (owner, id, version, bytes) VALUES ($1, $2, $3, $4) ON CONFLICT (owner, id) DO UPDATE SET version = excluded.version, bytes = excluded.bytes',
+        [owner, id, version, bytes]
+      )
+      if (old.rows.length > 0) await c.query('DELETE FROM blob_chunks WHERE version = $1', [old.rows[0].version])
+      await c.query('COMMIT')
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {})
+      throw err
+    } finally {
+      c.release()
+    }
+    return { bytes }
+  }
+
+  async open(owner: string, id: string): Promise<Readable | null> {
+    checkBlobName(owner, id)
+    await this.ready
+    const row = (await this.pool.query<{ version: string }>('SELECT version FROM blobs WHERE owner = $1 AND id = $2', [owner, id])).rows[0]
+    if (!row) return null
+    const pool = this.pool
+    return Readable.from(
+      (async function* () {
+        for (let seq = 0; ; seq++) {
+          const chunk = (await pool.query<{ data: Buffer }>('SELECT data FROM blob_chunks WHERE version = $1 AND seq = $2', [row.version, seq])).rows[0]
+          if (!chunk) return
+          yield chunk.data
+        }
+      })()
+    )
+  }
+
+  async delete(owner: string, id: string): Promise<void> {
+    checkBlobName(owner, id)
+    await this.ready
+    await this.pool.query(
+      'WITH gone AS (DELETE FROM blobs WHERE owner = $1 AND id = $2 RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)',
+      [owner, id]
+    )
+  }
+
+  async deleteOwner(owner: string): Promise<number> {
+    checkBlobName(owner, 'x')
+    await this.ready
+    const r = await this.pool.query<{ n: string }>(
+      'WITH gone AS (DELETE FROM blobs WHERE owner = $1 RETURNING version), chunks AS (DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)) SELECT count(*) AS n FROM gone',
+      [owner]
+    )
+    return Number(r.rows[0].n)
+  }
+
+  async close(): Promise<void> {
+    await this.ready.catch(() => {})
+    await this.pool.end()
+  }
+}
