@@ -28,6 +28,8 @@ export class PostgresBlobStore implements BlobStore {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`schema ${schema}: a lower-case SQL identifier`)
     const pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${schema}` })
     pool.on('error', () => {})
+    // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
+    pool.on('connect', client => client.on('error', () => {}))
     this.pool = pool
     this.ready = (async () => {
       const c = await pool.connect()

@@ -124,6 +124,8 @@ export class PostgresEventStore implements EventStore {
     this.pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${this.schema}` })
     // An idle connection that fails (the server restarted) is dropped by the pool; the next query opens another.
     this.pool.on('error', () => {})
+    // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
+    this.pool.on('connect', client => client.on('error', () => {}))
     this.emitter.setMaxListeners(0)
     this.ready = this.migrate()
     this.ready.catch(() => {})

@@ -152,7 +152,11 @@ export class PostgresReadStore implements ReadStore {
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`schema ${this.schema}: a lower-case SQL identifier`)
     this.owns = options.pool === undefined
     this.pool = options.pool ?? new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${this.schema}` })
-    if (this.owns) this.pool.on('error', () => {})
+    if (this.owns) {
+      this.pool.on('error', () => {})
+      // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
+      this.pool.on('connect', client => client.on('error', () => {}))
+    }
     this.pinned = options.pinned ?? new Map()
     this.ready = this.owns
       ? this.locked(async c => {
@@ -370,11 +374,19 @@ export class PostgresReadStore implements ReadStore {
     ])
   }
 
+  /**
+   * The lease's times are the server's clock (milliseconds since the epoch at the statement's
+   * execution): every process judges expiry on one clock, and a call that waited for a
+   * connection is not given a lease that is already over when it returns.
+   */
   async lease(holder: string, ttlMs: number): Promise<boolean> {
-    const now = Date.now()
     const r = await this.query<{ holder: string }>(
-      'INSERT INTO projector_lease (id, holder, expires_at) VALUES (1, $1, $2) ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at WHERE projector_lease.holder = excluded.holder OR projector_lease.expires_at < $3 RETURNING holder',
-      [holder, now + ttlMs, now]
+      `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms)
+       INSERT INTO projector_lease (id, holder, expires_at) SELECT 1, $1, ms + $2 FROM now
+       ON CONFLICT (id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+       WHERE projector_lease.holder = excluded.holder OR projector_lease.expires_at < (SELECT ms FROM now)
+       RETURNING holder`,
+      [holder, ttlMs]
     )
     return r.length === 1 && r[0].holder === holder
   }
