@@ -138,6 +138,13 @@ export const CONFIG_DOCS: readonly ConfigDoc[] = [
     unset: 'unset: SQLite in `DATA_DIR`'
   },
   { variables: ['MONGODB_URL'], meaning: 'MongoDB read models (`mongodb://host/db`)', unset: 'unset: SQLite `DATA_DIR/reads.db`' },
+  {
+    variables: ['DATABASE_URL'],
+    meaning:
+      'PostgreSQL for events, read models and kept files (`postgres://user@host:5432/database`): the topology of several processes and machines; the tables are created at start. Not with `EVENTSTORE_URL` or `MONGODB_URL`. Data keys and secrets stay in `DATA_DIR`',
+    unset: 'unset: SQLite files in `DATA_DIR`'
+  },
+  { variables: ['DATABASE_POOL_SIZE'], meaning: 'connections each PostgreSQL store of a process opens at most (events, read models, kept files: three pools)' },
   { variables: ['BATCH_INTAKE_IDLE_S'], meaning: "a batch's intake closes after this long without a chunk" },
   { variables: ['LIST_FILE_RETENTION_DAYS', 'LIST_FILE_SWEEP_S'], meaning: "days a list's file is kept beside its batch; how often expired ones are removed" },
   {

@@ -116,6 +116,11 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^mongodb(\+srv)?:\/\/\S+$/, 'expected mongodb://host:port/database')
     .optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'expected postgres://user@host:5432/database')
+    .optional(),
+  DATABASE_POOL_SIZE: intFromEnv(8, 1, 200),
   NATS_PREFIX: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,30}$/)
@@ -259,6 +264,8 @@ export interface Config {
   nats_url: string | null
   eventstore_url: string | null
   mongodb_url: string | null
+  /** PostgreSQL for events, read models and kept files (`DATABASE_URL`), with its pool size per store. */
+  database: { url: string; pool_size: number } | null
   /** Prefix of JetStream streams and subjects; ack wait before redelivery (ms). */
   nats: { prefix: string; ack_wait_ms: number }
   mail_from: string
@@ -370,6 +377,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`invalid configuration:\n${lines.join('\n')}`)
   }
   const c = parsed.data
+  if (c.DATABASE_URL && (c.EVENTSTORE_URL || c.MONGODB_URL))
+    throw new Error(
+      'invalid configuration:\n  DATABASE_URL: PostgreSQL holds events, read models and kept files; unset EVENTSTORE_URL and MONGODB_URL, or DATABASE_URL'
+    )
   const helo = c.VERIFIER_HELO_NAME ?? (hostname().includes('.') ? hostname() : `${hostname()}.localdomain`)
   return {
     host: c.HOST,
@@ -383,6 +394,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nats_url: c.NATS_URL ?? null,
     eventstore_url: c.EVENTSTORE_URL ?? null,
     mongodb_url: c.MONGODB_URL ?? null,
+    database: c.DATABASE_URL ? { url: c.DATABASE_URL, pool_size: c.DATABASE_POOL_SIZE } : null,
     nats: { prefix: c.NATS_PREFIX, ack_wait_ms: c.NATS_ACK_WAIT_MS },
     mail_from: c.MAIL_FROM,
     jwt_issuer: c.JWT_ISSUER,

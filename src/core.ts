@@ -29,8 +29,8 @@ export interface Core {
 }
 
 /**
- * Opens the stores: the event store (SQLite `DATA_DIR/events.db`, or EventStoreDB), the
- * read store (SQLite `DATA_DIR/reads.db`, or MongoDB), the data key store
+ * Opens the stores: the event store (SQLite `DATA_DIR/events.db`, PostgreSQL with
+ * DATABASE_URL, or EventStoreDB), the read store (SQLite `DATA_DIR/reads.db`, PostgreSQL, or MongoDB), the data key store
  * (`DATA_DIR/keys.db`) and the secrets. Used by the service and by operator commands.
  */
 export async function openCore(config: Config, options: { now?: () => Date } = {}): Promise<Core> {
@@ -39,14 +39,19 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
   const secrets = await loadSecrets(config.data_dir)
   // The KurrentDB and MongoDB adapters load their clients only where configured: optional
   // dependencies (KurrentDB's weighs about 33 MiB, MongoDB's 7), never run by the tests here.
-  const store = config.eventstore_url
-    ? new (await optionalAdapter('EVENTSTORE_URL', '@kurrent/kurrentdb-client', () => import('./infra/eventstore/kurrentdb.ts'))).KurrentEventStore(
-        config.eventstore_url
-      )
-    : new SqliteEventStore(join(config.data_dir, 'events.db'))
-  const reads = config.mongodb_url
-    ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/readstore/mongodb.ts'))).MongoReadStore.connect(config.mongodb_url)
-    : new SqliteReadStore(join(config.data_dir, 'reads.db'))
+  const pg = config.database
+  const store = pg
+    ? new (await import('./infra/eventstore/postgres.ts')).PostgresEventStore(pg.url, { pool_size: pg.pool_size })
+    : config.eventstore_url
+      ? new (await optionalAdapter('EVENTSTORE_URL', '@kurrent/kurrentdb-client', () => import('./infra/eventstore/kurrentdb.ts'))).KurrentEventStore(
+          config.eventstore_url
+        )
+      : new SqliteEventStore(join(config.data_dir, 'events.db'))
+  const reads = pg
+    ? new (await import('./infra/readstore/postgres.ts')).PostgresReadStore(pg.url, { pool_size: pg.pool_size })
+    : config.mongodb_url
+      ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/readstore/mongodb.ts'))).MongoReadStore.connect(config.mongodb_url)
+      : new SqliteReadStore(join(config.data_dir, 'reads.db'))
   const keys = new SqliteDataKeyStore(join(config.data_dir, 'keys.db'), secrets.master_key)
   const configured = (config.public_url ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`).replace(/\/$/, '')
   const ctx: CommandContext = {

@@ -282,12 +282,14 @@ export async function startRole(
     started.push(['mailer', () => mailer.close()])
     await consume('mailer_worker', startMailerWorker(ctx, bus, mailer))
   }
-  // Customers' kept files (a list's original): in DATA_DIR on the embedded default, GridFS beside the read models otherwise.
+  // Customers' kept files (a list's original): in DATA_DIR on the embedded default, in PostgreSQL with DATABASE_URL, GridFS beside MongoDB's read models.
   const blobs: BlobStore | null =
     serveApi || parts.mailer
-      ? config.mongodb_url
-        ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/blobs/gridfs.ts'))).GridFsBlobStore.connect(config.mongodb_url)
-        : new FileBlobStore(join(config.data_dir, 'blobs'))
+      ? config.database
+        ? new (await import('./infra/blobs/postgres.ts')).PostgresBlobStore(config.database.url, { pool_size: config.database.pool_size })
+        : config.mongodb_url
+          ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/blobs/gridfs.ts'))).GridFsBlobStore.connect(config.mongodb_url)
+          : new FileBlobStore(join(config.data_dir, 'blobs'))
       : null
   if (blobs) started.push(['blobs', () => blobs.close()])
   if (bus && blobs && parts.mailer) {

@@ -92,9 +92,12 @@ export function registerDoctor(program: Command): void {
       if (opened.ok) {
         const core = opened.value
         const head = await within(timeoutMs, 'event store', async () => await core.store.headPosition())
-        stores.event_store = { kind: config.eventstore_url ? 'eventstoredb' : 'sqlite', ...(head.ok ? { ok: true, head_position: head.value } : head) }
+        stores.event_store = {
+          kind: config.database ? 'postgresql' : config.eventstore_url ? 'eventstoredb' : 'sqlite',
+          ...(head.ok ? { ok: true, head_position: head.value } : head)
+        }
         const reads = await within(timeoutMs, 'read store', async () => await core.ctx.reads.getConsumerCheckpoint('relay'))
-        stores.read_store = { kind: config.mongodb_url ? 'mongodb' : 'sqlite', ...(reads.ok ? { ok: true } : reads) }
+        stores.read_store = { kind: config.database ? 'postgresql' : config.mongodb_url ? 'mongodb' : 'sqlite', ...(reads.ok ? { ok: true } : reads) }
         const keys = await within(timeoutMs, 'data keys', async () => core.keys.erasureStatus())
         stores.data_keys = keys.ok ? { ok: true } : keys
         // Flows begun and not finished (svc audit): not ok when one is older than its bound or a delivery was given up.
