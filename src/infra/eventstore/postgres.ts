@@ -12,6 +12,7 @@ import {
   type SubscribeOptions,
   type Subscription
 } from '../../ports/event-store.ts'
+import { followLog } from './follow.ts'
 
 /**
  * The key of the transaction-scoped advisory lock every append takes (`pg_advisory_xact_lock`):
@@ -20,9 +21,6 @@ import {
 const APPEND_LOCK = 7_261_001
 /** The key of the session lock the schema's creation runs under (several processes may start at once). */
 const MIGRATION_LOCK = 7_261_000
-
-/** Bytes of event data a subscription's page holds at most (besides one event, whatever its size). */
-const PAGE_BYTES = 1024 * 1024
 
 /**
  * The schema: events with a global position given under APPEND_LOCK (a gapless sequence in
@@ -115,6 +113,7 @@ export class PostgresEventStore implements EventStore {
   private running: Promise<void> = Promise.resolve()
   private scheduled = false
   private closed = false
+  private poller: NodeJS.Timeout | null = null
 
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
     this.schema = options.schema ?? 'public'
@@ -333,69 +332,37 @@ export class PostgresEventStore implements EventStore {
   }
 
   subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
-    let position = options.from_position
-    let stopped = false
-    let wake: (() => void) | null = null
-    const types = options.event_types ? new Set(options.event_types) : null
-    const onAppend = (): void => {
-      if (wake) {
-        const w = wake
-        wake = null
-        w()
-      }
+    this.startPolling()
+    const log = {
+      page: (from: number, n: number, bytes: number) => this.page(from, n, bytes),
+      head: () => this.head(),
+      closed: () => this.closed,
+      appended: this.emitter
     }
-    this.emitter.on('appended', onAppend)
-    const loop = async (): Promise<void> => {
-      let caughtUpReported = false
-      while (!stopped && !this.closed) {
-        const batch = await this.page(position, this.batchSize, PAGE_BYTES)
-        for (const event of batch) {
-          if (stopped || this.closed) return
-          if (types === null || types.has(event.type)) await handler(event)
-          position = event.position
-          options.on_checkpoint?.(position)
-        }
-        if (stopped || this.closed) return
-        if (batch.length === this.batchSize || (batch.length > 0 && (await this.head()) > position)) continue
-        if (!caughtUpReported) {
-          caughtUpReported = true
-          options.on_caught_up?.(position)
-        }
-        // Waits for an append here, or the poll's turn (another process's append), or `stop`.
-        await new Promise<void>(resolve => {
-          const timer = setTimeout(() => {
-            wake = null
-            resolve()
-          }, this.pollMs)
-          timer.unref()
-          wake = () => {
-            clearTimeout(timer)
-            resolve()
+    return followLog(log, this.batchSize, options, handler, onError)
+  }
+
+  /** Wakes subscribers when another process appends: the head read every `poll_interval_ms` while a subscription follows. */
+  private startPolling(): void {
+    if (this.poller || this.pollMs <= 0) return
+    let last = -1
+    let reading = false
+    this.poller = setInterval(() => {
+      if (this.closed || reading) return
+      reading = true
+      this.head()
+        .then(h => {
+          if (h !== last) {
+            last = h
+            this.emitter.emit('appended')
           }
-          if (stopped || this.closed) onAppend()
         })
-      }
-    }
-    const done = loop()
-      .catch(err => {
-        if (!stopped && !this.closed)
-          (
-            onError ??
-            ((e: unknown) => {
-              console.error('subscription failed', e)
-            })
-          )(err)
-      })
-      .finally(() => {
-        this.emitter.off('appended', onAppend)
-      })
-    return {
-      stop: async () => {
-        stopped = true
-        onAppend()
-        await done
-      }
-    }
+        .catch(() => {})
+        .finally(() => {
+          reading = false
+        })
+    }, this.pollMs)
+    this.poller.unref()
   }
 
   private assertOpen(): void {
@@ -407,6 +374,7 @@ export class PostgresEventStore implements EventStore {
     // Appends already asked for commit before the pool closes.
     await this.running
     this.closed = true
+    if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended')
     await this.ready.catch(() => {})
     await this.pool.end()

@@ -18,6 +18,7 @@ import {
   type Subscription
 } from '../../ports/event-store.ts'
 import { SCHEMA, prepareStatements, toRecorded, type Row, type Statements } from './sqlite-sql.ts'
+import { followLog } from './follow.ts'
 
 /** An append waiting for its group's commit. */
 interface PendingAppend {
@@ -28,9 +29,6 @@ interface PendingAppend {
   resolve: (r: AppendResult) => void
   reject: (err: unknown) => void
 }
-
-/** Bytes of event data a subscription's page holds at most (besides one event, whatever its size): four parts of a batch chunk, each read on the event loop's thread. */
-const PAGE_BYTES = 1024 * 1024
 
 export interface SqliteEventStoreOptions {
   /** How often (ms) to look for appends made by other processes on the same file. */
@@ -290,69 +288,14 @@ export class SqliteEventStore implements EventStore, HeldDeliveries {
   }
 
   subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {
-    let position = options.from_position
-    let stopped = false
-    let wake: (() => void) | null = null
-    const types = options.event_types ? new Set(options.event_types) : null
-    const onAppend = (): void => {
-      if (wake) {
-        const w = wake
-        wake = null
-        w()
-      }
-    }
-    this.emitter.on('appended', onAppend)
     this.startPolling()
-
-    const loop = async (): Promise<void> => {
-      let caughtUpReported = false
-      while (!stopped && !this.closed) {
-        // A page after a page of large events (batch chunks) gives the event loop its turn first.
-        const due = turnIfDue()
-        if (due) await due
-        const batch = this.page(position, this.batchSize, PAGE_BYTES)
-        for (const event of batch) {
-          if (stopped || this.closed) return
-          if (types === null || types.has(event.type)) await handler(event)
-          position = event.position
-          options.on_checkpoint?.(position)
-        }
-        // Stopped or closed while the handler ran: nothing more is read or reported.
-        if (stopped || this.closed) return
-        // A full page, by count or by bytes: more may follow at once.
-        if (batch.length === this.batchSize || (batch.length > 0 && this.head() > position)) continue
-        if (!caughtUpReported) {
-          caughtUpReported = true
-          options.on_caught_up?.(position)
-        }
-        await new Promise<void>(resolve => {
-          wake = resolve
-          // Re-check: `stop` may have come while the handler ran (its wake-up found no waiter),
-          // or an append may have landed between the read and setting `wake`.
-          if (stopped || this.closed || this.head() > position) onAppend()
-        })
-      }
+    const log = {
+      page: (from: number, n: number, bytes: number) => this.page(from, n, bytes),
+      head: () => this.head(),
+      closed: () => this.closed,
+      appended: this.emitter
     }
-    const done = loop()
-      .catch(err => {
-        if (!stopped && !this.closed)
-          (
-            onError ??
-            ((e: unknown) => {
-              console.error('subscription failed', e)
-            })
-          )(err)
-      })
-      .finally(() => {
-        this.emitter.off('appended', onAppend)
-      })
-    return {
-      stop: async () => {
-        stopped = true
-        onAppend()
-        await done
-      }
-    }
+    return followLog(log, this.batchSize, options, handler, onError)
   }
 
   /** Wakes subscribers when another process commits to the same file. */
