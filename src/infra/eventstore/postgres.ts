@@ -13,6 +13,7 @@ import {
   type Subscription
 } from '../../ports/event-store.ts'
 import { followLog } from './follow.ts'
+import type { PendingAppend } from './pending-append.ts'
 
 /**
  * The key of the transaction-scoped advisory lock every append takes (`pg_advisory_xact_lock`):
@@ -68,15 +69,6 @@ function toRecorded(r: Row): RecordedEvent {
     metadata: JSON.parse(r.metadata) as RecordedEvent['metadata'],
     size: r.data.length
   }
-}
-
-/** An append waiting for its group's commit. */
-interface PendingAppend {
-  stream: string
-  events: ReadonlyArray<{ id: string; type: string; data: string; metadata: string }>
-  expected: ExpectedRevision
-  resolve: (r: AppendResult) => void
-  reject: (err: unknown) => void
 }
 
 export interface PostgresEventStoreOptions {

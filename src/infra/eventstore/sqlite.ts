@@ -19,16 +19,7 @@ import {
 } from '../../ports/event-store.ts'
 import { SCHEMA, prepareStatements, toRecorded, type Row, type Statements } from './sqlite-sql.ts'
 import { followLog } from './follow.ts'
-
-/** An append waiting for its group's commit. */
-interface PendingAppend {
-  stream: string
-  /** The events as they are stored: their data and metadata serialized before the group's transaction. */
-  events: ReadonlyArray<{ id: string; type: string; data: string; metadata: string }>
-  expected: ExpectedRevision
-  resolve: (r: AppendResult) => void
-  reject: (err: unknown) => void
-}
+import type { PendingAppend } from './pending-append.ts'
 
 export interface SqliteEventStoreOptions {
   /** How often (ms) to look for appends made by other processes on the same file. */
