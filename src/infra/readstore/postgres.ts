@@ -1,10 +1,9 @@
 import pg from 'pg'
-import { ident } from './sqlite-sql.ts'
+import { ident, whereSql as whereOf, type WhereDialect } from './sqlite-sql.ts'
 import {
   CheckpointConflictError,
   type Collection,
   type CollectionSpec,
-  type Condition,
   type Doc,
   type Query,
   type ReadStore,
@@ -32,42 +31,8 @@ function column(value: unknown): string | number | boolean | null {
   return JSON.stringify(value)
 }
 
-/** The SQL of a `where` with `$n` parameters after `offset` of them, and its parameters; fields are checked against the spec. */
-function whereSql(spec: CollectionSpec, where: Where | undefined, offset = 0): { sql: string; params: unknown[] } {
-  const parts: string[] = []
-  const params: unknown[] = []
-  const p = (v: unknown): string => {
-    params.push(v)
-    return `$${offset + params.length}`
-  }
-  for (const [field, cond] of Object.entries(where ?? {})) {
-    if (cond === undefined) continue
-    const f = field === '_id' ? '_id' : field in spec.fields ? ident(field) : null
-    if (f === null) throw new Error(`${spec.name}: ${field} is not a queryable field`)
-    const c = cond as Condition
-    if (c === null) {
-      parts.push(`${f} IS NULL`)
-      continue
-    }
-    if (typeof c !== 'object') {
-      parts.push(`${f} = ${p(column(c))}`)
-      continue
-    }
-    if ('in' in c) {
-      const values = c.in.filter(v => v !== null)
-      const ors = [...values.map(v => `${f} = ${p(column(v))}`), ...(c.in.includes(null) ? [`${f} IS NULL`] : [])]
-      parts.push(ors.length > 0 ? `(${ors.join(' OR ')})` : 'false')
-      continue
-    }
-    if ('prefix' in c) {
-      parts.push(`${f} >= ${p(c.prefix)} AND ${f} < ${p(`${c.prefix}\uffff`)}`)
-      continue
-    }
-    if (c.gte !== undefined) parts.push(`${f} >= ${p(c.gte)}`)
-    if (c.lte !== undefined) parts.push(`${f} <= ${p(c.lte)}`)
-  }
-  return { sql: parts.length > 0 ? ` WHERE ${parts.join(' AND ')}` : '', params }
-}
+/** PostgreSQL's way of writing a `where`: `$n` placeholders, typed values. */
+const POSTGRES: WhereDialect<string | number | boolean | null> = { param: n => `$${n}`, column, none: 'false' }
 
 class PostgresCollection<T extends Doc> implements Collection<T> {
   private readonly store: PostgresReadStore
@@ -87,7 +52,7 @@ class PostgresCollection<T extends Doc> implements Collection<T> {
     if (query.use_index !== undefined && !this.spec.indexes.some(ix => ix.length === query.use_index!.length && ix.every((f, k) => f === query.use_index![k])))
       throw new Error(`${this.spec.name}: no index on ${query.use_index.join(', ')}`)
     const table = await this.store.tableFor(this.spec)
-    const w = whereSql(this.spec, query.where)
+    const w = whereOf(this.spec, query.where, POSTGRES)
     const keys = query.sort ?? []
     const sort = keys.map(([f, d]) => {
       if (f !== '_id' && !(f in this.spec.fields)) throw new Error(`${this.spec.name}: cannot sort on ${f}`)
@@ -111,7 +76,7 @@ class PostgresCollection<T extends Doc> implements Collection<T> {
 
   async count(where?: Where): Promise<number> {
     const table = await this.store.tableFor(this.spec)
-    const w = whereSql(this.spec, where)
+    const w = whereOf(this.spec, where, POSTGRES)
     return Number((await this.store.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}${w.sql}`, w.params))[0].n)
   }
 }
@@ -325,7 +290,7 @@ export class PostgresReadStore implements ReadStore {
           continue
         }
         if (w.op === 'deleteWhere') {
-          const where = whereSql(w.spec, w.where)
+          const where = whereOf(w.spec, w.where, POSTGRES)
           await c.query(`DELETE FROM ${table}${where.sql}`, where.params)
           continue
         }

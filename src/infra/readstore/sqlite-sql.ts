@@ -1,5 +1,5 @@
-// The SQL the SQLite read store builds from a collection's declaration and a query: pure
-// functions, no connection (identifiers are checked, values always go as parameters).
+// The SQL the read stores build from a collection's declaration and a query (the `where`
+// shared with the PostgreSQL store through its dialect): pure functions, no connection (identifiers are checked, values always go as parameters).
 import type { SQLInputValue } from 'node:sqlite'
 import type { CollectionSpec, Condition, Where } from '../../ports/read-store.ts'
 
@@ -19,10 +19,35 @@ export function column(value: unknown): SQLInputValue {
   return JSON.stringify(value)
 }
 
-/** The SQL of a `where` (AND of each field's condition) and its parameters; fields are checked against the spec. */
-export function whereSql(spec: CollectionSpec, where: Where | undefined): { sql: string; params: SQLInputValue[] } {
+/** How a store writes a `where`: its parameters' placeholders, its stored form of a field's value, and its false. */
+export interface WhereDialect<V> {
+  /** The placeholder of the `n`th parameter (1-based): `?` in SQLite, `$n` in PostgreSQL. */
+  param: (n: number) => string
+  /** A field's value as its column holds it. */
+  column: (value: unknown) => V
+  /** An always-false condition (an `in` of nothing). */
+  none: string
+}
+
+/** SQLite: `?` placeholders, booleans as 0 and 1. */
+const SQLITE: WhereDialect<SQLInputValue> = { param: () => '?', column, none: '0' }
+
+/**
+ * The SQL of a `where` (AND of each field's condition) and its parameters, for a store's
+ * dialect (SQLite's by default); fields are checked against the spec, values always go as
+ * parameters. Shared by the SQLite and PostgreSQL read stores.
+ */
+export function whereSql<V = SQLInputValue>(
+  spec: CollectionSpec,
+  where: Where | undefined,
+  dialect: WhereDialect<V> = SQLITE as unknown as WhereDialect<V>
+): { sql: string; params: Array<V | string | number> } {
   const parts: string[] = []
-  const params: SQLInputValue[] = []
+  const params: Array<V | string | number> = []
+  const p = (v: V | string | number): string => {
+    params.push(v)
+    return dialect.param(params.length)
+  }
   for (const [field, cond] of Object.entries(where ?? {})) {
     if (cond === undefined) continue
     const f = field === '_id' ? '_id' : field in spec.fields ? ident(field) : null
@@ -33,30 +58,24 @@ export function whereSql(spec: CollectionSpec, where: Where | undefined): { sql:
       continue
     }
     if (typeof c !== 'object') {
-      parts.push(`${f} = ?`)
-      params.push(column(c))
+      parts.push(`${f} = ${p(dialect.column(c))}`)
       continue
     }
     if ('in' in c) {
       const values = c.in.filter(v => v !== null)
-      const ors = [...(values.length > 0 ? [`${f} IN (${values.map(() => '?').join(', ')})`] : []), ...(c.in.includes(null) ? [`${f} IS NULL`] : [])]
-      parts.push(ors.length > 0 ? `(${ors.join(' OR ')})` : '0')
-      params.push(...values.map(column))
+      const ors = [
+        ...(values.length > 0 ? [`${f} IN (${values.map(v => p(dialect.column(v))).join(', ')})`] : []),
+        ...(c.in.includes(null) ? [`${f} IS NULL`] : [])
+      ]
+      parts.push(ors.length > 0 ? `(${ors.join(' OR ')})` : dialect.none)
       continue
     }
     if ('prefix' in c) {
-      parts.push(`${f} >= ? AND ${f} < ?`)
-      params.push(c.prefix, `${c.prefix}\uffff`)
+      parts.push(`${f} >= ${p(c.prefix)} AND ${f} < ${p(`${c.prefix}\uffff`)}`)
       continue
     }
-    if (c.gte !== undefined) {
-      parts.push(`${f} >= ?`)
-      params.push(c.gte)
-    }
-    if (c.lte !== undefined) {
-      parts.push(`${f} <= ?`)
-      params.push(c.lte)
-    }
+    if (c.gte !== undefined) parts.push(`${f} >= ${p(c.gte)}`)
+    if (c.lte !== undefined) parts.push(`${f} <= ${p(c.lte)}`)
   }
   return { sql: parts.length > 0 ? ` WHERE ${parts.join(' AND ')}` : '', params }
 }
