@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, Help, type CommanderError, type Option } from 'commander'
 import { readFileSync } from 'node:fs'
+import { registerDb } from './cli/db.ts'
 import { registerDoctor } from './cli/doctor.ts'
 import { registerAudit } from './cli/audit.ts'
 import { registerMail } from './cli/mail.ts'
@@ -36,6 +37,7 @@ registerOperatorCommands(program)
 registerVerifyFile(program)
 registerMail(program)
 registerDoctor(program)
+registerDb(program)
 registerAudit(program)
 
 program.parseAsync().catch(err => {

@@ -8,6 +8,8 @@ import type { Config } from './config.ts'
 import { optionalAdapter } from './infra/optional-adapter.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
 import type { EventStore } from './ports/event-store.ts'
+import type { StoreHealth } from './ports/store-unavailable.ts'
+import type { StorePool } from './infra/postgres/pool.ts'
 import { SqliteReadStore } from './infra/readstore/sqlite.ts'
 import type { CheckpointStore } from './eventsourcing/relay.ts'
 import { SqliteDataKeyStore } from './infra/crypto/keystore.ts'
@@ -25,6 +27,10 @@ export interface Core {
    */
   checkpoints: CheckpointStore
   keys: SqliteDataKeyStore
+  /** With DATABASE_URL: the one pool of the process's PostgreSQL stores (events, read models, kept files), at most `DATABASE_POOL_SIZE` connections. */
+  database: StorePool | null
+  /** The stores whose reachability `/readyz` reports (PostgreSQL's pool; none on the embedded default). */
+  health: StoreHealth[]
   close(): Promise<void>
 }
 
@@ -40,15 +46,16 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
   // The KurrentDB and MongoDB adapters load their clients only where configured: optional
   // dependencies (KurrentDB's weighs about 33 MiB, MongoDB's 7), never run by the tests here.
   const pg = config.database
+  const database = pg ? new (await import('./infra/postgres/pool.ts')).StorePool(pg.url, { max: pg.pool_size, schema: 'public' }) : null
   const store = pg
-    ? new (await import('./infra/eventstore/postgres.ts')).PostgresEventStore(pg.url, { pool_size: pg.pool_size })
+    ? new (await import('./infra/eventstore/postgres.ts')).PostgresEventStore(pg.url, { pool: database! })
     : config.eventstore_url
       ? new (await optionalAdapter('EVENTSTORE_URL', '@kurrent/kurrentdb-client', () => import('./infra/eventstore/kurrentdb.ts'))).KurrentEventStore(
           config.eventstore_url
         )
       : new SqliteEventStore(join(config.data_dir, 'events.db'))
   const reads = pg
-    ? new (await import('./infra/readstore/postgres.ts')).PostgresReadStore(pg.url, { pool_size: pg.pool_size })
+    ? new (await import('./infra/readstore/postgres.ts')).PostgresReadStore(pg.url, { pool: database! })
     : config.mongodb_url
       ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/readstore/mongodb.ts'))).MongoReadStore.connect(config.mongodb_url)
       : new SqliteReadStore(join(config.data_dir, 'reads.db'))
@@ -73,10 +80,13 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
     store,
     checkpoints,
     keys,
+    database,
+    health: database ? [database] : [],
     close: async () => {
       await store.close()
       await ctx.reads.close()
       await keys.close()
+      await database?.end()
     }
   }
 }

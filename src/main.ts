@@ -158,6 +158,12 @@ export async function startRole(
   const started: Array<[name: string, stop: () => Promise<void>]> = []
   /** Each part's reason not to be ready, or null. */
   const readiness: Array<() => NotReady | null> = []
+  // A store that does not answer (PostgreSQL stopped, restarting, failing over): what needs it answers 503 meanwhile.
+  for (const h of core.health)
+    readiness.push(() => {
+      const down = h.unreachable
+      return down ? { component: h.store, problem: 'unreachable', detail: `${down.detail} (since ${new Date(down.since).toISOString()})` } : null
+    })
   /** A subscription's readiness on /readyz (as `component`) and its lag behind the store in /metrics. */
   const watch = (component: string, part: { readonly notReady: Omit<NotReady, 'component'> | null }, position: () => number): void => {
     readiness.push(() => {
@@ -286,7 +292,7 @@ export async function startRole(
   const blobs: BlobStore | null =
     serveApi || parts.mailer
       ? config.database
-        ? new (await import('./infra/blobs/postgres.ts')).PostgresBlobStore(config.database.url, { pool_size: config.database.pool_size })
+        ? new (await import('./infra/blobs/postgres.ts')).PostgresBlobStore(config.database.url, { pool: core.database! })
         : config.mongodb_url
           ? await (await optionalAdapter('MONGODB_URL', 'mongodb', () => import('./infra/blobs/gridfs.ts'))).GridFsBlobStore.connect(config.mongodb_url)
           : new FileBlobStore(join(config.data_dir, 'blobs'))

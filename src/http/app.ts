@@ -65,8 +65,10 @@ function healthRoutes(fastify: FastifyInstance, ready: () => Readiness, metricsT
     status: z.enum(['starting', 'degraded']),
     reasons: z.array(
       z.object({
-        component: z.string().meta({ description: '`projections`, `relay`, `egress`, …' }),
-        problem: z.string().meta({ description: '`starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`' }),
+        component: z.string().meta({ description: '`postgresql`, `projections`, `relay`, `egress`, …' }),
+        problem: z
+          .string()
+          .meta({ description: '`unreachable`, `starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`' }),
         detail: z.string().nullable().meta({ description: 'what was seen: only with `Authorization: Bearer <METRICS_TOKEN>`, else null' })
       })
     )
@@ -84,9 +86,9 @@ function healthRoutes(fastify: FastifyInstance, ready: () => Readiness, metricsT
     config: { auth: 'none' },
     schema: {
       operationId: 'readiness',
-      summary: 'Readiness: read models caught up, the relay subscribed, egress to port 25 working (else 503 with the reasons)',
+      summary: 'Readiness: the database answering, read models caught up, the relay subscribed, egress to port 25 working (else 503 with the reasons)',
       tags: ['Service'],
-      response: { 200: z.object({ status: z.literal('ready') }), 503: NotReadyBody, ...problems() }
+      response: { ...problems(), 200: z.object({ status: z.literal('ready') }), 503: NotReadyBody }
     },
     handler: async (request, reply) => {
       const r = ready()

@@ -14,9 +14,9 @@ import type { ListFileWork } from '../lists/file-work.ts'
  * bearer of the metrics token).
  */
 export interface NotReady {
-  /** `projections`, `relay`, `egress`, … */
+  /** `postgresql`, `projections`, `relay`, `egress`, … */
   component: string
-  /** `starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`. */
+  /** `unreachable` (a store), `starting`, `catching_up`, `resubscribing`, `dns_failing`, `port_25_blocked`, `proxy_failing`. */
   problem: string
   detail: string | null
 }

@@ -63,7 +63,7 @@ export const PROBLEM_EXAMPLES: Readonly<Record<number, Record<string, unknown>>>
   ),
   429: example(429, 'rate_limit.exceeded', 'Too Many Requests', 'rate limit of 60 requests per window reached; retry in 23 seconds'),
   500: example(500, 'internal_error', 'Internal Server Error', 'an unexpected error occurred; it has been logged'),
-  503: example(503, 'billing.unavailable', 'Service Unavailable', 'billing is unavailable right now; try again later')
+  503: example(503, 'store.unreachable', 'Service Unavailable', 'the service cannot reach its database right now; try again in 5 seconds')
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -79,7 +79,7 @@ const STATUS_TEXT: Record<number, string> = {
   422: 'Unprocessable: an Idempotency-Key reused for another request',
   429: 'Too many requests, or temporarily locked',
   500: 'Unexpected error',
-  503: 'Unavailable'
+  503: 'Unavailable: the database does not answer (try again after `Retry-After`), or as the operation says'
 }
 
 /** A JSON answer with its description, as a route declares it for one status. */
@@ -93,10 +93,13 @@ export interface ProblemResponse {
   content: { 'application/problem+json': { schema: typeof Problem; example?: Record<string, unknown> } }
 }
 
-/** The problem+json answers of `statuses`, plus 500 which any operation may answer; each with an example of its own status. */
+/**
+ * The problem+json answers of `statuses`, plus those any operation may answer: 500, and 503
+ * (the database does not answer, or the process is shutting down); each with an example of its own status.
+ */
 export function problems(...statuses: number[]): Record<number, ProblemResponse> {
   const out: Record<number, ProblemResponse> = {}
-  for (const s of [...statuses, 500])
+  for (const s of [...statuses, 500, 503])
     out[s] = {
       description: STATUS_TEXT[s] ?? 'Error',
       content: { 'application/problem+json': { schema: Problem, ...(PROBLEM_EXAMPLES[s] && { example: PROBLEM_EXAMPLES[s] }) } }

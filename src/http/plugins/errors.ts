@@ -3,6 +3,10 @@ import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import { DEFAULT_RETRY_AFTER_S, HttpProblem, problem, sendProblem } from '../problem.ts'
 import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
 import { BillingUnavailableError, InvalidWebhookError } from '../../ports/billing.ts'
+import { StoreUnavailableError } from '../../ports/store-unavailable.ts'
+
+/** Seconds a client is asked to wait when the database does not answer: a restart or a failover takes a few. */
+const STORE_RETRY_AFTER_S = 5
 
 const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid: 400,
@@ -25,7 +29,8 @@ function validationCode(context: string | undefined, routeCode: string | undefin
  * The one error handler: a request that fails its route's schema is a 400 with the
  * route's code (`config.invalid`; a malformed `{uuid}` is `request.invalid_uuid`) and one
  * `errors` entry per field; domain errors and HTTP problems map to their status with
- * their machine code; Fastify's own client errors (bad JSON, wrong content type, body
+ * their machine code; a store that does not answer is a 503 `store.unreachable` with
+ * `Retry-After`; Fastify's own client errors (bad JSON, wrong content type, body
  * too large) keep their 4xx; anything else is logged and answered 500 without details.
  */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -49,6 +54,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err instanceof BillingUnavailableError) {
       request.log.warn({ err }, 'billing unavailable')
       return sendProblem(reply, problem(503, 'billing.unavailable', 'billing is unavailable right now; try again later'))
+    }
+    if (err instanceof StoreUnavailableError) {
+      // Not a fault of ours to page about for each request: /readyz and the store's own log say it once.
+      request.log.warn({ store: err.store, detail: err.message }, 'store unreachable')
+      reply.header('retry-after', String(STORE_RETRY_AFTER_S))
+      return sendProblem(
+        reply,
+        problem(503, 'store.unreachable', `the service cannot reach its database right now; try again in ${STORE_RETRY_AFTER_S} seconds`)
+      )
     }
     if (err instanceof InvalidWebhookError) return sendProblem(reply, problem(400, 'billing_webhook.invalid_signature', err.message))
     if (err instanceof WrongExpectedRevisionError) {

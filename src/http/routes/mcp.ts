@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from '../../ports/store-unavailable.ts'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
@@ -61,6 +62,8 @@ function serverFor(Server: typeof McpServer, rt: HttpRuntime, p: Principal, log:
         return await fn(args, extra.signal)
       } catch (err) {
         if (err instanceof DomainError || err instanceof HttpProblem) return refusal(`${err.code}: ${err.message}`)
+        if (err instanceof StoreUnavailableError)
+          return refusal('store.unreachable: the service cannot reach its database right now; try again in a few seconds')
         // Anything else is ours, not the caller's: logged, and told as the HTTP API tells a 500.
         log(err)
         return refusal('internal_error: an unexpected error occurred; it has been logged')

@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
-import pg from 'pg'
+import { StorePool } from '../postgres/pool.ts'
+import { migrated } from '../postgres/schema.ts'
 import { checkBlobName, type BlobStore } from '../../ports/blob-store.ts'
 
 /** Bytes of one stored chunk: an upload holds one in memory, a download reads one at a time. */
 const CHUNK_BYTES = 256 * 1024
-/** The key of the session lock the schema's creation runs under. */
-const MIGRATION_LOCK = 7_261_003
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS blobs (owner text NOT NULL, id text NOT NULL, version text NOT NULL, bytes bigint NOT NULL, PRIMARY KEY (owner, id));
-CREATE TABLE IF NOT EXISTS blob_chunks (version text NOT NULL, seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (version, seq));
-`
 
 /**
  * Customers' kept files on PostgreSQL: a blob is a version of CHUNK_BYTES chunks (`bytea`),
@@ -20,32 +14,21 @@ CREATE TABLE IF NOT EXISTS blob_chunks (version text NOT NULL, seq integer NOT N
  * streams the version's chunks one at a time. Memory: one chunk.
  */
 export class PostgresBlobStore implements BlobStore {
-  private readonly pool: pg.Pool
-  private readonly ready: Promise<void>
+  private readonly pool: StorePool
+  private readonly owns: boolean
+  private readonly schema: string
 
-  constructor(url: string, options: { schema?: string; pool_size?: number } = {}) {
-    const schema = options.schema ?? 'public'
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`schema ${schema}: a lower-case SQL identifier`)
-    const pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${schema}` })
-    pool.on('error', () => {})
-    // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
-    pool.on('connect', client => client.on('error', () => {}))
-    this.pool = pool
-    this.ready = (async () => {
-      const c = await pool.connect()
-      try {
-        await c.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
-        try {
-          await c.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`)
-          await c.query(SCHEMA)
-        } finally {
-          await c.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
-        }
-      } finally {
-        c.release()
-      }
-    })()
-    this.ready.catch(() => {})
+  constructor(url: string, options: { schema?: string; pool_size?: number; pool?: StorePool } = {}) {
+    this.schema = options.schema ?? 'public'
+    this.owns = options.pool === undefined
+    this.pool = options.pool ?? new StorePool(url, { max: options.pool_size ?? 4, schema: this.schema })
+    // The schema is made (or migrated) before the first query; a server not reached yet is tried again by the next one.
+    migrated(this.pool, this.schema).catch(() => {})
+  }
+
+  /** The schema at its last migration (once per pool; again after a failure). */
+  private async ready(): Promise<void> {
+    await migrated(this.pool, this.schema)
   }
 
   async put(owner: string, id: string, content: Readable): Promise<{ bytes: number }> {
@@ -55,7 +38,7 @@ export class PostgresBlobStore implements BlobStore {
       streamError ??= err
     })
     checkBlobName(owner, id)
-    await this.ready
+    await this.ready()
     const version = randomUUID()
     const c = await this.pool.connect()
     let bytes = 0
@@ -101,7 +84,7 @@ export class PostgresBlobStore implements BlobStore {
 
   async open(owner: string, id: string): Promise<Readable | null> {
     checkBlobName(owner, id)
-    await this.ready
+    await this.ready()
     const row = (await this.pool.query<{ version: string }>('SELECT version FROM blobs WHERE owner = $1 AND id = $2', [owner, id])).rows[0]
     if (!row) return null
     const pool = this.pool
@@ -118,7 +101,7 @@ export class PostgresBlobStore implements BlobStore {
 
   async delete(owner: string, id: string): Promise<void> {
     checkBlobName(owner, id)
-    await this.ready
+    await this.ready()
     await this.pool.query(
       'WITH gone AS (DELETE FROM blobs WHERE owner = $1 AND id = $2 RETURNING version) DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)',
       [owner, id]
@@ -127,7 +110,7 @@ export class PostgresBlobStore implements BlobStore {
 
   async deleteOwner(owner: string): Promise<number> {
     checkBlobName(owner, 'x')
-    await this.ready
+    await this.ready()
     const r = await this.pool.query<{ n: string }>(
       'WITH gone AS (DELETE FROM blobs WHERE owner = $1 RETURNING version), chunks AS (DELETE FROM blob_chunks WHERE version IN (SELECT version FROM gone)) SELECT count(*) AS n FROM gone',
       [owner]
@@ -136,7 +119,6 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async close(): Promise<void> {
-    await this.ready.catch(() => {})
-    await this.pool.end()
+    if (this.owns) await this.pool.end()
   }
 }

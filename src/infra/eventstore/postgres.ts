@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
+import type pg from 'pg'
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -14,37 +14,14 @@ import {
 } from '../../ports/event-store.ts'
 import { followLog } from './follow.ts'
 import type { PendingAppend } from './pending-append.ts'
+import { StorePool } from '../postgres/pool.ts'
+import { migrated } from '../postgres/schema.ts'
 
 /**
  * The key of the transaction-scoped advisory lock every append takes (`pg_advisory_xact_lock`):
  * one group of appends commits at a time, so positions are given in commit order.
  */
 const APPEND_LOCK = 7_261_001
-/** The key of the session lock the schema's creation runs under (several processes may start at once). */
-const MIGRATION_LOCK = 7_261_000
-
-/**
- * The schema: events with a global position given under APPEND_LOCK (a gapless sequence in
- * commit order, never a SQL sequence: transactions commit out of the order their sequence
- * values were drawn in, and a reader following the log would skip the late ones), unique per
- * (stream, revision) and per id; and the checkpoints of named consumers.
- */
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-  position bigint PRIMARY KEY,
-  id text NOT NULL UNIQUE,
-  stream text NOT NULL,
-  revision integer NOT NULL,
-  type text NOT NULL,
-  data text NOT NULL,
-  metadata text NOT NULL,
-  UNIQUE (stream, revision)
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-  name text PRIMARY KEY,
-  position bigint NOT NULL
-);
-`
 
 const COLUMNS = 'position, id, stream, revision, type, data, metadata'
 
@@ -74,8 +51,10 @@ function toRecorded(r: Row): RecordedEvent {
 export interface PostgresEventStoreOptions {
   /** The schema the tables live in (created when absent); default `public`. */
   schema?: string
-  /** Connections of the pool (default 4: one commits at a time; the others read). */
+  /** Connections of the pool (default 4: one commits at a time; the others read), when it makes its own. */
   pool_size?: number
+  /** The pool of the process's PostgreSQL stores (not ended by `close`); else the store makes its own. */
+  pool?: StorePool
   /** How often (ms) a live subscription looks for appends made by other processes. */
   poll_interval_ms?: number
   /** Events read per page by subscriptions. */
@@ -95,12 +74,12 @@ export interface PostgresEventStoreOptions {
  * wake at once on this process's appends and within `poll_interval_ms` on other processes'.
  */
 export class PostgresEventStore implements EventStore {
-  private readonly pool: pg.Pool
+  private readonly pool: StorePool
+  private readonly owns: boolean
   private readonly schema: string
   private readonly emitter = new EventEmitter()
   private readonly pollMs: number
   private readonly batchSize: number
-  private ready: Promise<void>
   private queue: PendingAppend[] = []
   private running: Promise<void> = Promise.resolve()
   private scheduled = false
@@ -109,33 +88,18 @@ export class PostgresEventStore implements EventStore {
 
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
     this.schema = options.schema ?? 'public'
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`schema ${this.schema}: a lower-case SQL identifier`)
     this.pollMs = options.poll_interval_ms ?? 100
     this.batchSize = options.batch_size ?? 500
-    this.pool = new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${this.schema}` })
-    // An idle connection that fails (the server restarted) is dropped by the pool; the next query opens another.
-    this.pool.on('error', () => {})
-    // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
-    this.pool.on('connect', client => client.on('error', () => {}))
+    this.owns = options.pool === undefined
+    this.pool = options.pool ?? new StorePool(url, { max: options.pool_size ?? 4, schema: this.schema })
     this.emitter.setMaxListeners(0)
-    this.ready = this.migrate()
-    this.ready.catch(() => {})
+    // The schema is made (or migrated) before the first query; a server not reached yet is tried again by the next one.
+    migrated(this.pool, this.schema).catch(() => {})
   }
 
-  /** Creates the schema and its tables when absent, under a session advisory lock (idempotent; several processes may start at once). */
-  private async migrate(): Promise<void> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK])
-      try {
-        await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`)
-        await client.query(SCHEMA)
-      } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK])
-      }
-    } finally {
-      client.release()
-    }
+  /** The schema at its last migration (once per pool; again after a failure). */
+  private async ready(): Promise<void> {
+    await migrated(this.pool, this.schema)
   }
 
   async append(stream: string, events: readonly NewEvent[], options: { expected_revision: ExpectedRevision }): Promise<AppendResult> {
@@ -173,7 +137,7 @@ export class PostgresEventStore implements EventStore {
     let outcomes: Array<AppendResult | Error>
     let client: pg.PoolClient | null = null
     try {
-      await this.ready
+      await this.ready()
       client = await this.pool.connect()
       const [, , headRow] = (await client.query(
         `BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK}); SELECT coalesce(max(position), 0) AS p FROM events`
@@ -258,7 +222,7 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     this.assertOpen()
-    await this.ready
+    await this.ready()
     const limit = options?.max_count ?? null
     const rows =
       options?.direction === 'backwards'
@@ -286,7 +250,7 @@ export class PostgresEventStore implements EventStore {
    * server over the primary key's range, which stops at the page's end.
    */
   private async page(from: number, maxCount: number, maxBytes: number): Promise<RecordedEvent[]> {
-    await this.ready
+    await this.ready()
     const r = await this.pool.query<Row>(
       `SELECT ${COLUMNS} FROM (
          SELECT ${COLUMNS}, sum(length(data)) OVER (ORDER BY position) - length(data) AS before
@@ -303,20 +267,20 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async head(): Promise<number> {
-    await this.ready
+    await this.ready()
     return Number((await this.pool.query<{ p: string }>('SELECT coalesce(max(position), 0) AS p FROM events')).rows[0].p)
   }
 
   /** Stored checkpoint of a named consumer (0 when none). */
   async getCheckpoint(name: string): Promise<number> {
-    await this.ready
+    await this.ready()
     const r = await this.pool.query<{ position: string }>('SELECT position FROM checkpoints WHERE name = $1', [name])
     return r.rows.length > 0 ? Number(r.rows[0].position) : 0
   }
 
   async setCheckpoint(name: string, position: number): Promise<void> {
     if (this.closed) return
-    await this.ready
+    await this.ready()
     await this.pool.query('INSERT INTO checkpoints (name, position) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET position = excluded.position', [
       name,
       position
@@ -368,7 +332,6 @@ export class PostgresEventStore implements EventStore {
     this.closed = true
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended')
-    await this.ready.catch(() => {})
-    await this.pool.end()
+    if (this.owns) await this.pool.end()
   }
 }

@@ -1,4 +1,6 @@
-import pg from 'pg'
+import type pg from 'pg'
+import { StorePool } from '../postgres/pool.ts'
+import { migrated } from '../postgres/schema.ts'
 import { ident, whereSql as whereOf, type WhereDialect } from './sqlite-sql.ts'
 import {
   CheckpointConflictError,
@@ -12,15 +14,9 @@ import {
   type WriteOp
 } from '../../ports/read-store.ts'
 
-/** The key of the session lock the schema's creation and every generation change run under. */
+/** The key of the session lock every generation change runs under (the schema's own tables are made by `migrate`). */
 const DDL_LOCK = 7_261_002
 
-const META = `
-CREATE TABLE IF NOT EXISTS projection_generations (projection text PRIMARY KEY, gen integer NOT NULL, signature text NOT NULL, newest integer NOT NULL);
-CREATE TABLE IF NOT EXISTS projection_checkpoints (name text PRIMARY KEY, position bigint NOT NULL);
-CREATE TABLE IF NOT EXISTS consumer_checkpoints (name text PRIMARY KEY, position bigint NOT NULL);
-CREATE TABLE IF NOT EXISTS projector_lease (id integer PRIMARY KEY CHECK (id = 1), holder text NOT NULL, expires_at bigint NOT NULL);
-`
 const tableOf = (spec: CollectionSpec, gen: number): string => `${ident(spec.name)}__g${gen}`
 const checkpointName = (projection: string, gen: number): string => `${projection}#${gen}`
 
@@ -89,7 +85,7 @@ export interface PostgresReadStoreOptions {
   /** Projections pinned to a generation (a rebuild's view). */
   pinned?: ReadonlyMap<string, number>
   /** Shares the pool of another store (a rebuild's view of the same database). */
-  pool?: pg.Pool
+  pool?: StorePool
 }
 
 /**
@@ -104,32 +100,26 @@ export interface PostgresReadStoreOptions {
  */
 export class PostgresReadStore implements ReadStore {
   readonly durable = true
-  private readonly pool: pg.Pool
+  private readonly pool: StorePool
   private readonly owns: boolean
   private readonly schema: string
   private readonly pinned: ReadonlyMap<string, number>
   private gens = new Map<string, number>()
   private checkedAt = 0
-  private readonly ready: Promise<void>
 
   constructor(url: string, options: PostgresReadStoreOptions = {}) {
     this.schema = options.schema ?? 'public'
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(this.schema)) throw new Error(`schema ${this.schema}: a lower-case SQL identifier`)
     this.owns = options.pool === undefined
-    this.pool = options.pool ?? new pg.Pool({ connectionString: url, max: options.pool_size ?? 4, options: `-c search_path=${this.schema}` })
-    if (this.owns) {
-      this.pool.on('error', () => {})
-      // A connection the server ends (a restart, a failover) fails the query it was running; it must not also end the process.
-      this.pool.on('connect', client => client.on('error', () => {}))
-    }
+    this.pool = options.pool ?? new StorePool(url, { max: options.pool_size ?? 4, schema: this.schema })
     this.pinned = options.pinned ?? new Map()
-    this.ready = this.owns
-      ? this.locked(async c => {
-          await c.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`)
-          await c.query(META)
-        })
-      : Promise.resolve()
-    this.ready.catch(() => {})
+    // The schema is made (or migrated) before the first query; a server not reached yet is tried again by the next one.
+    migrated(this.pool, this.schema).catch(() => {})
+  }
+
+  /** The schema at its last migration (once per pool; again after a failure). */
+  private async ready(): Promise<void> {
+    await migrated(this.pool, this.schema)
   }
 
   /** Runs `f` on one connection under the session lock DDL_LOCK (schema and generation changes, across processes). */
@@ -149,7 +139,7 @@ export class PostgresReadStore implements ReadStore {
 
   /** Rows of a query on the pool. */
   async query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
-    await this.ready
+    await this.ready()
     return (await this.pool.query<R>(sql, params)).rows
   }
 
@@ -208,7 +198,7 @@ export class PostgresReadStore implements ReadStore {
   }
 
   async prepare(projection: string, signature: string, specs: readonly CollectionSpec[]): Promise<void> {
-    await this.ready
+    await this.ready()
     await this.locked(async c => {
       const row = (
         await c.query<{ gen: number; signature: string; newest: number }>('SELECT gen, signature, newest FROM projection_generations WHERE projection = $1', [
@@ -231,7 +221,7 @@ export class PostgresReadStore implements ReadStore {
   }
 
   async startRebuild(projection: string, specs: readonly CollectionSpec[]): Promise<RebuildTarget> {
-    await this.ready
+    await this.ready()
     const { live, next } = await this.locked(async c => {
       const row = (await c.query<{ gen: number; newest: number }>('SELECT gen, newest FROM projection_generations WHERE projection = $1', [projection])).rows[0]
       if (!row) throw new Error(`projection ${projection} is not prepared`)
@@ -267,7 +257,7 @@ export class PostgresReadStore implements ReadStore {
   }
 
   async write(ops: readonly WriteOp[], checkpoints: ReadonlyArray<{ projection: string; from: number; to: number }>): Promise<void> {
-    await this.ready
+    await this.ready()
     const c = await this.pool.connect()
     try {
       await c.query('BEGIN')
@@ -357,8 +347,6 @@ export class PostgresReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
-    if (!this.owns) return
-    await this.ready.catch(() => {})
-    await this.pool.end()
+    if (this.owns) await this.pool.end()
   }
 }
