@@ -1,23 +1,12 @@
+// The production topology on one machine on the embedded store: `svc api`, `svc relay`,
+// verifiers ×2, webhooks and mailer as separate OS processes sharing one SQLite event store
+// file and the local NATS server (test/support/topology.ts). This file owns 127.0.50.0/24.
 import t from 'tap'
-import { execFile, type ChildProcess } from 'node:child_process'
-import { promisify } from 'node:util'
-import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
-import { startMailWorld } from '../support/mail-world.ts'
-import { client, confirmationCode } from '../support/service.ts'
-import { waitUntil } from '../support/eventstore-contract.ts'
-import { startSvc, type SvcProcess } from '../support/processes.ts'
-import { unlimitedRates } from '../support/plans.ts'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
-import { NatsBus, natsAnswers } from '../../src/infra/bus/nats.ts'
-import { ROUTES } from '../../src/main.ts'
+import { natsAnswers } from '../../src/infra/bus/nats.ts'
+import { runTopology } from '../support/topology.ts'
 
-// The production topology on one machine: `svc api`, `svc relay`, `svc worker verifier` ×2,
-// `svc worker webhooks` (a job.completed notification per job to a loopback receiver) and
-// `svc worker mailer` (the sign-up mail) as separate OS processes sharing one
-// SQLite event store file and the local NATS server. This file owns 127.0.50.0/24.
 const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
 const reachable = await natsAnswers(natsUrl)
 
@@ -27,171 +16,19 @@ if (!reachable && process.env.REQUIRE_NATS === '1') {
 } else if (!reachable) {
   t.plan(0, `no NATS server answers at ${natsUrl} (set NATS_URL; .ci/run starts one)`)
 } else {
-  const run = promisify(execFile)
-  const cli = new URL('../../src/cli.ts', import.meta.url).pathname
-  const world = await startMailWorld({
-    dns_ip: '127.0.50.1',
-    domains: [{ name: 'multi-proc.com', mx: [{ preference: 10, exchange: 'mx.multi-proc.com' }] }],
-    hosts: [
-      {
-        name: 'mx.multi-proc.com',
-        ip: '127.0.50.2',
-        rcpt_delay_ms: 15,
-        rcpt: a => (/^ok\d+@/.test(a) ? { code: 250, message: '2.1.5 OK' } : { code: 550, message: '5.1.1 User unknown' })
+  await runTopology(t, {
+    net: '127.0.50',
+    nats_url: natsUrl,
+    env: {},
+    apis: 1,
+    projector: false,
+    events: async dataDir => {
+      const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
+      try {
+        return await store.readAll({ from_position: 0, max_count: 1_000_000 })
+      } finally {
+        await store.close()
       }
-    ]
-  })
-  t.teardown(() => world.close())
-
-  const dataDir = t.testdir()
-  const prefix = `mp_${randomUUID().slice(0, 8)}`
-  const env = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    SIGNUP_SCREENING: 'lists',
-    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
-    NATS_URL: natsUrl,
-    NATS_PREFIX: prefix,
-    NATS_ACK_WAIT_MS: '2000',
-    VERIFIER_DNS_SERVERS: world.dns_server,
-    VERIFIER_SMTP_PORT: String(world.smtp_port),
-    VERIFIER_SMTP_TIMEOUT_MS: '2000',
-    VERIFIER_HELO_NAME: 'verifier.test.example',
-    // The mail world is on loopback: the probe may connect there.
-    VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
-    VERIFIER_MAX_SESSIONS_PER_MX: '4',
-    VERIFIER_CONCURRENCY: '8',
-    VERIFIER_RESULT_CACHE_TTL_S: '0',
-    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-    ...unlimitedRates(dataDir)
-  }
-  const notified: Array<{ job_uuid: string; delivery: string }> = []
-  const receiver = createServer((req, res) => {
-    let body = ''
-    req.on('data', c => {
-      body += c
-    })
-    req.on('end', () => {
-      notified.push({ job_uuid: JSON.parse(body).job_uuid, delivery: String(req.headers['x-service-delivery']) })
-      res.end()
-    })
-  })
-  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    receiver.close()
-  })
-  const children: ChildProcess[] = []
-  const start = async (...args: string[]): Promise<SvcProcess> => {
-    const p = await startSvc(t, args, env)
-    children.push(p.child)
-    return p
-  }
-  t.teardown(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM')
-    await Promise.all(children.map(c => (c.exitCode !== null || c.signalCode !== null ? null : new Promise(resolve => c.once('exit', resolve)))))
-    const admin = await NatsBus.connect(natsUrl, { prefix, routes: ROUTES })
-    await admin.destroy()
-    await admin.close()
-  })
-
-  const api = await start('api')
-  await start('relay')
-  const verifier1 = await start('worker', 'verifier')
-  const verifier2 = await start('worker', 'verifier')
-  const webhooks = await start('worker', 'webhooks')
-  await start('worker', 'mailer')
-  const http = client(api.url)
-
-  t.test('every role answers health and readiness', async t => {
-    for (const c of [api, verifier1, verifier2, webhooks]) {
-      t.same(await fetch(`${c.url}/healthz`).then(r => r.json()), { status: 'ok' })
-      await waitUntil(async () => (await fetch(`${c.url}/readyz`)).status === 200)
     }
-  })
-
-  t.test('200 addresses end to end through the processes; a verifier killed mid-run loses nothing, charges nothing twice', async t => {
-    await http('POST', '/api/auth/register', { body: { email: 'ops@example.com', password: 'a long enough password', locale: 'en' } })
-    const code = await confirmationCode(dataDir, 'ops@example.com')
-    const token = (await http('POST', '/api/auth/confirm', { body: { email: 'ops@example.com', code } })).body.access_token
-    await run(process.execPath, [cli, 'wallet', 'grant', '--email', 'ops@example.com', '--tokens', '5000', '--reason', 'load test'], { env })
-    await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.balance === 6000)
-    const key = (await http('POST', '/api/keys', { token, body: { name: 'load', environment: 'live' } })).body.raw_key
-    const hook = await http('POST', '/api/webhooks', {
-      token,
-      body: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ['job.completed'] }
-    })
-    t.equal(hook.status, 201)
-    const jobs: Array<{ uuid: string; email: string }> = []
-    for (let i = 0; i < 200; i++) {
-      const email = i % 4 === 3 ? `nobody${i}@multi-proc.com` : `ok${i}@multi-proc.com`
-      const r = await http('POST', '/api/verify', { token: key, body: { email } })
-      if (r.status !== 202) t.fail(`submit ${i}: ${r.status}`)
-      jobs.push({ uuid: r.body.uuid, email })
-    }
-    const completed = async (): Promise<number> => {
-      let n = 0
-      for (const j of jobs) if ((await http('GET', `/api/verify/${j.uuid}`, { token: key })).body.status === 'completed') n++
-      return n
-    }
-    await waitUntil(async () => (await completed()) >= 40, 60_000)
-    verifier1.child.kill('SIGKILL')
-    t.comment('verifier 1 killed with SIGKILL')
-    await waitUntil(async () => (await completed()) === 200, 120_000)
-    for (const j of jobs) {
-      const job = (await http('GET', `/api/verify/${j.uuid}`, { token: key })).body
-      const want = j.email.startsWith('ok') ? 'valid' : 'invalid'
-      if (job.verdict !== want) t.fail(`${j.email}: ${job.verdict}/${job.reason}`)
-    }
-
-    // Settlement follows completion; a job completed by the killed worker but not settled
-    // is settled when its message comes back to the survivor.
-    await waitUntil(async () => (await http('GET', '/api/wallet', { token })).body.reserved === 0, 60_000)
-    const store = new SqliteEventStore(join(dataDir, 'events.db'), { poll_interval_ms: 0 })
-    t.teardown(() => store.close())
-    let completedTwice = 0
-    for (const j of jobs) {
-      const events = await store.readStream(`job-${j.uuid}`)
-      if (events.filter(e => e.type === 'JobCompleted').length !== 1) completedTwice++
-    }
-    t.equal(completedTwice, 0, 'each job completed exactly once')
-    const all = await store.readAll({ from_position: 0, max_count: 1_000_000 })
-    const settlements = new Map<string, number>()
-    for (const e of all) {
-      if (e.type !== 'TokensCaptured') continue
-      const job = e.data.job_uuid as string
-      settlements.set(job, (settlements.get(job) ?? 0) + 1)
-    }
-    t.equal(settlements.size, 200, 'every job was charged')
-    t.ok(
-      [...settlements.values()].every(n => n === 1),
-      'no job was charged twice'
-    )
-    const w = (await http('GET', '/api/wallet', { token })).body
-    t.equal(w.spent, 2000, '200 full verifications at 10 tokens')
-    t.equal(w.balance, 4000)
-
-    // The webhook worker (its own process, reading endpoints from the event store) notified each job once.
-    await waitUntil(() => new Set(notified.map(n => n.job_uuid)).size === 200, 60_000)
-    // Positive control: one more job's notification has come through the same processes.
-    const control = (await http('POST', '/api/verify', { token: key, body: { email: 'control@multi-proc.com' } })).body.uuid as string
-    await waitUntil(() => notified.some(n => n.job_uuid === control), 60_000)
-    const ours = notified.filter(n => n.job_uuid !== control)
-    t.equal(ours.length, 200, 'one notification per job')
-    t.same(new Set(ours.map(n => n.job_uuid)), new Set(jobs.map(j => j.uuid)))
-    const requested = (await store.readAll({ from_position: 0, max_count: 1_000_000 })).filter(e => e.type === 'WebhookDeliveryRequested')
-    t.equal(requested.filter(e => e.data.job_uuid !== control).length, 200, 'one delivery requested per job')
-  })
-
-  t.test('SIGTERM: every role stops gracefully and exits 0', async t => {
-    const alive = children.filter(c => c.exitCode === null && c.signalCode === null)
-    const exits = alive.map(c => new Promise<number | null>(resolve => c.once('exit', code => resolve(code))))
-    for (const c of alive) c.kill('SIGTERM')
-    t.same(
-      await Promise.all(exits),
-      alive.map(() => 0)
-    )
   })
 }
