@@ -20,7 +20,7 @@ import { NatsBus } from '../../src/infra/bus/nats.ts'
 import { ROUTES } from '../../src/main.ts'
 
 /** An event as the oracle reads it from the store. */
-export interface StoredEvent {
+interface StoredEvent {
   stream: string
   type: string
   data: Record<string, unknown>
