@@ -1,5 +1,5 @@
 // `npm run bench`: the engine (and bulk through the API), bus, rate-limit, write-side, durability, appends (SQLite and PostgreSQL), read-side and
-// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets, a million-row list file through svc verify-file and submissions against a bare route, each measured in one run, then the three ratios with goals (submissions, rebuild, engine). With --json, one JSON object: { engine, bus, rate_limit, write_side, durability, appends, read_side, batch_intake, timing, console, list_file, submissions }.
+// batch-intake benchmarks, the timing side channels and the console's Lighthouse budgets, a million-row list file through svc verify-file, submissions against a bare route and submissions on SQLite and PostgreSQL with one and two API processes (scale-out), each measured in one run, then the three ratios with goals (submissions, rebuild, engine). With --json, one JSON object: { engine, bus, rate_limit, write_side, durability, appends, read_side, batch_intake, timing, console, list_file, submissions, scale_out }.
 // `--engine-only` skips the engine's slow one-connection mode; `--jobs N` sizes the
 // account history of the write and read sides (default 1,000,000).
 import { spawn } from 'node:child_process'
@@ -34,7 +34,8 @@ const benches: Array<[string, string, string[]]> = [
   ['timing', './timing.ts', []],
   ['console', './console.ts', []],
   ['list_file', './list-file.ts', []],
-  ['submissions', './submissions.ts', []]
+  ['submissions', './submissions.ts', []],
+  ['scale_out', './scale-out.ts', []]
 ]
 if (json) {
   const out: Record<string, unknown> = {}
