@@ -279,10 +279,10 @@ let rebuild: { events: number; ms: number }
   t0 = performance.now()
   let last = 0
   const r = await rebuildProjections(core.store, core.ctx.reads, PROJECTIONS, {
-    onProgress: (position, head) => {
-      if (position - last >= 500_000) {
-        last = position
-        log(`  ${position}/${head} (${Math.round((position / (performance.now() - t0)) * 1000)} events/s)`)
+    onProgress: (events, total) => {
+      if (events - last >= 500_000) {
+        last = events
+        log(`  ${events}/${total} (${Math.round((events / (performance.now() - t0)) * 1000)} events/s)`)
       }
     }
   })

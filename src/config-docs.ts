@@ -134,14 +134,20 @@ export const CONFIG_DOCS: readonly ConfigDoc[] = [
   { variables: ['NATS_PREFIX', 'NATS_ACK_WAIT_MS'], meaning: 'stream/subject prefix; ack wait before redelivery' },
   {
     variables: ['EVENTSTORE_URL'],
-    meaning: 'EventStoreDB/KurrentDB event store (`kurrentdb://host:2113?tls=false`; `esdb://` is read as `kurrentdb://`)',
+    meaning:
+      "EventStoreDB/KurrentDB event store, server 23.10 or later (`kurrentdb://host:2113?tls=false`; `esdb://` is read as `kurrentdb://`); a batch chunk is one append: raise the server's `MaxAppendSize` above 1 MiB (docker-compose.yml sets 8 MiB)",
     unset: 'unset: SQLite in `DATA_DIR`'
   },
-  { variables: ['MONGODB_URL'], meaning: 'MongoDB read models (`mongodb://host/db`)', unset: 'unset: SQLite `DATA_DIR/reads.db`' },
+  {
+    variables: ['MONGODB_URL'],
+    meaning:
+      'MongoDB read models, on a replica set (transactions need one; a single-node one will do): `mongodb://host/db?replicaSet=rs0`; refused at start on a standalone server',
+    unset: 'unset: SQLite `DATA_DIR/reads.db`'
+  },
   {
     variables: ['DATABASE_URL'],
     meaning:
-      'PostgreSQL for events, read models and kept files (`postgres://user@host:5432/database`): the topology of several processes and machines; the tables are created at start. Not with `EVENTSTORE_URL` or `MONGODB_URL`. Data keys and secrets stay in `DATA_DIR`',
+      'PostgreSQL for events, read models and kept files (`postgres://user@host:5432/database`): the topology of several processes and machines; the schema is created or migrated at start (or by `svc db migrate`). Not with `EVENTSTORE_URL` or `MONGODB_URL`. Data keys and secrets stay in `DATA_DIR`',
     unset: 'unset: SQLite files in `DATA_DIR`'
   },
   { variables: ['DATABASE_POOL_SIZE'], meaning: 'connections each PostgreSQL store of a process opens at most (events, read models, kept files: three pools)' },

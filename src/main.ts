@@ -103,6 +103,9 @@ async function openBus(config: Config, onError: (msg: string, err?: unknown) => 
   return new InProcessBus(onError, durable)
 }
 
+/** Events behind a subscription that `/metrics` counts at most (`lag_events`): a scrape's cost stays bounded however far behind it is. */
+const LAG_CAP = 100_000
+
 /**
  * Starts one role (`svc serve` runs them all in one process):
  * - `api`: HTTP API; it runs the projection runner too: one process at a time projects
@@ -170,7 +173,8 @@ export async function startRole(
       const n = part.notReady
       return n === null ? null : { component, ...n }
     })
-    metrics.watchLag(component, async () => (await store.headPosition()) - position())
+    // Counted, not subtracted: positions are not one per event in every store (KurrentDB's are byte offsets).
+    metrics.watchLag(component, async () => await store.countAfter(position(), LAG_CAP))
   }
 
   let runner: ProjectionRunner | null = null

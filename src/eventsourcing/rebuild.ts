@@ -12,12 +12,12 @@ const REBUILD_BYTES = 16 * 1024 * 1024
 const REBUILD_CARRY = 10_000
 
 /**
- * How a rebuild runs: `onProgress(position, head)` after each page (the position reached and
- * the store's head), `page` events a page (REBUILD_PAGE) and `carry` documents carried to
+ * How a rebuild runs: `onProgress(events, total)` after each page (the events read, and the
+ * events of the log: counted at the start, or those read when more came since), `page` events a page (REBUILD_PAGE) and `carry` documents carried to
  * the next page (REBUILD_CARRY); tests set both small for many pages over a short history.
  */
 export interface RebuildOptions {
-  onProgress?: (position: number, head: number) => void
+  onProgress?: (events: number, total: number) => void
   page?: number
   carry?: number
 }
@@ -53,11 +53,16 @@ export async function rebuildProjections(
   return { events, switched }
 }
 
+/** Events that size the key filter at its largest: 2^23 events make 2^24 expected keys, 2^27 bits at 8 a key. */
+const KEY_FILTER_EVENTS = 2 ** 23
+
 /**
  * The page loop of a rebuild: every event from the first, REBUILD_PAGE at a time, applied to
  * `projections` from checkpoint 0 and written into `target` (one commit a page), carrying the
  * last documents written to the next page (see `rebuildProjections`: its costs and bounds).
- * bench/read-side.ts runs it into a store that keeps nothing to time the folds alone.
+ * bench/read-side.ts runs it into a store that keeps nothing to time the folds alone. The
+ * events are counted first (`countAfter`: one query on SQLite and PostgreSQL, one read of
+ * the log on KurrentDB, whose positions are not counts).
  * @returns the events read.
  */
 export async function foldHistory(store: EventStore, target: ReadStore, projections: readonly Projection[], options: RebuildOptions = {}): Promise<number> {
@@ -71,10 +76,11 @@ export async function foldHistory(store: EventStore, target: ReadStore, projecti
   // Documents of the last pages, as written (only the rebuild writes the new generation):
   // a document touched again in the next page is not read back.
   let carried = new Map<string, Doc | null>()
+  // Counted, never a position (KurrentDB's positions are byte offsets): one query where positions are counts.
+  const total = await store.countAfter(0, Number.MAX_SAFE_INTEGER)
   // Sized for the documents of a history this long: a job's four events make about five.
-  const written = new KeyFilter(2 * (await store.headPosition()))
+  const written = new KeyFilter(2 * Math.min(total, KEY_FILTER_EVENTS))
   for (;;) {
-    const head = await store.headPosition()
     const page = await store.readAll({ from_position: position, max_count: pageSize, max_bytes: REBUILD_BYTES })
     if (page.length === 0) break
     events += page.length
@@ -93,7 +99,7 @@ export async function foldHistory(store: EventStore, target: ReadStore, projecti
       if (carried.size <= carry) break
       carried.delete(k)
     }
-    onProgress(position, head)
+    onProgress(events, Math.max(total, events))
   }
   return events
 }

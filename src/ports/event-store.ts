@@ -57,6 +57,23 @@ export interface AppendResult {
 }
 
 /** Raised when the stream's actual revision differs from the expected one. */
+/**
+ * The store refused an append larger than it takes in one write (KurrentDB's
+ * `MaxAppendSize`, 1 MiB by default; docker-compose.yml raises it to 8 MiB, above the
+ * largest chunk a plan allows). Nothing was written; the same append will be refused again.
+ */
+export class AppendTooLargeError extends Error {
+  readonly stream: string
+  /** The store's limit, bytes. */
+  readonly limit_bytes: number
+  constructor(stream: string, limitBytes: number) {
+    super(`the event store takes at most ${limitBytes} bytes in one append (stream ${stream})`)
+    this.name = 'AppendTooLargeError'
+    this.stream = stream
+    this.limit_bytes = limitBytes
+  }
+}
+
 export class WrongExpectedRevisionError extends Error {
   readonly stream: string
   readonly expected: ExpectedRevision
@@ -114,6 +131,13 @@ export interface EventStore {
   readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<RecordedEvent[]>
   /** Global position of the last committed event (0 when empty). */
   headPosition(): Promise<number>
+  /**
+   * How many events come after `position`, counted up to `cap` (a lag, the size of a
+   * history). Positions are not counts in every store (KurrentDB's are byte offsets of its
+   * log): never subtract positions for a number of events, ask this. Cost: one query where
+   * positions are one per event (SQLite, PostgreSQL); at most `cap` events read elsewhere.
+   */
+  countAfter(position: number, cap: number): Promise<number>
   /**
    * Catch-up then live subscription to all streams. The handler is called for one event
    * at a time in global order; a handler error stops the subscription and is reported to

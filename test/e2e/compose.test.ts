@@ -59,6 +59,8 @@ t.test('every store asks for credentials, and the roles pass them', async t => {
   t.ok(compose.services.nats.command!.includes('--pass'), 'NATS requires the password')
   t.match(JSON.stringify(compose.services.mongo), /--keyFile/, 'MongoDB runs with a replica-set key file (authorization on)')
   t.notMatch(JSON.stringify(compose.services.kurrentdb), /INSECURE/, 'KurrentDB is not in insecure mode')
+  // A batch chunk is one append: a Business plan's largest (about 6.4 MB) over the server's default 1 MiB.
+  t.ok(Number(compose.services.kurrentdb.environment!.KURRENTDB_MAX_APPEND_SIZE) >= 8 * 1024 * 1024, 'KurrentDB takes appends of 8 MiB')
 })
 
 t.test('health checks wait for what the service needs: a writable primary, a leader, JetStream', async t => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyError } from 'fastify'
 import { DomainError, type ErrorKind } from '../../domain/shared.ts'
 import { DEFAULT_RETRY_AFTER_S, HttpProblem, problem, sendProblem } from '../problem.ts'
-import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
+import { AppendTooLargeError, WrongExpectedRevisionError } from '../../ports/event-store.ts'
 import { BillingUnavailableError, InvalidWebhookError } from '../../ports/billing.ts'
 import { StoreUnavailableError } from '../../ports/store-unavailable.ts'
 
@@ -62,6 +62,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return sendProblem(
         reply,
         problem(503, 'store.unreachable', `the service cannot reach its database right now; try again in ${STORE_RETRY_AFTER_S} seconds`)
+      )
+    }
+    if (err instanceof AppendTooLargeError) {
+      // The store's write limit is the operator's to raise (KurrentDB's MaxAppendSize); the customer can send less at once.
+      request.log.warn({ stream: err.stream, limit_bytes: err.limit_bytes }, 'append over the event store limit')
+      return sendProblem(
+        reply,
+        problem(
+          413,
+          'request.append_too_large',
+          `this request makes more than the event store takes in one write (${err.limit_bytes} bytes); send fewer addresses at once`
+        )
       )
     }
     if (err instanceof InvalidWebhookError) return sendProblem(reply, problem(400, 'billing_webhook.invalid_signature', err.message))

@@ -9,6 +9,7 @@ import {
   ANY,
   STREAM_EXISTS,
   WrongExpectedVersionError,
+  MaxAppendSizeExceededError,
   StreamNotFoundError,
   UnavailableError,
   CancelledError,
@@ -21,12 +22,17 @@ import {
   type Position,
   type ResolvedEvent
 } from '@kurrent/kurrentdb-client'
-import { WrongExpectedRevisionError } from '../../ports/event-store.ts'
+import { AppendTooLargeError, WrongExpectedRevisionError } from '../../ports/event-store.ts'
 import type * as port from '../../ports/event-store.ts'
 import { randomUUID } from 'node:crypto'
 
 /** What the adapter uses of the client (a test drives the adapter with the client's own `Subscription` behind it). */
 export type KurrentClient = Pick<KurrentDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>
+
+/** Records of `$all` one read takes at most (a page of `readAll`). */
+const READ_PAGE = 1_000
+/** Records of `$all` one backwards read takes looking for our last event. */
+const HEAD_PAGE = 64
 
 /** Global position of our port ↔ the commit position of the transaction log. */
 const toPosition = (p: Position | undefined): number => (p ? Number(p.commit) : 0)
@@ -112,6 +118,11 @@ export interface KurrentEventStoreOptions {
  * error stops it and goes to `on_error`. Cost: one stream per subscription; memory: the
  * client's stream buffer (16 events).
  *
+ * `on_caught_up` comes from the server's caught-up message, which servers before 23.10 do
+ * not send (older ones never report caught up: readiness would wait). An append over the
+ * server's `MaxAppendSize` is an AppendTooLargeError (the API's 413). Reads of `$all` are
+ * bounded (`maxCount`) and read to their end, so none stays open on the server.
+ *
  * Not run against a live server in this repository's CI (none can be installed there); it
  * passes the event store contract suite wherever `EVENTSTORE_URL` is set, and
  * test/infra/eventstore/kurrentdb-subscription.test.ts drives the subscription loop with the
@@ -151,6 +162,7 @@ export class KurrentEventStore implements port.EventStore {
         const actual = typeof err.actualState === 'bigint' ? Number(err.actualState) : -1
         throw new WrongExpectedRevisionError(stream, options.expected_revision, actual)
       }
+      if (err instanceof MaxAppendSizeExceededError) throw new AppendTooLargeError(stream, err.maxAppendSize)
       throw err
     }
   }
@@ -176,35 +188,75 @@ export class KurrentEventStore implements port.EventStore {
   }
 
   /**
-   * Reads `$all` forwards and stops once it holds `max_count` of our events or `max_bytes`
-   * of their data (always one at least): system events in between do not end a page early,
-   * so an empty page means the end of the log. Cost: the events read, plus the system
-   * events among them.
+   * One read of `$all` of at most `n` records (system events included) from `from`
+   * (inclusive), consumed to its end: a read bounded by `maxCount` ends on the server by
+   * itself, where leaving a `for await` early would not (the client's stream has no
+   * `return()`). Memory: `n` records.
+   */
+  private async readRecords(
+    from: Position | typeof START | typeof END,
+    direction: typeof FORWARDS | typeof BACKWARDS,
+    n: number
+  ): Promise<AllStreamResolvedEvent[]> {
+    const out: AllStreamResolvedEvent[] = []
+    for await (const r of this.client.readAll({ fromPosition: from, direction, maxCount: n })) out.push(r)
+    return out
+  }
+
+  /**
+   * Reads `$all` forwards in bounded reads (READ_PAGE records each) and stops once it holds
+   * `max_count` of our events or `max_bytes` of their data (always one at least): system
+   * events in between do not end a page early, so an empty page means the end of the log.
+   * Cost: the events read, plus the system events among them, in reads of READ_PAGE.
    */
   async readAll(options: { from_position: number; max_count: number; max_bytes?: number }): Promise<port.RecordedEvent[]> {
     const out: port.RecordedEvent[] = []
     const maxBytes = options.max_bytes ?? Number.MAX_SAFE_INTEGER
     let bytes = 0
-    const from = options.from_position === 0 ? START : fromPosition(options.from_position)
-    // Leaving the loop returns the client's generator, which ends the read on the server.
-    for await (const r of this.client.readAll({ fromPosition: from, direction: FORWARDS })) {
-      const e = toRecorded(r, true)
-      if (!e || e.position <= options.from_position) continue
-      if (out.length > 0 && bytes >= maxBytes) break
-      out.push(e)
-      bytes += e.size ?? 0
-      if (out.length >= options.max_count) break
+    let from: Position | typeof START = options.from_position === 0 ? START : fromPosition(options.from_position)
+    let after = options.from_position
+    for (;;) {
+      const n = Math.min(READ_PAGE, options.max_count + 1)
+      const records = await this.readRecords(from, FORWARDS, n)
+      for (const r of records) {
+        const e = toRecorded(r, true)
+        if (!e || e.position <= after) continue
+        if (out.length > 0 && bytes >= maxBytes) return out
+        out.push(e)
+        bytes += e.size ?? 0
+        if (out.length >= options.max_count) return out
+      }
+      const last = records[records.length - 1]?.event?.position
+      // A short read is the end of the log; the next read starts at the last record (inclusive: skipped by position).
+      if (records.length < n || !last || toPosition(last) <= after) return out
+      after = Math.max(after, toPosition(last))
+      from = last
     }
-    return out
   }
 
-  /** Position of our last event: `$all` read backwards past any system events after it. Cost: those system events. */
+  /** Position of our last event: `$all` read backwards in bounded reads past any system events after it. Cost: those system events. */
   async headPosition(): Promise<number> {
-    for await (const r of this.client.readAll({ fromPosition: END, direction: BACKWARDS })) {
-      const e = toRecorded(r)
-      if (e) return e.position
+    let from: Position | typeof END = END
+    for (;;) {
+      const records = await this.readRecords(from, BACKWARDS, HEAD_PAGE)
+      for (const r of records) {
+        const e = toRecorded(r)
+        if (e) return e.position
+      }
+      const last = records[records.length - 1]?.event?.position
+      if (records.length < HEAD_PAGE || !last || (from !== END && toPosition(last) >= toPosition(from))) return 0
+      from = last
     }
-    return 0
+  }
+
+  /**
+   * Our events after `position`, counted up to `cap` by reading them (positions here are
+   * byte offsets of the log, never a count). Cost: at most `cap` events and the system
+   * events among them, in bounded reads.
+   */
+  async countAfter(position: number, cap: number): Promise<number> {
+    if (cap <= 0) return 0
+    return (await this.readAll({ from_position: position, max_count: cap, max_bytes: Number.MAX_SAFE_INTEGER })).length
   }
 
   subscribeToAll(

@@ -261,6 +261,11 @@ export class PostgresEventStore implements EventStore {
     return r.rows.map(toRecorded)
   }
 
+  /** Positions are one per event with no gap: the head minus `position`, at most `cap`. */
+  async countAfter(position: number, cap: number): Promise<number> {
+    return Math.min(cap, Math.max(0, (await this.headPosition()) - position))
+  }
+
   async headPosition(): Promise<number> {
     this.assertOpen()
     return await this.head()

@@ -1,4 +1,4 @@
-import { MongoClient, MongoServerError, type ClientSession, type Db, type Document, type Filter, type Sort } from 'mongodb'
+import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type ClientSession, type Db, type Document, type Filter, type Sort } from 'mongodb'
 import { CheckpointConflictError } from '../../ports/read-store.ts'
 import type * as port from '../../ports/read-store.ts'
 
@@ -21,6 +21,20 @@ function toFilter(spec: port.CollectionSpec, where: port.Where | undefined): Fil
     else out[field] = { ...(c.gte !== undefined && { $gte: c.gte }), ...(c.lte !== undefined && { $lte: c.lte }) }
   }
   return out as Filter<Document>
+}
+
+/**
+ * Refuses a server that cannot run transactions: read models commit a batch and its
+ * checkpoints in one, and MongoDB runs transactions only on a replica set (a single-node
+ * one will do) or through mongos. @throws Error saying so, at connect rather than at the
+ * first projection batch.
+ */
+export async function requireReplicaSet(client: Pick<MongoClient, 'db'>): Promise<void> {
+  const hello = await client.db('admin').command({ hello: 1 })
+  if (typeof hello.setName === 'string' || hello.msg === 'isdbgrid') return
+  throw new Error(
+    'MONGODB_URL names a standalone MongoDB server: the read models commit in transactions, which need a replica set (a single-node one will do: start mongod with --replSet rs0, run rs.initiate() once, add ?replicaSet=rs0 to the URL)'
+  )
 }
 
 class MongoCollection<T extends port.Doc> implements port.Collection<T> {
@@ -95,6 +109,12 @@ export class MongoReadStore implements port.ReadStore {
   static async connect(url: string, options: { database?: string; refresh_ms?: number } = {}): Promise<MongoReadStore> {
     // `ignoreUndefined`: a field set to undefined is left out, as JSON (the embedded store) leaves it out, not stored as null.
     const client = await new MongoClient(url, { ignoreUndefined: true }).connect()
+    try {
+      await requireReplicaSet(client)
+    } catch (err) {
+      await client.close()
+      throw err
+    }
     const store = new MongoReadStore(client, client.db(options.database), true, new Map())
     await store.reloadGenerations()
     store.timer = setInterval(() => {
@@ -130,16 +150,35 @@ export class MongoReadStore implements port.ReadStore {
     }
   }
 
+  /**
+   * The projection's generation for `signature`: the live one when it has that signature,
+   * else a new one (the newest + 1). Decided in one transaction, so two processes starting
+   * at once agree on one generation (the loser of a race retries and finds the winner's);
+   * the indexes are made after (idempotent: a new generation's collections are empty).
+   */
   async prepare(projection: string, signature: string, specs: readonly port.CollectionSpec[]): Promise<void> {
     const meta = this.db.collection('projection_generations')
-    const row = await meta.findOne({ _id: idOf(projection) })
-    if (row && row.signature === signature) {
-      await this.createIndexes(specs, Number(row.gen))
-    } else {
-      const gen = row ? Number(row.newest) + 1 : 1
-      await this.createIndexes(specs, gen)
-      await meta.updateOne({ _id: idOf(projection) }, { $set: { gen, signature, newest: gen } }, { upsert: true })
+    let gen = 0
+    for (let attempt = 1; ; attempt++) {
+      const session = this.client.startSession()
+      try {
+        await session.withTransaction(async () => {
+          const row = await meta.findOne({ _id: idOf(projection) }, { session })
+          if (row && row.signature === signature) gen = Number(row.gen)
+          else {
+            gen = row ? Number(row.newest) + 1 : 1
+            await meta.updateOne({ _id: idOf(projection) }, { $set: { gen, signature, newest: gen } }, { upsert: true, session })
+          }
+        })
+        break
+      } catch (err) {
+        if (isDuplicateKey(err) && attempt < 3) continue
+        throw err
+      } finally {
+        await session.endSession()
+      }
     }
+    await this.createIndexes(specs, gen)
     await this.reloadGenerations()
   }
 
@@ -199,19 +238,34 @@ export class MongoReadStore implements port.ReadStore {
           // Readers of this connection follow a switch as soon as a writer meets it.
           for (const [p, g] of gens) if (!this.pinned.has(p)) this.gens.set(p, g)
           const cps = this.db.collection('projection_checkpoints')
-          for (const c of checkpoints) {
-            const name = checkpointName(c.projection, gens.get(c.projection)!)
-            const row = await cps.findOne({ _id: idOf(name) }, { session })
-            const actual = typeof row?.position === 'number' ? row.position : 0
+          // The checkpoints: read in one query, compared, then set in one bulk write.
+          const names = checkpoints.map(c => checkpointName(c.projection, gens.get(c.projection)!))
+          const stored = new Map(
+            (await cps.find({ _id: { $in: names.map(idOf) } }, { session }).toArray()).map(r => [
+              String(r._id),
+              typeof r.position === 'number' ? r.position : 0
+            ])
+          )
+          checkpoints.forEach((c, i) => {
+            const actual = stored.get(names[i]) ?? 0
             if (actual !== c.from) throw new CheckpointConflictError(c.projection, c.from, actual)
-            await cps.updateOne({ _id: idOf(name) }, { $set: { position: c.to } }, { upsert: true, session })
-          }
+          })
+          if (checkpoints.length > 0)
+            await cps.bulkWrite(
+              checkpoints.map((c, i) => ({ updateOne: { filter: { _id: idOf(names[i]) }, update: { $set: { position: c.to } }, upsert: true } })),
+              { session, ordered: true }
+            )
+          // The documents: one ordered bulk write per collection (each collection's writes in their order).
+          const byCollection = new Map<string, AnyBulkWriteOperation<Document>[]>()
           for (const w of ops) {
-            const c = this.db.collection(collectionName(w.spec, gens.get(w.spec.projection)!))
-            if (w.op === 'delete') await c.deleteOne({ _id: idOf(w.id) }, { session })
-            else if (w.op === 'deleteWhere') await c.deleteMany(toFilter(w.spec, w.where), { session })
-            else await c.replaceOne({ _id: idOf(w.doc._id) }, w.doc, { upsert: true, session })
+            const name = collectionName(w.spec, gens.get(w.spec.projection)!)
+            let list = byCollection.get(name)
+            if (!list) byCollection.set(name, (list = []))
+            if (w.op === 'delete') list.push({ deleteOne: { filter: { _id: idOf(w.id) } } })
+            else if (w.op === 'deleteWhere') list.push({ deleteMany: { filter: toFilter(w.spec, w.where) } })
+            else list.push({ replaceOne: { filter: { _id: idOf(w.doc._id) }, replacement: w.doc, upsert: true } })
           }
+          for (const [name, list] of byCollection) await this.db.collection(name).bulkWrite(list, { session, ordered: true })
         })
         return
       } catch (err) {

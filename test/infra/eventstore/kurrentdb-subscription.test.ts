@@ -10,9 +10,19 @@ import t from 'tap'
 import { createRequire } from 'node:module'
 import { PassThrough } from 'node:stream'
 import { randomUUID } from 'node:crypto'
-import { FORWARDS, UnavailableError, CancelledError, DeadlineExceededError, NotLeaderError, AccessDeniedError, type Position } from '@kurrent/kurrentdb-client'
+import {
+  FORWARDS,
+  MaxAppendSizeExceededError,
+  UnavailableError,
+  CancelledError,
+  DeadlineExceededError,
+  NotLeaderError,
+  AccessDeniedError,
+  type Position
+} from '@kurrent/kurrentdb-client'
 import { KurrentEventStore, currentScheme, isTransient, type KurrentClient } from '../../../src/infra/eventstore/kurrentdb.ts'
 import { waitUntil } from '../../support/eventstore-contract.ts'
+import { AppendTooLargeError } from '../../../src/ports/event-store.ts'
 
 const require = createRequire(import.meta.url)
 const { Subscription } = require('@kurrent/kurrentdb-client/dist/streams/utils/Subscription.js')
@@ -77,15 +87,20 @@ class FakeClient implements KurrentClient {
     return new Subscription(async () => call, convertGrpcEvent, {}, options.filter?.checkpointReached)
   }) as unknown as KurrentClient['subscribeToAll']
 
-  /** Reads left before their end (the adapter returned the generator). */
+  /** Reads left before their end (the adapter returned the generator): each would stay open on a server. */
   readsReturned = 0
-  readAll = ((options: { fromPosition?: Position | 'start' | 'end'; direction?: string }) => {
+  /** Each read's `maxCount` (undefined: unbounded). */
+  readCounts: Array<number | bigint | undefined> = []
+  readAll = ((options: { fromPosition?: Position | 'start' | 'end'; direction?: string; maxCount?: number | bigint }) => {
     const at = (m: Message): number => Number(m.getEvent().getCommitPosition())
     const from = options.fromPosition
-    const msgs =
+    this.readCounts.push(options.maxCount)
+    // As the server reads from a position: that position included, either way.
+    const all =
       options.direction === FORWARDS || options.direction === undefined
-        ? this.log.filter(m => typeof from !== 'object' || at(m) > Number(from.commit))
-        : [...this.log].reverse()
+        ? this.log.filter(m => typeof from !== 'object' || at(m) >= Number(from.commit))
+        : [...this.log].reverse().filter(m => typeof from !== 'object' || at(m) <= Number(from.commit))
+    const msgs = options.maxCount === undefined ? all : all.slice(0, Number(options.maxCount))
     const client = this
     return (async function* () {
       let done = false
@@ -342,11 +357,49 @@ t.test('readAll: system events do not end a page early; pages are bounded by byt
     'one event at least'
   )
   t.equal(await store.headPosition(), 220)
-  t.ok(client.readsReturned > 0, "a read left early ends the client's generator (the server stops reading)")
+  t.equal(client.readsReturned, 0, 'every read was read to its end (none stays open on the server)')
+  t.ok(
+    client.readCounts.every(n => n !== undefined && Number(n) <= 1_000),
+    `every read bounded by maxCount (${client.readCounts.length} reads)`
+  )
   client.log = [eventMsg(10, 'A'), ...Array.from({ length: 100 }, (_, i) => systemMsg(11 + i))]
   t.equal(await store.headPosition(), 10, 'a hundred trailing system events (more than one read of 64) are passed over')
   client.log = []
   t.equal(await store.headPosition(), 0)
+})
+
+t.test('positions are byte offsets: countAfter counts events; a page of 2,500 across bounded reads', async t => {
+  const client = new FakeClient()
+  const store = open(client)
+  t.teardown(() => store.close())
+  // 2,500 of ours at positions 300 bytes apart, a system event after every tenth.
+  client.log = Array.from({ length: 2_500 }, (_, i) => [eventMsg(1_000 + i * 300, 'E'), ...(i % 10 === 9 ? [systemMsg(1_000 + i * 300 + 150)] : [])]).flat()
+  const last = 1_000 + 2_499 * 300
+  t.equal(await store.countAfter(0, 10_000), 2_500, 'all 2,500 events counted, not 750,000 bytes of positions')
+  t.equal(await store.countAfter(1_000 + 99 * 300, 10_000), 2_400, 'after the 100th: 2,400')
+  t.equal(await store.countAfter(0, 1_000), 1_000, 'counted up to the cap')
+  t.equal(await store.countAfter(last, 10), 0, 'none after the head')
+  const all = await store.readAll({ from_position: 0, max_count: 2_500 })
+  t.equal(all.length, 2_500, 'a page of 2,500 across three reads')
+  t.ok(
+    all.every((e, i) => i === 0 || e.position > all[i - 1].position),
+    'in order, none twice'
+  )
+  t.equal(client.readsReturned, 0, 'every read read to its end')
+})
+
+t.test("an append over the server's MaxAppendSize is AppendTooLargeError (the API's 413), nothing else", async t => {
+  const client = new FakeClient()
+  client.appendToStream = (async () => {
+    throw new MaxAppendSizeExceededError(undefined as never, 1_048_576)
+  }) as unknown as KurrentClient['appendToStream']
+  const store = open(client)
+  t.teardown(() => store.close())
+  const refused = await store
+    .append('batch-1', [{ type: 'BatchItemsAdded', data: {}, metadata: { occurred_at: new Date().toISOString() } }], { expected_revision: 'any' })
+    .catch((e: unknown) => e)
+  t.ok(refused instanceof AppendTooLargeError, 'mapped')
+  t.match(refused, { stream: 'batch-1', limit_bytes: 1_048_576 })
 })
 
 t.test("errors are classified with the client's classes; esdb:// is taken in the current scheme", async t => {
