@@ -9,6 +9,7 @@ import { optionalAdapter } from './infra/optional-adapter.ts'
 import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
 import type { EventStore } from './ports/event-store.ts'
 import type { StoreHealth } from './ports/store-unavailable.ts'
+import type { HeldDeliveries } from './ports/held-deliveries.ts'
 import type { StorePool } from './infra/postgres/pool.ts'
 import { SqliteReadStore } from './infra/readstore/sqlite.ts'
 import type { CheckpointStore } from './eventsourcing/relay.ts'
@@ -27,6 +28,11 @@ export interface Core {
    */
   checkpoints: CheckpointStore
   keys: SqliteDataKeyStore
+  /**
+   * Where the in-process bus keeps deliveries that wait (a restart finds them): the SQLite or
+   * PostgreSQL event store; null beside KurrentDB (that topology runs NATS, which keeps its own).
+   */
+  holds: HeldDeliveries | null
   /** With DATABASE_URL: the one pool of the process's PostgreSQL stores (events, read models, kept files), at most `DATABASE_POOL_SIZE` connections. */
   database: StorePool | null
   /** The stores whose reachability `/readyz` reports (PostgreSQL's pool; none on the embedded default). */
@@ -80,6 +86,7 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
     store,
     checkpoints,
     keys,
+    holds: store instanceof SqliteEventStore ? store : pg ? (store as unknown as HeldDeliveries) : null,
     database,
     health: database ? [database] : [],
     close: async () => {

@@ -5,7 +5,7 @@ import { pino, type Logger } from 'pino'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from './config.ts'
 import { InProcessBus, type DurableHolds } from './infra/bus/in-process.ts'
-import { SqliteEventStore } from './infra/eventstore/sqlite.ts'
+import type { HeldDeliveries } from './ports/held-deliveries.ts'
 import type { EventStore } from './ports/event-store.ts'
 import type { Bus } from './ports/bus.ts'
 import { OutboxMailer, SmtpMailer } from './infra/mail/nodemailer.ts'
@@ -83,7 +83,7 @@ export interface Service {
 }
 
 /** The bus: NATS JetStream when `NATS_URL` is set, in-process otherwise; `onError` logs what its consumers and publishers say went wrong. */
-async function openBus(config: Config, onError: (msg: string, err?: unknown) => void, store: EventStore): Promise<Bus> {
+async function openBus(config: Config, onError: (msg: string, err?: unknown) => void, store: EventStore, holds: HeldDeliveries | null): Promise<Bus> {
   // NATS's client loads only where it is configured (about 60 modules every other process would load for nothing).
   if (config.nats_url)
     return await (await import('./infra/bus/nats.ts')).NatsBus.connect(config.nats_url, {
@@ -92,14 +92,13 @@ async function openBus(config: Config, onError: (msg: string, err?: unknown) => 
       ack_wait_ms: config.nats.ack_wait_ms,
       log: onError
     })
-  // Held deliveries live beside the relay's checkpoint, in the SQLite event store.
-  const durable: DurableHolds | null =
-    store instanceof SqliteEventStore
-      ? {
-          holds: store,
-          load: async (stream, revision) => (await store.readStream(stream, { from_revision: revision, max_count: 1 }))[0] ?? null
-        }
-      : null
+  // Held deliveries live in the event store's database (SQLite or PostgreSQL), beside the relay's checkpoint.
+  const durable: DurableHolds | null = holds
+    ? {
+        holds,
+        load: async (stream, revision) => (await store.readStream(stream, { from_revision: revision, max_count: 1 }))[0] ?? null
+      }
+    : null
   return new InProcessBus(onError, durable)
 }
 
@@ -187,16 +186,17 @@ export async function startRole(
   }
 
   const needsBus = parts.verifier || parts.webhooks || parts.mailer || parts.relay
-  const bus = needsBus ? await openBus(config, logError, store) : null
+  const bus = needsBus ? await openBus(config, logError, store, core.holds) : null
   if (bus) {
     started.push(['bus', () => bus.close()])
     metrics.watchRedeliveries(() => bus.redeliveries())
-    // What the bus keeps waiting or gave up (the embedded default's table): /metrics says how much and how old.
-    if (!config.nats_url && store instanceof SqliteEventStore) metrics.watchHeld(async () => await store.heldSummary())
+    // What the in-process bus keeps waiting or gave up (the event store's table): /metrics says how much and how old.
+    const held = core.holds
+    if (!config.nats_url && held) metrics.watchHeld(async () => await held.heldSummary())
   }
 
   // The flows' reactions begun and not finished: how many and how old, per flow (at most the relay's lag, 1,000 events, read a scrape).
-  const holds = !config.nats_url && store instanceof SqliteEventStore ? store : null
+  const holds = !config.nats_url ? core.holds : null
   let read: { at: number; flows: ReturnType<typeof flowsPending> } | null = null
   const flowsPending = async () =>
     pendingByFlow((await pendingFlows(store, await core.checkpoints.getCheckpoint('relay'), holds, FLOWS, ['flows'], new Date(), 1_000)).items, FLOWS, 'flows')

@@ -16,14 +16,13 @@ export function registerAudit(program: Command): void {
     .option('--strict', 'exit 1 when anything at all is pending')
     .option('--ledger', 'also replay the wallet streams and compare every balance (svc ledger audit)')
     .action(async (opts: { strict?: boolean; ledger?: boolean }) => {
-      const [{ pendingFlows }, { FLOWS }, { ROUTES }, { SqliteEventStore }] = await Promise.all([
+      const [{ pendingFlows }, { FLOWS }, { ROUTES }] = await Promise.all([
         import('../eventsourcing/pending-flows.ts'),
         import('../flows/index.ts'),
-        import('../main.ts'),
-        import('../infra/eventstore/sqlite.ts')
+        import('../main.ts')
       ])
       await operatorCommand(async core => {
-        const holds = core.store instanceof SqliteEventStore ? core.store : null
+        const holds = core.holds
         const pending = await pendingFlows(core.store, await core.checkpoints.getCheckpoint('relay'), holds, FLOWS, Object.keys(ROUTES), core.ctx.now())
         let ledger: { ok: boolean; differences: unknown[] } | null = null
         if (opts.ledger) {

@@ -102,13 +102,12 @@ export function registerDoctor(program: Command): void {
         stores.data_keys = keys.ok ? { ok: true } : keys
         // Flows begun and not finished (svc audit): not ok when one is older than its bound or a delivery was given up.
         const flows = await within(timeoutMs, 'flows', async () => {
-          const [{ pendingFlows }, { FLOWS }, { ROUTES }, { SqliteEventStore }] = await Promise.all([
+          const [{ pendingFlows }, { FLOWS }, { ROUTES }] = await Promise.all([
             import('../eventsourcing/pending-flows.ts'),
             import('../flows/index.ts'),
-            import('../main.ts'),
-            import('../infra/eventstore/sqlite.ts')
+            import('../main.ts')
           ])
-          const holds = core.store instanceof SqliteEventStore ? core.store : null
+          const holds = core.holds
           return await pendingFlows(core.store, await core.checkpoints.getCheckpoint('relay'), holds, FLOWS, Object.keys(ROUTES), new Date())
         })
         stores.flows = flows.ok

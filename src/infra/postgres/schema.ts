@@ -48,6 +48,25 @@ CREATE TABLE IF NOT EXISTS projector_lease (id integer PRIMARY KEY CHECK (id = 1
     sql: `
 CREATE TABLE IF NOT EXISTS blobs (owner text NOT NULL, id text NOT NULL, version text NOT NULL, bytes bigint NOT NULL, PRIMARY KEY (owner, id));
 CREATE TABLE IF NOT EXISTS blob_chunks (version text NOT NULL, seq integer NOT NULL, data bytea NOT NULL, PRIMARY KEY (version, seq));`
+  },
+  {
+    version: 4,
+    name: 'held deliveries',
+    // The in-process bus's deliveries that wait (asked again later, or given up), found again after a restart.
+    sql: `
+CREATE TABLE held_deliveries (
+  consumer text NOT NULL,
+  event_id text NOT NULL,
+  stream text NOT NULL,
+  revision integer NOT NULL,
+  type text NOT NULL,
+  due_at text NOT NULL,
+  attempts integer NOT NULL,
+  state text NOT NULL,
+  last_error text,
+  PRIMARY KEY (consumer, event_id)
+);
+CREATE INDEX held_deliveries_due ON held_deliveries (consumer, state, due_at COLLATE "C");`
   }
 ]
 
