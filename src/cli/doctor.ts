@@ -52,7 +52,8 @@ async function within<T>(ms: number, what: string, f: () => Promise<T>): Promise
 
 /**
  * `svc doctor`: prints the configuration (secrets elided), whether each store answers
- * (event store, read store, data keys, NATS when configured), the egress self-test of every
+ * (event store, read store, data keys, NATS when configured; with DATABASE_URL the pool's
+ * size, the server's version and the schema's), the egress self-test of every
  * route (DNS, port 25, the banner; whatever `VERIFIER_EGRESS_TEST_INTERVAL_S` says) and the
  * versions, and the flows begun and not finished (`svc audit`), as one JSON object; exits 1
  * when something is wrong (an invalid configuration, a store that does not answer, a flow
@@ -98,6 +99,16 @@ export function registerDoctor(program: Command): void {
         }
         const reads = await within(timeoutMs, 'read store', async () => await core.ctx.reads.getConsumerCheckpoint('relay'))
         stores.read_store = { kind: config.database ? 'postgresql' : config.mongodb_url ? 'mongodb' : 'sqlite', ...(reads.ok ? { ok: true } : reads) }
+        const database = core.database
+        if (database) {
+          // The pool's size, the server's version and the schema's: what an operator checks before and after `svc db migrate`.
+          const db = await within(timeoutMs, 'PostgreSQL', async () => {
+            const version = (await database.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v
+            const schema = (await database.query<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations')).rows[0].v
+            return { server_version: version, schema_version: schema }
+          })
+          stores.database = { kind: 'postgresql', pool_size: config.database!.pool_size, ...(db.ok ? { ok: true, ...db.value } : db) }
+        }
         const keys = await within(timeoutMs, 'data keys', async () => core.keys.erasureStatus())
         stores.data_keys = keys.ok ? { ok: true } : keys
         // Flows begun and not finished (svc audit): not ok when one is older than its bound or a delivery was given up.

@@ -36,6 +36,13 @@ if (await requirePostgres(t)) {
       t.ok(tables.includes(table), `table ${table} made`)
     const again = JSON.parse((await run(process.execPath, [cli, 'db', 'migrate'], { env })).stdout)
     t.same(again.applied, [], 'a run on an up-to-date schema applies nothing')
+    // svc doctor exits 1 where egress fails (no port 25 here): its report is read either way.
+    const doctor = await run(process.execPath, [cli, 'doctor'], { env: { ...env, DATABASE_POOL_SIZE: '3' } }).catch((e: { stdout: string }) => e)
+    t.match(
+      JSON.parse(doctor.stdout).stores.database,
+      { kind: 'postgresql', ok: true, pool_size: 3, schema_version: recorded[recorded.length - 1], server_version: /^\d+/ },
+      'svc doctor reports the database: its pool, the server and the schema version'
+    )
   })
 
   t.test('without DATABASE_URL: a usage error, exit 2', async t => {
