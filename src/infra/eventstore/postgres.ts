@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { randomUUID } from 'node:crypto'
-import type pg from 'pg'
+import pg from 'pg'
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -17,6 +17,9 @@ import type { PendingAppend } from './pending-append.ts'
 import type { HeldDeliveries, HeldDelivery } from '../../ports/held-deliveries.ts'
 import { StorePool } from '../postgres/pool.ts'
 import { migrated } from '../postgres/schema.ts'
+
+/** How often (ms) the head is read while a LISTEN connection is open: a notification lost with its connection is made up for. */
+const LISTENING_POLL_MS = 1_000
 
 /**
  * The key of the transaction-scoped advisory lock every append takes (`pg_advisory_xact_lock`):
@@ -56,8 +59,14 @@ export interface PostgresEventStoreOptions {
   pool_size?: number
   /** The pool of the process's PostgreSQL stores (not ended by `close`); else the store makes its own. */
   pool?: StorePool
-  /** How often (ms) a live subscription looks for appends made by other processes. */
+  /**
+   * How often (ms) a live subscription looks for appends made by other processes while it
+   * has no LISTEN connection; with one, it still looks every second (a notification lost
+   * with its connection is made up for).
+   */
   poll_interval_ms?: number
+  /** Whether appends NOTIFY and subscriptions LISTEN (default true): other processes see an append at once rather than at the next poll. */
+  notify?: boolean
   /** Events read per page by subscriptions. */
   batch_size?: number
 }
@@ -86,10 +95,18 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
   private scheduled = false
   private closed = false
   private poller: NodeJS.Timeout | null = null
+  private readonly notify: boolean
+  /** The channel appends are announced on (one per schema). */
+  private readonly channel: string
+  /** The connection that LISTENs, while one is open. */
+  private listener: pg.Client | null = null
+  private listening = false
 
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
     this.schema = options.schema ?? 'public'
     this.pollMs = options.poll_interval_ms ?? 100
+    this.notify = options.notify ?? true
+    this.channel = `svc_events_${this.schema}`
     this.batchSize = options.batch_size ?? 500
     this.owns = options.pool === undefined
     this.pool = options.pool ?? new StorePool(url, { max: options.pool_size ?? 4, schema: this.schema })
@@ -166,7 +183,8 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
           }
         }
       }
-      await client.query('COMMIT')
+      // Delivered to every LISTENing process at the commit, not before (and not on a rollback).
+      await client.query(this.notify && outcomes.some(o => !(o instanceof Error)) ? `NOTIFY ${this.channel}; COMMIT` : 'COMMIT')
     } catch (err) {
       await client?.query('ROLLBACK').catch(() => {})
       for (const a of group) a.reject(err)
@@ -342,14 +360,25 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
     return followLog(log, this.batchSize, options, handler, onError)
   }
 
-  /** Wakes subscribers when another process appends: the head read every `poll_interval_ms` while a subscription follows. */
+  /**
+   * Wakes subscribers when another process appends: at once through LISTEN (a connection of
+   * its own, outside the pool, opened again a second after it fails), and by reading the head
+   * every `poll_interval_ms` while that connection is not open (every second while it is).
+   */
   private startPolling(): void {
+    if (this.notify && !this.listening) {
+      this.listening = true
+      void this.listen()
+    }
     if (this.poller || this.pollMs <= 0) return
     let last = -1
     let reading = false
+    let readAt = 0
     this.poller = setInterval(() => {
       if (this.closed || reading) return
+      if (this.listener !== null && Date.now() - readAt < LISTENING_POLL_MS) return
       reading = true
+      readAt = Date.now()
       this.head()
         .then(h => {
           if (h !== last) {
@@ -365,6 +394,38 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
     this.poller.unref()
   }
 
+  /** Holds a LISTEN connection open until the store closes; each notification wakes the subscribers. */
+  private async listen(): Promise<void> {
+    while (!this.closed) {
+      const client = new pg.Client({ ...this.pool.options, keepAlive: true })
+      const ended = new Promise<void>(resolve => {
+        client.once('error', () => resolve())
+        client.once('end', () => resolve())
+      })
+      try {
+        await client.connect()
+        client.on('notification', () => this.emitter.emit('appended'))
+        await client.query(`LISTEN ${this.channel}`)
+        this.listener = client
+        // What was appended while no connection listened is read now.
+        this.emitter.emit('appended')
+        await Promise.race([ended, this.closing])
+      } catch {
+        // Not reachable now: the poll goes on meanwhile, and the next attempt is in a second.
+      } finally {
+        this.listener = null
+        await client.end().catch(() => {})
+      }
+      if (!this.closed) await new Promise(resolve => setTimeout(resolve, 1_000).unref())
+    }
+  }
+
+  /** Resolves when the store closes (the LISTEN loop ends). */
+  private endListening: () => void = () => {}
+  private readonly closing = new Promise<void>(resolve => {
+    this.endListening = resolve
+  })
+
   private assertOpen(): void {
     if (this.closed) throw new Error('event store is closed')
   }
@@ -374,6 +435,7 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
     // Appends already asked for commit before the pool closes.
     await this.running
     this.closed = true
+    this.endListening()
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended')
     if (this.owns) await this.pool.end()

@@ -70,6 +70,32 @@ if (await requirePostgres(t)) {
     }
   })
 
+  t.test("another process's append wakes a follower at once through LISTEN/NOTIFY, its poll a minute away", async t => {
+    const writer = make('notified', 60_000)
+    const follower = make('notified', 60_000)
+    const seen: Array<{ position: number; at: number }> = []
+    const caughtUp = new Promise<void>(resolve => {
+      const sub = follower.subscribeToAll({ from_position: 0, on_caught_up: () => resolve() }, e => {
+        seen.push({ position: e.position, at: Date.now() })
+      })
+      t.teardown(() => sub.stop())
+    })
+    await caughtUp
+    // The LISTEN connection opens beside the subscription: a first append is seen by it or by the catch-up.
+    await writer.append('notified-0', [ev('Counted', { n: 0 })], { expected_revision: 'no_stream' })
+    await waitUntil(() => seen.length === 1, 10_000)
+    const delays: number[] = []
+    for (let n = 1; n <= 20; n++) {
+      const r = await writer.append(`notified-${n}`, [ev('Counted', { n })], { expected_revision: 'no_stream' })
+      const at = Date.now()
+      await waitUntil(() => seen.some(e => e.position === r.position), 10_000)
+      delays.push(seen.find(e => e.position === r.position)!.at - at)
+    }
+    delays.sort((a, b) => a - b)
+    t.comment(`another instance saw each append after ${delays[10]} ms (median), ${delays[19]} ms at most`)
+    t.ok(delays[19] < 30_000, 'all 20 seen long before the next poll (60 s): woken by the notification')
+  })
+
   t.test('in one group commit, an event id stored already fails its own append only', async t => {
     const store = make('duplicates')
     const first = ev('First')
