@@ -14,6 +14,7 @@ export type RcptOutcome =
   | 'mailbox_full'
   | 'greylisted'
   | 'too_many_recipients'
+  | 'rate_limited'
   | 'smtp_unavailable'
   | 'ip_blocked'
   | 'policy_rejected'
@@ -107,6 +108,13 @@ const DISABLED = /disabled|deactivated|inactive|suspended|discontinued|no longer
 const FULL =
   /mailbox (is )?full|over ?quota|over storage|quota exceeded|exceeded (the )?(storage|quota)|exhausted (allowed )?storage|insufficient (system )?storage|mailbox size limit/i
 const TOO_MANY = /too many recipients|recipient limit/i
+/**
+ * A temporary refusal that limits our client, not this envelope: a rate of recipients,
+ * messages, connections or errors from our address (Postfix's anvil: `450 4.7.1 Error: too
+ * many recipients from [192.0.2.1]`; Exim's ratelimit ACLs: "sender rate overlimit").
+ */
+const CLIENT_LIMITED =
+  /too many (recipients|messages|connections|errors|requests) from|rate ?limit|rate overlimit|sending rate|slow down|exceeded .*rate|rate .*exceeded/i
 // Google answers a mailbox that receives too fast with 5.2.1 as well as 4.2.1 (Gmail SMTP errors and codes).
 const RECEIVING_TOO_FAST = /receiving mail (too quickly|at a rate)/i
 // Microsoft 365 directory-based edge blocking (DBEB): a recipient not in the tenant's directory.
@@ -193,9 +201,11 @@ function statusOf(reply: SmtpReply): { subject: string; detail: string } | null 
  *   host wording wins over a not-found wording), else 5.0.0 and no code → `rejected_email`,
  *   X.1.0 → `mailbox_not_found`, X.2.0 → `rejected_email`, X.3.0–X.6.0 → `smtp_unavailable`;
  *   a bare `550` with no text → `mailbox_not_found`.
- * - 4yz: too many recipients (4.5.3), full (4.2.2), 421 → `smtp_unavailable`, 4.7.x with
- *   host wording → `ip_blocked`, 450/451/452 → `greylisted`, else `smtp_unavailable`;
- *   never a verdict of `invalid`.
+ * - 4yz: a limit on our client (4.7.x or no code, worded as a rate or "too many … from")
+ *   → `rate_limited` (the probe backs off that MX and asks again within the deadline, never
+ *   at once); too many recipients in this envelope (4.5.3) → `too_many_recipients`; full
+ *   (4.2.2), 421 → `smtp_unavailable`, 4.7.x with host wording → `ip_blocked`, 450/451/452
+ *   → `greylisted`, else `smtp_unavailable`; never a verdict of `invalid`.
  *
  * Provider exceptions: Microsoft 365 directory-based edge blocking answers an unknown
  * recipient `550 5.4.1 Recipient address rejected: Access denied. AS(201806281)` →
@@ -218,6 +228,9 @@ export function classifyRcpt(reply: SmtpReply): RcptOutcome {
   }
   if (code >= 400) {
     const sub = status === null ? null : `${status.subject}.${status.detail}`
+    // A limit on our client (4.7.x, or its wording): push-back that slows the MX down, never "envelope full".
+    // (A 421 ends the session anyway; a limit blamed on our address's reputation stays `ip_blocked`.)
+    if (code !== 421 && (status?.subject === '7' || status === null) && CLIENT_LIMITED.test(message) && !HOST_BLAMED.test(message)) return 'rate_limited'
     if (sub === '5.3' || TOO_MANY.test(message)) return 'too_many_recipients'
     if (sub === '2.2' || FULL.test(message)) return 'mailbox_full'
     if (code === 421) return 'smtp_unavailable'

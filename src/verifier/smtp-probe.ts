@@ -353,16 +353,17 @@ export class SmtpProber {
     // Recipients asked but not answered go back to the queue. The first of them is charged a
     // try (the session ended at it; the rest of a pipelined window may never have been read):
     // after 3 it keeps the failure.
-    const requeue = (failure: Failure): void => {
+    // A limit on our client (rate_limited) charges nobody: the MX is slowed down, and the deadline bounds the retries.
+    const requeue = (failure: Failure, charge = true): void => {
       const lost = inFlight.splice(0)
       for (let k = lost.length - 1; k >= 0; k--) {
         const item = lost[k]
         if (answers.has(item.address)) continue
-        if (k > 0 || ++item.attempts < 3) queue.unshift(item)
+        if (k > 0 || !charge || ++item.attempts < 3) queue.unshift(item)
         else answers.set(item.address, failure)
       }
     }
-    const refused = (reply: SmtpReply, step: string): SessionOutcome => {
+    const refused = (reply: SmtpReply, step: string, charge = true): SessionOutcome => {
       const f: Failure = {
         kind: 'session',
         host,
@@ -370,8 +371,8 @@ export class SmtpProber {
         reason: classifySessionRefusal(reply),
         detail: `${step} refused: ${reply.code} ${reply.message}`.slice(0, 300)
       }
-      requeue(f)
-      return { failure: f, pushedBack: isPushBack(f), answered }
+      requeue(f, charge)
+      return { failure: f, pushedBack: !charge || isPushBack(f), answered }
     }
     try {
       const banner = await session.read()
@@ -403,6 +404,8 @@ export class SmtpProber {
       }
       const pipelining = this.o.pipeline_rcpt > 1 && session.extensions.has('PIPELINING')
       let asked = 0
+      /** A reply that limits our client (`rate_limited`), once one came in this session. */
+      let limited: SmtpReply | null = null
       for (;;) {
         while (queue.length > 0 && asked < perSession) {
           const mail = await session.command(`MAIL FROM:<${route.mail_from}>`)
@@ -427,8 +430,15 @@ export class SmtpProber {
               const answeredAt = Date.now()
               this.stats.rcpts++
               counted.rcpts++
-              if (full) continue
+              if (full || limited !== null) continue
               const outcome = classifyRcpt(reply)
+              if (outcome === 'rate_limited') {
+                // A limit on our client (Postfix's anvil: too many recipients from our address):
+                // asking again now only burns the receiver's error budget. This recipient and the
+                // rest of the window go back to the queue; the session ends, and the MX is slowed.
+                limited = reply
+                continue
+              }
               if (outcome === 'too_many_recipients' && inEnvelope > 0) {
                 // 452 4.5.3: this envelope is full; this recipient and the rest of the window in the next one.
                 full = true
@@ -449,6 +459,7 @@ export class SmtpProber {
               inEnvelope++
               asked++
             }
+            if (limited !== null) return refused(limited, 'RCPT TO', false)
             // Recipients the full envelope turned away go back to the front of the queue, in order.
             if (full) queue.unshift(...inFlight.splice(0))
           }

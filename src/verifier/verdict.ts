@@ -87,6 +87,7 @@ export function firmReason(flags: readonly string[], didYouMean: string | null, 
 export function refusalReason(outcome: Exclude<RcptOutcome, 'accepted'>): Reason {
   switch (outcome) {
     case 'too_many_recipients':
+    case 'rate_limited':
       return 'smtp_unavailable'
     case 'policy_rejected':
       return 'smtp_unavailable'

@@ -44,6 +44,13 @@ const corpus: Entry[] = [
   // Postfix
   {
     vendor: 'Postfix',
+    source: `${POSTCONF} (smtpd_client_recipient_rate_limit, anvil(8)); seen from Postfix 3.7 on Debian 12`,
+    wire: '450 4.7.1 Error: too many recipients from [192.0.2.1]',
+    rcpt: 'rate_limited',
+    note: 'A limit on our client, not this envelope: the probe backs off that MX and asks again later, never at once.'
+  },
+  {
+    vendor: 'Postfix',
     source: `${POSTCONF} (virtual_mailbox_maps, unknown_virtual_mailbox_reject_code)`,
     wire: '550 5.1.1 <jane@example.com>: Recipient address rejected: User unknown in virtual mailbox table',
     rcpt: 'mailbox_not_found'

@@ -1,0 +1,86 @@
+// A receiver that limits our client's rate of recipients, as Postfix's anvil does
+// (`smtpd_client_recipient_rate_limit`: past the limit in its time unit, each RCPT is answered
+// `450 4.7.1 Error: too many recipients from [ip]`). Such a reply is push-back, not a full
+// envelope: the recipients go back to the queue uncharged, the session ends, the MX is paused,
+// and they are asked again within the deadline, never at once. The oracle: the world's own
+// record of which RCPT it refused when, and the truth of each address.
+// This file owns 127.0.24.0/24.
+import t from 'tap'
+import { startMailWorld } from '../support/mail-world.ts'
+import { engineFor } from '../support/mail-world-engine.ts'
+import { DEFAULT_POLITENESS } from '../../src/verifier/politeness.ts'
+import { CHECK_NAMES } from '../../src/domain/checks.ts'
+
+/** The receiver's rate limit: this many recipients a window of WINDOW_MS, per client. */
+const LIMIT = 4
+const WINDOW_MS = 600
+/** Each refused RCPT, with the window it fell in. */
+const refusals: Array<{ address: string; window: number; at: number }> = []
+const asked: Array<{ address: string; at: number }> = []
+let windowStart = 0
+let inWindow = 0
+const world = await startMailWorld({
+  dns_ip: '127.0.24.1',
+  domains: [{ name: 'anvil-rate.com', mx: [{ preference: 10, exchange: 'mx.anvil-rate.com' }] }],
+  hosts: [
+    {
+      name: 'mx.anvil-rate.com',
+      ip: '127.0.24.2',
+      enhanced_status_codes: true,
+      rcpt: address => {
+        const now = Date.now()
+        asked.push({ address, at: now })
+        if (now - windowStart >= WINDOW_MS) {
+          windowStart = now
+          inWindow = 0
+        }
+        if (++inWindow > LIMIT) {
+          refusals.push({ address, window: windowStart, at: now })
+          return { code: 450, message: '4.7.1 Error: too many recipients from [127.0.0.1]' }
+        }
+        return /^ok/.test(address) ? { code: 250, message: '2.1.5 Ok' } : { code: 550, message: '5.1.1 <x>: Recipient address rejected: User unknown' }
+      }
+    }
+  ]
+})
+t.teardown(() => world.close())
+
+t.test('a recipient rate limit (450 4.7.1 too many recipients from us): backed off, asked again later, every answer firm', async t => {
+  const { engine } = engineFor(world, {
+    engine: {
+      pushback_deadline_ms: 30_000,
+      // Paused at least one of the receiver's windows after a refusal (production: 1 s doubling to 60 s).
+      politeness: {
+        ...DEFAULT_POLITENESS,
+        sessions_per_second_per_host: 1_000,
+        burst_per_host: 10,
+        backoff: { initial_ms: WINDOW_MS + 100, max_ms: WINDOW_MS * 4 }
+      }
+    }
+  })
+  const emails = Array.from({ length: 14 }, (_, i) => (i % 3 === 2 ? `nobody${i}@anvil-rate.com` : `ok${i}@anvil-rate.com`))
+  const results = await engine.verifyMany(emails.map(email => ({ email, checks: [...CHECK_NAMES] })))
+  t.ok(refusals.length > 0, `positive control: the receiver refused ${refusals.length} RCPTs for its rate limit`)
+  t.same(
+    results.map(r => r.reason),
+    emails.map(e => (e.startsWith('ok') ? 'accepted_email' : 'mailbox_not_found')),
+    'every address got its firm answer, none left unknown'
+  )
+  // What was sent before the first refusal came back cannot be recalled (a pipelined window,
+  // the other sessions' windows): those refusals come together. None comes later in the same
+  // window of the receiver: the client stopped asking once it was told.
+  const spans = new Map<number, { first: number; last: number; n: number }>()
+  for (const r of refusals) {
+    const s = spans.get(r.window) ?? { first: r.at, last: r.at, n: 0 }
+    spans.set(r.window, { first: Math.min(s.first, r.at), last: Math.max(s.last, r.at), n: s.n + 1 })
+  }
+  t.ok(
+    [...spans.values()].every(s => s.last - s.first <= 100),
+    `in each of the receiver's windows, its refusals came in one burst of what was already sent (${[...spans.values()].map(s => `${s.n} in ${s.last - s.first} ms`).join('; ')})`
+  )
+  for (const r of refusals) {
+    const refusedAt = asked.find(a => a.address === r.address && a.at >= r.window)!.at
+    const again = asked.find(a => a.address === r.address && a.at > refusedAt)
+    if (again && again.at - refusedAt < WINDOW_MS) t.fail(`${r.address} asked again ${again.at - refusedAt} ms after its refusal`)
+  }
+})
