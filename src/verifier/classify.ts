@@ -158,6 +158,12 @@ const PERMANENT: Readonly<Record<string, Rule>> = {
   // Mailbox disabled; Google also words a mailbox that receives too fast so.
   '2.1': m => (RECEIVING_TOO_FAST.test(m) ? 'smtp_unavailable' : 'mailbox_disabled'),
   '2.2': 'mailbox_full', // mailbox full (persistent: the mailbox exists)
+  // Mailing list expansion problem: the address expands to nothing deliverable. OpenSMTPD
+  // answers `524 5.2.4` for a recipient of a virtual-table domain with no entry and no `@`
+  // catch-all (smtpd/lka_session.c, lka_expand: `aliases_virtual_get` finds nothing), an
+  // alias loop or an empty expansion: mail to it can never be delivered. Not `mailbox_not_found`:
+  // the same reply covers a loop in the receiver's own aliases.
+  '2.4': 'rejected_email',
   // No answer from host; Microsoft 365 DBEB answers a recipient it does not know so.
   '4.1': m => (DBEB.test(m) ? 'mailbox_not_found' : 'smtp_unavailable'),
   '5.3': 'too_many_recipients'
@@ -206,6 +212,8 @@ function statusOf(reply: SmtpReply): { subject: string; detail: string } | null 
  *   at once); too many recipients in this envelope (4.5.3) → `too_many_recipients`; full
  *   (4.2.2), 421 → `smtp_unavailable`, 4.7.x with host wording → `ip_blocked`, 450/451/452
  *   → `greylisted`, else `smtp_unavailable`; never a verdict of `invalid`.
+ * - 5.2.4 (mailing list expansion problem; OpenSMTPD's answer for a virtual-table recipient
+ *   it has no entry for) → `rejected_email`.
  *
  * Provider exceptions: Microsoft 365 directory-based edge blocking answers an unknown
  * recipient `550 5.4.1 Recipient address rejected: Access denied. AS(201806281)` →

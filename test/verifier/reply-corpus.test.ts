@@ -16,7 +16,7 @@ import { VERDICT_OF, type Verdict } from '../../src/verifier/result.ts'
 // the code says nothing (no code, X.0.x, X.Y.0), with provider exceptions.
 
 interface Entry {
-  vendor: 'Postfix' | 'Exim' | 'Sendmail' | 'qmail' | 'Microsoft' | 'Google' | 'Yahoo' | 'Blocklists' | 'Gateways' | 'Other providers'
+  vendor: 'Postfix' | 'Exim' | 'OpenSMTPD' | 'Sendmail' | 'qmail' | 'Microsoft' | 'Google' | 'Yahoo' | 'Blocklists' | 'Gateways' | 'Other providers'
   source: string
   /** The reply as it came, one string per line (`550-…` … `550 …`). */
   wire: string | string[]
@@ -40,7 +40,29 @@ const SMTP_CODES = 'smtp.codes, "SMTP Error Code 550" (bounces by provider), htt
 const SITEPACKAGE =
   'sitepackage.de, "Typische Fehlermeldungen bei Unzustellbarkeit" (bounces by provider), http://www.sitepackage.de/service/dokumentation/auswertung/typische-fehlermeldungen-bei-unzustellbarkeit.html'
 
+const OPENSMTPD = 'OpenSMTPD smtpd/lka_session.c (lka_expand, lka_resume), https://github.com/OpenSMTPD/OpenSMTPD'
+
 const corpus: Entry[] = [
+  // OpenSMTPD
+  {
+    vendor: 'OpenSMTPD',
+    source: `${OPENSMTPD}: a virtual-table domain with no entry for the user and no "@" catch-all (aliases_virtual_get finds nothing: LKA_PERMFAIL)`,
+    wire: '524 5.2.4 Mailing list expansion problem',
+    rcpt: 'rejected_email',
+    note: 'The same reply for an alias loop or an empty expansion: mail to it is never delivered, though the mailbox may not be what is missing.'
+  },
+  {
+    vendor: 'OpenSMTPD',
+    source: `${OPENSMTPD}: the same lookup failing (a table backend error: LKA_TEMPFAIL)`,
+    wire: '424 4.2.4 Mailing list expansion problem',
+    rcpt: 'smtp_unavailable'
+  },
+  {
+    vendor: 'OpenSMTPD',
+    source: `${OPENSMTPD}: an expansion error without its own message`,
+    wire: '550 Invalid recipient',
+    rcpt: 'mailbox_not_found'
+  },
   // Postfix
   {
     vendor: 'Postfix',
@@ -796,5 +818,5 @@ t.test('the corpus is large and wide', async t => {
   )
   t.ok(corpus.length >= 60)
   t.ok(corpus.every(e => e.source.length > 0))
-  t.equal(Object.keys(byVendor).length, 10)
+  t.equal(Object.keys(byVendor).length, 11, 'eleven kinds of receiver')
 })
