@@ -6,6 +6,16 @@ export interface Item {
   attempts: number
   /** Not asked before this time (epoch ms): a greylisted recipient, until its window has passed. */
   due?: number
+  /**
+   * A UTF-8 local part (RFC 6531): asked only of a server that offers SMTPUTF8, in an
+   * envelope whose MAIL FROM declares it (§3.4).
+   */
+  eai?: true
+}
+
+/** A recipient for a route's queue; `eai` marked when its address is not ASCII. */
+export function itemOf(address: string, due?: number): Item {
+  return /[^\p{ASCII}]/u.test(address) ? { address, attempts: 0, due, eai: true } : { address, attempts: 0, due }
 }
 
 /**

@@ -5,7 +5,7 @@ import { classifyRcpt, classifySessionRefusal } from './classify.ts'
 import { failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
-import { lingerIn, type Item, type Lane } from './lanes.ts'
+import { itemOf, lingerIn, type Item, type Lane } from './lanes.ts'
 import { EgressRoutes } from './egress.ts'
 
 export interface ProbeOptions {
@@ -162,7 +162,7 @@ export class SmtpProber {
           this.runQueue(
             tried,
             provider,
-            { queue: g.map(address => ({ address, attempts: 0, due: options.due?.get(address) })), answers, perSession: g.length, sharers: () => 1 },
+            { queue: g.map(address => itemOf(address, options.due?.get(address))), answers, perSession: g.length, sharers: () => 1 },
             options.deadline
           )
         )
@@ -192,7 +192,7 @@ export class SmtpProber {
             return
           }
           l.waiting.set(address, [tell])
-          l.queue.push({ address, attempts: 0, due: options.due?.get(address) })
+          l.queue.push(itemOf(address, options.due?.get(address)))
         })
     )
     for (const wake of lane.wakers.splice(0)) wake()
@@ -408,7 +408,15 @@ export class SmtpProber {
       let limited: SmtpReply | null = null
       for (;;) {
         while (queue.length > 0 && asked < perSession) {
-          const mail = await session.command(`MAIL FROM:<${route.mail_from}>`)
+          // UTF-8 mailboxes (RFC 6531): declared on MAIL FROM where the server offers SMTPUTF8
+          // (§3.4); where it does not, they cannot be asked in that form (§3.2): said so, not asked.
+          const utf8 = session.extensions.has('SMTPUTF8')
+          if (!utf8 && queue.some(i => i.eai === true)) {
+            for (let k = queue.length - 1; k >= 0; k--) if (queue[k].eai === true) answers.set(queue.splice(k, 1)[0].address, noSmtpUtf8(host))
+            if (queue.length === 0) break
+          }
+          const declared = utf8 && queue.some(i => i.eai === true)
+          const mail = await session.command(`MAIL FROM:<${route.mail_from}>${declared ? ' SMTPUTF8' : ''}`)
           if (mail.code !== 250) return refused(mail, 'MAIL FROM')
           this.stats.envelopes++
           let inEnvelope = 0
@@ -420,7 +428,14 @@ export class SmtpProber {
             // others idle while the server answers it, one reply after another).
             const share = Math.ceil(queue.length / Math.max(1, sharers()))
             const room = Math.min(pipelining ? Math.min(this.o.pipeline_rcpt, share) : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
-            const window = await takeDue(queue, room)
+            const taken = await takeDue(queue, room)
+            // A UTF-8 mailbox queued after this envelope's MAIL FROM (undeclared) waits for the next one.
+            const late = declared ? -1 : taken.findIndex(i => i.eai === true)
+            const window = late < 0 ? taken : taken.slice(0, late)
+            if (late >= 0) {
+              queue.unshift(...taken.slice(late))
+              full = true
+            }
             if (window.length === 0) break
             inFlight.push(...window)
             session.send(window.map(item => `RCPT TO:<${item.address}>`))
@@ -487,6 +502,21 @@ export class SmtpProber {
       // open after a refusal, it held the receiver's session count until its idle timeout.
       await session.quit()
     }
+  }
+}
+
+/**
+ * The answer for a UTF-8 mailbox at a server that does not offer SMTPUTF8: it cannot be
+ * asked in the form it was given (RFC 6531 §3.2: no downgrade of the local part), so nothing
+ * is learned about it (unknown), never `invalid` for the server's `501` to an undeclared one.
+ */
+function noSmtpUtf8(host: MailHost): Failure {
+  return {
+    kind: 'session',
+    host,
+    reply: null,
+    reason: 'smtp_unavailable',
+    detail: `${host.host} does not offer SMTPUTF8 (RFC 6531): a mailbox with a UTF-8 local part cannot be asked there`
   }
 }
 

@@ -1,6 +1,7 @@
 // One SMTP host of the mail world: a small raw server on `ip:<port>` that says on the wire
 // exactly what its spec scripts (multi-line replies, 2xx texts, enhanced codes, failing
 // STARTTLS, hang-ups), and logs every connection with the command lines it received.
+import { StringDecoder } from 'node:string_decoder'
 import { createServer, type Socket } from 'node:net'
 import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls'
 import { createRequire } from 'node:module'
@@ -153,6 +154,7 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
   let io: Socket | TLSSocket = socket
   let ended = false
   let buffer = ''
+  let decoder = new StringDecoder('utf8')
   const queue: string[] = []
   let busy = false
   const env = { helo: false, mail: false, rcpts: 0, data: false }
@@ -185,7 +187,8 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
   }
 
   function onData(chunk: Buffer): void {
-    buffer += chunk.toString('latin1')
+    // UTF-8, as an SMTPUTF8 server reads the envelope (RFC 6531 §3.2); a character split between two chunks is kept whole.
+    buffer += decoder.write(chunk)
     let nl: number
     while ((nl = buffer.indexOf('\n')) >= 0) {
       if (busy || queue.length > 0) entry.pipelined++
@@ -210,6 +213,7 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
     socket.removeListener('data', onData)
     queue.length = 0
     buffer = ''
+    decoder = new StringDecoder('utf8')
     if (h.starttls_failure === 'handshake') {
       socket.once('data', () => {
         socket.write(TLS_ALERT)
