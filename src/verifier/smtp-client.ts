@@ -28,6 +28,9 @@ const CLOSED_BY_CLIENT = Object.freeze(new SmtpSessionError('closed', 'closed by
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})\b/
 const MAX_REPLY_BYTES = 64 * 1024
 
+/** Replies read after QUIT before its 221 at most: those of a pipelined window cut short (the probe's windows are smaller). */
+const QUIT_MAX_REPLIES = 64
+
 /**
  * One reply from its lines as they came (`550-…` … `550 …`, RFC 5321 §4.2.1), without
  * line ends: the basic code of the last line, the enhanced code (RFC 3463 §2) when the
@@ -249,13 +252,21 @@ export class SmtpSession {
     this.socket.write(lines.map(line => `${line}\r\n`).join(''))
   }
 
-  /** Sends QUIT without waiting long for the reply, then closes. */
+  /**
+   * Sends QUIT and waits for its `221` (RFC 5321 §4.1.1.10: the server replies, then closes)
+   * or for the server to close, each read bounded by `timeout_ms`, then closes. Replies still
+   * owed (a pipelined window cut short) are read and passed over first. Waiting matters: a
+   * receiver counts the session until it has handled the QUIT, and a slot given back before
+   * that met its session limit (Postfix logged the next connection over its limit of 1).
+   */
   async quit(): Promise<void> {
     if (!this.ended) {
       this.socket.write('QUIT\r\n')
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([this.read().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, 200)))])
-      clearTimeout(timer)
+      // At most as many replies as could be owed, then the 221; a timeout or the close ends it.
+      for (let n = 0; n < QUIT_MAX_REPLIES; n++) {
+        const reply = await this.read().catch(() => null)
+        if (reply === null || reply.code === 221) break
+      }
     }
     this.close()
   }

@@ -38,6 +38,12 @@ export interface HostSpec {
   max_rcpt_per_envelope?: number
   /** Concurrent sessions; beyond it the banner is 421 4.7.0. */
   max_sessions?: number
+  /**
+   * The reply to QUIT waits this long (ms), and the session counts against `max_sessions`
+   * until it has gone out, whether the client waited or closed: as a Postfix process that
+   * sleeps off its errors (`smtpd_error_sleep_time`) holds its client's slot.
+   */
+  quit_delay_ms?: number
   /** Greylisting: an address is answered 450 4.2.0 until this long (ms) after it was first asked. */
   greylist_ms?: number
   /** Delay before each RCPT reply (ms). */
@@ -142,10 +148,13 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
   socket.on('end', () => {
     entry.closed_by ??= 'client'
   })
+  /** A QUIT being answered (`quit_delay_ms`): the session counts until it is. */
+  let quitting: Promise<void> | null = null
   socket.on('close', () => {
     entry.closed_by ??= 'client'
-    state.active--
     state.sockets.delete(socket)
+    if (quitting) void quitting.then(() => state.active--)
+    else state.active--
   })
   socket.setTimeout(30_000, () => {
     void send(421, ec('4.4.2', 'Timeout - closing connection')).then(hangUp)
@@ -312,6 +321,10 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
         return await send(354, 'End data with <CR><LF>.<CR><LF>')
       case 'QUIT':
         entry.closed_by ??= 'client'
+        if (h.quit_delay_ms) {
+          quitting = sleep(h.quit_delay_ms)
+          await quitting
+        }
         await send(221, ec('2.0.0', 'Bye'))
         return hangUp()
       default:

@@ -7,7 +7,7 @@
 // This file owns 127.0.24.0/24.
 import t from 'tap'
 import { startMailWorld } from '../support/mail-world.ts'
-import { engineFor } from '../support/mail-world-engine.ts'
+import { connectionsTo, engineFor } from '../support/mail-world-engine.ts'
 import { DEFAULT_POLITENESS } from '../../src/verifier/politeness.ts'
 import { CHECK_NAMES } from '../../src/domain/checks.ts'
 
@@ -21,8 +21,19 @@ let windowStart = 0
 let inWindow = 0
 const world = await startMailWorld({
   dns_ip: '127.0.24.1',
-  domains: [{ name: 'anvil-rate.com', mx: [{ preference: 10, exchange: 'mx.anvil-rate.com' }] }],
+  domains: [
+    { name: 'anvil-rate.com', mx: [{ preference: 10, exchange: 'mx.anvil-rate.com' }] },
+    { name: 'slow-quit.com', mx: [{ preference: 10, exchange: 'mx.slow-quit.com' }] }
+  ],
   hosts: [
+    // One session at a time, and a QUIT answered 400 ms late (a Postfix sleeping off its errors): the slot is held until then.
+    {
+      name: 'mx.slow-quit.com',
+      ip: '127.0.24.3',
+      max_sessions: 1,
+      quit_delay_ms: 400,
+      rcpt: a => (/^ok/.test(a) ? { code: 250, message: '2.1.5 Ok' } : { code: 550, message: '5.1.1 User unknown' })
+    },
     {
       name: 'mx.anvil-rate.com',
       ip: '127.0.24.2',
@@ -83,4 +94,25 @@ t.test('a recipient rate limit (450 4.7.1 too many recipients from us): backed o
     const again = asked.find(a => a.address === r.address && a.at > refusedAt)
     if (again && again.at - refusedAt < WINDOW_MS) t.fail(`${r.address} asked again ${again.at - refusedAt} ms after its refusal`)
   }
+})
+
+t.test('the slot is given back once the receiver answered QUIT (or closed), not before: no session over its limit of 1', async t => {
+  // One session at a time on this side too: what is tested is when a slot comes back, not how concurrency adapts.
+  const { engine } = engineFor(world, {
+    probe: { rcpt_per_session: 3 },
+    engine: { politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: 1, sessions_per_second_per_host: 1_000, burst_per_host: 10 } }
+  })
+  const emails = Array.from({ length: 9 }, (_, i) => `ok${i}@slow-quit.com`)
+  const results = await engine.verifyMany(emails.map(email => ({ email, checks: [...CHECK_NAMES] })))
+  t.ok(
+    results.every(r => r.reason === 'accepted_email'),
+    results.map(r => r.reason).join(',')
+  )
+  const conns = connectionsTo(world, '127.0.24.3')
+  t.ok(
+    conns.filter(c => c.commands.some(l => /^RCPT/i.test(l))).length >= 3,
+    `positive control: ${conns.length} sessions, one after another, three recipients each`
+  )
+  const turnedAway = conns.filter(c => !c.commands.some(l => /^(EHLO|HELO)/i.test(l)))
+  t.equal(turnedAway.length, 0, 'none opened while the last one still held the slot (421 at the banner)')
 })
