@@ -26,6 +26,12 @@ export interface ProbeOptions {
   rcpt_per_envelope?: number
   /** Recipients per session before it is closed and another opened. */
   rcpt_per_session?: number
+  /**
+   * Refused recipients (any reply to RCPT but 2xx) per session before it is closed and
+   * another opened: under the receiver's error limits (Postfix slows every reply after
+   * `smtpd_soft_error_limit` = 10 and hangs up after `smtpd_hard_error_limit` = 20). Default 8.
+   */
+  errors_per_session?: number
   /** STARTTLS when the server offers it (RFC 3207). */
   starttls?: boolean
   /**
@@ -125,6 +131,7 @@ export class SmtpProber {
       max_hosts: 2,
       rcpt_per_envelope: 50,
       rcpt_per_session: 500,
+      errors_per_session: 8,
       starttls: true,
       retry_pushback: true,
       allow_private_targets: false,
@@ -406,8 +413,13 @@ export class SmtpProber {
       let asked = 0
       /** A reply that limits our client (`rate_limited`), once one came in this session. */
       let limited: SmtpReply | null = null
+      /** Recipients refused in this session: it ends (and another opens) before the receiver's error limit. */
+      let errors = 0
+      const budget = Math.max(1, this.o.errors_per_session)
+      /** Whether this session may ask more. */
+      const room = (): boolean => asked < perSession && errors < budget
       for (;;) {
-        while (queue.length > 0 && asked < perSession) {
+        while (queue.length > 0 && room()) {
           // UTF-8 mailboxes (RFC 6531): declared on MAIL FROM where the server offers SMTPUTF8
           // (§3.4); where it does not, they cannot be asked in that form (§3.2): said so, not asked.
           const utf8 = session.extensions.has('SMTPUTF8')
@@ -421,14 +433,20 @@ export class SmtpProber {
           this.stats.envelopes++
           let inEnvelope = 0
           let full = false
-          while (!full && queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && asked < perSession) {
+          while (!full && queue.length > 0 && inEnvelope < this.o.rcpt_per_envelope && room()) {
             // A window of recipients in one write when the server pipelines (RFC 2920), one otherwise;
             // no more than this session's share of what is queued, so that the route's sessions
             // end together (a window of 10 taken last by one of three sessions would leave the
             // others idle while the server answers it, one reply after another).
             const share = Math.ceil(queue.length / Math.max(1, sharers()))
-            const room = Math.min(pipelining ? Math.min(this.o.pipeline_rcpt, share) : 1, this.o.rcpt_per_envelope - inEnvelope, perSession - asked)
-            const taken = await takeDue(queue, room)
+            // Never more in one window than the error budget has left: a window refused whole stays within it.
+            const size = Math.min(
+              pipelining ? Math.min(this.o.pipeline_rcpt, share) : 1,
+              this.o.rcpt_per_envelope - inEnvelope,
+              perSession - asked,
+              budget - errors
+            )
+            const taken = await takeDue(queue, size)
             // A UTF-8 mailbox queued after this envelope's MAIL FROM (undeclared) waits for the next one.
             const late = declared ? -1 : taken.findIndex(i => i.eai === true)
             const window = late < 0 ? taken : taken.slice(0, late)
@@ -460,6 +478,7 @@ export class SmtpProber {
                 continue
               }
               if (reply.code === 421) return refused(reply, 'RCPT TO')
+              if (outcome !== 'accepted') errors++
               inFlight.shift()
               answers.set(item.address, {
                 kind: 'rcpt',
@@ -478,14 +497,14 @@ export class SmtpProber {
             // Recipients the full envelope turned away go back to the front of the queue, in order.
             if (full) queue.unshift(...inFlight.splice(0))
           }
-          if (queue.length > 0 && asked < perSession) {
+          if (queue.length > 0 && room()) {
             const rset = await session.command('RSET')
             if (rset.code !== 250) return refused(rset, 'RSET')
           }
         }
         // The queue ran dry: linger for recipients other callers add to this route (the
         // transaction ended without DATA, so RSET before the next MAIL FROM).
-        if (asked >= perSession || more === undefined || this.o.linger_ms <= 0 || !(await more(this.o.linger_ms))) break
+        if (!room() || more === undefined || this.o.linger_ms <= 0 || !(await more(this.o.linger_ms))) break
         const rset = await session.command('RSET')
         if (rset.code !== 250) return refused(rset, 'RSET')
       }

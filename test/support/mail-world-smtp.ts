@@ -39,6 +39,13 @@ export interface HostSpec {
   /** Concurrent sessions; beyond it the banner is 421 4.7.0. */
   max_sessions?: number
   /**
+   * Postfix's error limits: each 4xx/5xx reply counts an error of the session; past `soft`
+   * (smtpd_soft_error_limit) every reply waits `sleep_ms` (smtpd_error_sleep_time), and at
+   * `hard` (smtpd_hard_error_limit) the server says `421 4.7.0 Error: too many errors` and
+   * hangs up. The session's count is in its ConnectionLog (`errors`, `cut_for_errors`).
+   */
+  error_limits?: { soft: number; hard: number; sleep_ms: number }
+  /**
    * The reply to QUIT waits this long (ms), and the session counts against `max_sessions`
    * until it has gone out, whether the client waited or closed: as a Postfix process that
    * sleeps off its errors (`smtpd_error_sleep_time`) holds its client's slot.
@@ -102,6 +109,10 @@ export interface ConnectionLog {
   tls: boolean
   /** Who ended it (`client`: QUIT or the client's FIN); null while open. */
   closed_by: 'client' | 'server' | null
+  /** 4xx and 5xx replies the host gave in it (counted where `error_limits` is set). */
+  errors?: number
+  /** The host hung up on it for too many errors (`error_limits.hard`). */
+  cut_for_errors?: boolean
 }
 
 export interface SmtpLogs {
@@ -184,6 +195,18 @@ function serveConnection(socket: Socket, h: HostSpec, state: HostState, logs: Sm
   }
 
   async function send(code: number, message: string | string[]): Promise<void> {
+    const limits = h.error_limits
+    if (limits && code >= 400 && code !== 421) {
+      entry.errors = (entry.errors ?? 0) + 1
+      if (entry.errors >= limits.hard) {
+        entry.cut_for_errors = true
+        entry.closed_by ??= 'server'
+        if (!ended && !io.destroyed) io.write(`421 ${ec('4.7.0', 'Error: too many errors').trimStart()}\r\n`)
+        return hangUp()
+      }
+    }
+    // Past the soft limit, every reply waits (Postfix's smtpd_error_sleep_time).
+    if (limits && (entry.errors ?? 0) > limits.soft) await sleep(limits.sleep_ms)
     const lines = typeof message === 'string' ? [message] : message
     const wire = lines.map((l, i) => `${`${code}${i < lines.length - 1 ? '-' : ' '}${l}`.trimEnd()}\r\n`)
     if (h.line_delay_ms && wire.length > 1) {

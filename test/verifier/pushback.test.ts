@@ -23,9 +23,17 @@ const world = await startMailWorld({
   dns_ip: '127.0.24.1',
   domains: [
     { name: 'anvil-rate.com', mx: [{ preference: 10, exchange: 'mx.anvil-rate.com' }] },
-    { name: 'slow-quit.com', mx: [{ preference: 10, exchange: 'mx.slow-quit.com' }] }
+    { name: 'slow-quit.com', mx: [{ preference: 10, exchange: 'mx.slow-quit.com' }] },
+    { name: 'error-limits.com', mx: [{ preference: 10, exchange: 'mx.error-limits.com' }] }
   ],
   hosts: [
+    // Postfix's defaults: slower replies past 10 errors in a session, cut at 20.
+    {
+      name: 'mx.error-limits.com',
+      ip: '127.0.24.4',
+      error_limits: { soft: 10, hard: 20, sleep_ms: 200 },
+      rcpt: a => (/^ok/.test(a) ? { code: 250, message: '2.1.5 Ok' } : { code: 550, message: '5.1.1 User unknown' })
+    },
     // One session at a time, and a QUIT answered 400 ms late (a Postfix sleeping off its errors): the slot is held until then.
     {
       name: 'mx.slow-quit.com',
@@ -115,4 +123,26 @@ t.test('the slot is given back once the receiver answered QUIT (or closed), not 
   )
   const turnedAway = conns.filter(c => !c.commands.some(l => /^(EHLO|HELO)/i.test(l)))
   t.equal(turnedAway.length, 0, 'none opened while the last one still held the slot (421 at the banner)')
+})
+
+t.test("a session ends before the receiver's error limits: no slowed replies, no session cut, every answer firm", async t => {
+  const { engine } = engineFor(world)
+  const emails = Array.from({ length: 36 }, (_, i) => (i % 3 === 0 ? `ok${i}@error-limits.com` : `nobody${i}@error-limits.com`))
+  const results = await engine.verifyMany(emails.map(email => ({ email, checks: [...CHECK_NAMES] })))
+  t.same(
+    results.map(r => r.reason),
+    emails.map(e => (e.startsWith('ok') ? 'accepted_email' : 'mailbox_not_found')),
+    'each as the server answered'
+  )
+  const conns = connectionsTo(world, '127.0.24.4')
+  const errors = conns.map(c => c.errors ?? 0)
+  t.ok(
+    errors.reduce((a, b) => a + b, 0) >= 24,
+    `positive control: the server counted ${errors.reduce((a, b) => a + b, 0)} errors (24 unknown users and the catch-all probe)`
+  )
+  t.ok(
+    errors.every(n => n <= 10),
+    `no session past the soft limit of 10 (errors per session: ${errors.join(', ')})`
+  )
+  t.equal(conns.filter(c => c.cut_for_errors).length, 0, 'none cut for too many errors')
 })
