@@ -102,6 +102,11 @@ export interface PolitenessOptions {
   providers: Readonly<Record<string, { max_sessions: number; sessions_per_second: number }>>
   /** Concurrent sessions over all receivers. */
   max_sessions: number
+  /**
+   * Concurrent sessions per IP address of a receiver, whatever MX names point at it (shared
+   * hosting: many domains, one server, which commonly allows 10 sessions a client). Default 6.
+   */
+  max_sessions_per_ip?: number
   backoff: { initial_ms: number; max_ms: number }
   /**
    * How long (ms) after a session ends its host's and provider's slots may be taken again
@@ -126,6 +131,7 @@ export const DEFAULT_POLITENESS: PolitenessOptions = {
     proofpoint: { max_sessions: 4, sessions_per_second: 2 }
   },
   max_sessions: 256,
+  max_sessions_per_ip: 6,
   backoff: { initial_ms: 1_000, max_ms: 60_000 },
   slot_reuse_grace_ms: 20
 }
@@ -152,6 +158,8 @@ export class Politeness {
   private readonly o: PolitenessOptions
   private readonly hosts = new Map<string, Gate>()
   private readonly providers = new Map<string, Gate>()
+  /** Sessions per receiver address: the gates in use only (one is dropped when its last session ends). */
+  private readonly addresses = new Map<string, { gate: Gate; users: number }>()
   private readonly global: Gate
 
   constructor(options: PolitenessOptions) {
@@ -210,6 +218,37 @@ export class Politeness {
     return () => {
       global()
       for (const r of receiver.reverse()) r()
+    }
+  }
+
+  /**
+   * Waits until a session to the receiver at `ip` may open (at most `max_sessions_per_ip`
+   * at once, whatever MX names lead there); returns its release, which gives the slot back
+   * `slot_reuse_grace_ms` later. Taken after the host's, provider's and global slots (the
+   * same order everywhere: no cycle). Memory: a gate per address with sessions open or waiting.
+   */
+  async acquireAddress(ip: string): Promise<() => void> {
+    let entry = this.addresses.get(ip)
+    if (!entry) {
+      const max = this.o.max_sessions_per_ip ?? 6
+      entry = {
+        gate: new Gate({ max_concurrent: max, rate_per_s: Infinity, burst: max, reuse_grace_ms: this.o.slot_reuse_grace_ms ?? 20 }),
+        users: 0
+      }
+      this.addresses.set(ip, entry)
+    }
+    const e = entry
+    e.users++
+    const release = await e.gate.acquire()
+    return () => {
+      release()
+      // Forgotten once nobody holds or waits for it (after the grace, so that the grace still counts).
+      setTimeout(
+        () => {
+          if (--e.users === 0 && this.addresses.get(ip) === e) this.addresses.delete(ip)
+        },
+        (this.o.slot_reuse_grace_ms ?? 20) + 1
+      ).unref()
     }
   }
 

@@ -299,8 +299,7 @@ export class SmtpProber {
    * TLS (`clear_text`).
    */
   private async session(host: MailHost, provider: string | null, work: RunnerWork): Promise<SessionOutcome> {
-    const { queue, answers, perSession, sharers, more } = work
-    let answered = 0
+    const answered = 0
     let resolved: string[]
     try {
       resolved = await this.resolver.addresses(host.host)
@@ -328,6 +327,19 @@ export class SmtpProber {
         pushedBack: false,
         answered
       }
+    // The machine behind the name: MX names that differ may point at one server, whose limit counts our sessions by address.
+    const releaseAddress = await this.politeness.acquireAddress(ips[0])
+    try {
+      return await this.sessionAt(host, ips, provider, work)
+    } finally {
+      releaseAddress()
+    }
+  }
+
+  /** The session itself, once `host`'s addresses are known and a slot of the first one is held. */
+  private async sessionAt(host: MailHost, ips: readonly string[], provider: string | null, work: RunnerWork): Promise<SessionOutcome> {
+    const { queue, answers, perSession, sharers, more } = work
+    let answered = 0
     const counted = (this.stats.by_provider[provider ?? 'other'] ??= { sessions: 0, rcpts: 0 })
     const route = this.routes.routeFor(provider, host.host)
     const byRoute = (this.stats.by_route[route.name] ??= { sessions: 0, proxy_errors: 0 })

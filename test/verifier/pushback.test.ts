@@ -24,9 +24,19 @@ const world = await startMailWorld({
   domains: [
     { name: 'anvil-rate.com', mx: [{ preference: 10, exchange: 'mx.anvil-rate.com' }] },
     { name: 'slow-quit.com', mx: [{ preference: 10, exchange: 'mx.slow-quit.com' }] },
-    { name: 'error-limits.com', mx: [{ preference: 10, exchange: 'mx.error-limits.com' }] }
+    { name: 'error-limits.com', mx: [{ preference: 10, exchange: 'mx.error-limits.com' }] },
+    // Eight hosted domains, each with an MX name of its own, all on one server (127.0.24.5).
+    ...Array.from({ length: 8 }, (_, i) => ({ name: `hosted${i}.com`, mx: [{ preference: 10, exchange: `mail.hosted${i}.com` }] }))
   ],
+  records: Array.from({ length: 8 }, (_, i) => ({ name: `mail.hosted${i}.com`, type: 'A' as const, data: '127.0.24.5' })),
   hosts: [
+    // The shared server: its own name, and the eight MX names above point here too; it counts every session of ours.
+    {
+      name: 'shared.hosting-server.com',
+      ip: '127.0.24.5',
+      rcpt_delay_ms: 20,
+      rcpt: a => (/^ok/.test(a) ? { code: 250, message: '2.1.5 Ok' } : { code: 550, message: '5.1.1 User unknown' })
+    },
     // Postfix's defaults: slower replies past 10 errors in a session, cut at 20.
     {
       name: 'mx.error-limits.com',
@@ -145,4 +155,20 @@ t.test("a session ends before the receiver's error limits: no slowed replies, no
     `no session past the soft limit of 10 (errors per session: ${errors.join(', ')})`
   )
   t.equal(conns.filter(c => c.cut_for_errors).length, 0, 'none cut for too many errors')
+})
+
+t.test('eight MX names on one server: sessions counted by the address behind them, never more than its limit at once', async t => {
+  const { engine } = engineFor(world)
+  const emails = Array.from({ length: 8 }, (_, d) => Array.from({ length: 12 }, (_, i) => `ok${i}@hosted${d}.com`)).flat()
+  const results = await engine.verifyMany(emails.map(email => ({ email, checks: [...CHECK_NAMES] })))
+  t.ok(
+    results.every(r => r.reason === 'accepted_email'),
+    'every address answered'
+  )
+  const peak = world.peak_sessions.get('127.0.24.5') ?? 0
+  t.ok(peak >= 2, `positive control: sessions ran side by side there (peak ${peak})`)
+  t.ok(
+    peak <= (DEFAULT_POLITENESS.max_sessions_per_ip ?? 6),
+    `at most ${DEFAULT_POLITENESS.max_sessions_per_ip} at once (peak ${peak}), where 8 names × 3 a name would allow 24`
+  )
 })
