@@ -29,7 +29,13 @@ export function buildEngine(config: Config, onProxyError?: (route: string, detai
       routes: egressRoutes(config),
       ...(onProxyError && { on_proxy_error: onProxyError })
     },
-    politeness: { ...DEFAULT_POLITENESS, max_sessions_per_host: v.max_sessions_per_mx, burst_per_host: v.max_sessions_per_mx, max_sessions: v.max_sessions },
+    politeness: {
+      ...DEFAULT_POLITENESS,
+      max_sessions_per_host: v.max_sessions_per_mx,
+      burst_per_host: v.max_sessions_per_mx,
+      max_sessions_per_ip: v.max_sessions_per_ip,
+      max_sessions: v.max_sessions
+    },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,
     greylist: { retry_ms: v.greylist_retry_ms, deadline_ms: v.greylist_deadline_ms }

@@ -47,7 +47,10 @@ export const CONFIG_DOCS: readonly ConfigDoc[] = [
   },
   { variables: ['VERIFIER_RESULT_CACHE_TTL_S'], meaning: 'a repeat within this is answered from the cache (`cached: true`), no network' },
   { variables: ['VERIFIER_CATCH_ALL_TTL_S'], meaning: "how long a domain's catch-all answer is kept" },
-  { variables: ['VERIFIER_MAX_SESSIONS_PER_MX', 'VERIFIER_MAX_SESSIONS'], meaning: 'concurrent SMTP sessions per MX host, and in all' },
+  {
+    variables: ['VERIFIER_MAX_SESSIONS_PER_MX', 'VERIFIER_MAX_SESSIONS_PER_IP', 'VERIFIER_MAX_SESSIONS'],
+    meaning: 'concurrent SMTP sessions per MX host, per receiver IP address whatever MX names lead there (shared hosting), and in all'
+  },
   { variables: ['VERIFIER_STARTTLS'], meaning: 'STARTTLS when the server offers it' },
   {
     variables: ['VERIFIER_SMTP_PROXY'],

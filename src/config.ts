@@ -169,6 +169,7 @@ export const ConfigSchema = z.object({
     .max(30 * 86_400)
     .default(6 * 3_600),
   VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
+  VERIFIER_MAX_SESSIONS_PER_IP: intFromEnv(6, 1, 100),
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
   VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
   VERIFIER_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false']).default('false'),
@@ -292,6 +293,8 @@ export interface Config {
     result_cache_ttl_ms: number
     catch_all_ttl_ms: number
     max_sessions_per_mx: number
+    /** Concurrent sessions per receiver IP address, whatever MX names lead there (shared hosting). */
+    max_sessions_per_ip: number
     max_sessions: number
     starttls: boolean
     /** Probe MX hosts on non-public addresses (tests with a loopback mail world, on-prem); off: never connected to. */
@@ -415,6 +418,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       result_cache_ttl_ms: Math.round(c.VERIFIER_RESULT_CACHE_TTL_S * 1000),
       catch_all_ttl_ms: Math.round(c.VERIFIER_CATCH_ALL_TTL_S * 1000),
       max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,
+      max_sessions_per_ip: c.VERIFIER_MAX_SESSIONS_PER_IP,
       max_sessions: c.VERIFIER_MAX_SESSIONS,
       starttls: c.VERIFIER_STARTTLS === 'true',
       allow_private_targets: c.VERIFIER_ALLOW_PRIVATE_TARGETS === 'true',
