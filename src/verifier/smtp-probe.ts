@@ -253,6 +253,11 @@ export class SmtpProber {
       }
       const host = hosts[hostIndex]
       const release = await this.politeness.acquire(host.host, provider)
+      // The other runners may have taken everything while this one waited for its slot: no session that would ask nothing.
+      if (queue.length === 0) {
+        release()
+        return
+      }
       let outcome: SessionOutcome
       try {
         outcome = await this.session(host, provider, work)
