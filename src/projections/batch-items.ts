@@ -1,3 +1,4 @@
+import { parseAddress } from '../verifier/syntax.ts'
 import type { BatchEvent, BatchItemResult } from '../domain/batch/events.ts'
 import { ERASED } from '../ports/sealer.ts'
 import { collection, type Write } from '../eventsourcing/projection.ts'
@@ -111,7 +112,10 @@ export function changeItems(
 /** An item as the API shows it: its address unsealed (`[erased]` once the key is destroyed). */
 export interface BatchItemView {
   i: number
+  /** The address as submitted. */
   email: string
+  /** The address as asked: its domain in ASCII (IDNA A-labels, RFC 5891); null when its syntax does not hold (or it was erased). */
+  normalized: string | null
   status: BatchItemEntry['status']
   verdict: string | null
   reason: string | null
@@ -142,18 +146,23 @@ export async function batchItems(rc: ReadContext, owner: string, batchUuid: stri
     })
   }
   return await Promise.all(
-    docs.map(async d => ({
-      i: d.i,
-      email: (await rc.sealer.unseal(owner, d.email)) ?? ERASED,
-      status: d.status,
-      verdict: d.verdict,
-      reason: d.reason,
-      score: d.score,
-      flags: d.flags,
-      did_you_mean: d.did_you_mean === null ? null : ((await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED),
-      mx_host: d.mx_host === undefined || d.mx_host === null ? null : ((await rc.sealer.unseal(owner, d.mx_host)) ?? ERASED),
-      smtp_provider: d.smtp_provider ?? null,
-      checked_at: d.checked_at ?? null
-    }))
+    docs.map(async d => {
+      const email = await rc.sealer.unseal(owner, d.email)
+      const parsed = email === null ? null : parseAddress(email)
+      return {
+        i: d.i,
+        email: email ?? ERASED,
+        normalized: parsed?.ok ? parsed.normalized : null,
+        status: d.status,
+        verdict: d.verdict,
+        reason: d.reason,
+        score: d.score,
+        flags: d.flags,
+        did_you_mean: d.did_you_mean === null ? null : ((await rc.sealer.unseal(owner, d.did_you_mean)) ?? ERASED),
+        mx_host: d.mx_host === undefined || d.mx_host === null ? null : ((await rc.sealer.unseal(owner, d.mx_host)) ?? ERASED),
+        smtp_provider: d.smtp_provider ?? null,
+        checked_at: d.checked_at ?? null
+      }
+    })
   )
 }

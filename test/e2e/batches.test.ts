@@ -21,11 +21,14 @@ const world = await startMailWorld({
   dns_ip: '127.0.80.1',
   domains: [
     ...DOMAINS.map((name, k) => ({ name, mx: [{ preference: 10, exchange: `mx.${name}` }], k })),
-    { name: 'grey-bulk.com', mx: [{ preference: 10, exchange: 'mx.grey-bulk.com' }] }
+    { name: 'grey-bulk.com', mx: [{ preference: 10, exchange: 'mx.grey-bulk.com' }] },
+    // bücher-bulk.com in DNS: its A-labels (RFC 5891).
+    { name: 'xn--bcher-bulk-9db.com', mx: [{ preference: 10, exchange: 'mx.xn--bcher-bulk-9db.com' }] }
   ],
   hosts: [
     ...DOMAINS.map((name, k) => ({ name: `mx.${name}`, ip: `127.0.80.${10 + k}`, rcpt })),
-    { name: 'mx.grey-bulk.com', ip: '127.0.80.20', rcpt, greylist_ms: 300 }
+    { name: 'mx.grey-bulk.com', ip: '127.0.80.20', rcpt, greylist_ms: 300 },
+    { name: 'mx.xn--bcher-bulk-9db.com', ip: '127.0.80.21', rcpt }
   ]
 })
 t.teardown(() => world.close())
@@ -143,6 +146,27 @@ t.test('POST /api/batches: trimmed, normalized, de-duplicated; invalid at once a
   t.equal(b.results.by_reason.invalid_syntax, 1)
   await waitUntil(async () => (await wallet(rich.token)).reserved === before.reserved)
   t.equal((await wallet(rich.token)).balance, before.balance - captured, 'the wallet paid exactly what was captured')
+})
+
+t.test('an IDN address comes back as submitted, its A-label form beside it; the two spellings are one address', async t => {
+  const emails = ['ok-idn@bücher-bulk.com', 'ok-idn@xn--bcher-bulk-9db.com', 'no-idn@Bücher-Bulk.com']
+  const r = await api('POST', '/api/batches', { token: rich.key, body: { emails, checks: ['smtp'], final: true } })
+  t.equal(r.status, 202, JSON.stringify(r.body))
+  t.match(r.body.chunk, { accepted: 2, duplicates: 1 }, 'the A-label spelling is a duplicate of the U-label one')
+  await completed(api, rich.key, r.body.uuid)
+  const results = await allResults(rich.key, r.body.uuid)
+  t.same(
+    results.map(x => [x.email, x.normalized, x.verdict]),
+    [
+      ['ok-idn@bücher-bulk.com', 'ok-idn@xn--bcher-bulk-9db.com', 'valid'],
+      ['no-idn@Bücher-Bulk.com', 'no-idn@xn--bcher-bulk-9db.com', 'invalid']
+    ],
+    'each as sent, the form that was asked beside it, and answered by the server behind the A-labels'
+  )
+  const csv = await fetch(`${service.url}/api/batches/${r.body.uuid}/results`, { headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv' } })
+  const lines = (await csv.text()).trim().split('\r\n')
+  t.match(lines[0], /^index,email,normalized,status,/, 'the CSV has the column too')
+  t.match(lines[1], /^0,ok-idn@bücher-bulk\.com,ok-idn@xn--bcher-bulk-9db\.com,done,valid,/)
 })
 
 t.test('chunks: intake open, de-duplication across chunks, 409 once closed', async t => {

@@ -53,7 +53,11 @@ export const Accepted = Batch.extend({ chunk: Chunk }).meta({ id: 'BatchAccepted
 export const BatchItem = z
   .object({
     index: z.number().meta({ description: 'position of the address in the batch, from 0' }),
-    email: z.string(),
+    email: z.string().meta({ description: 'the address as submitted (trimmed)' }),
+    normalized: z
+      .string()
+      .nullable()
+      .meta({ description: 'the address as asked: its domain in ASCII (IDNA A-labels, RFC 5891); null when its syntax does not hold' }),
     status: z.enum(['pending', 'deferred', 'done']),
     verdict: VerdictSchema.nullable(),
     reason: ReasonSchema.nullable(),
@@ -70,6 +74,7 @@ export const BatchItem = z
       {
         index: 0,
         email: 'jane@example.com',
+        normalized: 'jane@example.com',
         status: 'done',
         verdict: 'valid',
         reason: 'accepted_email',
@@ -83,6 +88,7 @@ export const BatchItem = z
       {
         index: 1,
         email: 'jhon@gmial.com',
+        normalized: 'jhon@gmial.com',
         status: 'done',
         verdict: 'risky',
         reason: 'low_quality',
@@ -96,6 +102,7 @@ export const BatchItem = z
       {
         index: 2,
         email: 'sales@example.org',
+        normalized: 'sales@example.org',
         status: 'pending',
         verdict: null,
         reason: null,
@@ -109,9 +116,9 @@ export const BatchItem = z
     ]
   })
 
-const Emails = z
-  .array(z.string().max(MAX_BATCH_EMAIL))
-  .meta({ description: 'addresses; trimmed, normalized and de-duplicated; invalid ones become `invalid` at no cost' })
+const Emails = z.array(z.string().max(MAX_BATCH_EMAIL)).meta({
+  description: 'addresses; trimmed, kept as sent, de-duplicated on their normalized form (the domain in ASCII); invalid ones become `invalid` at no cost'
+})
 
 export const CreateBatch = z
   .object({

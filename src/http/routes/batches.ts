@@ -223,7 +223,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
             'text/csv': {
               schema: z.string().meta({
                 description:
-                  'index,email,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at: RFC 4180 (CRLF line ends; a field holding a comma, a quote, a CR or an LF quoted, its quotes doubled), formula-like text neutralised unless `formula_escape=false`'
+                  'index,email,normalized,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at: RFC 4180 (CRLF line ends; a field holding a comma, a quote, a CR or an LF quoted, its quotes doubled), formula-like text neutralised unless `formula_escape=false`'
               })
             }
           }
@@ -241,7 +241,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
         const csv = stringify({
           ...csvOptions({ delimiter: ',', newline: '\r\n', bom: false, formula_escape: request.query.formula_escape !== 'false' }),
           header: true,
-          columns: ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
+          columns: ['index', 'email', 'normalized', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
         })
         const total = doc.total
         void (async () => {
@@ -251,6 +251,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
                 const row = [
                   it.i,
                   it.email,
+                  it.normalized ?? '',
                   it.status,
                   it.verdict ?? '',
                   it.reason ?? '',

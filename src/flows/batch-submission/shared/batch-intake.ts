@@ -58,7 +58,11 @@ function blindIndex(ctx: CommandContext, batchUuid: string, key: string): string
   return createHmac('sha256', keyObjectOf(ctx.secrets.index_key)).update(`batch\n${batchUuid}\n${key}`).digest().toString('hex', 0, 8)
 }
 
-/** An address of a list: trimmed, normalized when its syntax holds (the de-duplication key), kept as sent otherwise. */
+/**
+ * An address of a list: kept as sent (trimmed), so that results give the customer back the
+ * address they submitted (`bücherpost.net`, not its A-labels); its normalized form (the
+ * domain in ASCII, RFC 5891) is the de-duplication key when its syntax holds.
+ */
 interface Candidate {
   text: string
   key: string
@@ -71,7 +75,7 @@ export async function candidates(emails: readonly string[]): Promise<Candidate[]
   for (const raw of emails) {
     const text = raw.trim()
     const parsed = parseAddress(text)
-    out.push(parsed.ok ? { text: parsed.normalized, key: parsed.normalized, invalid: false } : { text, key: `invalid\n${text}`, invalid: true })
+    out.push(parsed.ok ? { text, key: parsed.normalized, invalid: false } : { text, key: `invalid\n${text}`, invalid: true })
     await turnIfDue()
   }
   return out
