@@ -5,22 +5,15 @@
 // 127.0.51.0/24.
 import t from 'tap'
 import pg from 'pg'
-import { natsAnswers } from '../../src/infra/bus/nats.ts'
+import { NATS_URL, requireNats } from '../support/nats.ts'
 import { requirePostgres, testDatabase } from '../support/postgres.ts'
 import { runTopology } from '../support/topology.ts'
 
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
-const reachable = await natsAnswers(natsUrl)
-
-if (!reachable && process.env.REQUIRE_NATS === '1') {
-  t.fail(`no NATS server answers at ${natsUrl}, and REQUIRE_NATS=1`)
-} else if (!reachable) {
-  t.plan(0, `no NATS server answers at ${natsUrl} (set NATS_URL; .ci/run starts one)`)
-} else if (await requirePostgres(t)) {
+if ((await requireNats(t)) && (await requirePostgres(t))) {
   const url = await testDatabase(t, 'topology')
   await runTopology(t, {
     net: '127.0.51',
-    nats_url: natsUrl,
+    nats_url: NATS_URL,
     env: { DATABASE_URL: url, DATABASE_POOL_SIZE: '4' },
     apis: 2,
     projector: true,

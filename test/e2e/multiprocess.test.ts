@@ -4,21 +4,13 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { SqliteEventStore } from '../../src/infra/eventstore/sqlite.ts'
-import { natsAnswers } from '../../src/infra/bus/nats.ts'
+import { NATS_URL, requireNats } from '../support/nats.ts'
 import { runTopology } from '../support/topology.ts'
 
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222'
-const reachable = await natsAnswers(natsUrl)
-
-if (!reachable && process.env.REQUIRE_NATS === '1') {
-  // CI (`.ci/run` sets REQUIRE_NATS=1): the production topology's tests never pass by skipping.
-  t.fail(`no NATS server answers at ${natsUrl}, and REQUIRE_NATS=1`)
-} else if (!reachable) {
-  t.plan(0, `no NATS server answers at ${natsUrl} (set NATS_URL; .ci/run starts one)`)
-} else {
+if (await requireNats(t)) {
   await runTopology(t, {
     net: '127.0.50',
-    nats_url: natsUrl,
+    nats_url: NATS_URL,
     env: {},
     apis: 1,
     projector: false,

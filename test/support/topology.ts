@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net'
 import { startMailWorld } from './mail-world.ts'
 import { client, confirmationCode } from './service.ts'
 import { waitUntil } from './eventstore-contract.ts'
-import { startSvc, type SvcProcess } from './processes.ts'
+import { startSvc, svcEnv, type SvcProcess } from './processes.ts'
 import { unlimitedRates } from './plans.ts'
 import { NatsBus } from '../../src/infra/bus/nats.ts'
 import { ROUTES } from '../../src/main.ts'
@@ -62,21 +62,13 @@ export async function runTopology(t: Test, o: TopologyOptions): Promise<void> {
 
   const dataDir = t.testdir()
   const prefix = `mp_${randomUUID().slice(0, 8)}`
-  const env = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    SIGNUP_SCREENING: 'lists',
-    VERIFIER_EGRESS_TEST_INTERVAL_S: '0',
+  const env = svcEnv(dataDir, {
     NATS_URL: natsUrl,
     NATS_PREFIX: prefix,
     NATS_ACK_WAIT_MS: '2000',
     VERIFIER_DNS_SERVERS: world.dns_server,
     VERIFIER_SMTP_PORT: String(world.smtp_port),
     VERIFIER_SMTP_TIMEOUT_MS: '2000',
-    VERIFIER_HELO_NAME: 'verifier.test.example',
     // The mail world is on loopback: the probe may connect there.
     VERIFIER_ALLOW_PRIVATE_TARGETS: 'true',
     VERIFIER_MAX_SESSIONS_PER_MX: '4',
@@ -85,7 +77,7 @@ export async function runTopology(t: Test, o: TopologyOptions): Promise<void> {
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...unlimitedRates(dataDir),
     ...o.env
-  }
+  })
   const notified: Array<{ job_uuid: string; delivery: string }> = []
   const receiver = createServer((req, res) => {
     let body = ''
