@@ -65,10 +65,10 @@ t.test('the results as text/csv: RFC 4180 with CRLF, addresses and our suggestio
     'our own did_you_mean starts with = for one of them (positive control)'
   )
   const raw = (i: Record<string, any>): string[] =>
-    [i.index, i.email, i.status, i.verdict, i.reason, i.score, i.flags.join(' '), i.did_you_mean, i.mx_host, i.smtp_provider, i.checked_at].map(v =>
-      v === null || v === undefined ? '' : String(v)
+    [i.index, i.email, i.normalized, i.status, i.verdict, i.reason, i.score, i.flags.join(' '), i.did_you_mean, i.mx_host, i.smtp_provider, i.checked_at].map(
+      v => (v === null || v === undefined ? '' : String(v))
     )
-  const header = ['index', 'email', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
+  const header = ['index', 'email', 'normalized', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
 
   const csv = await get(`/api/batches/${uuid}/results`)
   t.equal(csv.status, 200)
@@ -80,8 +80,8 @@ t.test('the results as text/csv: RFC 4180 with CRLF, addresses and our suggestio
   t.equal(records.length, items.length + 1, `${items.length} results and the header: no row split by a line break in a field`)
   t.same(records, [header, ...items.map(i => raw(i).map(neutralised))], "each record is the API's result, formula-like text neutralised")
   t.ok(
-    records.slice(1).some(r => r[1] === "'=cmd@gmial.com") && records.slice(1).some(r => r[7].startsWith("'=")),
-    'an address and a suggestion starting with = carry the leading quote'
+    records.slice(1).some(r => r[1] === "'=cmd@gmial.com" && r[2] === "'=cmd@gmial.com") && records.slice(1).some(r => r[8].startsWith("'=")),
+    'an address (as sent and as asked) and a suggestion starting with = carry the leading quote'
   )
   t.ok(csv.text.includes(`"'=cmd@gmial.com"`), 'and are quoted')
 
