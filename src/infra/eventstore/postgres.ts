@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { randomUUID } from 'node:crypto'
-import pg from 'pg'
+import type pg from 'pg'
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -17,6 +17,7 @@ import type { PendingAppend } from './pending-append.ts'
 import type { HeldDeliveries, HeldDelivery } from '../../ports/held-deliveries.ts'
 import { StorePool } from '../postgres/pool.ts'
 import { migrated } from '../postgres/schema.ts'
+import { Listener } from '../postgres/listener.ts'
 
 /** How often (ms) the head is read while a LISTEN connection is open: a notification lost with its connection is made up for. */
 const LISTENING_POLL_MS = 1_000
@@ -98,9 +99,8 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
   private readonly notify: boolean
   /** The channel appends are announced on (one per schema). */
   private readonly channel: string
-  /** The connection that LISTENs, while one is open. */
-  private listener: pg.Client | null = null
-  private listening = false
+  /** The LISTEN connection's loop, once a subscription follows the log. */
+  private listener: Listener | null = null
 
   constructor(url: string, options: PostgresEventStoreOptions = {}) {
     this.schema = options.schema ?? 'public'
@@ -366,17 +366,16 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
    * every `poll_interval_ms` while that connection is not open (every second while it is).
    */
   private startPolling(): void {
-    if (this.notify && !this.listening) {
-      this.listening = true
-      void this.listen()
-    }
+    if (this.notify && this.listener === null)
+      // A notification (or a new connection, which may have missed some) wakes the subscribers.
+      this.listener = new Listener(this.pool.options, this.channel, () => this.emitter.emit('appended'))
     if (this.poller || this.pollMs <= 0) return
     let last = -1
     let reading = false
     let readAt = 0
     this.poller = setInterval(() => {
       if (this.closed || reading) return
-      if (this.listener !== null && Date.now() - readAt < LISTENING_POLL_MS) return
+      if (this.listener?.listening === true && Date.now() - readAt < LISTENING_POLL_MS) return
       reading = true
       readAt = Date.now()
       this.head()
@@ -394,38 +393,6 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
     this.poller.unref()
   }
 
-  /** Holds a LISTEN connection open until the store closes; each notification wakes the subscribers. */
-  private async listen(): Promise<void> {
-    while (!this.closed) {
-      const client = new pg.Client({ ...this.pool.options, keepAlive: true })
-      const ended = new Promise<void>(resolve => {
-        client.once('error', () => resolve())
-        client.once('end', () => resolve())
-      })
-      try {
-        await client.connect()
-        client.on('notification', () => this.emitter.emit('appended'))
-        await client.query(`LISTEN ${this.channel}`)
-        this.listener = client
-        // What was appended while no connection listened is read now.
-        this.emitter.emit('appended')
-        await Promise.race([ended, this.closing])
-      } catch {
-        // Not reachable now: the poll goes on meanwhile, and the next attempt is in a second.
-      } finally {
-        this.listener = null
-        await client.end().catch(() => {})
-      }
-      if (!this.closed) await new Promise(resolve => setTimeout(resolve, 1_000).unref())
-    }
-  }
-
-  /** Resolves when the store closes (the LISTEN loop ends). */
-  private endListening: () => void = () => {}
-  private readonly closing = new Promise<void>(resolve => {
-    this.endListening = resolve
-  })
-
   private assertOpen(): void {
     if (this.closed) throw new Error('event store is closed')
   }
@@ -435,7 +402,7 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
     // Appends already asked for commit before the pool closes.
     await this.running
     this.closed = true
-    this.endListening()
+    this.listener?.stop()
     if (this.poller) clearInterval(this.poller)
     this.emitter.emit('appended')
     if (this.owns) await this.pool.end()
