@@ -8,12 +8,12 @@
 // has it); every refused one, sent again with its Idempotency-Key, ends as exactly one job.
 // The oracles: the HTTP answers, and the new primary's `events` table read by this test.
 import t from 'tap'
-import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { client, signUp } from '../support/service.ts'
 import { startSvc, svcEnv } from '../support/processes.ts'
 import { unlimitedRates } from '../support/plans.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
+import { startSubmissionLoad } from '../support/submission-load.ts'
 import { cannotRunPrivatePostgres, startForwarder, startPrimary, startStandby } from '../support/pg-cluster.ts'
 
 const why = cannotRunPrivatePostgres()
@@ -39,27 +39,7 @@ if (why !== null) {
     const token = await signUp(api, dataDir, 'failover@example.com')
     const key = (await api('POST', '/api/keys', { token, body: { name: 'load', environment: 'test' } })).body.raw_key as string
 
-    const keys: string[] = []
-    const acknowledged = new Map<string, { uuid: string; at: number }>()
-    const refused = new Set<string>()
-    const answers: Array<{ status: number; at: number }> = []
-    const submit = async (idem: string): Promise<number> => {
-      const r = await api('POST', '/api/verify', { token: key, headers: { 'idempotency-key': idem }, body: { email: `user-${idem}@example.com` } })
-      answers.push({ status: r.status, at: Date.now() })
-      if (r.status === 202 || r.status === 200) {
-        acknowledged.set(idem, { uuid: r.body.uuid, at: Date.now() })
-        refused.delete(idem)
-      } else refused.add(idem)
-      return r.status
-    }
-    let loading = true
-    const load = Array.from({ length: 4 }, async () => {
-      while (loading) {
-        const idem = randomUUID()
-        keys.push(idem)
-        if ((await submit(idem)) === 503) await new Promise(resolve => setTimeout(resolve, 50))
-      }
-    })
+    const { keys, answers, acknowledged, refused, submit, stop } = startSubmissionLoad(api, key, 4)
 
     await waitUntil(() => acknowledged.size >= 40, 60_000)
     const killedAt = Date.now()
@@ -79,8 +59,7 @@ if (why !== null) {
     await waitUntil(async () => (await fetch(`${svc.url}/readyz`)).status === 200, 60_000)
     const accepted = acknowledged.size
     await waitUntil(() => acknowledged.size >= accepted + 20, 60_000)
-    loading = false
-    await Promise.all(load)
+    await stop()
     t.same(
       answers.filter(a => ![200, 202, 503].includes(a.status)),
       [],

@@ -13,6 +13,7 @@ import { client, signUp } from '../support/service.ts'
 import { startSvc, svcEnv } from '../support/processes.ts'
 import { unlimitedRates } from '../support/plans.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
+import { startSubmissionLoad } from '../support/submission-load.ts'
 import { cannotRunPrivatePostgres, startPrimary } from '../support/pg-cluster.ts'
 
 const why = cannotRunPrivatePostgres()
@@ -37,27 +38,7 @@ if (why !== null) {
     const token = await signUp(api, dataDir, 'outage@example.com')
     const key = (await api('POST', '/api/keys', { token, body: { name: 'load', environment: 'test' } })).body.raw_key as string
 
-    /** Every submission's Idempotency-Key, and what each answer was. */
-    const keys: string[] = []
-    const answers: Array<{ status: number; code: string | null; retry_after: string | null }> = []
-    const refused = new Set<string>()
-    const submit = async (idem: string): Promise<number> => {
-      // The same body with the same key (another would be a 422): the address is the key's.
-      const r = await api('POST', '/api/verify', { token: key, headers: { 'idempotency-key': idem }, body: { email: `user-${idem}@example.com` } })
-      answers.push({ status: r.status, code: r.body?.code ?? null, retry_after: r.headers.get('retry-after') })
-      if (r.status === 503) refused.add(idem)
-      else refused.delete(idem)
-      return r.status
-    }
-    let loading = true
-    const load = Array.from({ length: 8 }, async () => {
-      while (loading) {
-        const idem = randomUUID()
-        keys.push(idem)
-        // A refused client waits a little (not the 5 s asked: the test wants many answers while it is down).
-        if ((await submit(idem)) === 503) await new Promise(resolve => setTimeout(resolve, 50))
-      }
-    })
+    const { keys, answers, refused, submit, stop } = startSubmissionLoad(api, key, 8)
     const readyz = async (): Promise<{ status: number; body: any }> => {
       const r = await fetch(`${svc.url}/readyz`, { headers: { authorization: `Bearer ${metricsToken}` } })
       return { status: r.status, body: await r.json() }
@@ -83,8 +64,7 @@ if (why !== null) {
     t.comment(`ready again ${Date.now() - restartedAt} ms after PostgreSQL started`)
     const back = answers.length
     await waitUntil(() => answers.slice(back).filter(a => a.status === 202).length >= 20, 60_000)
-    loading = false
-    await Promise.all(load)
+    await stop()
 
     const unexpected = answers.filter(a => a.status !== 202 && a.status !== 200 && a.status !== 503)
     t.same(unexpected, [], 'no answer but 202, 200 (a replay) or 503: no 500')
