@@ -86,7 +86,8 @@ export async function openCore(config: Config, options: { now?: () => Date } = {
     store,
     checkpoints,
     keys,
-    holds: store instanceof SqliteEventStore ? store : pg ? (store as unknown as HeldDeliveries) : null,
+    holds:
+      store instanceof SqliteEventStore ? store : database ? new (await import('./infra/postgres/held-deliveries.ts')).PostgresHeldDeliveries(database) : null,
     database,
     health: database ? [database] : [],
     close: async () => {

@@ -14,7 +14,6 @@ import {
 } from '../../ports/event-store.ts'
 import { followLog } from './follow.ts'
 import type { PendingAppend } from './pending-append.ts'
-import type { HeldDeliveries, HeldDelivery } from '../../ports/held-deliveries.ts'
 import { StorePool } from '../postgres/pool.ts'
 import { migrated } from '../postgres/schema.ts'
 import { Listener } from '../postgres/listener.ts'
@@ -84,7 +83,7 @@ export interface PostgresEventStoreOptions {
  * revision by index, and the inserts. Subscriptions read pages after their position; they
  * wake at once on this process's appends and within `poll_interval_ms` on other processes'.
  */
-export class PostgresEventStore implements EventStore, HeldDeliveries {
+export class PostgresEventStore implements EventStore {
   private readonly pool: StorePool
   private readonly owns: boolean
   private readonly schema: string
@@ -309,44 +308,6 @@ export class PostgresEventStore implements EventStore, HeldDeliveries {
       name,
       position
     ])
-  }
-
-  /** Keeps (or replaces) a held delivery of the in-process bus (table `held_deliveries`). */
-  async holdDelivery(h: HeldDelivery): Promise<void> {
-    if (this.closed) return
-    await this.ready()
-    await this.pool.query(
-      `INSERT INTO held_deliveries (consumer, event_id, stream, revision, type, due_at, attempts, state, last_error)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (consumer, event_id) DO UPDATE SET due_at = excluded.due_at, attempts = excluded.attempts, state = excluded.state, last_error = excluded.last_error`,
-      [h.consumer, h.event_id, h.stream, h.revision, h.type, h.due_at, h.attempts, h.state, h.last_error]
-    )
-  }
-
-  async releaseDelivery(consumer: string, eventId: string): Promise<void> {
-    if (this.closed) return
-    await this.ready()
-    await this.pool.query('DELETE FROM held_deliveries WHERE consumer = $1 AND event_id = $2', [consumer, eventId])
-  }
-
-  /** What `consumer` has waiting in `state`, soonest first (RFC 3339 text, compared byte-wise). Cost: what is held, by index. */
-  async heldDeliveries(consumer: string, state: HeldDelivery['state']): Promise<HeldDelivery[]> {
-    this.assertOpen()
-    await this.ready()
-    const r = await this.pool.query<HeldDelivery>(
-      'SELECT consumer, event_id, stream, revision, type, due_at, attempts, state, last_error FROM held_deliveries WHERE consumer = $1 AND state = $2 ORDER BY due_at COLLATE "C"',
-      [consumer, state]
-    )
-    return r.rows
-  }
-
-  async heldSummary(): Promise<Array<{ consumer: string; state: HeldDelivery['state']; count: number; oldest_due_at: string }>> {
-    this.assertOpen()
-    await this.ready()
-    const r = await this.pool.query<{ consumer: string; state: HeldDelivery['state']; count: string; oldest_due_at: string }>(
-      'SELECT consumer, state, count(*) AS count, min(due_at COLLATE "C") AS oldest_due_at FROM held_deliveries GROUP BY consumer, state'
-    )
-    return r.rows.map(row => ({ ...row, count: Number(row.count) }))
   }
 
   subscribeToAll(options: SubscribeOptions, handler: (event: RecordedEvent) => Promise<void> | void, onError?: (err: unknown) => void): Subscription {

@@ -31,20 +31,30 @@ busContract(t, async (group, log) => {
 // handled, and a new bus on the same store (the restarted process) delivers it again when
 // due; a message given up is kept as a dead letter. The oracle: the deliveries the handlers
 // saw, and the table read back through the port.
-/** The event stores that keep held deliveries: SQLite, and PostgreSQL on a database of the test's own (when the server answers). */
-const HOLDING_STORES: Array<[string, (t: Test) => Promise<EventStore & HeldDeliveries>]> = [
+/** The stores that keep held deliveries beside the event store: SQLite's own table, and PostgreSQL's on a database of the test's own (when the server answers). */
+const HOLDING_STORES: Array<[string, (t: Test) => Promise<{ store: EventStore; holds: HeldDeliveries }>]> = [
   [
     'SQLite',
     async t => {
       const { SqliteEventStore } = await import('../../../src/infra/eventstore/sqlite.ts')
-      return new SqliteEventStore(`${t.testdir()}/events.db`, { poll_interval_ms: 0 })
+      const store = new SqliteEventStore(`${t.testdir()}/events.db`, { poll_interval_ms: 0 })
+      t.teardown(() => store.close())
+      return { store, holds: store }
     }
   ],
   [
     'PostgreSQL',
     async t => {
+      const { StorePool } = await import('../../../src/infra/postgres/pool.ts')
       const { PostgresEventStore } = await import('../../../src/infra/eventstore/postgres.ts')
-      return new PostgresEventStore(await testDatabase(t, 'held'), { poll_interval_ms: 0 })
+      const { PostgresHeldDeliveries } = await import('../../../src/infra/postgres/held-deliveries.ts')
+      const pool = new StorePool(await testDatabase(t, 'held'), { max: 4, schema: 'public' })
+      const store = new PostgresEventStore('', { pool, poll_interval_ms: 0 })
+      t.teardown(async () => {
+        await store.close()
+        await pool.end()
+      })
+      return { store, holds: new PostgresHeldDeliveries(pool) }
     }
   ]
 ]
@@ -56,10 +66,9 @@ for (const [name, open] of HOLDING_STORES)
     `${name}: held deliveries survive a restart; a message given up is kept as a dead letter`,
     { skip: name === 'PostgreSQL' && !postgres ? 'no PostgreSQL answers (set POSTGRES_URL)' : false },
     async t => {
-      const store = await open(t)
-      t.teardown(() => store.close())
+      const { store, holds } = await open(t)
       const durable = {
-        holds: store,
+        holds,
         load: async (stream: string, revision: number) => (await store.readStream(stream, { from_revision: revision, max_count: 1 }))[0] ?? null
       }
       const meta = { occurred_at: new Date().toISOString(), actor: null, correlation_id: null, causation_id: null }
@@ -79,11 +88,11 @@ for (const [name, open] of HOLDING_STORES)
       await first.publish(poison)
       t.same(seenFirst.sort(), ['held-1', 'poison-1', 'poison-1'].sort(), 'delivered: the held one once, the poison one twice')
       t.same(
-        (await store.heldDeliveries('batches', 'waiting')).map(h => [h.event_id, h.stream, h.revision]),
+        (await holds.heldDeliveries('batches', 'waiting')).map(h => [h.event_id, h.stream, h.revision]),
         [['held-1', 'part-1', 0]],
         'the held one is kept, with where to read it again'
       )
-      const dead = await store.heldDeliveries('batches', 'dead')
+      const dead = await holds.heldDeliveries('batches', 'dead')
       t.same(
         dead.map(h => [h.event_id, h.attempts, h.last_error]),
         [['poison-1', 2, 'never works']],
@@ -94,7 +103,7 @@ for (const [name, open] of HOLDING_STORES)
       // The restart: the hold comes due at once (the bus's timers do not hold a process open: a service's server does, here an interval).
       const alive = setInterval(() => {}, 50)
       t.teardown(() => clearInterval(alive))
-      await store.holdDelivery({ ...(await store.heldDeliveries('batches', 'waiting'))[0], due_at: new Date().toISOString() })
+      await holds.holdDelivery({ ...(await holds.heldDeliveries('batches', 'waiting'))[0], due_at: new Date().toISOString() })
       const second = new InProcessBus(() => {}, durable)
       const delivered = new Promise<string>(resolve => {
         void second.consume({ name: 'batches', event_types: ['PartAdded'], concurrency: 1 }, async e => {
@@ -102,10 +111,10 @@ for (const [name, open] of HOLDING_STORES)
         })
       })
       t.equal(await delivered, 'held-1', 'the restarted bus delivers the held one again')
-      await waitUntil(async () => (await store.heldDeliveries('batches', 'waiting')).length === 0, 5_000)
-      t.same(await store.heldDeliveries('batches', 'waiting'), [], 'and forgets it once handled')
+      await waitUntil(async () => (await holds.heldDeliveries('batches', 'waiting')).length === 0, 5_000)
+      t.same(await holds.heldDeliveries('batches', 'waiting'), [], 'and forgets it once handled')
       t.same(
-        (await store.heldSummary()).map(r => [r.consumer, r.state, r.count]),
+        (await holds.heldSummary()).map(r => [r.consumer, r.state, r.count]),
         [['batches', 'dead', 1]],
         'the dead letter stays, to be seen'
       )
