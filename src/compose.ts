@@ -38,7 +38,8 @@ export function buildEngine(config: Config, onProxyError?: (route: string, detai
     },
     result_cache_ttl_ms: v.result_cache_ttl_ms,
     catch_all_ttl_ms: v.catch_all_ttl_ms,
-    greylist: { retry_ms: v.greylist_retry_ms, deadline_ms: v.greylist_deadline_ms }
+    greylist: { retry_ms: v.greylist_retry_ms, deadline_ms: v.greylist_deadline_ms },
+    pushback_deadline_ms: v.pushback_deadline_ms
   })
 }
 

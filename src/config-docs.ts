@@ -45,11 +45,17 @@ export const CONFIG_DOCS: readonly ConfigDoc[] = [
     variables: ['VERIFIER_GREYLIST_RETRY_S', 'VERIFIER_GREYLIST_DEADLINE_S'],
     meaning: 'first retry after a 450/451 (then doubling), and when a job gives up with `unknown`/`greylisted`'
   },
+  {
+    variables: ['VERIFIER_PUSHBACK_DEADLINE_S'],
+    meaning:
+      'how long the engine keeps asking a receiver that pushed back (421, 4.7.x; a recipient rate limit pauses it for a whole window, 61 s at first) before the address ends `unknown`'
+  },
   { variables: ['VERIFIER_RESULT_CACHE_TTL_S'], meaning: 'a repeat within this is answered from the cache (`cached: true`), no network' },
   { variables: ['VERIFIER_CATCH_ALL_TTL_S'], meaning: "how long a domain's catch-all answer is kept" },
   {
     variables: ['VERIFIER_MAX_SESSIONS_PER_MX', 'VERIFIER_MAX_SESSIONS_PER_IP', 'VERIFIER_MAX_SESSIONS'],
-    meaning: 'concurrent SMTP sessions per MX host, per receiver IP address whatever MX names lead there (shared hosting), and in all'
+    meaning:
+      'concurrent SMTP sessions per MX host of no known provider (a known provider’s hosts take its own limit), per receiver IP address whatever MX names lead there (shared hosting), and in all'
   },
   { variables: ['VERIFIER_STARTTLS'], meaning: 'STARTTLS when the server offers it' },
   {

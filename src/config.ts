@@ -158,6 +158,7 @@ export const ConfigSchema = z.object({
     .positive()
     .max(7 * 86_400)
     .default(1_800),
+  VERIFIER_PUSHBACK_DEADLINE_S: z.coerce.number().positive().max(86_400).default(300),
   VERIFIER_RESULT_CACHE_TTL_S: z.coerce
     .number()
     .min(0)
@@ -168,7 +169,7 @@ export const ConfigSchema = z.object({
     .min(0)
     .max(30 * 86_400)
     .default(6 * 3_600),
-  VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(3, 1, 100),
+  VERIFIER_MAX_SESSIONS_PER_MX: intFromEnv(1, 1, 100),
   VERIFIER_MAX_SESSIONS_PER_IP: intFromEnv(6, 1, 100),
   VERIFIER_MAX_SESSIONS: intFromEnv(256, 1, 10_000),
   VERIFIER_STARTTLS: z.enum(['true', 'false']).default('true'),
@@ -290,6 +291,8 @@ export interface Config {
     concurrency: number
     greylist_retry_ms: number
     greylist_deadline_ms: number
+    /** How long the engine keeps asking a receiver that pushed back (421, 4.7.x, a recipient rate limit), ms. */
+    pushback_deadline_ms: number
     result_cache_ttl_ms: number
     catch_all_ttl_ms: number
     max_sessions_per_mx: number
@@ -415,6 +418,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       concurrency: c.VERIFIER_CONCURRENCY,
       greylist_retry_ms: Math.round(c.VERIFIER_GREYLIST_RETRY_S * 1000),
       greylist_deadline_ms: Math.round(c.VERIFIER_GREYLIST_DEADLINE_S * 1000),
+      pushback_deadline_ms: Math.round(c.VERIFIER_PUSHBACK_DEADLINE_S * 1000),
       result_cache_ttl_ms: Math.round(c.VERIFIER_RESULT_CACHE_TTL_S * 1000),
       catch_all_ttl_ms: Math.round(c.VERIFIER_CATCH_ALL_TTL_S * 1000),
       max_sessions_per_mx: c.VERIFIER_MAX_SESSIONS_PER_MX,

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, Math.max(0, ms)))
 
 /**
@@ -70,9 +71,14 @@ export class Gate {
     }
   }
 
-  /** The receiver pushed back: pause new sessions (doubling up to max) and halve concurrency. */
-  pushBack(): number {
-    this.backoffMs = this.backoffMs === 0 ? this.backoff.initial_ms : Math.min(this.backoff.max_ms, this.backoffMs * 2)
+  /**
+   * The receiver pushed back: pause new sessions (doubling up to max, and never less than
+   * `atLeastMs`: a recipient rate limit's window) and halve concurrency. @returns the pause (ms).
+   */
+  pushBack(atLeastMs = 0, fresh = false): number {
+    if (fresh) this.backoffMs = 0
+    const next = this.backoffMs === 0 ? this.backoff.initial_ms : Math.min(this.backoff.max_ms, this.backoffMs * 2)
+    this.backoffMs = Math.max(next, atLeastMs)
     this.pausedUntil = Date.now() + this.backoffMs
     this.limit = Math.max(1, Math.floor(this.limit / 2))
     return this.backoffMs
@@ -93,7 +99,11 @@ export class Gate {
 }
 
 export interface PolitenessOptions {
-  /** Concurrent sessions per MX host. */
+  /**
+   * Concurrent sessions per MX host of no known provider (a known provider's hosts take its
+   * `max_sessions`). Default 1: a receiver's limit on our sessions is not announced, and a
+   * Postfix with `smtpd_client_connection_count_limit = 1` logs a second one as over it.
+   */
   max_sessions_per_host: number
   /** New sessions per second per MX host (token bucket), and the bucket size. */
   sessions_per_second_per_host: number
@@ -109,6 +119,14 @@ export interface PolitenessOptions {
   max_sessions_per_ip?: number
   backoff: { initial_ms: number; max_ms: number }
   /**
+   * How long (ms) a receiver that limits our recipient rate (`rate_limited`: Postfix's
+   * `450 4.7.1 Error: too many recipients from …`) is left alone: the receiver's window is
+   * not announced; Postfix counts in `anvil_rate_time_unit`, 60 s by default, from the first
+   * recipient of the window (which came before the refusal). Default 61,000 (a second of
+   * slack for clocks that count whole seconds); doubled while the limit keeps coming.
+   */
+  rate_window_ms?: number
+  /**
    * How long (ms) after a session ends its host's and provider's slots may be taken again
    * (the global one at once). The receiver counts a session until it has handled the close
    * (Postfix's anvil, a server's accept loop): a new session on the slot at once can meet
@@ -119,9 +137,9 @@ export interface PolitenessOptions {
 }
 
 export const DEFAULT_POLITENESS: PolitenessOptions = {
-  max_sessions_per_host: 3,
+  max_sessions_per_host: 1,
   sessions_per_second_per_host: 3,
-  burst_per_host: 3,
+  burst_per_host: 1,
   providers: {
     google: { max_sessions: 10, sessions_per_second: 5 },
     microsoft: { max_sessions: 8, sessions_per_second: 4 },
@@ -133,6 +151,7 @@ export const DEFAULT_POLITENESS: PolitenessOptions = {
   max_sessions: 256,
   max_sessions_per_ip: 6,
   backoff: { initial_ms: 1_000, max_ms: 60_000 },
+  rate_window_ms: 61_000,
   slot_reuse_grace_ms: 20
 }
 
@@ -160,6 +179,8 @@ export class Politeness {
   private readonly providers = new Map<string, Gate>()
   /** Sessions per receiver address: the gates in use only (one is dropped when its last session ends). */
   private readonly addresses = new Map<string, { gate: Gate; users: number }>()
+  /** Receivers that limited our recipient rate, until when (epoch ms): the most recent 10,000. */
+  private readonly pausedAddresses = new LRUCache<string, number>({ max: 10_000 })
   private readonly global: Gate
 
   constructor(options: PolitenessOptions) {
@@ -167,11 +188,13 @@ export class Politeness {
     this.global = new Gate({ max_concurrent: options.max_sessions, rate_per_s: Infinity, burst: options.max_sessions })
   }
 
-  private hostGate(host: string): Gate {
+  private hostGate(host: string, provider: string | null): Gate {
     let g = this.hosts.get(host)
     if (!g) {
+      // A known provider's hosts take sessions as the provider allows (its own gate bounds them all).
+      const known = provider === null ? undefined : this.o.providers[provider]
       g = new Gate({
-        max_concurrent: this.o.max_sessions_per_host,
+        max_concurrent: known ? Math.max(this.o.max_sessions_per_host, known.max_sessions) : this.o.max_sessions_per_host,
         rate_per_s: this.o.sessions_per_second_per_host,
         burst: this.o.burst_per_host,
         backoff: this.o.backoff,
@@ -201,7 +224,7 @@ export class Politeness {
 
   /** Concurrent sessions allowed now towards `host`. */
   sessionsFor(host: string, provider: string | null): number {
-    return Math.min(this.hostGate(host).concurrency, this.providerGate(provider)?.concurrency ?? Infinity, this.o.max_sessions)
+    return Math.min(this.hostGate(host, provider).concurrency, this.providerGate(provider)?.concurrency ?? Infinity, this.o.max_sessions)
   }
 
   /**
@@ -211,7 +234,7 @@ export class Politeness {
    * cap over all receivers does not.
    */
   async acquire(host: string, provider: string | null): Promise<() => void> {
-    const receiver = [await this.hostGate(host).acquire()]
+    const receiver = [await this.hostGate(host, provider).acquire()]
     const pg = this.providerGate(provider)
     if (pg) receiver.push(await pg.acquire())
     const global = await this.global.acquire()
@@ -228,6 +251,9 @@ export class Politeness {
    * same order everywhere: no cycle). Memory: a gate per address with sessions open or waiting.
    */
   async acquireAddress(ip: string): Promise<() => void> {
+    // A receiver that limited our recipient rate is left alone for its window, under any of its MX names.
+    for (let until = this.pausedAddresses.get(ip) ?? 0; until > Date.now(); until = this.pausedAddresses.get(ip) ?? 0) await sleep(until - Date.now())
+    this.pausedAddresses.delete(ip)
     let entry = this.addresses.get(ip)
     if (!entry) {
       const max = this.o.max_sessions_per_ip ?? 6
@@ -255,11 +281,25 @@ export class Politeness {
   /** The receiver pushed back (421, 4.7.x): back off; returns the pause (ms). */
   pushBack(host: string, provider: string | null): number {
     this.providerGate(provider)?.pushBack()
-    return this.hostGate(host).pushBack()
+    return this.hostGate(host, provider).pushBack()
+  }
+
+  /**
+   * The receiver at `ip` (reached as `host`) limited our recipient rate: no session to it,
+   * under any MX name, for its window (`rate_window_ms`). `answered`: recipients it answered
+   * in the session before the limit; with none, the pause was too short for its window and
+   * doubles, otherwise it is one window again.
+   * @returns the pause (ms).
+   */
+  rateLimited(host: string, provider: string | null, ip: string, answered: number): number {
+    this.providerGate(provider)?.pushBack()
+    const pause = this.hostGate(host, provider).pushBack(this.o.rate_window_ms ?? 61_000, answered > 0)
+    this.pausedAddresses.set(ip, Date.now() + pause)
+    return pause
   }
 
   succeeded(host: string, provider: string | null): void {
-    this.hostGate(host).succeeded()
+    this.hostGate(host, provider).succeeded()
     this.providerGate(provider)?.succeeded()
   }
 }

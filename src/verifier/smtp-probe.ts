@@ -81,6 +81,8 @@ export interface ProbeStats {
 interface SessionOutcome {
   failure: Failure | null
   pushedBack: boolean
+  /** The address of a receiver that limited our recipient rate in this session (it is left alone for its window). */
+  rate_limited?: string
   answered: number
   tls_failed?: boolean
 }
@@ -272,7 +274,10 @@ export class SmtpProber {
       lastFailure = outcome.failure
       if (outcome.pushedBack) {
         this.stats.pushbacks++
-        const pause = this.politeness.pushBack(host.host, provider)
+        const pause =
+          outcome.rate_limited === undefined
+            ? this.politeness.pushBack(host.host, provider)
+            : this.politeness.rateLimited(host.host, provider, outcome.rate_limited, outcome.answered)
         if (this.o.retry_pushback && Date.now() + pause < deadline) continue
       } else if (outcome.tls_failed === true && !clearTextTried) {
         // The TLS handshake failed: the same host again, in clear text (the session skips STARTTLS now).
@@ -351,6 +356,7 @@ export class SmtpProber {
     this.stats.sessions++
     counted.sessions++
     let session: SmtpSession | null = null
+    let connectedTo = ips[0]
     let connectError: unknown = null
     // A multihomed host (A and AAAA, or several of either): when an address cannot be
     // reached, the next one (RFC 5321 §5.1: try at least two addresses). A proxy that
@@ -358,6 +364,7 @@ export class SmtpProber {
     for (const ip of ips.slice(0, 2)) {
       try {
         session = await SmtpSession.connect(ip, this.o.port, this.o.timeout_ms, route)
+        connectedTo = ip
         break
       } catch (err) {
         connectError = err
@@ -510,7 +517,7 @@ export class SmtpProber {
               inEnvelope++
               asked++
             }
-            if (limited !== null) return refused(limited, 'RCPT TO', false)
+            if (limited !== null) return { ...refused(limited, 'RCPT TO', false), rate_limited: connectedTo }
             // Recipients the full envelope turned away go back to the front of the queue, in order.
             if (full) queue.unshift(...inFlight.splice(0))
           }

@@ -78,12 +78,13 @@ t.test('a recipient rate limit (450 4.7.1 too many recipients from us): backed o
   const { engine } = engineFor(world, {
     engine: {
       pushback_deadline_ms: 30_000,
-      // Paused at least one of the receiver's windows after a refusal (production: 1 s doubling to 60 s).
+      // Paused one of the receiver's windows after a refusal (production: Postfix's default anvil window, 60 s, and a second).
       politeness: {
         ...DEFAULT_POLITENESS,
+        max_sessions_per_host: 3,
         sessions_per_second_per_host: 1_000,
         burst_per_host: 10,
-        backoff: { initial_ms: WINDOW_MS + 100, max_ms: WINDOW_MS * 4 }
+        rate_window_ms: WINDOW_MS + 100
       }
     }
   })
