@@ -27,6 +27,9 @@ async function simulateAll(items: ReadonlyArray<{ address: string | null }>, che
   return out
 }
 
+/** How long results the engine decided wait to be recorded together (ms): progress lags the answers by about this much. */
+const RECORD_EVERY_MS = 250
+
 /** Event types the batch worker consumes (its NATS stream and durable consumer). */
 export const BATCH_WORKER_EVENTS = ['BatchItemsAdded', 'BatchItemsDeferred', 'BatchChunkProcessed'] as const
 
@@ -91,40 +94,14 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
       opened.push({ ...item, address: await ctx.sealer.unseal(s.user_uuid, item.email) })
       await turnIfDue()
     }
-    const results: BatchItemResult[] = []
     const deferred: Array<{ i: number; email: string }> = []
     // The part in one call: its addresses share DNS lookups, and the engine's sessions per MX
     // are shared with every other part and job probing the same MX meanwhile.
     const live = opened.filter(item => item.address !== null)
-    // The latest time a greylisted recipient of this part was asked (the windows run from there).
-    let lastGreylisted = 0
-    const verified =
-      s.environment === 'test'
-        ? await simulateAll(live, s.checks, ctx.now())
-        : await engine.verifyMany(
-            live.map(item => ({ email: item.address!, checks: s.checks })),
-            {
-              greylist: 'defer',
-              on_greylisted: (_i, at) => {
-                lastGreylisted = Math.max(lastGreylisted, at)
-              }
-            }
-          )
-    // The account was erased meanwhile: nothing to verify, nothing charged.
-    for (const item of opened)
-      if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
-    // Asked again once the greylisting window since the part's last greylisted answer has
-    // passed: as the engine alone would, never too early (which would cost a round), and not
-    // later for the rest of the part's call.
-    const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline)
-    for (const [k, item] of live.entries()) {
-      const r: VerificationResult = verified[k]
-      if (r.reason === 'greylisted' && !r.sandbox && retryAt !== null) {
-        deferred.push({ i: item.i, email: item.email })
-        continue
-      }
-      results.push({
+    /** An item's result as the batch records it (its address-bearing fields sealed for the account). */
+    const resultOf = async (item: { i: number }, r: VerificationResult): Promise<BatchItemResult> => {
+      options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason, environment: s.environment })
+      return {
         i: item.i,
         verdict: r.verdict,
         reason: r.reason,
@@ -135,8 +112,85 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
         mx_host: r.mx === null ? null : await ctx.sealer.seal(s.user_uuid, r.mx.host),
         smtp_provider: r.mx?.provider ?? null,
         checked_at: r.checked_at
-      })
-      options.metrics?.jobs.inc({ verdict: r.verdict, reason: r.reason, environment: s.environment })
+      }
+    }
+    // Results are recorded as the engine decides them (a part's fast MX need not wait for its
+    // slowest): in appends of whatever came in the last RECORD_EVERY_MS, one at a time, so a
+    // part of 2,000 costs a few dozen appends, not 2,000. Greylisted ones wait for the end of
+    // the call (they are deferred together). A redelivered part skips the items recorded.
+    const recorded = new Set<number>()
+    let early: Array<{ k: number; r: VerificationResult }> = []
+    let flushing: Promise<void> = Promise.resolve()
+    /** An append that failed: nothing more is recorded early, and the part fails (and is redelivered) once the call ends. */
+    let failed: { error: unknown } | null = null
+    let timer: NodeJS.Timeout | null = null
+    const flush = async (): Promise<void> => {
+      timer = null
+      const now = early
+      early = []
+      if (now.length === 0 || failed) return
+      const out: BatchItemResult[] = []
+      for (const { k, r } of now) {
+        out.push(await resultOf(live[k], r))
+        await turnIfDue()
+      }
+      out.sort((a, b) => a.i - b.i)
+      await recordBatchResults(ctx, batchUuid, chunkUuid, out, causation)
+      for (const { k } of now) recorded.add(k)
+    }
+    const onResult = (k: number, r: VerificationResult): void => {
+      if (r.reason === 'greylisted' && !r.sandbox) return
+      early.push({ k, r })
+      timer ??= setTimeout(() => {
+        flushing = flushing.then(flush).catch((error: unknown) => {
+          failed ??= { error }
+        })
+      }, RECORD_EVERY_MS)
+    }
+    // The latest time a greylisted recipient of this part was asked (the windows run from there).
+    let lastGreylisted = 0
+    let verified: VerificationResult[]
+    try {
+      verified =
+        s.environment === 'test'
+          ? await simulateAll(live, s.checks, ctx.now())
+          : await engine.verifyMany(
+              live.map(item => ({ email: item.address!, checks: s.checks })),
+              {
+                greylist: 'defer',
+                on_greylisted: (_i, at) => {
+                  lastGreylisted = Math.max(lastGreylisted, at)
+                },
+                on_result: onResult
+              }
+            )
+    } finally {
+      if (timer !== null) clearTimeout(timer)
+      timer = null
+      early = []
+      // What was recorded early stays recorded (a failed append is redelivered with the part).
+      await flushing
+    }
+    // Set by the flushes (closures the compiler does not follow).
+    const failure = failed as { error: unknown } | null
+    if (failure) throw failure.error
+    const results: BatchItemResult[] = []
+    // The account was erased meanwhile: nothing to verify, nothing charged.
+    for (const item of opened)
+      if (item.address === null) results.push({ i: item.i, verdict: 'unknown', reason: 'unknown', score: 0, flags: [], did_you_mean: null, charge: 0 })
+    // Asked again once the greylisting window since the part's last greylisted answer has
+    // passed: as the engine alone would, never too early (which would cost a round), and not
+    // later for the rest of the part's call.
+    const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
+    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline)
+    for (const [k, item] of live.entries()) {
+      if (recorded.has(k)) continue
+      const r: VerificationResult = verified[k]
+      if (r.reason === 'greylisted' && !r.sandbox && retryAt !== null) {
+        deferred.push({ i: item.i, email: item.email })
+        continue
+      }
+      results.push(await resultOf(item, r))
       await turnIfDue()
     }
     if (results.length > 0) {

@@ -23,12 +23,15 @@ const world = await startMailWorld({
     ...DOMAINS.map((name, k) => ({ name, mx: [{ preference: 10, exchange: `mx.${name}` }], k })),
     { name: 'grey-bulk.com', mx: [{ preference: 10, exchange: 'mx.grey-bulk.com' }] },
     // bücher-bulk.com in DNS: its A-labels (RFC 5891).
-    { name: 'xn--bcher-bulk-9db.com', mx: [{ preference: 10, exchange: 'mx.xn--bcher-bulk-9db.com' }] }
+    { name: 'xn--bcher-bulk-9db.com', mx: [{ preference: 10, exchange: 'mx.xn--bcher-bulk-9db.com' }] },
+    { name: 'slow-bulk.com', mx: [{ preference: 10, exchange: 'mx.slow-bulk.com' }] }
   ],
   hosts: [
     ...DOMAINS.map((name, k) => ({ name: `mx.${name}`, ip: `127.0.80.${10 + k}`, rcpt })),
     { name: 'mx.grey-bulk.com', ip: '127.0.80.20', rcpt, greylist_ms: 300 },
-    { name: 'mx.xn--bcher-bulk-9db.com', ip: '127.0.80.21', rcpt }
+    { name: 'mx.xn--bcher-bulk-9db.com', ip: '127.0.80.21', rcpt },
+    // Half a second a recipient: its part's other items are answered long before.
+    { name: 'mx.slow-bulk.com', ip: '127.0.80.22', rcpt, rcpt_delay_ms: 500 }
   ]
 })
 t.teardown(() => world.close())
@@ -431,6 +434,22 @@ t.test('greylisted items are retried without holding up the rest', async t => {
     ['valid', 'invalid', 'valid']
   )
   await completed(api, rich.key, r.body.uuid)
+})
+
+t.test("a part's items are done as they are answered, not when its slowest MX is", async t => {
+  const slow = ['ok1@slow-bulk.com', 'ok2@slow-bulk.com', 'no3@slow-bulk.com', 'ok4@slow-bulk.com']
+  const r = await api('POST', '/api/batches', { token: rich.key, body: { emails: ['ok7@alpha-bulk.com', ...slow], checks: ['smtp'], final: true } })
+  t.equal(r.status, 202)
+  let fastFirst = false
+  await waitUntil(async () => {
+    const items = await allResults(rich.key, r.body.uuid)
+    const done = new Set(items.filter(x => x.status === 'done').map(x => x.email))
+    if (done.has('ok7@alpha-bulk.com') && slow.some(a => !done.has(a))) fastFirst = true
+    return items.every(x => x.status === 'done')
+  }, 30_000)
+  t.ok(fastFirst, "the fast MX's item was done while the slow MX still answered (one part, one engine call)")
+  const b = await completed(api, rich.key, r.body.uuid)
+  t.same(b.results.by_verdict, { valid: 4, invalid: 1, risky: 0, unknown: 0 }, 'every item recorded once')
 })
 
 t.test('2,000 addresses in 4 chunks against the mail world: every result its ground truth, the wallet the exact cost', async t => {
