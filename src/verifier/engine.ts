@@ -56,6 +56,13 @@ export interface VerifyManyOptions {
    * on its own (the jobs' micro-batcher) need not wait for the slowest route.
    */
   on_result?: (index: number, result: VerificationResult) => void
+  /**
+   * The caller's greylisting deadline (epoch ms), for its retry of greylisted recipients: no
+   * recipient is asked from then on, and one not asked by then comes back `greylisted` (its
+   * last answer; the `smtp` check says the deadline passed), so that the call ends at the
+   * deadline rather than a round after it.
+   */
+  stop_at?: number
 }
 
 export interface EngineStats extends ProbeStats {
@@ -219,7 +226,7 @@ export class VerificationEngine {
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline. Each
     // route's results are made as soon as it is done, not after the slowest route.
-    await this.smtpPhase(works, smtpPending, routes, options.greylist === 'wait', (i, got) => {
+    await this.smtpPhase(works, smtpPending, routes, { waitGreylist: options.greylist === 'wait', stopAt: options.stop_at }, (i, got) => {
       const r = this.fromSmtp(works[i], got)
       results[i] = r
       this.remember(works[i], r)
@@ -259,9 +266,10 @@ export class VerificationEngine {
     works: Work[],
     indices: number[],
     routes: Map<string, { route: MailRoute }>,
-    waitGreylist: boolean,
+    o: { waitGreylist: boolean; stopAt?: number },
     settle: (i: number, got: SmtpOutcome) => void
   ): Promise<void> {
+    const { waitGreylist, stopAt } = o
     // Engine: one task per MX route. Naive: one task per address, started in input order.
     const tasks = new Map<string, RouteTask>()
     for (const i of indices) {
@@ -275,12 +283,12 @@ export class VerificationEngine {
       else g.domains.set(w.domain, [i])
     }
     const greylist = this.o.greylist ?? { retry_ms: 60_000, deadline_ms: 1_800_000 }
-    const deadline = Date.now() + greylist.deadline_ms
+    const deadline = Math.min(Date.now() + greylist.deadline_ms, stopAt ?? Number.POSITIVE_INFINITY)
     const pushbackDeadline = Date.now() + (this.o.pushback_deadline_ms ?? 60_000)
 
     await Promise.all(
       [...tasks.values()].map(async g => {
-        for (const [i, got] of await this.probeRoute(g, works, { waitGreylist, deadline, pushbackDeadline, greylist })) settle(i, got)
+        for (const [i, got] of await this.probeRoute(g, works, { waitGreylist, deadline, pushbackDeadline, greylist, stopAt })) settle(i, got)
       })
     )
   }
@@ -292,9 +300,9 @@ export class VerificationEngine {
   private async probeRoute(
     g: RouteTask,
     works: Work[],
-    o: { waitGreylist: boolean; deadline: number; pushbackDeadline: number; greylist: { retry_ms: number; deadline_ms: number } }
+    o: { waitGreylist: boolean; deadline: number; pushbackDeadline: number; greylist: { retry_ms: number; deadline_ms: number }; stopAt?: number }
   ): Promise<Map<number, SmtpOutcome>> {
-    const { waitGreylist, deadline, pushbackDeadline, greylist } = o
+    const { waitGreylist, deadline, pushbackDeadline, greylist, stopAt } = o
     const out = new Map<number, SmtpOutcome>()
     let todo = g.domains
     const catchAll = new Map<string, boolean | null>()
@@ -324,7 +332,9 @@ export class VerificationEngine {
       }
       const t0 = performance.now()
       const started = Date.now()
-      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due })
+      // A retry round (or the caller's retry) asks nothing after the greylisting deadline.
+      const until = attempt > 0 ? deadline : stopAt
+      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due, until })
       const ms = round1(performance.now() - t0)
       for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAnswered.has(address)) firstAnswered.set(address, a.answered_at)
       if (attempt === 0) {
@@ -353,6 +363,8 @@ export class VerificationEngine {
         }
         for (const i of idx) {
           const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
+          // Not asked again before the deadline: its greylisted answer stands.
+          if (answer.kind === 'session' && answer.expired && out.has(i)) continue
           out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
           if (!waitGreylist || answer.kind !== 'rcpt' || answer.outcome !== 'greylisted') continue
           const greylisted = again.get(domain)
@@ -365,8 +377,10 @@ export class VerificationEngine {
       if (Date.now() >= deadline) return out
       // Each is asked again once its own window has passed since its first answer (at the
       // deadline at the latest): the sessions open that long before the first of them is
-      // due, and each recipient waits in them for its time.
+      // due, and each recipient waits in them for its time. The last round starts a round's
+      // length before the deadline, so that it ends by then rather than a round after it.
       due = new Map()
+      const lastStart = Math.max(Date.now(), deadline - ms)
       let earliest = deadline
       // The catch-all probe of a domain that greylisted it is asked again too (it comes back
       // while the domain's status is unknown), and waits for its own window like the others:
@@ -374,7 +388,7 @@ export class VerificationEngine {
       const probesAgain = [...again.keys()].flatMap(domain => greylistedProbes.get(domain) ?? [])
       for (const address of [...[...again.values()].flat().map(i => works[i].normalized!), ...probesAgain]) {
         // Before the deadline (checked above): a time, never null.
-        const at = greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline
+        const at = Math.min(greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline, lastStart)
         due.set(address, at)
         earliest = Math.min(earliest, at)
       }
@@ -418,7 +432,8 @@ export class VerificationEngine {
     const view: Work = { ...w, records, flags: [...w.flags] }
     if (answer.host) view.mx = { host: answer.host.host, preference: answer.host.preference, provider: providerOf(answer.host.host) }
     const smtp = answer.reply ? { code: answer.reply.code, enhanced_code: answer.reply.enhanced, message: answer.reply.message.slice(0, 500) } : null
-    if (answer.kind === 'session') return this.done(view, answer.reason, { smtp })
+    // Expired: greylisted before, and the caller's deadline came before it was asked again.
+    if (answer.kind === 'session') return this.done(view, answer.expired ? 'greylisted' : answer.reason, { smtp })
     if (answer.outcome === 'accepted') {
       if (w.checks.includes('catch_all') && catchAll === true) view.flags.push('accept_all')
       return this.firm(view, 'accepted', { smtp })

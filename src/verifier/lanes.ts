@@ -7,6 +7,11 @@ export interface Item {
   /** Not asked before this time (epoch ms): a greylisted recipient, until its window has passed. */
   due?: number
   /**
+   * Not asked from this time on (epoch ms): the caller's greylisting deadline. A runner that
+   * finds it passed answers it as expired (`expireItems`) rather than asking.
+   */
+  until?: number
+  /**
    * A UTF-8 local part (RFC 6531): asked only of a server that offers SMTPUTF8, in an
    * envelope whose MAIL FROM declares it (§3.4).
    */
@@ -14,8 +19,22 @@ export interface Item {
 }
 
 /** A recipient for a route's queue; `eai` marked when its address is not ASCII. */
-export function itemOf(address: string, due?: number): Item {
-  return /[^\p{ASCII}]/u.test(address) ? { address, attempts: 0, due, eai: true } : { address, attempts: 0, due }
+export function itemOf(address: string, due?: number, until?: number): Item {
+  const item: Item = { address, attempts: 0, due }
+  if (until !== undefined) item.until = until
+  if (/[^\p{ASCII}]/u.test(address)) item.eai = true
+  return item
+}
+
+/**
+ * Takes out of `queue` the recipients whose `until` has passed, answering each with
+ * `expired(address)`. Cost: one pass over the queue, only when some item carries `until`.
+ */
+export function expireItems(queue: Item[], answer: (address: string) => void, now = Date.now()): void {
+  for (let k = queue.length - 1; k >= 0; k--) {
+    const until = queue[k].until
+    if (until !== undefined && until <= now) answer(queue.splice(k, 1)[0].address)
+  }
 }
 
 /**

@@ -15,7 +15,11 @@ export type RecipientAnswer =
    * refusal, or a handshake that failed).
    */
   | { kind: 'rcpt'; host: MailHost; reply: SmtpReply; outcome: RcptOutcome; tls: boolean; answered_at: number; clear_text?: string }
-  | { kind: 'session'; host: MailHost | null; reply: SmtpReply | null; reason: SessionFailureReason; detail: string }
+  /**
+   * `expired`: not asked, the caller's `until` had passed (a greylisting deadline): the
+   * recipient's last answer stands.
+   */
+  | { kind: 'session'; host: MailHost | null; reply: SmtpReply | null; reason: SessionFailureReason; detail: string; expired?: true }
 
 /** A session-level answer: no RCPT reply for the recipient. */
 export type Failure = Extract<RecipientAnswer, { kind: 'session' }>
@@ -43,3 +47,13 @@ export function failureOf(host: MailHost | null, err: unknown): Failure {
 
 /** Pushed back by the receiver (421, 4.7.x): try again later rather than answer. */
 export const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
+
+/** The answer of a recipient whose `until` passed before a session could ask it again. */
+export const expiredAnswer = (host: MailHost | null): Failure => ({
+  kind: 'session',
+  host,
+  reply: null,
+  reason: 'timeout',
+  detail: 'the greylisting deadline passed before it could be asked again',
+  expired: true
+})

@@ -2,10 +2,10 @@ import { LRUCache } from 'lru-cache'
 import type { MailHost, MailResolver } from './dns.ts'
 import { SmtpSession, SmtpSessionError, type SmtpReply } from './smtp-client.ts'
 import { classifyRcpt, classifySessionRefusal } from './classify.ts'
-import { failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
+import { expiredAnswer, failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
-import { itemOf, lingerIn, type Item, type Lane } from './lanes.ts'
+import { expireItems, itemOf, lingerIn, type Item, type Lane } from './lanes.ts'
 import { EgressRoutes } from './egress.ts'
 
 export interface ProbeOptions {
@@ -154,13 +154,15 @@ export class SmtpProber {
    * that up to the politeness limit of sessions work through; without, each group gets a
    * session of its own.
    * `provider` labels the politeness limits; `deadline` (epoch ms) bounds retries after
-   * push-backs. Resolves with one answer per recipient address.
+   * push-backs; `until` (epoch ms): no recipient of this call is asked from then on, each
+   * not asked by then is answered `expired` (a greylisting retry's deadline). Resolves with
+   * one answer per recipient address.
    */
   async probe(
     hosts: readonly MailHost[],
     provider: string | null,
     groups: ReadonlyArray<readonly string[]>,
-    options: { reuse: boolean; deadline: number; due?: ReadonlyMap<string, number> }
+    options: { reuse: boolean; deadline: number; due?: ReadonlyMap<string, number>; until?: number }
   ): Promise<Map<string, RecipientAnswer>> {
     const answers = new Map<string, RecipientAnswer>()
     const tried = hosts.slice(0, this.o.max_hosts)
@@ -171,7 +173,7 @@ export class SmtpProber {
           this.runQueue(
             tried,
             provider,
-            { queue: g.map(address => itemOf(address, options.due?.get(address))), answers, perSession: g.length, sharers: () => 1 },
+            { queue: g.map(address => itemOf(address, options.due?.get(address), options.until)), answers, perSession: g.length, sharers: () => 1 },
             options.deadline
           )
         )
@@ -201,7 +203,7 @@ export class SmtpProber {
             return
           }
           l.waiting.set(address, [tell])
-          l.queue.push(itemOf(address, options.due?.get(address)))
+          l.queue.push(itemOf(address, options.due?.get(address), options.until))
         })
     )
     for (const wake of lane.wakers.splice(0)) wake()
@@ -255,6 +257,8 @@ export class SmtpProber {
       }
       const host = hosts[hostIndex]
       const release = await this.politeness.acquire(host.host, provider)
+      // Recipients whose deadline passed while this runner waited are not asked.
+      expireItems(queue, address => answers.set(address, expiredAnswer(host)))
       // The other runners may have taken everything while this one waited for its slot: no session that would ask nothing.
       if (queue.length === 0) {
         release()
@@ -470,6 +474,7 @@ export class SmtpProber {
               perSession - asked,
               budget - errors
             )
+            expireItems(queue, address => answers.set(address, expiredAnswer(host)))
             const taken = await takeDue(queue, size)
             // A UTF-8 mailbox queued after this envelope's MAIL FROM (undeclared) waits for the next one.
             const late = declared ? -1 : taken.findIndex(i => i.eai === true)

@@ -150,6 +150,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // The latest time a greylisted recipient of this part was asked (the windows run from there).
     let lastGreylisted = 0
     let verified: VerificationResult[]
+    const calledAt = Date.now()
     try {
       verified =
         s.environment === 'test'
@@ -161,7 +162,9 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
                 on_greylisted: (_i, at) => {
                   lastGreylisted = Math.max(lastGreylisted, at)
                 },
-                on_result: onResult
+                on_result: onResult,
+                // A retry asks nothing after the deadline: the part ends at it, not a round later.
+                ...(attempt > 1 && { stop_at: deadline })
               }
             )
     } finally {
@@ -181,8 +184,10 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // Asked again once the greylisting window since the part's last greylisted answer has
     // passed: as the engine alone would, never too early (which would cost a round), and not
     // later for the rest of the part's call.
+    // The last retry starts a call's length before the deadline (this call's, an upper bound
+    // of a retry of some of its items), so that it is over by the deadline.
     const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline)
+    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline - (Date.now() - calledAt))
     for (const [k, item] of live.entries()) {
       if (recorded.has(k)) continue
       const r: VerificationResult = verified[k]
