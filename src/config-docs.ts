@@ -43,7 +43,8 @@ export const CONFIG_DOCS: readonly ConfigDoc[] = [
   { variables: ['VERIFIER_CONCURRENCY'], meaning: 'jobs a worker verifies at once' },
   {
     variables: ['VERIFIER_GREYLIST_RETRY_S', 'VERIFIER_GREYLIST_DEADLINE_S'],
-    meaning: 'first retry after a 450/451 (then doubling), and when a job gives up with `unknown`/`greylisted`'
+    meaning:
+      'first retry after a 450/451 (then each 1.25× as far from the first try, one recipient per MX until it passes), and when a job gives up with `unknown`/`greylisted`'
   },
   {
     variables: ['VERIFIER_PUSHBACK_DEADLINE_S'],

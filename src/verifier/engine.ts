@@ -4,7 +4,7 @@ import { CHECK_NAMES, type CheckName } from '../domain/checks.ts'
 import { localChecks } from './local-checks.ts'
 import { describeRoute, type MailHost, type MailResolver, type MailRoute } from './dns.ts'
 import { SmtpProber, type ProbeOptions, type ProbeStats } from './smtp-probe.ts'
-import type { RecipientAnswer } from './recipient-answer.ts'
+import { expiredAnswer, type RecipientAnswer } from './recipient-answer.ts'
 import { Politeness, DEFAULT_POLITENESS, type PolitenessOptions } from './politeness.ts'
 import { providerOf } from './providers.ts'
 import { copyResult, type CheckRecord, type Reason, type VerificationResult } from './result.ts'
@@ -63,6 +63,11 @@ export interface VerifyManyOptions {
    * deadline rather than a round after it.
    */
   stop_at?: number
+  /**
+   * The requests were greylisted before (the caller's retry): per MX route one is asked
+   * first, and the others only once it is not greylisted any more (see `retryGreylisted`).
+   */
+  greylist_retry?: boolean
 }
 
 export interface EngineStats extends ProbeStats {
@@ -226,13 +231,19 @@ export class VerificationEngine {
 
     // 3. SMTP, grouped by MX; greylisted recipients asked again within the deadline. Each
     // route's results are made as soon as it is done, not after the slowest route.
-    await this.smtpPhase(works, smtpPending, routes, { waitGreylist: options.greylist === 'wait', stopAt: options.stop_at }, (i, got) => {
-      const r = this.fromSmtp(works[i], got)
-      results[i] = r
-      this.remember(works[i], r)
-      if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.answered_at)
-      give(i)
-    })
+    await this.smtpPhase(
+      works,
+      smtpPending,
+      routes,
+      { waitGreylist: options.greylist === 'wait', stopAt: options.stop_at, greylistRetry: options.greylist_retry },
+      (i, got) => {
+        const r = this.fromSmtp(works[i], got)
+        results[i] = r
+        this.remember(works[i], r)
+        if (options.on_greylisted && got.answer.kind === 'rcpt' && got.answer.outcome === 'greylisted') options.on_greylisted(i, got.answer.answered_at)
+        give(i)
+      }
+    )
     return results as VerificationResult[]
   }
 
@@ -266,10 +277,10 @@ export class VerificationEngine {
     works: Work[],
     indices: number[],
     routes: Map<string, { route: MailRoute }>,
-    o: { waitGreylist: boolean; stopAt?: number },
+    o: { waitGreylist: boolean; stopAt?: number; greylistRetry?: boolean },
     settle: (i: number, got: SmtpOutcome) => void
   ): Promise<void> {
-    const { waitGreylist, stopAt } = o
+    const { waitGreylist, stopAt, greylistRetry } = o
     // Engine: one task per MX route. Naive: one task per address, started in input order.
     const tasks = new Map<string, RouteTask>()
     for (const i of indices) {
@@ -288,7 +299,7 @@ export class VerificationEngine {
 
     await Promise.all(
       [...tasks.values()].map(async g => {
-        for (const [i, got] of await this.probeRoute(g, works, { waitGreylist, deadline, pushbackDeadline, greylist, stopAt })) settle(i, got)
+        for (const [i, got] of await this.probeRoute(g, works, { waitGreylist, deadline, pushbackDeadline, greylist, stopAt, greylistRetry })) settle(i, got)
       })
     )
   }
@@ -300,7 +311,14 @@ export class VerificationEngine {
   private async probeRoute(
     g: RouteTask,
     works: Work[],
-    o: { waitGreylist: boolean; deadline: number; pushbackDeadline: number; greylist: { retry_ms: number; deadline_ms: number }; stopAt?: number }
+    o: {
+      waitGreylist: boolean
+      deadline: number
+      pushbackDeadline: number
+      greylist: { retry_ms: number; deadline_ms: number }
+      stopAt?: number
+      greylistRetry?: boolean
+    }
   ): Promise<Map<number, SmtpOutcome>> {
     const { waitGreylist, deadline, pushbackDeadline, greylist, stopAt } = o
     const out = new Map<number, SmtpOutcome>()
@@ -334,7 +352,9 @@ export class VerificationEngine {
       const started = Date.now()
       // A retry round (or the caller's retry) asks nothing after the greylisting deadline.
       const until = attempt > 0 ? deadline : stopAt
-      const answers = await this.prober.probe(g.hosts, g.provider, groups, { reuse: !this.naive, deadline: pushbackDeadline, due, until })
+      const asking = { reuse: !this.naive, deadline: pushbackDeadline, due, until }
+      const answers =
+        attempt > 0 || o.greylistRetry ? await this.retryGreylisted(g, groups, asking) : await this.prober.probe(g.hosts, g.provider, groups, asking)
       const ms = round1(performance.now() - t0)
       for (const [address, a] of answers) if (a.kind === 'rcpt' && !firstAnswered.has(address)) firstAnswered.set(address, a.answered_at)
       if (attempt === 0) {
@@ -349,7 +369,7 @@ export class VerificationEngine {
         const probe = probes.get(domain)
         if (probe) {
           const a = answers.get(probe)
-          if (a?.kind === 'rcpt' && a.outcome === 'greylisted') greylistedProbes.set(domain, probe)
+          if ((a?.kind === 'rcpt' && a.outcome === 'greylisted') || (a?.kind === 'session' && a.expired)) greylistedProbes.set(domain, probe)
           const status =
             a?.kind === 'rcpt'
               ? a.outcome === 'accepted'
@@ -362,10 +382,17 @@ export class VerificationEngine {
           if (status !== null && !this.naive) this.catchAll.set(domain, { accepts: status, expires: Date.now() + (this.o.catch_all_ttl_ms ?? 6 * 3_600_000) })
         }
         for (const i of idx) {
-          const answer = answers.get(works[i].normalized!) ?? { kind: 'session', host: null, reply: null, reason: 'unexpected_error', detail: 'no answer' }
-          // Not asked again before the deadline: its greylisted answer stands.
-          if (answer.kind === 'session' && answer.expired && out.has(i)) continue
-          out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
+          let answer: RecipientAnswer = answers.get(works[i].normalized!) ?? {
+            kind: 'session',
+            host: null,
+            reply: null,
+            reason: 'unexpected_error',
+            detail: 'no answer'
+          }
+          // Not asked again (the deadline came, or the route still greylists): its greylisted answer stands.
+          const last = answer.kind === 'session' && answer.expired ? out.get(i) : undefined
+          if (last) answer = last.answer
+          else out.set(i, { answer, catch_all: catchAll.get(domain) ?? this.knownCatchAll(domain), ms })
           if (!waitGreylist || answer.kind !== 'rcpt' || answer.outcome !== 'greylisted') continue
           const greylisted = again.get(domain)
           if (greylisted) greylisted.push(i)
@@ -388,7 +415,8 @@ export class VerificationEngine {
       const probesAgain = [...again.keys()].flatMap(domain => greylistedProbes.get(domain) ?? [])
       for (const address of [...[...again.values()].flat().map(i => works[i].normalized!), ...probesAgain]) {
         // Before the deadline (checked above): a time, never null.
-        const at = Math.min(greylistRetryAt(firstAnswered.get(address) ?? Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline, lastStart)
+        const first = firstAnswered.get(address) ?? Date.now()
+        const at = Math.min(greylistRetryAt(first, Date.now(), greylist.retry_ms, attempt, deadline) ?? deadline, lastStart)
         due.set(address, at)
         earliest = Math.min(earliest, at)
       }
@@ -396,6 +424,36 @@ export class VerificationEngine {
       await sleep(earliest - lead - Date.now())
       todo = again
     }
+  }
+
+  /**
+   * A retry of greylisted recipients at one MX route: the first of them (the earliest due)
+   * is asked alone; while the receiver still greylists it, the others are not asked (each is
+   * answered `expired`: its greylisted answer stands), and once it does not, they are. The
+   * receiver's window is not announced and the retries come closer together (1.25×) than a
+   * doubling back-off: one refusal a retry, not one per recipient. Receivers greylist per
+   * (client, sender, recipient), and the first asked was first seen: when its window has
+   * passed, theirs has (or is about to, waited for by their due times).
+   */
+  private async retryGreylisted(
+    g: RouteTask,
+    groups: string[][],
+    asking: { reuse: boolean; deadline: number; due?: ReadonlyMap<string, number>; until?: number }
+  ): Promise<Map<string, RecipientAnswer>> {
+    const all = groups.flat()
+    if (all.length <= 1 || this.naive) return await this.prober.probe(g.hosts, g.provider, groups, asking)
+    const due = asking.due
+    const first = due ? all.reduce((a, b) => ((due.get(b) ?? 0) < (due.get(a) ?? 0) ? b : a)) : all[0]
+    const answers = await this.prober.probe(g.hosts, g.provider, [[first]], asking)
+    const a = answers.get(first)
+    if ((a?.kind === 'rcpt' && a.outcome === 'greylisted') || (a?.kind === 'session' && a.expired)) {
+      const host = a.host
+      for (const address of all) if (address !== first) answers.set(address, expiredAnswer(host, 'not asked again yet: the server still greylists this route'))
+      return answers
+    }
+    const rest = groups.map(group => group.filter(address => address !== first)).filter(group => group.length > 0)
+    for (const [address, answer] of await this.prober.probe(g.hosts, g.provider, rest, asking)) answers.set(address, answer)
+    return answers
   }
 
   private knownCatchAll(domain: string): boolean | null {

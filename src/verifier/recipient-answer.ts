@@ -48,12 +48,12 @@ export function failureOf(host: MailHost | null, err: unknown): Failure {
 /** Pushed back by the receiver (421, 4.7.x): try again later rather than answer. */
 export const isPushBack = (f: Failure): boolean => f.reply !== null && (f.reply.code === 421 || (f.reply.enhanced?.startsWith('4.7.') ?? false))
 
-/** The answer of a recipient whose `until` passed before a session could ask it again. */
-export const expiredAnswer = (host: MailHost | null): Failure => ({
+/** The answer of a recipient not asked again: its `until` passed before a session could (or `detail`). */
+export const expiredAnswer = (host: MailHost | null, detail = 'the greylisting deadline passed before it could be asked again'): Failure => ({
   kind: 'session',
   host,
   reply: null,
   reason: 'timeout',
-  detail: 'the greylisting deadline passed before it could be asked again',
+  detail,
   expired: true
 })

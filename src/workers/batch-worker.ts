@@ -163,8 +163,9 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
                   lastGreylisted = Math.max(lastGreylisted, at)
                 },
                 on_result: onResult,
-                // A retry asks nothing after the deadline: the part ends at it, not a round later.
-                ...(attempt > 1 && { stop_at: deadline })
+                // A retry asks one recipient per MX first (the rest once it passes), and nothing
+                // after the deadline: the part ends at it, not a round later.
+                ...(attempt > 1 && { stop_at: deadline, greylist_retry: true })
               }
             )
     } finally {
@@ -187,7 +188,7 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     // The last retry starts a call's length before the deadline (this call's, an upper bound
     // of a retry of some of its items), so that it is over by the deadline.
     const answeredAt = lastGreylisted > 0 ? lastGreylisted : ctx.now().getTime()
-    const retryAt = greylistRetryAt(answeredAt, options.greylist.retry_ms, attempt - 1, deadline - (Date.now() - calledAt))
+    const retryAt = greylistRetryAt(since, answeredAt, options.greylist.retry_ms, attempt - 1, deadline - (Date.now() - calledAt))
     for (const [k, item] of live.entries()) {
       if (recorded.has(k)) continue
       const r: VerificationResult = verified[k]

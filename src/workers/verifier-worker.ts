@@ -127,7 +127,7 @@ export async function startVerifierWorker(ctx: CommandContext, bus: Bus, engine:
     if (result.reason === 'greylisted' && !result.sandbox) {
       const now = ctx.now().getTime()
       const deadline = Date.parse(state.queued_at) + options.greylist.deadline_ms
-      const retryAt = greylistRetryAt(now, options.greylist.retry_ms, state.attempts, deadline)
+      const retryAt = greylistRetryAt(Date.parse(state.queued_at), now, options.greylist.retry_ms, state.attempts, deadline)
       if (retryAt !== null) {
         if (await deferJob(ctx, loaded, { retry_at: new Date(retryAt).toISOString(), deadline_at: new Date(deadline).toISOString() }, causation))
           options.metrics?.deferrals.inc({ reason: 'greylisted' })
