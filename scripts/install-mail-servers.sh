@@ -48,7 +48,7 @@ for name in opensmtpd opensmtpq; do
   getent group $name >/dev/null || addgroup --system --quiet $name
   id $name >/dev/null 2>&1 || adduser --system --quiet --home /var/lib/opensmtpd/empty --no-create-home --disabled-password --ingroup $name $name
 done
-mkdir -p /var/lib/opensmtpd/empty /var/spool/smtpd
+mkdir -p /var/lib/opensmtpd/empty /var/spool/smtpd /etc/exim4
 chmod 711 /var/spool/smtpd
 # Exim's compiled-in user (as exim4-base's postinst makes it).
 getent group Debian-exim >/dev/null || addgroup --system --quiet --allow-bad-names Debian-exim

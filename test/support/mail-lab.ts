@@ -12,7 +12,8 @@ import { canMakeNamespaces } from './netns.ts'
 /** Where `scripts/install-mail-servers.sh` unpacks the servers that conflict with Postfix in apt. */
 const PREFIX = '/opt/mail-servers'
 const OPENSMTPD = `${PREFIX}/opensmtpd/usr/sbin/smtpd`
-const BINARIES = ['/usr/sbin/postfix', '/usr/sbin/postgrey', '/usr/sbin/nsd', OPENSMTPD]
+const EXIM = `${PREFIX}/exim4/usr/sbin/exim4`
+const BINARIES = ['/usr/sbin/postfix', '/usr/sbin/postgrey', '/usr/sbin/nsd', OPENSMTPD, EXIM]
 
 /**
  * Why the real servers cannot run here (null when they can): not root on Linux (network
@@ -334,4 +335,89 @@ export async function startOpenSmtpd(t: Test, host: LabHost, o: OpenSmtpdSetup):
   const p = run(t, host, ['sh', '-c', `mount --bind '${spool}' /var/spool/smtpd && mount -t tmpfs lab-run /run && exec ${OPENSMTPD} -d -f '${dir}/smtpd.conf'`])
   await until('opensmtpd', () => listening(host, o.ip, 25), p.output)
   return { log: p.output }
+}
+
+export interface EximSetup {
+  hostname: string
+  ip: string
+  /** The domain whose mailboxes are `users` (local parts), and domains that accept any local part. */
+  domain: string
+  users: string[]
+  catch_all_domains: string[]
+  /** `smtp_accept_max_per_host`: sessions at once from one client address. */
+  max_per_host: number
+}
+
+/**
+ * Exim (`exim4 -bdf`, Debian's exim4-daemon-light) in `host`, with the ACL of Debian's default
+ * configuration (relay refused, then `require verify = recipient`: a local part not in
+ * `users` is `550 Unrouteable address`), STARTTLS with its self-signed certificate, and its
+ * main log in the instance's directory. Exim reads its configuration from the compiled-in
+ * /etc/exim4/exim4.conf as root only when it is there (a `-C` file drops root unless listed
+ * in /etc/exim4/trusted_configs): the instance's directory is bind-mounted over /etc/exim4 in
+ * the mount namespace `ip netns exec` makes.
+ */
+export async function startExim(t: Test, host: LabHost, o: EximSetup): Promise<{ log: () => string }> {
+  const dir = join(host.dir, 'exim')
+  const conf = join(dir, 'conf')
+  for (const d of [conf, join(dir, 'spool'), join(dir, 'log')]) mkdirSync(d, { recursive: true })
+  const uid = Number(execFileSync('id', ['-u', 'Debian-exim']).toString())
+  chownSync(join(dir, 'spool'), uid, 0)
+  chownSync(join(dir, 'log'), uid, 0)
+  writeFileSync(join(conf, 'users'), o.users.map(u => `${u}\n`).join(''))
+  writeFileSync(
+    join(conf, 'exim4.conf'),
+    [
+      `primary_hostname = ${o.hostname}`,
+      `domainlist local_domains = ${[o.domain, ...o.catch_all_domains].join(' : ')}`,
+      `local_interfaces = ${o.ip}`,
+      'daemon_smtp_ports = 25',
+      `spool_directory = ${dir}/spool`,
+      `log_file_path = ${dir}/log/%slog`,
+      'log_selector = +smtp_connection +smtp_no_mail',
+      `smtp_accept_max_per_host = ${o.max_per_host}`,
+      'smtputf8_advertise_hosts = *',
+      'host_lookup =',
+      'rfc1413_hosts =',
+      'keep_environment =',
+      'acl_smtp_rcpt = acl_check_rcpt',
+      'begin acl',
+      'acl_check_rcpt:',
+      '  deny domains = !+local_domains',
+      '       message = relay not permitted',
+      '  require verify = recipient',
+      '  accept',
+      'begin routers',
+      'catchall:',
+      '  driver = redirect',
+      `  domains = ${o.catch_all_domains.join(' : ')}`,
+      `  data = postmaster@${o.domain}`,
+      'postmaster:',
+      '  driver = accept',
+      `  domains = ${o.domain}`,
+      '  local_parts = postmaster',
+      '  transport = devnull',
+      'users:',
+      '  driver = accept',
+      `  domains = ${o.domain}`,
+      `  local_parts = lsearch;${conf}/users`,
+      '  transport = devnull',
+      'begin transports',
+      'devnull:',
+      '  driver = appendfile',
+      '  file = /dev/null',
+      '  user = Debian-exim',
+      ''
+    ].join('\n')
+  )
+  chmodSync(join(conf, 'exim4.conf'), 0o644)
+  mkdirSync('/etc/exim4', { recursive: true })
+  const p = run(t, host, ['sh', '-c', `mount --bind '${conf}' /etc/exim4 && exec ${EXIM} -bdf`])
+  const log = (): string => readOr(join(dir, 'log', 'mainlog'))
+  await until(
+    'exim',
+    () => /daemon started/.test(log()) && listening(host, o.ip, 25),
+    () => p.output() + log()
+  )
+  return { log }
 }

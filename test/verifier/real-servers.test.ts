@@ -2,7 +2,7 @@
 // mailboxes, a catch-all, a policy refusal, postgrey, a recipient rate limit, a connection
 // limit of 1, strict SMTPUTF8, eight hosted domains on one address), OpenSMTPD (a virtual
 // user table, a catch-all, no SMTPUTF8) and NSD (every name, a null MX, NXDOMAIN, an implicit
-// MX, an IDN), each in a network namespace of the test's own, on port 25 there. One batch
+// MX, an IDN), Exim (Debian's default ACL, a catch-all, STARTTLS, two sessions at a time), each in a network namespace of the test's own, on port 25 there. One batch
 // through the service's API with its default greylisting schedule. The oracles are the
 // truth each server was configured with and the servers' own logs: no connection over a
 // server's limit, no session cut for too many errors, the recipient rate limit exceeded in
@@ -11,7 +11,7 @@
 import t, { type Test } from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { mailLabMissing, labHost, labRoot, startNsd, startPostfix, startPostgrey, startOpenSmtpd } from '../support/mail-lab.ts'
+import { mailLabMissing, labHost, labRoot, startExim, startNsd, startPostfix, startPostgrey, startOpenSmtpd } from '../support/mail-lab.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { unlimitedRates } from '../support/plans.ts'
@@ -54,6 +54,7 @@ async function suite(t: Test): Promise<void> {
   const osd = labHost(t, 2, 1, root)
   // Nothing listens here: a primary MX that refuses every connection.
   const dead = labHost(t, 3, 1, root)
+  const exim = labHost(t, 4, 1, root)
   const [plain, grey, rate, single, hosting, utf8] = pf.ips
 
   const truth = new Map<string, Truth>()
@@ -99,6 +100,10 @@ async function suite(t: Test): Promise<void> {
   expect('invalid', ...range('gone', 6, 'lab-opensmtpd.net'))
   expect('risky', 'whoever@lab-osd-catchall.net')
   expect('unknown', 'jürgen@lab-opensmtpd.net')
+  // Exim: Debian's default ACL (550 Unrouteable address), a catch-all, SMTPUTF8 and STARTTLS offered, two sessions at a time from us.
+  expect('valid', ...range('user', 8, 'lab-exim.net'), 'jürgen@lab-exim.net')
+  expect('invalid', ...range('gone', 5, 'lab-exim.net'))
+  expect('risky', 'anybody@lab-exim-catchall.net')
   // DNS alone: a null MX (RFC 7505), a domain that does not exist, a dead MX.
   expect('invalid', 'user01@lab-nullmx.net', 'user01@lab-nothere.net')
   expect('unknown', 'user01@lab-deadmx.net')
@@ -114,7 +119,9 @@ async function suite(t: Test): Promise<void> {
     'lab-onesession.net',
     ...hosted
   ]
-  const mailboxes = [...truth].filter(([, v]) => v === 'valid').map(([a]) => a.replace('@bücherpost.net', '@xn--bcherpost-q9a.net'))
+  const mailboxes = [...truth]
+    .filter(([a, v]) => v === 'valid' && !a.endsWith('@lab-exim.net'))
+    .map(([a]) => a.replace('@bücherpost.net', '@xn--bcherpost-q9a.net'))
   const mx = (name: string, exchange: string, ip: string): string[] => [`${name} IN MX 10 ${exchange}`, `${exchange} IN A ${ip}`]
   const server = await startNsd(t, dns, [
     {
@@ -135,6 +142,8 @@ async function suite(t: Test): Promise<void> {
         ...hosted.flatMap(d => mx(d.replace('.net', ''), `mail.${d.replace('.net', '')}`, hosting)),
         ...mx('lab-opensmtpd', 'mx.lab-opensmtpd', osd.ips[0]),
         ...mx('lab-osd-catchall', 'mx.lab-osd-catchall', osd.ips[0]),
+        ...mx('lab-exim', 'mx.lab-exim', exim.ips[0]),
+        ...mx('lab-exim-catchall', 'mx.lab-exim-catchall', exim.ips[0]),
         'lab-nullmx IN MX 0 .',
         ...mx('lab-deadmx', 'mx.lab-deadmx', dead.ips[0])
       ]
@@ -162,6 +171,16 @@ async function suite(t: Test): Promise<void> {
     ip: osd.ips[0],
     domains: ['lab-opensmtpd.net', 'lab-osd-catchall.net'],
     users: [...range('user', 10, 'lab-opensmtpd.net'), '@lab-osd-catchall.net']
+  })
+
+  const eximServer = await startExim(t, exim, {
+    hostname: 'mx.lab-exim.net',
+    ip: exim.ips[0],
+    domain: 'lab-exim.net',
+    users: [...range('user', 8, 'lab-exim.net'), 'jürgen@lab-exim.net'].map(a => a.split('@')[0]),
+    catch_all_domains: ['lab-exim-catchall.net'],
+    // Two MX names lead to it (each gets one session at a time): a strict limit that still lets both work at once.
+    max_per_host: 2
   })
 
   const dataDir = t.testdir()
@@ -212,6 +231,7 @@ async function suite(t: Test): Promise<void> {
   if (keep) {
     writeFileSync(join(keep, 'postfix.log'), postfix.log())
     writeFileSync(join(keep, 'opensmtpd.log'), opensmtpd.log())
+    writeFileSync(join(keep, 'exim.log'), eximServer.log())
     writeFileSync(join(keep, 'results.json'), JSON.stringify({ wall, batch, items }, null, 1))
   }
   t.equal(items.length, emails.length, 'every address has a result')
@@ -263,6 +283,15 @@ async function suite(t: Test): Promise<void> {
     for (let k = 1; k < limited.length; k++)
       t.ok(limited[k] - limited[k - 1] >= ANVIL_WINDOW_S * 1000, `sessions that hit the rate limit ${(limited[k] - limited[k - 1]) / 1000} s apart`)
     t.notMatch(log, /5\.6\.7/, 'no UTF-8 address sent without SMTPUTF8 (strict_smtputf8 would refuse it)')
+  })
+
+  t.test("Exim's log: no connection over its limit, every session ended by QUIT", async t => {
+    const log = eximServer.log()
+    t.match(log, /SMTP connection from .* closed by QUIT/, 'Exim logged our sessions')
+    t.match(log, /rejected RCPT <gone01@lab-exim\.net>: Unrouteable address/, 'a local part not in the list: Unrouteable address')
+    t.notMatch(log, /too many connections from that IP address/, 'no connection over smtp_accept_max_per_host (2)')
+    t.notMatch(log, /SMTP connection from .* (lost|closed by (?!QUIT))/, 'every session ended by QUIT')
+    t.notMatch(log, /rejected (MAIL|RCPT) <jürgen/, 'the UTF-8 mailbox was asked as Exim takes it (SMTPUTF8 declared)')
   })
 
   t.test("OpenSMTPD's log: the UTF-8 mailbox not asked without SMTPUTF8, no session cut", async t => {
