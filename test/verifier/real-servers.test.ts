@@ -226,6 +226,16 @@ async function suite(t: Test): Promise<void> {
     items.push(...page.body.items)
     offset += page.body.items.length
   }
+  // The last sessions may still be closing (their QUIT after the last answer): the logs are
+  // read once every session each server logged as opened it logged as ended.
+  const count = (text: string, re: RegExp): number => text.match(re)?.length ?? 0
+  await waitUntil(
+    () =>
+      postfixSessions(postfix.log()).every(s => s.lines.some(l => l.startsWith('disconnect from '))) &&
+      count(eximServer.log(), /SMTP connection from \[/g) === count(eximServer.log(), /SMTP connection from .* (closed by|lost)/g) &&
+      count(opensmtpd.log(), /smtp connected /g) === count(opensmtpd.log(), /smtp disconnected /g),
+    10_000
+  )
   // MAIL_LAB_LOGS=<dir>: the servers' logs and the results kept there, to read after a run.
   const keep = process.env.MAIL_LAB_LOGS
   if (keep) {
@@ -274,6 +284,8 @@ async function suite(t: Test): Promise<void> {
     t.ok(oneSession.length >= 2, `${oneSession.length} sessions to the listener that allows one at a time`)
     t.notMatch(log, /Connection concurrency limit exceeded/, 'no connection over smtpd_client_connection_count_limit')
     t.notMatch(log, /too many errors after/, 'no session cut for too many errors (smtpd_hard_error_limit)')
+    const idle = sessions.filter(s => !s.lines.some(l => /^disconnect from .* mail=/.test(l)))
+    t.same(idle.length, 0, 'every session asked something (its disconnect line counts a MAIL FROM)')
     t.notMatch(log, /Connection rate limit exceeded/, 'no connection rate limit exceeded')
     const errors = Math.max(...sessions.map(s => s.lines.filter(l => /: reject: /.test(l)).length))
     t.ok(errors <= 10, `at most ${errors} refusals in a session: no reply slowed by smtpd_soft_error_limit (10)`)
@@ -290,6 +302,7 @@ async function suite(t: Test): Promise<void> {
     t.match(log, /SMTP connection from .* closed by QUIT/, 'Exim logged our sessions')
     t.match(log, /rejected RCPT <gone01@lab-exim\.net>: Unrouteable address/, 'a local part not in the list: Unrouteable address')
     t.notMatch(log, /too many connections from that IP address/, 'no connection over smtp_accept_max_per_host (2)')
+    t.notMatch(log, /no MAIL in SMTP connection/, 'every session asked something (log_selector +smtp_no_mail)')
     t.notMatch(log, /SMTP connection from .* (lost|closed by (?!QUIT))/, 'every session ended by QUIT')
     t.notMatch(log, /rejected (MAIL|RCPT) <jürgen/, 'the UTF-8 mailbox was asked as Exim takes it (SMTPUTF8 declared)')
   })
