@@ -56,7 +56,14 @@ if (why !== null) {
       `writes refused for ${firstWrite - lastBefore} ms: crash to promotion and address moved ${movedAt - killedAt} ms, then ${firstWrite - movedAt} ms to the first accepted write`
     )
     t.ok(firstWrite - movedAt < 30_000, `writing again ${firstWrite - movedAt} ms after the address moved (bound: 30 s)`)
-    await waitUntil(async () => (await fetch(`${svc.url}/readyz`)).status === 200, 60_000)
+    let readiness: unknown = null
+    await waitUntil(async () => {
+      const r = await fetch(`${svc.url}/readyz`)
+      readiness = await r.json()
+      return r.status === 200
+    }, 60_000).catch(err => {
+      throw new Error(`not ready 60 s after the failover: ${JSON.stringify(readiness)}`, { cause: err })
+    })
     const accepted = acknowledged.size
     await waitUntil(() => acknowledged.size >= accepted + 20, 60_000)
     await stop()

@@ -60,7 +60,10 @@ if (why !== null) {
 
     await server.start()
     const restartedAt = Date.now()
-    await waitUntil(async () => (await readyz()).status === 200, 60_000)
+    let last: { status: number; body: any } | null = null
+    await waitUntil(async () => (last = await readyz()).status === 200, 60_000).catch(err => {
+      throw new Error(`not ready 60 s after PostgreSQL started: ${JSON.stringify(last?.body)}`, { cause: err })
+    })
     t.comment(`ready again ${Date.now() - restartedAt} ms after PostgreSQL started`)
     const back = answers.length
     await waitUntil(() => answers.slice(back).filter(a => a.status === 202).length >= 20, 60_000)
