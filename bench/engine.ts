@@ -147,7 +147,12 @@ async function run(mode: 'engine' | 'naive'): Promise<Run> {
       mode,
       resolver: new CachingMailResolver(new DnsClient({ servers: [dns], timeout_ms: 2_000 }), { cache: mode === 'engine' }),
       probe: { port: 25, helo_name: 'bench.verifier.example', mail_from: 'probe@bench.verifier.example', timeout_ms: 10_000, allow_private_targets: true },
-      politeness: mode === 'engine' ? { ...DEFAULT_POLITENESS, max_sessions: CONCURRENCY } : unlimited(CONCURRENCY),
+      // The world's receivers allow MAX_SESSIONS each, and the engine is told so, as the API run is
+      // (VERIFIER_MAX_SESSIONS_PER_MX): by default it opens one per MX of no known provider.
+      politeness:
+        mode === 'engine'
+          ? { ...DEFAULT_POLITENESS, max_sessions_per_host: MAX_SESSIONS, burst_per_host: MAX_SESSIONS, max_sessions: CONCURRENCY }
+          : unlimited(CONCURRENCY),
       greylist: { retry_ms: GREYLIST_MS, deadline_ms: 30_000 },
       result_cache_ttl_ms: mode === 'engine' ? 3_600_000 : 0
     })
