@@ -240,7 +240,7 @@ export interface Shape {
  * row is a header unless one of its cells looks like an address; the address column is the
  * one whose values look most like addresses. `column` overrides: a header name (any case)
  * or a 1-based number.
- * @throws Error naming the columns when `column` names none of them.
+ * @throws ListFileError `malformed_file` naming the columns when `column` names none of them.
  */
 export function shapeOf(sample: readonly Row[], column?: string): Shape {
   const rows = sample.filter(r => !r.unparsable)
@@ -253,7 +253,10 @@ export function shapeOf(sample: readonly Row[], column?: string): Shape {
     if (byName >= 0) return { header, column: byName }
     const n = Number(column)
     if (Number.isInteger(n) && n >= 1) return { header, column: n - 1 }
-    throw new Error(`no column "${column}"${header ? ` (the columns: ${header.join(', ')})` : " (the file has no header: give the column's number, from 1)"}`)
+    throw new ListFileError(
+      'malformed_file',
+      `no column "${column}"${header ? ` (the columns: ${header.join(', ')})` : " (the file has no header: give the column's number, from 1)"}`
+    )
   }
   const width = Math.max(1, ...data.map(r => r.cells.length), header?.length ?? 0)
   const score = Array.from({ length: width }, (_, i) => data.filter(r => ADDRESS_LIKE.test(cellText(r.cells[i] ?? null).trim())).length)

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { createClient } from '../api.ts'
 import { layoutOf } from '../../lists/files.ts'
+import { ListFileError } from '../../lists/file-limits.ts'
 import type { EstimateResult, VerifyFileOptions, VerifyFileResult } from './options.ts'
 import { RunState } from './state.ts'
 import { ListError, call } from './call.ts'
@@ -66,7 +67,9 @@ export async function verifyFile(o: VerifyFileOptions): Promise<VerifyFileResult
   if (o.force && !o.resume) for (const suffix of ['', '-wal', '-shm']) rmSync(statePath + suffix, { force: true })
   if (o.split !== undefined) mkdirSync(o.split, { recursive: true })
   const state = new RunState(statePath)
-  let keep = true
+  // Kept for `--resume` when the run stops once something was sent (null: decided by that);
+  // a run refused before (a bad key, an unknown column, a file beyond a bound) leaves nothing.
+  let keep: boolean | null = null
   try {
     const print = fingerprint(o.input)
     if (state.get('fingerprint') !== null && state.get('fingerprint') !== print)
@@ -80,7 +83,15 @@ export async function verifyFile(o: VerifyFileOptions): Promise<VerifyFileResult
       return ms
     }
     const timings = { read: 0, estimate: 0, verify: 0, write: 0 }
-    if (state.get('indexed') !== '1') await index(state, o.input, layout, o.column, o.onProgress)
+    if (state.get('indexed') !== '1') {
+      try {
+        await index(state, o.input, layout, o.column, o.onProgress)
+      } catch (err) {
+        // The file is beyond a bound, unreadable, or has no such column: said in a sentence.
+        if (err instanceof ListFileError) throw new ListError(err.message, `list.${err.reason}`)
+        throw err
+      }
+    }
     timings.read = lap()
     const rows = Number(state.get('rows'))
     const unique = state.units()
@@ -163,7 +174,7 @@ export async function verifyFile(o: VerifyFileOptions): Promise<VerifyFileResult
       timings_ms: timings
     }
   } finally {
-    if (keep) state.close()
+    if (keep ?? state.sentUpTo() > 0) state.close()
     else state.remove()
   }
 }
