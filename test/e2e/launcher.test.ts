@@ -28,7 +28,7 @@ async function underOld(file: string, args: string[]): Promise<{ code: number; o
   }
 }
 
-const MESSAGE = new RegExp(`Node\\.js 24 or newer is required \\(found ${(version ?? '').replace(/\./g, '\\.')}\\)`)
+const MESSAGE = new RegExp(`Node\\.js 24 or newer is required to [a-z ]+ \\(found ${(version ?? '').replace(/\./g, '\\.')}\\)`)
 
 t.test('bin/svc.js under the older Node: the version message and exit 1', { skip: old ? false : why }, async t => {
   const r = await underOld(OLD, ['bin/svc.js', '--help'])
@@ -46,6 +46,18 @@ t.test('npm start and npx svc --help with the older Node first on PATH', { skip:
   t.equal(npx.code, 1)
   t.match(npx.out, MESSAGE)
 })
+
+t.test(
+  "npm install's build (the prepare script) under the older Node: the version message, not a module error",
+  { skip: old && existsSync('/usr/bin/npm') ? false : why },
+  async t => {
+    const r = await underOld('/usr/bin/npm', ['run', 'prepare'])
+    t.not(r.code, 0, 'the build fails')
+    t.match(r.out, MESSAGE, 'saying why')
+    t.match(r.out, /install and build the service/)
+    t.notMatch(r.out, /ERR_UNKNOWN_FILE_EXTENSION/, 'never the bare module error')
+  }
+)
 
 t.test('under this Node (24+), the launcher runs the command line', async t => {
   const r = await run(process.execPath, ['bin/svc.js', '--help'], { cwd: root })
