@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
@@ -35,7 +35,21 @@ t.test('the block is a script that starts by failing loudly', async t => {
   t.notMatch(block, /curl -s /, 'every curl fails on an HTTP error (-f)')
 })
 
-t.test('run as written on a fresh data directory, it ends with a completed job', async t => {
+t.test('run as written on a fresh data directory, it ends with a completed job; and again (a second account)', async t => {
+  for (const run of [1, 2]) await t.test(`run ${run}`, async t => await runBlock(t))
+})
+
+t.test('a step that answers nothing: one line saying so, no stack trace', async t => {
+  const field = /^field\(\) \{.*\}$/m.exec(block)?.[0] ?? ''
+  t.ok(field !== '', 'the block defines field')
+  const r = await promisify(execFile)('bash', ['-c', `${field}\nprintf '' | field code`], {
+    env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` }
+  }).catch((err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stderr: err.stderr }))
+  t.equal((r as { code?: number }).code, 1)
+  t.equal((r as { stderr: string }).stderr, 'no code in: (nothing)\n')
+})
+
+async function runBlock(t: Test): Promise<void> {
   const { NATS_URL: _nats, ...inherited } = process.env
   const r = await promisify(execFile)('bash', ['-c', block], {
     cwd: new URL('../..', import.meta.url).pathname,
@@ -58,4 +72,4 @@ t.test('run as written on a fresh data directory, it ends with a completed job',
   const [job, wallet] = lines.slice(-2).map(l => JSON.parse(l))
   t.match(job, { status: 'completed', verdict: 'valid', email: 'someone@example.org' }, 'the job completed (the mail world accepted the address)')
   t.match(wallet, { balance: 990 }, 'and the wallet was charged for it')
-})
+}
