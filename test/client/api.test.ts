@@ -153,5 +153,6 @@ t.test('a wrong use of the API does not type-check', async t => {
 t.test("the repository's client (src/client/api.ts) is the generated one", async t => {
   const api = readFileSync(join(root, 'src/client/api.ts'), 'utf8')
   t.match(api, /from '\.\/generated\/schema\.d\.ts'/)
-  t.match(readFileSync(join(root, 'package.json'), 'utf8'), /"prepare": "node scripts\/build\.ts"/, 'built by npm install')
+  t.match(readFileSync(join(root, 'package.json'), 'utf8'), /"prepare": "node bin\/prepare\.js"/, 'built by npm install')
+  t.match(readFileSync(join(root, 'bin/prepare.js'), 'utf8'), /await import\('\.\.\/scripts\/build\.ts'\)/, 'whose prepare script runs the build')
 })
