@@ -20,6 +20,8 @@ export interface JobDoc {
   score: number | null
   checks: string[]
   cost: number
+  /** Tokens captured when the job ended (JobCompleted's `charge`; 0 when it failed); null before, and on documents written before it was kept. */
+  charged?: number | null
   environment: Environment
   key_uuid: string | null
   created_at: string
@@ -89,6 +91,7 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
       score: null,
       checks: d.checks,
       cost: d.cost,
+      charged: null,
       environment: d.environment,
       key_uuid: d.key_uuid,
       created_at: d.queued_at,
@@ -112,10 +115,11 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
         score: e.data.score,
         completed_at: e.data.completed_at,
         result: { ...e.data.result },
+        charged: e.data.charge,
         retry_at: null
       }
     case 'JobFailed':
-      return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at }
+      return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at, charged: 0 }
   }
 }
 

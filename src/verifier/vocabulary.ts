@@ -32,7 +32,7 @@ export const VERDICTS: Readonly<Record<Verdict, Term>> = {
   },
   unknown: {
     meaning:
-      'No firm answer: the server did not say (greylisting, a timeout, a refusal of us rather than of the address), or the mailbox was not asked. Never charged.',
+      'No firm answer: the server did not say (greylisting, a timeout, a refusal of us rather than of the address), or the mailbox was not asked. Not charged when a check could not answer; when the mailbox was not asked (`smtp_not_requested`), the checks that ran are charged.',
     action: 'retry later',
     advice: 'Verify again later (a `retryable` result may answer then); do not treat it as invalid.'
   }

@@ -82,6 +82,7 @@ t.test('greylisted past the deadline: unknown/greylisted, and it costs nothing',
   )
   await waitUntil(async () => (await balance()).reserved === 0)
   t.equal((await balance()).balance, before.balance, 'the reservation was released')
+  t.same([job.cost > 0, job.charged], [true, 0], 'the job says a price was reserved and nothing was taken')
 })
 
 t.test('the reservation is the sum of the requested checks and their dependencies', async t => {
@@ -99,6 +100,7 @@ t.test('the reservation is the sum of the requested checks and their dependencie
   )
   await waitUntil(async () => (await balance()).reserved === 0)
   t.equal((await balance()).balance, before.balance - 2, 'the checks asked for answered: they are charged (2 tokens), not released as a failure would be')
+  t.same([job.cost, job.charged], [2, 2], "the job says what was reserved and what was taken: the wallet's figure")
 })
 
 t.test('a repeat within the cache TTL is answered from the cache', async t => {

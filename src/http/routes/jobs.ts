@@ -157,7 +157,11 @@ export const Job = z
     reason: ReasonSchema.nullable(),
     score: z.number().nullable(),
     checks: z.array(CheckNameSchema),
-    cost: z.number().meta({ description: 'tokens reserved (0 for test keys)' }),
+    cost: z.number().meta({ description: 'tokens reserved at submission (0 for test keys): the price of the checks asked for; what was taken is `charged`' }),
+    charged: z.number().nullable().meta({
+      description:
+        'tokens taken from the reservation when the job ended: the checks that ran (0 for an `unknown` that could not answer, a failed job, test keys), the rest released; null until it ends'
+    }),
     environment: z.enum(['live', 'test']),
     created_at: Timestamp,
     completed_at: Timestamp.nullable(),
@@ -178,6 +182,7 @@ export const Job = z
         score: 95,
         checks: [...CHECK_NAMES],
         cost: 10,
+        charged: 10,
         environment: 'live',
         created_at: '2026-11-23T10:00:00.000Z',
         completed_at: '2026-11-23T10:00:01.240Z',
@@ -222,6 +227,7 @@ export const Job = z
         score: null,
         checks: [...CHECK_NAMES],
         cost: 10,
+        charged: null,
         environment: 'live',
         created_at: '2026-11-23T10:00:00.000Z',
         completed_at: null,
@@ -260,6 +266,7 @@ export function jobView(j: JobDoc): JobView {
     score: j.score,
     checks: j.checks as JobView['checks'],
     cost: j.cost,
+    charged: j.status === 'completed' || j.status === 'failed' ? (j.charged ?? null) : null,
     environment: j.environment,
     created_at: j.created_at,
     completed_at: j.completed_at,

@@ -79,6 +79,7 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
             score: null,
             checks: submitted.checks,
             cost: submitted.cost,
+            charged: null,
             environment: p.environment,
             created_at: new Date().toISOString(),
             completed_at: null,
