@@ -149,6 +149,33 @@ for (const [locale, width] of [
   })
 }
 
+for (const width of [1440, 390])
+  t.test(`after a validation error, the first click on the button is the one that counts (${width} px)`, async t => {
+    const w = await openConsole(browser, service.url, { width })
+    t.teardown(w.close)
+    const page = w.page
+    const email = `first-click-${width}@example.com`
+    await page.goto(`${service.url}/signup`)
+    await waitForText(page, /Create the account/)
+    // Invalid: an address without its domain, a password too short. The browser's checks refuse it.
+    await fill(page, WORDS.en.email, 'first-click')
+    await fill(page, WORDS.en.password, 'short')
+    await press(page, WORDS.en.create)
+    await page.waitForSelector('[slot="errorMessage"], .react-aria-FieldError')
+    t.pass('the errors are shown (the positive control)')
+    // Corrected, the pointer's one click on the button, from the field still being typed in.
+    await fill(page, WORDS.en.email, email)
+    await fill(page, WORDS.en.password, password)
+    const sent = (): number => w.requests.filter(r => r.method === 'POST' && r.url.endsWith('/api/auth/register')).length
+    t.equal(sent(), 0, 'nothing sent while the form was invalid')
+    await press(page, WORDS.en.create)
+    await waitForText(page, WORDS.en.mailed)
+    t.equal(sent(), 1, 'one click, one request')
+    // Read back from the service: the code was filed for this address.
+    t.match(await confirmationCode(dataDir, email), /^\d{6}$/)
+    assertClean(t, w, 'the sign-up page')
+  })
+
 t.test('the two-factor challenge: a TOTP code, then a backup code', async t => {
   const email = 'console-2fa@example.com'
   const token = await signUp(api, dataDir, email, password)

@@ -1,9 +1,15 @@
-import { useEffect, useState, type ReactNode } from 'react'
+import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 'react'
 import { Button, FieldError, Input, Label, Text, TextField, type TextFieldProps } from 'react-aria-components'
 import type { Problem } from './api.ts'
 import { useI18n } from './i18n.tsx'
 
-/** A labelled text field (React Aria's TextField: label, input, description and error tied together for assistive technology). */
+/**
+ * A labelled text field (React Aria's TextField: label, input, description and error tied
+ * together for assistive technology). A field is committed, and its errors re-validated, when
+ * it loses focus: when the pointer goes down on the form's button. Its error line keeps the
+ * height it had while it showed an error, so that what is below does not move between the
+ * button's press and its release, and that click is not lost.
+ */
 export function Field({
   label,
   description,
@@ -12,11 +18,33 @@ export function Field({
 }: TextFieldProps & { label: string; description?: string; errorMessage?: string }): ReactNode {
   return (
     <TextField {...props}>
-      <Label>{label}</Label>
-      <Input />
-      {description && <Text slot="description">{description}</Text>}
-      <FieldError>{errorMessage}</FieldError>
+      {({ isInvalid }) => (
+        <>
+          <Label>{label}</Label>
+          <Input />
+          {description && <Text slot="description">{description}</Text>}
+          <ErrorLine invalid={isInvalid}>
+            <FieldError>{errorMessage}</FieldError>
+          </ErrorLine>
+        </>
+      )}
     </TextField>
+  )
+}
+
+/** The error line of a field: at least as tall as it was while it showed an error (see `Field`). */
+function ErrorLine({ invalid, children }: { invalid: boolean; children: ReactNode }): ReactNode {
+  const line = useRef<HTMLDivElement>(null)
+  const [kept, setKept] = useState(0)
+  useLayoutEffect(() => {
+    const height = line.current?.offsetHeight ?? 0
+    if (invalid && height > kept) setKept(height)
+  }, [invalid, kept])
+  // Set through the CSSOM (element.style), which the Content Security Policy allows.
+  return (
+    <div ref={line} style={kept > 0 ? { minHeight: `${kept}px` } : undefined}>
+      {children}
+    </div>
   )
 }
 
