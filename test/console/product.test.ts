@@ -375,6 +375,13 @@ t.test('webhooks: the signing secret signs a test delivery; disable; edit; the d
   await visit(w, 'Webhooks')
   await fill(page, 'Endpoint URL', url)
   await fill(page, 'Description', 'CRM')
+  // No event chosen: said on the page, nothing sent; then one click with an event chosen creates it.
+  const eventBox = 'form ::-p-text(job.completed)'
+  await page.locator(eventBox).click()
+  await press(page, 'Add the endpoint')
+  await waitForText(page, /Choose at least one event\./)
+  t.equal(w.requests.filter(r => r.method === 'POST' && r.url.endsWith('/api/webhooks')).length, 0, 'nothing sent without an event')
+  await page.locator(eventBox).click()
   await press(page, 'Add the endpoint')
   await page.waitForSelector('[data-testid=secret]')
   const secret = await page.$eval('[data-testid=secret]', e => e.textContent ?? '')

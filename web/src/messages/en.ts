@@ -278,6 +278,7 @@ export const en = {
   'webhooks.url': 'Endpoint URL',
   'webhooks.urlHint': 'A public https address that answers 2xx.',
   'webhooks.events': 'Events',
+  'webhooks.eventsRequired': 'Choose at least one event.',
   'webhooks.description': 'Description',
   'webhooks.list': 'Your endpoints',
   'webhooks.none': 'No endpoints yet.',

@@ -276,6 +276,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'webhooks.url': 'URL du point d’accès',
   'webhooks.urlHint': 'Une adresse https publique qui répond 2xx.',
   'webhooks.events': 'Événements',
+  'webhooks.eventsRequired': 'Choisissez au moins un événement.',
   'webhooks.description': 'Description',
   'webhooks.list': 'Vos points d’accès',
   'webhooks.none': 'Aucun point d’accès pour l’instant.',

@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type ReactNode } from 'react'
-import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria-components'
+import { Button, Checkbox, CheckboxGroup, FieldError, Form, Label, Switch } from 'react-aria-components'
 import { Link, useLocation } from 'wouter'
 import { api, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
@@ -23,6 +23,8 @@ function Events({ value, onChange }: { value: string[]; onChange: (v: string[]) 
           </Checkbox>
         ))}
       </div>
+      {/* The browser's own message would point at a visually hidden checkbox: said here instead. */}
+      <FieldError>{t('webhooks.eventsRequired')}</FieldError>
     </CheckboxGroup>
   )
 }
