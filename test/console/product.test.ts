@@ -234,6 +234,12 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   await waitForText(page, /^Completed$/m, 20_000)
   const batch = (await api('GET', `/api/batches/${uuid}`, { token })).body
   t.equal(batch.name, 'customers.csv', "the list keeps the file's name")
+  // The past lists' table follows the card, without a reload: the same status and count, and when it was made.
+  const row = async (): Promise<string> =>
+    await page.$$eval('tbody tr', rows => rows.map(r => (r as HTMLElement).innerText).find(text => text.includes('customers.csv')) ?? '')
+  await waitUntil(async () => /Completed/.test(await row()), 10_000).catch(() => undefined)
+  t.match(await row(), new RegExp(`Completed\\s+${batch.progress.processed} / ${batch.progress.total}`), 'the table says what the card says')
+  t.match(await row(), /\d{4}/, 'with the date it was made')
   t.equal(batch.progress.total, 5, 'five unique values (one not an address) went to the API')
   t.equal(batch.duplicates, 0, 'the page sent each address once (the repeated row stays in the file)')
   for (const v of ['valid', 'risky', 'invalid', 'unknown']) {

@@ -215,6 +215,7 @@ export const en = {
   'lists.past': 'Your lists',
   'lists.none': 'No lists yet.',
   'lists.name': 'Name',
+  'lists.created': 'Created',
   'lists.status': 'Status',
   'lists.new': 'Verify another list',
 

@@ -212,6 +212,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'lists.past': 'Vos listes',
   'lists.none': 'Aucune liste pour l’instant.',
   'lists.name': 'Nom',
+  'lists.created': 'Créée le',
   'lists.status': 'État',
   'lists.new': 'Vérifier une autre liste',
 

@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useState, type ReactNode } from 'react'
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
 import { Button, ProgressBar, Label } from 'react-aria-components'
 import { Link, useLocation } from 'wouter'
 import Papa from 'papaparse'
@@ -57,12 +57,17 @@ function addressKey(text: string): string {
 const mediaOf = (name: string): string => (/\.tsv$/i.test(name) ? 'text/tab-separated-values' : /\.txt$/i.test(name) ? 'text/plain' : 'text/csv')
 
 /** A batch as it runs: progress, results by verdict, tokens, and the files to download. */
-function BatchView({ uuid }: { uuid: string }): ReactNode {
+/** One list as it runs; `onUpdate` is told each time what it shows changes (the page's table follows it). */
+function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }): ReactNode {
   const { t, formatNumber, formatDate } = useI18n()
   const [batch, setBatch] = useState<Batch | null>(null)
   const [failure, setFailure] = useState<Failure | null>(null)
+  // The latest callback, for the poll started once per list.
+  const updated = useRef(onUpdate)
+  updated.current = onUpdate
   useEffect(() => {
     let live = true
+    let last = ''
     const poll = async (): Promise<void> => {
       while (live) {
         // Answered as soon as the batch completes, or after a second: the bar moves, nothing polls faster.
@@ -72,7 +77,12 @@ function BatchView({ uuid }: { uuid: string }): ReactNode {
           setFailure(failureOf(r.error, r.response))
           return
         }
-        setBatch(r.data)
+        const shown = `${r.data.status} ${r.data.progress.processed}`
+        if (shown !== last) {
+          last = shown
+          setBatch(r.data)
+          updated.current?.()
+        }
         if (r.data.status === 'completed') return
       }
     }
@@ -156,7 +166,7 @@ function BatchView({ uuid }: { uuid: string }): ReactNode {
 
 /** Lists: upload a file, pick the address column, see the unique count and the cost against the balance, start, watch, download the file with its results. */
 export default function Lists({ uuid }: { uuid?: string }): ReactNode {
-  const { t, formatNumber } = useI18n()
+  const { t, formatNumber, formatDate } = useI18n()
   const [, go] = useLocation()
   const batches = useGet('/api/batches', { params: { query: { limit: 20 } } }, [uuid])
   const [parsed, setParsed] = useState<Parsed | null>(null)
@@ -243,7 +253,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
     <>
       <PageTitle>{t('nav.lists')}</PageTitle>
       {uuid ? (
-        <BatchView uuid={uuid} />
+        <BatchView uuid={uuid} onUpdate={batches.reload} />
       ) : (
         <section className="card" aria-labelledby="upload-h">
           <h2 id="upload-h">{t('lists.upload')}</h2>
@@ -324,6 +334,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
               <thead>
                 <tr>
                   <th scope="col">{t('lists.name')}</th>
+                  <th scope="col">{t('lists.created')}</th>
                   <th scope="col">{t('lists.status')}</th>
                   <th scope="col">{t('lists.progress')}</th>
                 </tr>
@@ -334,6 +345,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
                     <td>
                       <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>
                     </td>
+                    <td>{formatDate(Date.parse(b.created_at))}</td>
                     <td>{t(`batch.${b.status}` as 'batch.completed')}</td>
                     <td>
                       {formatNumber(b.progress.processed)} / {formatNumber(b.progress.total)}
