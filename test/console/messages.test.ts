@@ -57,3 +57,14 @@ t.test('English and French: the same keys, the same placeholders, no sentence le
   )
   t.same(same, [], 'no multi-word sentence untranslated')
 })
+
+t.test('French punctuation: a narrow no-break space before : ; ? ! (never a plain space, which can break the line there)', async t => {
+  const plain = Object.entries(fr).filter(([, text]) => / [:;?!](?!\/\/)/.test(text))
+  t.same(
+    plain.map(([key]) => key),
+    [],
+    'no plain space before high punctuation'
+  )
+  t.match(fr['result.action'], /\u202f:$/, 'the label before what to do carries its colon, after its space (the card adds none)')
+  t.match(en['result.action'], /[^ ]:$/, 'and in English, no space before it')
+})

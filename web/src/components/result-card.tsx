@@ -20,7 +20,7 @@ export function ResultCard({ job, onVerify }: { job: Job; onVerify?: (email: str
         <strong data-testid="reason">{t(`reason.${r.reason}` as 'reason.accepted_email')}</strong> — {t(`why.${r.reason}` as 'why.accepted_email')}
       </p>
       <p className="muted">
-        {t('result.action')}: {t(`action.${r.verdict}` as 'action.valid')}
+        {t('result.action')} {t(`action.${r.verdict}` as 'action.valid')}
       </p>
       <dl className="grid">
         <div>

@@ -151,7 +151,7 @@ export const en = {
   'outcome.error': 'No answer',
   'outcome.skipped': 'Not run',
 
-  'result.action': 'What to do',
+  'result.action': 'What to do:',
   'result.score': 'Score',
   'result.flags': 'Flags',
   'result.mx': 'Mail server',
