@@ -529,6 +529,22 @@ t.test('every signed-in page: axe finds nothing serious, nothing wider than the 
       // Against the width set (a mobile layout viewport widens to fit what overflows).
       const overflow = (await w.page.evaluate(() => document.documentElement.scrollWidth)) - width
       t.ok(overflow <= 0, `${path} at ${width} px fits its window (overflow ${overflow} px)`)
+      if (path === '/jobs') {
+        // What a row is about is in view without scrolling the table sideways.
+        const heads = await w.page.evaluate(() =>
+          [...document.querySelectorAll('thead th')].map(th => ({
+            text: (th as HTMLElement).innerText.replace(/[▲▼]/g, '').trim(),
+            right: th.getBoundingClientRect().right
+          }))
+        )
+        const wanted = heads.filter(h => ['Status', 'Verdict', 'Score'].includes(h.text))
+        t.equal(wanted.length, 3, `${path}: the status, verdict and score columns are there`)
+        t.same(
+          wanted.filter(h => h.right > width).map(h => h.text),
+          [],
+          `${path} at ${width} px: status, verdict and score in view without scrolling`
+        )
+      }
     }
     assertClean(t, w, `pages at ${width}`)
     await w.close()

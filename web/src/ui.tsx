@@ -207,9 +207,9 @@ export function scrollable(label: string): { tabIndex: 0; role: 'region'; 'aria-
  * The header cell maker of a table sorted by the API (`sort`, `order`): a button per column
  * that sorts by it (again: the other way), `aria-sort` on the sorted one.
  */
-export function sortHeader<S extends string>(sort: S, order: 'asc' | 'desc', sortBy: (s: S) => void): (s: S, label: string) => ReactNode {
-  return (s, label) => (
-    <th scope="col" aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
+export function sortHeader<S extends string>(sort: S, order: 'asc' | 'desc', sortBy: (s: S) => void): (s: S, label: string, className?: string) => ReactNode {
+  return (s, label, className) => (
+    <th scope="col" className={className} aria-sort={sort === s ? (order === 'asc' ? 'ascending' : 'descending') : 'none'}>
       <Button
         className="react-aria-Button link"
         onPress={() => {

@@ -138,19 +138,19 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
           <table>
             <thead>
               <tr>
-                {head('created_at', t('jobs.created'))}
+                {head('created_at', t('jobs.created'), 'wide-only')}
                 <th scope="col">{t('field.email')}</th>
                 {head('status', t('jobs.status'))}
                 {head('verdict', t('jobs.verdict'))}
                 {head('score', t('result.score'))}
-                {head('uuid', 'uuid')}
+                {head('uuid', 'uuid', 'wide-only')}
               </tr>
             </thead>
             <tbody>
               {(jobs.data?.items ?? []).map(j => (
                 <tr key={j.uuid}>
-                  <td>{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
-                  <td>
+                  <td className="wide-only">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
+                  <td className="address">
                     <Link href={`/jobs/${j.uuid}`}>{j.email}</Link>
                   </td>
                   <td>{t(`job.status.${j.status}`)}</td>
@@ -158,7 +158,7 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
                     <VerdictBadge verdict={j.verdict} />
                   </td>
                   <td>{j.score ?? '—'}</td>
-                  <td className="mono">{j.uuid.slice(0, 13)}</td>
+                  <td className="mono wide-only">{j.uuid.slice(0, 13)}</td>
                 </tr>
               ))}
             </tbody>
