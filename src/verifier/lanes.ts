@@ -26,15 +26,20 @@ export function itemOf(address: string, due?: number, until?: number): Item {
   return item
 }
 
+/** Whether `item`'s `until` has passed at `now` (epoch ms): it is answered expired, not asked. */
+export const isExpired = (item: Item, now: number): boolean => item.until !== undefined && item.until <= now
+
 /**
- * Takes out of `queue` the recipients whose `until` has passed, answering each with
- * `expired(address)`. Cost: one pass over the queue, only when some item carries `until`.
+ * Takes out of the front of `queue` the recipients whose `until` has passed, answering each
+ * with `answer(address)`, up to the first one that may still be asked. Cost: the expired ones
+ * and one more, never the whole queue: a call's recipients share one `until` and are queued
+ * together, so they expire as a run; one further back is caught when a window takes it
+ * (`isExpired`).
  */
-export function expireItems(queue: Item[], answer: (address: string) => void, now = Date.now()): void {
-  for (let k = queue.length - 1; k >= 0; k--) {
-    const until = queue[k].until
-    if (until !== undefined && until <= now) answer(queue.splice(k, 1)[0].address)
-  }
+export function expireFront(queue: Item[], answer: (address: string) => void, now = Date.now()): void {
+  let n = 0
+  while (n < queue.length && isExpired(queue[n], now)) n++
+  for (const item of queue.splice(0, n)) answer(item.address)
 }
 
 /**

@@ -5,7 +5,7 @@ import { classifyRcpt, classifySessionRefusal } from './classify.ts'
 import { expiredAnswer, failureOf, isPushBack, type Failure, type RecipientAnswer } from './recipient-answer.ts'
 import type { Politeness } from './politeness.ts'
 import { isPublicAddress } from '../domain/webhook/target.ts'
-import { expireItems, itemOf, lingerIn, type Item, type Lane } from './lanes.ts'
+import { expireFront, isExpired, itemOf, lingerIn, type Item, type Lane } from './lanes.ts'
 import { EgressRoutes } from './egress.ts'
 
 export interface ProbeOptions {
@@ -258,7 +258,7 @@ export class SmtpProber {
       const host = hosts[hostIndex]
       const release = await this.politeness.acquire(host.host, provider)
       // Recipients whose deadline passed while this runner waited are not asked.
-      expireItems(queue, address => answers.set(address, expiredAnswer(host)))
+      expireFront(queue, address => answers.set(address, expiredAnswer(host)))
       // The other runners may have taken everything while this one waited for its slot: no session that would ask nothing.
       if (queue.length === 0) {
         release()
@@ -474,8 +474,16 @@ export class SmtpProber {
               perSession - asked,
               budget - errors
             )
-            expireItems(queue, address => answers.set(address, expiredAnswer(host)))
-            const taken = await takeDue(queue, size)
+            expireFront(queue, address => answers.set(address, expiredAnswer(host)))
+            const due = await takeDue(queue, size)
+            const now = Date.now()
+            const taken = due.filter(item => {
+              if (!isExpired(item, now)) return true
+              answers.set(item.address, expiredAnswer(host))
+              return false
+            })
+            // All it took had expired: take again (the loop ends when the queue is empty).
+            if (taken.length === 0) continue
             // A UTF-8 mailbox queued after this envelope's MAIL FROM (undeclared) waits for the next one.
             const late = declared ? -1 : taken.findIndex(i => i.eai === true)
             const window = late < 0 ? taken : taken.slice(0, late)
