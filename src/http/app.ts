@@ -212,7 +212,13 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   await rateLimitPlugin(app, rt.rate_counter, rt.ctx.config.rate_limit_window_s, rt.ctx.config.public_rate_limit_per_minute)
   await openapiPlugin(app, () => rt.ctx.base_url())
   healthRoutes(app, rt.ready, rt.ctx.config.metrics.token)
-  configRoutes(app, rt.ctx.config.plans, rt.ctx.config.billing.stripe_secret_key !== null, rt.ctx.config.smtp_url === null ? 'outbox' : 'smtp')
+  configRoutes(
+    app,
+    rt.ctx.config.plans,
+    rt.ctx.config.billing.stripe_secret_key !== null,
+    rt.ctx.config.smtp_url === null ? 'outbox' : 'smtp',
+    Math.round(rt.ctx.config.verifier.egress_hold_ms / 1000)
+  )
   authRoutes(app, rt)
   signInRoutes(app, rt)
   walletRoutes(app, rt)

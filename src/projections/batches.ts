@@ -34,6 +34,8 @@ export interface BatchDoc {
   source?: BatchSourceDoc | null
   /** When the kept file goes (the retention sweep's index); null without one. */
   source_expires_at?: string | null
+  /** While live items are held because egress to mail servers is blocked (BatchHeld, until the next results): since when and until when at the latest; absent or null otherwise. */
+  held?: { reason: 'egress_blocked'; since: string; until: string } | null
 }
 
 /** A kept file as the read model holds it. */
@@ -128,9 +130,12 @@ function evolveBatch(doc: BatchDoc | null, blocks: ReadonlyArray<BatchItemBlockD
           checked_at: r.checked_at ?? null
         }
       })
-      next = { ...next, processed: doc.processed + e.data.results.length, by_verdict: verdicts, by_reason: reasons }
+      next = { ...next, processed: doc.processed + e.data.results.length, by_verdict: verdicts, by_reason: reasons, held: null }
       break
     }
+    case 'BatchHeld':
+      next = { ...next, held: { reason: e.data.reason, since: e.data.held_at, until: e.data.until } }
+      break
     case 'BatchItemsDeferred':
       items = changeItems(blocks, id, doc.user_uuid, itemsOf(e), (_, item) =>
         item !== null && item.status === 'pending' ? { ...item, status: 'deferred' } : undefined
@@ -150,7 +155,7 @@ function evolveBatch(doc: BatchDoc | null, blocks: ReadonlyArray<BatchItemBlockD
       next = { ...next, status: doc.status === 'completed' ? 'completed' : 'processing', closed_at: e.data.closed_at }
       break
     case 'BatchCompleted':
-      next = { ...next, status: 'completed', completed_at: e.data.completed_at, closed_at: doc.closed_at ?? e.data.completed_at }
+      next = { ...next, status: 'completed', completed_at: e.data.completed_at, closed_at: doc.closed_at ?? e.data.completed_at, held: null }
       break
     case 'BatchChunkAbandoned':
       break
@@ -188,6 +193,7 @@ export const batchesProjection: Projection = documentsProjection({
     'BatchIntakeClosed',
     'BatchResultsRecorded',
     'BatchItemsDeferred',
+    'BatchHeld',
     'BatchChunkProcessed',
     'BatchCompleted',
     'BatchSourceAttached',

@@ -32,6 +32,8 @@ export interface JobDoc {
   /** Greylisting: attempts so far and when the next one is due. */
   attempts: number
   retry_at: string | null
+  /** While deferred: why (greylisting, or held while egress to port 25 is blocked) and until when at the latest; null otherwise (absent on documents written before it was kept). */
+  deferral?: { reason: 'greylisted' | 'egress_blocked'; deadline_at: string } | null
 }
 
 /** Jobs counted by the day (UTC) they were created, their environment, status and verdict: the totals of job lists without scanning them. */
@@ -99,13 +101,20 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
       error: null,
       result: null,
       attempts: 0,
-      retry_at: null
+      retry_at: null,
+      deferral: null
     }
   }
   if (doc === null) return null
   switch (e.type) {
     case 'JobDeferred':
-      return { ...doc, status: 'deferred', attempts: e.data.attempt, retry_at: e.data.retry_at }
+      return {
+        ...doc,
+        status: 'deferred',
+        attempts: e.data.attempt,
+        retry_at: e.data.retry_at,
+        deferral: { reason: e.data.reason, deadline_at: e.data.deadline_at }
+      }
     case 'JobCompleted':
       return {
         ...doc,
@@ -116,10 +125,11 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
         completed_at: e.data.completed_at,
         result: { ...e.data.result },
         charged: e.data.charge,
-        retry_at: null
+        retry_at: null,
+        deferral: null
       }
     case 'JobFailed':
-      return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at, charged: 0 }
+      return { ...doc, status: 'failed', error: e.data.error, completed_at: e.data.failed_at, charged: 0, retry_at: null, deferral: null }
   }
 }
 

@@ -6,6 +6,7 @@ import type { VerificationEngine } from '../verifier/engine.ts'
 import type { VerificationResult } from '../verifier/result.ts'
 import { simulate } from '../verifier/sandbox.ts'
 import type { CommandContext } from '../commands/context.ts'
+import { holdBatch } from '../commands/batch/hold-batch.ts'
 import { deferBatchItems } from '../commands/batch/defer-batch-items.ts'
 import { recordBatchResults } from '../commands/batch/record-batch-results.ts'
 import { settleBatchChunk } from '../flows/batch-settlement/settle-batch-chunk.ts'
@@ -87,7 +88,12 @@ export async function startBatchWorker(ctx: CommandContext, bus: Bus, engine: Ve
     if (egress && s.environment === 'live' && s.checks.includes('smtp') && egress.blocked()) {
       // Held while egress is blocked (`since`: when the chunk came), as single jobs are.
       const left = since + egress.hold_ms - ctx.now().getTime()
-      if (left > 0) throw new RetryLater(Math.min(egress.recheck_ms, left))
+      if (left > 0) {
+        // The batch says so in its fields (`held`), once per hold.
+        if ((s.held_until ?? null) === null && (await holdBatch(ctx, batchUuid, new Date(since + egress.hold_ms).toISOString(), causation)))
+          options.metrics?.deferrals.inc({ reason: 'egress_blocked' })
+        throw new RetryLater(Math.min(egress.recheck_ms, left))
+      }
     }
     const opened: Array<{ i: number; email: string; address: string | null }> = []
     for (const item of todo) {

@@ -77,10 +77,17 @@ export function evolve(state: BatchState, event: BatchEvent): BatchState {
         event.data.results.map(r => r.i),
         event.data.results.reduce((sum, r) => sum + r.charge, 0)
       )
-      return { ...state, processed: state.processed + chunk.pending - next.pending, open: new Map(state.open).set(event.data.chunk_uuid, next) }
+      return {
+        ...state,
+        processed: state.processed + chunk.pending - next.pending,
+        open: new Map(state.open).set(event.data.chunk_uuid, next),
+        held_until: null
+      }
     }
     case 'BatchItemsDeferred':
       return state
+    case 'BatchHeld':
+      return { ...state, held_until: event.data.until }
     case 'BatchChunkProcessed': {
       const open = new Map(state.open)
       open.delete(event.data.chunk_uuid)
@@ -119,6 +126,7 @@ export type BatchCommand =
       data: { chunk_uuid: string; items: Array<{ i: number; email: string }>; attempt: number; retry_at: string; deadline_at: string; now: string }
     }
   | { type: 'AbandonChunk'; data: { chunk_uuid: string; now: string } }
+  | { type: 'HoldBatch'; data: { reason: 'egress_blocked'; until: string; now: string } }
 
 /** Events that finish what `state` (after this command's other events) makes finished: settled chunks, then the batch. */
 function completions(state: Live, chunks: readonly string[], now: string): BatchEvent[] {
@@ -267,6 +275,12 @@ export function decide(command: BatchCommand, state: BatchState): BatchEvent[] {
           }
         }
       ]
+    }
+    case 'HoldBatch': {
+      // Once per hold: a batch already held, or ended, says nothing new.
+      const d = command.data
+      if (state.status === 'completed' || (state.held_until ?? null) !== null) return []
+      return [{ type: 'BatchHeld', data: { batch_uuid: state.batch_uuid, user_uuid: state.user_uuid, reason: d.reason, held_at: d.now, until: d.until } }]
     }
     case 'AbandonChunk': {
       const d = command.data

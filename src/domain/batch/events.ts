@@ -103,6 +103,14 @@ export type BatchItemsDeferred = Event<
 >
 
 /**
+ * Live items wait because this service cannot reach mail servers (the egress self-test finds
+ * port 25 or DNS blocked): recorded once per hold, when the first part is held; the next
+ * results recorded end it. `until`: the latest its parts wait (their chunk's arrival plus
+ * `VERIFIER_EGRESS_HOLD_S`), then they run anyway.
+ */
+export type BatchHeld = Event<'BatchHeld', { batch_uuid: string; user_uuid: string; reason: 'egress_blocked'; held_at: string; until: string }>
+
+/**
  * Every item of a chunk has its result: its reservation is settled by capturing `charge`
  * and releasing the rest (`amount - charge`), once, by the batch worker.
  */
@@ -124,6 +132,7 @@ export type BatchEvent =
   | BatchIntakeClosed
   | BatchResultsRecorded
   | BatchItemsDeferred
+  | BatchHeld
   | BatchChunkProcessed
   | BatchCompleted
   | BatchChunkAbandoned

@@ -41,6 +41,8 @@ export type BatchState =
       abandoned: ReadonlySet<string>
       /** Chunks with items still pending, by uuid. */
       open: ReadonlyMap<string, OpenChunk>
+      /** While held for egress (BatchHeld, until the next results): until when at the latest; absent or null otherwise. */
+      held_until?: string | null
     })
 
 export type Live = Exclude<BatchState, { status: 'none' }>

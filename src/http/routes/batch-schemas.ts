@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { MAX_BATCH_EMAIL } from '../../flows/batch-submission/shared/batch-intake.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import type { BatchDoc } from '../../projections/batches.ts'
-import { FlagSchema, ReasonSchema, Timestamp, VerdictSchema } from '../schemas.ts'
+import { ActingEnvironment, FlagSchema, ReasonSchema, Timestamp, VerdictSchema } from '../schemas.ts'
 
 /** A batch as the API shows it: status, progress, aggregated results and tokens (interface "Batches"). */
 export const Batch = z
@@ -34,7 +34,18 @@ export const Batch = z
         expires_at: Timestamp
       })
       .nullable()
-      .meta({ description: "the list's file kept beside the batch (`GET /api/batches/{uuid}/source` returns it with results), or null" })
+      .meta({ description: "the list's file kept beside the batch (`GET /api/batches/{uuid}/source` returns it with results), or null" }),
+    held: z
+      .object({
+        reason: z.enum(['egress_blocked']).meta({
+          description:
+            '`egress_blocked`: this service cannot reach mail servers now (port 25 or DNS blocked on its side); live items wait, their tokens reserved'
+        }),
+        since: Timestamp,
+        until: Timestamp.meta({ description: 'the latest they wait: then they run anyway, and what still cannot be answered ends `unknown` (not charged)' })
+      })
+      .nullable()
+      .meta({ description: 'while live items are held: why, since when and until when at the latest; null otherwise' })
   })
   .meta({ id: 'Batch' })
 
@@ -130,7 +141,8 @@ export const CreateBatch = z
       .optional()
       .meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` }),
     final: z.boolean().meta({ description: '`false` keeps intake open for more chunks' }),
-    name: z.string().max(200).nullable().optional()
+    name: z.string().max(200).nullable().optional(),
+    environment: ActingEnvironment
   })
   .meta({ examples: [{ emails: ['jane@example.com', 'john@example.org'], final: true, name: 'November newsletter' }] })
 
@@ -142,7 +154,8 @@ export const AddChunk = z.object({
 export const EstimateRequest = z
   .object({
     addresses: z.number().int().min(0).max(100_000_000).meta({ description: 'unique valid addresses the list holds (invalid ones cost nothing)' }),
-    checks: z.array(z.string()).min(1).max(32).optional().meta({ description: 'the checks the batch would run; all the key and plan allow when omitted' })
+    checks: z.array(z.string()).min(1).max(32).optional().meta({ description: 'the checks the batch would run; all the key and plan allow when omitted' }),
+    environment: ActingEnvironment
   })
   .meta({ examples: [{ addresses: 12_000 }] })
 
@@ -194,6 +207,7 @@ export function batchView(b: BatchDoc): BatchView {
     created_at: b.created_at,
     closed_at: b.closed_at,
     completed_at: b.completed_at,
-    source: b.source ? { format: b.source.format, bytes: b.source.bytes, attached_at: b.source.attached_at, expires_at: b.source.expires_at } : null
+    source: b.source ? { format: b.source.format, bytes: b.source.bytes, attached_at: b.source.attached_at, expires_at: b.source.expires_at } : null,
+    held: b.status === 'completed' ? null : (b.held ?? null)
   }
 }

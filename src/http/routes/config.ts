@@ -36,15 +36,26 @@ const PublicConfig = z
     mail_delivery: z.enum(['smtp', 'outbox']).meta({
       description:
         '`outbox`: this service files mail instead of sending it (no `SMTP_URL`: the embedded default); the operator reads a code with `svc mail show --to <address>`'
+    }),
+    egress_hold_s: z.number().int().meta({
+      description:
+        'while this service cannot reach mail servers, how long a live check waits (`deferred`, reason `egress_blocked`, tokens reserved) before it runs anyway (`VERIFIER_EGRESS_HOLD_S`); test keys never wait'
     })
   })
   .meta({ id: 'PublicConfig' })
 
 /**
  * GET /api/config (auth N): the plan grid, the top-up pricing and the per-check token
- * costs from the plan catalogue (`PLANS_FILE`), and the locales.
+ * costs from the plan catalogue (`PLANS_FILE`), the locales, and how long live checks are
+ * held while egress is blocked.
  */
-export function configRoutes(fastify: FastifyInstance, catalogue: PlanCatalogue, billingConfigured: boolean, mailDelivery: 'smtp' | 'outbox'): void {
+export function configRoutes(
+  fastify: FastifyInstance,
+  catalogue: PlanCatalogue,
+  billingConfigured: boolean,
+  mailDelivery: 'smtp' | 'outbox',
+  egressHoldS: number
+): void {
   const body = {
     plans: catalogue.plans.map(p => ({
       code: p.code,
@@ -69,7 +80,8 @@ export function configRoutes(fastify: FastifyInstance, catalogue: PlanCatalogue,
     scopes: [...SCOPES],
     locales: [...SUPPORTED_LOCALES],
     billing_available: billingConfigured,
-    mail_delivery: mailDelivery
+    mail_delivery: mailDelivery,
+    egress_hold_s: egressHoldS
   }
   fastify.withTypeProvider<ZodTypeProvider>().route({
     method: 'GET',

@@ -167,6 +167,18 @@ export const Job = z
     completed_at: Timestamp.nullable(),
     attempts: z.number().meta({ description: 'greylisting retries so far' }),
     retry_at: Timestamp.nullable(),
+    deferral: z
+      .object({
+        reason: z.enum(['greylisted', 'egress_blocked']).meta({
+          description:
+            '`greylisted`: the receiving server asked us to come back later (450/451); `egress_blocked`: this service cannot reach mail servers now (port 25 or DNS blocked on its side), so the live check is held, its tokens reserved'
+        }),
+        deadline_at: Timestamp.meta({
+          description: 'the latest it waits: then it is asked once more, and ends `unknown` (not charged) if it still cannot be answered'
+        })
+      })
+      .nullable()
+      .meta({ description: 'while `deferred`: why the job waits and until when at the latest; null otherwise' }),
     error: z.string().nullable(),
     result: JobResult.nullable()
   })
@@ -188,6 +200,7 @@ export const Job = z
         completed_at: '2026-11-23T10:00:01.240Z',
         attempts: 0,
         retry_at: null,
+        deferral: null,
         error: null,
         result: {
           normalized: 'jane@example.com',
@@ -233,6 +246,7 @@ export const Job = z
         completed_at: null,
         attempts: 0,
         retry_at: null,
+        deferral: null,
         error: null,
         result: null
       }
@@ -272,6 +286,7 @@ export function jobView(j: JobDoc): JobView {
     completed_at: j.completed_at,
     attempts: j.attempts,
     retry_at: j.retry_at,
+    deferral: j.status === 'deferred' ? (j.deferral ?? null) : null,
     error: j.error,
     result: j.result as JobView['result']
   }

@@ -10,6 +10,7 @@ import {
   type BatchCompleted,
   type BatchCreated,
   type BatchEvent,
+  type BatchHeld,
   type BatchIntakeClosed,
   type BatchItem,
   type BatchItemResult,
@@ -281,6 +282,24 @@ t.test('RecordBatchResults, DeferBatchItems and completion', async t => {
   b([...open, deferred('c1', [{ i: 0, email: 'sealed:1' }])])
     .when({ ...defer, data: { ...defer.data, attempt: 2 } })
     .then([deferred('c1', [{ i: 0, email: 'sealed:1' }], 2)], 'a deferred item may be deferred again (the next attempt)')
+})
+
+t.test('HoldBatch: once per hold while egress is blocked; the next results end it', async t => {
+  const b = spec(t, batch)
+  const open: BatchEvent[] = [created(), added('c1', 0, [item(1), item(2)], 14)]
+  const hold = { type: 'HoldBatch' as const, data: { reason: 'egress_blocked' as const, until: LATER, now: NOW } }
+  const heldEvent: BatchHeld = { type: 'BatchHeld', data: { batch_uuid: B, user_uuid: U, reason: 'egress_blocked', held_at: NOW, until: LATER } }
+  b(open).when(hold).then([heldEvent], 'a batch with items pending: held, with its deadline')
+  b([...open, heldEvent])
+    .when(hold)
+    .thenNothing('already held: nothing new (a part retried while egress stays blocked)')
+  b([...open, heldEvent, recorded('c1', [result(0)])])
+    .when(hold)
+    .then([heldEvent], 'results recorded since ended that hold: a new one is recorded')
+  b([...open, heldEvent]).thenState(s => (s.status === 'none' ? null : s.held_until), LATER, 'the state keeps until when')
+  b([created(), added('c1', 0, [item(1, true)], 0), closed(), completed(1)])
+    .when(hold)
+    .thenNothing('a completed batch is never held')
 })
 
 t.test('CloseIdleIntake and AbandonChunk', async t => {
