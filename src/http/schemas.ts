@@ -180,6 +180,12 @@ export const FormulaEscape = z.enum(['true', 'false']).optional().meta({
  * environments and may name one; a key, agent or OAuth client sees its own only (naming
  * the other is a 400 `<operation>.other_environment`).
  */
+/** The environment a write acts in (`environment` in a submission's body): see `actingIn`. */
+export const ActingEnvironment = z.enum(['live', 'test'], { message: 'environment must be live or test' }).optional().meta({
+  description:
+    "`test` runs in the sandbox (simulated answers, no tokens, no mail server asked), `live` for real. A session (the console's test mode) chooses, live when it names none; an API key, agent or OAuth client acts in its own environment only, and naming the other is a 400 `<operation>.other_environment`"
+})
+
 export const EnvironmentQuery = z.object({
   environment: z.enum(['live', 'test'], { message: 'environment must be live or test' }).optional().meta({
     description:

@@ -146,9 +146,10 @@ t.test('batches: lists, results, kept files and chunks of the other environment 
   const bySession = await api('POST', `/api/batches/${testBatch}/emails`, { token: session, body: { emails: ['c@sandbox.example.com'] } })
   t.same(
     [bySession.status, bySession.body.code],
-    [403, 'add_chunk.environment_mismatch'],
-    'the session sees the sandbox batch but adds as a live credential: 403'
+    [409, 'add_chunk.intake_closed'],
+    "the session finds the sandbox batch (it acts in the batch's environment: environments.test.ts adds to an open one), closed"
   )
+  t.equal((await api('GET', '/api/wallet', { token: session })).body.balance, before, 'no live token spent')
   t.equal((await api('GET', `/api/batches/${testBatch}/results`, { token: test })).body.total, 2, "the test key reads its own batch's results")
 })
 

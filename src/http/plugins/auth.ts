@@ -226,6 +226,20 @@ export function listedEnvironment(p: Principal, asked: Environment | undefined, 
   return own
 }
 
+/**
+ * The principal a write acts as (`environment` in the body of `POST /api/verify`,
+ * `/api/batches`, `/api/batches/estimate`): a session (the console's test-mode switch)
+ * chooses either environment (live when it names none); a key, agent or OAuth client acts in
+ * its own only, whatever it names as long as it names its own. A session's test work is the
+ * sandbox's, as a test key's: simulated, free, never mixed with live data.
+ * @throws HttpProblem 400 `<operation>.other_environment` when a key, agent or OAuth client names the other environment.
+ */
+export function actingIn(p: Principal, asked: Environment | undefined, operation: string): Principal {
+  if (asked === undefined || asked === p.environment) return p
+  if (p.kind === 'session') return { ...p, environment: asked }
+  throw new HttpProblem(400, `${operation}.other_environment`, `this credential acts in ${p.environment} only: leave environment out, or name ${p.environment}`)
+}
+
 /** Who acts, for event metadata: the key or agent that authenticated, else the account. */
 export const actorOf = (p: Principal): string => p.key_uuid ?? p.agent_uuid ?? p.user_uuid
 

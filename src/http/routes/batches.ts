@@ -11,7 +11,7 @@ import { getWallet } from '../../projections/wallets.ts'
 import { getBatch, listBatches, type BatchDoc } from '../../projections/batches.ts'
 import { batchItems } from '../../projections/batch-items.ts'
 import { getUserDoc } from '../../projections/users.ts'
-import { environmentOf, listedEnvironment, principalOf, type Principal } from '../plugins/auth.ts'
+import { actingIn, environmentOf, listedEnvironment, principalOf, type Principal } from '../plugins/auth.ts'
 import { bodyGuard, type BodyAllowance } from '../plugins/body-guard.ts'
 import type { Plan } from '../../domain/plans.ts'
 import { HttpProblem } from '../problem.ts'
@@ -125,7 +125,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 202: json(Accepted, 'Accepted and queued; `Location` names the batch'), ...problems(...BODY_PROBLEMS, 401, 402, 403, 410, 429, 503) }
     },
     handler: async (request, reply) => {
-      const p = principalOf(request)
+      const p = actingIn(principalOf(request), request.body.environment, 'create_batch')
       const outcome = await createBatch(rt.ctx, submitterOf(p), request.body)
       reply.header('location', `/api/batches/${outcome.batch_uuid}`)
       return reply.code(202).send(await answer(request, p.user_uuid, outcome))
@@ -144,7 +144,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       response: { 200: Estimate, ...problems(...BODY_PROBLEMS, 401, 403, 429) }
     },
     handler: async request => {
-      const p = principalOf(request)
+      const p = actingIn(principalOf(request), request.body.environment, 'estimate_batch')
       const checks = checksFor(submitterOf(p), request.body.checks)
       const per = p.environment === 'test' ? 0 : costOf(checks)
       // The sandbox has no wallet: a test key is shown none (never the live balance), and every address is covered.

@@ -4,9 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { submitJob, MAX_EMAIL_INPUT } from '../../flows/job-submission/submit-job.ts'
 import { CHECK_NAMES } from '../../domain/checks.ts'
 import { getJob } from '../../projections/jobs.ts'
-import { environmentOf, principalOf } from '../plugins/auth.ts'
+import { actingIn, environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
-import { BODY_PROBLEMS, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
+import { ActingEnvironment, BODY_PROBLEMS, UuidParams, WaitQuery, json, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { Job, jobView, ownJob, type JobView } from './jobs.ts'
 
@@ -18,7 +18,8 @@ const SubmitJob = z
       .min(1)
       .max(32)
       .optional()
-      .meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` })
+      .meta({ description: `checks to run (their dependencies are added); all when omitted: ${CHECK_NAMES.join(', ')}` }),
+    environment: ActingEnvironment
   })
   .meta({ examples: [{ email: 'jane@example.com' }, { email: 'jane@example.com', checks: ['smtp'] }] })
 
@@ -61,7 +62,7 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     // 202 for a new job; 200 with the original job for a replay of the same Idempotency-Key
     // (interface: "200 when the request replays a prior submission"), marked Idempotent-Replayed.
     handler: async (request, reply) => {
-      const p = principalOf(request)
+      const p = actingIn(principalOf(request), request.body.environment, 'submit_job')
       const submitted = await submitJob(rt.ctx, p, { email: request.body.email.trim(), checks: request.body.checks, idempotency_key: idempotencyKey(request) })
       await rt.caughtUp(request, submitted.position)
       const doc = await getJob(rt.ctx, p.user_uuid, environmentOf(p), submitted.job_uuid)
@@ -85,6 +86,7 @@ export function verifyRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
             completed_at: null,
             attempts: 0,
             retry_at: null,
+            deferral: null,
             error: null,
             result: null
           }
