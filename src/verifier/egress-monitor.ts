@@ -3,7 +3,9 @@ import { describeProxy, type EgressRoute } from './egress.ts'
 import { SmtpSession, SmtpSessionError } from './smtp-client.ts'
 
 /** Why egress is not working: the resolvers do not answer, port 25 does not open, or a route's proxy fails. */
-type EgressProblem = 'dns_failing' | 'port_25_blocked' | 'proxy_failing'
+/** What the egress self-test can find wrong (`/readyz`'s `problem` for the `egress` component). */
+export const EGRESS_PROBLEMS = ['dns_failing', 'port_25_blocked', 'proxy_failing'] as const
+type EgressProblem = (typeof EGRESS_PROBLEMS)[number]
 
 /** What the last self-test found for one route. */
 interface RouteHealth {

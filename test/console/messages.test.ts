@@ -1,5 +1,6 @@
 // The console's words against what the service can say: every verdict, reason, flag, check and outcome of the result vocabulary, every
-// notification kind, ledger entry type, job and batch status and webhook disabled reason
+// notification kind, ledger entry type, job and batch status, webhook disabled reason and
+// egress problem (why live checks are held)
 // has its words in English and in French; the two catalogues have the same keys and the
 // same `{placeholders}` in each sentence. The oracles: the service's own enumerations
 // (the vocabulary, the projections' kinds, the document's enums), not the console's code.
@@ -8,6 +9,7 @@ import { en } from '../../web/src/messages/en.ts'
 import { fr } from '../../web/src/messages/fr.ts'
 import { CHECK_OUTCOMES, CHECKS, FLAGS, REASONS, VERDICTS } from '../../src/verifier/vocabulary.ts'
 import { NOTIFICATION_KINDS } from '../../src/projections/notifications.ts'
+import { EGRESS_PROBLEMS } from '../../src/verifier/egress-monitor.ts'
 import { openapiDocument } from '../../scripts/openapi.ts'
 
 const document = (await openapiDocument()) as { components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> } }
@@ -28,6 +30,7 @@ t.test('every term the service can answer has its words', async t => {
     ...enumOf('WalletTransaction', 'transaction_type').map(x => `tx.${x}`),
     ...enumOf('Job', 'status').map(s => `job.status.${s}`),
     ...enumOf('Batch', 'status').map(s => `batch.${s}`),
+    ...EGRESS_PROBLEMS.map(p => `held.why.${p}`),
     ...['requested', 'consecutive_failures', 'gone'].map(r => `webhooks.disabled.${r}`),
     ...enumOf('WebhookEndpoint', 'status').map(s => `webhooks.state.${s}`),
     ...enumOf('Subscription', 'status').map(s => `subscription.${s}`)

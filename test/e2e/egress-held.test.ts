@@ -4,7 +4,7 @@ import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { unlimitedRates } from '../support/plans.ts'
-import { fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
+import { assertClean, fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
 
 // With the resolver dead: the egress self-test says so on
 // /readyz within a self-test period, new live jobs are held (`deferred`) rather than burned
@@ -65,13 +65,29 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   const held = await Promise.all(
     ['jane@held-corp.com', 'nobody@held-corp.com'].map(async email => (await api('POST', '/api/verify', { token: key, body: { email } })).body.uuid as string)
   )
+  const holdS = (await api('GET', '/api/config')).body.egress_hold_s as number
+  t.equal(holdS, 3600, 'the hold the service announces: VERIFIER_EGRESS_HOLD_S (default 1 hour)')
   for (const uuid of held) {
-    await waitUntil(async () => (await api('GET', `/api/verify/${uuid}`, { token: key })).body.status === 'deferred', 20_000)
+    let view: any = null
+    await waitUntil(async () => {
+      view = (await api('GET', `/api/verify/${uuid}`, { token: key })).body
+      return view.status === 'deferred'
+    }, 20_000)
     t.pass(`job ${uuid} is held (deferred), not burned as unknown`)
+    t.equal(view.deferral?.reason, 'egress_blocked', 'the job says why in its fields: egress_blocked')
+    t.equal(Date.parse(view.deferral.deadline_at) - Date.parse(view.created_at), holdS * 1000, 'and until when: its submission plus the hold')
+    t.equal(view.charged, null, 'nothing charged while held')
   }
-  // A list too: its live part waits rather than ending unknown.
+  // A list too: its live part waits rather than ending unknown, and says so.
   const list = await api('POST', '/api/batches', { token: key, body: { emails: ['jane@held-corp.com', 'nobody@held-corp.com'], final: true } })
   t.equal(list.status, 202, JSON.stringify(list.body))
+  let heldList: any = null
+  await waitUntil(async () => {
+    heldList = (await api('GET', `/api/batches/${list.body.uuid}`, { token: key })).body
+    return heldList.held !== null
+  }, 20_000)
+  t.equal(heldList.held.reason, 'egress_blocked', 'the batch says why in its fields')
+  t.ok(Date.parse(heldList.held.until) - Date.parse(heldList.created_at) >= holdS * 1000 - 1000, 'until its part has waited the hold')
   // A test key's job needs no egress: it completes meanwhile (the positive control of "held").
   const testKey = (await api('POST', '/api/keys', { token, body: { name: 'test', environment: 'test' } })).body.raw_key as string
   const sandboxed = await api('POST', '/api/verify', { token: testKey, body: { email: 'valid@held-corp.com' } })
@@ -79,7 +95,7 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   for (const uuid of held) t.equal((await api('GET', `/api/verify/${uuid}`, { token: key })).body.status, 'deferred', 'still held')
   t.equal((await api('GET', `/api/batches/${list.body.uuid}`, { token: key })).body.progress.pending, 2, "the list's addresses are held too")
 
-  // Whoever runs the service sees it on the console's overview.
+  // The console says it at once, on every page that starts live work, and offers test mode.
   const browser = await launchChromium()
   t.teardown(() => browser.close())
   const w = await openConsole(browser, service.url)
@@ -88,8 +104,59 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   await fill(w.page, 'Password', 'correct horse battery staple')
   await press(w.page, 'Sign in')
   await waitForText(w.page, /Live checks are on hold/)
-  t.match(await textOf(w.page), /DNS does not answer/, 'the overview says why live checks are held')
+  t.match(await textOf(w.page), /its DNS does not answer/, "the overview says why, in the customer's words")
+  t.match(await textOf(w.page), /waits up to 1 hour with its tokens reserved/, 'how long a check waits, and that its tokens are reserved')
+  t.notMatch(
+    await textOf(w.page),
+    /mx\.held-corp|127\.0\.|no answer in time/,
+    "never the operator's detail (the self-test's MX, a resolver's address or error)"
+  )
+  await w.page.goto(`${service.url}/lists/${list.body.uuid}`)
+  await waitForText(w.page, /Held: this service cannot reach mail servers/)
+  t.match(await textOf(w.page), /Live checks are on hold/, 'the Lists page says so too')
+  await w.page.goto(`${service.url}/verify`)
+  await waitForText(w.page, /Live checks are on hold/)
+  await fill(w.page, 'Email address', 'jane@held-corp.com')
+  await press(w.page, 'Verify')
+  await waitForText(w.page, /Held: this service cannot reach mail servers right now/)
+  const newest = (await api('GET', '/api/jobs?limit=1&environment=live', { token })).body.items[0]
+  t.same([newest.email, newest.status, newest.deferral?.reason], ['jane@held-corp.com', 'deferred', 'egress_blocked'], "the page's job, read back: held")
+  // Test mode from the notice: the same address answered by the sandbox, free, marked Test.
+  const balance = (await api('GET', '/api/wallet', { token })).body.balance
+  await press(w.page, 'switch to test mode')
+  await waitForText(w.page, /Test mode\./)
+  t.notMatch(await textOf(w.page), /Live checks are on hold/, 'no hold notice in test mode: the sandbox needs no mail server')
+  await fill(w.page, 'Email address', 'valid@held-corp.com')
+  await press(w.page, 'Verify')
+  await w.page.waitForSelector('[data-testid="result"] [data-testid="env-test"]', { timeout: 20_000 })
+  const sandboxJob = (await api('GET', '/api/jobs?limit=1&environment=test', { token })).body.items[0]
+  t.same(
+    [sandboxJob.email, sandboxJob.environment, sandboxJob.status, sandboxJob.verdict, sandboxJob.cost],
+    ['valid@held-corp.com', 'test', 'completed', 'valid', 0]
+  )
+  t.equal((await api('GET', '/api/wallet', { token })).body.balance, balance, 'test mode spent no token')
+  await w.page.goto(`${service.url}/jobs`)
+  await waitForText(w.page, /valid@held-corp\.com/)
+  t.notMatch(await textOf(w.page), /jane@held-corp\.com/, "test mode's Jobs show the sandbox's jobs only")
+  t.ok(await w.page.$('[data-testid="env-test"]'), 'each marked Test')
+  assertClean(t, w, 'the held console, English')
   await w.close()
+
+  // In French, at 390 px: the same, in French words.
+  const fr = await openConsole(browser, service.url, { width: 390 })
+  await fr.page.goto(`${service.url}/signin`)
+  await press(fr.page, 'Français')
+  await fill(fr.page, 'Adresse e-mail', 'held@example.com')
+  await fill(fr.page, 'Mot de passe', 'correct horse battery staple')
+  await press(fr.page, 'Se connecter')
+  await waitForText(fr.page, /Les vérifications réelles sont en attente/)
+  t.match(await textOf(fr.page), /son DNS ne répond pas/, 'why, in French')
+  t.match(await textOf(fr.page), /passez en mode test/, 'and what to do')
+  t.notMatch(await textOf(fr.page), /DNS does not answer|Live checks/, 'no English left')
+  t.equal((await api('GET', '/api/users/me', { token })).body.locale, 'fr', "French chosen before signing in is kept: the account's locale now")
+  t.ok(await fr.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'no page wider than 390 px')
+  assertClean(t, fr, 'the held console, French at 390 px')
+  await fr.close()
 
   dns.alive = true
   await waitUntil(async () => (await api('GET', '/readyz')).status === 200, 20_000)

@@ -3,6 +3,7 @@ import { Button } from 'react-aria-components'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
 import { useSession } from './session.tsx'
 import { useI18n, LanguageSwitch } from './i18n.tsx'
+import { ModeBanner, ModeSwitch } from './mode.tsx'
 import { Forgot } from './pages/auth/forgot.tsx'
 import { ResetPassword } from './pages/auth/reset-password.tsx'
 import { SignIn } from './pages/auth/sign-in.tsx'
@@ -85,10 +86,12 @@ function Shell({ children }: { children: ReactNode }): ReactNode {
             </Button>
           </li>
         </ul>
+        <ModeSwitch />
         <p className="muted mono">{profile?.email}</p>
         <LanguageSwitch />
       </nav>
       <main id="main" className="main">
+        <ModeBanner />
         <Suspense fallback={<p role="status">{t('app.loading')}</p>}>{children}</Suspense>
       </main>
     </div>

@@ -100,6 +100,28 @@ export function useI18n(): I18n {
   return v
 }
 
+const CHOSEN = 'svc.locale.chosen'
+
+/** Remembers, for this tab, a language chosen while signed out: the next sign-in makes it the account's (see `takeChosenLocale`). */
+function markChosenSignedOut(l: Locale): void {
+  try {
+    window.sessionStorage.setItem(CHOSEN, l)
+  } catch {
+    /* storage refused: the account's locale wins at sign-in */
+  }
+}
+
+/** The language chosen in this tab before signing in, once (then forgotten), or null. */
+export function takeChosenLocale(): Locale | null {
+  try {
+    const l = window.sessionStorage.getItem(CHOSEN)
+    window.sessionStorage.removeItem(CHOSEN)
+    return isLocale(l) ? l : null
+  } catch {
+    return null
+  }
+}
+
 /**
  * The language switch: each language named in itself. Signed in, the choice is the
  * account's locale (`PATCH /api/users/me/locale`, which also sets the language of its mail);
@@ -110,6 +132,7 @@ export function LanguageSwitch(): ReactNode {
   const choose = (l: Locale): void => {
     setLocale(l)
     if (signedIn()) void api.PATCH('/api/users/me/locale', { body: { locale: l } })
+    else markChosenSignedOut(l)
   }
   return (
     // biome-ignore lint/a11y/useSemanticElements: a row of two toggle buttons; a fieldset would ask for a visible legend

@@ -1,6 +1,6 @@
 import { createContext, useCallback, useContext, useEffect, useState, type ReactNode } from 'react'
 import { api, onSessionChange, refreshSession, setAccessToken, type Schemas } from './api.ts'
-import { useI18n, isLocale } from './i18n.tsx'
+import { useI18n, isLocale, takeChosenLocale } from './i18n.tsx'
 
 type Profile = Schemas['Profile']
 interface SessionState {
@@ -26,6 +26,12 @@ export function SessionProvider({ children }: { children: ReactNode }): ReactNod
   const reloadProfile = useCallback(async () => {
     const r = await api.GET('/api/users/me')
     if (r.data) {
+      // A language chosen on the sign-in page, in this tab, becomes the account's: it is not forgotten at sign-in.
+      const chosen = takeChosenLocale()
+      if (chosen !== null && chosen !== r.data.locale) {
+        const changed = await api.PATCH('/api/users/me/locale', { body: { locale: chosen } })
+        if (changed.response.ok) r.data.locale = chosen
+      }
       setProfile(r.data)
       if (isLocale(r.data.locale)) setLocale(r.data.locale, false)
       setStatus('signed-in')

@@ -3,18 +3,47 @@ import { Button } from 'react-aria-components'
 import type { Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { VerdictBadge, scrollable } from '../ui.tsx'
+import { EnvironmentBadge } from '../mode.tsx'
 
 type Job = Schemas['Job']
+
+/**
+ * A job without its answer yet: queued, or deferred and why (held while this service cannot
+ * reach mail servers, until its deadline; or greylisted, asked again at `retry_at`), in the
+ * customer's words, with the times in the viewer's zone.
+ */
+function Pending({ job }: { job: Job }): ReactNode {
+  const { t, formatDate } = useI18n()
+  const at = (iso: string | null | undefined): string => (iso ? formatDate(Date.parse(iso), { dateStyle: 'medium', timeStyle: 'short' }) : '—')
+  const d = job.deferral
+  return (
+    <article className="card" aria-labelledby="pending-h" data-testid="pending">
+      <h2 id="pending-h">
+        {job.email} <EnvironmentBadge environment={job.environment} />
+      </h2>
+      <p role="status" data-testid="job-status" className={d?.reason === 'egress_blocked' ? 'alert warn' : undefined}>
+        <strong>{t(d?.reason === 'egress_blocked' ? 'job.status.held' : (`job.status.${job.status}` as 'job.status.queued'))}</strong>
+        {' — '}
+        {d?.reason === 'egress_blocked'
+          ? t('job.held', { deadline: at(d.deadline_at) })
+          : d?.reason === 'greylisted'
+            ? t('job.greylisted', { retry: at(job.retry_at), deadline: at(d.deadline_at) })
+            : t('job.waiting')}
+      </p>
+    </article>
+  )
+}
 
 /** A result as a card: verdict, reason in plain words, score, flags, each check with its outcome, the suggestion as a link to verify it. */
 export function ResultCard({ job, onVerify }: { job: Job; onVerify?: (email: string) => void }): ReactNode {
   const { t, formatNumber, formatDate } = useI18n()
   const r = job.result
-  if (!r) return <p role="status">{t(`job.status.${job.status}` as 'job.status.queued')}</p>
+  if (!r) return <Pending job={job} />
   return (
     <article className="card" aria-labelledby="result-h" data-testid="result">
       <h2 id="result-h">
         {job.email} <VerdictBadge verdict={r.verdict} />
+        <EnvironmentBadge environment={job.environment} />
       </h2>
       <p>
         <strong data-testid="reason">{t(`reason.${r.reason}` as 'reason.accepted_email')}</strong> — {t(`why.${r.reason}` as 'why.accepted_email')}

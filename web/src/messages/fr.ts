@@ -162,6 +162,9 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'result.reference': 'Ce que signifie chaque verdict, raison et vérification',
 
   'verify.hint': 'Une adresse ; la réponse arrive en quelques secondes.',
+  'verify.hintHeld':
+    'Une adresse. Les vérifications réelles sont en attente (voir plus haut) : la réponse attend que les serveurs de messagerie soient joignables.',
+  'verify.hintTest': 'Une adresse, vérifiée dans le bac à sable : une réponse simulée, immédiate et gratuite.',
   'verify.checks': 'Vérifications à faire',
   'verify.submit': 'Vérifier',
   'verify.working': 'Vérification…',
@@ -170,6 +173,28 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'job.status.deferred': 'Reportée : nouvel essai prévu',
   'job.status.completed': 'Terminée',
   'job.status.failed': 'Échouée',
+  'job.status.held': 'En attente',
+  'job.held':
+    "En attente : le service ne peut pas joindre les serveurs de messagerie pour le moment. La vérification partira dès que possible, au plus tard le {deadline} ; ses jetons restent réservés d'ici là, et si elle ne peut toujours pas aboutir, elle finit inconnue et ne coûte rien.",
+  'job.greylisted': "Le serveur destinataire nous a demandé de revenir plus tard (greylisting). Nouvel essai à {retry}, jusqu'au {deadline} au plus tard.",
+  'job.waiting': 'En attente de sa réponse…',
+  'batch.held':
+    "En attente : le service ne peut pas joindre les serveurs de messagerie pour le moment. Les adresses réelles attendent jusqu'au {until} au plus tard, leurs jetons réservés ; ce qui ne peut toujours pas aboutir finit alors inconnu et ne coûte rien.",
+  'mode.switch': 'Mode test',
+  'mode.test': 'Test',
+  'mode.banner': 'Mode test.',
+  'mode.bannerDetail':
+    "Les vérifications tournent dans le bac à sable : réponses simulées, aucun jeton dépensé, aucun serveur de messagerie interrogé. Listes, tâches et vue d'ensemble montrent les données de test.",
+  'mode.leave': 'Revenir au réel',
+  'held.title': 'Les vérifications réelles sont en attente.',
+  'held.why.dns_failing': 'Le service ne peut pas trouver les serveurs de messagerie pour le moment : son DNS ne répond pas.',
+  'held.why.port_25_blocked':
+    'Le service ne peut pas joindre les serveurs de messagerie pour le moment : son réseau bloque les connexions sortantes vers le port 25.',
+  'held.why.proxy_failing': 'Le service ne peut pas joindre les serveurs de messagerie pour le moment : le relais par lequel il passe est en échec.',
+  'held.wait':
+    "Une vérification réelle lancée maintenant attend jusqu'à {hold}, ses jetons réservés, et part dès que les serveurs de messagerie sont joignables ; s'ils ne le sont toujours pas d'ici là, elle finit inconnue et ne coûte rien.",
+  'held.todo': 'Pour essayer le service en attendant,',
+  'held.useTest': 'passez en mode test',
 
   'jobs.detail': 'Tâche',
   'jobs.none': 'Aucune tâche pour l’instant.',
@@ -229,14 +254,10 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'overview.usageTable': 'La consommation en tableau',
   'overview.recentJobs': 'Tâches récentes',
   'overview.recentLists': 'Listes récentes',
-  'health.held':
-    'Les vérifications réelles sont en attente : le service ne peut pas joindre les serveurs de messagerie pour le moment. Elles reprendront dès que possible.',
   'health.degraded': "Le service n'est pas entièrement prêt.",
-  'health.dns_failing': 'Le DNS ne répond pas.',
-  'health.port_25_blocked': 'Le port 25 sortant est bloqué.',
-  'health.proxy_failing': 'Un proxy SMTP est en échec.',
   'health.resubscribing': 'La diffusion des événements se reconnecte.',
   'health.catching_up': 'Les modèles de lecture se mettent à jour.',
+  'health.unreachable': 'Une base de données ne répond pas.',
   'health.starting': 'Démarrage.',
 
   'window.hour.1': 'Dernières 24 heures, par heure',

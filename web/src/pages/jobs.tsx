@@ -5,6 +5,7 @@ import { useI18n } from '../i18n.tsx'
 import { ApiCall, Field, PageTitle, ProblemAlert, VerdictBadge, scrollable, sortHeader } from '../ui.tsx'
 import { ResultCard } from '../components/result-card.tsx'
 import { useGet } from '../queries.ts'
+import { EnvironmentBadge, useMode } from '../mode.tsx'
 
 const SORTS = ['created_at', 'score', 'status', 'verdict', 'uuid'] as const
 type Sort = (typeof SORTS)[number]
@@ -25,9 +26,10 @@ function JobDetail({ uuid }: { uuid: string }): ReactNode {
   )
 }
 
-/** Jobs: the interface's filters (status, verdict, creation window, uuid prefix), sorts and pages; a job's detail. */
+/** Jobs of the current mode's environment (live, or the sandbox's in test mode): the interface's filters (status, verdict, creation window, uuid prefix), sorts and pages; a job's detail. */
 export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
   const { t, formatDate, formatNumber, plural } = useI18n()
+  const { environment } = useMode()
   const [status, setStatus] = useState<string[]>([])
   const [verdict, setVerdict] = useState<string[]>([])
   const [search, setSearch] = useState('')
@@ -37,6 +39,7 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
   const [order, setOrder] = useState<'asc' | 'desc'>('desc')
   const [offset, setOffset] = useState(0)
   const query = {
+    environment,
     limit: PAGE,
     offset,
     sort,
@@ -152,8 +155,9 @@ export default function Jobs({ uuid }: { uuid?: string }): ReactNode {
                   <td className="wide-only">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</td>
                   <td className="address">
                     <Link href={`/jobs/${j.uuid}`}>{j.email}</Link>
+                    <EnvironmentBadge environment={j.environment} />
                   </td>
-                  <td>{t(`job.status.${j.status}`)}</td>
+                  <td>{t(j.deferral?.reason === 'egress_blocked' ? 'job.status.held' : `job.status.${j.status}`)}</td>
                   <td>
                     <VerdictBadge verdict={j.verdict} />
                   </td>

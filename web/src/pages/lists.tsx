@@ -7,6 +7,7 @@ import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, failureOf, type Failure, scrollable } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
 import { useGet } from '../queries.ts'
+import { EnvironmentBadge, HeldNotice, useMode } from '../mode.tsx'
 
 type Batch = Schemas['Batch']
 type Estimate = Schemas['BatchEstimate']
@@ -77,7 +78,7 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
           setFailure(failureOf(r.error, r.response))
           return
         }
-        const shown = `${r.data.status} ${r.data.progress.processed}`
+        const shown = `${r.data.status} ${r.data.progress.processed} ${r.data.held?.since ?? ''}`
         if (shown !== last) {
           last = shown
           setBatch(r.data)
@@ -104,7 +105,9 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
   }
   return (
     <section className="card" aria-labelledby="batch-h" data-testid="batch">
-      <h2 id="batch-h">{batch.name ?? batch.uuid}</h2>
+      <h2 id="batch-h">
+        {batch.name ?? batch.uuid} <EnvironmentBadge environment={batch.environment} />
+      </h2>
       <ProgressBar value={done} aria-label={t('lists.progress')}>
         {({ percentage }) => (
           <>
@@ -117,8 +120,10 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
           </>
         )}
       </ProgressBar>
-      <p role="status" aria-live="polite">
-        {t(`batch.${batch.status}` as 'batch.completed')}
+      <p role="status" aria-live="polite" data-testid="batch-status" className={batch.held ? 'alert warn' : undefined}>
+        {batch.held
+          ? t('batch.held', { until: formatDate(Date.parse(batch.held.until), { dateStyle: 'medium', timeStyle: 'short' }) })
+          : t(`batch.${batch.status}` as 'batch.completed')}
       </p>
       <ul className="row" aria-label={t('lists.byVerdict')}>
         {(['valid', 'risky', 'invalid', 'unknown'] as const).map(v => (
@@ -168,7 +173,8 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
 export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   const { t, formatNumber, formatDate } = useI18n()
   const [, go] = useLocation()
-  const batches = useGet('/api/batches', { params: { query: { limit: 20 } } }, [uuid])
+  const { environment } = useMode()
+  const batches = useGet('/api/batches', { params: { query: { limit: 20, environment } } }, [uuid])
   const [parsed, setParsed] = useState<Parsed | null>(null)
   const [column, setColumn] = useState('0')
   const [failure, setFailure] = useState<Failure | null>(null)
@@ -194,7 +200,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
     setEstimate(null)
     if (!parsed) return
     let live = true
-    void api.POST('/api/batches/estimate', { body: { addresses: valid } }).then(r => {
+    void api.POST('/api/batches/estimate', { body: { addresses: valid, environment } }).then(r => {
       if (live) {
         if (r.data) setEstimate(r.data)
         else setFailure(failureOf(r.error, r.response))
@@ -203,7 +209,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
     return () => {
       live = false
     }
-  }, [parsed, valid])
+  }, [parsed, valid, environment])
   const short = estimate !== null && estimate.cost > estimate.balance
   const start = async (partial: boolean): Promise<void> => {
     if (!parsed || !estimate) return
@@ -223,7 +229,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
       const final = at + size >= list.length
       const r: { data?: Batch; error?: unknown; response: Response } =
         batchUuid === null
-          ? await api.POST('/api/batches', { body: { emails, final, name: parsed.name } })
+          ? await api.POST('/api/batches', { body: { emails, final, name: parsed.name, environment } })
           : await api.POST('/api/batches/{uuid}/emails', { params: { path: { uuid: batchUuid } }, body: { emails, final } })
       if (!r.data) {
         setFailure(failureOf(r.error, r.response))
@@ -252,6 +258,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   return (
     <>
       <PageTitle>{t('nav.lists')}</PageTitle>
+      <HeldNotice />
       {uuid ? (
         <BatchView uuid={uuid} onUpdate={batches.reload} />
       ) : (
@@ -318,8 +325,12 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
                   </Button>
                 )}
               </div>
-              <ApiCall method="POST" path="/api/batches/estimate" body={{ addresses: valid }} />
-              <ApiCall method="POST" path="/api/batches" body={{ emails: unique.slice(0, 2).map(a => a.email), final: true, name: parsed.name }} />
+              <ApiCall method="POST" path="/api/batches/estimate" body={{ addresses: valid, ...(environment === 'test' && { environment }) }} />
+              <ApiCall
+                method="POST"
+                path="/api/batches"
+                body={{ emails: unique.slice(0, 2).map(a => a.email), final: true, name: parsed.name, ...(environment === 'test' && { environment }) }}
+              />
             </>
           )}
         </section>
@@ -344,9 +355,10 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
                   <tr key={b.uuid}>
                     <td>
                       <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>
+                      <EnvironmentBadge environment={b.environment} />
                     </td>
                     <td>{formatDate(Date.parse(b.created_at))}</td>
-                    <td>{t(`batch.${b.status}` as 'batch.completed')}</td>
+                    <td>{t(b.held ? 'job.status.held' : (`batch.${b.status}` as 'batch.completed'))}</td>
                     <td>
                       {formatNumber(b.progress.processed)} / {formatNumber(b.progress.total)}
                     </td>

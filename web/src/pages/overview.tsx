@@ -6,6 +6,7 @@ import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
 import { useGet } from '../queries.ts'
+import { EnvironmentBadge, HeldNotice, useMode } from '../mode.tsx'
 
 const VERDICT_COLOURS: Record<string, string> = { valid: '#1a7f37', invalid: '#cf222e', risky: '#9a6700', unknown: '#0969da' }
 const WINDOWS = [
@@ -36,14 +37,15 @@ function ServiceStatus(): ReactNode {
       live = false
     }
   }, [])
-  if (reasons.length === 0) return null
-  const held = reasons.some(r => r.component === 'egress')
+  // Egress failing (live checks held) is said by HeldNotice, in what it means for the customer.
+  const others = reasons.filter(r => r.component !== 'egress')
+  if (others.length === 0) return null
   return (
     <div className="alert warn" role="status" data-testid="service-status">
-      <strong>{t(held ? 'health.held' : 'health.degraded')}</strong>
+      <strong>{t('health.degraded')}</strong>
       <ul>
-        {reasons.map(r => (
-          <li key={`${r.component}-${r.problem}`}>{t(`health.${r.problem}` as 'health.dns_failing')}</li>
+        {others.map(r => (
+          <li key={`${r.component}-${r.problem}`}>{t(`health.${r.problem}` as 'health.starting')}</li>
         ))}
       </ul>
     </div>
@@ -57,9 +59,10 @@ export default function Overview(): ReactNode {
   const [granularity, days] = WINDOWS[Number(win)]
   const wallet = useGet('/api/wallet')
   const subscription = useGet('/api/subscription')
-  const stats = useGet('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone } } })
-  const jobs = useGet('/api/jobs', { params: { query: { limit: 5 } } })
-  const batches = useGet('/api/batches', { params: { query: { limit: 5 } } })
+  const { environment } = useMode()
+  const stats = useGet('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone, environment } } })
+  const jobs = useGet('/api/jobs', { params: { query: { limit: 5, environment } } })
+  const batches = useGet('/api/batches', { params: { query: { limit: 5, environment } } })
   const feed = useGet('/api/notifications', { params: { query: { limit: 10 } } })
   const series = useMemo(() => {
     const s = stats.data?.series ?? []
@@ -76,6 +79,7 @@ export default function Overview(): ReactNode {
   return (
     <>
       <PageTitle>{t('nav.overview')}</PageTitle>
+      <HeldNotice />
       <ServiceStatus />
       <div className="grid">
         <section className="card" aria-labelledby="balance-h">
@@ -122,7 +126,10 @@ export default function Overview(): ReactNode {
           · {timeZone}
         </p>
         <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} stacked />
-        <ApiCall method="GET" path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}`} />
+        <ApiCall
+          method="GET"
+          path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}&environment=${environment}`}
+        />
       </section>
       <div className="grid">
         <section className="card" aria-labelledby="recent-jobs-h">
@@ -133,7 +140,8 @@ export default function Overview(): ReactNode {
             <ul className="recent">
               {jobs.data!.items.map(j => (
                 <li key={j.uuid}>
-                  <Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} />{' '}
+                  <Link href={`/jobs/${j.uuid}`}>{j.email}</Link> <VerdictBadge verdict={j.verdict} />
+                  <EnvironmentBadge environment={j.environment} />{' '}
                   <span className="muted">{formatDate(Date.parse(j.created_at), { dateStyle: 'short', timeStyle: 'short' })}</span>
                 </li>
               ))}
@@ -148,7 +156,8 @@ export default function Overview(): ReactNode {
             <ul className="recent">
               {batches.data!.items.map(b => (
                 <li key={b.uuid}>
-                  <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>{' '}
+                  <Link href={`/lists/${b.uuid}`}>{b.name ?? b.uuid.slice(0, 8)}</Link>
+                  <EnvironmentBadge environment={b.environment} />{' '}
                   <span className="muted">
                     {t(`batch.${b.status}` as 'batch.completed')} · {formatNumber(b.progress.processed)}/{formatNumber(b.progress.total)}
                   </span>
