@@ -180,6 +180,23 @@ export const FormulaEscape = z.enum(['true', 'false']).optional().meta({
  * environments and may name one; a key, agent or OAuth client sees its own only (naming
  * the other is a 400 `<operation>.other_environment`).
  */
+/** A comma-separated list of known values, OR-ed (interface `GET /api/jobs`; a segment of a batch's results). */
+export const listOf = <T extends string>(values: readonly T[], what: string) =>
+  z
+    .string()
+    .transform(s =>
+      s
+        .split(',')
+        .map(v => v.trim())
+        .filter(v => v !== '')
+    )
+    .pipe(
+      z
+        .array(z.enum(values as unknown as [T, ...T[]], { message: `unknown ${what}; one of: ${values.join(', ')}` }))
+        .min(1, `${what} must name at least one value`)
+    )
+    .meta({ description: `comma-separated, OR-ed: ${values.join(', ')}` })
+
 /** The environment a write acts in (`environment` in a submission's body): see `actingIn`. */
 export const ActingEnvironment = z.enum(['live', 'test'], { message: 'environment must be live or test' }).optional().meta({
   description:

@@ -8,21 +8,17 @@ import { addressKey, cellText, type Cell, type Row, type RowWriter } from './fil
  * result yet says `pending`.
  */
 
+/**
+ * A result's flags as columns of their own, true or false, in both downloads (a list's file
+ * with its results, and a batch's results as CSV): the result vocabulary's flags
+ * (src/verifier/vocabulary.ts, held equal by test/lists/result-columns.test.ts).
+ */
+export const FLAG_COLUMNS = ['free', 'role', 'disposable', 'accept_all', 'mailbox_full', 'possible_typo'] as const
+
 /** The result columns added to every row, in this order (the result vocabulary's names), then `row_status`. */
-const RESULT_COLUMNS = [
-  'verdict',
-  'reason',
-  'score',
-  'free',
-  'role',
-  'disposable',
-  'accept_all',
-  'did_you_mean',
-  'mx_host',
-  'smtp_provider',
-  'checked_at',
-  'row_status'
-] as const
+const RESULT_COLUMNS = ['verdict', 'reason', 'score', ...FLAG_COLUMNS, 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at', 'row_status'] as const
+/** The result columns of outputs written before `mailbox_full` and `possible_typo` had theirs: such a file read again has them replaced too. */
+const EARLIER_RESULT_COLUMNS = RESULT_COLUMNS.filter(c => c !== 'mailbox_full' && c !== 'possible_typo')
 export const VERDICTS = ['valid', 'risky', 'invalid', 'unknown'] as const
 export type Verdict = (typeof VERDICTS)[number]
 /** What a row of the output is: verified (it has a result), a duplicate of an earlier row, empty (no address), unparsable, or pending (not verified yet). */
@@ -42,16 +38,13 @@ export interface StoredResult {
 
 /** The result columns of a result (flags as booleans), or empty ones with the row's status. */
 function resultCells(r: StoredResult | null, status: RowStatus): Cell[] {
-  if (r === null) return ['', '', '', '', '', '', '', '', '', '', '', status]
+  if (r === null) return [...RESULT_COLUMNS.slice(0, -1).map(() => ''), status]
   const flags = r.flags === '' ? [] : r.flags.split(' ')
   return [
     r.verdict,
     r.reason,
     r.score,
-    flags.includes('free'),
-    flags.includes('role'),
-    flags.includes('disposable'),
-    flags.includes('accept_all'),
+    ...FLAG_COLUMNS.map(f => flags.includes(f)),
     r.did_you_mean ?? '',
     r.mx_host ?? '',
     r.smtp_provider ?? '',
@@ -74,7 +67,7 @@ export interface ListShape {
  */
 function outputColumns(shape: ListShape): { names: string[]; keep: number[] } {
   const names = Array.from({ length: shape.width }, (_, i) => shape.header?.[i] || `column_${i + 1}`)
-  const previous = shape.header !== null && RESULT_COLUMNS.every(c => names.includes(c))
+  const previous = shape.header !== null && EARLIER_RESULT_COLUMNS.every(c => names.includes(c))
   const ours = new Set<string>(RESULT_COLUMNS)
   const keep = names.map((_, i) => i).filter(i => !(previous && ours.has(names[i])))
   return { names: [...keep.map(i => names[i]), ...RESULT_COLUMNS], keep }

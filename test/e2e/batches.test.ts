@@ -168,8 +168,8 @@ t.test('an IDN address comes back as submitted, its A-label form beside it; the 
   )
   const csv = await fetch(`${service.url}/api/batches/${r.body.uuid}/results`, { headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv' } })
   const lines = (await csv.text()).trim().split('\r\n')
-  t.match(lines[0], /^index,email,normalized,status,/, 'the CSV has the column too')
-  t.match(lines[1], /^0,ok-idn@bücher-bulk\.com,ok-idn@xn--bcher-bulk-9db\.com,done,valid,/)
+  t.match(lines[0], /^position,email,normalized,status,/, 'the CSV has the column too')
+  t.match(lines[1], /^1,ok-idn@bücher-bulk\.com,ok-idn@xn--bcher-bulk-9db\.com,done,valid,/)
 })
 
 t.test('chunks: intake open, de-duplication across chunks, 409 once closed', async t => {
@@ -403,7 +403,30 @@ t.test('GET /api/batches: newest first, paginated; results pages and CSV', async
     'commas and quotes survive (RFC 4180)'
   )
   for (const row of rows.slice(0, 30)) t.equal(row.verdict, expectedVerdict(row.email), row.email)
-  t.match(rows[30], { verdict: 'invalid', reason: 'invalid_syntax', index: '30' })
+  t.match(rows[30], { verdict: 'invalid', reason: 'invalid_syntax', position: '31' })
+  // Segments: the rows of some verdicts only (a clean list), recomputed here from the whole download.
+  for (const segment of [['valid'], ['invalid', 'unknown']]) {
+    const part = await fetch(`${service.url}/api/batches/${r.body.uuid}/results?verdict=${segment.join(',')}`, {
+      headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv' }
+    })
+    t.match(part.headers.get('content-disposition'), new RegExp(`-${segment.join('-')}\\.csv`), 'the file is named for its segment')
+    const got = parse(await part.text(), { columns: true }) as Array<Record<string, string>>
+    t.same(
+      got,
+      rows.filter(x => segment.includes(x.verdict)),
+      `verdict=${segment.join(',')}: exactly those rows of the whole, in order`
+    )
+  }
+  t.ok(
+    rows.some(x => x.verdict === 'valid'),
+    'the valid segment is not empty (positive control)'
+  )
+  const refused = await api('GET', `/api/batches/${r.body.uuid}/results?verdict=valid`, { token: rich.key })
+  t.same([refused.status, refused.body.code], [400, 'batch_results.verdict_needs_csv'], 'a JSON page is never filtered')
+  const unknownVerdict = await fetch(`${service.url}/api/batches/${r.body.uuid}/results?verdict=great`, {
+    headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv' }
+  })
+  t.equal(unknownVerdict.status, 400, 'an unknown verdict: 400')
   const json = await fetch(`${service.url}/api/batches/${r.body.uuid}/results`, {
     headers: { authorization: `Bearer ${rich.key}`, accept: 'text/csv;q=0.5, application/json' }
   })

@@ -64,11 +64,24 @@ t.test('the results as text/csv: RFC 4180 with CRLF, addresses and our suggestio
     items.some(i => typeof i.did_you_mean === 'string' && i.did_you_mean.startsWith('=')),
     'our own did_you_mean starts with = for one of them (positive control)'
   )
+  // The result vocabulary's flags, each a column of its own (the list's file with its results has the same).
+  const FLAGS = ['free', 'role', 'disposable', 'accept_all', 'mailbox_full', 'possible_typo']
   const raw = (i: Record<string, any>): string[] =>
-    [i.index, i.email, i.normalized, i.status, i.verdict, i.reason, i.score, i.flags.join(' '), i.did_you_mean, i.mx_host, i.smtp_provider, i.checked_at].map(
-      v => (v === null || v === undefined ? '' : String(v))
-    )
-  const header = ['index', 'email', 'normalized', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
+    [
+      i.index + 1,
+      i.email,
+      i.normalized,
+      i.status,
+      i.verdict,
+      i.reason,
+      i.score,
+      ...FLAGS.map(f => (i.status === 'done' ? i.flags.includes(f) : '')),
+      i.did_you_mean,
+      i.mx_host,
+      i.smtp_provider,
+      i.checked_at
+    ].map(v => (v === null || v === undefined ? '' : String(v)))
+  const header = ['position', 'email', 'normalized', 'status', 'verdict', 'reason', 'score', ...FLAGS, 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
 
   const csv = await get(`/api/batches/${uuid}/results`)
   t.equal(csv.status, 200)
@@ -80,7 +93,7 @@ t.test('the results as text/csv: RFC 4180 with CRLF, addresses and our suggestio
   t.equal(records.length, items.length + 1, `${items.length} results and the header: no row split by a line break in a field`)
   t.same(records, [header, ...items.map(i => raw(i).map(neutralised))], "each record is the API's result, formula-like text neutralised")
   t.ok(
-    records.slice(1).some(r => r[1] === "'=cmd@gmial.com" && r[2] === "'=cmd@gmial.com") && records.slice(1).some(r => r[8].startsWith("'=")),
+    records.slice(1).some(r => r[1] === "'=cmd@gmial.com" && r[2] === "'=cmd@gmial.com") && records.slice(1).some(r => r[13].startsWith("'=")),
     'an address (as sent and as asked) and a suggestion starting with = carry the leading quote'
   )
   t.ok(csv.text.includes(`"'=cmd@gmial.com"`), 'and are quoted')

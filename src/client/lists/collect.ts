@@ -3,6 +3,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ApiClient } from '../api.ts'
 import { addressKey } from '../../lists/files.ts'
+import { FLAG_COLUMNS } from '../../lists/merge.ts'
 import type { RunState, Part } from './state.ts'
 import type { VerifyFileOptions } from './options.ts'
 import { ListError, call } from './call.ts'
@@ -34,6 +35,9 @@ export async function collect(api: ApiClient, o: VerifyFileOptions, state: RunSt
   if (o.signal?.aborted === true) throw new ListError('stopped (interrupted): run again with --resume to go on')
 }
 
+/** A CSV row's index in its batch, from 0 (the CSV says `position`, from 1). */
+const indexOf = (r: Record<string, string>): number => Number(r.position) - 1
+
 /** The done results of a part's batch, streamed (`Accept: text/csv`), into the state; each checked against the address sent. */
 async function store(api: ApiClient, o: VerifyFileOptions, state: RunState, part: Part): Promise<void> {
   const stream = await call(
@@ -53,11 +57,11 @@ async function store(api: ApiClient, o: VerifyFileOptions, state: RunState, part
   const sent = new Map<number, string>()
   let batchOf: Array<Record<string, string>> = []
   const flush = (): void => {
-    const from = part.first + Number(batchOf[0].index)
-    for (const a of state.addressesFrom(from, Number(batchOf[batchOf.length - 1].index) - Number(batchOf[0].index) + 1)) sent.set(a.seq, a.email)
+    const from = part.first + indexOf(batchOf[0])
+    for (const a of state.addressesFrom(from, indexOf(batchOf[batchOf.length - 1]) - indexOf(batchOf[0]) + 1)) sent.set(a.seq, a.email)
     state.transaction(() => {
       for (const r of batchOf) {
-        const seq = part.first + Number(r.index)
+        const seq = part.first + indexOf(r)
         if (r.status !== 'done') continue
         const email = sent.get(seq)
         if (
@@ -65,13 +69,13 @@ async function store(api: ApiClient, o: VerifyFileOptions, state: RunState, part
           (r.email !== '[erased]' && addressKey(email) !== addressKey(r.email) && !(r.verdict === 'invalid' && r.reason === 'invalid_syntax'))
         )
           throw new ListError(
-            `result ${r.index} of batch ${part.batch_uuid} is for ${r.email}, not ${email ?? 'an address sent'}: the results cannot be matched to rows safely`
+            `result ${r.position} of batch ${part.batch_uuid} is for ${r.email}, not ${email ?? 'an address sent'}: the results cannot be matched to rows safely`
           )
         state.saveResult(seq, {
           verdict: r.verdict,
           reason: r.reason,
           score: r.score === '' ? null : Number(r.score),
-          flags: r.flags,
+          flags: FLAG_COLUMNS.filter(f => r[f] === 'true').join(' '),
           did_you_mean: r.did_you_mean || null,
           mx_host: r.mx_host || null,
           smtp_provider: r.smtp_provider || null,

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { stringify } from 'csv-stringify'
 import { csvOptions } from '../../lists/files.ts'
+import { FLAG_COLUMNS, VERDICTS } from '../../lists/merge.ts'
 import { addChunk } from '../../flows/batch-submission/add-chunk.ts'
 import { checksFor, type BatchSubmitter, type ChunkOutcome } from '../../flows/batch-submission/shared/batch-intake.ts'
 import { createBatch } from '../../flows/batch-submission/create-batch.ts'
@@ -21,6 +22,7 @@ import {
   FormulaEscape,
   type FlagSchema,
   PageQuery,
+  listOf,
   Paginated,
   type ReasonSchema,
   UuidParams,
@@ -42,6 +44,22 @@ const submitterOf = (p: Principal): BatchSubmitter => ({
   enabled_checks: p.enabled_checks,
   plan: p.plan
 })
+
+/** The columns of a batch's results as CSV: the result columns of a list's file with its results (src/lists/merge.ts), after the address. */
+const RESULTS_CSV_COLUMNS = [
+  'position',
+  'email',
+  'normalized',
+  'status',
+  'verdict',
+  'reason',
+  'score',
+  ...FLAG_COLUMNS,
+  'did_you_mean',
+  'mx_host',
+  'smtp_provider',
+  'checked_at'
+] as const
 
 /** Pages of the CSV export (items read per range of the index). */
 const CSV_PAGE = 1_000
@@ -214,7 +232,12 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       summary: 'Per-address results, in the order the addresses were accepted; `Accept: text/csv` streams all of them as CSV',
       tags,
       params: UuidParams,
-      querystring: PageQuery.extend({ formula_escape: FormulaEscape }),
+      querystring: PageQuery.extend({
+        formula_escape: FormulaEscape,
+        verdict: listOf(VERDICTS, 'verdict')
+          .optional()
+          .meta({ description: 'CSV only: a segment, the rows of these verdicts (`valid` for a clean list); a JSON page is never filtered (400)' })
+      }),
       response: {
         200: {
           description: 'A page of results (JSON), or every result as CSV with a header line',
@@ -222,8 +245,7 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
             'application/json': { schema: Paginated(BatchItem) },
             'text/csv': {
               schema: z.string().meta({
-                description:
-                  'index,email,normalized,status,verdict,reason,score,flags,did_you_mean,mx_host,smtp_provider,checked_at: RFC 4180 (CRLF line ends; a field holding a comma, a quote, a CR or an LF quoted, its quotes doubled), formula-like text neutralised unless `formula_escape=false`'
+                description: `${RESULTS_CSV_COLUMNS.join(',')}: \`position\` the address's place in the batch from 1 (JSON's \`index\` + 1), each flag a column of its own (true/false), the same result columns as the list's file with its results; RFC 4180 (CRLF line ends; a field holding a comma, a quote, a CR or an LF quoted, its quotes doubled), formula-like text neutralised unless \`formula_escape=false\``
               })
             }
           }
@@ -236,27 +258,30 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const owner = p.user_uuid
       const doc = await getBatch(rt.ctx, owner, environmentOf(p), request.params.uuid)
       if (!doc) throw new HttpProblem(404, 'batch.not_found', 'no such batch')
+      const segment = request.query.verdict ? new Set<string>(request.query.verdict) : null
       if (prefersCsv(request.headers.accept)) {
         // RFC 4180 (CRLF), addresses and our own suggestions neutralised like any text a spreadsheet might run (issue 42, item 6).
         const csv = stringify({
           ...csvOptions({ delimiter: ',', newline: '\r\n', bom: false, formula_escape: request.query.formula_escape !== 'false' }),
           header: true,
-          columns: ['index', 'email', 'normalized', 'status', 'verdict', 'reason', 'score', 'flags', 'did_you_mean', 'mx_host', 'smtp_provider', 'checked_at']
+          columns: [...RESULTS_CSV_COLUMNS]
         })
         const total = doc.total
         void (async () => {
           try {
             for (let from = 0; from < total; from += CSV_PAGE) {
               for (const it of await batchItems(rt.ctx, owner, doc.uuid, from, CSV_PAGE)) {
+                if (segment !== null && (it.verdict === null || !segment.has(it.verdict))) continue
+                const done = it.status === 'done'
                 const row = [
-                  it.i,
+                  it.i + 1,
                   it.email,
                   it.normalized ?? '',
                   it.status,
                   it.verdict ?? '',
                   it.reason ?? '',
                   it.score ?? '',
-                  it.flags.join(' '),
+                  ...FLAG_COLUMNS.map(f => (done ? it.flags.includes(f) : '')),
                   it.did_you_mean ?? '',
                   it.mx_host ?? '',
                   it.smtp_provider ?? '',
@@ -271,9 +296,13 @@ export function batchRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
             csv.destroy(err as Error)
           }
         })()
-        reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="batch-${doc.uuid}.csv"`)
+        reply
+          .header('content-type', 'text/csv; charset=utf-8')
+          .header('content-disposition', `attachment; filename="batch-${doc.uuid}${request.query.verdict ? `-${request.query.verdict.join('-')}` : ''}.csv"`)
         return reply.code(200).send(csv)
       }
+      if (segment !== null)
+        throw new HttpProblem(400, 'batch_results.verdict_needs_csv', 'a segment (`verdict`) is a download: ask for it with Accept: text/csv')
       const { limit, offset } = request.query
       const items = offset >= doc.total ? [] : await batchItems(rt.ctx, owner, doc.uuid, offset, limit)
       return reply.code(200).send({

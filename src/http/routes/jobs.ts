@@ -13,6 +13,7 @@ import {
   EnvironmentQuery,
   FlagSchema,
   PageQuery,
+  listOf,
   Paginated,
   ReasonSchema,
   Timestamp,
@@ -24,23 +25,6 @@ import {
 import type { HttpRuntime } from '../runtime.ts'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
-
-/** A comma-separated list of known values, OR-ed (interface `GET /api/jobs`). */
-const listOf = <T extends string>(values: readonly T[], what: string) =>
-  z
-    .string()
-    .transform(s =>
-      s
-        .split(',')
-        .map(v => v.trim())
-        .filter(v => v !== '')
-    )
-    .pipe(
-      z
-        .array(z.enum(values as unknown as [T, ...T[]], { message: `unknown ${what}; one of: ${values.join(', ')}` }))
-        .min(1, `${what} must name at least one value`)
-    )
-    .meta({ description: `comma-separated, OR-ed: ${values.join(', ')}` })
 
 /** An RFC 3339 date-time, read as the UTC instant it names. */
 const DateTimeQuery = z

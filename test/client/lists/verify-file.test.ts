@@ -88,6 +88,8 @@ const RESULT = [
   'role',
   'disposable',
   'accept_all',
+  'mailbox_full',
+  'possible_typo',
   'did_you_mean',
   'mx_host',
   'smtp_provider',
@@ -137,7 +139,7 @@ t.test('a CSV with a BOM, semicolons and quoted commas: every row back, in order
   }
   t.equal(back[4][4 + RESULT.indexOf('row_status')], 'duplicate', 'the repeated row says it is a duplicate')
   t.equal(back[5][4 + RESULT.indexOf('row_status')], 'duplicate', 'so does the same address in capitals')
-  t.same(back[4].slice(4, 4 + 8), back[1].slice(4, 4 + 8), "with its first occurrence's result")
+  t.same(back[4].slice(4, 4 + 10), back[1].slice(4, 4 + 10), "with its first occurrence's result")
   t.match(back[1], [
     /.*/,
     /.*/,
@@ -146,6 +148,8 @@ t.test('a CSV with a BOM, semicolons and quoted commas: every row back, in order
     'valid',
     'accepted_email',
     /^\d+$/,
+    'false',
+    'false',
     'false',
     'false',
     'false',
