@@ -3,8 +3,8 @@ import type { Readable, Writable } from 'node:stream'
 import { Piscina } from 'piscina'
 import { ListFileError, type FileLimits } from './file-limits.ts'
 import type { Layout } from './files.ts'
-import type { Inspection, MergeItem, MergeTask, InspectTask, Outcome, Reply, Request } from './file-worker.ts'
-import type { MergeCounts } from './merge.ts'
+import type { Inspection, MergeItem, MergeTask, InspectTask, Outcome, Preview, PreviewTask, Reply, Request } from './file-worker.ts'
+import type { MergeCounts, Verdict } from './merge.ts'
 
 /** How much file work a process takes on (LIST_FILE_THREADS, LIST_FILE_QUEUE, LIST_FILE_PER_ACCOUNT, LIST_FILE_HEAP_MB, LIST_FILE_IDLE_S). */
 export interface FileWorkOptions {
@@ -43,6 +43,8 @@ export interface MergeInput {
   column: string | null
   limits: FileLimits
   into: Writable
+  /** Only the rows of these verdicts (a download by segment); every row when absent. */
+  only?: readonly Verdict[]
 }
 
 /**
@@ -99,6 +101,29 @@ export class ListFileWork {
   }
 
   /**
+   * Reads a file through twice and says what it holds as a person checks it before paying:
+   * its shape, its first rows, its addresses (unique, in order), repeats and empty rows.
+   * @throws ListFileError for a file beyond its limits or unreadable; FileWorkBusy.
+   */
+  async preview(
+    account: string,
+    input: { open: () => Promise<Readable>; layout: Layout; column: string | null; limits: FileLimits },
+    signal?: AbortSignal
+  ): Promise<Preview> {
+    const { port, host } = this.channel(input.open, null, null, null)
+    try {
+      return (await this.task(
+        account,
+        { op: 'preview', port, layout: input.layout, column: input.column, limits: input.limits } satisfies PreviewTask,
+        port,
+        signal
+      )) as Preview
+    } finally {
+      host.close()
+    }
+  }
+
+  /**
    * Merges a file with its batch's results into `input.into`. `ready` resolves once the
    * file was read through and found sound and the index is built — before the first byte
    * of output, so that a refusal can still be a problem answer — and rejects as `done`
@@ -119,7 +144,8 @@ export class ListFileWork {
       formula_escape: input.formula_escape,
       column: input.column,
       limits: input.limits,
-      items: input.total
+      items: input.total,
+      ...(input.only && { only: input.only })
     }
     const done = this.task(account, task, port, signal).finally(() => {
       host.close()
@@ -134,14 +160,19 @@ export class ListFileWork {
     await this.pool.destroy()
   }
 
-  private async task(account: string, task: InspectTask | MergeTask, port: MessagePort, signal?: AbortSignal): Promise<Inspection | MergeCounts> {
+  private async task(
+    account: string,
+    task: InspectTask | PreviewTask | MergeTask,
+    port: MessagePort,
+    signal?: AbortSignal
+  ): Promise<Inspection | Preview | MergeCounts> {
     const mine = this.perAccount.get(account) ?? 0
     if (mine >= this.options.per_account) throw new FileWorkBusy('account', `at most ${this.options.per_account} list files of an account are read at once`)
     if (this.pool.queueSize >= this.options.queue) throw new FileWorkBusy('service', 'the service is reading many list files at once')
     this.perAccount.set(account, mine + 1)
-    let outcome: Outcome<Inspection | MergeCounts>
+    let outcome: Outcome<Inspection | Preview | MergeCounts>
     try {
-      outcome = (await this.pool.run(task, { transferList: [port] as never, signal })) as Outcome<Inspection | MergeCounts>
+      outcome = (await this.pool.run(task, { transferList: [port] as never, signal })) as Outcome<Inspection | Preview | MergeCounts>
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY')
         throw new ListFileError('expands_too_much', `reading this file needs more than ${this.options.heap_mb} MiB of memory: save it as CSV, or split it`)

@@ -1,9 +1,9 @@
 import { Readable, Writable } from 'node:stream'
 import type { MessagePort } from 'node:worker_threads'
 import { DatabaseSync } from 'node:sqlite'
-import { addressKey, readRows, shapeOf, streamWriter, type Layout } from './files.ts'
+import { addressKey, cellText, readRows, shapeOf, streamWriter, type Layout } from './files.ts'
 import { ListFileError, type FileFault, type FileLimits, type Row } from './file-limits.ts'
-import { mergeRows, type MergeCounts, type StoredResult } from './merge.ts'
+import { mergeRows, type MergeCounts, type StoredResult, type Verdict } from './merge.ts'
 
 /**
  * The thread that reads and merges customers' list files (see `file-work.ts`, which runs
@@ -33,6 +33,23 @@ export interface Inspection {
 }
 
 export type InspectTask = { op: 'inspect'; port: MessagePort; layout: Layout; column: string | null; limits: FileLimits }
+
+/** What a file holds, as a person checks it before paying: its shape, its first rows, and its addresses (unique, in order). */
+export interface Preview extends Inspection {
+  /** The first rows after the header (at most `PREVIEW_SAMPLE`), each cell as text. */
+  sample: string[][]
+  /** The address column's values, trimmed, each once (the first spelling of a repeat, `addressKey`), in file order; empty cells left out. */
+  addresses: string[]
+  /** Rows whose address repeats an earlier one. */
+  duplicates: number
+  /** Rows with no address in the column (empty, or unparsable). */
+  empty: number
+}
+
+export type PreviewTask = { op: 'preview'; port: MessagePort; layout: Layout; column: string | null; limits: FileLimits }
+
+/** Rows of a preview's sample. */
+const PREVIEW_SAMPLE = 5
 export type MergeTask = {
   op: 'merge'
   port: MessagePort
@@ -43,6 +60,8 @@ export type MergeTask = {
   column: string | null
   limits: FileLimits
   items: number
+  /** Only the rows of these verdicts (a segment); every row when absent. */
+  only?: readonly Verdict[]
 }
 
 /** A task's outcome: a refusal is a value (its reason and sentence), not a thrown error, so that it crosses the thread whole. */
@@ -139,6 +158,42 @@ async function inspectRows(rows: AsyncIterable<Row>, column: string | null, limi
   return { rows: n, width, header: shape.header, column: shape.column }
 }
 
+/** Reads a file twice: its shape (as `inspectRows`), then its sample rows and the address column's values, de-duplicated. Memory: the unique addresses (bounded by `limits.rows`). */
+async function previewRows(host: Host, task: PreviewTask): Promise<Preview> {
+  const shape = await inspectRows(
+    readRows(() => host.open(), task.layout, task.limits),
+    task.column,
+    task.limits
+  )
+  const sample: string[][] = []
+  const addresses: string[] = []
+  const seen = new Set<string>()
+  let duplicates = 0
+  let empty = 0
+  // The header is the first row that parses (as `shapeOf` finds it).
+  let header = shape.header !== null
+  for await (const row of readRows(() => host.open(), task.layout, task.limits)) {
+    if (header && !row.unparsable) {
+      header = false
+      continue
+    }
+    if (sample.length < PREVIEW_SAMPLE) sample.push(row.cells.map(c => cellText(c)))
+    const text = row.unparsable ? '' : cellText(row.cells[shape.column] ?? null).trim()
+    if (text === '') {
+      empty++
+      continue
+    }
+    const key = addressKey(text)
+    if (seen.has(key)) {
+      duplicates++
+      continue
+    }
+    seen.add(key)
+    addresses.push(text)
+  }
+  return { ...shape, sample, addresses, duplicates, empty }
+}
+
 /** A task run to its outcome: a ListFileError is a refusal; anything else is thrown (the pool reports it). */
 async function outcome<T>(work: () => Promise<T>): Promise<Outcome<T>> {
   try {
@@ -150,9 +205,10 @@ async function outcome<T>(work: () => Promise<T>): Promise<Outcome<T>> {
 }
 
 /** The pool's entry point: one task, inspect or merge. */
-export default async function run(task: InspectTask | MergeTask): Promise<Outcome<Inspection | MergeCounts>> {
+export default async function run(task: InspectTask | PreviewTask | MergeTask): Promise<Outcome<Inspection | Preview | MergeCounts>> {
   const host = new Host(task.port)
   try {
+    if (task.op === 'preview') return await outcome(async () => await previewRows(host, task))
     if (task.op === 'inspect')
       return await outcome(
         async () =>
@@ -222,7 +278,7 @@ async function merge(host: Host, task: MergeTask): Promise<MergeCounts> {
             return r === undefined || r.verdict === null ? null : { ...r, verdict: r.verdict, score: r.score === null ? null : Number(r.score) }
           }
         },
-        { all: writer }
+        { all: writer, ...(task.only && { only: task.only }) }
       )
       await writer.close()
       if (!out.writableFinished) await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())))

@@ -122,6 +122,92 @@ t.test('an XLSX kept and downloaded as XLSX with its results', async t => {
   t.same((ws.getRow(3).values as unknown[]).slice(1, 4), ['bob@kept-files.com', 7, 'invalid'])
 })
 
+t.test('a segment of the kept file: only the rows of those verdicts, header kept, in its own format', async t => {
+  const csv = Buffer.from('email,name\nok.sam@kept-files.com,Sam\nzed@kept-files.com,Zed\nok.amy@kept-files.com,Amy\nok.sam@kept-files.com,Sam again\n')
+  const uuid = await batchOf(['ok.sam@kept-files.com', 'zed@kept-files.com', 'ok.amy@kept-files.com'], 'segments.csv')
+  t.equal((await upload(uuid, csv, 'text/csv', '?name=segments.csv')).status, 201)
+  const whole = parse((await download(uuid)).bytes, { columns: true }) as Array<Record<string, string>>
+  t.ok(whole.some(r => r.verdict === 'invalid') && whole.some(r => r.verdict === 'valid'), 'both verdicts in the whole file (positive control)')
+  for (const segment of ['valid', 'invalid']) {
+    const part = await download(uuid, `?verdict=${segment}`)
+    t.equal(part.status, 200)
+    t.match(part.disposition, new RegExp(`filename="segments-${segment}\\.csv"`))
+    t.same(
+      parse(part.bytes, { columns: true }),
+      whole.filter(r => r.verdict === segment),
+      `verdict=${segment}: exactly those rows of the whole file, in order`
+    )
+  }
+  t.equal((await download(uuid, '?verdict=splendid')).status, 400, 'an unknown verdict: 400')
+})
+
+t.test('a preview: columns, the address column, the first rows and the addresses once, before anything is spent', async t => {
+  const preview = async (body: Buffer, type: string, query = ''): Promise<{ status: number; body: any }> => {
+    const r = await fetch(`${service.url}/api/lists/preview${query}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': type },
+      body: new Uint8Array(body)
+    })
+    record('POST', '/api/lists/preview', r.status)
+    return { status: r.status, body: await r.json().catch(() => null) }
+  }
+  const balance = (await api('GET', '/api/wallet', { token })).body.balance
+  const batches = (await api('GET', '/api/batches?limit=1', { token })).body.total
+  const lines = [
+    'Name;Company;E-mail',
+    'Jane;Acme;jane@kept-files.com',
+    'John;Beta;JOHN@Kept-Files.com',
+    ';;',
+    'Joan;Gamma;joan@kept-files.com',
+    'Jon;Beta;john@kept-files.com'
+  ]
+  const csv = Buffer.from(`\uFEFF${lines.join('\r\n')}\r\n`)
+  const r = await preview(csv, 'text/csv', '?name=crm.csv')
+  t.equal(r.status, 200, JSON.stringify(r.body))
+  // The oracle: the file's own lines, split here.
+  const cells = lines.map(l => l.split(';'))
+  t.same(r.body.columns, cells[0], 'the header names the columns')
+  t.equal(r.body.column, 2, 'the address column found by its values')
+  t.equal(r.body.rows, lines.length - 1, 'rows of data, the header not counted')
+  t.same(r.body.sample, cells.slice(1, 6), 'the first rows, as text')
+  t.same(r.body.addresses, ['jane@kept-files.com', 'JOHN@Kept-Files.com', 'joan@kept-files.com'], 'each address once, its first spelling, in order')
+  t.same([r.body.unique, r.body.duplicates, r.body.empty], [3, 1, 1])
+  t.equal((await preview(csv, 'text/csv', '?column=Company')).body.column, 1, 'a column named by the caller')
+
+  const book = new ExcelJS.Workbook()
+  const sheet = book.addWorksheet('Leads')
+  sheet.addRow(['score', 'email'])
+  sheet.addRow([12, 'ann@kept-files.com'])
+  sheet.addRow([7, 'bob@kept-files.com'])
+  const xlsx = await preview(
+    Buffer.from(await book.xlsx.writeBuffer()),
+    'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    '?name=leads.xlsx'
+  )
+  t.equal(xlsx.status, 200, JSON.stringify(xlsx.body))
+  t.match(xlsx.body, { format: 'xlsx', columns: ['score', 'email'], column: 1, addresses: ['ann@kept-files.com', 'bob@kept-files.com'] })
+  t.same(
+    xlsx.body.sample,
+    [
+      ['12', 'ann@kept-files.com'],
+      ['7', 'bob@kept-files.com']
+    ],
+    'an XLSX read by the service: what the page cannot read itself'
+  )
+
+  t.same((await preview(Buffer.from('{}'), 'application/json')).body?.code, 'preview_list.unsupported_media_type')
+  const big = await preview(Buffer.alloc(5 * 1024 * 1024, 'a'), 'text/csv')
+  t.same([big.status, big.body?.code], [413, 'preview_list.too_large'])
+  const xls = await preview(
+    Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(100)]),
+    'application/octet-stream',
+    '?name=old.xls'
+  )
+  t.same([xls.status, xls.body?.code], [415, 'preview_list.unsupported_file'])
+  t.equal((await api('GET', '/api/wallet', { token })).body.balance, balance, 'nothing spent')
+  t.equal((await api('GET', '/api/batches?limit=1', { token })).body.total, batches, 'no batch made')
+})
+
 t.test('what is not a list file, or too large, is refused and nothing is kept', async t => {
   const uuid = await batchOf(['ok.x@kept-files.com'], 'x.csv')
   const before = readdirSync(blobDir(me)).length
