@@ -219,6 +219,24 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
   await input!.uploadFile(file)
   await waitForText(page, /6 rows, 5 unique addresses/)
   t.match(await page.$eval('.react-aria-Select .react-aria-SelectValue', e => e.textContent), /^email$/, 'the address column was detected')
+  // The rows as the service read them, before anything is paid, the address column marked: the file's own lines are the oracle.
+  const previewRows = await page.$$eval('[data-testid=row-preview] tbody tr', rows => rows.map(r => [...r.querySelectorAll('td')].map(c => c.textContent)))
+  t.same(
+    previewRows,
+    [
+      ['Jane', 'jane@console-world.com', 'Acme, Inc.'],
+      ['John', 'john@console-world.com', 'Acme'],
+      ['Jane again', 'jane@console-world.com', 'Acme'],
+      ['Mary', 'mary@console-world.com', 'Beta'],
+      ['Nobody', 'nobody@console-world.com', 'Beta']
+    ],
+    'the first five rows of the file'
+  )
+  t.same(
+    await page.$$eval('[data-testid=row-preview] td.picked', cells => cells.map(c => c.textContent)),
+    ['jane@console-world.com', 'john@console-world.com', 'jane@console-world.com', 'mary@console-world.com', 'nobody@console-world.com'],
+    'the address column marked'
+  )
   t.match(await textOf(page), /1 values are not addresses/)
   const balance = (await api('GET', '/api/wallet', { token })).body.balance as number
   const config = (await api('GET', '/api/config')).body
@@ -278,6 +296,11 @@ t.test('a list: upload, the detected column, the estimate, progress, results by 
     ['valid', 'valid', 'valid', 'valid', 'invalid', 'invalid'],
     "with the mail world's verdicts"
   )
+  // By segment: the clean list is the customer's own file, valid rows only (the whole file filtered here is the oracle).
+  await press(page, `Valid only (clean list) (${batch.results.by_verdict.valid})`)
+  t.equal(await downloaded(), join(downloads, 'customers-valid.csv'))
+  const clean = parse(readFileSync(join(downloads, 'customers-valid.csv')), { bom: true }) as string[][]
+  t.same(clean, [rows[0], ...rows.slice(1).filter(r => r[3] === 'valid')], 'the valid rows of the file with its header, in order')
   assertClean(t, w, 'lists')
   await w.close()
   const other = await signedIn(390)
@@ -501,13 +524,15 @@ t.test("the overview: the period chosen is the query sent; recent jobs are the A
     w.requests.some(r => /time_zone=/.test(r.url)),
     "in the viewer's time zone"
   )
-  const recent = (await jobsOf()).slice(0, 5).map(j => j.email as string)
+  // Live mode (the switch is off): the live environment's data, the sandbox's kept apart.
+  const recent = (await jobsOf('&environment=live')).slice(0, 5).map(j => j.email as string)
   const shown = await page.$$eval('section[aria-labelledby=recent-jobs-h] li a', a => a.map(x => x.textContent))
-  t.same(shown, recent, 'the five most recent jobs')
+  t.same(shown, recent, 'the five most recent live jobs')
+  t.ok((await jobsOf('&environment=test')).length > 0, 'the account has sandbox jobs too, not shown in live mode (positive control)')
   t.equal(await page.$eval('[data-testid=plan]', e => e.textContent), (await api('GET', '/api/subscription', { token })).body.plan.name, 'the plan the API has')
   const unread = ((await api('GET', '/api/notifications?limit=10', { token })).body.items as Array<{ seen: boolean }>).filter(n => !n.seen).length
   t.equal(await page.$eval('section[aria-labelledby=unread-h] .stat', e => e.textContent), String(unread), 'the unread count the API has')
-  const stats = (await api('GET', `/api/stats/overview?granularity=hour&days=7&time_zone=UTC`, { token })).body
+  const stats = (await api('GET', `/api/stats/overview?granularity=hour&days=7&time_zone=UTC&environment=live`, { token })).body
   await waitForText(page, new RegExp(`${String(stats.totals.submitted)} submitted`))
   t.pass("the totals are the API's")
   assertClean(t, w, 'overview')

@@ -1,7 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react'
-import { Button, ProgressBar, Label } from 'react-aria-components'
+import { Button, DropZone, ProgressBar, Label, Text } from 'react-aria-components'
 import { Link, useLocation } from 'wouter'
-import Papa from 'papaparse'
 import { api, download, upload, type Schemas } from '../api.ts'
 import { useI18n } from '../i18n.tsx'
 import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, failureOf, type Failure, scrollable } from '../ui.tsx'
@@ -11,51 +10,48 @@ import { EnvironmentBadge, HeldNotice, useMode } from '../mode.tsx'
 
 type Batch = Schemas['Batch']
 type Estimate = Schemas['BatchEstimate']
+type Preview = Schemas['ListPreview']
 const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/
 
-/** A file read in the browser: its rows (a header row when the first row names columns), its columns, the column that holds addresses, and the file itself (kept beside the batch). */
-interface Parsed {
-  file: File
-  name: string
-  header: string[] | null
-  names: string[]
-  rows: string[][]
-  column: number
-}
+/** Downloads by segment: a clean list (valid), the risky ones, the ones to remove (invalid), and those to try again (unknown). */
+const SEGMENTS = [
+  ['valid', ['valid']],
+  ['risky', ['risky']],
+  ['invalid', ['invalid']],
+  ['unknown', ['unknown']]
+] as const satisfies ReadonlyArray<readonly [string, ReadonlyArray<'valid' | 'risky' | 'invalid' | 'unknown'>]>
 
-/** Reads a CSV, TSV or text file (papaparse: delimiter, quoting and BOM detected) and finds the column whose values look most like addresses. */
-async function parseFile(file: File): Promise<Parsed> {
-  const text = (await file.text()).replace(/^\uFEFF/, '')
-  const result = Papa.parse<string[]>(text, { skipEmptyLines: 'greedy', delimitersToGuess: [',', ';', '\t', '|'] })
-  const all = result.data.filter(r => r.some(c => c.trim() !== ''))
-  const width = Math.max(1, ...all.map(r => r.length))
-  const firstLooksLikeData = (all[0] ?? []).some(c => ADDRESS.test(c.trim()))
-  const header = firstLooksLikeData ? null : Array.from({ length: width }, (_, i) => (all[0]?.[i] ?? '').trim())
-  const names = Array.from({ length: width }, (_, i) => header?.[i] || `column ${i + 1}`)
-  const rows = firstLooksLikeData ? all : all.slice(1)
-  const score = Array.from({ length: width }, (_, i) => rows.slice(0, 1000).filter(r => ADDRESS.test((r[i] ?? '').trim())).length)
-  return { file, name: file.name, header, names, rows, column: Math.max(0, score.indexOf(Math.max(...score))) }
-}
+/** Rows shown before paying: enough to see the column is the right one. */
+const PREVIEW_ROWS = 5
+
+/** The media type a list file is sent as (the service reads its content; this names it). */
+const mediaOf = (name: string): string =>
+  /\.xlsx$/i.test(name)
+    ? 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+    : /\.tsv$/i.test(name)
+      ? 'text/tab-separated-values'
+      : /\.txt$/i.test(name)
+        ? 'text/plain'
+        : 'text/csv'
+
+/** What the file picker and the drop zone take: the formats `svc verify-file` takes. */
+const ACCEPT = '.csv,.tsv,.txt,.xlsx,text/csv,text/plain,text/tab-separated-values,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
 
 /**
- * The de-duplication key of an address, as `svc verify-file` makes it: lower-cased, the
- * domain in ASCII (the URL parser's IDNA); a later row with the same key is a duplicate.
+ * A list file as the service reads it (`POST /api/lists/preview`): its columns, the address
+ * column, its first rows and its addresses once each. Any format `svc verify-file` takes,
+ * XLSX included, without a spreadsheet library in the page. `column`: a number from 1, or
+ * null to let the service find it.
  */
-function addressKey(text: string): string {
-  const t = text.trim().normalize('NFC').toLowerCase()
-  const at = t.lastIndexOf('@')
-  if (at <= 0) return `~${t}`
-  let domain = t.slice(at + 1)
-  try {
-    domain = new URL(`http://${domain}`).hostname
-  } catch {
-    /* not a host name: kept as typed */
-  }
-  return `${t.slice(0, at)}@${domain}`
+async function previewOf(file: File, column: number | null): Promise<{ data?: Preview; failure?: Failure }> {
+  const r = await api.POST('/api/lists/preview', {
+    params: { query: { name: file.name, ...(column !== null && { column: String(column + 1) }) } },
+    body: file as never,
+    bodySerializer: (b: unknown) => b as Blob,
+    headers: { 'content-type': mediaOf(file.name) }
+  })
+  return r.data ? { data: r.data } : { failure: failureOf(r.error, r.response) }
 }
-
-/** The media type a kept file is sent as (the service reads its content; this names it). */
-const mediaOf = (name: string): string => (/\.tsv$/i.test(name) ? 'text/tab-separated-values' : /\.txt$/i.test(name) ? 'text/plain' : 'text/csv')
 
 /** A batch as it runs: progress, results by verdict, tokens, and the files to download. */
 /** One list as it runs; `onUpdate` is told each time what it shows changes (the page's table follows it). */
@@ -96,6 +92,7 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
   if (!batch) return <p role="status">{t('app.loading')}</p>
   const done = batch.progress.total === 0 ? 100 : Math.round((100 * batch.progress.processed) / batch.progress.total)
   const base = (batch.name ?? batch.uuid).replace(/\.[a-z]+$/i, '')
+  const extension = batch.source?.format === 'xlsx' ? 'xlsx' : 'csv'
   const save = async (path: string, accept: string, name: string): Promise<void> => {
     try {
       await download(path, accept, name)
@@ -125,7 +122,7 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
           ? t('batch.held', { until: formatDate(Date.parse(batch.held.until), { dateStyle: 'medium', timeStyle: 'short' }) })
           : t(`batch.${batch.status}` as 'batch.completed')}
       </p>
-      <ul className="row" aria-label={t('lists.byVerdict')}>
+      <ul className="row counts" aria-label={t('lists.byVerdict')}>
         {(['valid', 'risky', 'invalid', 'unknown'] as const).map(v => (
           <li key={v}>
             <VerdictBadge verdict={v} /> <span data-testid={`count-${v}`}>{formatNumber(batch.results.by_verdict[v])}</span>
@@ -144,7 +141,7 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
         {batch.source && (
           <Button
             onPress={() => {
-              void save(`/api/batches/${batch.uuid}/source`, '*/*', `${base}-verified.${batch.source!.format === 'xlsx' ? 'xlsx' : 'csv'}`)
+              void save(`/api/batches/${batch.uuid}/source`, '*/*', `${base}-verified.${extension}`)
             }}
           >
             {t('lists.downloadFile')}
@@ -159,6 +156,25 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
           {t('lists.download')}
         </Button>
       </div>
+      {/* By segment (as `svc verify-file --split` makes them): the customer's own file when it is kept, else the results. */}
+      <div className="row segments" role="group" aria-label={t('lists.segments')}>
+        <span className="muted">{t('lists.segments')}</span>
+        {SEGMENTS.map(([key, verdicts]) => (
+          <Button
+            key={key}
+            className="react-aria-Button secondary"
+            isDisabled={verdicts.every(v => batch.results.by_verdict[v] === 0)}
+            onPress={() => {
+              const q = `verdict=${verdicts.join(',')}`
+              void (batch.source
+                ? save(`/api/batches/${batch.uuid}/source?${q}`, '*/*', `${base}-${key}.${extension}`)
+                : save(`/api/batches/${batch.uuid}/results?${q}`, 'text/csv', `${base}-${key}.csv`))
+            }}
+          >
+            {t(`lists.segment.${key}`)} ({formatNumber(verdicts.reduce((n, v) => n + batch.results.by_verdict[v], 0))})
+          </Button>
+        ))}
+      </div>
       {batch.source && (
         <p className="muted" data-testid="kept">
           {t('lists.kept', { date: formatDate(Date.parse(batch.source.expires_at), { dateStyle: 'long' }) })}
@@ -169,32 +185,69 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
   )
 }
 
+/** The first rows of the file as the service read them, the address column marked: what a person checks before paying. */
+function RowPreview({ preview }: { preview: Preview }): ReactNode {
+  const { t } = useI18n()
+  return (
+    <div className="table-wrap preview" {...scrollable(t('lists.preview'))} data-testid="row-preview">
+      <table>
+        <caption className="muted">{t('lists.preview')}</caption>
+        <thead>
+          <tr>
+            {preview.columns.map((name, i) => (
+              <th scope="col" key={`${i}-${name}`} className={i === preview.column ? 'picked' : undefined}>
+                {name}
+                {i === preview.column && <span className="badge pick">{t('lists.addressColumn')}</span>}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {preview.sample.map((row, k) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: rows of a file have no identity but their place
+            <tr key={k}>
+              {preview.columns.map((_, i) => (
+                // biome-ignore lint/suspicious/noArrayIndexKey: cells have no identity but their place
+                <td key={i} className={i === preview.column ? 'picked mono' : undefined}>
+                  {row[i] ?? ''}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
 /** Lists: upload a file, pick the address column, see the unique count and the cost against the balance, start, watch, download the file with its results. */
 export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   const { t, formatNumber, formatDate } = useI18n()
   const [, go] = useLocation()
   const { environment } = useMode()
   const batches = useGet('/api/batches', { params: { query: { limit: 20, environment } } }, [uuid])
-  const [parsed, setParsed] = useState<Parsed | null>(null)
-  const [column, setColumn] = useState('0')
+  const [file, setFile] = useState<File | null>(null)
+  const [parsed, setParsed] = useState<Preview | null>(null)
+  const [reading, setReading] = useState(false)
   const [failure, setFailure] = useState<Failure | null>(null)
   const [sending, setSending] = useState<number | null>(null)
   const [estimate, setEstimate] = useState<Estimate | null>(null)
-  // The unique addresses in order of first appearance (what is sent), and which of them look valid (what is charged).
-  const unique = useMemo(() => {
-    if (!parsed) return []
-    const seen = new Set<string>()
-    const out: Array<{ email: string; valid: boolean }> = []
-    for (const r of parsed.rows) {
-      const email = (r[Number(column)] ?? '').trim()
-      if (email === '') continue
-      const key = addressKey(email)
-      if (seen.has(key)) continue
-      seen.add(key)
-      out.push({ email, valid: ADDRESS.test(email) })
+  const column = parsed ? String(parsed.column) : '0'
+  /** Reads `f` through the service (its address column found, or the one chosen: from 0). */
+  const read = async (f: File, chosen: number | null): Promise<void> => {
+    setFile(f)
+    setReading(true)
+    setFailure(null)
+    const r = await previewOf(f, chosen)
+    setReading(false)
+    if (r.data) setParsed(r.data)
+    else {
+      setParsed(null)
+      setFailure(r.failure ?? null)
     }
-    return out
-  }, [parsed, column])
+  }
+  // The unique addresses in order of first appearance (what is sent), and which of them look valid (what is charged).
+  const unique = useMemo(() => (parsed?.addresses ?? []).map(email => ({ email, valid: ADDRESS.test(email) })), [parsed])
   const valid = useMemo(() => unique.filter(a => a.valid).length, [unique])
   useEffect(() => {
     setEstimate(null)
@@ -212,7 +265,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
   }, [parsed, valid, environment])
   const short = estimate !== null && estimate.cost > estimate.balance
   const start = async (partial: boolean): Promise<void> => {
-    if (!parsed || !estimate) return
+    if (!parsed || !estimate || !file) return
     setFailure(null)
     // A partial run sends the addresses up to the last valid one the balance covers (the invalid ones cost nothing).
     let list = unique
@@ -240,10 +293,9 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
       if (final) break
     }
     // The customer's file, kept beside the batch: downloaded later (from any browser) with its columns and the results.
-    const columnName = parsed.header?.[Number(column)] || String(Number(column) + 1)
     const kept = await upload(
-      `/api/batches/${batchUuid}/source?name=${encodeURIComponent(parsed.name)}&column=${encodeURIComponent(columnName)}`,
-      parsed.file,
+      `/api/batches/${batchUuid}/source?name=${encodeURIComponent(parsed.name)}&column=${encodeURIComponent(String(parsed.column + 1))}`,
+      file,
       mediaOf(parsed.name)
     )
     if (kept !== null) {
@@ -253,6 +305,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
     }
     setSending(null)
     setParsed(null)
+    setFile(null)
     go(`/lists/${batchUuid}`)
   }
   return (
@@ -264,33 +317,51 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
       ) : (
         <section className="card" aria-labelledby="upload-h">
           <h2 id="upload-h">{t('lists.upload')}</h2>
-          <div className="field">
-            <label htmlFor="list-file">{t('lists.file')}</label>
-            <input
-              id="list-file"
-              type="file"
-              accept=".csv,.tsv,.txt,text/csv,text/plain,text/tab-separated-values"
-              aria-describedby="list-file-hint"
-              onChange={e => {
-                const f = e.target.files?.[0]
-                if (f)
-                  void parseFile(f).then(p => {
-                    setParsed(p)
-                    setColumn(String(p.column))
-                  })
-              }}
-            />
-            <span id="list-file-hint" className="hint">
-              {t('lists.fileHint')}
-            </span>
-          </div>
+          <DropZone
+            className="react-aria-DropZone dropzone"
+            aria-label={t('lists.drop')}
+            // Any file is taken: the service says what it is not (a 415 in words), as the picker's own choice would.
+            getDropOperation={() => 'copy'}
+            onDrop={e => {
+              const item = e.items.find(i => i.kind === 'file')
+              if (item?.kind === 'file') void item.getFile().then(async f => await read(f, null))
+            }}
+          >
+            <Text slot="label">{t('lists.drop')}</Text>
+            <div className="field">
+              <label htmlFor="list-file">{t('lists.file')}</label>
+              <input
+                id="list-file"
+                type="file"
+                accept={ACCEPT}
+                aria-describedby="list-file-hint"
+                onChange={e => {
+                  const f = e.target.files?.[0]
+                  if (f) void read(f, null)
+                }}
+              />
+              <span id="list-file-hint" className="hint">
+                {t('lists.fileHint')}
+              </span>
+            </div>
+          </DropZone>
+          {reading && <p role="status">{t('lists.reading')}</p>}
+          {!parsed && <ProblemAlert problem={failure?.problem ?? null} retryAfter={failure?.retryAfter} />}
           {parsed && (
             <>
-              <Choice label={t('lists.column')} value={column} onChange={setColumn} options={parsed.names.map((h, i) => [String(i), h])} />
+              <Choice
+                label={t('lists.column')}
+                value={column}
+                onChange={v => {
+                  if (file) void read(file, Number(v))
+                }}
+                options={parsed.columns.map((h, i) => [String(i), h])}
+              />
+              <RowPreview preview={parsed} />
               <p data-testid="estimate">
                 {estimate
                   ? t('lists.estimate', {
-                      rows: formatNumber(parsed.rows.length),
+                      rows: formatNumber(parsed.rows),
                       unique: formatNumber(unique.length),
                       cost: formatNumber(estimate.cost),
                       balance: formatNumber(estimate.balance)

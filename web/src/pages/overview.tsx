@@ -52,6 +52,29 @@ function ServiceStatus(): ReactNode {
   )
 }
 
+/** The first screen of an account with nothing verified yet: the steps, each a link to where it is done. */
+function GetStarted(): ReactNode {
+  const { t } = useI18n()
+  const { environment } = useMode()
+  return (
+    <section className="card getting-started" aria-labelledby="start-h" data-testid="get-started">
+      <h2 id="start-h">{t('start.title')}</h2>
+      <ol>
+        <li>{environment === 'test' ? t('start.testOn') : t('start.test')}</li>
+        <li>
+          <Link href="/verify">{t('start.verify')}</Link> — {t('start.verifyHint')}
+        </li>
+        <li>
+          <Link href="/lists">{t('start.list')}</Link> — {t('start.listHint')}
+        </li>
+        <li>
+          <Link href="/keys">{t('start.key')}</Link> — {t('start.keyHint')}
+        </li>
+      </ol>
+    </section>
+  )
+}
+
 /** The overview: balance, plan, usage over time by verdict in the viewer's time zone, recent jobs and batches, unread notifications. */
 export default function Overview(): ReactNode {
   const { t, formatNumber, formatDate, timeZone } = useI18n()
@@ -76,11 +99,15 @@ export default function Overview(): ReactNode {
     }
   }, [stats.data, t])
   const unread = (feed.data?.items ?? []).filter(n => !n.seen)
+  // A new account (nothing verified yet in this environment): what to do first, before any figure.
+  const fresh = jobs.data !== null && batches.data !== null && jobs.data.total === 0 && batches.data.total === 0
+  const quiet = stats.data !== null && stats.data.totals.submitted === 0
   return (
     <>
       <PageTitle>{t('nav.overview')}</PageTitle>
       <HeldNotice />
       <ServiceStatus />
+      {fresh && <GetStarted />}
       <div className="grid">
         <section className="card" aria-labelledby="balance-h">
           <h2 id="balance-h">{t('overview.balance')}</h2>
@@ -125,7 +152,13 @@ export default function Overview(): ReactNode {
             : '…'}{' '}
           · {timeZone}
         </p>
-        <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} stacked />
+        {quiet ? (
+          <p className="empty" data-testid="usage-empty">
+            {t('overview.usageEmpty')} <Link href="/verify">{t('overview.verifyFirst')}</Link> · <Link href="/lists">{t('overview.uploadFirst')}</Link>
+          </p>
+        ) : (
+          <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} totalLabel={t('overview.total')} />
+        )}
         <ApiCall
           method="GET"
           path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}&environment=${environment}`}
