@@ -21,9 +21,6 @@ const SEGMENTS = [
   ['unknown', ['unknown']]
 ] as const satisfies ReadonlyArray<readonly [string, ReadonlyArray<'valid' | 'risky' | 'invalid' | 'unknown'>]>
 
-/** Rows shown before paying: enough to see the column is the right one. */
-const PREVIEW_ROWS = 5
-
 /** The media type a list file is sent as (the service reads its content; this names it). */
 const mediaOf = (name: string): string =>
   /\.xlsx$/i.test(name)
@@ -157,8 +154,8 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
         </Button>
       </div>
       {/* By segment (as `svc verify-file --split` makes them): the customer's own file when it is kept, else the results. */}
-      <div className="row segments" role="group" aria-label={t('lists.segments')}>
-        <span className="muted">{t('lists.segments')}</span>
+      <fieldset className="row segments">
+        <legend className="muted">{t('lists.segments')}</legend>
         {SEGMENTS.map(([key, verdicts]) => (
           <Button
             key={key}
@@ -174,7 +171,7 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
             {t(`lists.segment.${key}`)} ({formatNumber(verdicts.reduce((n, v) => n + batch.results.by_verdict[v], 0))})
           </Button>
         ))}
-      </div>
+      </fieldset>
       {batch.source && (
         <p className="muted" data-testid="kept">
           {t('lists.kept', { date: formatDate(Date.parse(batch.source.expires_at), { dateStyle: 'long' }) })}
@@ -195,6 +192,7 @@ function RowPreview({ preview }: { preview: Preview }): ReactNode {
         <thead>
           <tr>
             {preview.columns.map((name, i) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: a column's place is its identity (two may share a name)
               <th scope="col" key={`${i}-${name}`} className={i === preview.column ? 'picked' : undefined}>
                 {name}
                 {i === preview.column && <span className="badge pick">{t('lists.addressColumn')}</span>}
