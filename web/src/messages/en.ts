@@ -42,6 +42,8 @@ export const en = {
 
   'signup.title': 'Create an account',
   'signup.submit': 'Create the account',
+  'signup.working': 'Creating the account…',
+  'signup.workingHint': 'Checking that the address can receive mail: this can take a few seconds.',
   'signup.passwordRule': 'At least 8 characters.',
   'signup.haveAccount': 'Already have an account?',
   'signup.mailed': 'We sent a confirmation code to {email}.',

@@ -38,6 +38,8 @@ export const fr: Readonly<Record<MessageKey, string>> = {
 
   'signup.title': 'Créer un compte',
   'signup.submit': 'Créer le compte',
+  'signup.working': 'Création du compte…',
+  'signup.workingHint': "Vérification que l'adresse peut recevoir du courrier : cela peut prendre quelques secondes.",
   'signup.passwordRule': 'Au moins 8 caractères.',
   'signup.haveAccount': 'Déjà un compte ?',
   'signup.mailed': 'Nous avons envoyé un code de confirmation à {email}.',

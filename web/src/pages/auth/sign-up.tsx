@@ -12,9 +12,15 @@ export function SignUp(): ReactNode {
   const [password, setPassword] = useState('')
   const [failure, setFailure] = useState<Failure | null>(null)
   const [sent, setSent] = useState(false)
+  // Sign-up screens the address (its domain's DNS): seconds on a slow resolver, said as such, and not sent twice.
+  const [busy, setBusy] = useState(false)
   const submit = async (e: FormEvent): Promise<void> => {
     e.preventDefault()
-    const r = await api.POST('/api/auth/register', { body: { email: email.trim(), password, locale } })
+    if (busy) return
+    setBusy(true)
+    const r = await api.POST('/api/auth/register', { body: { email: email.trim(), password, locale } }).finally(() => {
+      setBusy(false)
+    })
     if (r.response.status !== 204) {
       setFailure(failureOf(r.error, r.response))
       return
@@ -46,7 +52,14 @@ export function SignUp(): ReactNode {
               minLength={8}
             />
             <ProblemAlert problem={failure?.problem ?? null} retryAfter={failure?.retryAfter} />
-            <Button type="submit">{t('signup.submit')}</Button>
+            <Button type="submit" isPending={busy}>
+              {busy ? t('signup.working') : t('signup.submit')}
+            </Button>
+            {busy && (
+              <p role="status" className="muted">
+                {t('signup.workingHint')}
+              </p>
+            )}
           </Form>
           <p>
             {t('signup.haveAccount')} <Link href="/signin">{t('signin.title')}</Link>
