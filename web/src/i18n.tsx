@@ -33,6 +33,8 @@ export interface I18n {
   setLocale: (locale: Locale, persist?: boolean) => void
   /** The words of `key` in the current language, `{name}` replaced from `params`. */
   t: (key: MessageKey, params?: Record<string, string | number>) => string
+  /** A plan's name in the language: the catalogue's own plans by code (`plan.<code>`), an operator's other plans as the catalogue names them. */
+  planName: (plan: { code: string; name: string }) => string
   /** The plural category of `n` in the language (Intl.PluralRules): French says « 0 tâche », English "0 jobs". */
   plural: (n: number) => 'one' | 'other'
   /** A number in the language's notation (Intl.NumberFormat). */
@@ -77,6 +79,7 @@ export function I18nProvider({ children }: { children: ReactNode }): ReactNode {
         const text = words[key] ?? en[key] ?? key
         return params ? text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in params ? String(params[name]) : whole)) : text
       },
+      planName: plan => (Object.hasOwn(words, `plan.${plan.code}`) ? words[`plan.${plan.code}` as MessageKey] : plan.name),
       formatNumber: n => numbers.format(n),
       plural: n => (plurals.select(n) === 'one' ? 'one' : 'other'),
       formatDate: (ms, options = { dateStyle: 'medium', timeStyle: 'short' }) => {

@@ -10,8 +10,13 @@ type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
 
 /** Billing: the plan grid, checkout and portal (redirects to Stripe), the wallet's transactions grouped by job, and the balance over time. */
 export default function Billing({ outcome }: { outcome?: string }): ReactNode {
-  const { t, locale, formatNumber, formatMoney, formatDate, timeZone } = useI18n()
+  const { t, locale, formatNumber, formatMoney, formatDate, timeZone, planName } = useI18n()
   const config = useGet('/api/config')
+  // A full verification: every check a plan allows by default (the catalogue's costs): what a plan's tokens buy, in the customer's unit.
+  const fullCheck = Math.max(
+    1,
+    (config.data?.default_checks ?? []).reduce((n, c) => n + (config.data?.check_costs[c] ?? 0), 0)
+  )
   const subscription = useGet('/api/subscription')
   const [cycle, setCycle] = useState<'monthly' | 'yearly'>('monthly')
   const [sort, setSort] = useState<TxSort>('occurred_at')
@@ -71,7 +76,10 @@ export default function Billing({ outcome }: { outcome?: string }): ReactNode {
       <section className="card" aria-labelledby="plans-h">
         <h2 id="plans-h">{t('billing.plans')}</h2>
         <p>
-          {t('billing.current', { plan: subscription.data?.plan.name ?? '…', status: subscription.data ? t(`subscription.${subscription.data.status}`) : '' })}
+          {t('billing.current', {
+            plan: subscription.data ? planName(subscription.data.plan) : '…',
+            status: subscription.data ? t(`subscription.${subscription.data.status}`) : ''
+          })}
           {subscription.data?.current_period_end
             ? ` · ${t('billing.until', { date: formatDate(Date.parse(subscription.data.current_period_end), { dateStyle: 'medium' }) })}`
             : ''}
@@ -99,12 +107,15 @@ export default function Billing({ outcome }: { outcome?: string }): ReactNode {
           {(config.data?.plans ?? []).map(p => (
             <article key={p.code} className="card" aria-labelledby={`plan-${p.code}`}>
               <h3 id={`plan-${p.code}`}>
-                {p.name}
+                {planName(p)}
                 {p.code === current ? ` · ${t('billing.yours')}` : ''}
               </h3>
               <p className="stat">{formatMoney(p.prices[cycle].cents, p.prices[cycle].currency)}</p>
               <ul>
-                <li>{t('billing.tokens', { n: formatNumber(p.tokens_per_month) })}</li>
+                <li>
+                  <strong>{t('billing.verifications', { n: formatNumber(Math.floor(p.tokens_per_month / fullCheck)) })}</strong>{' '}
+                  <span className="muted">{t('billing.tokens', { n: formatNumber(p.tokens_per_month) })}</span>
+                </li>
                 <li>{t('billing.batch', { n: formatNumber(p.limits.max_batch_size) })}</li>
                 <li>{t('billing.rate', { n: formatNumber(p.limits.rate_limit_per_minute) })}</li>
                 <li>{t('billing.keys', { n: formatNumber(p.limits.api_keys) })}</li>
@@ -116,7 +127,7 @@ export default function Billing({ outcome }: { outcome?: string }): ReactNode {
                     void checkout({ plan: p.code, cycle })
                   }}
                 >
-                  {t('billing.choose', { plan: p.name })}
+                  {t('billing.choose', { plan: planName(p) })}
                 </Button>
               )}
             </article>

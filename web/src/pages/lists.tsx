@@ -182,6 +182,9 @@ function BatchView({ uuid, onUpdate }: { uuid: string; onUpdate?: () => void }):
   )
 }
 
+/** A column's name: its header's, else "column 3" in the viewer's language. */
+const columnName = (t: ReturnType<typeof useI18n>['t'], preview: Preview, i: number): string => preview.header?.[i] || t('lists.columnN', { n: i + 1 })
+
 /** The first rows of the file as the service read them, the address column marked: what a person checks before paying. */
 function RowPreview({ preview }: { preview: Preview }): ReactNode {
   const { t } = useI18n()
@@ -194,7 +197,7 @@ function RowPreview({ preview }: { preview: Preview }): ReactNode {
             {preview.columns.map((name, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: a column's place is its identity (two may share a name)
               <th scope="col" key={`${i}-${name}`} className={i === preview.column ? 'picked' : undefined}>
-                {name}
+                {columnName(t, preview, i)}
                 {i === preview.column && <span className="badge pick">{t('lists.addressColumn')}</span>}
               </th>
             ))}
@@ -353,7 +356,7 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
                 onChange={v => {
                   if (file) void read(file, Number(v))
                 }}
-                options={parsed.columns.map((h, i) => [String(i), h])}
+                options={parsed.columns.map((_, i) => [String(i), columnName(t, parsed, i)])}
               />
               <RowPreview preview={parsed} />
               <p data-testid="estimate">

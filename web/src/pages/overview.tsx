@@ -77,11 +77,16 @@ function GetStarted(): ReactNode {
 
 /** The overview: balance, plan, usage over time by verdict in the viewer's time zone, recent jobs and batches, unread notifications. */
 export default function Overview(): ReactNode {
-  const { t, formatNumber, formatDate, timeZone } = useI18n()
+  const { t, formatNumber, formatDate, timeZone, planName } = useI18n()
   const [win, setWin] = useState('2')
   const [granularity, days] = WINDOWS[Number(win)]
   const wallet = useGet('/api/wallet')
   const subscription = useGet('/api/subscription')
+  const config = useGet('/api/config')
+  const fullCheck = Math.max(
+    1,
+    (config.data?.default_checks ?? []).reduce((n, c) => n + (config.data?.check_costs[c] ?? 0), 0)
+  )
   const { environment } = useMode()
   const stats = useGet('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone, environment } } })
   const jobs = useGet('/api/jobs', { params: { query: { limit: 5, environment } } })
@@ -122,9 +127,13 @@ export default function Overview(): ReactNode {
         <section className="card" aria-labelledby="plan-h">
           <h2 id="plan-h">{t('overview.plan')}</h2>
           <p className="stat" data-testid="plan">
-            {subscription.data?.plan.name ?? '…'}
+            {subscription.data ? planName(subscription.data.plan) : '…'}
           </p>
-          <p className="muted">{subscription.data ? t('overview.perMonth', { n: formatNumber(subscription.data.tokens_per_month) }) : ''}</p>
+          <p className="muted">
+            {subscription.data && config.data
+              ? `${t('billing.verifications', { n: formatNumber(Math.floor(subscription.data.tokens_per_month / fullCheck)) })} · ${t('overview.perMonth', { n: formatNumber(subscription.data.tokens_per_month) })}`
+              : ''}
+          </p>
         </section>
         <section className="card" aria-labelledby="unread-h">
           <h2 id="unread-h">{t('overview.unread')}</h2>
