@@ -7,6 +7,8 @@
 import t from 'tap'
 import { en } from '../../web/src/messages/en.ts'
 import { fr } from '../../web/src/messages/fr.ts'
+import { PROBLEM_TITLES_FR } from '../../web/src/messages/problems-fr.ts'
+import { PROBLEM_REASONS } from '../../src/http/problem-types.ts'
 import { CHECK_OUTCOMES, CHECKS, FLAGS, REASONS, VERDICTS } from '../../src/verifier/vocabulary.ts'
 import { NOTIFICATION_KINDS } from '../../src/projections/notifications.ts'
 import { EGRESS_PROBLEMS } from '../../src/verifier/egress-monitor.ts'
@@ -70,4 +72,15 @@ t.test('French punctuation: a narrow no-break space before : ; ? ! (never a plai
   )
   t.match(fr['result.action'], /\u202f:$/, 'the label before what to do carries its colon, after its space (the card adds none)')
   t.match(en['result.action'], /[^ ]:$/, 'and in English, no space before it')
+})
+
+t.test('every problem reason the API can answer has its French title', async t => {
+  t.same(Object.keys(PROBLEM_TITLES_FR).sort(), Object.keys(PROBLEM_REASONS).sort(), 'the same reasons as the table of problems')
+  t.same(
+    Object.entries(PROBLEM_TITLES_FR)
+      .filter(([reason, title]) => title === PROBLEM_REASONS[reason].title && title.split(' ').length > 1)
+      .map(([reason]) => reason),
+    [],
+    'none left in English'
+  )
 })

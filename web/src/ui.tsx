@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState, type ReactNode } from 're
 import { Button, FieldError, Input, Label, Text, TextField, type TextFieldProps } from 'react-aria-components'
 import type { Problem } from './api.ts'
 import { useI18n } from './i18n.tsx'
+import { PROBLEM_TITLES_FR } from './messages/problems-fr.ts'
 
 /**
  * A labelled text field (React Aria's TextField: label, input, description and error tied
@@ -54,7 +55,7 @@ function ErrorLine({ invalid, children }: { invalid: boolean; children: ReactNod
  * page about it (the problem's `type`).
  */
 export function ProblemAlert({ problem, retryAfter }: { problem: Problem | null; retryAfter?: number | null }): ReactNode {
-  const { t } = useI18n()
+  const { t, locale } = useI18n()
   if (!problem) return null
   if (problem.status === 429) {
     return (
@@ -64,9 +65,14 @@ export function ProblemAlert({ problem, retryAfter }: { problem: Problem | null;
       </div>
     )
   }
+  // The title in the viewer's language by the problem's reason; the occurrence's own sentence (`detail`) is the API's, marked as English for readers of another language.
+  const reason = (problem.code ?? '').split('.').pop() ?? ''
+  const title = locale === 'fr' && Object.hasOwn(PROBLEM_TITLES_FR, reason) ? PROBLEM_TITLES_FR[reason] : problem.title
   return (
     <div className="alert error" role="alert">
-      <strong>{problem.title}</strong>: {problem.detail}
+      <strong>{title}</strong>
+      {locale === 'en' ? ': ' : ' — '}
+      <span lang="en">{problem.detail}</span>
       {problem.errors && problem.errors.length > 0 && (
         <ul>
           {problem.errors.map(e => (
