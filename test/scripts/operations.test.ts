@@ -7,8 +7,8 @@ import { openapiDocument } from '../../scripts/openapi.ts'
 import { aggregateRows, nameDisagreements, operationsMarkdown, operationsTable } from '../../scripts/operations.ts'
 
 const root = new URL('../..', import.meta.url).pathname
-/** Operations answered without a write, though not by GET: a price estimate, a sign-up screening, the MCP transport's reads. */
-const READS_BY_POST = new Set(['POST /api/batches/estimate', 'POST /api/auth/signup-preview'])
+/** Operations answered without a write, though not by GET: a price estimate, a sign-up screening, a list file's preview (a body too large for a query), the MCP transport's reads. */
+const READS_BY_POST = new Set(['POST /api/batches/estimate', 'POST /api/auth/signup-preview', 'POST /api/lists/preview'])
 
 t.test('every operation of the interface has its route, commands and deciders, and every file exists', async t => {
   const document = (await openapiDocument()) as { paths: Record<string, Record<string, { operationId?: string }>> }
