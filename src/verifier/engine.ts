@@ -105,12 +105,13 @@ export class VerificationEngine {
   /** Results that asked the network, per address and checks, the most recent `result_cache_max` (a bulk list must not fill the memory). */
   private readonly resultCache: LRUCache<string, { result: VerificationResult; expires: number }>
   /** Catch-all status per domain, the most recent 100,000. */
-  private readonly catchAll = new LRUCache<string, { accepts: boolean; expires: number }>({ max: 100_000 })
+  // Counted through `maxSize`, not `max` (which preallocates its slots at start-up: see DnsClient's caches).
+  private readonly catchAll = new LRUCache<string, { accepts: boolean; expires: number }>({ maxSize: 100_000, sizeCalculation: () => 1 })
   private readonly counters = { result_cache_hits: 0, catch_all_cache_hits: 0, greylist_rounds: 0 }
 
   constructor(options: EngineOptions) {
     this.o = options
-    this.resultCache = new LRUCache({ max: options.result_cache_max ?? 20_000 })
+    this.resultCache = new LRUCache({ maxSize: options.result_cache_max ?? 20_000, sizeCalculation: () => 1 })
     // Naive mode asks as the open-source reference does: one recipient per round trip.
     this.prober = new SmtpProber(
       options.resolver,
