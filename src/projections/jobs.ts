@@ -29,6 +29,8 @@ export interface JobDoc {
   error: string | null
   /** The engine's result; `normalized` sealed. */
   result: Record<string, unknown> | null
+  /** The address's blind index in the account (JobQueued's `email_index`): search by address; null for jobs queued before it was kept. */
+  email_index?: string | null
   /** Greylisting: attempts so far and when the next one is due. */
   attempts: number
   retry_at: string | null
@@ -51,7 +53,7 @@ interface JobCountDoc {
 /**
  * Every list of `GET /api/jobs` is an index range: by creation, and by status, verdict and
  * score each followed by creation (the sort's tiebreak); `_id` (the uuid) for its sort
- * and prefix search; `status` alone for the deferred jobs resumed at start. One
+ * and prefix search; an address's blind index by creation (search by address); `status` alone for the deferred jobs resumed at start. One
  * environment's jobs (a key's list, issue 42 item 10) by creation and by uuid have
  * indexes of their own: a live key's newest jobs are never found by walking past a
  * million sandbox ones; its other sorts walk the account's index or sort the
@@ -60,7 +62,7 @@ interface JobCountDoc {
 export const JOBS = collection({
   name: 'jobs',
   projection: 'jobs',
-  fields: { user_uuid: 'text', environment: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number' },
+  fields: { user_uuid: 'text', environment: 'text', created_at: 'text', status: 'text', verdict: 'text', score: 'number', email_index: 'text' },
   indexes: [
     ['user_uuid', 'created_at'],
     ['user_uuid', 'status', 'created_at'],
@@ -69,6 +71,7 @@ export const JOBS = collection({
     ['user_uuid'],
     ['user_uuid', 'environment', 'created_at'],
     ['user_uuid', 'environment'],
+    ['user_uuid', 'email_index', 'created_at'],
     ['status']
   ]
 })
@@ -102,7 +105,8 @@ function evolveJob(doc: Doc | null, event: RecordedEvent): JobDoc | null {
       result: null,
       attempts: 0,
       retry_at: null,
-      deferral: null
+      deferral: null,
+      email_index: d.email_index ?? null
     }
   }
   if (doc === null) return null
@@ -171,8 +175,8 @@ function recount(spec: CollectionSpec, key: CountKey, stored: unknown, delta: nu
  * events find no job and make none). Cost: at most five documents an event.
  */
 export const jobsProjection: Projection = documentsProjection({
-  // 4: counts per environment, and the environment's indexes (issue 42 item 10).
-  version: 4,
+  // 4: counts per environment, and the environment's indexes (issue 42 item 10); 5: the address's blind index (search by address).
+  version: 5,
   collections: [JOBS, JOB_COUNTS, JOB_TOTALS],
   event_types: ['JobQueued', 'JobDeferred', 'JobCompleted', 'JobFailed', 'UserDeleted'],
   reads: event => (event.type === 'UserDeleted' ? [] : [[JOBS, event.data.job_uuid as string]]),
@@ -262,6 +266,8 @@ export interface JobFilter {
   to?: string
   /** A prefix of the uuid (lower-cased). */
   search?: string
+  /** An address's blind index (jobAddressIndex): that address's jobs. */
+  email_index?: string
 }
 
 function whereOf(owner: string, f: JobFilter, created?: { gte?: string; lte?: string }): Where {
@@ -272,6 +278,7 @@ function whereOf(owner: string, f: JobFilter, created?: { gte?: string; lte?: st
   const range = created ?? { ...(f.from && { gte: f.from }), ...(f.to && { lte: f.to }) }
   if (range.gte !== undefined || range.lte !== undefined) where.created_at = range
   if (f.search) where._id = { prefix: f.search.toLowerCase() }
+  if (f.email_index) where.email_index = f.email_index
   return where
 }
 
@@ -287,7 +294,7 @@ const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00.00
  */
 async function countJobs(rc: Pick<ReadContext, 'reads'>, owner: string, f: JobFilter): Promise<number> {
   const jobs = rc.reads.collection<Doc>(JOBS)
-  if (f.search) return await jobs.count(whereOf(owner, f))
+  if (f.search || f.email_index) return await jobs.count(whereOf(owner, f))
   const fromDay = f.from?.slice(0, 10)
   const toDay = f.to?.slice(0, 10)
   if (fromDay !== undefined && toDay !== undefined && fromDay > toDay) return 0
@@ -359,7 +366,8 @@ export async function listJobs(
     f.verdict !== undefined ||
     f.from !== undefined ||
     f.to !== undefined ||
-    (f.search !== undefined && f.search !== '')
+    (f.search !== undefined && f.search !== '') ||
+    f.email_index !== undefined
   const total = await countJobs(rc, owner, f)
   if (total === 0 || page.offset >= total) return { items: [], total }
   let useIndex: readonly string[] | undefined
@@ -369,6 +377,7 @@ export async function listJobs(
     const all = await countJobs(rc, owner, own ? { environment: f.environment } : {})
     if (((page.offset + page.limit) * all) / total < total) useIndex = walked
     // Through the filter's index (a uuid prefix: the primary key, the planner's choice).
+    else if (f.email_index !== undefined) useIndex = ['user_uuid', 'email_index', 'created_at']
     else if (f.status !== undefined) useIndex = SORT_INDEX.status
     else if (f.verdict !== undefined) useIndex = SORT_INDEX.verdict
     else if (f.search === undefined || f.search === '') useIndex = f.environment === undefined ? SORT_INDEX.created_at : ENVIRONMENT_SORT_INDEX.created_at

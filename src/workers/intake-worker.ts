@@ -49,7 +49,8 @@ export async function startIntakeWorker(ctx: CommandContext, bus: Bus, options: 
           environment: 'live',
           key_uuid: d.job.key_uuid,
           reservation_uuid: d.reservation_uuid,
-          queued_at: d.job.queued_at
+          queued_at: d.job.queued_at,
+          ...(d.job.email_index !== undefined && { email_index: d.job.email_index })
         },
         { actor: event.metadata.actor ?? 'intake', causation_id: event.id, correlation_id: d.job_uuid }
       )

@@ -193,6 +193,13 @@ t.test("jobs: filters and sorts are the API's; a job's detail", async t => {
     w.requests.some(r => r.url.includes(`search=${prefix}`)),
     "the search is the API's uuid prefix"
   )
+  // By address, as typed by a person (another case): the API's list for that address.
+  const address = String(invalid[0].email)
+  const byAddress = (await api('GET', `/api/jobs?limit=100&environment=live&search=${encodeURIComponent(address)}`, { token })).body.total as number
+  t.ok(byAddress >= 1, 'the API finds the address (positive control)')
+  await Promise.all([page.waitForResponse(r => r.url().includes('search=') && r.url().includes('%40')), fill(page, 'Search', address.toUpperCase())])
+  await waitForText(page, byAddress === 1 ? /^1 job$/m : new RegExp(`^${byAddress} jobs$`, 'm'))
+  t.pass(`searching ${address.toUpperCase()} lists its ${byAddress} job(s), as the API does`)
   await press(page, invalid[0].email, 'link')
   await page.waitForSelector('[data-testid=result]')
   t.match(page.url(), new RegExp(`/jobs/${String(invalid[0].uuid)}$`))

@@ -18,7 +18,7 @@ const cli = new URL('../../src/cli.ts', import.meta.url).pathname
  * Excluding every file spares a child `svc` 0.6–0.8 s of CPU at start on top of its own
  * 1.3–1.5 s (measured: time to listen and /proc/<pid>/stat, 3 starts each).
  */
-export function childEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+function childEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   return { ...base, _TAPJS_PROCESSINFO_EXCLUDE_: '/./' }
 }
 

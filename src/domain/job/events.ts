@@ -18,6 +18,8 @@ export type JobQueued = Event<
     key_uuid: string | null
     reservation_uuid?: string | null
     queued_at: string
+    /** The address's blind index in its account (see jobAddressIndex): found by address without unsealing; absent on events written before it was kept. */
+    email_index?: string
   }
 >
 

@@ -26,6 +26,8 @@ export interface AcceptedJob {
   checks: CheckName[]
   key_uuid: string | null
   queued_at: string
+  /** The address's blind index in its account (JobQueued's `email_index`); absent on events written before it was kept. */
+  email_index?: string
 }
 
 /**

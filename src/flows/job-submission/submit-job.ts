@@ -8,6 +8,7 @@ import type { CommandContext } from '../../commands/context.ts'
 import { handle, load } from '../../eventsourcing/command-handler.ts'
 import { idempotencyKeyStream } from '../../commands/job/shared/idempotency.ts'
 import { queueJob } from './queue-job.ts'
+import { jobAddressIndex } from './address-index.ts'
 import { jobs } from '../../commands/job/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 
@@ -43,6 +44,8 @@ interface Acceptance {
   job_uuid: string
   /** The address, sealed with the owner's data key. */
   email: string
+  /** Its blind index in the account (jobAddressIndex). */
+  email_index: string
   checks: CheckName[]
   cost: number
   now: string
@@ -81,6 +84,7 @@ export async function submitJob(
     by,
     job_uuid: ctx.newId(),
     email: await ctx.sealer.seal(by.user_uuid, input.email),
+    email_index: jobAddressIndex(ctx, by.user_uuid, input.email),
     checks,
     cost: by.environment === 'test' ? 0 : costOf(checks),
     now: now.toISOString()
@@ -148,7 +152,7 @@ async function accept(ctx: CommandContext, a: Acceptance, replayed: boolean): Pr
           job_uuid: a.job_uuid,
           reservation_uuid: ctx.newId(),
           amount: a.cost,
-          job: { email: a.email, checks: a.checks, key_uuid: a.by.key_uuid, queued_at: a.now },
+          job: { email: a.email, checks: a.checks, key_uuid: a.by.key_uuid, queued_at: a.now, email_index: a.email_index },
           now: a.now
         }
       },
@@ -170,7 +174,8 @@ async function accept(ctx: CommandContext, a: Acceptance, replayed: boolean): Pr
       environment: a.by.environment,
       key_uuid: a.by.key_uuid,
       reservation_uuid: reservation,
-      queued_at: a.now
+      queued_at: a.now,
+      email_index: a.email_index
     },
     meta(a),
     true

@@ -22,6 +22,8 @@ import {
   WaitQuery,
   problems
 } from '../schemas.ts'
+import { jobAddressIndex } from '../../flows/job-submission/address-index.ts'
+import { MAX_EMAIL_INPUT } from '../../flows/job-submission/submit-job.ts'
 import type { HttpRuntime } from '../runtime.ts'
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i
@@ -42,10 +44,13 @@ const ListJobsQuery = PageQuery.extend({
   to: DateTimeQuery.optional().meta({ description: 'inclusive upper bound on created_at' }),
   search: z
     .string()
-    .max(36)
-    .regex(/^[0-9a-fA-F-]*$/, 'must be the start of a uuid')
+    .max(MAX_EMAIL_INPUT)
+    .refine(s => s.includes('@') || /^[0-9a-fA-F-]{0,36}$/.test(s), 'must be the start of a uuid, or an address')
     .optional()
-    .meta({ description: 'case-insensitive prefix of the job uuid' }),
+    .meta({
+      description:
+        "the start of the job's uuid (case-insensitive), or an address: that address's jobs, whatever its case or its domain's form (`Jane@Bücher.net` finds `jane@xn--bcher-kva.net`); jobs queued before addresses were indexed are found by uuid only"
+    }),
   sort: z
     .enum(JOB_SORTS, { message: `unknown sort; one of: ${JOB_SORTS.join(', ')}` })
     .optional()
@@ -65,7 +70,7 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
     schema: {
       operationId: 'listJobs',
       summary:
-        "The account's jobs: filtered by environment, status, verdict, creation and uuid prefix, sorted, paged (newest first by default); a key sees its own environment's only",
+        "The account's jobs: filtered by environment, status, verdict, creation, uuid prefix or address, sorted, paged (newest first by default); a key sees its own environment's only",
       tags,
       querystring: ListJobsQuery,
       response: { 200: Paginated(Job), ...problems(400, 401, 403, 429) }
@@ -77,7 +82,15 @@ export function jobRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
       const { items, total } = await listJobs(
         rt.ctx,
         p.user_uuid,
-        { environment, status: q.status, verdict: q.verdict, from: q.from, to: q.to, search: q.search?.toLowerCase() },
+        {
+          environment,
+          status: q.status,
+          verdict: q.verdict,
+          from: q.from,
+          to: q.to,
+          // An address is looked up by its blind index (nothing is unsealed to search); anything else is a uuid prefix.
+          ...(q.search?.includes('@') ? { email_index: jobAddressIndex(rt.ctx, p.user_uuid, q.search) } : { search: q.search?.toLowerCase() })
+        },
         q.sort ?? 'created_at',
         q.order === 'asc' ? 1 : -1,
         { limit: q.limit, offset: q.offset }

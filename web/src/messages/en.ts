@@ -205,7 +205,7 @@ export const en = {
   'jobs.status': 'Status',
   'jobs.verdict': 'Verdict',
   'jobs.search': 'Search',
-  'jobs.searchHint': 'A job id, or its start.',
+  'jobs.searchHint': 'An address, or a job id (or its start).',
   'jobs.from': 'Created from',
   'jobs.to': 'Created before',
   'jobs.found.one': '{n} job',

@@ -204,7 +204,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'jobs.status': 'État',
   'jobs.verdict': 'Verdict',
   'jobs.search': 'Rechercher',
-  'jobs.searchHint': 'L’identifiant d’une tâche, ou son début.',
+  'jobs.searchHint': 'Une adresse, ou l’identifiant d’une tâche (ou son début).',
   'jobs.from': 'Créées depuis',
   'jobs.to': 'Créées avant',
   'jobs.found.one': '{n} tâche',
