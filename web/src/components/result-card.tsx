@@ -105,7 +105,10 @@ export function ResultCard({ job, onVerify }: { job: Job; onVerify?: (email: str
               <tr key={c.name}>
                 <td>{t(`check.${c.name}` as 'check.syntax')}</td>
                 <td>{t(`outcome.${c.outcome}` as 'outcome.pass')}</td>
-                <td className="mono">{c.detail ?? ''}</td>
+                {/* What a check saw, in the words of the servers and resolvers it asked (an SMTP reply, a DNS answer): kept as said, marked English. */}
+                <td className="mono" lang="en">
+                  {c.detail ?? ''}
+                </td>
                 <td>{formatNumber(c.duration_ms)} ms</td>
               </tr>
             ))}

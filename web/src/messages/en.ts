@@ -163,7 +163,7 @@ export const en = {
   'result.checks': 'Checks',
   'result.check': 'Check',
   'result.outcome': 'Outcome',
-  'result.detail': 'Detail',
+  'result.detail': 'Technical detail',
   'result.duration': 'Time',
   'result.reference': 'What every verdict, reason and check means',
 

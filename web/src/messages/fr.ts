@@ -159,7 +159,7 @@ export const fr: Readonly<Record<MessageKey, string>> = {
   'result.checks': 'Vérifications',
   'result.check': 'Vérification',
   'result.outcome': 'Résultat',
-  'result.detail': 'Détail',
+  'result.detail': 'Détail technique (en anglais, tel que dit par les serveurs)',
   'result.duration': 'Durée',
   'result.reference': 'Ce que signifie chaque verdict, raison et vérification',
 
