@@ -3,7 +3,6 @@ import type { Readable, Writable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import { once } from 'node:events'
 import { extname } from 'node:path'
-import { domainToASCII } from 'node:url'
 import { parse } from 'csv-parse'
 import { stringify, type Options as StringifyOptions } from 'csv-stringify'
 import Papa from 'papaparse'
@@ -215,19 +214,7 @@ export function cellText(c: Cell): string {
   return String(c)
 }
 
-/**
- * The de-duplication key of an address: trimmed, NFC, lower-cased, the domain in ASCII
- * (IDNA, RFC 5891). It merges at least what the service merges (the service keeps the
- * local part's case), so every address sent is new to the batch; `Jane@x.com` after
- * `jane@x.com` is a duplicate row here.
- */
-export function addressKey(text: string): string {
-  const t = text.trim().normalize('NFC')
-  const at = t.lastIndexOf('@')
-  if (at <= 0 || at === t.length - 1) return `~${t.toLowerCase()}`
-  const domain = t.slice(at + 1).toLowerCase()
-  return `${t.slice(0, at).toLowerCase()}@${domainToASCII(domain) || domain}`
-}
+export { addressKey } from '../lib/address-key.ts'
 
 /** What the first rows of a list say: whether the first row is a header, its column names, and which column holds addresses. */
 export interface Shape {

@@ -8,7 +8,7 @@ import type { CommandContext } from '../../commands/context.ts'
 import { handle, load } from '../../eventsourcing/command-handler.ts'
 import { idempotencyKeyStream } from '../../commands/job/shared/idempotency.ts'
 import { queueJob } from './queue-job.ts'
-import { jobAddressIndex } from './address-index.ts'
+import { jobAddressIndex } from '../../lib/crypto/address-index.ts'
 import { jobs } from '../../commands/job/aggregate.ts'
 import { wallets } from '../../commands/wallet/aggregate.ts'
 

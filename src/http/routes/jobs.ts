@@ -22,7 +22,7 @@ import {
   WaitQuery,
   problems
 } from '../schemas.ts'
-import { jobAddressIndex } from '../../flows/job-submission/address-index.ts'
+import { jobAddressIndex } from '../../lib/crypto/address-index.ts'
 import { MAX_EMAIL_INPUT } from '../../flows/job-submission/submit-job.ts'
 import type { HttpRuntime } from '../runtime.ts'
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
-import { keyObjectOf } from '../../lib/crypto/hashing.ts'
-import { addressKey } from '../../lists/files.ts'
-import type { CommandContext } from '../../commands/context.ts'
+import { keyObjectOf } from './hashing.ts'
+import { addressKey } from '../address-key.ts'
+import type { Secrets } from './secrets.ts'
 
 /**
  * A job address's blind index in its account: 16 hex digits (64 bits) of HMAC-SHA-256 with
@@ -12,7 +12,7 @@ import type { CommandContext } from '../../commands/context.ts'
  * (`email_index`) for `GET /api/jobs?search=<address>` without unsealing anything.
  * Cost: one HMAC of at most 1 KiB.
  */
-export function jobAddressIndex(ctx: Pick<CommandContext, 'secrets'>, userUuid: string, email: string): string {
+export function jobAddressIndex(ctx: { secrets: Pick<Secrets, 'index_key'> }, userUuid: string, email: string): string {
   return createHmac('sha256', keyObjectOf(ctx.secrets.index_key))
     .update(`job\n${userUuid}\n${addressKey(email)}`)
     .digest()
