@@ -14,7 +14,7 @@ import { parse } from 'csv-parse/sync'
 import { startMailWorld } from '../support/mail-world.ts'
 import { client, confirmationCode, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
-import { assertClean, downloadsTo, fill, launchChromium, openConsole, press, textOf, waitForText, type Watched } from '../support/console.ts'
+import { assertClean, axeViolations, downloadsTo, fill, launchChromium, openConsole, press, textOf, waitForText, type Watched } from '../support/console.ts'
 
 const browser = await launchChromium()
 t.teardown(() => browser.close())
@@ -93,6 +93,7 @@ t.test('from / to a downloaded clean list on the simulated world', async t => {
     lines.slice(1, 6).map(l => l.split(',')[1]),
     "the preview marks the file's address column"
   )
+  t.same(await axeViolations(w.page), [], 'axe: the list previewed before paying')
   await press(w.page, 'Start verifying')
   await w.page.waitForFunction(() => /\/lists\/[0-9a-f-]{36}$/.test(location.pathname))
   const uuid = w.page.url().split('/').pop()!
@@ -100,6 +101,7 @@ t.test('from / to a downloaded clean list on the simulated world', async t => {
   await press(w.page, 'Valid only (clean list) (3)')
   const clean = await downloaded()
   const took = Date.now() - began
+  t.same(await axeViolations(w.page), [], 'axe: the completed list with its segments')
   t.equal(clean, join(downloads, 'newsletter-valid.csv'))
   // The oracle: the file's own rows whose address the world accepts (its rule: `ok.` mailboxes exist), the header kept.
   const cells = lines.map(l => l.split(','))
@@ -166,8 +168,10 @@ t.test('port 25 blocked: told so on the page, in French at 390 px, and finishing
   t.match(said, /son réseau bloque les connexions sortantes vers le port 25/, 'why, in the customer’s words')
   t.match(said, /attend jusqu'à 1\s+heure/, 'how long a live check would wait')
   t.notMatch(said, /selftest|127\.0\.|refused|ECONNREFUSED/, "never the operator's detail")
+  t.same(await axeViolations(w.page), [], 'axe: the overview saying live checks are held')
   await press(w.page, 'passez en mode test')
   await waitForText(w.page, /Mode test\./)
+  t.same(await axeViolations(w.page), [], 'axe: test mode, its banner')
   await press(w.page, 'Importer une liste', 'link')
   await (await w.page.waitForSelector('input[type=file]'))!.uploadFile(list)
   await waitForText(w.page, /0 jeton/)

@@ -4,7 +4,7 @@ import { startMailWorld } from '../support/mail-world.ts'
 import { client, signUp, startTestService, testConfig } from '../support/service.ts'
 import { waitUntil } from '../support/eventstore-contract.ts'
 import { unlimitedRates } from '../support/plans.ts'
-import { assertClean, fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
+import { assertClean, axeViolations, fill, launchChromium, openConsole, press, textOf, waitForText } from '../support/console.ts'
 
 // With the resolver dead: the egress self-test says so on
 // /readyz within a self-test period, new live jobs are held (`deferred`) rather than burned
@@ -119,6 +119,7 @@ t.test('the resolver dies: /readyz degraded (dns_failing), new live jobs held, t
   await fill(w.page, 'Email address', 'jane@held-corp.com')
   await press(w.page, 'Verify')
   await waitForText(w.page, /Held: this service cannot reach mail servers right now/)
+  t.same(await axeViolations(w.page), [], 'axe: Verify with its notice and a held job')
   const newest = (await api('GET', '/api/jobs?limit=1&environment=live', { token })).body.items[0]
   t.same([newest.email, newest.status, newest.deferral?.reason], ['jane@held-corp.com', 'deferred', 'egress_blocked'], "the page's job, read back: held")
   // Test mode from the notice: the same address answered by the sandbox, free, marked Test.

@@ -320,7 +320,6 @@ export default function Lists({ uuid }: { uuid?: string }): ReactNode {
           <h2 id="upload-h">{t('lists.upload')}</h2>
           <DropZone
             className="react-aria-DropZone dropzone"
-            aria-label={t('lists.drop')}
             // Any file is taken: the service says what it is not (a 415 in words), as the picker's own choice would.
             getDropOperation={() => 'copy'}
             onDrop={e => {

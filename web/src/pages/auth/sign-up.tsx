@@ -52,7 +52,8 @@ export function SignUp(): ReactNode {
               minLength={8}
             />
             <ProblemAlert problem={failure?.problem ?? null} retryAfter={failure?.retryAfter} />
-            <Button type="submit" isPending={busy}>
+            {/* Not React Aria's isPending: its announcement names the button by id, and outlives the button once the page moves on (axe: an image with no name). */}
+            <Button type="submit" isDisabled={busy} aria-busy={busy}>
               {busy ? t('signup.working') : t('signup.submit')}
             </Button>
             {busy && (
