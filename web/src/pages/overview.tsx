@@ -52,13 +52,13 @@ function ServiceStatus(): ReactNode {
   )
 }
 
-/** The first screen of an account with nothing verified yet: the steps, each a link to where it is done. */
+/** What an account with nothing verified yet sees where its usage will be: the steps, each a link to where it is done. */
 function GetStarted(): ReactNode {
   const { t } = useI18n()
   const { environment } = useMode()
   return (
-    <section className="card getting-started" aria-labelledby="start-h" data-testid="get-started">
-      <h2 id="start-h">{t('start.title')}</h2>
+    <div className="getting-started" data-testid="get-started">
+      <h3>{t('start.title')}</h3>
       <ol>
         <li>{environment === 'test' ? t('start.testOn') : t('start.test')}</li>
         <li>
@@ -71,7 +71,7 @@ function GetStarted(): ReactNode {
           <Link href="/keys">{t('start.key')}</Link> — {t('start.keyHint')}
         </li>
       </ol>
-    </section>
+    </div>
   )
 }
 
@@ -112,7 +112,6 @@ export default function Overview(): ReactNode {
       <PageTitle>{t('nav.overview')}</PageTitle>
       <HeldNotice />
       <ServiceStatus />
-      {fresh && <GetStarted />}
       <div className="grid">
         <section className="card" aria-labelledby="balance-h">
           <h2 id="balance-h">{t('overview.balance')}</h2>
@@ -161,13 +160,18 @@ export default function Overview(): ReactNode {
             : '…'}{' '}
           · {timeZone}
         </p>
-        {quiet ? (
-          <p className="empty" data-testid="usage-empty">
-            {t('overview.usageEmpty')} <Link href="/verify">{t('overview.verifyFirst')}</Link> · <Link href="/lists">{t('overview.uploadFirst')}</Link>
-          </p>
-        ) : (
-          <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} totalLabel={t('overview.total')} />
-        )}
+        {/* One box of a fixed least height whatever it shows (the chart, the first steps of a new account, an empty period): nothing below moves when the figures arrive. */}
+        <div className="usage-area">
+          {quiet && fresh ? (
+            <GetStarted />
+          ) : quiet ? (
+            <p className="empty" data-testid="usage-empty">
+              {t('overview.usageEmpty')} <Link href="/verify">{t('overview.verifyFirst')}</Link> · <Link href="/lists">{t('overview.uploadFirst')}</Link>
+            </p>
+          ) : (
+            <TimeChart title={t('overview.usageTable')} times={series.times} series={series.series} totalLabel={t('overview.total')} />
+          )}
+        </div>
         <ApiCall
           method="GET"
           path={`/api/stats/overview?granularity=${granularity}&days=${days}&time_zone=${encodeURIComponent(timeZone)}&environment=${environment}`}
