@@ -33,6 +33,7 @@ import { oauthRoutes } from './routes/oauth.ts'
 import { mcpRoutes } from './routes/mcp.ts'
 import { consoleRoutes } from './routes/console.ts'
 import { batchSourceRoutes } from './routes/batch-sources.ts'
+import { listPreviewRoutes } from './routes/list-preview.ts'
 import { referenceRoutes } from './routes/reference.ts'
 import { problems } from './schemas.ts'
 import type { Metrics } from '../ports/metrics.ts'
@@ -236,6 +237,7 @@ export async function buildApp(rt: HttpRuntime, options: AppOptions): Promise<Fa
   await oauthRoutes(app, rt)
   await mcpRoutes(app, rt)
   batchSourceRoutes(app, rt)
+  listPreviewRoutes(app, rt)
   referenceRoutes(app)
   await consoleRoutes(app)
   return app

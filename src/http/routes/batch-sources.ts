@@ -1,4 +1,4 @@
-import { PassThrough, Readable } from 'node:stream'
+import { PassThrough, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
@@ -11,18 +11,15 @@ import { keptFileUsage } from '../../projections/kept-files.ts'
 import { keptFileMaxBytes, keptFilesQuotaBytes } from '../../domain/plans.ts'
 import { layoutFromHead, type Layout } from '../../lists/files.ts'
 import { VERDICTS } from '../../lists/merge.ts'
-import { FAULT_STATUS, ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
-import { FileWorkBusy } from '../../lists/file-work.ts'
+import { ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
 import { HEAD_BYTES, Metered, mergedOutput, readHead } from '../../lists/streams.ts'
 import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, listOf, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { clientGone } from '../waited-read.ts'
+import { FileQuery, LIST_FILE_TYPES, XLSX, fileProblem, listFileScope } from './list-files.ts'
 
-/** The media types a list file may come as, and what each is. */
-const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
-const UPLOAD_TYPES = ['text/csv', 'text/plain', 'text/tab-separated-values', XLSX, 'application/octet-stream']
 /** Files an account may keep at once, whatever their size (each batch keeps one). */
 const MAX_KEPT_FILES = 1_000
 
@@ -37,29 +34,6 @@ const SourceView = z
   })
   .meta({ id: 'BatchSource' })
 
-/** What `POST /api/lists/preview` answers. */
-const ListPreview = z
-  .object({
-    name: z.string(),
-    format: z.enum(['csv', 'txt', 'xlsx']),
-    header: z.array(z.string()).nullable().meta({ description: "the header row's names, or null when the first row is data" }),
-    columns: z.array(z.string()).meta({ description: 'each column by its header name, or `column <n>` from 1' }),
-    column: z.number().int().meta({ description: 'the address column, from 0: the one named by `column`, else the one whose values look most like addresses' }),
-    rows: z.number().int().meta({ description: 'rows of data (the header not counted)' }),
-    sample: z.array(z.array(z.string())).meta({ description: 'the first 5 rows of data, each cell as text' }),
-    addresses: z
-      .array(z.string())
-      .meta({ description: "the address column's values, trimmed, each once (a repeat is the same address lower-cased, its domain in ASCII), in file order" }),
-    unique: z.number().int(),
-    duplicates: z.number().int().meta({ description: 'rows whose address repeats an earlier one' }),
-    empty: z.number().int().meta({ description: 'rows with nothing in the address column' })
-  })
-  .meta({ id: 'ListPreview' })
-
-const SourceQuery = z.object({
-  name: z.string().min(1).max(255).optional().meta({ description: "the file's name (default: the batch's name)" }),
-  column: z.string().min(1).max(200).optional().meta({ description: 'the address column: a header name or a number from 1 (found from the values otherwise)' })
-})
 const DownloadQuery = z.object({
   original: z.enum(['true', 'false']).optional().meta({ description: '`true`: the file as uploaded, without results' }),
   formula_escape: FormulaEscape,
@@ -67,16 +41,6 @@ const DownloadQuery = z.object({
     description: 'a segment: only the rows whose address has one of these verdicts (`valid` for a clean list), the header kept; every row when absent'
   })
 })
-
-/** A refusal of the file work as the problem it is answered with. */
-function fileProblem(err: unknown): unknown {
-  if (err instanceof ListFileError) return new HttpProblem(FAULT_STATUS[err.reason], `batch_source.${err.reason}`, err.message)
-  if (err instanceof FileWorkBusy)
-    return err.scope === 'account'
-      ? new HttpProblem(429, 'batch_source.too_many_requests', `${err.message}: try again when one has ended`, undefined, 5)
-      : new HttpProblem(503, 'batch_source.busy', `${err.message}: try again in a moment`, undefined, 5)
-  return err
-}
 
 const mediaOf = (format: 'csv' | 'txt' | 'xlsx', layout?: Layout): string =>
   format === 'xlsx'
@@ -96,95 +60,9 @@ const disposition = (name: string): string => `attachment; filename="${name.repl
  * erased with the account. Every transfer streams.
  */
 export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): void {
-  fastify.register(async child => {
-    // The file's bytes reach the handler as a stream (sealed on the way to the store), whatever they are.
-    child.addContentTypeParser(UPLOAD_TYPES, (_request, payload, done) => {
-      done(null, payload)
-    })
-    // Only list files: any other type (JSON, a form) is a 415 before its body is parsed.
-    child.addHook('preParsing', async (request, reply) => {
-      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-      if ((request.method === 'PUT' || request.method === 'POST') && !UPLOAD_TYPES.includes(type)) {
-        reply.header('connection', 'close')
-        const operation = request.method === 'PUT' ? 'put_batch_source' : 'preview_list'
-        throw new HttpProblem(415, `${operation}.unsupported_media_type`, `send the file as one of: ${UPLOAD_TYPES.join(', ')}`)
-      }
-    })
+  listFileScope(fastify, 'put_batch_source', child => {
     const app = child.withTypeProvider<ZodTypeProvider>()
     const tags = ['Batches']
-
-    app.route({
-      method: 'POST',
-      url: '/api/lists/preview',
-      config: { auth: 'any', scope: 'email:verify:bulk' },
-      schema: {
-        operationId: 'previewList',
-        summary:
-          'What a list file holds, before anything is spent (CSV, TSV, text or XLSX as sent): its columns, the address column found (or named), its first rows, and its addresses, each once, ready to send as a batch',
-        tags,
-        querystring: SourceQuery,
-        consumes: UPLOAD_TYPES,
-        body: z.any().meta({ description: 'the file, as bytes' }),
-        response: { 200: ListPreview, ...problems(400, 401, 403, 413, 415, 429, 503) }
-      },
-      handler: async (request, reply) => {
-        const p = principalOf(request)
-        const name = request.query.name ?? 'list.csv'
-        const perFile = keptFileMaxBytes(p.plan)
-        // Held in memory while it is read twice (its shape, then its rows): bounded by the plan's file size, and by LIST_FILE_PER_ACCOUNT files at once.
-        const meter = new Metered(perFile, () => new HttpProblem(413, 'preview_list.too_large', `a list file may hold ${perFile} bytes on this plan`))
-        const chunks: Buffer[] = []
-        const body = request.body as Readable
-        body.on('error', err => {
-          meter.destroy(err)
-        })
-        body.pipe(meter)
-        try {
-          for await (const chunk of meter) chunks.push(chunk as Buffer)
-        } catch (err) {
-          body.unpipe(meter)
-          body.resume()
-          reply.header('connection', 'close')
-          throw err instanceof HttpProblem
-            ? err
-            : new HttpProblem(400, 'preview_list.upload_failed', `the file did not arrive whole: ${(err as Error).message}`)
-        }
-        const bytes = Buffer.concat(chunks)
-        let layout: Layout
-        try {
-          if (bytes.length === 0) throw new Error('the file is empty')
-          layout = layoutFromHead(meter.head, bytes.length <= HEAD_BYTES, name)
-        } catch (err) {
-          throw new HttpProblem(415, 'preview_list.unsupported_file', `${(err as Error).message}: send a CSV, TSV, text or XLSX file`)
-        }
-        const limits = keptFileLimits(bytes.length, perFile, p.plan.max_batch_size)
-        try {
-          if (layout.format === 'xlsx' && bytes.length > limits.xlsx_bytes)
-            throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${limits.xlsx_bytes} bytes; this one holds ${bytes.length}: save it as CSV`)
-          const seen = await rt.list_files.preview(
-            p.user_uuid,
-            { open: async () => Readable.from([bytes]), layout, column: request.query.column ?? null, limits },
-            clientGone(reply)
-          )
-          const width = Math.max(seen.width, 1)
-          return {
-            name,
-            format: layout.format,
-            header: seen.header,
-            columns: Array.from({ length: width }, (_, i) => seen.header?.[i] || `column ${i + 1}`),
-            column: seen.column,
-            rows: seen.rows - (seen.header === null ? 0 : 1),
-            sample: seen.sample,
-            addresses: seen.addresses,
-            unique: seen.addresses.length,
-            duplicates: seen.duplicates,
-            empty: seen.empty
-          }
-        } catch (err) {
-          throw fileProblem(err)
-        }
-      }
-    })
 
     app.route({
       method: 'PUT',
@@ -195,8 +73,8 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         summary: "Keep the list's file beside its batch (CSV, TSV, text or XLSX as sent), to download it later with its results",
         tags,
         params: UuidParams,
-        querystring: SourceQuery,
-        consumes: UPLOAD_TYPES,
+        querystring: FileQuery,
+        consumes: LIST_FILE_TYPES,
         body: z.any().meta({ description: 'the file, as bytes' }),
         response: { 201: SourceView, ...problems(400, 401, 403, 404, 413, 415, 429) }
       },
@@ -263,7 +141,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
           )
         } catch (err) {
           await rt.blobs.delete(p.user_uuid, blobId)
-          throw fileProblem(err)
+          throw fileProblem(err, 'batch_source')
         }
         let kept: { attached_at: string; expires_at: string; position: number }
         try {
@@ -369,7 +247,7 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
           )
         )
       } catch (err) {
-        throw fileProblem(err)
+        throw fileProblem(err, 'batch_source')
       }
       const base = source.name.replace(/\.[A-Za-z0-9]+$/, '')
       const extension = layout.format === 'xlsx' ? 'xlsx' : layout.delimiter === '\t' ? 'tsv' : 'csv'
