@@ -11,14 +11,14 @@ import { keptFileUsage } from '../../projections/kept-files.ts'
 import { keptFileMaxBytes, keptFilesQuotaBytes } from '../../domain/plans.ts'
 import { layoutFromHead, type Layout } from '../../lists/files.ts'
 import { VERDICTS } from '../../lists/merge.ts'
-import { ListFileError, keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
-import { HEAD_BYTES, Metered, mergedOutput, readHead } from '../../lists/streams.ts'
+import { keptFileLimits, type FileLimits } from '../../lists/file-limits.ts'
+import { Metered, mergedOutput, readHead } from '../../lists/streams.ts'
 import { environmentOf, principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { FormulaEscape, NoContent, Timestamp, UuidParams, listOf, problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { clientGone } from '../waited-read.ts'
-import { FileQuery, LIST_FILE_TYPES, XLSX, fileProblem, listFileScope } from './list-files.ts'
+import { FileQuery, LIST_FILE_TYPES, XLSX, fileLayout, fileProblem, listFileScope, requireXlsxWithin } from './list-files.ts'
 
 /** Files an account may keep at once, whatever their size (each batch keeps one). */
 const MAX_KEPT_FILES = 1_000
@@ -123,17 +123,15 @@ export function batchSourceRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
         }
         let layout: Layout
         try {
-          layout = layoutFromHead(meter.head, meter.bytes <= HEAD_BYTES, name)
-          if (meter.bytes === 0) throw new Error('the file is empty')
+          layout = fileLayout(meter.head, meter.bytes, name, 'batch_source')
         } catch (err) {
           await rt.blobs.delete(p.user_uuid, blobId)
-          throw new HttpProblem(415, 'batch_source.unsupported_file', `${(err as Error).message}: send a CSV, TSV, text or XLSX file`)
+          throw err
         }
         // Read through once, off the event loop, within the file's bounds: a file that cannot be merged later is refused now.
         const limits = keptFileLimits(meter.bytes, perFile, p.plan.max_batch_size)
         try {
-          if (layout.format === 'xlsx' && meter.bytes > limits.xlsx_bytes)
-            throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${limits.xlsx_bytes} bytes; this one holds ${meter.bytes}: save it as CSV`)
+          requireXlsxWithin(layout, meter.bytes, limits)
           await rt.list_files.inspect(
             p.user_uuid,
             { open: async () => await openKept(rt, p.user_uuid, blobId), layout, column: request.query.column ?? null, limits },

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
-import { FAULT_STATUS, ListFileError } from '../../lists/file-limits.ts'
+import { FAULT_STATUS, ListFileError, type FileLimits } from '../../lists/file-limits.ts'
+import { layoutFromHead, type Layout } from '../../lists/files.ts'
+import { HEAD_BYTES } from '../../lists/streams.ts'
 import { FileWorkBusy } from '../../lists/file-work.ts'
 import { HttpProblem } from '../problem.ts'
 
@@ -14,6 +16,26 @@ export const FileQuery = z.object({
   name: z.string().min(1).max(255).optional().meta({ description: "the file's name (default: the batch's name)" }),
   column: z.string().min(1).max(200).optional().meta({ description: 'the address column: a header name or a number from 1 (found from the values otherwise)' })
 })
+
+/**
+ * How a list file of `bytes` bytes named `name` is laid out, from its first bytes (`head`,
+ * up to HEAD_BYTES: src/lists/files.ts `layoutFromHead`).
+ * @throws HttpProblem 415 `<operation>.unsupported_file` for an empty file or one that is not CSV, TSV, text or XLSX.
+ */
+export function fileLayout(head: Buffer, bytes: number, name: string, operation: 'batch_source' | 'preview_list'): Layout {
+  try {
+    if (bytes === 0) throw new Error('the file is empty')
+    return layoutFromHead(head, bytes <= HEAD_BYTES, name)
+  } catch (err) {
+    throw new HttpProblem(415, `${operation}.unsupported_file`, `${(err as Error).message}: send a CSV, TSV, text or XLSX file`)
+  }
+}
+
+/** @throws ListFileError `xlsx_too_large` for a workbook over its bound (`limits.xlsx_bytes`): unzipping it would cost more than a CSV of the same list. */
+export function requireXlsxWithin(layout: Layout, bytes: number, limits: Pick<FileLimits, 'xlsx_bytes'>): void {
+  if (layout.format === 'xlsx' && bytes > limits.xlsx_bytes)
+    throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${limits.xlsx_bytes} bytes; this one holds ${bytes}: save it as CSV`)
+}
 
 /** A refusal of the file work as the problem `<operation>.<reason>` it is answered with. */
 export function fileProblem(err: unknown, operation: 'batch_source' | 'preview_list'): unknown {

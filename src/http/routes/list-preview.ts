@@ -3,15 +3,14 @@ import type { FastifyInstance } from 'fastify'
 import { z } from 'zod'
 import type { ZodTypeProvider } from 'fastify-type-provider-zod'
 import { keptFileMaxBytes } from '../../domain/plans.ts'
-import { layoutFromHead, type Layout } from '../../lists/files.ts'
-import { ListFileError, keptFileLimits } from '../../lists/file-limits.ts'
-import { HEAD_BYTES, Metered } from '../../lists/streams.ts'
+import { keptFileLimits } from '../../lists/file-limits.ts'
+import { Metered } from '../../lists/streams.ts'
 import { principalOf } from '../plugins/auth.ts'
 import { HttpProblem } from '../problem.ts'
 import { problems } from '../schemas.ts'
 import type { HttpRuntime } from '../runtime.ts'
 import { clientGone } from '../waited-read.ts'
-import { FileQuery, LIST_FILE_TYPES, fileProblem, listFileScope } from './list-files.ts'
+import { FileQuery, LIST_FILE_TYPES, fileLayout, fileProblem, listFileScope, requireXlsxWithin } from './list-files.ts'
 
 /** What `POST /api/lists/preview` answers. */
 const ListPreview = z
@@ -79,17 +78,10 @@ export function listPreviewRoutes(fastify: FastifyInstance, rt: HttpRuntime): vo
             : new HttpProblem(400, 'preview_list.upload_failed', `the file did not arrive whole: ${(err as Error).message}`)
         }
         const bytes = Buffer.concat(chunks)
-        let layout: Layout
-        try {
-          if (bytes.length === 0) throw new Error('the file is empty')
-          layout = layoutFromHead(meter.head, bytes.length <= HEAD_BYTES, name)
-        } catch (err) {
-          throw new HttpProblem(415, 'preview_list.unsupported_file', `${(err as Error).message}: send a CSV, TSV, text or XLSX file`)
-        }
+        const layout = fileLayout(meter.head, bytes.length, name, 'preview_list')
         const limits = keptFileLimits(bytes.length, perFile, p.plan.max_batch_size)
         try {
-          if (layout.format === 'xlsx' && bytes.length > limits.xlsx_bytes)
-            throw new ListFileError('xlsx_too_large', `an XLSX file may hold ${limits.xlsx_bytes} bytes; this one holds ${bytes.length}: save it as CSV`)
+          requireXlsxWithin(layout, bytes.length, limits)
           const seen = await rt.list_files.preview(
             p.user_uuid,
             { open: async () => Readable.from([bytes]), layout, column: request.query.column ?? null, limits },
