@@ -189,6 +189,18 @@ export function VerdictBadge({ verdict }: { verdict: string | null | undefined }
   return <span className={`badge ${verdict}`}>{t(`verdict.${verdict}` as 'verdict.valid')}</span>
 }
 
+/**
+ * Tokens of a full verification: every check a plan allows by default, at the catalogue's
+ * costs (`GET /api/config`); what a plan's tokens buy, in the customer's unit, is tokens
+ * over this. 1 while the catalogue is not read yet (never a division by zero).
+ */
+export function fullCheckCost(config: { default_checks: string[]; check_costs: Record<string, number> } | null | undefined): number {
+  return Math.max(
+    1,
+    (config?.default_checks ?? []).reduce((n, c) => n + (config?.check_costs[c] ?? 0), 0)
+  )
+}
+
 /** A page's heading, focused when the page changes so that screen readers hear where they are. */
 export function PageTitle({ children }: { children: string }): ReactNode {
   useEffect(() => {

@@ -3,7 +3,7 @@ import { Button, Radio, RadioGroup, Label } from 'react-aria-components'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, failureOf, type Failure, scrollable, sortHeader } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, failureOf, type Failure, scrollable, sortHeader, fullCheckCost } from '../ui.tsx'
 import { useGet } from '../queries.ts'
 
 type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
@@ -12,11 +12,7 @@ type TxSort = 'occurred_at' | 'amount' | 'transaction_type'
 export default function Billing({ outcome }: { outcome?: string }): ReactNode {
   const { t, locale, formatNumber, formatMoney, formatDate, timeZone, planName } = useI18n()
   const config = useGet('/api/config')
-  // A full verification: every check a plan allows by default (the catalogue's costs): what a plan's tokens buy, in the customer's unit.
-  const fullCheck = Math.max(
-    1,
-    (config.data?.default_checks ?? []).reduce((n, c) => n + (config.data?.check_costs[c] ?? 0), 0)
-  )
+  const fullCheck = fullCheckCost(config.data)
   const subscription = useGet('/api/subscription')
   const [cycle, setCycle] = useState<'monthly' | 'yearly'>('monthly')
   const [sort, setSort] = useState<TxSort>('occurred_at')

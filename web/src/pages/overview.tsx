@@ -3,7 +3,7 @@ import { Link } from 'wouter'
 import { api } from '../api.ts'
 import { TimeChart } from '../chart.tsx'
 import { useI18n } from '../i18n.tsx'
-import { ApiCall, PageTitle, ProblemAlert, VerdictBadge } from '../ui.tsx'
+import { ApiCall, PageTitle, ProblemAlert, VerdictBadge, fullCheckCost } from '../ui.tsx'
 import { Choice } from '../components/choice.tsx'
 import { useGet } from '../queries.ts'
 import { EnvironmentBadge, HeldNotice, useMode } from '../mode.tsx'
@@ -83,10 +83,7 @@ export default function Overview(): ReactNode {
   const wallet = useGet('/api/wallet')
   const subscription = useGet('/api/subscription')
   const config = useGet('/api/config')
-  const fullCheck = Math.max(
-    1,
-    (config.data?.default_checks ?? []).reduce((n, c) => n + (config.data?.check_costs[c] ?? 0), 0)
-  )
+  const fullCheck = fullCheckCost(config.data)
   const { environment } = useMode()
   const stats = useGet('/api/stats/overview', { params: { query: { granularity, days, time_zone: timeZone, environment } } })
   const jobs = useGet('/api/jobs', { params: { query: { limit: 5, environment } } })
